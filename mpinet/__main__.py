@@ -1,0 +1,5 @@
+"""``python -m mpinet``: same as the ``mpinet`` console script."""
+
+from mpinet.cli import run
+
+run()

@@ -1,0 +1,143 @@
+"""``mpinet`` command line: one subcommand per module in this package.
+
+Error policy (see docs/architecture.md): a :class:`~mpinet.errors.MpinetError`
+becomes one line on stderr, printed by rank 0 only, and exit code 2 on every
+rank. Errors found while validating are agreed on by all ranks before any
+collective work starts, so no rank waits for another that gave up. Anything
+that fails during the collective phase aborts the whole MPI job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mpinet import __version__
+from mpinet.errors import MPIError, MpinetError
+
+_RANK_VARS = (
+    "PMI_RANK",
+    "OMPI_COMM_WORLD_RANK",
+    "PMIX_RANK",
+    "MV2_COMM_WORLD_RANK",
+    "SLURM_PROCID",
+)
+_SIZE_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS")
+
+
+def launch_rank() -> int:
+    """This process's rank as told by the launcher's environment (0 if none)."""
+    for var in _RANK_VARS:
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return 0
+
+
+def launched_by_mpi() -> bool:
+    """True when an MPI launcher (mpiexec, srun) started this process."""
+    return any(v in os.environ for v in _RANK_VARS + _SIZE_VARS)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that stays silent on ranks other than 0."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if launch_rank() == 0:
+            super()._print_message(message, file)
+
+
+def get_comm() -> Any:
+    """``COMM_WORLD``; a serial stand-in when not launched by MPI and MPI is absent."""
+    from mpinet.engine.comm import SerialComm, world
+
+    try:
+        return world()
+    except MPIError:
+        if launched_by_mpi():
+            raise
+        return SerialComm()
+
+
+def agree(comm: Any, fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` on every rank; if it raised an MpinetError anywhere, raise it on all."""
+    try:
+        result, err = fn(), None
+    except MpinetError as exc:
+        result, err = None, exc
+    errors = comm.allgather(None if err is None else (type(err).__name__, str(err)))
+    first = next((e for e in errors if e is not None), None)
+    if first is not None:
+        if err is not None:
+            raise err
+        raise MpinetError(first[1])
+    return result
+
+
+def collective(comm: Any, fn: Callable[[], Any]) -> Any:
+    """Run the collective phase; any failure on any rank aborts the whole job.
+
+    ``MPINET_TEST_FAIL_RANK=r`` injects a failure on rank ``r`` (for the tests
+    that prove a failing rank never leaves the others hanging).
+    """
+    try:
+        if os.environ.get("MPINET_TEST_FAIL_RANK") == str(comm.Get_rank()):
+            raise RuntimeError("failure injected by MPINET_TEST_FAIL_RANK")
+        return fn()
+    except BaseException as exc:
+        if comm.Get_size() > 1 and not isinstance(exc, SystemExit):
+            rank = comm.Get_rank()
+            if isinstance(exc, MpinetError):
+                print(f"mpinet: error on rank {rank}: {exc}", file=sys.stderr)
+            else:
+                traceback.print_exc()
+                print(f"mpinet: rank {rank} failed; aborting the MPI job", file=sys.stderr)
+            sys.stderr.flush()
+            comm.Abort(2 if isinstance(exc, MpinetError) else 1)
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``mpinet`` parser with every subcommand."""
+    from mpinet.cli import info
+
+    p = Parser(
+        prog="mpinet",
+        description=(
+            "Emulate interconnection networks (SCC, macro-star, FCCN, Borel Cayley, star, "
+            "hypercube, CCC) on an MPI job. Run under `mpiexec -n R mpinet ...` to split the "
+            "work over R ranks; results do not depend on R."
+        ),
+        epilog="Topology specs: star:N scc:N ms:L,N fccn:M borel:P,A,T1,T2 hypercube:N ccc:N. "
+        "`mpinet COMMAND --help` explains each command.",
+    )
+    p.add_argument("--version", action="version", version=f"mpinet {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
+    info.add_parser(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mpinet`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except MpinetError as exc:
+        if launch_rank() == 0:
+            print(f"mpinet: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # output piped into `head` and closed: not an error of ours
+        sys.stderr.close()
+        return 0
+
+
+def run() -> None:
+    """Console-script wrapper: exit with :func:`main`'s code."""
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""``mpinet info``: exact metrics of a network by BFS, beside the papers' formulas."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from mpinet.cli import agree, collective, get_comm
+
+HELP = """\
+Compute a network's exact metrics by breadth-first search: number of nodes,
+degree, diameter, average distance (including the source at distance 0, as
+paper 000 averages, and excluding it) and the distance histogram. Beside
+every figure the papers' closed form is printed where one exists, and every
+disagreement is flagged (docs/errata.md explains each).
+
+Vertex-transitive networks (star, scc, ms, borel, hypercube, ccc) need one
+BFS; FCCN is not vertex-transitive and is searched from all sources (up to
+its automorphisms), which the output says. The work is split over the ranks
+of the MPI job; the answer is identical for any number of ranks.
+
+examples:
+  mpinet info scc:5
+  mpiexec -n 4 mpinet info ms:3,3 --json
+  mpinet info fccn:3 --histogram
+  mpinet info scc:5 --source '<3, 34125>'
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "info",
+        help="exact metrics of a network (BFS) beside the papers' formulas",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("spec", metavar="SPEC", help="topology spec, e.g. scc:6, ms:3,2, fccn:3")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument(
+        "--source",
+        metavar="LABEL",
+        help="BFS from this node only (paper notation, e.g. '<3, 34125>', or '#ID')",
+    )
+    p.add_argument("--histogram", action="store_true", help="also print the distance histogram")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mpinet.engine.info import network_info, plan_info
+    from mpinet.topology import from_spec
+
+    comm = get_comm()
+
+    def plan() -> tuple:
+        topo = from_spec(args.spec)
+        src = None if args.source is None else topo.parse_label(args.source)
+        plan_info(topo, comm.Get_size(), src)
+        return topo, src
+
+    topo, src = agree(comm, plan)
+    info = collective(comm, lambda: network_info(topo, src, comm))
+    if comm.Get_rank() == 0:
+        if args.json:
+            json.dump(info, sys.stdout)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(format_info(info, args.histogram))
+        sys.stdout.flush()
+    return 0
+
+
+def _theory_lines(info: dict) -> list[str]:
+    lines = []
+    for c in info["theory"]:
+        conv = {"incl": " (incl. source)", "excl": " (excl. source)"}.get(c["convention"], "")
+        kind = "upper bound" if c["kind"] == "upper_bound" else "claims"
+        verdict = "agrees" if c["agrees"] else "DISAGREES (docs/errata.md)"
+        val = c["value"]
+        sval = (
+            f"{val:.4f}" if isinstance(val, float) and not float(val).is_integer() else f"{val:g}"
+        )
+        lines.append(f"  {c['quantity']:<13} {c['source']} {kind} {sval}{conv}: {verdict}")
+    return lines
+
+
+def format_info(info: dict, histogram: bool = False) -> str:
+    """Human-readable table of :func:`mpinet.engine.info.network_info`'s result."""
+    pairs = zip(info["ports"], info["port_classes"], strict=True)
+    ports = ", ".join(f"{p} ({c})" for p, c in pairs)
+    rows = [
+        ("network", f"{info['spec']}  ({info['family']})"),
+        ("nodes", f"{info['nodes']:,}"),
+        ("degree", f"{info['degree']}{'' if info['regular'] else ' (max; not regular)'}"),
+        ("ports", ports),
+        ("vertex-transitive", "yes" if info["vertex_transitive"] else "no"),
+        ("BFS", info["scope"] + (f"; source {info['source']}" if info["source"] else "")),
+    ]
+    if info["diameter"] is not None:
+        rows.append(("diameter", str(info["diameter"])))
+    else:
+        rows.append(("eccentricity", str(info["eccentricity"])))
+    rows.append(("avg distance", f"{info['avg_distance']:.6f} (incl. source, as paper 000)"))
+    rows.append(("", f"{info['avg_distance_excl_source']:.6f} (excl. source)"))
+    rows.append(("ranks / time", f"{info['ranks']} / {info['seconds']:.2f} s"))
+    width = max(len(k) for k, _ in rows)
+    out = [f"{k:<{width}}  {v}" for k, v in rows]
+    if info["theory"]:
+        out.append("papers' closed forms:")
+        out.extend(_theory_lines(info))
+    if histogram:
+        out.append(f"distance histogram ({info['histogram_counts']}):")
+        out.extend(f"  {d:>4}  {c:,}" for d, c in enumerate(info["histogram"]))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,1 @@
+"""The engine: the only layer that talks to MPI (through a ``comm`` parameter)."""

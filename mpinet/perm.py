@@ -1,0 +1,189 @@
+"""The permutation kernel shared by the star, SCC and macro-star families.
+
+A permutation of ``k`` symbols is a row of a ``(M, k)`` uint8 array holding
+the symbols ``0..k-1`` (printed 1-based, as the papers do). Everything here is
+vectorized over the ``M`` rows.
+
+Conventions (shared/papers/README.md): a generator ``g`` acts on *positions*,
+``(pi * g)[i] = pi[g[i]]``, so ``T_i`` swaps the first and the i-th symbol.
+Routing from ``s`` to ``d`` is routing from ``d^-1 * s`` to the identity.
+
+Ranking: the *last* symbols are most significant. The digit of position ``i``
+is ``c_i = #{j < i : pi[j] > pi[i]}`` in ``[0, i]`` with weight ``i!``, so the
+identity has rank 0 and all permutations that share their last ``s`` symbols
+form one block of ``(k - s)!`` consecutive ranks (a cluster).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mpinet.errors import TopologyError, check_int
+
+MAX_SYMBOLS = 20  # 20! < 2**63 - 1 < 21!
+_CHUNK = 1 << 16
+
+
+def factorials(k: int) -> np.ndarray:
+    """Return ``[0!, 1!, ..., (k-1)!]`` as int64."""
+    return np.array([math.factorial(i) for i in range(k)], dtype=np.int64)
+
+
+def identity(k: int, count: int = 1) -> np.ndarray:
+    """Return ``count`` copies of the identity permutation of ``k`` symbols."""
+    return np.tile(np.arange(k, dtype=np.uint8), (count, 1))
+
+
+def _as_perms(perms: np.ndarray) -> np.ndarray:
+    p = np.asarray(perms)
+    if p.ndim == 1:
+        p = p[None, :]
+    if p.ndim != 2 or p.shape[1] > MAX_SYMBOLS:
+        raise TopologyError(f"perms must have shape (M, k) with k <= {MAX_SYMBOLS}, got {p.shape}")
+    return p
+
+
+def rank(perms: np.ndarray) -> np.ndarray:
+    """Rank permutations (last symbols most significant; identity -> 0).
+
+    Parameters
+    ----------
+    perms : (M, k) array of symbols ``0..k-1``
+
+    Returns
+    -------
+    (M,) int64 array of ranks in ``[0, k!)``.
+    """
+    p = _as_perms(perms)
+    m, k = p.shape
+    fact = factorials(k)
+    out = np.zeros(m, dtype=np.int64)
+    for lo in range(0, m, _CHUNK):
+        blk = p[lo : lo + _CHUNK]
+        acc = np.zeros(blk.shape[0], dtype=np.int64)
+        for i in range(1, k):
+            digit = np.count_nonzero(blk[:, :i] > blk[:, i : i + 1], axis=1)
+            acc += digit * fact[i]
+        out[lo : lo + _CHUNK] = acc
+    return out
+
+
+def unrank(ranks: np.ndarray, k: int) -> np.ndarray:
+    """Inverse of :func:`rank`: ``(M,)`` ranks -> ``(M, k)`` uint8 permutations."""
+    k = check_int("k (number of symbols)", k, 1, MAX_SYMBOLS)
+    r = np.asarray(ranks, dtype=np.int64).ravel()
+    if r.size and (r.min() < 0 or r.max() >= math.factorial(k)):
+        raise TopologyError(f"rank must be in [0, {math.factorial(k) - 1}] for k={k}")
+    fact = factorials(k)
+    out = np.empty((r.size, k), dtype=np.uint8)
+    for lo in range(0, r.size, _CHUNK):
+        rr = r[lo : lo + _CHUNK]
+        p = np.zeros((rr.size, k), dtype=np.uint8)
+        for i in range(1, k):
+            # relative rank of the new symbol among the first i+1 symbols
+            e = (i - (rr // fact[i]) % (i + 1)).astype(np.uint8)
+            head = p[:, :i]
+            head += head >= e[:, None]
+            p[:, i] = e
+        out[lo : lo + _CHUNK] = p
+    return out
+
+
+def compose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise product ``a * b``: ``(a * b)[i] = a[b[i]]`` (broadcasts rows)."""
+    a2, b2 = np.broadcast_arrays(_as_perms(a), _as_perms(b))
+    return np.take_along_axis(a2, b2.astype(np.intp), axis=1)
+
+
+def inverse(perms: np.ndarray) -> np.ndarray:
+    """Row-wise inverse permutation."""
+    p = _as_perms(perms)
+    out = np.empty_like(p)
+    rows = np.arange(p.shape[0])[:, None]
+    out[rows, p] = np.arange(p.shape[1], dtype=p.dtype)
+    return out
+
+
+def apply_positions(perms: np.ndarray, gens: np.ndarray) -> np.ndarray:
+    """Apply position generators: ``(M, k)`` x ``(G, k)`` -> ``(M, G, k)``."""
+    p = _as_perms(perms)
+    g = np.asarray(gens, dtype=np.intp)
+    return p[:, g]
+
+
+def transposition(k: int, i: int, j: int = 0) -> np.ndarray:
+    """Position generator swapping positions ``i`` and ``j`` (0-based)."""
+    g = np.arange(k, dtype=np.uint8)
+    g[[i, j]] = g[[j, i]]
+    return g
+
+
+def cycle_stats(perms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Count the cycles of length >= 2 and the symbols they hold, per row.
+
+    Returns
+    -------
+    cycles, moved : (M,) int64 arrays
+    """
+    p = _as_perms(perms).astype(np.int64)
+    m, k = p.shape
+    # minimum position in each cycle, by pointer doubling
+    low = np.broadcast_to(np.arange(k), (m, k)).copy()
+    step = p.copy()
+    rows = np.arange(m)[:, None]
+    for _ in range(max(1, math.ceil(math.log2(max(k, 2)))) + 1):
+        low = np.minimum(low, low[rows, step])
+        step = step[rows, step]
+    moved_mask = p != np.arange(k)
+    moved = moved_mask.sum(axis=1)
+    leaders = (low == np.arange(k)) & moved_mask
+    return leaders.sum(axis=1), moved
+
+
+def star_distance(perms: np.ndarray) -> np.ndarray:
+    """Distance from each permutation to the identity in the star graph.
+
+    ``c + m`` when the first symbol is in place, else ``c + m - 2`` (Akers and
+    Krishnamurthy; paper 001 eq. 3), with ``c`` cycles of length >= 2 holding
+    ``m`` symbols.
+    """
+    p = _as_perms(perms)
+    c, mv = cycle_stats(p)
+    first_ok = p[:, 0] == 0
+    return np.where(first_ok, c + mv, c + mv - 2)
+
+
+def format_perm(perm: np.ndarray, groups: list[int] | None = None) -> str:
+    """Print one permutation 1-based: ``34125``; with ``groups`` of sizes,
+    ``1 23 45``; symbols above 9 force a dotted form ``1.2.10.3``."""
+    syms = [int(x) + 1 for x in np.asarray(perm).ravel()]
+    if len(syms) > 9:
+        return ".".join(map(str, syms))
+    text = "".join(map(str, syms))
+    if groups:
+        parts, pos = [], 0
+        for g in groups:
+            parts.append(text[pos : pos + g])
+            pos += g
+        text = " ".join(parts)
+    return text
+
+
+def parse_perm(text: str, k: int) -> np.ndarray:
+    """Parse ``34125``, ``1 23 45`` or ``1.2.10.3`` into a 0-based (k,) array."""
+    s = text.strip()
+    if any(c in s for c in ".,") or (k > 9 and " " in s):
+        tokens = [t for t in s.replace(",", " ").replace(".", " ").split() if t]
+    else:
+        tokens = [c for c in s if not c.isspace()]
+    try:
+        syms = [int(t) for t in tokens]
+    except ValueError:
+        raise TopologyError(f"permutation label {text!r} must list the symbols 1..{k}") from None
+    if sorted(syms) != list(range(1, k + 1)):
+        raise TopologyError(
+            f"permutation label {text!r} must hold each of the symbols 1..{k} exactly once"
+        )
+    return np.array(syms, dtype=np.uint8) - 1

@@ -1,0 +1,56 @@
+"""Topology families: one module each, pure numpy, no MPI and no files.
+
+``from_spec("scc:5")`` builds a topology from its spec string. Spec forms:
+``star:N``, ``scc:N``, ``ms:L,N``, ``fccn:M``, ``borel:P,A,T1,T2``,
+``hypercube:N``, ``ccc:N``.
+"""
+
+from __future__ import annotations
+
+from mpinet.errors import SpecError
+from mpinet.topology.base import Topology
+from mpinet.topology.borel import Borel
+from mpinet.topology.ccc import CCC
+from mpinet.topology.fccn import FCCN
+from mpinet.topology.hypercube import Hypercube
+from mpinet.topology.macrostar import MacroStar
+from mpinet.topology.scc import SCC
+from mpinet.topology.star import Star
+
+FAMILIES: dict[str, type[Topology]] = {
+    cls.family: cls for cls in (Star, SCC, MacroStar, FCCN, Borel, Hypercube, CCC)
+}
+
+__all__ = ["FAMILIES", "Topology", "from_spec", "spec_forms"]
+
+
+def spec_forms() -> list[str]:
+    """The accepted spec forms, e.g. ``["star:N", "scc:N", ...]``."""
+    return [cls.spec_form for cls in FAMILIES.values()]
+
+
+def from_spec(spec: str) -> Topology:
+    """Build a topology from a spec string such as ``"ms:3,2"``.
+
+    Raises
+    ------
+    SpecError
+        Unknown family or wrong number of parameters.
+    TopologyError
+        A parameter out of its valid range (the message names it).
+    """
+    if not isinstance(spec, str) or ":" not in spec:
+        raise SpecError(
+            f"topology spec must look like FAMILY:PARAMS, one of {', '.join(spec_forms())}; "
+            f"got {spec!r}"
+        )
+    fam, _, params = spec.strip().partition(":")
+    fam = fam.strip().lower()
+    cls = FAMILIES.get(fam)
+    if cls is None:
+        raise SpecError(f"unknown topology family {fam!r}; known: {', '.join(spec_forms())}")
+    args = [a.strip() for a in params.split(",")] if params.strip() else []
+    nwant = cls.spec_form.count(",") + 1
+    if len(args) != nwant:
+        raise SpecError(f"{fam} takes {nwant} parameter(s): {cls.spec_form}; got {spec!r}")
+    return cls(*args)

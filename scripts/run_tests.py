@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Run mpinet's whole test suite: serial tests, then the MPI tests under
+``mpiexec -n 1, 2, 4`` (oversubscribed on small machines), and print one
+honest summary line at the end.
+
+A stage fails if pytest fails on *any* rank, if mpiexec dies, or if an MPI
+stage ran no MPI test at all (pytest-mpi skips them silently without
+``--with-mpi``). Usage::
+
+    python scripts/run_tests.py [--ranks 1,2,4] [--serial-only | --mpi-only] [-- PYTEST_ARGS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def junit_results(files: list[Path]) -> dict[str, str]:
+    """Merge JUnit files of the ranks: test id -> passed/failed/skipped."""
+    worst = {"passed": 0, "skipped": 1, "failed": 2}
+    out: dict[str, str] = {}
+    for f in files:
+        for case in ET.parse(f).getroot().iter("testcase"):
+            tid = f"{case.get('classname')}::{case.get('name')}"
+            tags = {child.tag for child in case}
+            status = (
+                "failed"
+                if tags & {"failure", "error"}
+                else "skipped"
+                if "skipped" in tags
+                else "passed"
+            )
+            if worst[status] >= worst[out.get(tid, "passed")]:
+                out[tid] = status
+    return out
+
+
+def run_stage(name: str, cmd: list[str], xml_glob: str, tmp: Path, env: dict) -> dict[str, int]:
+    print(f"\n=== {name}: {' '.join(cmd)}", flush=True)
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, timeout=1800)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        print(f"!!! {name}: timed out after 1800 s", flush=True)
+        rc = -1
+    files = sorted(tmp.glob(xml_glob))
+    res = junit_results(files) if files else {}
+    counts = {s: sum(1 for v in res.values() if v == s) for s in ("passed", "failed", "skipped")}
+    problems = []
+    if rc not in (0,) and counts["failed"] == 0:
+        problems.append(f"exit code {rc} with no failing test recorded (crash, hang or no tests)")
+    if not res:
+        problems.append("no test results recorded")
+    elif counts["passed"] == 0:
+        problems.append("no test passed: tests were skipped or not collected")
+    for p in problems:
+        print(f"!!! {name}: {p}", flush=True)
+    counts["failed"] += len(problems)
+    for log in sorted(tmp.glob(f"{name}-logs/*.log")):
+        text = log.read_text()
+        if " failed" in text or "Error" in text:
+            print(f"--- {name}: report of {log.stem} ---\n{text}", flush=True)
+    print(
+        f"=== {name}: {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['skipped']} skipped",
+        flush=True,
+    )
+    return counts
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--ranks", default="1,2,4", help="rank counts of the MPI stages (default 1,2,4)")
+    ap.add_argument("--serial-only", action="store_true")
+    ap.add_argument("--mpi-only", action="store_true")
+    ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    args = ap.parse_args()
+    env = dict(os.environ)
+    env.setdefault("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    total = {"passed": 0, "failed": 0, "skipped": 0}
+    py = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args.pytest_args]
+    with tempfile.TemporaryDirectory(prefix="mpinet-tests-") as td:
+        tmp = Path(td)
+        stages = []
+        if not args.mpi_only:
+            xml = tmp / "serial.xml"
+            stages.append(("serial", [*py, "-m", "not mpi", f"--junitxml={xml}"], "serial.xml"))
+        if not args.serial_only:
+            try:
+                from conftest import find_mpiexec
+
+                launcher = find_mpiexec()
+            except BaseException as exc:  # pytest.fail raises a BaseException
+                print(f"!!! cannot run the MPI stages: {exc}")
+                print("\ntotal: 0 passed, 1 failed, 0 skipped")
+                return 1
+            for n in [int(x) for x in args.ranks.split(",") if x]:
+                name = f"mpi-n{n}"
+                xml = tmp / f"{name}-rank{{rank}}.xml"
+                cmd = [*launcher, "-n", str(n), *py, "--with-mpi", "-m", "mpi", f"--junitxml={xml}"]
+                stages.append((name, cmd, f"{name}-rank*.xml"))
+        for name, cmd, pattern in stages:
+            logdir = tmp / f"{name}-logs"
+            logdir.mkdir()
+            counts = run_stage(name, cmd, pattern, tmp, dict(env, MPINET_TEST_LOGDIR=str(logdir)))
+            for key in total:
+                total[key] += counts[key]
+    print(f"\ntotal: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped")
+    return 1 if total["failed"] or not total["passed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

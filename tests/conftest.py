@@ -1,0 +1,95 @@
+"""Shared test setup.
+
+Under ``mpiexec -n R python -m pytest --with-mpi`` every rank runs pytest.
+Rank 0 reports to the terminal; the other ranks write their report to
+``$MPINET_TEST_LOGDIR/pytest-rank{r}.log`` (default: the current directory is
+not touched, their output is dropped into a temporary file) and a JUnit path
+containing ``{rank}`` is expanded per rank. At the end the exit status is
+reduced with MAX over the ranks, so a failure on any rank fails rank 0 too.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _with_mpi(config: pytest.Config) -> bool:
+    try:
+        return bool(config.getoption("--with-mpi"))
+    except ValueError:
+        return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not _with_mpi(config):
+        return
+    from mpi4py import MPI
+
+    rank = MPI.COMM_WORLD.Get_rank()
+    xml = getattr(config.option, "xmlpath", None)
+    if xml and "{rank}" in xml:
+        config.option.xmlpath = xml.format(rank=rank)
+    if rank != 0:
+        logdir = os.environ.get("MPINET_TEST_LOGDIR") or tempfile.mkdtemp(prefix="mpinet-test-")
+        sys.stdout = open(Path(logdir) / f"pytest-rank{rank}.log", "w")  # noqa: SIM115
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not _with_mpi(session.config):
+        return
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() > 1:
+        session.exitstatus = comm.allreduce(int(exitstatus), op=MPI.MAX)
+
+
+def find_mpiexec() -> list[str]:
+    """The mpiexec next to this Python (venv), or on PATH, with the flags it needs.
+
+    ``MPIEXEC`` overrides the command. Open MPI needs --oversubscribe (and, as
+    root, --allow-run-as-root) to start more ranks than cores.
+    """
+    if os.environ.get("MPIEXEC"):
+        return os.environ["MPIEXEC"].split()
+    here = Path(sys.executable).parent / "mpiexec"
+    exe = str(here) if here.exists() else shutil.which("mpiexec")
+    if exe is None:
+        pytest.fail("mpiexec not found: install the test extras with the mpi extra (README)")
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
+    cmd = [exe]
+    if "Open MPI" in out or "OpenRTE" in out or "prte" in out.lower():
+        cmd.append("--oversubscribe")
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+    return cmd
+
+
+@pytest.fixture(scope="session")
+def mpiexec() -> list[str]:
+    """Command prefix that launches MPI ranks (see :func:`find_mpiexec`)."""
+    return find_mpiexec()
+
+
+@pytest.fixture(scope="session")
+def run_mpinet(mpiexec):
+    """Run ``mpinet ARGS`` under ``mpiexec -n ranks``; return the CompletedProcess."""
+
+    def run(args: list[str], ranks: int = 1, timeout: float = 300) -> subprocess.CompletedProcess:
+        cmd = [*mpiexec, "-n", str(ranks), sys.executable, "-m", "mpinet", *args]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+
+    return run

@@ -1,0 +1,80 @@
+"""The ``mpinet`` command line, serially and under mpiexec in a subprocess."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mpinet.cli import main
+
+BAD = {
+    "scc:2": "N in scc:N",
+    "scc:x": "N in scc:N",
+    "ms:0,3": "L in ms:L,N",
+    "fccn:0": "fccn",
+    "borel:8,2,1,7": "P",
+    "borel:7,1,0,1": "A",
+    "foo:3": "unknown topology family",
+    "scc": "FAMILY:PARAMS",
+    "star:14": "GiB",
+}
+
+
+@pytest.mark.parametrize("spec", sorted(BAD))
+def test_bad_input_is_one_line_exit_2(spec, capsys):
+    assert main(["info", spec]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mpinet: error:")
+    assert BAD[spec] in lines[0]
+
+
+def test_info_json(capsys):
+    assert main(["info", "scc:4", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["spec"] == "scc:4" and info["nodes"] == 72 and info["diameter"] == 8
+    assert info["histogram"][0] == 1 and sum(info["histogram"]) == 72
+
+
+def test_info_table_and_source(capsys):
+    assert main(["info", "scc:5", "--source", "<3, 34125>", "--histogram"]) == 0
+    out = capsys.readouterr().out
+    assert "diameter" in out and "<3, 34125>" in out and "distance histogram" in out
+
+
+def test_bad_source_label(capsys):
+    assert main(["info", "scc:5", "--source", "<9, 12345>"]) == 2
+    assert "i in the scc:5 label" in capsys.readouterr().err
+
+
+def _strip(info: dict) -> dict:
+    return {k: v for k, v in info.items() if k not in ("seconds", "ranks")}
+
+
+@pytest.mark.parametrize("spec", ["scc:5", "ms:2,2", "fccn:2", "borel:7,2,0,1", "ccc:4"])
+def test_info_identical_for_1_2_4_ranks(run_mpinet, spec):
+    outs = []
+    for ranks in (1, 2, 4):
+        proc = run_mpinet(["info", spec, "--json"], ranks=ranks)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.strip().splitlines()
+        assert len(lines) == 1, "only rank 0 prints"
+        info = json.loads(lines[0])
+        assert info["ranks"] == ranks
+        outs.append(_strip(info))
+    assert outs[0] == outs[1] == outs[2]
+
+
+def test_error_under_mpiexec_is_one_line_from_rank0(run_mpinet):
+    proc = run_mpinet(["info", "scc:2"], ranks=2, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == ["mpinet: error: N in scc:N must be in [3, 20], got 2"]
+
+
+def test_failing_rank_aborts_the_job(run_mpinet, monkeypatch):
+    monkeypatch.setenv("MPINET_TEST_FAIL_RANK", "1")
+    proc = run_mpinet(["info", "scc:6"], ranks=3, timeout=120)
+    assert proc.returncode != 0
+    assert "rank 1 failed" in proc.stderr
