@@ -77,9 +77,23 @@ def run_stage(name: str, cmd: list[str], xml_glob: str, tmp: Path, env: dict) ->
     return counts
 
 
+def lint(python: str) -> bool:
+    """ruff check and ruff format --check over the repository."""
+    ok = True
+    for cmd in (["check", "."], ["format", "--check", "."]):
+        full = [python, "-m", "ruff", *cmd]
+        print(f"\n=== lint: {' '.join(full)}", flush=True)
+        if subprocess.run(full, cwd=ROOT).returncode != 0:
+            print(f"!!! lint: ruff {cmd[0]} failed", flush=True)
+            ok = False
+    return ok
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--ranks", default="1,2,4", help="rank counts of the MPI stages (default 1,2,4)")
+    ap.add_argument(
+        "--ranks", default="1,2,4", help="rank counts of the MPI stages (default 1,2,4)"
+    )
     ap.add_argument("--serial-only", action="store_true")
     ap.add_argument("--mpi-only", action="store_true")
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
@@ -109,13 +123,17 @@ def main() -> int:
                 xml = tmp / f"{name}-rank{{rank}}.xml"
                 cmd = [*launcher, "-n", str(n), *py, "--with-mpi", "-m", "mpi", f"--junitxml={xml}"]
                 stages.append((name, cmd, f"{name}-rank*.xml"))
+        if not args.mpi_only and not lint(py[0]):
+            total["failed"] += 1
         for name, cmd, pattern in stages:
             logdir = tmp / f"{name}-logs"
             logdir.mkdir()
             counts = run_stage(name, cmd, pattern, tmp, dict(env, MPINET_TEST_LOGDIR=str(logdir)))
             for key in total:
                 total[key] += counts[key]
-    print(f"\ntotal: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped")
+    print(
+        f"\ntotal: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped"
+    )
     return 1 if total["failed"] or not total["passed"] else 0
 
 

@@ -97,10 +97,9 @@ def test_hypercube_and_ccc_closed_forms():
 
 def test_network_info_keys_and_conventions():
     info = network_info(from_spec("scc:4"))
-    for key in (
-        "spec nodes degree diameter avg_distance avg_distance_excl_source histogram "
-        "vertex_transitive theory"
-    ).split():
+    keys = ["spec", "nodes", "degree", "diameter", "avg_distance"]
+    keys += ["avg_distance_excl_source", "histogram", "vertex_transitive", "theory"]
+    for key in keys:
         assert key in info
     assert info["nodes"] == 72 and info["degree"] == 3 and info["diameter"] == 8
     hist = np.array(info["histogram"])
@@ -132,3 +131,18 @@ def test_fccn_info_uses_all_sources_and_source_option():
 def test_memory_guard():
     with pytest.raises(ResourceError, match="GiB"):
         network_info(from_spec("star:14"))
+
+
+def test_fccn_orbits_give_the_same_histogram_as_every_source():
+    topo = from_spec("fccn:3")
+    reps, weights = topo.source_orbits()
+    assert weights.sum() == topo.num_nodes and reps.size < topo.num_nodes // 10
+
+    class EverySource:  # the same graph without source_orbits
+        num_nodes, degree = topo.num_nodes, topo.degree
+
+        def neighbors(self, ids):
+            return topo.neighbors(ids)
+
+    plain = bfs_all_sources(EverySource())
+    assert plain.histogram.tolist() == bfs_all_sources(topo).histogram.tolist()

@@ -50,7 +50,11 @@ def test_bad_source_label(capsys):
 
 
 def _strip(info: dict) -> dict:
-    return {k: v for k, v in info.items() if k not in ("seconds", "ranks")}
+    return {
+        k: v
+        for k, v in info.items()
+        if k not in ("seconds", "ranks", "peak_rss_mib", "peak_rss_mib_all_ranks")
+    }
 
 
 @pytest.mark.parametrize("spec", ["scc:5", "ms:2,2", "fccn:2", "borel:7,2,0,1", "ccc:4"])
@@ -70,7 +74,9 @@ def test_info_identical_for_1_2_4_ranks(run_mpinet, spec):
 def test_error_under_mpiexec_is_one_line_from_rank0(run_mpinet):
     proc = run_mpinet(["info", "scc:2"], ranks=2, timeout=60)
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == ["mpinet: error: N in scc:N must be in [3, 20], got 2"]
+    assert proc.stderr.strip().splitlines() == [
+        "mpinet: error: N in scc:N must be in [3, 20], got 2"
+    ]
 
 
 def test_failing_rank_aborts_the_job(run_mpinet, monkeypatch):

@@ -104,6 +104,9 @@ def format_info(info: dict, histogram: bool = False) -> str:
     rows.append(("avg distance", f"{info['avg_distance']:.6f} (incl. source, as paper 000)"))
     rows.append(("", f"{info['avg_distance_excl_source']:.6f} (excl. source)"))
     rows.append(("ranks / time", f"{info['ranks']} / {info['seconds']:.2f} s"))
+    mem = f"{info['peak_rss_mib']:.0f} MiB max per rank, "
+    mem += f"{info['peak_rss_mib_all_ranks']:.0f} MiB in all"
+    rows.append(("peak memory", mem))
     width = max(len(k) for k, _ in rows)
     out = [f"{k:<{width}}  {v}" for k, v in rows]
     if info["theory"]:

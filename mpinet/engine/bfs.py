@@ -169,14 +169,15 @@ def bfs_all_sources(topo: Topology, comm: Any = None) -> Distances:
         reps, weights = topo.source_orbits()
     else:
         reps, weights = np.arange(n, dtype=np.int64), np.ones(n, dtype=np.int64)
-    bounds = block_bounds(reps.size, size)
-    mine = slice(int(bounds[rank]), int(bounds[rank + 1]))
+    # words of 64 sources of equal weight, so a level's weighted count is a popcount
+    srcs, wword = _pack_by_weight(reps, weights)
+    bounds = block_bounds(wword.size, size)
+    lo, hi = int(bounds[rank]), int(bounds[rank + 1])
     table = topo.neighbors(np.arange(n, dtype=np.int64))
     local = np.zeros(1, dtype=np.int64)
-    batch = 64 * _SOURCE_WORDS
-    my_reps, my_w = reps[mine], weights[mine]
-    for b in range(0, my_reps.size, batch):
-        h = _bitset_bfs(table, my_reps[b : b + batch], my_w[b : b + batch])
+    for w in range(lo, hi, _SOURCE_WORDS):
+        top = min(w + _SOURCE_WORDS, hi)
+        h = _bitset_bfs(table, srcs[64 * w : 64 * top], wword[w:top])
         if h.size > local.size:
             h, local = local, h
         local[: h.size] += h
@@ -188,20 +189,28 @@ def bfs_all_sources(topo: Topology, comm: Any = None) -> Distances:
     return Distances(np.trim_zeros(total, "b"), sources=int(weights.sum()), all_sources=True)
 
 
-def _bitset_bfs(table: np.ndarray, sources: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Weighted distance histogram from up to 64*W sources, one bit per source."""
+def _pack_by_weight(reps: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sources padded with -1 so each 64-source word holds one weight; word weights."""
+    srcs, wword = [], []
+    for w in np.unique(weights):
+        group = reps[weights == w]
+        nwords = (group.size + 63) // 64
+        padded = np.full(nwords * 64, -1, dtype=np.int64)
+        padded[: group.size] = group
+        srcs.append(padded)
+        wword.append(np.full(nwords, w, dtype=np.int64))
+    return np.concatenate(srcs), np.concatenate(wword)
+
+
+def _bitset_bfs(table: np.ndarray, sources: np.ndarray, word_weights: np.ndarray) -> np.ndarray:
+    """Weighted distance histogram from 64 sources per word (``-1`` = no source)."""
     n, deg = table.shape
-    words = (sources.size + 63) // 64
-    bit = np.arange(sources.size)
+    words = word_weights.size
+    bit = np.flatnonzero(sources >= 0)
     front = np.zeros((n, words), dtype=np.uint64)
-    front[sources, bit // 64] |= np.left_shift(np.uint64(1), (bit % 64).astype(np.uint64))
+    front[sources[bit], bit // 64] |= np.left_shift(np.uint64(1), (bit % 64).astype(np.uint64))
     visited = front.copy()
-    # weight per bit position, to count weighted pairs per level
-    wbits = np.zeros(words * 64, dtype=np.int64)
-    wbits[: weights.size] = weights
-    wbits = wbits.reshape(words, 64)
-    shifts = np.arange(64, dtype=np.uint64)
-    hist = [int(weights.sum())]
+    hist = [int(np.dot(np.bitwise_count(front).sum(axis=0, dtype=np.int64), word_weights))]
     ports = [(table[:, p] >= 0, table[:, p]) for p in range(deg)]
     while True:
         new = np.zeros_like(front)
@@ -211,15 +220,10 @@ def _bitset_bfs(table: np.ndarray, sources: np.ndarray, weights: np.ndarray) -> 
             else:
                 new[ok] |= front[idx[ok]]
         new &= ~visited
-        if not new.any():
+        counts = np.bitwise_count(new).sum(axis=0, dtype=np.int64)
+        if not counts.any():
             break
         visited |= new
         front = new
-        # weighted count: per word, per bit, number of nodes with that bit set
-        counts = np.zeros((words, 64), dtype=np.int64)
-        for w in range(words):
-            col = new[:, w]
-            col = col[col != 0]
-            counts[w] = ((col[:, None] >> shifts) & np.uint64(1)).sum(axis=0)
-        hist.append(int((counts * wbits).sum()))
+        hist.append(int(np.dot(counts, word_weights)))
     return np.array(hist, dtype=np.int64)

@@ -7,6 +7,7 @@ exact figure and each is marked as agreeing or not.
 from __future__ import annotations
 
 import re
+import resource
 import time
 from typing import Any
 
@@ -18,7 +19,7 @@ from mpinet.engine.bfs import (
     estimate_all_sources_bytes,
     estimate_bfs_bytes,
 )
-from mpinet.engine.comm import resolve
+from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.errors import ResourceError
 from mpinet.topology.base import Topology
 
@@ -84,7 +85,10 @@ def network_info(topo: Topology, source: int | None = None, comm: Any = None) ->
     else:
         src = None
         dist = bfs_all_sources(topo, comm)
-    seconds = time.perf_counter() - t0
+    seconds = comm.allreduce(time.perf_counter() - t0, op=max_op())
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    rss_max = comm.allreduce(rss, op=max_op())
+    rss_sum = comm.allreduce(rss, op=sum_op())
     incl, excl = dist.averages(topo.num_nodes)
     covers_all = mode == "all" or topo.vertex_transitive
     if mode == "all":
@@ -113,6 +117,8 @@ def network_info(topo: Topology, source: int | None = None, comm: Any = None) ->
             "theory": checks,
             "ranks": size,
             "seconds": round(seconds, 3),
+            "peak_rss_mib": round(rss_max, 1),
+            "peak_rss_mib_all_ranks": round(rss_sum, 1),
         }
     )
     return info
