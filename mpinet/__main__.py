@@ -1,5 +1,5 @@
 """``python -m mpinet``: same as the ``mpinet`` console script."""
 
-from mpinet.cli import run
+from mpinet.cli import console
 
-run()
+console()

@@ -24,8 +24,16 @@ class ResourceError(MpinetError):
     """The requested computation would not fit this machine (memory, time)."""
 
 
+class RoutingError(MpinetError, ValueError):
+    """An unknown router, one that does not apply to the topology, or a bad hop."""
+
+
 class MPIError(MpinetError):
     """MPI is missing or unusable (no library, mismatched launch)."""
+
+
+class TraceError(MpinetError):
+    """A trace file that cannot be written (exists, bad tables) or read (not a trace, version)."""
 
 
 def check_int(name: str, value: object, lo: int, hi: int | None = None) -> int:

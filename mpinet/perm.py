@@ -60,13 +60,17 @@ def rank(perms: np.ndarray) -> np.ndarray:
     m, k = p.shape
     fact = factorials(k)
     out = np.zeros(m, dtype=np.int64)
+    one = np.uint32(1)
     for lo in range(0, m, _CHUNK):
-        blk = p[lo : lo + _CHUNK]
-        acc = np.zeros(blk.shape[0], dtype=np.int64)
-        for i in range(1, k):
-            digit = np.count_nonzero(blk[:, :i] > blk[:, i : i + 1], axis=1)
-            acc += digit * fact[i]
-        out[lo : lo + _CHUNK] = acc
+        blk = p[lo : lo + _CHUNK].astype(np.uint32)
+        seen = np.zeros(blk.shape[0], dtype=np.uint32)  # bit s set: symbol s seen
+        acc = out[lo : lo + _CHUNK]
+        for i in range(k):
+            sym = blk[:, i]
+            if i:
+                # digit: earlier symbols greater than this one = set bits above it
+                acc += np.bitwise_count(seen >> (sym + one)).astype(np.int64) * fact[i]
+            seen |= one << sym
     return out
 
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Run mpinet's whole test suite: serial tests, then the MPI tests under
-``mpiexec -n 1, 2, 4`` (oversubscribed on small machines), and print one
+``mpiexec -n 1, 2, 3, 4`` (oversubscribed on small machines), and print one
 honest summary line at the end.
 
 A stage fails if pytest fails on *any* rank, if mpiexec dies, or if an MPI
 stage ran no MPI test at all (pytest-mpi skips them silently without
 ``--with-mpi``). Usage::
 
-    python scripts/run_tests.py [--ranks 1,2,4] [--serial-only | --mpi-only] [-- PYTEST_ARGS]
+    python scripts/run_tests.py [--ranks 1,2,3,4] [--serial-only | --mpi-only] [-- PYTEST_ARGS]
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def lint(python: str) -> bool:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument(
-        "--ranks", default="1,2,4", help="rank counts of the MPI stages (default 1,2,4)"
+        "--ranks", default="1,2,3,4", help="rank counts of the MPI stages (default 1,2,3,4)"
     )
     ap.add_argument("--serial-only", action="store_true")
     ap.add_argument("--mpi-only", action="store_true")

@@ -88,7 +88,9 @@ def collective(comm: Any, fn: Callable[[], Any]) -> Any:
             raise RuntimeError("failure injected by MPINET_TEST_FAIL_RANK")
         return fn()
     except BaseException as exc:
-        if comm.Get_size() > 1 and not isinstance(exc, SystemExit):
+        from mpinet.engine.core import CollectiveError
+
+        if comm.Get_size() > 1 and not isinstance(exc, (SystemExit, CollectiveError)):
             rank = comm.Get_rank()
             if isinstance(exc, MpinetError):
                 print(f"mpinet: error on rank {rank}: {exc}", file=sys.stderr)
@@ -102,7 +104,7 @@ def collective(comm: Any, fn: Callable[[], Any]) -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``mpinet`` parser with every subcommand."""
-    from mpinet.cli import info
+    from mpinet.cli import bench, info, run
 
     p = Parser(
         prog="mpinet",
@@ -117,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"mpinet {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     info.add_parser(sub)
+    run.add_parser(sub)
+    bench.add_parser(sub)
     return p
 
 
@@ -138,6 +142,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-def run() -> None:
+def console() -> None:
     """Console-script wrapper: exit with :func:`main`'s code."""
     sys.exit(main())

@@ -39,6 +39,16 @@ class PermCayley(Topology):
         moved = p[:, self.gens]  # (M, degree, k)
         return perm.rank(moved.reshape(-1, self.k)).reshape(ids.size, -1)
 
+    @property
+    def translation_targets(self) -> np.ndarray:
+        """The identity (id 0): every destination is translated to it."""
+        return np.zeros(1, dtype=np.int64)
+
+    def _translate(self, cur: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # x -> d^-1 * x commutes with the position generators (right multiplication).
+        rel = perm.rank(perm.compose(perm.inverse(self.perms(dst)), self.perms(cur)))
+        return rel, np.zeros(cur.size, dtype=np.int64)
+
     def _label(self, node: int) -> str:
         return perm.format_perm(perm.unrank([node], self.k)[0])
 

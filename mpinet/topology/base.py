@@ -98,6 +98,44 @@ class Topology(ABC):
             "vertex_transitive": self.vertex_transitive,
         }
 
+    @property
+    def translation_targets(self) -> np.ndarray | None:
+        """Node ids that :meth:`translate` moves destinations to (``None``: no translation)."""
+        return None
+
+    def translate(self, cur: object, dst: object) -> tuple[np.ndarray, np.ndarray]:
+        """Position of ``cur`` relative to ``dst`` under a port-preserving automorphism.
+
+        For each pair, ``x -> rel`` is a graph automorphism ``f`` with
+        ``f(dst) = translation_targets[key]`` and ``f(nb(x, p)) = nb(f(x), p)`` for
+        every node ``x`` and port ``p``, so distances and best ports from ``cur``
+        to ``dst`` are those from ``rel`` to ``translation_targets[key]``.
+
+        Parameters
+        ----------
+        cur, dst : array_like of int
+            Node ids (broadcast against each other).
+
+        Returns
+        -------
+        rel, key : (M,) int64 arrays
+
+        Raises
+        ------
+        TopologyError
+            The family has no such automorphisms (not vertex-transitive, e.g. FCCN).
+        """
+        if self.translation_targets is None:
+            raise TopologyError(
+                f"{self.spec} has no translation automorphisms (it is not vertex-transitive)"
+            )
+        c, d = np.broadcast_arrays(np.asarray(cur), np.asarray(dst))
+        return self._translate(self.check_ids(c, "cur"), self.check_ids(d, "dst"))
+
+    def _translate(self, cur: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Raw translation on validated int64 ids of equal length."""
+        raise NotImplementedError
+
     @abstractmethod
     def _neighbors(self, ids: np.ndarray) -> np.ndarray:
         """Raw neighbour computation on validated int64 ids."""

@@ -139,6 +139,20 @@ class Borel(Topology):
             out[:, col + 1] = tm + k * ((y - pw[tm]) % p)
         return out
 
+    @property
+    def translation_targets(self) -> np.ndarray:
+        """The identity matrix (id 0)."""
+        return np.zeros(1, dtype=np.int64)
+
+    def _translate(self, cur: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # D^-1 X = [[a^(t - td), a^-td (y - yd)], [0, 1]]: left multiplication
+        # commutes with the right-multiplication edges.
+        k, p = self.k, self.p
+        tc, yc = cur % k, cur // k
+        td, yd = dst % k, dst // k
+        y = self.pw[(-td) % k] * ((yc - yd) % p) % p
+        return (tc - td) % k + k * y, np.zeros(cur.size, dtype=np.int64)
+
     def gcr_constants(self) -> dict[str, np.ndarray]:
         """Table 1 GCR constants per class ``i = 0..k-1``.
 

@@ -65,6 +65,22 @@ class CCC(Topology):
         cube = i + self.n * (x ^ (np.int64(1) << i))
         return np.stack([plus, minus, cube], axis=1)
 
+    @property
+    def translation_targets(self) -> np.ndarray:
+        """Node ``(0, 0...0)`` (id 0)."""
+        return np.zeros(1, dtype=np.int64)
+
+    def _translate(self, cur: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # (i, x) -> (i - j, rotr(x ^ y, j)) for dst = (j, y): XOR keeps every port,
+        # rotating ring positions with bit positions keeps the cube link on bit i.
+        n = self.n
+        i, x = cur % n, cur // n
+        j, y = dst % n, dst // n
+        z = x ^ y
+        mask = (np.int64(1) << n) - 1
+        z = ((z >> j) | (z << (n - j))) & mask
+        return (i - j) % n + n * z, np.zeros(cur.size, dtype=np.int64)
+
     def _label(self, node: int) -> str:
         i, x = divmod(node, self.n)[::-1]
         return f"({i}, {x:0{self.n}b})"

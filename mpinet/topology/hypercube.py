@@ -41,6 +41,14 @@ class Hypercube(Topology):
         masks = np.left_shift(np.int64(1), np.arange(self.n, dtype=np.int64))
         return ids[:, None] ^ masks[None, :]
 
+    @property
+    def translation_targets(self) -> np.ndarray:
+        """Node 0."""
+        return np.zeros(1, dtype=np.int64)
+
+    def _translate(self, cur: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return cur ^ dst, np.zeros(cur.size, dtype=np.int64)
+
     def _label(self, node: int) -> str:
         return format(node, f"0{self.n}b")
 

@@ -56,6 +56,20 @@ class SCC(Topology):
         """Ids of nodes ``<i, pi>`` from ``i`` (2..n) and the rank of ``pi``."""
         return np.asarray(pi_rank, dtype=np.int64) * self.ring + (np.asarray(i) - 2)
 
+    @property
+    def translation_targets(self) -> np.ndarray:
+        """Ids of ``<i, identity>``, i = 2..n (key ``i - 2``)."""
+        return np.arange(self.ring, dtype=np.int64)
+
+    def _translate(self, cur: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # <i, pi> -> <i, pi_d^-1 pi> keeps the ring position, so local ports are kept,
+        # and commutes with the lateral step pi -> pi * T_i.
+        ic, rc = self.split(cur)
+        idst, rd = self.split(dst)
+        pd, pc = perm.unrank(rd, self.n), perm.unrank(rc, self.n)
+        rel = self.join(ic, perm.rank(perm.compose(perm.inverse(pd), pc)))
+        return rel, idst - 2
+
     def _neighbors(self, ids: np.ndarray) -> np.ndarray:
         r = ids % self.ring
         base = ids - r

@@ -1,0 +1,208 @@
+"""``mpinet run``: run a job (TOML file and/or flags) on the engine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from mpinet.cli import agree, collective, get_comm
+
+HELP = """\
+Run unicast traffic hop by hop on a virtual network spread over the ranks of
+the MPI job, and report completion step, latency, hops, stretch, link load and
+the end-of-run checks (every packet delivered exactly once, links exist, the
+model held at every step). Results are identical for any number of ranks.
+
+The job comes from a TOML file (see jobs/ and the README's "Job files"),
+from flags, or both: flags and --set override the file.
+
+examples:
+  mpinet run jobs/ms-uniform.toml
+  mpiexec -n 4 mpinet run jobs/scc-hotspot.toml --out scc.h5 --set workload.packets=4
+  mpinet run --topology scc:6 --workload uniform --packets 4 --router shortest --model one-port
+  mpinet run --topology hypercube:10 --router hypercube-ecube --model sdc --json
+
+exit codes: 0 all checks passed, 1 a check failed (e.g. packets still in flight
+at max_steps), 2 bad job or options.
+"""
+
+FLAG_KEYS = {
+    "topology": "topology",
+    "workload": "workload.kind",
+    "packets": "workload.packets",
+    "injection": "workload.injection",
+    "rate": "workload.rate",
+    "steps": "workload.steps",
+    "router": "router.name",
+    "model": "model.kind",
+    "order": "model.order",
+    "seed": "seed",
+    "max_steps": "max_steps",
+    "trace_level": "trace.level",
+}
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a job: packets hop by hop on the engine",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("job", nargs="?", metavar="JOB.toml", help="job file (optional with --topology)")
+    p.add_argument("--out", metavar="PATH", help="write the HDF5 trace here (overrides trace.path)")
+    p.add_argument("--force", action="store_true", help="replace an existing trace file")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a job key, e.g. --set workload.packets=8 (repeatable)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    g = p.add_argument_group("job keys as flags")
+    g.add_argument("--topology", metavar="SPEC", help="e.g. scc:6, ms:3,2, fccn:3")
+    g.add_argument("--workload", metavar="KIND", help="uniform | permutation | hotspot | ...")
+    g.add_argument("--packets", type=int, metavar="P", help="packets per node")
+    g.add_argument("--injection", metavar="HOW", help="once | bernoulli")
+    g.add_argument("--rate", type=float, metavar="R", help="bernoulli rate per node per step")
+    g.add_argument("--steps", type=int, metavar="S", help="bernoulli injection steps")
+    g.add_argument("--router", metavar="NAME", help="e.g. shortest, hypercube-ecube")
+    g.add_argument("--model", metavar="MODEL", help="all-port | one-port | k-port:K | sdc")
+    g.add_argument("--order", metavar="ORDER", help="fifo | oldest-first")
+    g.add_argument("--seed", type=int)
+    g.add_argument("--max-steps", type=int, dest="max_steps")
+    g.add_argument("--trace-level", dest="trace_level", metavar="LEVEL", help="none|summary|hops")
+    p.set_defaults(func=run)
+
+
+class Progress:
+    """A one-line progress bar on stderr for runs longer than two seconds."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, step: int, delivered: int, injected: int, in_flight: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.t0 < 2.0 or now - self.last < 0.25:
+            return
+        self.last, self.shown = now, True
+        pct = 100.0 * delivered / injected if injected else 100.0
+        sys.stderr.write(
+            f"\r[mpinet] step {step:,}  delivered {delivered:,}/{injected:,} ({pct:5.1f}%)  "
+            f"in flight {in_flight:,}   "
+        )
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mpinet.jobs import load_job, parse_set
+    from mpinet.jobs.execute import execute, plan
+
+    comm = get_comm()
+
+    def make_plan():
+        sets = [parse_set(s) for s in args.set]
+        for attr, key in FLAG_KEYS.items():
+            value = getattr(args, attr)
+            if value is not None:
+                sets.append((key.split("."), value))
+        job = load_job(args.job, sets)
+        return plan(job, out=args.out, force=args.force)
+
+    p = agree(comm, make_plan)
+    rank0 = comm.Get_rank() == 0
+    bar = Progress(rank0 and not args.quiet and not args.json and sys.stderr.isatty())
+    argv = ["mpinet", *sys.argv[1:]]
+    result = collective(comm, lambda: execute(p, comm, progress=bar, argv=argv))
+    bar.close()
+    if rank0:
+        if args.json:
+            json.dump(result, sys.stdout, default=float)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(format_result(result))
+        sys.stdout.flush()
+    return 0 if result["stats"]["ok"] else 1
+
+
+def format_result(r: dict) -> str:
+    """Human summary of a run."""
+    s, job = r["stats"], r["job"]
+    w = job["workload"]
+    if w["injection"] == "once":
+        inj = f"{w['packets']} per node at step 0"
+    else:
+        inj = f"bernoulli rate {w['rate']} for {w['steps']} steps"
+    lat, hops = s["latency"], s["hops"]
+    rows = [
+        ("network", f"{r['spec']} ({r['nodes']:,} nodes) on {r['ranks']} rank(s)"),
+        ("workload", f"{w['kind']}, {inj}: {s['injected']:,} packets"),
+        (
+            "router / model",
+            f"{job['router']['name']} / {job['model']['kind']} ({job['model']['order']})",
+        ),
+        ("steps", f"{s['steps']:,} (last delivery in step {s['completion_step']:,})"),
+        ("delivered", f"{s['delivered']:,} of {s['injected']:,}, dropped {s['dropped']:,}"),
+    ]
+    if lat.get("count"):
+        rows.append(
+            (
+                "latency",
+                f"mean {lat['mean']:.2f}  p50 {lat['p50']:.0f}  p99 {lat['p99']:.0f}  "
+                f"max {lat['max']} steps",
+            )
+        )
+        rows.append(("hops", f"mean {hops['mean']:.3f}  max {hops['max']}"))
+    if "stretch" in s:
+        st = s["stretch"]
+        rows.append(
+            (
+                "stretch",
+                f"mean {st['mean']:.4f}  max {st['max']:.3f}  "
+                f"shortest {100 * st['fraction_shortest']:.1f}% (vs exact BFS distance)",
+            )
+        )
+    for cls, ll in s["link_load"].items():
+        rows.append(
+            (
+                f"load {cls}",
+                f"max {ll['max']}  mean {ll['mean']:.2f} packets per link "
+                f"({ll['links']:,} directed links)",
+            )
+        )
+    rows.append(
+        ("cross-rank", f"{100 * s['cross_rank_fraction']:.1f}% of {s['transmissions']:,} hops")
+    )
+    failed = [c for c in s["checks"] if not c["ok"]]
+    rows.append(("checks", "all passed" if not failed else f"{len(failed)} FAILED"))
+    rate = s["transmissions"] / max(r["engine_seconds"], 1e-9) / r["ranks"]
+    rows.append(
+        (
+            "time",
+            f"{r['engine_seconds']:.2f} s engine, {r['seconds']:.2f} s in all; "
+            f"{rate / 1e6:.2f} M packet-hops/s per rank",
+        )
+    )
+    if r["trace"]:
+        rows.append(("trace", f"{r['trace']} ({job['trace']['level']})"))
+    width = max(len(k) for k, _ in rows)
+    out = [f"{k:<{width}}  {v}" for k, v in rows]
+    for c in failed:
+        got = f"expected {c['expected']}, measured {c['measured']}"
+        out.append(f"  FAILED: {c['name']}: {got}. {c['detail']}")
+    for sp in s.get("stuck_packets", []):
+        where = f"{sp['source']} -> {sp['dest']} at {sp['at']}"
+        out.append(f"  stuck: packet {sp['id']} {where} after {sp['hops']} hops")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,5 @@
+"""Job files: TOML -> a validated :class:`Job` (see README, "Job files")."""
+
+from mpinet.jobs.spec import SCHEMA, Job, JobError, load_job, parse_set
+
+__all__ = ["SCHEMA", "Job", "JobError", "load_job", "parse_set"]

@@ -1,0 +1,182 @@
+"""Turn a validated :class:`~mpinet.jobs.spec.Job` into a run: plan, then execute.
+
+:func:`plan` builds every object and checks everything that can fail before
+the ranks start to exchange packets (the CLI agrees on its outcome across
+ranks); :func:`execute` runs the engine, reduces the statistics and writes
+the trace.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from mpinet.engine.core import Engine
+from mpinet.engine.models import Model, parse_model
+from mpinet.engine.report import gather_hops, gather_packets, summarize
+from mpinet.errors import MpinetError
+from mpinet.jobs.spec import Job, JobError
+from mpinet.routing import make_router
+from mpinet.routing.base import Router
+from mpinet.topology import from_spec
+from mpinet.topology.base import Topology
+from mpinet.workloads import Unicast
+
+#: networks up to this many nodes get exact stretch even when the router is not "shortest"
+STRETCH_TABLE_LIMIT = 4_000_000
+
+
+@dataclass
+class Plan:
+    """Everything a run needs, built and checked."""
+
+    job: Job
+    topo: Topology
+    router: Router
+    model: Model
+    workload: Unicast
+    trace_path: str | None
+    force: bool
+
+
+def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
+    """Build topology, router, model and workload; check the trace path."""
+    topo = from_spec(job.topology)
+    w = job.workload
+    target = None
+    if w["target"] is not None:
+        target = topo.parse_label(str(w["target"]))
+    workload = Unicast(
+        topo,
+        w["kind"],
+        packets=w["packets"],
+        injection=w["injection"],
+        rate=float(w["rate"]),
+        steps=w["steps"],
+        seed=job.seed,
+        target=target,
+        locality=w["locality"],
+    )
+    opts = {k: v for k, v in job.router.items() if k != "name" and v is not None}
+    if job.router["name"] != "shortest":
+        opts.pop("tie", None)
+    router = make_router(job.router["name"], topo, **opts)
+    model = parse_model(job.model["kind"], job.model["capacity"])
+    model.port_capacities(topo)  # validates capacity classes
+    if job.model["order"] not in ("fifo", "oldest-first"):
+        raise JobError(f"model.order must be fifo or oldest-first, got {job.model['order']!r}")
+    path = out if out is not None else job.trace["path"]
+    if job.trace["level"] == "none":
+        path = None
+    if path is not None and os.path.exists(path) and not force:
+        raise JobError(f"trace file {path} exists; pass --force to replace it")
+    if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise JobError(f"trace file {path}: directory {os.path.dirname(path)} does not exist")
+    return Plan(job, topo, router, model, workload, path, force)
+
+
+def _distance_fn(p: Plan):
+    """Exact distances for stretch: the shortest router's tables, when they fit."""
+    if hasattr(p.router, "distance"):
+        return p.router.distance
+    if p.topo.num_nodes > STRETCH_TABLE_LIMIT:
+        return None
+    try:
+        return make_router("shortest", p.topo).distance
+    except MpinetError:
+        return None
+
+
+def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None) -> dict:
+    """Run the planned job on all ranks of ``comm``; return the global result."""
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    job = p.job
+    engine = Engine(
+        p.topo,
+        p.router,
+        p.model,
+        comm,
+        seed=job.seed,
+        max_steps=job.max_steps,
+        order=job.model["order"],
+        record_hops=job.trace["level"] == "hops" and p.trace_path is not None,
+        progress=progress,
+    )
+    rec = engine.run(p.workload)
+    packets, injected = gather_packets(rec, p.workload.pid_space, engine.comm)
+    exists = engine.table >= 0 if engine.table is not None else None
+    stats = summarize(
+        rec, p.topo, packets, injected, engine.comm, distance=_distance_fn(p), link_exists=exists
+    )
+    stats["stuck_packets"] = rec.stuck
+    result = {
+        "job": job.as_dict(),
+        "spec": p.topo.spec,
+        "nodes": p.topo.num_nodes,
+        "ranks": engine.size,
+        "engine_seconds": round(rec.seconds, 4),
+        "stats": stats,
+        "trace": None,
+    }
+    if p.trace_path is not None:
+        from mpinet.trace import write_trace
+
+        hops = (
+            gather_hops(rec, p.workload.pid_space, engine.comm)
+            if rec.hop_rows is not None
+            else None
+        )
+        attrs = {
+            "topology": p.topo.spec,
+            "nodes": p.topo.num_nodes,
+            "degree": p.topo.degree,
+            "ports": list(p.topo.ports),
+            "port_classes": list(p.topo.port_classes),
+            "model": p.model.name,
+            "order": job.model["order"],
+            "workload": job.workload["kind"],
+            "router": p.router.name,
+            "seed": job.seed,
+            "mpi_size": engine.size,
+            "steps": int(rec.steps),
+            "trace_level": job.trace["level"],
+            "command_line": " ".join(argv if argv is not None else sys.argv),
+            "job": repr(job.as_dict()),
+            "start_time": started,
+            "end_time": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        tables = {
+            "packets": {
+                name: np.ascontiguousarray(packets[:, i])
+                for i, name in enumerate(
+                    ["id", "source", "dest", "inject_step", "deliver_step", "hops"]
+                )
+            },
+            "links": {"load": rec.link_load},
+        }
+        c = rec.counters if engine.rank == 0 else rec.counters[:0]
+        tables["steps"] = {
+            name: np.ascontiguousarray(c[:, i])
+            for i, name in enumerate(["transmissions", "delivered", "in_flight", "cross_rank"])
+        }
+        if hops is not None:
+            tables["hops"] = {
+                name: np.ascontiguousarray(hops[:, i])
+                for i, name in enumerate(["step", "packet", "from_node", "to_node", "port"])
+            }
+        checks = [
+            {**c, "expected": str(c["expected"]), "measured": str(c["measured"])}
+            for c in stats["checks"]
+        ]
+        result["trace"] = write_trace(
+            p.trace_path, engine.comm, attrs=attrs, tables=tables, checks=checks, force=p.force
+        )
+    result["seconds"] = round(time.perf_counter() - t0, 4)
+    return result

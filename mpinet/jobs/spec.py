@@ -1,0 +1,198 @@
+"""The job schema: every key, its type, its default, and what it means.
+
+A job is a TOML file (or the same keys given as ``mpinet run`` flags and
+``--set section.key=value``)::
+
+    topology = "ms:3,2"
+    seed = 1
+    max_steps = 100000
+
+    [workload]              # or: workload = "uniform"
+    kind = "uniform"        # uniform | permutation | hotspot | all-to-identity | locality
+    packets = 8             # per node, with injection = "once"
+    injection = "once"      # once | bernoulli
+    rate = 0.05             # bernoulli: probability per node per step
+    steps = 200             # bernoulli: number of injection steps
+    target = "1234567"      # hotspot: label of the target (default: the identity)
+    locality = 0.5          # locality (FCCN): p_k for every level, or [p_2, ..., p_m]
+
+    [router]                # or: router = "shortest"
+    name = "shortest"
+    tie = "first"           # shortest: first | random among the shortest ports
+
+    [model]                 # or: model = "one-port"
+    kind = "all-port"       # all-port | one-port | k-port:K | sdc
+    order = "fifo"          # fifo | oldest-first, at each output link
+    capacity = { local = 2 }  # packets per link per step, per port class (default 1)
+
+    [trace]
+    level = "summary"       # none | summary | hops
+    path = "run.h5"         # where to write it (or --out); no path = no file
+
+Unknown keys are errors that name the key and list the valid ones.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mpinet.errors import MpinetError
+
+REQUIRED = object()
+
+#: section -> key -> (accepted types, default, help)
+SCHEMA: dict[str, Any] = {
+    "topology": ((str,), REQUIRED, "topology spec, e.g. scc:6"),
+    "seed": ((int,), 0, "key of every random draw"),
+    "max_steps": ((int,), 100_000, "stop and report stuck packets after this many steps"),
+    "workload": {
+        "kind": ((str,), "uniform", "traffic pattern"),
+        "packets": ((int,), 1, "packets per node (injection once)"),
+        "injection": ((str,), "once", "once | bernoulli"),
+        "rate": ((float, int), 0.0, "bernoulli injection probability per node per step"),
+        "steps": ((int,), 0, "bernoulli injection steps"),
+        "target": ((str, int), None, "hotspot target label"),
+        "locality": ((float, int, list), None, "FCCN locality p_k"),
+    },
+    "router": {
+        "name": ((str,), "shortest", "router name"),
+        "tie": ((str,), "first", "shortest router: first | random"),
+    },
+    "model": {
+        "kind": ((str,), "all-port", "all-port | one-port | k-port:K | sdc"),
+        "order": ((str,), "fifo", "fifo | oldest-first"),
+        "capacity": ((dict,), None, "link capacity per port class"),
+    },
+    "trace": {
+        "level": ((str,), "summary", "none | summary | hops"),
+        "path": ((str,), None, "trace file to write"),
+    },
+}
+SHORTHAND = {"workload": "kind", "router": "name", "model": "kind"}
+
+
+class JobError(MpinetError, ValueError):
+    """A job file or option that does not fit the schema."""
+
+
+@dataclass
+class Job:
+    """A validated job: plain dicts per section, defaults filled in."""
+
+    topology: str
+    seed: int
+    max_steps: int
+    workload: dict
+    router: dict
+    model: dict
+    trace: dict
+    source: str = "<flags>"
+
+    def as_dict(self) -> dict:
+        return {
+            "topology": self.topology,
+            "seed": self.seed,
+            "max_steps": self.max_steps,
+            "workload": self.workload,
+            "router": self.router,
+            "model": self.model,
+            "trace": self.trace,
+        }
+
+
+def _check(where: str, value: Any, types: tuple) -> Any:
+    if isinstance(value, bool) or not isinstance(value, types):
+        names = " or ".join(t.__name__ for t in types)
+        raise JobError(f"{where} must be {names}, got {value!r}")
+    return value
+
+
+def validate(raw: dict, source: str = "<flags>") -> Job:
+    """Fill defaults and check every key of a raw job dict."""
+    out: dict[str, Any] = {}
+    for key in raw:
+        if key not in SCHEMA:
+            raise JobError(f"{source}: unknown key {key!r}; valid keys: {', '.join(SCHEMA)}")
+    for key, spec in SCHEMA.items():
+        value = raw.get(key)
+        if isinstance(spec, dict):
+            if isinstance(value, str) and key in SHORTHAND:
+                value = {SHORTHAND[key]: value}
+            value = {} if value is None else value
+            if not isinstance(value, dict):
+                raise JobError(f"{source}: [{key}] must be a table")
+            sec = {}
+            for k in value:
+                if k not in spec:
+                    valid = ", ".join(spec)
+                    raise JobError(
+                        f"{source}: unknown key {key}.{k!r}; valid keys in [{key}]: {valid}"
+                    )
+            for k, (types, default, _) in spec.items():
+                sec[k] = (
+                    _check(f"{source}: {key}.{k}", value[k], types)
+                    if k in value
+                    else copy.deepcopy(default)
+                )
+            out[key] = sec
+        else:
+            types, default, _ = spec
+            if value is None:
+                if default is REQUIRED:
+                    raise JobError(f'{source}: the key {key!r} is required (e.g. {key} = "scc:5")')
+                value = default
+            out[key] = _check(f"{source}: {key}", value, types)
+    if out["max_steps"] < 1:
+        raise JobError(f"{source}: max_steps must be >= 1, got {out['max_steps']}")
+    if out["trace"]["level"] not in ("none", "summary", "hops"):
+        raise JobError(f"{source}: trace.level must be none, summary or hops")
+    return Job(**out, source=source)
+
+
+def parse_set(item: str) -> tuple[list[str], Any]:
+    """``section.key=value`` -> (path, value); the value is read as TOML, else as a string."""
+    key, sep, text = item.partition("=")
+    if not sep or not key.strip():
+        raise JobError(f"--set takes KEY=VALUE (e.g. workload.packets=8), got {item!r}")
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text
+    return [p.strip() for p in key.split(".")], value
+
+
+def merge(raw: dict, path: list[str], value: Any) -> None:
+    """Set ``raw[path[0]][path[1]]... = value``, expanding shorthand sections."""
+    node = raw
+    for i, part in enumerate(path[:-1]):
+        nxt = node.get(part)
+        if isinstance(nxt, str) and part in SHORTHAND and i == 0:
+            nxt = {SHORTHAND[part]: nxt}
+        if nxt is None:
+            nxt = {}
+        if not isinstance(nxt, dict):
+            raise JobError(f"cannot set {'.'.join(path)}: {part} is not a table")
+        node[part] = nxt
+        node = nxt
+    node[path[-1]] = value
+
+
+def load_job(path: str | None, sets: list[tuple[list[str], Any]] = ()) -> Job:
+    """Read a TOML job (or start empty), apply ``--set`` overrides, validate."""
+    raw: dict = {}
+    source = "<flags>"
+    if path is not None:
+        source = str(path)
+        try:
+            raw = tomllib.loads(Path(path).read_text())
+        except FileNotFoundError:
+            raise JobError(f"job file {path} does not exist") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise JobError(f"job file {path} is not valid TOML: {exc}") from None
+    for keys, value in sets:
+        merge(raw, keys, value)
+    return validate(raw, source)

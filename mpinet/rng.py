@@ -1,0 +1,50 @@
+"""Counter-based random numbers keyed by (seed, packet, hop, stream).
+
+A value depends only on its key, never on how many values were drawn before
+or on which rank draws it, so a run gives the same packet paths on any number
+of MPI ranks. The mixer is SplitMix64's finaliser applied to a combination of
+the key words (wrap-around uint64 arithmetic in numpy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+#: streams used by mpinet itself (any other int is free for callers)
+STREAM_DEST = 1
+STREAM_INJECT = 2
+STREAM_ROUTE = 3
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    x = x ^ (x >> _S30)
+    x = x * _M1
+    x = x ^ (x >> _S27)
+    x = x * _M2
+    return x ^ (x >> _S31)
+
+
+def bits(seed: int, key: object, hop: object = 0, stream: int = 0) -> np.ndarray:
+    """64 random bits per element of ``key`` (broadcast with ``hop``)."""
+    with np.errstate(over="ignore"):
+        k = np.asarray(key).astype(np.uint64)
+        h = np.asarray(hop).astype(np.uint64)
+        x = _mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF) * _GOLD + np.uint64(stream))
+        x = _mix(x ^ (k * _GOLD))
+        return _mix(x ^ (h + _GOLD))
+
+
+def uniform(seed: int, key: object, hop: object = 0, stream: int = 0) -> np.ndarray:
+    """Uniform floats in [0, 1) keyed by ``(seed, key, hop, stream)``."""
+    return (bits(seed, key, hop, stream) >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
+def integers(seed: int, key: object, n: object, hop: object = 0, stream: int = 0) -> np.ndarray:
+    """Uniform integers in ``[0, n)`` (``n`` broadcasts) keyed like :func:`uniform`."""
+    u = uniform(seed, key, hop, stream)
+    return np.minimum((u * np.asarray(n)).astype(np.int64), np.asarray(n, dtype=np.int64) - 1)

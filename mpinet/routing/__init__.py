@@ -1,0 +1,72 @@
+"""Per-hop routers and their registry.
+
+A router (:class:`~mpinet.routing.base.Router`) decides, for all packets at
+once, the port each leaves on. :data:`ROUTERS` maps the ``router`` value of a
+job to its class; :func:`make_router` builds one for a topology and checks it
+applies; :func:`~mpinet.routing.walk.walk` follows routes without contention.
+Routers import only ``topology``, ``perm``, ``rng`` and ``errors``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from mpinet.errors import RoutingError
+from mpinet.routing.base import HopContext, Router
+from mpinet.routing.ecube import HypercubeEcube
+from mpinet.routing.shortest import ShortestRouter
+from mpinet.topology.base import Topology
+
+ROUTERS: dict[str, type[Router]] = {cls.name: cls for cls in (ShortestRouter, HypercubeEcube)}
+
+__all__ = ["ROUTERS", "HopContext", "Router", "available_routers", "make_router"]
+
+
+def applies(cls: type[Router], topo: Topology) -> bool:
+    """Whether router class ``cls`` applies to ``topo``'s family."""
+    return not cls.families or topo.family in cls.families
+
+
+def available_routers(topo: Topology) -> list[str]:
+    """Names of the routers that apply to ``topo``, in registry order."""
+    return [name for name, cls in ROUTERS.items() if applies(cls, topo)]
+
+
+def make_router(name: str, topo: Topology, **options: Any) -> Router:
+    """Build router ``name`` for ``topo`` with its ``options``.
+
+    Raises
+    ------
+    RoutingError
+        Unknown name (the message lists the known ones), a router that does
+        not apply to the family (lists the families it applies to and the
+        routers that do), or an unknown option.
+    ResourceError
+        The router's tables would not fit (e.g. ``shortest`` on fccn:5).
+    """
+    cls = ROUTERS.get(name)
+    if cls is None:
+        raise RoutingError(f"unknown router {name!r}; known: {', '.join(ROUTERS)}")
+    if not applies(cls, topo):
+        raise RoutingError(
+            f"router {name!r} applies to {', '.join(cls.families)} only, not {topo.spec}; "
+            f"routers for {topo.family}: {', '.join(available_routers(topo))}"
+        )
+    params = inspect.signature(cls.__init__).parameters
+    named = [
+        p
+        for p in list(params)[2:]
+        if params[p].kind is inspect.Parameter.KEYWORD_ONLY
+        or params[p].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    ]
+    open_ended = cls.__init__ is not Router.__init__ and any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+    )
+    unknown = [o for o in options if o not in named]
+    if unknown and not open_ended:
+        raise RoutingError(
+            f"router {name!r} has no option(s) {', '.join(map(repr, unknown))}; "
+            f"its options: {', '.join(named) or 'none'}"
+        )
+    return cls(topo, **options)

@@ -1,0 +1,81 @@
+"""The router interface: a vectorized per-hop decision.
+
+A router decides, for every packet of a rank at once, which port it leaves
+on, from the current node, the destination and a small fixed-width integer
+header carried by the packet (``header_width`` int64 words). Source-based
+routers fill the header at injection (:meth:`Router.init_headers`) and the
+intermediate nodes follow it; distributed routers keep it empty or use it for
+a little state (e.g. the FCCN level pointer).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mpinet import rng
+from mpinet.topology.base import Topology
+
+
+@dataclass
+class HopContext:
+    """What a router may know besides node, destination and header.
+
+    ``pids`` and ``hops`` (hops taken so far) key the counter-based random
+    numbers, so random choices do not depend on the number of ranks.
+    """
+
+    step: int
+    pids: np.ndarray
+    hops: np.ndarray
+    seed: int = 0
+
+    def uniform(self, stream: int = rng.STREAM_ROUTE) -> np.ndarray:
+        """One uniform [0, 1) value per packet, keyed by (seed, pid, hop, stream)."""
+        return rng.uniform(self.seed, self.pids, self.hops, stream)
+
+
+class Router(ABC):
+    """Base class of all routers; subclasses register under :attr:`name`."""
+
+    #: the ``router`` value of a job
+    name: ClassVar[str] = ""
+    #: one line for ``--help`` listings
+    summary: ClassVar[str] = ""
+    #: families this router applies to (empty = every topology)
+    families: ClassVar[tuple[str, ...]] = ()
+    #: True when intermediate nodes decide (distributed), False when the source does
+    distributed: ClassVar[bool] = True
+
+    header_width: int = 0
+
+    def __init__(self, topo: Topology, **options: Any) -> None:
+        self.topo = topo
+        self.options = options
+
+    def init_headers(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Headers of packets injected at ``src`` for ``dst``: ``(M, header_width)`` int64."""
+        return np.zeros((np.asarray(src).size, self.header_width), dtype=np.int64)
+
+    @abstractmethod
+    def next_port(
+        self, nodes: np.ndarray, dests: np.ndarray, headers: np.ndarray, ctx: HopContext
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Ports to leave on and the headers after that hop.
+
+        Called only for packets not yet at their destination.
+
+        Parameters
+        ----------
+        nodes, dests : (M,) int64 node ids
+        headers : (M, header_width) int64
+        ctx : HopContext
+
+        Returns
+        -------
+        ports : (M,) int64 in ``[0, degree)``
+        headers : (M, header_width) int64, what each packet carries after the hop
+        """

@@ -1,0 +1,185 @@
+"""Router ``shortest``: minimal routing on every topology, by table look-ups.
+
+A distributed table router; the header is the packet's position relative to
+its destination, updated every hop. On a vertex-transitive topology
+(:meth:`Topology.translate`) a port-preserving automorphism moves the
+destination to one of a few targets (the identity; ``<i, identity>`` for SCC),
+so one BFS per target gives every pair's tables: ``D[key, x]`` (distance from
+``x`` to target ``key``) and ``P[key, x]`` (first port that lowers it), plus
+the neighbour table ``NB``. The header ``(rel, key)`` is set at injection and
+a hop is two gathers: ``port = P[key, rel]``, ``rel = NB[rel, port]``. The
+decision uses only the node's tables and the packet (destination, header).
+
+Without translations (FCCN) the tables are per destination: ``(N, N)`` next
+ports and distances from a bit-parallel BFS, allowed up to N*N = 2**24 pairs
+(fccn:4); the header is empty.
+
+``tie="random"`` replaces the port table by a table of best-port bit masks
+(every port on a shortest path) and picks the r-th set bit, r uniform from
+``ctx.uniform()``, through two small look-up tables (popcount, r-th bit).
+Tables are built lazily, once per router (:meth:`ShortestRouter.prepare`),
+and every MPI rank holds a full copy.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from mpinet.errors import ResourceError, RoutingError
+from mpinet.routing import tables
+from mpinet.routing.base import HopContext, Router
+from mpinet.topology.base import Topology
+
+#: largest N*N of per-destination tables (topologies without translations)
+MAX_PAIRS = 2**24
+TIES = ("first", "random")
+
+
+class ShortestRouter(Router):
+    """Minimal routing by distributed tables (header = position relative to the destination).
+
+    Parameters
+    ----------
+    topo : Topology
+    tie : {"first", "random"}
+        Among the ports on a shortest path take the lowest (default) or a
+        uniformly random one (``ctx.uniform()``, reproducible on any rank count).
+    max_table_bytes : int
+        Refuse (:class:`ResourceError`) tables larger than this (default 2 GiB).
+    """
+
+    name = "shortest"
+    summary = "minimal routing by distributed BFS tables (every topology)"
+    families = ()
+    distributed = True
+
+    def __init__(
+        self, topo: Topology, tie: str = "first", max_table_bytes: int = tables.MAX_TABLE_BYTES
+    ) -> None:
+        super().__init__(topo, tie=tie, max_table_bytes=max_table_bytes)
+        if tie not in TIES:
+            raise RoutingError(f"tie of router 'shortest' must be one of {TIES}, got {tie!r}")
+        self.tie = tie
+        n = topo.num_nodes
+        targets = topo.translation_targets
+        self.translated = targets is not None
+        self.header_width = 2 if self.translated else 0
+        if self.translated:
+            self.targets = np.asarray(targets, dtype=np.int64)
+            mask_bytes = tables.mask_dtype(topo.degree).itemsize
+            per_entry = 2 + (1 if tie == "first" else mask_bytes)  # distance + port or mask
+            transient = n * (mask_bytes + 8)  # one target's masks, BFS frontier
+            need = tables.neighbor_table_bytes(topo) + per_entry * self.targets.size * n
+            need += transient
+        else:
+            if n * n > MAX_PAIRS:
+                raise ResourceError(
+                    f"router 'shortest' on {topo.spec} ({n:,} nodes, not vertex-transitive) needs "
+                    f"per-destination tables of N*N = {n * n:,} entries, over the limit of "
+                    f"2**24 = {MAX_PAIRS:,} (N <= 4,096, e.g. fccn:4)"
+                )
+            need = tables.neighbor_table_bytes(topo) + tables.all_pairs_tables_bytes(n, topo.degree)
+        self.table_bytes = int(need)
+        tables.check_table_bytes(topo, need, "router 'shortest' tables", max_table_bytes)
+        self.build_seconds: float | None = None
+        self._nb: np.ndarray | None = None
+
+    # ------------------------------------------------------------ tables
+    def prepare(self) -> None:
+        """Build the tables now (otherwise done on first use); sets :attr:`build_seconds`."""
+        if self._nb is not None:
+            return
+        t0 = time.perf_counter()
+        topo = self.topo
+        mask_dt = tables.mask_dtype(topo.degree)
+        nb = tables.neighbor_table(topo)
+        if self.translated:
+            k, n = self.targets.size, topo.num_nodes
+            dist = np.empty((k, n), dtype=np.int16)
+            table = np.empty((k, n), dtype=np.uint8 if self.tie == "first" else mask_dt)
+            for key, target in enumerate(self.targets):
+                dist[key] = tables.distances_from(topo, int(target), nb)
+                masks = tables.best_port_masks(nb, dist[key])
+                table[key] = tables.lowest_ports(masks) if self.tie == "first" else masks
+        else:
+            masks, dist = tables.all_pairs_tables(nb)
+            table = tables.lowest_ports(masks) if self.tie == "first" else masks
+            del masks
+        self._dist = dist.ravel()
+        if self.tie == "first":
+            self._port = table.ravel()
+        else:
+            self._masks = table.ravel()
+            self._count, self._select = _select_tables(topo.degree)
+        self._nb_flat = nb.ravel()
+        self._nb = nb
+        self.build_seconds = time.perf_counter() - t0
+
+    def distance(self, src: object, dst: object) -> np.ndarray:
+        """Exact shortest distances of pairs (arrays broadcast), int64."""
+        self.prepare()
+        if self.translated:
+            rel, key = self.topo.translate(src, dst)
+            return self._dist[key * self.topo.num_nodes + rel].astype(np.int64)
+        s, d = np.broadcast_arrays(np.asarray(src), np.asarray(dst))
+        s, d = self.topo.check_ids(s, "src"), self.topo.check_ids(d, "dst")
+        return self._dist[s * self.topo.num_nodes + d].astype(np.int64)
+
+    # ------------------------------------------------------------- hops
+    def init_headers(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """``(rel, key)`` of each packet (translated topologies), else an empty header."""
+        if not self.translated:
+            return super().init_headers(src, dst)
+        rel, key = self.topo.translate(src, dst)
+        return np.stack([rel, key], axis=1)
+
+    def next_port(
+        self, nodes: np.ndarray, dests: np.ndarray, headers: np.ndarray, ctx: HopContext
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Two gathers per packet: the port from the table, the next ``rel`` from NB."""
+        self.prepare()
+        n, deg = self.topo.num_nodes, self.topo.degree
+        if self.translated:
+            rel = headers[:, 0]
+            idx = headers[:, 1] * n + rel if self.targets.size > 1 else rel
+        else:
+            idx = np.asarray(nodes, dtype=np.int64) * n + np.asarray(dests, dtype=np.int64)
+        port = self._port[idx] if self.tie == "first" else self._random_ports(idx, ctx)
+        port = port.astype(np.int64)
+        if not self.translated:
+            return port, headers
+        out = np.empty_like(headers)
+        out[:, 0] = self._nb_flat[rel * deg + port]
+        out[:, 1] = headers[:, 1]
+        return port, out
+
+    def _random_ports(self, idx: np.ndarray, ctx: HopContext) -> np.ndarray:
+        """A uniformly random port among the shortest ones: the pick-th bit of the mask."""
+        m = self._masks[idx]
+        u = ctx.uniform()
+        if self._select is not None:
+            m = m.astype(np.intp)
+            count = self._count[m]
+            pick = np.minimum((u * count).astype(np.intp), np.maximum(count.astype(np.intp) - 1, 0))
+            return self._select[m * self.topo.degree + pick]
+        m = m.astype(np.uint64)
+        count = np.bitwise_count(m).astype(np.int64)
+        pick = np.minimum((u * count).astype(np.int64), count - 1)
+        for r in range(int(pick.max(initial=0))):
+            m = np.where(pick > r, m & (m - np.uint64(1)), m)
+        return tables.lowest_ports(m)
+
+
+def _select_tables(degree: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Popcount and "r-th set bit" look-up tables over all port masks (degree <= 12)."""
+    if degree > 12:
+        return None, None
+    m = np.arange(1 << degree, dtype=np.uint64)
+    count = np.bitwise_count(m).astype(np.uint8)
+    select = np.empty((m.size, degree), dtype=np.uint8)
+    for r in range(degree):
+        select[:, r] = tables.lowest_ports(m)
+        m &= m - np.uint64(1)
+    return count, select.ravel()

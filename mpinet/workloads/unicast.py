@@ -1,0 +1,173 @@
+"""Unicast traffic patterns, generated per rank and identical for any rank count.
+
+Packet ids are a function of (source, index) or (step, source), and every
+random choice is a counter-based draw keyed by the packet id
+(:mod:`mpinet.rng`), so rank ``r`` generates exactly the packets whose source
+it owns and the union over ranks never depends on how many there are.
+
+Patterns: ``uniform`` (each node to uniformly random other nodes),
+``permutation`` (node ``v`` to ``pi(v)``, a random cyclic permutation, so no
+node sends to itself), ``hotspot`` (all to one target, by default the
+identity), ``all-to-identity`` (one packet from every node to the identity,
+the routing reports' pattern) and ``locality`` (FCCN, paper 002 section 5: the
+destination stays in the source's (k-1)-FCCN with probability ``p_k``).
+Injection: ``once`` (``packets`` per node at step 0) or ``bernoulli`` (each
+node injects one packet per step with probability ``rate`` during ``steps``
+steps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from mpinet import rng
+from mpinet.errors import MpinetError, check_int
+from mpinet.topology.base import Topology
+
+PATTERNS = ("uniform", "permutation", "hotspot", "all-to-identity", "locality")
+
+
+class WorkloadError(MpinetError, ValueError):
+    """Bad workload parameters."""
+
+
+class Unicast:
+    """A unicast traffic source for :class:`mpinet.engine.core.Engine`.
+
+    Parameters
+    ----------
+    topo : Topology
+    pattern : one of :data:`PATTERNS`
+    packets : packets per node with ``injection="once"``
+    injection : ``"once"`` or ``"bernoulli"``
+    rate, steps : Bernoulli probability per node per step, and injection steps
+    seed : key of every random draw
+    target : node id of the hotspot (default: the identity)
+    locality : FCCN ``[p_2, ..., p_m]`` or one value for every level
+    """
+
+    def __init__(
+        self,
+        topo: Topology,
+        pattern: str = "uniform",
+        *,
+        packets: int = 1,
+        injection: str = "once",
+        rate: float = 0.0,
+        steps: int = 0,
+        seed: int = 0,
+        target: int | None = None,
+        locality: float | Sequence[float] | None = None,
+    ) -> None:
+        if pattern not in PATTERNS:
+            raise WorkloadError(
+                f"workload pattern must be one of {', '.join(PATTERNS)}; got {pattern!r}"
+            )
+        self.topo, self.pattern, self.seed = topo, pattern, int(seed)
+        n = topo.num_nodes
+        self.packets = check_int("workload packets", packets, 1, 1 << 20)
+        if pattern == "all-to-identity":
+            self.packets = 1
+        if injection not in ("once", "bernoulli"):
+            raise WorkloadError(
+                f"workload injection must be 'once' or 'bernoulli'; got {injection!r}"
+            )
+        self.injection = injection
+        if injection == "bernoulli":
+            if not 0.0 < float(rate) <= 1.0:
+                raise WorkloadError(
+                    f"workload rate must be in (0, 1] for bernoulli injection; got {rate}"
+                )
+            self.rate = float(rate)
+            self.steps = check_int("workload steps (bernoulli injection window)", steps, 1, 1 << 30)
+            self.pid_space = self.steps * n
+            self.last_injection_step = self.steps - 1
+        else:
+            self.rate, self.steps = 0.0, 0
+            self.pid_space = n * self.packets
+            self.last_injection_step = 0
+        self.target = (
+            topo.identity if target is None else int(topo.check_ids([target], "target")[0])
+        )
+        self._perm = None
+        if pattern == "permutation":
+            sigma = np.random.default_rng(self.seed).permutation(n)
+            self._perm = np.empty(n, dtype=np.int64)
+            self._perm[sigma] = np.roll(sigma, -1)  # one n-cycle: no fixed point
+        self._p = None
+        if pattern == "locality":
+            self._p = self._levels(locality)
+
+    def _levels(self, locality: float | Sequence[float] | None) -> np.ndarray:
+        if self.topo.family != "fccn":
+            raise WorkloadError(
+                f"workload pattern 'locality' needs an fccn topology, not {self.topo.spec}"
+            )
+        m = self.topo.m
+        vals = [0.125] * (m - 1) if locality is None else locality
+        if np.isscalar(vals):
+            vals = [float(vals)] * (m - 1)
+        p = np.asarray(vals, dtype=np.float64)
+        if p.shape != (m - 1,) or (p < 0).any() or (p > 1).any():
+            raise WorkloadError(
+                f"workload locality must be one probability or {m - 1} values "
+                f"[p_2..p_{m}] in [0, 1]"
+            )
+        return p
+
+    def injections(self, lo: int, hi: int, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Packets injected at ``step`` by the sources in ``[lo, hi)``: (ids, sources, dests)."""
+        n = self.topo.num_nodes
+        nodes = np.arange(lo, hi, dtype=np.int64)
+        if self.injection == "once":
+            if step != 0:
+                return (np.empty(0, np.int64),) * 3
+            src = np.repeat(nodes, self.packets)
+            pid = src * self.packets + np.tile(np.arange(self.packets), nodes.size)
+        else:
+            if step >= self.steps:
+                return (np.empty(0, np.int64),) * 3
+            fire = rng.uniform(self.seed, nodes, step, rng.STREAM_INJECT) < self.rate
+            src = nodes[fire]
+            pid = step * n + src
+        if self.pattern in ("hotspot", "all-to-identity"):
+            keep = src != self.target
+            pid, src = pid[keep], src[keep]
+        return pid, src, self._dest(pid, src)
+
+    def _dest(self, pid: np.ndarray, src: np.ndarray) -> np.ndarray:
+        n = self.topo.num_nodes
+        if self.pattern == "uniform":
+            d = rng.integers(self.seed, pid, n - 1, stream=rng.STREAM_DEST)
+            return d + (d >= src)
+        if self.pattern == "permutation":
+            return self._perm[src]
+        if self.pattern in ("hotspot", "all-to-identity"):
+            return np.full(src.size, self.target, dtype=np.int64)
+        return self._locality_dest(pid, src)
+
+    def _locality_dest(self, pid: np.ndarray, src: np.ndarray) -> np.ndarray:
+        m = self.topo.m
+        shift = 3 * np.arange(m, dtype=np.int64)
+        sdig = (src[:, None] >> shift) & 7  # column j = beta_{j+1}
+        rand = np.stack(
+            [rng.integers(self.seed, pid, 8, hop=j, stream=rng.STREAM_DEST) for j in range(m)], 1
+        )
+        # level at which the destination leaves the source's sub-network (1 = same cube)
+        level = np.ones(src.size, dtype=np.int64)
+        same = np.ones(src.size, dtype=bool)
+        for k in range(m, 1, -1):
+            u = rng.uniform(self.seed, pid, 100 + k, rng.STREAM_DEST)
+            leave = same & (u >= self._p[k - 2])
+            level[leave] = k
+            same &= ~leave
+        cols = np.arange(m)[None, :]
+        ddig = np.where(cols >= level[:, None], sdig, rand)
+        other = (
+            sdig + 1 + rng.integers(self.seed, pid, 7, hop=99, stream=rng.STREAM_DEST)[:, None]
+        ) % 8
+        at = (cols == (level - 1)[:, None]) & (level[:, None] >= 2)
+        ddig = np.where(at, other, ddig)
+        return (ddig << shift).sum(axis=1)

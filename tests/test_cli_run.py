@@ -1,0 +1,121 @@
+"""``mpinet run`` and ``mpinet bench`` from the command line, under mpiexec."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mpinet.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+JOBS = sorted((ROOT / "jobs").glob("*.toml"))
+
+
+def test_there_is_a_job_per_family():
+    text = " ".join(p.read_text() for p in JOBS)
+    for fam in ("star:", "scc:", "ms:", "fccn:", "borel:", "hypercube:", "ccc:"):
+        assert f'"{fam}' in text, fam
+
+
+@pytest.mark.parametrize("job", JOBS, ids=lambda p: p.stem)
+def test_every_job_file_runs_under_mpiexec(run_mpinet, job, tmp_path):
+    out = tmp_path / "t.h5"
+    proc = run_mpinet(["run", str(job), "--json", "--out", str(out)], ranks=2)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1  # rank 0 only
+    res = json.loads(lines[0])
+    assert res["ranks"] == 2 and res["stats"]["ok"]
+    assert res["stats"]["delivered"] == res["stats"]["injected"] > 0
+    assert res["trace"] == str(out) and out.exists()
+
+
+def test_same_result_on_1_and_3_ranks(run_mpinet):
+    args = ["run", str(ROOT / "jobs" / "ms-uniform.toml"), "--json", "--trace-level", "none"]
+    a = json.loads(run_mpinet(args, ranks=1).stdout)
+    b = json.loads(run_mpinet(args, ranks=3).stdout)
+    for key in ("steps", "latency", "hops", "stretch", "link_load", "delivered"):
+        assert a["stats"][key] == b["stats"][key], key
+
+
+def test_flags_without_a_file(capsys):
+    code = main(
+        [
+            "run",
+            "--topology",
+            "scc:4",
+            "--workload",
+            "uniform",
+            "--packets",
+            "2",
+            "--model",
+            "one-port",
+            "--router",
+            "shortest",
+            "--json",
+            "--trace-level",
+            "none",
+        ]
+    )
+    assert code == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["job"]["model"]["kind"] == "one-port" and res["stats"]["injected"] == 144
+
+
+def test_human_summary(capsys):
+    assert main(["run", "--topology", "star:4", "--packets", "2", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    for word in ("network", "latency", "stretch", "checks", "all passed", "packet-hops/s"):
+        assert word in out
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--topology", "scc:4", "--set", "workload.pakets=2"], "unknown key workload.'pakets'"),
+        (["--set", "workload.packets=2"], "the key 'topology' is required"),
+        (["--topology", "scc:4", "--router", "nope"], "nope"),
+        (["--topology", "scc:4", "--model", "two-port"], "k-port:K"),
+        (["--topology", "scc:4", "--router", "hypercube-ecube"], "hypercube"),
+        (["--topology", "scc:2"], "N in scc:N"),
+        (["--topology", "scc:4", "--set", "model.capacity={lateral=0}"], "capacity"),
+        (["--topology", "scc:4", "--workload", "locality"], "fccn"),
+        (["nonexistent.toml"], "does not exist"),
+    ],
+)
+def test_bad_jobs_are_one_line_exit_2(args, message, capsys):
+    assert main(["run", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("mpinet: error:") and message in err[0], err
+
+
+def test_unknown_top_level_key(tmp_path, capsys):
+    job = tmp_path / "j.toml"
+    job.write_text('topology = "scc:4"\nsede = 3\n')
+    assert main(["run", str(job)]) == 2
+    assert "unknown key 'sede'" in capsys.readouterr().err
+
+
+def test_existing_trace_needs_force(tmp_path, capsys):
+    out = tmp_path / "t.h5"
+    base = ["run", "--topology", "star:4", "--quiet", "--out", str(out)]
+    assert main(base) == 0
+    assert main(base) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main([*base, "--force"]) == 0
+
+
+def test_max_steps_exit_code_1(capsys):
+    code = main(["run", "--topology", "scc:5", "--packets", "2", "--max-steps", "3", "--quiet"])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "FAILED: nothing dropped" in out and "stuck: packet" in out
+
+
+def test_bench_json(run_mpinet):
+    proc = run_mpinet(["bench", "--specs", "star:5", "--repeat", "1", "--json"], ranks=2)
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout.strip().splitlines()[0])
+    assert row["ranks"] == 2 and row["packet_hops"] > 0 and row["hops_per_second_per_rank"] > 0
