@@ -74,12 +74,26 @@ def rank(perms: np.ndarray) -> np.ndarray:
     return out
 
 
+#: up to this many symbols, unrank is a lookup in a table of all k! permutations
+TABLE_SYMBOLS = 9  # 9! x 9 bytes = 3.3 MB, built once per process on first use
+_tables: dict[int, np.ndarray] = {}
+
+
 def unrank(ranks: np.ndarray, k: int) -> np.ndarray:
     """Inverse of :func:`rank`: ``(M,)`` ranks -> ``(M, k)`` uint8 permutations."""
     k = check_int("k (number of symbols)", k, 1, MAX_SYMBOLS)
     r = np.asarray(ranks, dtype=np.int64).ravel()
     if r.size and (r.min() < 0 or r.max() >= math.factorial(k)):
         raise TopologyError(f"rank must be in [0, {math.factorial(k) - 1}] for k={k}")
+    if k <= TABLE_SYMBOLS and r.size > 64:
+        table = _tables.get(k)
+        if table is None:
+            table = _tables[k] = _unrank(np.arange(math.factorial(k), dtype=np.int64), k)
+        return table[r]
+    return _unrank(r, k)
+
+
+def _unrank(r: np.ndarray, k: int) -> np.ndarray:
     fact = factorials(k)
     out = np.empty((r.size, k), dtype=np.uint8)
     for lo in range(0, r.size, _CHUNK):

@@ -2,9 +2,10 @@
 
 Each rank owns node ids ``[lo, hi)`` and the packets currently at them, as one
 int64 matrix (a row per packet: id, source, destination, current node, inject
-step, arrival step at the current node, hops, then the router's header). The
-rows are kept in priority order -- FIFO: (arrival step, id); oldest-first:
-(inject step, id) -- so arbitration is a stable grouping by output link.
+step, hops, then the router's header). The
+rows are kept in priority order -- FIFO: (arrival step at the current node,
+id), by appending each step's arrivals sorted by id; oldest-first: (inject
+step, id) -- so "first in the arrays" is "first in the queue".
 
 One step ``t`` (1, 2, ...), on every rank:
 
@@ -39,8 +40,8 @@ from mpinet.errors import MpinetError
 from mpinet.routing.base import HopContext, Router
 from mpinet.topology.base import Topology
 
-PID, SRC, DST, CUR, INJ, ARR, HOPS = range(7)
-NFIXED = 7
+PID, SRC, DST, CUR, INJ, HOPS = range(6)
+NFIXED = 6
 _TABLE_LIMIT = 1 << 26  # neighbour-table entries per rank kept in memory
 
 
@@ -139,7 +140,7 @@ class Engine:
     def _new_rows(self, pid, src, dst, step: int) -> np.ndarray:
         rows = np.empty((pid.size, self.width), dtype=np.int64)
         rows[:, PID], rows[:, SRC], rows[:, DST], rows[:, CUR] = pid, src, dst, src
-        rows[:, INJ] = rows[:, ARR] = step
+        rows[:, INJ] = step
         rows[:, HOPS] = 0
         rows[:, NFIXED:] = self.router.init_headers(src, dst)
         return rows
@@ -270,7 +271,6 @@ class Engine:
             )
         moved[:, CUR] = nxt
         moved[:, HOPS] += 1
-        moved[:, ARR] = t
         moved[:, NFIXED:] = headers[gi]
         stay = rows[~go] if gi.size else rows
         arrived = nxt == moved[:, DST]

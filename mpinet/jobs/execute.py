@@ -171,10 +171,7 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
                 name: np.ascontiguousarray(hops[:, i])
                 for i, name in enumerate(["step", "packet", "from_node", "to_node", "port"])
             }
-        checks = [
-            {**c, "expected": str(c["expected"]), "measured": str(c["measured"])}
-            for c in stats["checks"]
-        ]
+        checks = stats["checks"]
         result["trace"] = write_trace(
             p.trace_path, engine.comm, attrs=attrs, tables=tables, checks=checks, force=p.force
         )

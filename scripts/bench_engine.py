@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Engine throughput on 1 and 2 ranks, as a markdown table for docs/performance.md.
+
+Runs ``mpiexec -n R mpinet bench --json`` for each rank count (uniform
+traffic, shortest-path routing, all-port; see ``mpinet bench --help``)::
+
+    python scripts/bench_engine.py [--ranks 1,2] [--specs "scc:7;ms:3,2;fccn:4"]
+                                   [--packets 8] [--repeat 3] [--trace summary]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--ranks", default="1,2")
+    ap.add_argument("--specs", default="scc:7;ms:3,2;fccn:4")
+    ap.add_argument("--packets", default="8")
+    ap.add_argument("--repeat", default="3")
+    ap.add_argument("--trace", default="summary")
+    args = ap.parse_args()
+    from conftest import find_mpiexec
+
+    launcher = find_mpiexec()
+    print(
+        "| spec | nodes | ranks | packets | packet-hops | steps | total s | "
+        "M hops/s/rank | engine-only M hops/s/rank | cross-rank | setup s |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in [int(x) for x in args.ranks.split(",")]:
+        cmd = [
+            *launcher,
+            "-n",
+            str(r),
+            sys.executable,
+            "-m",
+            "mpinet",
+            "bench",
+            "--json",
+            "--specs",
+            args.specs,
+            "--packets",
+            args.packets,
+            "--repeat",
+            args.repeat,
+            "--trace",
+            args.trace,
+        ]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        for line in out.strip().splitlines():
+            b = json.loads(line)
+            print(
+                f"| {b['spec']} | {b['nodes']:,} | {b['ranks']} | {b['packets']:,} | "
+                f"{b['packet_hops']:,} | {b['steps']} | {b['total_seconds']:.3f} | "
+                f"{b['hops_per_second_per_rank'] / 1e6:.2f} | "
+                f"{b['engine_hops_per_second_per_rank'] / 1e6:.2f} | "
+                f"{100 * b['cross_rank_fraction']:.1f}% | {b['setup_seconds']:.2f} |",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
