@@ -104,7 +104,7 @@ def collective(comm: Any, fn: Callable[[], Any]) -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``mpinet`` parser with every subcommand."""
-    from mpinet.cli import bench, info, run
+    from mpinet.cli import bench, info, routes, run
 
     p = Parser(
         prog="mpinet",
@@ -120,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     info.add_parser(sub)
     run.add_parser(sub)
+    routes.add_parser(sub)
     bench.add_parser(sub)
     return p
 

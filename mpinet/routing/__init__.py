@@ -13,12 +13,26 @@ import inspect
 from typing import Any
 
 from mpinet.errors import RoutingError
+from mpinet.routing import borel, ccc, fccn, macrostar, scc, star
 from mpinet.routing.base import HopContext, Router
 from mpinet.routing.ecube import HypercubeEcube
 from mpinet.routing.shortest import ShortestRouter
 from mpinet.topology.base import Topology
 
-ROUTERS: dict[str, type[Router]] = {cls.name: cls for cls in (ShortestRouter, HypercubeEcube)}
+#: every router by its job name: the generic ones, then one module per family
+ROUTERS: dict[str, type[Router]] = {
+    cls.name: cls
+    for cls in (
+        ShortestRouter,
+        HypercubeEcube,
+        *star.ROUTERS_HERE,
+        *scc.ROUTERS_HERE,
+        *macrostar.ROUTERS_HERE,
+        *fccn.ROUTERS_HERE,
+        *borel.ROUTERS_HERE,
+        *ccc.ROUTERS_HERE,
+    )
+}
 
 __all__ = ["ROUTERS", "HopContext", "Router", "available_routers", "make_router"]
 

@@ -29,6 +29,8 @@ def walk(
     seed: int = 0,
     max_hops: int | None = None,
     paths: bool = False,
+    pids: object = None,
+    per_packet_classes: bool = False,
 ) -> dict[str, Any]:
     """Follow the routes of packets ``src[i] -> dst[i]`` hop by hop.
 
@@ -50,6 +52,11 @@ def walk(
         Give up after this many hops (default :func:`default_max_hops`).
     paths : bool
         Also return the visited nodes.
+    pids : array_like of int, optional
+        Packet ids keying the routers' random choices (default ``0..M-1``); pass
+        the engine's ids to reproduce its routes.
+    per_packet_classes : bool
+        Also return ``class_hops``: {port class: (M,) hops of that class}.
 
     Returns
     -------
@@ -57,7 +64,7 @@ def walk(
         ``lengths`` (M,) int64 hops taken; ``ok`` (M,) bool, reached within
         ``max_hops``; ``port_counts`` (degree,) int64 links used per port;
         ``class_counts`` {port class: links used}; with ``paths=True``,
-        ``paths`` (M, L+1) int64 nodes visited, padded with -1.
+        ``paths`` (M, L+1) int64 nodes visited, padded with -1; ``max_hops``.
 
     Raises
     ------
@@ -74,10 +81,14 @@ def walk(
     lengths = np.zeros(s.size, dtype=np.int64)
     port_counts = np.zeros(deg, dtype=np.int64)
     trace = [s.copy()] if paths else None
+    ids = np.arange(s.size, dtype=np.int64) if pids is None else np.asarray(pids, np.int64)
+    cls_names = list(dict.fromkeys(topo.port_classes))
+    cls_of = np.array([cls_names.index(c) for c in topo.port_classes], dtype=np.int64)
+    per_class = np.zeros((len(cls_names), s.size), dtype=np.int64) if per_packet_classes else None
     active = np.flatnonzero(nodes != d)
     hop = 0
     while active.size and hop < limit:
-        ctx = HopContext(step=hop, pids=active, hops=lengths[active], seed=seed)
+        ctx = HopContext(step=hop, pids=ids[active], hops=lengths[active], seed=seed)
         here = nodes[active]
         ports, new_headers = router.next_port(here, d[active], headers[active], ctx)
         ports = np.asarray(ports).astype(np.int64, copy=False)
@@ -92,6 +103,8 @@ def walk(
         headers[active] = new_headers
         lengths[active] += 1
         port_counts += np.bincount(ports, minlength=deg)
+        if per_class is not None:
+            per_class[cls_of[ports], active] += 1
         if trace is not None:
             step = np.full(s.size, -1, dtype=np.int64)
             step[active] = nxt
@@ -106,7 +119,10 @@ def walk(
         "ok": nodes == d,
         "port_counts": port_counts,
         "class_counts": classes,
+        "max_hops": limit,
     }
+    if per_class is not None:
+        out["class_hops"] = {c: per_class[i] for i, c in enumerate(cls_names)}
     if trace is not None:
         out["paths"] = np.stack(trace, axis=1)
     return out

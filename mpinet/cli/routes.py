@@ -1,0 +1,146 @@
+"""``mpinet routes``: how good a router's routes are, against exact distances."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from mpinet.cli import agree, collective, get_comm
+
+HELP = """\
+Route pairs of nodes with a router, without contention, and compare each route
+with the exact shortest distance (BFS): average and maximum route length,
+average shortest distance, percentage of shortest routes, the distribution of
+route lengths (paper 000's D_I x N_I curve), hops per port class (for SCC:
+lateral and local links; the SCC routers also split local links into the
+papers' MI and MB parts), and the header size the router needs.
+
+Pairs: to-identity (every node to the identity; the papers' convention, which
+includes the identity's own zero-length route), all (every ordered pair of
+distinct nodes), or
+sample:K (K random pairs of distinct nodes, keyed by --seed). The pairs are
+split over the ranks of the MPI job; the report does not depend on their number.
+--engine also routes the pairs on the engine (one packet each, all-port) and
+checks that the route lengths agree pair by pair.
+
+examples:
+  mpinet routes scc:6 --router scc-greedy
+  mpiexec -n 2 mpinet routes ms:3,2 --router ms-balls-to-boxes --pairs all --json
+  mpinet routes fccn:3 --router fccn-sroute --pairs sample:10000 --engine
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "routes",
+        help="route-quality report of a router against exact distances",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("spec", metavar="SPEC", help="topology spec, e.g. scc:6")
+    p.add_argument("--router", required=True, metavar="NAME", help="router name (see --list)")
+    p.add_argument("--pairs", default="to-identity", help="to-identity | all | sample:K")
+    p.add_argument("--seed", type=int, default=0, help="seed of random routers and sampled pairs")
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="router option, e.g. --option lookahead=3 (repeatable)",
+    )
+    p.add_argument("--engine", action="store_true", help="also route on the engine and compare")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def _options(items: list[str]) -> dict:
+    from mpinet.jobs import parse_set
+
+    out = {}
+    for item in items:
+        keys, value = parse_set(item)
+        out[".".join(keys)] = value
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from mpinet.engine.routes import engine_lengths, parse_pairs, route_report
+    from mpinet.routing import make_router
+    from mpinet.topology import from_spec
+
+    comm = get_comm()
+
+    def plan():
+        topo = from_spec(args.spec)
+        router = make_router(args.router, topo, **_options(args.option))
+        parse_pairs(args.pairs, topo)
+        return topo, router
+
+    topo, router = agree(comm, plan)
+    rep = collective(comm, lambda: route_report(topo, router, args.pairs, comm, args.seed))
+    extra = _split(topo, router, args, comm)
+    if extra:
+        rep.update(extra)
+    code = 0
+    if args.engine:
+        eng = collective(comm, lambda: engine_lengths(topo, router, args.pairs, comm, args.seed))
+        agree_ = eng["histogram"] == rep["histogram"] and eng["checksum"] == rep["checksum"]
+        rep["engine"] = {"agrees": agree_, "steps": eng["steps"]}
+        code = 0 if agree_ else 1
+    if comm.Get_rank() == 0:
+        if args.json:
+            json.dump(rep, sys.stdout)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(format_report(rep))
+        sys.stdout.flush()
+    return code
+
+
+def _split(topo, router, args, comm) -> dict:
+    """The papers' cost split, where the family's routing module defines one."""
+    try:
+        from mpinet.routing import scc_analysis
+    except ImportError:
+        return {}
+    if topo.family != "scc" or not hasattr(scc_analysis, "report_split"):
+        return {}
+    return collective(
+        comm, lambda: scc_analysis.report_split(topo, router, args.pairs, comm, args.seed)
+    )
+
+
+def format_report(r: dict) -> str:
+    """Human-readable route report."""
+    kind = {
+        "to-identity": "every node to the identity (incl. itself)",
+        "all": "all ordered pairs of distinct nodes",
+    }
+    rows = [
+        (
+            "network / router",
+            f"{r['spec']} / {r['router']} "
+            f"({'distributed' if r['distributed'] else 'source-based'}, header {r['header_bytes']} B)",
+        ),
+        ("pairs", f"{r['pairs']:,}: {kind.get(r['pair_kind'], 'random pairs of distinct nodes')}"),
+        ("route length", f"avg {r['avg_length']:.4f}  max {r['max_length']}"),
+        ("shortest", f"avg {r['avg_shortest']:.4f}  max {r['max_shortest']}"),
+        ("shortest routes", f"{r['pct_shortest']:.2f}%"),
+        ("hops per class", "  ".join(f"{c} {v:.4f}" for c, v in r["class_hops"].items())),
+    ]
+    if "split" in r:
+        rows.append(("SCC cost split", "  ".join(f"{k} {v:.4f}" for k, v in r["split"].items())))
+    if "engine" in r:
+        e = r["engine"]
+        rows.append(("engine", "same route lengths, pair by pair" if e["agrees"] else "DISAGREES"))
+    width = max(len(k) for k, _ in rows)
+    out = [f"{k:<{width}}  {v}" for k, v in rows]
+    out.append("route length histogram (length: routes / shortest distances):")
+    h, s = r["histogram"], r["shortest_histogram"]
+    for d in range(max(len(h), len(s))):
+        a = h[d] if d < len(h) else 0
+        b = s[d] if d < len(s) else 0
+        out.append(f"  {d:>4}  {a:>12,}  {b:>12,}")
+    return "\n".join(out) + "\n"
