@@ -118,12 +118,9 @@ def format_report(r: dict) -> str:
         "to-identity": "every node to the identity (incl. itself)",
         "all": "all ordered pairs of distinct nodes",
     }
+    how = "distributed" if r["distributed"] else "source-based"
     rows = [
-        (
-            "network / router",
-            f"{r['spec']} / {r['router']} "
-            f"({'distributed' if r['distributed'] else 'source-based'}, header {r['header_bytes']} B)",
-        ),
+        ("network / router", f"{r['spec']} / {r['router']} ({how}, header {r['header_bytes']} B)"),
         ("pairs", f"{r['pairs']:,}: {kind.get(r['pair_kind'], 'random pairs of distinct nodes')}"),
         ("route length", f"avg {r['avg_length']:.4f}  max {r['max_length']}"),
         ("shortest", f"avg {r['avg_shortest']:.4f}  max {r['max_shortest']}"),
