@@ -42,6 +42,7 @@ from mpinet.topology.base import Topology
 
 PID, SRC, DST, CUR, INJ, HOPS = range(6)
 NFIXED = 6
+_REC_COLS = np.array([PID, SRC, DST, INJ, INJ, HOPS])
 _TABLE_LIMIT = 1 << 26  # neighbour-table entries per rank kept in memory
 
 
@@ -147,7 +148,8 @@ class Engine:
 
     def _sort(self, rows: np.ndarray) -> np.ndarray:
         key = (rows[:, PID],) + ((rows[:, INJ],) if self.order == "oldest-first" else ())
-        return rows[np.lexsort(key)] if len(key) > 1 else rows[np.argsort(rows[:, PID])]
+        order = np.lexsort(key) if len(key) > 1 else np.argsort(rows[:, PID])
+        return np.take(rows, order, axis=0)
 
     def _raise_collected(self, message: str | None) -> None:
         """After a reduction said some rank failed: raise its message on every rank."""
@@ -174,10 +176,9 @@ class Engine:
         glob = np.zeros(6, dtype=np.int64)
         while (in_flight > 0 or t < workload.last_injection_step) and t < self.max_steps:
             t += 1
-            rows, stats, moved, msg = self._step(t, rows, load, delivered, hop_rows)
+            stay, stats, moved, msg = self._step(t, rows, load, delivered, hop_rows)
             new, done, ids = self._inject(workload, t)
-            if new.shape[0] or moved.shape[0]:
-                rows = np.concatenate([rows, self._sort(np.concatenate([moved, new]))])
+            rows = self._merge(rows, stay, self._sort(np.concatenate([moved, new])))
             if self.order == "oldest-first":
                 rows = self._sort(rows)
             delivered.append(done)
@@ -214,6 +215,15 @@ class Engine:
             lo=lo,
             hi=hi,
         )
+
+    @staticmethod
+    def _merge(rows: np.ndarray, stay: np.ndarray | None, arrivals: np.ndarray) -> np.ndarray:
+        """The rows that stayed (in order) followed by this step's arrivals."""
+        if stay is None:
+            if not arrivals.shape[0]:
+                return rows
+            return np.concatenate([rows, arrivals])
+        return np.concatenate([np.take(rows, stay, axis=0), arrivals])
 
     def _inject(self, workload: Workload, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows of the packets injected at ``step``, records of those already home, ids."""
@@ -264,26 +274,27 @@ class Engine:
             np.add.at(load, gl * deg + gp, 1)
         else:
             load += np.bincount(gl * deg + gp, minlength=load.size)
-        moved = rows[gi]
+        moved = np.take(rows, gi, axis=0)  # np.take is ~6x faster than fancy row indexing
         if self.record_hops:
             hop_rows.append(
                 np.stack([np.full(gi.size, t), moved[:, PID], moved[:, CUR], nxt, gp], 1)
             )
         moved[:, CUR] = nxt
         moved[:, HOPS] += 1
-        moved[:, NFIXED:] = headers[gi]
-        stay = rows[~go] if gi.size else rows
+        moved[:, NFIXED:] = np.take(headers, gi, axis=0)
+        stay = np.flatnonzero(~go) if gi.size else None  # indices of the rows that stay
         arrived = nxt == moved[:, DST]
-        rec = moved[arrived][:, [PID, SRC, DST, INJ, INJ, HOPS]]
+        rec = np.take(np.take(moved, np.flatnonzero(arrived), axis=0), _REC_COLS, axis=1)
         rec[:, 4] = t
         delivered.append(rec)
-        moved = moved[~arrived]
+        moved = np.take(moved, np.flatnonzero(~arrived), axis=0)
         owner = np.searchsorted(self.bounds, moved[:, CUR], side="right") - 1
         away = owner != self.rank
         n_away = int(away.sum())
         if self.size > 1:
-            recv = exchange_rows(self.comm, moved[away], owner[away])
-            moved = np.concatenate([moved[~away], recv])
+            out = np.flatnonzero(away)
+            recv = exchange_rows(self.comm, np.take(moved, out, axis=0), owner[out])
+            moved = np.concatenate([np.take(moved, np.flatnonzero(~away), axis=0), recv])
         return stay, (gi.size, rec.shape[0], n_away), moved, msg
 
     def _check(self, t: int, nodes, ports, nxt, sdc_port: int) -> str | None:

@@ -31,7 +31,7 @@ def exchange_rows(comm: Any, rows: np.ndarray, owner: np.ndarray) -> np.ndarray:
         return rows
     key = owner.astype(np.int16 if size < 32768 else np.int32)
     order = np.argsort(key, kind="stable")
-    send = np.ascontiguousarray(rows[order])
+    send = np.take(rows, order, axis=0)
     scount = np.bincount(owner, minlength=size).astype(np.int64)
     rcount = np.empty(size, dtype=np.int64)
     comm.Alltoall(scount, rcount)
