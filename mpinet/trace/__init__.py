@@ -7,7 +7,8 @@
 Layout 1.0
 ----------
 Root attributes: the caller's ``attrs`` plus ``layout_version``, ``mpinet_version``,
-``layout`` (``"single"`` or ``"split"``), ``parts_dir`` (``""`` unless split) and ``nparts``.
+``layout`` (``"single"``, ``"split"`` or ``"parallel"``: one file written by all ranks with
+an MPI h5py, uncompressed), ``parts_dir`` (``""`` unless split) and ``nparts``.
 A table is a group ``/<table>`` of equal-length columns ``/<table>/<column>`` (axis 0 is the
 row, ``/links/load`` is 2-D) kept in the caller's order, with attribute ``rank_rows``: the
 rows each rank contributed, in rank order. ``/checks`` has one column per check key:
@@ -24,15 +25,16 @@ Which layout
 ------------
 * ``single``: everything in ``path``. Always with one rank (unless ``consolidate=False``).
   With R > 1 ranks and serial h5py when the raw data total is below ``CONSOLIDATE_MIB``
-  (64 MiB; environment ``MPINET_TRACE_CONSOLIDATE_MIB`` on rank 0 overrides it) or
-  ``consolidate=True``: every rank writes a part, rank 0 copies the parts into ``path``
+  (64 MiB; environment ``MPINET_TRACE_CONSOLIDATE_MIB`` on rank 0 overrides it): the ranks'
+  rows are gathered to rank 0 in memory, which writes ``path``. With ``consolidate=True``
+  above the threshold: every rank writes a part, rank 0 copies the parts into ``path``
   block by block (bounded memory) and deletes them. Small traces are thus one file.
 * ``split``: R > 1 ranks, serial h5py, above the threshold (or ``consolidate=False``).
   Rank r writes ``<name>.parts-<token>/rank{r:05d}.h5`` beside ``path``; rank 0 writes
   ``path`` whose columns are virtual datasets concatenating the parts in rank order, by
   names *relative* to the master's directory (HDF5 resolves them from there), so the file
   and its directory can move together; renaming the file alone is fine, the directory not.
-* parallel: h5py built with MPI, R > 1, ``parallel`` not False: one ``driver="mpio"`` file,
+* ``parallel``: h5py built with MPI, R > 1, ``parallel`` not False: one ``driver="mpio"`` file,
   structure created by all ranks, each rank writing its slice. These datasets are contiguous
   and uncompressed: HDF5 filters only under collective I/O, and h5py skips zero-size
   selections, so a rank without rows would hang a collective write (``h5repack`` compresses

@@ -2,7 +2,14 @@
 
 Every rank validates its tables, rank 0 the target, attrs and checks; one ``allgather``
 shares the outcome, so all ranks raise alike. Then each step (mkdir, parts, master and
-commit) ends with an exchange of every rank's outcome.
+commit; or the ``mpio`` file and commit) ends with an exchange of every rank's outcome.
+
+The parallel path (:meth:`_Writer.parallel_file`) creates all metadata on every rank alike,
+as parallel HDF5 requires, and writes raw data with independent I/O: each rank its own rows
+in blocks of at most ``MPIO_BLOCK_BYTES`` (HDF5 1.10's ``mpio`` driver fails a single write
+of 2 GiB or more with "can't convert from size to size_i"), rank 0 alone the checks. Before
+closing, every rank flushes, which syncs the file (``MPI_File_sync``) on every rank: the
+commit's ``fsync`` on rank 0 covers only the data cached on rank 0's node.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ LAYOUT_VERSION = "1.0"
 CONSOLIDATE_MIB = 64.0
 CHUNK_BYTES = 1 << 20
 BLOCK_CHUNKS = 8  # rows copied per write call, in chunks
+MPIO_BLOCK_BYTES = 1 << 28  # parallel path: bytes per write call, well below 2 GiB
 FILTERS: dict[str, Any] = {"compression": "gzip", "compression_opts": 1, "shuffle": True}
 CHECK_KEYS = ("name", "expected", "measured", "ok", "detail")
 RESERVED_ATTRS = ("layout_version", "mpinet_version", "layout", "parts_dir", "nparts")
@@ -129,9 +137,13 @@ def write_trace(
     w = _Writer(comm, plan)
     if plan["parallel"]:
         w.step(lambda: w.parallel_file(arrays))
-        w.step(lambda: w.commit("single"))
-    elif layout == "single" and size == 1:
-        w.step(lambda: w.commit(w.master(lambda t, c: [arrays[t][c]])))
+        w.step(lambda: w.commit("parallel"))
+    elif layout == "single" and (size == 1 or total < plan["limit"] * 2**20):
+        # small: every rank's rows go to rank 0 in memory, no part files to copy
+        gathered = {
+            t: {c: comm.gather(a, root=0) for c, a in cols.items()} for t, cols in arrays.items()
+        }
+        w.step(lambda: rank == 0 and w.commit(w.master(lambda t, c: gathered[t][c])))
     else:
         w.step(lambda: rank == 0 and os.mkdir(w.tmp_parts))
         w.step(lambda: w.part(arrays, durable=layout == "split"))
@@ -352,7 +364,8 @@ class _Writer:
             r, e = bad[0]
             raise TraceError(f"writing trace {self.path} failed on rank {r}: {e}") from exc
 
-    def _root(self, f: h5py.File, layout: str, nparts: int) -> None:
+    def _root(self, f: h5py.File, layout: str, nparts: int, data: bool = True) -> None:
+        """Root attributes and ``/checks``; ``data=False`` creates the checks unwritten."""
         for key, value in self.plan["attrs"].items():
             f.attrs[key] = _attr_value(key, value)
         f.attrs["layout_version"] = LAYOUT_VERSION
@@ -363,7 +376,10 @@ class _Writer:
         if (checks := _encode_checks(self.plan["checks"])) is not None:
             g = f.create_group("checks", track_order=True)
             for k, col in checks.items():
-                g.create_dataset(k, data=col)
+                if data:
+                    g.create_dataset(k, data=col)
+                else:
+                    g.create_dataset(k, shape=col.shape, dtype=col.dtype)
             json_cols = [k for k in checks if k not in ("name", "detail", "ok")]
             g.attrs["json_columns"] = np.array(json_cols, dtype=h5py.string_dtype())
 
@@ -432,23 +448,32 @@ class _Writer:
         return layout
 
     def parallel_file(self, arrays: dict[str, dict[str, np.ndarray]]) -> None:
-        """All ranks: one ``mpio`` file, each rank writing its slice independently."""
+        """All ranks: one ``mpio`` file, each rank writing its slice independently.
+
+        Collective calls (create, attributes, flush, close) run on every rank even after a
+        write failed here; the failure is raised afterwards and shared by :meth:`step`.
+        """
         err = None
         with h5py.File(self.tmp, "x", driver="mpio", comm=self.comm, track_order=True) as f:
-            self._root(f, "single", 0)  # every rank writes the same checks: allowed
+            # metadata on every rank alike; the checks' bytes from rank 0 only (no overlap)
+            self._root(f, "parallel", 0, data=self.rank == 0)
 
             def make(g: h5py.Group, c: str, dt: np.dtype, shape: tuple) -> None:
                 nonlocal err
                 ds = _create(g, c, dt, shape, False)
                 rows = self.plan["rank_rows"][g.name[1:]]
                 off, n = sum(rows[: self.rank]), rows[self.rank]
+                block = max(1, MPIO_BLOCK_BYTES // max(1, dt.itemsize * math.prod(shape[1:])))
                 try:
-                    if n:
-                        ds[off : off + n] = arrays[g.name[1:]][c]
+                    a = arrays[g.name[1:]][c]
+                    for i in range(0, n, block):
+                        k = min(block, n - i)
+                        ds[off + i : off + i + k] = a[i : i + k]
                 except Exception as e:  # keep going: the rest is collective
                     err = err or e
 
             self._tables(f, make)
+            f.flush()  # collective: MPI_File_sync on every rank, so the commit is durable
         if err is not None:
             raise err
 
