@@ -53,7 +53,10 @@ def test_random_router_engine_agreement():
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["scc:4", "--router", "shortest", "--pairs", "some"], "to-identity, all or sample:K"),
+        (
+            ["scc:4", "--router", "shortest", "--pairs", "some"],
+            "to-identity, from-identity, all or sample:K",
+        ),
         (["scc:4", "--router", "shortest", "--pairs", "sample:0"], "K >= 1"),
         (["scc:9", "--router", "shortest", "--pairs", "all"], "use --pairs sample:K"),
         (["scc:4", "--router", "nope"], "unknown router"),

@@ -18,8 +18,9 @@ lateral and local links; the SCC routers also split local links into the
 papers' MI and MB parts), and the header size the router needs.
 
 Pairs: to-identity (every node to the identity; the papers' convention, which
-includes the identity's own zero-length route), all (every ordered pair of
-distinct nodes), or
+includes the identity's own zero-length route), from-identity (the identity to
+every node: paper 003's convention, for routers that are not vertex-transitive),
+all (every ordered pair of distinct nodes), or
 sample:K (K random pairs of distinct nodes, keyed by --seed). The pairs are
 split over the ranks of the MPI job; the report does not depend on their number.
 --engine also routes the pairs on the engine (one packet each, all-port) and
@@ -41,7 +42,9 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("spec", metavar="SPEC", help="topology spec, e.g. scc:6")
     p.add_argument("--router", required=True, metavar="NAME", help="router name (see --list)")
-    p.add_argument("--pairs", default="to-identity", help="to-identity | all | sample:K")
+    p.add_argument(
+        "--pairs", default="to-identity", help="to-identity | from-identity | all | sample:K"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of random routers and sampled pairs")
     p.add_argument(
         "--option",
@@ -116,6 +119,7 @@ def format_report(r: dict) -> str:
     """Human-readable route report."""
     kind = {
         "to-identity": "every node to the identity (incl. itself)",
+        "from-identity": "the identity to every node (incl. itself)",
         "all": "all ordered pairs of distinct nodes",
     }
     how = "distributed" if r["distributed"] else "source-based"

@@ -16,7 +16,7 @@ import numpy as np
 from mpinet import rng
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
 from mpinet.errors import MpinetError, ResourceError
-from mpinet.routing import make_router
+from mpinet.routing import exact_distance
 from mpinet.routing.base import Router
 from mpinet.routing.tables import distances_from
 from mpinet.routing.walk import walk
@@ -31,10 +31,10 @@ class PairsError(MpinetError, ValueError):
 
 
 def parse_pairs(text: str, topo: Topology) -> tuple[str, int]:
-    """``to-identity`` | ``all`` | ``sample:K`` -> (kind, number of pairs)."""
+    """``to-identity`` | ``from-identity`` | ``all`` | ``sample:K`` -> (kind, pairs)."""
     n = topo.num_nodes
-    if text == "to-identity":
-        return "to-identity", n
+    if text in ("to-identity", "from-identity"):
+        return text, n
     if text == "all":
         if n * (n - 1) > MAX_ALL_PAIRS:
             raise PairsError(
@@ -50,7 +50,7 @@ def parse_pairs(text: str, topo: Topology) -> tuple[str, int]:
         if k < 1:
             raise PairsError(f"--pairs sample:K needs an integer K >= 1, got {text!r}")
         return "sample", k
-    raise PairsError(f"--pairs must be to-identity, all or sample:K; got {text!r}")
+    raise PairsError(f"--pairs must be to-identity, from-identity, all or sample:K; got {text!r}")
 
 
 def make_pairs(topo: Topology, kind: str, lo: int, hi: int, seed: int) -> tuple[np.ndarray, ...]:
@@ -59,6 +59,8 @@ def make_pairs(topo: Topology, kind: str, lo: int, hi: int, seed: int) -> tuple[
     idx = np.arange(lo, hi, dtype=np.int64)
     if kind == "to-identity":
         return idx, idx, np.full(idx.size, topo.identity, dtype=np.int64)
+    if kind == "from-identity":
+        return idx, np.full(idx.size, topo.identity, dtype=np.int64), idx
     if kind == "all":  # ordered pairs of distinct nodes
         src, d = idx // (n - 1), idx % (n - 1)
         return idx, src, d + (d >= src)
@@ -68,16 +70,16 @@ def make_pairs(topo: Topology, kind: str, lo: int, hi: int, seed: int) -> tuple[
 
 
 def _exact(topo: Topology, kind: str, src: np.ndarray, dst: np.ndarray, cache: dict) -> np.ndarray:
-    if kind == "to-identity":
-        if "to_id" not in cache:
+    if kind in ("to-identity", "from-identity"):
+        if "to_id" not in cache:  # undirected graphs: d(v, id) = d(id, v)
             cache["to_id"] = distances_from(topo, topo.identity).astype(np.int64)
-        return cache["to_id"][src]
-    if "shortest" not in cache:
+        return cache["to_id"][src if kind == "to-identity" else dst]
+    if "exact" not in cache:
         try:
-            cache["shortest"] = make_router("shortest", topo)
+            cache["exact"] = exact_distance(topo)
         except ResourceError as exc:
             raise ResourceError(f"exact distances for --pairs {kind}: {exc}") from None
-    return cache["shortest"].distance(src, dst)
+    return np.asarray(cache["exact"](src, dst), dtype=np.int64)
 
 
 def route_report(
@@ -136,7 +138,7 @@ def route_report(
         "header_bytes": 8 * int(router.header_width),
         "pairs": total,
         "pair_kind": kind,
-        "includes_self_pairs": kind == "to-identity",
+        "includes_self_pairs": kind in ("to-identity", "from-identity"),
         "avg_length": total_sums[0] / total,
         "max_length": longest,
         "avg_shortest": total_sums[1] / total,

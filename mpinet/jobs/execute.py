@@ -22,7 +22,7 @@ from mpinet.engine.models import Model, parse_model
 from mpinet.engine.report import gather_hops, gather_packets, summarize
 from mpinet.errors import MpinetError
 from mpinet.jobs.spec import Job, JobError
-from mpinet.routing import make_router
+from mpinet.routing import exact_distance, make_router
 from mpinet.routing.base import Router
 from mpinet.topology import from_spec
 from mpinet.topology.base import Topology
@@ -83,12 +83,14 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
 
 def _distance_fn(p: Plan):
     """Exact distances for stretch: the shortest router's tables, when they fit."""
-    if hasattr(p.router, "distance"):
+    if hasattr(p.router, "distance"):  # by convention the exact distance (routing/base.py)
         return p.router.distance
-    if p.topo.num_nodes > STRETCH_TABLE_LIMIT:
-        return None
     try:
-        return make_router("shortest", p.topo).distance
+        if p.topo.family in ("fccn", "ccc", "hypercube"):
+            return exact_distance(p.topo)
+        if p.topo.num_nodes > STRETCH_TABLE_LIMIT:
+            return None
+        return exact_distance(p.topo)
     except MpinetError:
         return None
 

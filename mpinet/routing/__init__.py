@@ -34,7 +34,17 @@ ROUTERS: dict[str, type[Router]] = {
     )
 }
 
-__all__ = ["ROUTERS", "HopContext", "Router", "available_routers", "make_router"]
+__all__ = [
+    "ROUTERS",
+    "HopContext",
+    "Router",
+    "available_routers",
+    "exact_distance",
+    "make_router",
+]
+
+#: routers whose ``distance`` is exact without N-sized tables, by family
+_CLOSED_FORM = {"fccn": "fccn-shortest", "ccc": "ccc", "hypercube": "hypercube-ecube"}
 
 
 def applies(cls: type[Router], topo: Topology) -> bool:
@@ -84,3 +94,16 @@ def make_router(name: str, topo: Topology, **options: Any) -> Router:
             f"its options: {', '.join(named) or 'none'}"
         )
     return cls(topo, **options)
+
+
+def exact_distance(topo: Topology):
+    """A function ``(src, dst) -> exact distances`` for ``topo``.
+
+    The closed-form or criterion-based distance of the family's own router
+    where one exists (FCCN Thm 4.1, CCC, hypercube), else the ``shortest``
+    router's BFS tables (which raise ResourceError when they do not fit).
+    """
+    name = _CLOSED_FORM.get(topo.family)
+    if name in ROUTERS:
+        return make_router(name, topo).distance
+    return make_router("shortest", topo).distance

@@ -6,6 +6,10 @@ header carried by the packet (``header_width`` int64 words). Source-based
 routers fill the header at injection (:meth:`Router.init_headers`) and the
 intermediate nodes follow it; distributed routers keep it empty or use it for
 a little state (e.g. the FCCN level pointer).
+
+A router may also define ``distance(src, dst) -> np.ndarray``: by convention
+the *exact* shortest distance (not its own route length), which the engine
+uses for stretch.
 """
 
 from __future__ import annotations
