@@ -218,7 +218,13 @@ def test_hypercube_ecube() -> None:
 def test_registry() -> None:
     assert set(ROUTERS) >= {"shortest", "hypercube-ecube"}
     assert available_routers(from_spec("hypercube:3")) == ["shortest", "hypercube-ecube"]
-    assert available_routers(from_spec("scc:4")) == ["shortest"]
+    assert available_routers(from_spec("scc:4")) == [
+        "shortest",
+        "scc-random",
+        "scc-greedy",
+        "scc-nobacktrack",
+        "scc-optimal",
+    ]
     with pytest.raises(RoutingError, match="unknown router 'nope'; known: shortest"):
         make_router("nope", from_spec("scc:4"))
     with pytest.raises(RoutingError, match="applies to hypercube only, not scc:4") as err:

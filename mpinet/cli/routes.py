@@ -83,9 +83,6 @@ def run(args: argparse.Namespace) -> int:
 
     topo, router = agree(comm, plan)
     rep = collective(comm, lambda: route_report(topo, router, args.pairs, comm, args.seed))
-    extra = _split(topo, router, args, comm)
-    if extra:
-        rep.update(extra)
     code = 0
     if args.engine:
         eng = collective(comm, lambda: engine_lengths(topo, router, args.pairs, comm, args.seed))
@@ -100,19 +97,6 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(format_report(rep))
         sys.stdout.flush()
     return code
-
-
-def _split(topo, router, args, comm) -> dict:
-    """The papers' cost split, where the family's routing module defines one."""
-    try:
-        from mpinet.routing import scc_analysis
-    except ImportError:
-        return {}
-    if topo.family != "scc" or not hasattr(scc_analysis, "report_split"):
-        return {}
-    return collective(
-        comm, lambda: scc_analysis.report_split(topo, router, args.pairs, comm, args.seed)
-    )
 
 
 def format_report(r: dict) -> str:

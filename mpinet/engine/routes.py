@@ -101,6 +101,7 @@ def route_report(
     cache: dict = {}
     classes = list(dict.fromkeys(topo.port_classes))
     sums = np.zeros(3 + len(classes), dtype=np.float64)  # length, exact, shortest, per class
+    split = np.zeros(4, dtype=np.float64) if topo.family == "scc" else None
     check = 0
     longest = 0
     h_len: list[np.ndarray] = []
@@ -121,6 +122,8 @@ def route_report(
         sums[2] += (length == exact).sum()
         for c, cls in enumerate(classes):
             sums[3 + c] += res["class_hops"][cls].sum()
+        if split is not None:
+            split += _scc_split(topo, src, dst, res)
         longest = max(longest, int(length.max()) if length.size else 0)
         check = (check + _checksum(ids, length)) % _MOD
         h_len.append(np.bincount(length))
@@ -129,6 +132,15 @@ def route_report(
     comm.Allreduce(sums, total_sums, op=sum_op())
     longest = comm.allreduce(longest, op=max_op())
     check = comm.allreduce(check, op=sum_op()) % _MOD
+    extra = {}
+    if split is not None:
+        tot = np.zeros_like(split)
+        comm.Allreduce(split, tot, op=sum_op())
+        names = ("lat", "mi_local", "mb_local")
+        extra = {
+            "split": {k: tot[i] / total for i, k in enumerate(names)},
+            "split_follows_cycles": bool(tot[3] == 0),
+        }
     hist = _sum_hist(h_len, comm)
     ex_hist = _sum_hist(h_ex, comm)
     return {
@@ -149,7 +161,23 @@ def route_report(
         "shortest_histogram": ex_hist.tolist(),
         "ranks": comm.Get_size(),
         "checksum": int(check),
+        **extra,
     }
+
+
+def _scc_split(topo: Topology, src: np.ndarray, dst: np.ndarray, res: dict) -> np.ndarray:
+    """Papers 000/001 cost split of SCC routes: sums of lat, MI local, MB local, and the
+    number of routes whose lateral links do not follow the cycle structure (eq. 2-3)."""
+    from mpinet import perm
+    from mpinet.routing.scc_analysis import scc_cost_split
+    from mpinet.routing.scc_cycles import relative
+
+    sp = scc_cost_split(topo, src, dst, res["lengths"], res["class_hops"]["lateral"])
+    star = perm.star_distance(relative(topo, src, dst)[0])
+    return np.array(
+        [sp["lat"].sum(), sp["mi_local"].sum(), sp["mb_local"].sum(), (sp["lat"] != star).sum()],
+        dtype=np.float64,
+    )
 
 
 _MOD = 1 << 64
