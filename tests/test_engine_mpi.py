@@ -62,3 +62,20 @@ def test_identical_to_serial(comm, spec, model, wl):
     assert np.array_equal(loads, srec.link_load)
     if comm.Get_size() > 1:
         assert rec.counters[:, 3].sum() > 0  # some hops really crossed ranks
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("spec", ["scc:5", "ms:3,2", "borel:47,2,1,7", "fccn:3"])
+def test_collectives_identical_to_serial(comm, spec):
+    from mpinet.engine.collective import run_collective
+    from mpinet.workloads.broadcast import FloodingBroadcast, TreeBroadcast
+
+    topo = from_spec(spec)
+    for prog, model in (
+        (FloodingBroadcast(topo, 3), "all-port"),
+        (TreeBroadcast(topo, 3), "one-port"),
+    ):
+        par = run_collective(topo, prog, parse_model(model), comm)
+        ser = run_collective(topo, prog, parse_model(model))
+        assert par.complete and par.as_dict() | {"seconds": 0} == ser.as_dict() | {"seconds": 0}
+        assert np.array_equal(par.per_step, ser.per_step)
