@@ -108,3 +108,48 @@ class TreeBroadcast:
 
     def wanted(self, lo: int, hi: int) -> np.ndarray:
         return np.ones((hi - lo, 1), dtype=bool)
+
+
+def _ecc(topo: Topology) -> int:
+    return int(distances_from(topo, topo.identity).max())
+
+
+def _checks():
+    from mpinet.workloads.checks import Check, log2_bound
+
+    out = []
+    for spec, quick in [
+        ("scc:5", True),
+        ("ms:2,3", True),
+        ("fccn:3", True),
+        ("borel:47,2,1,7", True),
+        ("ccc:5", True),
+        ("star:6", True),
+        ("scc:7", False),
+        ("ms:3,3", False),
+    ]:
+        out.append(
+            Check(
+                spec,
+                "flooding broadcast",
+                "all-port",
+                lambda t: FloodingBroadcast(t, t.identity),
+                _ecc,
+                paper_source="",
+                quick=quick,
+            )
+        )
+        out.append(
+            Check(
+                spec,
+                "tree broadcast",
+                "one-port",
+                lambda t: TreeBroadcast(t, t.identity),
+                lambda t: max(_ecc(t), log2_bound(t)),
+                quick=quick,
+            )
+        )
+    return out
+
+
+CHECKS = _checks()

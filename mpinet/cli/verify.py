@@ -1,0 +1,102 @@
+"""``mpinet verify``: run the catalogue of collectives and judge the measured steps."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from mpinet.cli import agree, collective, get_comm
+
+HELP = """\
+Run every collective of the catalogue on the engine (under whatever mpiexec
+started it) and compare the measured steps with the paper's formula and the
+exact lower bound for the model. Verdicts: equal, better-than-paper,
+within-bound (no paper formula), paper-wrong (the paper's number is below the
+exact lower bound), FAIL. Exit code 1 if any check fails.
+
+examples:
+  mpinet verify                 # the quick catalogue (under a minute)
+  mpiexec -n 4 mpinet verify --full --json
+  mpinet verify --only scc
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "verify",
+        help="run the collectives' catalogue and judge measured steps",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_true", help="the quick catalogue (default)")
+    g.add_argument("--full", action="store_true", help="every check, larger networks")
+    p.add_argument(
+        "--only", metavar="TEXT", help="checks whose topology or collective contain TEXT"
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per check")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mpinet.engine.collective import run_collective
+    from mpinet.engine.models import parse_model
+    from mpinet.workloads.checks import all_checks, topology_of, verdict
+
+    comm = get_comm()
+
+    def plan():
+        checks = [c for c in all_checks() if args.full or c.quick]
+        if args.only:
+            checks = [c for c in checks if args.only in c.topology or args.only in c.collective]
+        return checks
+
+    checks = agree(comm, plan)
+    rank0 = comm.Get_rank() == 0
+    failed = 0
+    if rank0 and not args.json:
+        print(
+            f"{'topology':<16} {'collective':<34} {'model':<9} {'measured':>8} {'paper':>6} "
+            f"{'bound':>6}  verdict"
+        )
+    for c in checks:
+        topo = topology_of(c)
+        model = parse_model(c.model)
+
+        def one(c=c, topo=topo, model=model):
+            if c.run is not None:
+                return c.run(topo, model, comm)
+            return run_collective(topo, c.build(topo), model, comm)
+
+        res = collective(comm, one)
+        paper = c.paper_steps(topo) if c.paper_steps else None
+        lower = c.lower_bound(topo)
+        v = verdict(res.steps, res.complete, paper, lower)
+        failed += v == "FAIL"
+        row = {
+            "topology": c.topology,
+            "collective": c.collective,
+            "model": c.model,
+            "measured_steps": res.steps,
+            "paper_steps": paper,
+            "lower_bound": lower,
+            "verdict": v,
+            "ratio_to_bound": round(res.steps / lower, 4) if lower else None,
+            "paper_source": c.paper_source,
+            **{k: val for k, val in res.as_dict().items() if k != "steps"},
+        }
+        if rank0:
+            if args.json:
+                print(json.dumps(row))
+            else:
+                ps = "-" if paper is None else str(paper)
+                print(
+                    f"{c.topology:<16} {c.collective:<34} {c.model:<9} {res.steps:>8} {ps:>6} "
+                    f"{lower:>6}  {v}"
+                )
+            sys.stdout.flush()
+    if rank0 and not args.json:
+        print(f"{len(checks)} checks, {failed} failed")
+    return 1 if failed else 0
