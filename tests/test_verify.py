@@ -47,7 +47,7 @@ def test_verify_quick_under_mpiexec(run_mpinet):
     rows = [json.loads(line) for line in proc.stdout.strip().splitlines()]
     serial = run_mpinet(["verify", "--quick", "--json"], ranks=1, timeout=600)
     rows1 = [json.loads(line) for line in serial.stdout.strip().splitlines()]
-    strip = ("seconds",)
+    strip = ("seconds", "max_rss_mib")
     assert [{k: v for k, v in r.items() if k not in strip} for r in rows] == [
         {k: v for k, v in r.items() if k not in strip} for r in rows1
     ]
