@@ -28,7 +28,10 @@ def test_every_job_file_runs_under_mpiexec(run_mpinet, job, tmp_path):
     assert len(lines) == 1  # rank 0 only
     res = json.loads(lines[0])
     assert res["ranks"] == 2 and res["stats"]["ok"]
-    assert res["stats"]["delivered"] == res["stats"]["injected"] > 0
+    if "collective" in res["stats"]:  # broadcast / mnb: every node holds every message
+        assert res["stats"]["complete"] and res["stats"]["steps"] > 0
+    else:
+        assert res["stats"]["delivered"] == res["stats"]["injected"] > 0
     assert res["trace"] == str(out) and out.exists()
 
 
@@ -119,3 +122,28 @@ def test_bench_json(run_mpinet):
     assert proc.returncode == 0, proc.stderr
     row = json.loads(proc.stdout.strip().splitlines()[0])
     assert row["ranks"] == 2 and row["packet_hops"] > 0 and row["hops_per_second_per_rank"] > 0
+
+
+def test_collective_jobs_same_on_1_and_3_ranks(run_mpinet):
+    for job in ("scc-broadcast-oneport.toml", "star-mnb-sdc.toml"):
+        args = ["run", str(ROOT / "jobs" / job), "--json", "--trace-level", "none"]
+        a = json.loads(run_mpinet(args, ranks=1).stdout)["stats"]
+        b = json.loads(run_mpinet(args, ranks=3).stdout)["stats"]
+        for key in ("steps", "transmissions", "duplicates", "complete", "class_steps"):
+            assert a[key] == b[key], (job, key)
+
+
+@pytest.mark.parametrize(
+    "sets, message",
+    [
+        (["workload.algorithm=scc-one-port"], "needs a scc topology"),
+        (["workload.algorithm=nope"], "workload.algorithm must be one of"),
+        (["workload.algorithm=flooding", "workload.messages=2"], "one message"),
+    ],
+)
+def test_bad_collective_jobs(sets, message, capsys):
+    args = ["run", "--topology", "star:4", "--workload", "broadcast"]
+    for item in sets:
+        args += ["--set", item]
+    assert main(args) == 2
+    assert message in capsys.readouterr().err

@@ -137,11 +137,34 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result["stats"]["ok"] else 1
 
 
+def format_collective(r: dict) -> str:
+    """Human summary of a broadcast / mnb run."""
+    s, job = r["stats"], r["job"]
+    rows = [
+        ("network", f"{r['spec']} ({r['nodes']:,} nodes) on {r['ranks']} rank(s)"),
+        ("collective", f"{s['collective']}, {s['messages']:,} message(s)"),
+        ("model", job["model"]["kind"]),
+        ("steps", f"{s['steps']:,} (measured)"),
+        ("steps per class", "  ".join(f"{c} {n}" for c, n in s["class_steps"].items())),
+        ("transmissions", f"{s['transmissions']:,}, duplicates {s['duplicates']:,}"),
+        ("complete", "yes" if s["complete"] else f"NO: {s['missing']:,} (node, message) missing"),
+        ("time", f"{r['seconds']:.2f} s"),
+    ]
+    if r["trace"]:
+        rows.append(("trace", r["trace"]))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows) + "\n"
+
+
 def format_result(r: dict) -> str:
     """Human summary of a run."""
+    if "collective" in r["stats"]:
+        return format_collective(r)
     s, job = r["stats"], r["job"]
     w = job["workload"]
-    if w["injection"] == "once":
+    if w["kind"] == "te":
+        inj = "every ordered pair once, at step 0"
+    elif w["injection"] == "once":
         inj = f"{w['packets']} per node at step 0"
     else:
         inj = f"bernoulli rate {w['rate']} for {w['steps']} steps"

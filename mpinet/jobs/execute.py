@@ -21,6 +21,7 @@ from mpinet.engine.core import Engine
 from mpinet.engine.models import Model, parse_model
 from mpinet.engine.report import gather_hops, gather_packets, summarize
 from mpinet.errors import MpinetError
+from mpinet.jobs.collectives import COLLECTIVE_KINDS, build_program, execute_collective
 from mpinet.jobs.spec import Job, JobError
 from mpinet.routing import exact_distance, make_router
 from mpinet.routing.base import Router
@@ -40,9 +41,10 @@ class Plan:
     topo: Topology
     router: Router
     model: Model
-    workload: Unicast
+    workload: Any  # Unicast, AllPairs (te) or None for a collective
     trace_path: str | None
     force: bool
+    program: Any = None  # the node program of a broadcast / mnb job
 
 
 def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
@@ -52,23 +54,33 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
     target = None
     if w["target"] is not None:
         target = topo.parse_label(str(w["target"]))
-    workload = Unicast(
-        topo,
-        w["kind"],
-        packets=w["packets"],
-        injection=w["injection"],
-        rate=float(w["rate"]),
-        steps=w["steps"],
-        seed=job.seed,
-        target=target,
-        locality=w["locality"],
-    )
+    program = None
+    if w["kind"] in COLLECTIVE_KINDS:
+        workload = None
+    elif w["kind"] == "te":
+        from mpinet.workloads.mnb_te import AllPairs
+
+        workload = AllPairs(topo)
+    else:
+        workload = Unicast(
+            topo,
+            w["kind"],
+            packets=w["packets"],
+            injection=w["injection"],
+            rate=float(w["rate"]),
+            steps=w["steps"],
+            seed=job.seed,
+            target=target,
+            locality=w["locality"],
+        )
     opts = {k: v for k, v in job.router.items() if k != "name" and v is not None}
     if job.router["name"] != "shortest":
         opts.pop("tie", None)
     router = make_router(job.router["name"], topo, **opts)
     model = parse_model(job.model["kind"], job.model["capacity"])
     model.port_capacities(topo)  # validates capacity classes
+    if workload is None:
+        program = build_program(job, topo, model)
     if job.model["order"] not in ("fifo", "oldest-first"):
         raise JobError(f"model.order must be fifo or oldest-first, got {job.model['order']!r}")
     path = out if out is not None else job.trace["path"]
@@ -78,7 +90,7 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
         raise JobError(f"trace file {path} exists; pass --force to replace it")
     if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
         raise JobError(f"trace file {path}: directory {os.path.dirname(path)} does not exist")
-    return Plan(job, topo, router, model, workload, path, force)
+    return Plan(job, topo, router, model, workload, path, force, program)
 
 
 def _distance_fn(p: Plan):
@@ -100,6 +112,8 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     job = p.job
+    if p.program is not None:
+        return _execute_collective(p, comm, started, t0, argv)
     engine = Engine(
         p.topo,
         p.router,
@@ -135,25 +149,7 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
             if rec.hop_rows is not None
             else None
         )
-        attrs = {
-            "topology": p.topo.spec,
-            "nodes": p.topo.num_nodes,
-            "degree": p.topo.degree,
-            "ports": list(p.topo.ports),
-            "port_classes": list(p.topo.port_classes),
-            "model": p.model.name,
-            "order": job.model["order"],
-            "workload": job.workload["kind"],
-            "router": p.router.name,
-            "seed": job.seed,
-            "mpi_size": engine.size,
-            "steps": int(rec.steps),
-            "trace_level": job.trace["level"],
-            "command_line": " ".join(argv if argv is not None else sys.argv),
-            "job": repr(job.as_dict()),
-            "start_time": started,
-            "end_time": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
+        attrs = _attrs(p, engine.size, rec.steps, started, argv)
         tables = {
             "packets": {
                 name: np.ascontiguousarray(packets[:, i])
@@ -176,6 +172,64 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
         checks = stats["checks"]
         result["trace"] = write_trace(
             p.trace_path, engine.comm, attrs=attrs, tables=tables, checks=checks, force=p.force
+        )
+    result["seconds"] = round(time.perf_counter() - t0, 4)
+    return result
+
+
+def _attrs(p: Plan, size: int, steps: int, started: str, argv: list[str] | None) -> dict:
+    job = p.job
+    return {
+        "topology": p.topo.spec,
+        "nodes": p.topo.num_nodes,
+        "degree": p.topo.degree,
+        "ports": list(p.topo.ports),
+        "port_classes": list(p.topo.port_classes),
+        "model": p.model.name,
+        "order": job.model["order"],
+        "workload": job.workload["kind"],
+        "router": p.router.name,
+        "seed": job.seed,
+        "mpi_size": size,
+        "steps": int(steps),
+        "trace_level": job.trace["level"],
+        "command_line": " ".join(argv if argv is not None else sys.argv),
+        "job": repr(job.as_dict()),
+        "start_time": started,
+        "end_time": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def _execute_collective(p: Plan, comm: Any, started: str, t0: float, argv) -> dict:
+    """A broadcast / mnb job on the collective engine, and its trace."""
+    from mpinet.engine.comm import resolve
+
+    comm = resolve(comm)
+    res = execute_collective(p.topo, p.program, p.model, comm, p.job.max_steps)
+    per_step = res.pop("per_step")
+    result = {
+        "job": p.job.as_dict(),
+        "spec": p.topo.spec,
+        "nodes": p.topo.num_nodes,
+        "ranks": comm.Get_size(),
+        "engine_seconds": res["seconds"],
+        "stats": res,
+        "trace": None,
+    }
+    if p.trace_path is not None:
+        from mpinet.trace import write_trace
+
+        rows = per_step if comm.Get_rank() == 0 else per_step[:0]
+        tables = {
+            "steps": {
+                name: np.ascontiguousarray(rows[:, i])
+                for i, name in enumerate(["transmissions", "informed", "duplicates"])
+            }
+        }
+        attrs = _attrs(p, comm.Get_size(), res["steps"], started, argv)
+        attrs["collective"] = res["collective"]
+        result["trace"] = write_trace(
+            p.trace_path, comm, attrs=attrs, tables=tables, checks=res["checks"], force=p.force
         )
     result["seconds"] = round(time.perf_counter() - t0, 4)
     return result

@@ -9,12 +9,18 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
 
     [workload]              # or: workload = "uniform"
     kind = "uniform"        # uniform | permutation | hotspot | all-to-identity | locality
+                            # | broadcast | mnb | te (collectives)
     packets = 8             # per node, with injection = "once"
     injection = "once"      # once | bernoulli
     rate = 0.05             # bernoulli: probability per node per step
     steps = 200             # bernoulli: number of injection steps
     target = "1234567"      # hotspot: label of the target (default: the identity)
     locality = 0.5          # locality (FCCN): p_k for every level, or [p_2, ..., p_m]
+    algorithm = "tree"      # broadcast: flooding | tree | scc-one-port | scc-multi-port |
+                            #   hypercube | greedy | ccc (default: flooding all-port, else tree)
+    messages = 1            # broadcast: number of pipelined messages
+    interval = 3            # broadcast: initiation interval (default: the paper's)
+    source = "<2, 1234>"    # broadcast: the source's label (default: the identity)
 
     [router]                # or: router = "shortest"
     name = "shortest"
@@ -50,13 +56,17 @@ SCHEMA: dict[str, Any] = {
     "seed": ((int,), 0, "key of every random draw"),
     "max_steps": ((int,), 100_000, "stop and report stuck packets after this many steps"),
     "workload": {
-        "kind": ((str,), "uniform", "traffic pattern"),
+        "kind": ((str,), "uniform", "traffic pattern, or broadcast | mnb | te"),
         "packets": ((int,), 1, "packets per node (injection once)"),
         "injection": ((str,), "once", "once | bernoulli"),
         "rate": ((float, int), 0.0, "bernoulli injection probability per node per step"),
         "steps": ((int,), 0, "bernoulli injection steps"),
         "target": ((str, int), None, "hotspot target label"),
         "locality": ((float, int, list), None, "FCCN locality p_k"),
+        "algorithm": ((str,), None, "broadcast algorithm"),
+        "messages": ((int,), 1, "broadcast: messages (pipelined)"),
+        "interval": ((int,), None, "broadcast: initiation interval between messages"),
+        "source": ((str, int), None, "broadcast: label of the source (default: the identity)"),
     },
     "router": {
         "name": ((str,), "shortest", "router name"),
