@@ -244,7 +244,23 @@ def lateral_time(n: int, lateral: int, local: int, multiport: bool) -> float:
     return lateral + local / ratio
 
 
-class SCCOnePortBroadcast(ScheduledBroadcast):
+class _SigmaC(ScheduledBroadcast):
+    """The sigma_c broadcast; subclasses choose one-port or multiple-port."""
+
+    multiport = False
+
+    def __init__(
+        self, topo: Topology, source: int, messages: int = 1, interval: int | None = None
+    ) -> None:
+        source = int(topo.check_ids([source], "source")[0])
+        sched = sigma_c_schedule(topo, source, multiport=self.multiport)
+        default = (topo.n + (1 if self.multiport else 2)) // 2
+        interval = default if interval is None else int(interval)
+        super().__init__(topo, source, *sched, messages=messages, interval=interval)
+        self.name = f"scc {'multiple' if self.multiport else 'one'}-port sigma_c broadcast"
+
+
+class SCCOnePortBroadcast(_SigmaC):
     """One-port sigma_c broadcast of ``messages`` messages from ``source``.
 
     Parameters
@@ -259,40 +275,15 @@ class SCCOnePortBroadcast(ScheduledBroadcast):
         Initiation interval; default the paper's ``floor((n+2)/2)``.
     """
 
-    def __init__(
-        self, topo: Topology, source: int, messages: int = 1, interval: int | None = None
-    ) -> None:
-        source = int(topo.check_ids([source], "source")[0])
-        sched = sigma_c_schedule(topo, source, multiport=False)
-        interval = (topo.n + 2) // 2 if interval is None else int(interval)
-        super().__init__(topo, source, *sched, messages=messages, interval=interval)
-        self.name = "scc one-port sigma_c broadcast"
 
-
-class SCCMultiPortBroadcast(ScheduledBroadcast):
+class SCCMultiPortBroadcast(_SigmaC):
     """Multiple-port sigma_c broadcast (both local links at once).
 
-    Parameters
-    ----------
-    topo : SCC
-        ``scc:N``, N >= 4.
-    source : int
-        The source node id.
-    messages : int
-        Messages ``B`` (pipelined).
-    interval : int, optional
-        Initiation interval; default the paper's ``floor((n+1)/2)`` (model
-        ``k-port:2``); 1 needs the ``all-port`` model.
+    Parameters as :class:`SCCOnePortBroadcast`; the default interval is the
+    paper's ``floor((n+1)/2)`` (model ``k-port:2``); 1 needs ``all-port``.
     """
 
-    def __init__(
-        self, topo: Topology, source: int, messages: int = 1, interval: int | None = None
-    ) -> None:
-        source = int(topo.check_ids([source], "source")[0])
-        sched = sigma_c_schedule(topo, source, multiport=True)
-        interval = (topo.n + 1) // 2 if interval is None else int(interval)
-        super().__init__(topo, source, *sched, messages=messages, interval=interval)
-        self.name = "scc multiple-port sigma_c broadcast"
+    multiport = True
 
 
 def _ecc(topo: Topology) -> int:
