@@ -20,7 +20,8 @@ from mpinet.routing.shortest import ShortestRouter
 from mpinet.routing.tables import distances_from
 from mpinet.routing.walk import walk
 from mpinet.topology import from_spec
-from mpinet.topology.borel import Borel, CRRing, find_ring_word
+from mpinet.topology.borel import Borel
+from mpinet.topology.borel_ring import CRRing, find_ring_word
 
 # (t1, t2), D, D1, D2, Two-Phase max and avg (paper Tables 3 and 4)
 TABLE3 = [
@@ -99,7 +100,7 @@ def test_cr_refuses_without_ring(monkeypatch):
     # borel:7,3,1,5: the 7-coset graph has no Hamiltonian cycle (exhaustive search)
     with pytest.raises(RoutingError, match="needs a CR labelling.*no CR labelling exists"):
         make_router("borel-cr", from_spec("borel:7,3,1,5"))
-    monkeypatch.setattr("mpinet.topology.borel.MAX_RING_P", 40)
+    monkeypatch.setattr("mpinet.topology.borel_ring.MAX_RING_P", 40)
     with pytest.raises(RoutingError, match="handles P <= 40, got 47"):
         make_router("borel-cr", Borel(47, 2, 1, 7))
 
