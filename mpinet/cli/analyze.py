@@ -1,0 +1,122 @@
+"""``mpinet analyze``: summarise a trace file (or compare two) without MPI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from mpinet.cli import launch_rank
+
+HELP = """\
+Summarise a trace written by `mpinet run --out TRACE.h5`, serially and without
+MPI: what ran (every root attribute), the completion step, latency (deliver -
+inject, in steps) and hop distributions (mean, p50, p99, max), stretch against
+the exact distance (skipped, with the reason, when the distance tables would
+not fit), transmissions and packets in flight per step, link load per port
+class (max, mean, Gini coefficient; existing links only), the cross-rank
+fraction, the checks stored in the trace, and cross-checks between its tables
+(/packets hops, /links/load, /steps, /hops). Collective traces (broadcast,
+mnb): steps, transmissions, informed nodes per step, duplicates.
+
+Every table is read in blocks of --chunk-rows rows, so memory stays bounded
+whatever the trace's size: about chunk_rows x 8 bytes x max(12, 5 x degree)
+for the working arrays (24 MiB at the default 262,144 rows and degree <= 2;
+~60 MiB at degree 6), plus exact histograms (one int64 per latency and hop
+value, at most steps + 1 each, and one per distinct link load), plus the
+exact-distance tables for stretch (O(N); use --no-stretch to skip them).
+
+--compare OTHER.h5 prints both runs side by side with a delta column (B - A).
+--plot DIR writes latency_cdf, steps and link_load plots as PNG and SVG
+(needs matplotlib: pip install "mpinet[plot]").
+
+examples:
+  mpinet analyze run.h5
+  mpinet analyze run.h5 --json > run.json
+  mpinet analyze greedy.h5 --compare shortest.h5
+  mpinet analyze run.h5 --plot plots/
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "analyze",
+        help="summarise a trace file (latency, hops, stretch, link load), or compare two",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("trace", metavar="TRACE.h5", help="trace written by mpinet run --out")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument(
+        "--compare", metavar="OTHER.h5", help="compare with another trace (delta = OTHER - TRACE)"
+    )
+    p.add_argument("--plot", metavar="DIR", help="write PNG and SVG plots into DIR (matplotlib)")
+    p.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=None,
+        metavar="ROWS",
+        help="rows read per block (default 262144); bounds the memory used",
+    )
+    p.add_argument(
+        "--no-stretch", action="store_true", help="skip stretch (no exact-distance tables)"
+    )
+    p.set_defaults(func=run)
+
+
+def _clean(x: Any) -> Any:
+    """JSON-safe copy: NaN/inf become null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``mpinet analyze``; raises :class:`~mpinet.errors.MpinetError` on bad input."""
+    from mpinet.analysis import (
+        DEFAULT_CHUNK_ROWS,
+        compare,
+        format_compare,
+        format_summary,
+        plot_summary,
+        summarize,
+    )
+    from mpinet.errors import TraceError
+
+    chunk = DEFAULT_CHUNK_ROWS if args.chunk_rows is None else args.chunk_rows
+    if chunk < 1:
+        raise TraceError(f"--chunk-rows must be >= 1, got {chunk}")
+    stretch = not getattr(args, "no_stretch", False)
+    if args.plot:  # fail before the (possibly long) reading when matplotlib is absent
+        from mpinet.analysis.plot import _pyplot
+
+        _pyplot()
+    a = summarize(args.trace, chunk_rows=chunk, stretch=stretch)
+    b = summarize(args.compare, chunk_rows=chunk, stretch=stretch) if args.compare else None
+    plots: list[str] = []
+    if args.plot:
+        plots = plot_summary(a, args.plot, chunk_rows=chunk)
+        if b is not None:
+            plots += plot_summary(b, args.plot, chunk_rows=chunk)
+    if launch_rank() != 0:
+        return 0
+    if args.json:
+        obj: dict[str, Any] = compare(a, b) if b is not None else dict(a)
+        if b is not None:
+            obj["summaries"] = [a, b]
+        if plots:
+            obj["plots"] = plots
+        json.dump(_clean(obj), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_compare(compare(a, b)) if b is not None else format_summary(a))
+        if plots:
+            sys.stdout.write("plots:\n" + "".join(f"  {p}\n" for p in plots))
+    sys.stdout.flush()
+    return 0
