@@ -84,11 +84,22 @@ def test_round_trip(tmp_path, consolidate):
         assert list(t.table("packets", columns=["hops", "id"])) == ["hops", "id"]
 
 
-def test_single_file_is_chunked_and_gzipped(tmp_path):
+def test_single_file_is_chunked_and_gzipped(tmp_path, monkeypatch):
+    monkeypatch.setattr(writer, "COMPRESS_MIN_BYTES", 1)
     trace.write_trace(tmp_path / "t.h5", None, attrs={}, tables=make_tables(50))
     with h5py.File(tmp_path / "t.h5") as f:
         ds = f["links/load"]
         assert ds.compression == "gzip" and ds.shuffle and ds.chunks == (50, 3)
+
+
+def test_small_columns_are_stored_plain(tmp_path):
+    trace.write_trace(tmp_path / "t.h5", None, attrs={}, tables=make_tables(50))
+    with h5py.File(tmp_path / "t.h5") as f:
+        assert f["links/load"].compression is None
+    big = {"packets": {"id": np.arange(200_000, dtype=np.int64)}}  # 1.6 MB: compressed
+    trace.write_trace(tmp_path / "b.h5", None, attrs={}, tables=big)
+    with h5py.File(tmp_path / "b.h5") as f:
+        assert f["packets/id"].compression == "gzip"
 
 
 def test_many_blocks(tmp_path, monkeypatch):

@@ -34,6 +34,7 @@ from mpinet.trace.encode import _attr_value, _encode_checks, _local_tables, _sam
 LAYOUT_VERSION = "1.0"
 CONSOLIDATE_MIB = 64.0
 CHUNK_BYTES = 1 << 20
+COMPRESS_MIN_BYTES = 1 << 20  # smaller columns are stored plain
 BLOCK_CHUNKS = 8  # rows copied per write call, in chunks
 MPIO_BLOCK_BYTES = 1 << 28  # parallel path: bytes per write call, well below 2 GiB
 FILTERS: dict[str, Any] = {"compression": "gzip", "compression_opts": 1, "shuffle": True}
@@ -189,8 +190,11 @@ def _old_parts_dir(full: str) -> str | None:
 
 
 def _create(g: h5py.Group, name: str, dtype: Any, shape: tuple, filters: bool) -> h5py.Dataset:
-    """A column dataset: chunked (~1 MiB) and compressed unless empty or ``filters`` is off."""
-    if not filters or math.prod(shape) == 0:
+    """A column dataset: chunked (~1 MiB) and compressed unless empty, smaller than
+    ``COMPRESS_MIN_BYTES`` (compressing it costs more time than it saves), or
+    ``filters`` is off."""
+    nbytes = np.dtype(dtype).itemsize * math.prod(shape)
+    if not filters or nbytes < COMPRESS_MIN_BYTES:
         return g.create_dataset(name, shape=shape, dtype=dtype)
     rowbytes = np.dtype(dtype).itemsize * math.prod(shape[1:])
     rows = max(1, min(shape[0], CHUNK_BYTES // rowbytes))
