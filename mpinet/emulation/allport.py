@@ -98,7 +98,10 @@ def allport_schedule(l: int, n: int) -> Schedule:
             word = sdc_word(l, n, j)
             for t, port in zip((got[2 * x], mid[x], got[2 * x + 1]), word, strict=True):
                 sched[t - 1][j] = port
-    assert max(max(row, default=0) for row in sched) <= k
+    if max(max(row, default=0) for row in sched) > k:  # a dimension beyond the k-star
+        raise TopologyError(
+            f"internal error: all-port schedule of MS({l},{n}) names a dimension > {k}"
+        )
     return sched
 
 
