@@ -174,7 +174,21 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
             p.trace_path, engine.comm, attrs=attrs, tables=tables, checks=checks, force=p.force
         )
     result["seconds"] = round(time.perf_counter() - t0, 4)
+    result.update(_peak_rss(engine.comm))
     return result
+
+
+def _peak_rss(comm: Any) -> dict:
+    """Peak resident memory of the largest rank and of all ranks, MiB (Linux ru_maxrss)."""
+    import resource
+
+    from mpinet.engine.comm import max_op, sum_op
+
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "peak_rss_mib": round(comm.allreduce(rss, op=max_op()), 1),
+        "peak_rss_mib_all_ranks": round(comm.allreduce(rss, op=sum_op()), 1),
+    }
 
 
 def _attrs(p: Plan, size: int, steps: int, started: str, argv: list[str] | None) -> dict:
