@@ -40,9 +40,21 @@ How the schedules work:
   sends on generator g the message of source x h^-1. Under sdc and one-port one edge per step gives
   exactly N - 1 steps, each node receiving one new message per step; under all-port every
   generator adds a node per step when it can.
-- **total exchange**: every ordered pair routed on the unicast engine by the `shortest` router;
-  lower bound: the sum of distances from a node (each node sends one packet per step under sdc and
-  one-port), divided by the degree under all-port (and at least the diameter).
+- **total exchange (schedule)** (star and macro-star; `mpinet/routing/cayley_te.py`): on a Cayley
+  graph every source can send its packet for offset h (x -> x h) along the same word of generators
+  at the same steps, so one schedule of the identity -- a shortest word per offset and a step per
+  letter, each generator at most once per step and at most K generators per step (K = 1 under sdc
+  and one-port, the degree under all-port) -- is a schedule for all N(N-1) packets, free of
+  conflicts. Words are packed longest first, each letter at the earliest step its generator is free.
+  With K = 1 this takes exactly the sum of the distances: the lower bound. Packets are injected the
+  step before their first hop, so only the offsets under way are in the engine.
+- **total exchange (routed)**: every ordered pair injected at step 0 and forwarded by the
+  `shortest` router; the engine arbitrates the links (FIFO).
+- **TE lower bound** (valid for any algorithm): weight each port class by c; every packet spends at
+  least its c-weighted distance, and a node spends at most the sum of its K largest weights per
+  step, so T >= sum of c-weighted distances / (N x that sum), for every c (a small grid of
+  weights; c = 1 gives (N-1) x average distance / K), and T >= the diameter. On macro-stars the
+  weights make the all-port bound 2-21% tighter than the plain (N-1) x average distance / degree.
 
 Verdicts: `equal` to the paper's formula, `better-than-paper`, `within-bound` (no paper formula),
 `paper-wrong` (below the exact lower bound), `FAIL`. Ratio: measured / lower bound.

@@ -162,7 +162,9 @@ def format_result(r: dict) -> str:
         return format_collective(r)
     s, job = r["stats"], r["job"]
     w = job["workload"]
-    if w["kind"] == "te":
+    if w["kind"] == "te" and r.get("te", {}).get("algorithm") == "schedule":
+        inj = "every ordered pair once, each offset the step before its first hop"
+    elif w["kind"] == "te":
         inj = "every ordered pair once, at step 0"
     elif w["injection"] == "once":
         inj = f"{w['packets']} per node at step 0"
@@ -174,9 +176,15 @@ def format_result(r: dict) -> str:
         ("workload", f"{w['kind']}, {inj}: {s['injected']:,} packets"),
         (
             "router / model",
-            f"{job['router']['name']} / {job['model']['kind']} ({job['model']['order']})",
+            f"{r.get('router', job['router']['name'])} / {job['model']['kind']} "
+            f"({job['model']['order']})",
         ),
         ("steps", f"{s['steps']:,} (last delivery in step {s['completion_step']:,})"),
+    ]
+    if "te" in r:
+        te = r["te"]
+        rows.append(("lower bound", f"{te['lower_bound']:,} steps (ratio {te['ratio']})"))
+    rows += [
         ("delivered", f"{s['delivered']:,} of {s['injected']:,}, dropped {s['dropped']:,}"),
     ]
     if lat.get("count"):

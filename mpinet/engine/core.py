@@ -9,7 +9,8 @@ step, id) -- so "first in the arrays" is "first in the queue".
 
 One step ``t`` (1, 2, ...), on every rank:
 
-1. the router decides a port for every packet (one vectorized call);
+1. the router decides a port for every packet (one vectorized call), or
+   ``WAIT`` to hold it this step (schedule-driven routers);
 2. :func:`~mpinet.engine.models.arbitrate` picks who transmits under the
    model (under ``sdc`` after a reduction that fixes the step's dimension);
 3. :func:`~mpinet.engine.models.violations` checks what moved, and every hop
@@ -37,7 +38,7 @@ from mpinet.engine.comm import block_bounds, resolve, sum_op
 from mpinet.engine.exchange import exchange_rows
 from mpinet.engine.models import Arbiter, Model, ModelError
 from mpinet.errors import MpinetError
-from mpinet.routing.base import HopContext, Router
+from mpinet.routing.base import WAIT, HopContext, Router
 from mpinet.topology.base import Topology
 
 PID, SRC, DST, CUR, INJ, HOPS = range(6)
@@ -246,17 +247,18 @@ class Engine:
         ports = np.asarray(ports, dtype=np.int64)
         local = cur - self.lo
         msg = None
-        bad = (ports < 0) | (ports >= deg)
+        bad = (ports < WAIT) | (ports >= deg)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             msg = (
                 f"step {t}: router {self.router.name} chose port {int(ports[i])} at node "
-                f"{self.topo.label(int(cur[i]))}; valid ports are 0..{deg - 1}"
+                f"{self.topo.label(int(cur[i]))}; valid ports are 0..{deg - 1} "
+                f"(or {WAIT} to wait)"
             )
             ports = np.where(bad, 0, ports)
         sdc_port = -1
         if self.model.kind == "sdc":
-            demand = np.bincount(ports, minlength=deg).astype(np.int64)
+            demand = np.bincount(ports[ports >= 0], minlength=deg).astype(np.int64)
             total = np.empty_like(demand)
             self.comm.Allreduce(demand, total, op=sum_op())
             sdc_port = int(np.argmax(total))

@@ -106,8 +106,10 @@ class Arbiter:
         go = np.zeros(m, dtype=bool)
         if m == 0:
             return go
+        # a negative port (the router's WAIT) does not compete for any link
+        want = ports >= 0 if self.model.kind != "sdc" else ports == sdc_port
+        ports = np.maximum(ports, 0)
         link = local_nodes * self.degree + ports
-        want = np.ones(m, dtype=bool) if self.model.kind != "sdc" else ports == sdc_port
         if self.model.kind in ("one-port", "k-port"):
             want &= self._links_per_node(local_nodes, link, want)
         cap_of = self.caps[ports]

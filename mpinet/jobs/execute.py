@@ -58,9 +58,7 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
     if w["kind"] in COLLECTIVE_KINDS:
         workload = None
     elif w["kind"] == "te":
-        from mpinet.workloads.mnb_te import AllPairs
-
-        workload = AllPairs(topo)
+        workload = "te"  # built below, with the model (the schedule depends on it)
     else:
         workload = Unicast(
             topo,
@@ -79,6 +77,10 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
     router = make_router(job.router["name"], topo, **opts)
     model = parse_model(job.model["kind"], job.model["capacity"])
     model.port_capacities(topo)  # validates capacity classes
+    if workload == "te":
+        from mpinet.workloads.te import build_te
+
+        router, workload = build_te(topo, model, w["algorithm"], router)
     if workload is None:
         program = build_program(job, topo, model)
     if job.model["order"] not in ("fifo", "oldest-first"):
@@ -139,8 +141,11 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
         "ranks": engine.size,
         "engine_seconds": round(rec.seconds, 4),
         "stats": stats,
+        "router": p.router.name,
         "trace": None,
     }
+    if job.workload["kind"] == "te":
+        result["te"] = _te_summary(p, rec.steps)
     if p.trace_path is not None:
         from mpinet.trace import write_trace
 
@@ -150,6 +155,8 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
             else None
         )
         attrs = _attrs(p, engine.size, rec.steps, started, argv)
+        if "te" in result:
+            attrs.update({f"te_{k}": v for k, v in result["te"].items()})
         tables = {
             "packets": {
                 name: np.ascontiguousarray(packets[:, i])
@@ -176,6 +183,15 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
     result["seconds"] = round(time.perf_counter() - t0, 4)
     result.update(_peak_rss(engine.comm))
     return result
+
+
+def _te_summary(p: Plan, steps: int) -> dict:
+    """How a total exchange was built and its measured steps beside the exact lower bound."""
+    from mpinet.workloads.te import te_lower_bound
+
+    lb = te_lower_bound(p.topo, p.model)
+    algo = "schedule" if p.router.name == "te-schedule" else "routed"
+    return {"algorithm": algo, "lower_bound": lb, "ratio": round(steps / lb, 4)}
 
 
 def _peak_rss(comm: Any) -> dict:

@@ -18,6 +18,9 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
     locality = 0.5          # locality (FCCN): p_k for every level, or [p_2, ..., p_m]
     algorithm = "tree"      # broadcast: flooding | tree | scc-one-port | scc-multi-port |
                             #   hypercube | greedy | ccc (default: flooding all-port, else tree)
+                            # te: schedule (star, ms: one schedule for every node; the
+                            #   [router] is not used) | routed (any topology, via [router])
+                            #   (default: schedule where it applies)
     messages = 1            # broadcast: number of pipelined messages
     interval = 3            # broadcast: initiation interval (default: the paper's)
     source = "<2, 1234>"    # broadcast: the source's label (default: the identity)
@@ -63,7 +66,7 @@ SCHEMA: dict[str, Any] = {
         "steps": ((int,), 0, "bernoulli injection steps"),
         "target": ((str, int), None, "hotspot target label"),
         "locality": ((float, int, list), None, "FCCN locality p_k"),
-        "algorithm": ((str,), None, "broadcast algorithm"),
+        "algorithm": ((str,), None, "broadcast algorithm, or te: schedule | routed"),
         "messages": ((int,), 1, "broadcast: messages (pipelined)"),
         "interval": ((int,), None, "broadcast: initiation interval between messages"),
         "source": ((str, int), None, "broadcast: label of the source (default: the identity)"),

@@ -23,6 +23,9 @@ import numpy as np
 from mpinet import rng
 from mpinet.topology.base import Topology
 
+#: the port a router returns to keep a packet where it is for one step
+WAIT = -1
+
 
 @dataclass
 class HopContext:
@@ -80,6 +83,7 @@ class Router(ABC):
 
         Returns
         -------
-        ports : (M,) int64 in ``[0, degree)``
+        ports : (M,) int64 in ``[0, degree)``, or :data:`WAIT` (-1) to hold the
+            packet at its node this step (schedule-driven routers)
         headers : (M, header_width) int64, what each packet carries after the hop
         """

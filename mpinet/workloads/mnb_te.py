@@ -1,4 +1,4 @@
-"""Multinode broadcast (MNB) and total exchange (TE) on Cayley graphs (paper 004, section 4).
+"""Multinode broadcast (MNB) on Cayley graphs (paper 004, section 4); TE is in :mod:`.te`.
 
 **MNB** (every node broadcasts its own message; copy semantics, one message per
 node, on :mod:`mpinet.engine.collective`). On a Cayley graph whose port ``g``
@@ -21,29 +21,15 @@ receives a message twice (its source's tree reaches it once).
   generator adds one uninformed tree node when it can. Lower bound: every node
   receives ``N - 1`` messages on ``degree`` links, and at least the
   eccentricity: ``max(ceil((N - 1) / degree), diameter)``.
-
-**TE** (every node sends a personal packet to every other node: ``N (N - 1)``
-packets) on the unicast :class:`~mpinet.engine.core.Engine` with a router
-(default ``shortest``, lowest-port ties, measured best): :class:`AllPairs` is the workload and
-:func:`run_te` the runner of the checks. Lower bound: every packet needs its
-distance in hops and a node sends at most one packet per step under ``sdc``
-(one dimension, one link per node) and ``one-port``, so at least
-``sum_x dist(x, identity) = (N - 1) * average distance`` steps; at most
-``degree`` per step under ``all-port``.
 """
 
 from __future__ import annotations
 
 import math
-import resource
-import time
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from mpinet.engine.collective import Holdings
-from mpinet.engine.comm import resolve, sum_op
 from mpinet.errors import MpinetError
 from mpinet.routing.tables import distances_from, neighbor_table
 from mpinet.topology.base import Topology
@@ -188,110 +174,6 @@ def mnb_lower_bound(topo: Topology, model: str) -> int:
     return max(math.ceil((n - 1) / topo.degree), int(distances_from(topo, topo.identity).max()))
 
 
-# -- total exchange ------------------------------------------------------------------------------
-
-
-class AllPairs:
-    """TE workload: one packet from every node to every other node, injected at step 0.
-
-    Packet ``src * N + dst`` (``dst != src``); ``N (N - 1)`` packets in all.
-    """
-
-    last_injection_step = 0
-
-    def __init__(self, topo: Topology) -> None:
-        self.topo = topo
-        self.pid_space = topo.num_nodes**2
-
-    def injections(self, lo: int, hi: int, step: int):
-        n = self.topo.num_nodes
-        if step != 0 or hi <= lo:
-            e = np.empty(0, dtype=np.int64)
-            return e, e, e
-        src = np.repeat(np.arange(lo, hi, dtype=np.int64), n - 1)
-        k = np.tile(np.arange(n - 1, dtype=np.int64), hi - lo)
-        dst = k + (k >= src)
-        return src * n + dst, src, dst
-
-
-def te_lower_bound(topo: Topology, model: str) -> int:
-    """Exact TE lower bound on a vertex-transitive network: the sum of the distances from
-    a node (a node sends at most one packet per step under sdc and one-port), divided
-    by the degree (rounded up) under all-port, and at least the diameter."""
-    d = distances_from(topo, topo.identity).astype(np.int64)
-    total = int(d.sum())
-    if model == "all-port":
-        return max(math.ceil(total / topo.degree), int(d.max()))
-    return total
-
-
-@dataclass
-class TEResult:
-    """Global outcome of a TE run (identical on every rank)."""
-
-    steps: int
-    complete: bool
-    delivered: int
-    expected: int
-    transmissions: int
-    min_transmissions: int  # N * sum of distances: what minimal routes need
-    seconds: float
-    max_rss_mib: float  # largest peak resident memory of a rank
-
-    def as_dict(self) -> dict:
-        return {
-            "steps": self.steps,
-            "complete": self.complete,
-            "delivered": self.delivered,
-            "expected": self.expected,
-            "transmissions": self.transmissions,
-            "min_transmissions": self.min_transmissions,
-            "seconds": round(self.seconds, 4),
-            "max_rss_mib": round(self.max_rss_mib, 1),
-        }
-
-
-def run_te(
-    topo: Topology,
-    model: Any,
-    comm: Any = None,
-    *,
-    router: str = "shortest",
-    tie: str = "first",
-    seed: int = 0,
-    max_steps: int = 10_000_000,
-) -> TEResult:
-    """Run the total exchange on the unicast engine; a :class:`Check` runner."""
-    from mpinet.engine.core import Engine
-    from mpinet.engine.models import parse_model
-    from mpinet.routing import make_router
-
-    t0 = time.perf_counter()
-    comm = resolve(comm)
-    if isinstance(model, str):
-        model = parse_model(model)
-    opts = {"tie": tie} if router == "shortest" else {}
-    rt = make_router(router, topo, **opts)
-    eng = Engine(topo, rt, model, comm, seed=seed, max_steps=max_steps)
-    rec = eng.run(AllPairs(topo))
-    n = topo.num_nodes
-    delivered = comm.allreduce(int((rec.packets[:, 4] >= 0).sum()), op=sum_op())
-    transmissions = int(rec.counters[:, 0].sum())  # the counters are global already
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    rss = max(comm.allgather(rss))
-    dist = distances_from(topo, topo.identity).astype(np.int64)
-    return TEResult(
-        steps=rec.steps,
-        complete=delivered == n * (n - 1),
-        delivered=delivered,
-        expected=n * (n - 1),
-        transmissions=transmissions,
-        min_transmissions=n * int(dist.sum()),
-        seconds=time.perf_counter() - t0,
-        max_rss_mib=rss,
-    )
-
-
 # -- the catalogue -------------------------------------------------------------------------------
 
 _MNB_SRC = {
@@ -300,13 +182,6 @@ _MNB_SRC = {
     "one-port": "paper 004 sec. 4.1 SDC schedules are one-port; Cor. 4.3: N + o(N) on MS",
     "all-port": "paper 004 sec. 4.2: Theta((k-1)!) on the k-star (Fragopoulou-Akl); "
     "Cor. 4.6: Theta(N sqrt(log log N / log N)) on MS with l = Theta(n) (asymptotic)",
-}
-_TE_SRC = {
-    "sdc": "paper 004 sec. 4.1: (k+1)! + o((k+1)!) on the k-star under SDC; "
-    "Cor. 4.1: Theta(N log N / log log N) on MS (asymptotic)",
-    "one-port": "paper 004 Cor. 4.1: Theta(N log N / log log N), optimal for single-port",
-    "all-port": "paper 004 sec. 4.2: Theta(k!) on the k-star (Fragopoulou-Akl); "
-    "Cor. 4.7: Theta(N sqrt(log N / log log N)) on MS with l = Theta(n) (asymptotic)",
 }
 
 
@@ -333,21 +208,6 @@ def _checks():
                     ),
                     paper_source=_MNB_SRC[model],
                     quick=quick,
-                )
-            )
-    te = [("star:4", True), ("star:5", True), ("ms:2,2", True), ("star:6", False)]
-    for spec, quick in te:
-        for model in ("sdc", "one-port", "all-port"):
-            out.append(
-                Check(
-                    spec,
-                    "total exchange (shortest)",
-                    model,
-                    lambda t: None,
-                    lambda t, m=model: te_lower_bound(t, m),
-                    paper_source=_TE_SRC[model],
-                    quick=quick,
-                    run=lambda topo, mdl, comm: run_te(topo, mdl, comm),
                 )
             )
     return out
