@@ -162,7 +162,9 @@ def format_result(r: dict) -> str:
         return format_collective(r)
     s, job = r["stats"], r["job"]
     w = job["workload"]
-    if w["kind"] == "te" and r.get("te", {}).get("algorithm") == "schedule":
+    if w["kind"] == "emulate-star":
+        inj = "one packet per star transmission, injected when its star step begins"
+    elif w["kind"] == "te" and r.get("te", {}).get("algorithm") == "schedule":
         inj = "every ordered pair once, each offset the step before its first hop"
     elif w["kind"] == "te":
         inj = "every ordered pair once, at step 0"
@@ -184,6 +186,16 @@ def format_result(r: dict) -> str:
     if "te" in r:
         te = r["te"]
         rows.append(("lower bound", f"{te['lower_bound']:,} steps (ratio {te['ratio']})"))
+    if "emulation" in r:
+        e = r["emulation"]
+        rows.append(
+            (
+                "emulation",
+                f"star {e['algorithm']} in {e['star_steps']:,} star steps -> "
+                f"{e['ms_steps']:,} MS steps ({e['mode']}, slowdown {e['slowdown']}); "
+                f"{e['paper_source']}: {e['paper_steps']:,}",
+            )
+        )
     rows += [
         ("delivered", f"{s['delivered']:,} of {s['injected']:,}, dropped {s['dropped']:,}"),
     ]

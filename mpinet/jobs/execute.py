@@ -57,8 +57,8 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
     program = None
     if w["kind"] in COLLECTIVE_KINDS:
         workload = None
-    elif w["kind"] == "te":
-        workload = "te"  # built below, with the model (the schedule depends on it)
+    elif w["kind"] in ("te", "emulate-star"):
+        workload = w["kind"]  # built below, with the model (the schedule depends on it)
     else:
         workload = Unicast(
             topo,
@@ -81,6 +81,8 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
         from mpinet.workloads.te import build_te
 
         router, workload = build_te(topo, model, w["algorithm"], router)
+    elif workload == "emulate-star":
+        router, workload = _emulation(topo, model, w)
     if workload is None:
         program = build_program(job, topo, model)
     if job.model["order"] not in ("fifo", "oldest-first"):
@@ -93,6 +95,20 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
     if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
         raise JobError(f"trace file {path}: directory {os.path.dirname(path)} does not exist")
     return Plan(job, topo, router, model, workload, path, force, program)
+
+
+def _emulation(topo: Topology, model: Model, w: dict):
+    """(router, workload) of an emulate-star job; the mode must match the model."""
+    from mpinet.workloads.emulate_star import MODE_MODEL, EmulateStar
+
+    mode = w["emulation"] or ("all-port" if model.kind == "all-port" else "sdc")
+    if MODE_MODEL.get(mode, model.kind) != model.kind:
+        raise JobError(
+            f"workload.emulation = {mode!r} runs under model {MODE_MODEL[mode]!r}, "
+            f"not {model.name!r}; set model = {MODE_MODEL[mode]!r}"
+        )
+    em = EmulateStar(topo, w["algorithm"] or "all-dims", mode)
+    return em.router, em
 
 
 def _distance_fn(p: Plan):
@@ -146,6 +162,9 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
     }
     if job.workload["kind"] == "te":
         result["te"] = _te_summary(p, rec.steps)
+    if job.workload["kind"] == "emulate-star":
+        result["emulation"] = _emulation_summary(p, rec.steps, packets, engine.comm)
+        stats["checks"] += result["emulation"].pop("checks")
     if p.trace_path is not None:
         from mpinet.trace import write_trace
 
@@ -157,6 +176,8 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
         attrs = _attrs(p, engine.size, rec.steps, started, argv)
         if "te" in result:
             attrs.update({f"te_{k}": v for k, v in result["te"].items()})
+        if "emulation" in result:
+            attrs.update({f"emulation_{k}": v for k, v in result["emulation"].items()})
         tables = {
             "packets": {
                 name: np.ascontiguousarray(packets[:, i])
@@ -192,6 +213,35 @@ def _te_summary(p: Plan, steps: int) -> dict:
     lb = te_lower_bound(p.topo, p.model)
     algo = "schedule" if p.router.name == "te-schedule" else "routed"
     return {"algorithm": algo, "lower_bound": lb, "ratio": round(steps / lb, 4)}
+
+
+def _emulation_summary(p: Plan, steps: int, packets: np.ndarray, comm: Any) -> dict:
+    """Star steps, measured MS steps beside the schedule and the theorem, per-packet checks."""
+    from mpinet.workloads.emulate_star import packet_checks
+
+    em = p.workload
+    paper, source = em.theorem()
+    checks = packet_checks(em, packets, comm)
+    checks.append(
+        {
+            "name": "MS steps equal the emulation schedule and are within the theorem",
+            "expected": em.promised_steps(),
+            "measured": int(steps),
+            "ok": steps == em.promised_steps() and steps <= paper,
+            "detail": f"{source}: {paper}",
+        }
+    )
+    return {
+        "algorithm": em.algo.name,
+        "mode": em.mode,
+        "star_steps": em.star_steps(),
+        "ms_steps": int(steps),
+        "schedule_steps": em.promised_steps(),
+        "paper_steps": paper,
+        "paper_source": source,
+        "slowdown": round(steps / max(em.star_steps(), 1), 4),
+        "checks": checks,
+    }
 
 
 def _peak_rss(comm: Any) -> dict:

@@ -9,7 +9,7 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
 
     [workload]              # or: workload = "uniform"
     kind = "uniform"        # uniform | permutation | hotspot | all-to-identity | locality
-                            # | broadcast | mnb | te (collectives)
+                            # | broadcast | mnb | te (collectives) | emulate-star
     packets = 8             # per node, with injection = "once"
     injection = "once"      # once | bernoulli
     rate = 0.05             # bernoulli: probability per node per step
@@ -21,6 +21,10 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
                             # te: schedule (star, ms: one schedule for every node; the
                             #   [router] is not used) | routed (any topology, via [router])
                             #   (default: schedule where it applies)
+                            # emulate-star: all-dims | sweep | broadcast | mnb (the star
+                            #   algorithm run on the macro-star; default all-dims)
+    emulation = "sdc"       # emulate-star: sdc | consecutive | all-port (default: from
+                            #   the model; consecutive runs under sdc)
     messages = 1            # broadcast: number of pipelined messages
     interval = 3            # broadcast: initiation interval (default: the paper's)
     source = "<2, 1234>"    # broadcast: the source's label (default: the identity)
@@ -59,14 +63,19 @@ SCHEMA: dict[str, Any] = {
     "seed": ((int,), 0, "key of every random draw"),
     "max_steps": ((int,), 100_000, "stop and report stuck packets after this many steps"),
     "workload": {
-        "kind": ((str,), "uniform", "traffic pattern, or broadcast | mnb | te"),
+        "kind": ((str,), "uniform", "traffic pattern, or broadcast | mnb | te | emulate-star"),
         "packets": ((int,), 1, "packets per node (injection once)"),
         "injection": ((str,), "once", "once | bernoulli"),
         "rate": ((float, int), 0.0, "bernoulli injection probability per node per step"),
         "steps": ((int,), 0, "bernoulli injection steps"),
         "target": ((str, int), None, "hotspot target label"),
         "locality": ((float, int, list), None, "FCCN locality p_k"),
-        "algorithm": ((str,), None, "broadcast algorithm, or te: schedule | routed"),
+        "algorithm": (
+            (str,),
+            None,
+            "broadcast algorithm; te: schedule | routed; emulate-star: the star algorithm",
+        ),
+        "emulation": ((str,), None, "emulate-star: sdc | consecutive | all-port"),
         "messages": ((int,), 1, "broadcast: messages (pipelined)"),
         "interval": ((int,), None, "broadcast: initiation interval between messages"),
         "source": ((str, int), None, "broadcast: label of the source (default: the identity)"),

@@ -1,0 +1,417 @@
+"""Star-graph algorithms run on a macro-star with real packets (paper 004, Thm 3.1, 4.2, 4.4).
+
+MS(l, n) and the (nl+1)-star have the same nodes (permutations of ``k = nl + 1``
+symbols). A star algorithm is a sequence of *star steps*; in each, star node
+``U`` sends packets on star dimensions ``j`` (to ``U * T_j``). The emulation
+turns every star transmission into one real packet on the MS engine that
+follows the MS word of its dimension at fixed MS steps
+(:class:`~mpinet.routing.words.WordScheduleRouter`):
+
+* ``sdc`` (Thm 3.1): a star step on dimension ``j`` takes ``len(sdc_word(j))``
+  MS steps (1 for ``j <= n + 1``, else ``S T S``), every node using the same
+  port at each MS step: the MS run is checked under ``sdc``.
+* ``all-port`` (Thm 4.4): a star step (any dimensions) takes ``max(2n, l + 1)``
+  MS steps, the letters placed by :func:`~mpinet.emulation.allport_schedule`
+  (no port twice in an MS step): checked under ``all-port``.
+* ``consecutive`` (Thm 4.2): for the ``sweep`` algorithm, whose packet crosses
+  dimensions ``j .. j+s-1`` in ``s`` consecutive star steps, one reduced word
+  (back-to-back swaps cancelled): ``s - 2a1 + 2b1 + 2c1`` MS steps.
+
+Star algorithms: ``all-dims`` (every node sends one packet on every
+dimension: one all-port star step, or ``k - 1`` SDC steps), ``sweep`` (every
+node's packet crosses dimensions 2..k in order), ``broadcast`` (a greedy SDC
+one-port star broadcast from the identity: each star step the dimension that
+informs most nodes), ``mnb`` (the translated-tree multinode broadcast of
+:mod:`mpinet.workloads.mnb_te`, computed on the star). Every packet's
+destination is the star node the algorithm addressed; the run checks that
+each one arrived after exactly its word, at the MS step the emulation
+promises, and (broadcast, mnb) that its sender held the message by then.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from mpinet import perm
+from mpinet.emulation import allport_length, allport_schedule, consecutive_word, sdc_word
+from mpinet.errors import MpinetError
+from mpinet.routing.words import WordScheduleRouter
+from mpinet.topology import from_spec
+from mpinet.topology.macrostar import MacroStar
+
+ALGORITHMS = ("all-dims", "sweep", "broadcast", "mnb")
+MODES = ("sdc", "consecutive", "all-port")
+#: the MS communication model each emulation mode needs
+MODE_MODEL = {"sdc": "sdc", "consecutive": "sdc", "all-port": "all-port"}
+
+
+class EmulationError(MpinetError, ValueError):
+    """An emulation that cannot be built as asked."""
+
+
+def _star_neighbors(k: int, nodes: np.ndarray, dims: np.ndarray) -> np.ndarray:
+    """``U * T_j`` for star nodes ``U`` and dimensions ``j`` (1-based, 2..k)."""
+    p = perm.unrank(nodes, k)
+    rows = np.arange(p.shape[0])
+    first = p[:, 0].copy()
+    p[:, 0] = p[rows, dims - 1]
+    p[rows, dims - 1] = first
+    return perm.rank(p)
+
+
+class StarAlgorithm:
+    """A star algorithm as star steps of transmissions ``(sender, dimension, message)``."""
+
+    def __init__(self, name: str, k: int, mode: str) -> None:
+        if name not in ALGORITHMS:
+            raise EmulationError(
+                f"workload.algorithm for emulate-star must be one of {', '.join(ALGORITHMS)}; "
+                f"got {name!r}"
+            )
+        if mode == "consecutive" and name != "sweep":
+            raise EmulationError(
+                "emulation 'consecutive' (Thm 4.2) needs a star algorithm whose packets cross "
+                "consecutive dimensions: algorithm = 'sweep'"
+            )
+        self.name, self.k, self.mode = name, k, mode
+        self.n = math.factorial(k)
+        self.sdc = mode != "all-port"  # the star algorithm's own model
+        dims = np.arange(2, k + 1)
+        if name == "all-dims":
+            self.step_dims = [dims] if not self.sdc else [np.array([j]) for j in dims]
+        elif name == "sweep":
+            self.step_dims = [np.array([j]) for j in dims]
+        elif name == "broadcast":
+            self._plan_broadcast()
+        else:
+            self._plan_mnb()
+
+    @property
+    def steps(self) -> int:
+        return len(self.step_dims)
+
+    def _plan_broadcast(self) -> None:
+        """Greedy SDC broadcast from the identity: each step the best dimension."""
+        k, n = self.k, self.n
+        ids = np.arange(n, dtype=np.int64)
+        nb = np.stack([_star_neighbors(k, ids, np.full(n, j)) for j in range(2, k + 1)], 1)
+        when = np.full(n, -1, dtype=np.int64)  # star step after which the node is informed
+        when[0] = 0
+        self.step_dims = []
+        while (when < 0).any():
+            have = when >= 0
+            gain = [int((have & ~have[nb[:, g]]).sum()) for g in range(k - 1)]
+            g = int(np.argmax(gain))
+            new = have & ~have[nb[:, g]]
+            when[nb[new, g]] = len(self.step_dims) + 1
+            self.step_dims.append(np.array([g + 2]))
+        self.informed = when
+
+    def _plan_mnb(self) -> None:
+        from mpinet.workloads.mnb_te import TreeMNB
+
+        star = from_spec(f"star:{self.k}")
+        self.tree = TreeMNB(star, "sdc" if self.sdc else "all-port")
+        self.step_dims = [np.asarray(rows[:, 1]) + 2 for rows in self.tree.schedule]
+
+    def transmissions(self, s: int, lo: int, hi: int) -> tuple[np.ndarray, ...]:
+        """(senders, dims, messages, destinations) of star step ``s`` sent by nodes in [lo, hi).
+
+        Messages: ``all-dims`` the packet's own id; ``sweep`` the sender;
+        ``broadcast`` 0; ``mnb`` the source whose message it is.
+        """
+        x = np.arange(lo, hi, dtype=np.int64)
+        if self.name == "sweep":
+            if s:
+                e = x[:0]
+                return e, e, e, e
+            dst = x
+            for j in range(2, self.k + 1):
+                dst = _star_neighbors(self.k, dst, np.full(x.size, j))
+            return x, np.full(x.size, 2), x, dst
+        if self.name == "all-dims":
+            dims = self.step_dims[s]
+            snd, d = np.repeat(x, dims.size), np.tile(dims, x.size)
+            return snd, d, snd * (self.k - 1) + d - 2, _star_neighbors(self.k, snd, d)
+        if self.name == "broadcast":
+            j = int(self.step_dims[s][0])
+            dst = _star_neighbors(self.k, x, np.full(x.size, j))
+            go = (self.informed[x] >= 0) & (self.informed[x] <= s) & (self.informed[dst] == s + 1)
+            return x[go], np.full(int(go.sum()), j), np.zeros(int(go.sum()), np.int64), dst[go]
+        rows = self.tree.schedule[s]
+        snd = np.tile(x, rows.shape[0])
+        d = np.repeat(rows[:, 1] + 2, x.size)
+        msgs = np.concatenate([self.tree._source_at(x, int(h)) for h in rows[:, 0]])
+        return snd, d, msgs, _star_neighbors(self.k, snd, d)
+
+
+class EmulateStar:
+    """Workload + router of a star algorithm emulated on ``topo`` (an MS(l, n))."""
+
+    def __init__(self, topo: Any, algorithm: str, mode: str) -> None:
+        if not isinstance(topo, MacroStar):
+            raise EmulationError(f"emulate-star runs on a macro-star (ms:L,N), not {topo.spec}")
+        if mode not in MODES:
+            raise EmulationError(
+                f"workload.emulation must be one of {', '.join(MODES)}; got {mode!r}"
+            )
+        self.topo, self.mode = topo, mode
+        l, n, k = topo.l, topo.n, topo.k
+        self.algo = StarAlgorithm(algorithm, k, mode)
+        port = {name: i for i, name in enumerate(topo.ports)}
+        width = 3 * (k - 1) if algorithm == "sweep" else 3
+        words = np.full((k + 1, max(width, 1)), -1, dtype=np.int64)
+        slots = np.full_like(words, -1)
+        span = np.zeros(self.algo.steps, dtype=np.int64)  # MS steps of each star step
+        if algorithm == "sweep":  # one word, indexed by dimension 2
+            if mode == "consecutive":
+                w = consecutive_word(l, n, list(range(2, k + 1)))
+                r = list(range(1, len(w) + 1))
+            else:
+                w, r, base = [], [], 0
+                for j in range(2, k + 1):
+                    wj, rj = self._dim_word(j)
+                    w += wj
+                    r += [base + t for t in rj]
+                    base += self._span(np.array([j]))
+            words[2, : len(w)] = [port[p] for p in w]
+            slots[2, : len(r)] = r
+            span[0] = max(r)
+        else:
+            for j in range(2, k + 1):
+                w, r = self._dim_word(j)
+                words[j, : len(w)] = [port[p] for p in w]
+                slots[j, : len(r)] = r
+            span[:] = [self._span(d) for d in self.algo.step_dims]
+        self.base = np.concatenate([[0], np.cumsum(span)])  # MS step before star step s
+        self.router = WordScheduleRouter(topo, words, slots, name="emulate-star")
+        self.pid_space = self.algo.n * (self.algo.n if algorithm in ("broadcast", "mnb") else k)
+        self.last_injection_step = int(self.base[-2]) if self.algo.steps else 0
+        self.msg_space = self.algo.n
+
+    def _dim_word(self, j: int) -> tuple[list[str], list[int]]:
+        l, n = self.topo.l, self.topo.n
+        if self.mode == "all-port":
+            sched = allport_schedule(l, n)
+            steps = [t for t in range(len(sched)) if j in sched[t]]
+            return [sched[t][j] for t in steps], [t + 1 for t in steps]
+        w = sdc_word(l, n, j)
+        return w, list(range(1, len(w) + 1))
+
+    def _span(self, dims: np.ndarray) -> int:
+        if self.mode == "all-port":
+            return allport_length(self.topo.l, self.topo.n)
+        return max(len(sdc_word(self.topo.l, self.topo.n, int(j))) for j in dims)
+
+    def injections(self, lo: int, hi: int, step: int):
+        s = np.flatnonzero(self.base[:-1] == step)
+        e = np.empty(0, dtype=np.int64)
+        if not s.size or hi <= lo:
+            return e, e, e
+        snd, _, msg, dst = self.algo.transmissions(int(s[0]), lo, hi)
+        return self.pid(msg, dst), snd, dst
+
+    def pid(self, msg: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Packet ids: one per (message, receiver) for broadcasts, else the message."""
+        if self.algo.name in ("broadcast", "mnb"):
+            return msg * self.algo.n + dst
+        return msg
+
+    def headers(self, pid: np.ndarray, src: np.ndarray, dst: np.ndarray, step: int) -> np.ndarray:
+        """Router header at injection: (word = star dimension, MS step before the word)."""
+        if self.algo.name == "sweep":
+            dim = np.full(src.size, 2, dtype=np.int64)
+        else:
+            p, q = perm.unrank(src, self.topo.k), perm.unrank(dst, self.topo.k)
+            dim = np.argmax(p[:, 1:] != q[:, 1:], axis=1).astype(np.int64) + 2
+        return np.stack([dim, np.full(src.size, step, dtype=np.int64)], axis=1)
+
+    # -- what the theorems promise -------------------------------------------------------------
+    def promised_steps(self) -> int:
+        """MS steps of the emulation schedule: every star step its full span, the last one
+        up to its last letter."""
+        if self.algo.name == "sweep":
+            return int(self.base[1])
+        last = self.algo.step_dims[-1]
+        tail = max(int(self.router.slots[j, self.router.length[j] - 1]) for j in last)
+        return int(self.base[-2]) + tail
+
+    def star_steps(self) -> int:
+        """Steps of the star algorithm itself (``s`` for the sweep)."""
+        return self.topo.k - 1 if self.algo.name == "sweep" else self.algo.steps
+
+    def theorem(self) -> tuple[int, str]:
+        """The paper's count for this run and where it comes from."""
+        l, n, k = self.topo.l, self.topo.n, self.topo.k
+        if self.mode == "all-port":
+            return allport_length(l, n) * self.star_steps(), "Thm 4.4: max(2n, l+1) per star step"
+        if self.mode == "consecutive":
+            from mpinet.emulation import theorem_4_2_length
+
+            return theorem_4_2_length(n, 2, k - 1), "Thm 4.2: s - 2a1 + 2b1 + 2c1 (as printed)"
+        dims = np.concatenate(self.algo.step_dims) if self.algo.name != "sweep" else range(2, k + 1)
+        return sum(1 if j <= n + 1 else 3 for j in dims), "Thm 3.1: 1 (j <= n+1) or 3 per star step"
+
+
+def run_emulation(topo: Any, algorithm: str, mode: str, comm: Any = None) -> dict:
+    """Run a star algorithm on an MS with real packets; measured steps and per-packet checks."""
+    from mpinet.engine.comm import resolve, sum_op
+    from mpinet.engine.core import Engine
+    from mpinet.engine.models import parse_model
+    from mpinet.engine.report import gather_packets
+
+    comm = resolve(comm)
+    em = EmulateStar(topo, algorithm, mode)
+    model = parse_model(MODE_MODEL[mode])
+    eng = Engine(topo, em.router, model, comm, max_steps=int(em.base[-1]) + 10)
+    rec = eng.run(em)
+    packets, _ = gather_packets(rec, em.pid_space, comm)
+    checks = packet_checks(em, packets, comm)
+    expected = comm.allreduce(int(rec.injected_ids.size), op=sum_op())
+    paper, source = em.theorem()
+    return {
+        "topology": topo.spec,
+        "algorithm": algorithm,
+        "emulation": mode,
+        "model": model.name,
+        "star_steps": em.star_steps(),
+        "ms_steps": int(rec.steps),
+        "schedule_steps": em.promised_steps(),
+        "paper_steps": paper,
+        "paper_source": source,
+        "slowdown": round(rec.steps / max(em.star_steps(), 1), 4),
+        "packets": expected,
+        "checks": checks,
+        "ok": all(c["ok"] for c in checks)
+        and rec.steps == em.promised_steps()
+        and (rec.steps <= paper),
+    }
+
+
+def packet_checks(em: EmulateStar, packets: np.ndarray, comm: Any) -> list[dict]:
+    """Per-packet checks on the records each rank owns (``gather_packets`` layout)."""
+    from mpinet.engine.comm import sum_op
+    from mpinet.engine.exchange import exchange_rows
+    from mpinet.engine.report import _owner
+
+    pid, src, dst, inj, done, hops = (packets[:, i] for i in range(6))
+    w = em.headers(pid, src, dst, 0)[:, 0]
+    length = em.router.length[w]
+    last = em.router.slots[w, np.maximum(length - 1, 0)]
+    late = int(((done < 0) | (done != inj + last) | (hops != length)).sum())
+    bad_causal = 0
+    if em.algo.name in ("broadcast", "mnb"):
+        n = em.algo.n
+        msg = pid // n
+        need = msg != src if em.algo.name == "mnb" else src != 0
+        # ask the owner of the record "src received msg" when it was delivered
+        q = np.stack([msg[need] * n + src[need], inj[need]], axis=1)
+        size = comm.Get_size()
+        owner = _owner(q[:, 0], em.pid_space, size)
+        got = exchange_rows(comm, q, owner) if size > 1 else q
+        at = np.searchsorted(pid, got[:, 0])
+        found = (at < pid.size) & (pid[np.minimum(at, pid.size - 1)] == got[:, 0])
+        ok = found & (done[np.minimum(at, pid.size - 1)] >= 0)
+        ok &= done[np.minimum(at, pid.size - 1)] <= got[:, 1]
+        bad_causal = int((~ok).sum())
+    late, bad_causal = (comm.allreduce(v, op=sum_op()) for v in (late, bad_causal))
+    out = [
+        {
+            "name": "every packet reached the star neighbour addressed, after exactly its "
+            "word, at the promised MS step",
+            "expected": 0,
+            "measured": late,
+            "ok": late == 0,
+            "detail": "",
+        }
+    ]
+    if em.algo.name in ("broadcast", "mnb"):
+        out.append(
+            {
+                "name": "every sender held the message when its star step began",
+                "expected": 0,
+                "measured": bad_causal,
+                "ok": bad_causal == 0,
+                "detail": "",
+            }
+        )
+    return out
+
+
+class EmulationResult:
+    """A :func:`run_emulation` result as a check runner's result (steps, complete, as_dict)."""
+
+    def __init__(self, r: dict) -> None:
+        self.r, self.steps, self.complete = r, r["ms_steps"], r["ok"]
+
+    def as_dict(self) -> dict:
+        keep = ("star_steps", "schedule_steps", "slowdown", "packets")
+        return {"steps": self.steps, "complete": self.complete} | {k: self.r[k] for k in keep}
+
+
+def emulation_lower_bound(em: EmulateStar) -> int:
+    """A bound no emulation of these star steps, one after the other, can beat: each star
+    step lasts at least the MS distance of its farthest dimension (the sweep: the MS
+    distance its packet travels)."""
+    from mpinet.routing.tables import distances_from
+
+    topo = em.topo
+    d = distances_from(topo, topo.identity)
+    t = perm.identity(topo.k, topo.k - 1)
+    rows = np.arange(topo.k - 1)
+    t[rows, 0], t[rows, rows + 1] = rows + 1, 0
+    dist = np.concatenate([[0, 0], d[perm.rank(t)]]).astype(np.int64)  # by dimension j
+    if em.algo.name == "sweep":
+        return int(d[em.algo.transmissions(0, 0, 1)[3][0]])
+    return int(sum(dist[dims].max() for dims in em.algo.step_dims))
+
+
+def _checks():
+    from mpinet.workloads.checks import Check
+
+    def runner(algorithm, mode):
+        def run(topo, model, comm):
+            return EmulationResult(run_emulation(topo, algorithm, mode, comm))
+
+        return run
+
+    def theorem(algorithm, mode):
+        return lambda t: EmulateStar(t, algorithm, mode).theorem()[0]
+
+    def bound(algorithm, mode):
+        return lambda t: emulation_lower_bound(EmulateStar(t, algorithm, mode))
+
+    cases = [("all-dims", "sdc"), ("all-dims", "all-port"), ("sweep", "sdc")]
+    cases += [("sweep", "consecutive"), ("broadcast", "sdc"), ("broadcast", "all-port")]
+    out = []
+    sizes = [("ms:2,2", True), ("ms:3,2", True), ("ms:2,3", False), ("ms:4,2", False)]
+    sizes += [("ms:2,4", False)]
+    for spec, quick in sizes:
+        mnb = [("mnb", "sdc"), ("mnb", "all-port")] if spec in ("ms:2,2", "ms:3,2") else []
+        for algorithm, mode in cases + mnb:
+            quick_here = quick and not (algorithm == "mnb" and spec != "ms:2,2")
+            src = {
+                "sdc": "paper 004 Thm 3.1 (SDC emulation, slowdown <= 3)",
+                "consecutive": "paper 004 Thm 4.2 (consecutive dimensions, formula as printed)",
+                "all-port": "paper 004 Thm 4.4 (all-port emulation, max(2n, l+1))",
+            }[mode]
+            out.append(
+                Check(
+                    spec,
+                    f"emulate star {algorithm} ({mode})",
+                    MODE_MODEL[mode],
+                    lambda t: None,
+                    bound(algorithm, mode),
+                    paper_steps=theorem(algorithm, mode),
+                    paper_source=src,
+                    quick=quick_here,
+                    run=runner(algorithm, mode),
+                )
+            )
+    return out
+
+
+CHECKS = _checks()
