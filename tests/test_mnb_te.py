@@ -105,3 +105,34 @@ def test_mnb_and_te_identical_to_serial():
             )
             skip = {"seconds": 0, "max_rss_mib": 0}
             assert par.complete and par.as_dict() | skip == ser.as_dict() | skip
+
+
+@pytest.mark.parametrize("spec", ["scc:4", "hypercube:4", "ccc:3", "fccn:2", "star:4", "ms:2,2"])
+@pytest.mark.parametrize("model", [*MODELS, "k-port:2"])
+def test_routed_mnb_everyone_gets_everything_once(spec, model):
+    from mpinet.routing import make_router
+    from mpinet.workloads.mnb_routed import RoutedMNB, routed_mnb_lower_bound
+
+    topo = from_spec(spec)
+    n = topo.num_nodes
+    mdl = parse_model(model)
+    res = run_collective(topo, RoutedMNB(topo, make_router("shortest", topo), mdl), mdl)
+    assert res.complete and res.duplicates == 0
+    assert res.transmissions == n * (n - 1)  # one reception per (node, message): trees
+    assert res.steps >= routed_mnb_lower_bound(topo, mdl)
+
+
+@pytest.mark.mpi
+def test_routed_mnb_identical_to_serial():
+    from mpi4py import MPI
+
+    from mpinet.routing import make_router
+    from mpinet.workloads.mnb_routed import RoutedMNB
+
+    comm = MPI.COMM_WORLD
+    topo = from_spec("scc:4")
+    for model in (*MODELS, "k-port:2"):
+        mdl = parse_model(model)
+        par = run_collective(topo, RoutedMNB(topo, make_router("shortest", topo), mdl), mdl, comm)
+        ser = run_collective(topo, RoutedMNB(topo, make_router("shortest", topo), mdl), mdl)
+        assert par.complete and par.as_dict() | {"seconds": 0} == ser.as_dict() | {"seconds": 0}

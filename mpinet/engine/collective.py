@@ -8,7 +8,8 @@ transmissions ``(node, port, message)`` of the step. The engine checks them
 (the node holds the message, the link exists, the communication model holds:
 capacity per link, ports per node, one dimension under SDC), delivers the
 copies (one ``Alltoallv`` for those crossing ranks), counts duplicates, and
-stops when a step sends nothing; the steps reported are those up to the last
+stops when a step sends nothing (unless a program's optional ``busy()`` says
+some node still has something queued); the steps reported are those up to the last
 one in which a node received a message it did not hold. Every node must end up holding every
 message it should; the report says so, with the steps measured, never
 computed.
@@ -140,7 +141,9 @@ def run_collective(
         new_v, new_b = tv[fresh][first], tb[fresh][first]
         when[new_v, new_b] = t
         port[new_v, new_b] = tp[fresh][first]
-        flags = np.zeros(len(cls_names) + 2, dtype=np.int64)  # classes used, -min port, max port
+        # classes used, still busy, -min port, max port
+        flags = np.zeros(len(cls_names) + 3, dtype=np.int64)
+        flags[-3] = bool(getattr(program, "busy", lambda: False)())
         flags[-2:] = (-deg, -1)
         if nodes.size:
             flags[np.unique(cls_of[ports])] = 1
@@ -158,7 +161,7 @@ def run_collective(
         if glob[3]:
             msgs_all = [m for m in comm.allgather(msg) if m]
             raise CollectiveError(msgs_all[0] if msgs_all else msg)
-        if glob[0] == 0:
+        if glob[0] == 0 and not gflags[-3]:
             t -= 1
             break
         cls_used += gflags[: len(cls_names)]

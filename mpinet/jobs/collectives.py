@@ -22,9 +22,7 @@ def build_program(job: Job, topo: Topology, model: Model) -> Any:
     """The node program of a collective job (validated)."""
     w = job.workload
     if w["kind"] == "mnb":
-        from mpinet.workloads.mnb_te import TreeMNB
-
-        return TreeMNB(topo, model.name)
+        return _mnb(job, topo, model)
     algo = w["algorithm"] or ("flooding" if model.kind == "all-port" else "tree")
     if algo not in BROADCASTS:
         raise JobError(f"workload.algorithm must be one of {', '.join(BROADCASTS)}; got {algo!r}")
@@ -61,6 +59,27 @@ def build_program(job: Job, topo: Topology, model: Model) -> Any:
         "ccc": bb.CCCBroadcast,
     }[algo]
     return cls(topo, source, msgs)
+
+
+def _mnb(job: Job, topo: Topology, model: Model) -> Any:
+    """``tree`` (star, ms: translated spanning trees) or ``routed`` (any topology)."""
+    from mpinet.routing import make_router
+    from mpinet.workloads.mnb_routed import RoutedMNB
+    from mpinet.workloads.mnb_te import TreeMNB
+
+    algo = job.workload["algorithm"] or ("tree" if topo.family in ("star", "ms") else "routed")
+    if algo == "tree":
+        if model.kind not in ("sdc", "one-port", "all-port"):
+            raise JobError(
+                f"mnb algorithm 'tree' runs under sdc, one-port or all-port, not {model.name}"
+            )
+        return TreeMNB(topo, model.kind)
+    if algo != "routed":
+        raise JobError(f"workload.algorithm for mnb must be tree or routed, got {algo!r}")
+    opts = {k: v for k, v in job.router.items() if k != "name" and v is not None}
+    if job.router["name"] != "shortest":
+        opts.pop("tie", None)
+    return RoutedMNB(topo, make_router(job.router["name"], topo, **opts), model)
 
 
 def execute_collective(

@@ -18,6 +18,7 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
     locality = 0.5          # locality (FCCN): p_k for every level, or [p_2, ..., p_m]
     algorithm = "tree"      # broadcast: flooding | tree | scc-one-port | scc-multi-port |
                             #   hypercube | greedy | ccc (default: flooding all-port, else tree)
+                            # mnb: tree (star, ms) | routed (any topology, via [router])
                             # te: schedule (star, ms: one schedule for every node; the
                             #   [router] is not used) | routed (any topology, via [router])
                             #   (default: schedule where it applies)

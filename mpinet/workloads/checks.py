@@ -67,7 +67,14 @@ def all_checks() -> list[Check]:
     from mpinet.workloads import broadcast
 
     mods = [broadcast]
-    for name in ("scc_broadcast", "baseline_broadcast", "mnb_te", "te", "emulate_star"):
+    for name in (
+        "scc_broadcast",
+        "baseline_broadcast",
+        "mnb_te",
+        "mnb_routed",
+        "te",
+        "emulate_star",
+    ):
         try:
             mods.append(__import__(f"mpinet.workloads.{name}", fromlist=["CHECKS"]))
         except ImportError:
