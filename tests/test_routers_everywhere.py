@@ -18,6 +18,8 @@ INSTANCE = {
     "star": "star:5",
     "scc": "scc:4",
     "ms": "ms:2,2",
+    "ims": "ims:1,3,2",
+    "cms": "cms:3,2,2",
     "fccn": "fccn:2",
     "borel": "borel:47,2,1,7",
     "hypercube": "hypercube:5",

@@ -13,7 +13,7 @@ import inspect
 from typing import Any
 
 from mpinet.errors import RoutingError
-from mpinet.routing import borel, ccc, fccn, macrostar, scc, star
+from mpinet.routing import borel, ccc, fccn, ims, macrostar, scc, star
 from mpinet.routing.base import HopContext, Router
 from mpinet.routing.ecube import HypercubeEcube
 from mpinet.routing.shortest import ShortestRouter
@@ -28,6 +28,7 @@ ROUTERS: dict[str, type[Router]] = {
         *star.ROUTERS_HERE,
         *scc.ROUTERS_HERE,
         *macrostar.ROUTERS_HERE,
+        *ims.ROUTERS_HERE,
         *fccn.ROUTERS_HERE,
         *borel.ROUTERS_HERE,
         *ccc.ROUTERS_HERE,

@@ -1,7 +1,8 @@
 """Topology families: one module each, pure numpy, no MPI and no files.
 
 ``from_spec("scc:5")`` builds a topology from its spec string. Spec forms:
-``star:N``, ``scc:N``, ``ms:L,N``, ``fccn:M``, ``borel:P,A,T1,T2``,
+``star:N``, ``scc:N``, ``ms:L,N``, ``ims:M,L,N`` (IMS((M), L, N); ``M`` may be
+``M1+M2+...``), ``cms:C,L,N`` (CMS((C), L, N)), ``fccn:M``, ``borel:P,A,T1,T2``,
 ``hypercube:N``, ``ccc:N``.
 """
 
@@ -11,14 +12,27 @@ from mpinet.errors import SpecError
 from mpinet.topology.base import Topology
 from mpinet.topology.borel import Borel
 from mpinet.topology.ccc import CCC
+from mpinet.topology.cms import ClusteredMacroStar
 from mpinet.topology.fccn import FCCN
 from mpinet.topology.hypercube import Hypercube
+from mpinet.topology.ims import IncompleteMacroStar
 from mpinet.topology.macrostar import MacroStar
 from mpinet.topology.scc import SCC
 from mpinet.topology.star import Star
 
 FAMILIES: dict[str, type[Topology]] = {
-    cls.family: cls for cls in (Star, SCC, MacroStar, FCCN, Borel, Hypercube, CCC)
+    cls.family: cls
+    for cls in (
+        Star,
+        SCC,
+        MacroStar,
+        IncompleteMacroStar,
+        ClusteredMacroStar,
+        FCCN,
+        Borel,
+        Hypercube,
+        CCC,
+    )
 }
 
 __all__ = ["FAMILIES", "Topology", "from_spec", "spec_forms"]
