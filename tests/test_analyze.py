@@ -1,10 +1,17 @@
-"""``mpinet analyze`` and :mod:`mpinet.analysis`: numbers against the trace's own tables."""
+"""``mpinet analyze`` and :mod:`mpinet.analysis`: numbers against the trace's own tables.
+
+Also the reader's compatibility rule (same layout major version opens, tables and columns
+added later are ignored, optional tables may be absent) and that every read is chunked.
+Figures are tested in ``test_plot.py``.
+"""
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 
+import h5py
 import numpy as np
 import pytest
 
@@ -13,6 +20,9 @@ from mpinet.analysis import compare, format_summary, gini, summarize
 from mpinet.cli import Parser, main
 from mpinet.cli import analyze as analyze_cli
 from mpinet.errors import MpinetError, TraceError
+from mpinet.routing import exact_distance
+from mpinet.topology import from_spec
+from mpinet.trace import LAYOUT_VERSION, write_trace
 
 
 def _analyze(argv: list[str]) -> int:
@@ -169,26 +179,6 @@ def test_compare(traces, capsys):
     assert {"key", "a", "b", "delta"} == set(obj["rows"][0])
 
 
-def test_plots(traces, capsys):
-    pytest.importorskip("matplotlib")
-    outdir = traces["dir"] / "plots"
-    assert _analyze([traces["uni"], "--plot", str(outdir)]) == 0
-    assert _analyze([traces["bc"], "--plot", str(outdir)]) == 0
-    names = sorted(p.name for p in outdir.iterdir())
-    for stem in ("u_latency_cdf", "u_steps", "u_link_load", "b_steps"):
-        for ext in ("png", "svg"):
-            assert f"{stem}.{ext}" in names
-            assert (outdir / f"{stem}.{ext}").stat().st_size > 0
-    assert "plots:" in capsys.readouterr().out
-
-
-def test_plot_without_matplotlib(traces, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "matplotlib", None)
-    assert _analyze([traces["uni"], "--plot", str(traces["dir"] / "none")]) == 2
-    err = capsys.readouterr().err
-    assert 'pip install "mpinet[plot]"' in err and err.count("\n") == 1
-
-
 def test_errors_one_line_exit_2(traces, tmp_path, capsys):
     missing = tmp_path / "nope.h5"
     assert _analyze([str(missing)]) == 2
@@ -205,15 +195,114 @@ def test_errors_one_line_exit_2(traces, tmp_path, capsys):
         summarize(str(missing))
 
 
-def test_step_series_thinned_to_block_maxima(traces, monkeypatch):
-    from mpinet.analysis import plot
-
-    monkeypatch.setattr(plot, "MAX_POINTS", 3)
+def test_distance_and_balance(traces):
+    s = summarize(traces["uni"])
     with mpinet.trace.open(traces["uni"]) as tr:
-        full = tr.column("steps", "transmissions")
-    block = -(-len(full) // 3)
-    for rows in (1, 5, 1000):
-        x, y = plot._steps_series(traces["uni"], ["transmissions"], rows)
-        want = [full[i : i + block].max() for i in range(0, len(full), block)]
-        assert y["transmissions"].tolist() == want
-        assert x.tolist() == list(range(1, len(full) + 1, block))
+        pk = tr.table("packets")
+    dist = exact_distance(from_spec("ms:2,2"))
+    d = np.zeros(len(pk["id"]), dtype=np.int64)
+    moving = pk["source"] != pk["dest"]
+    d[moving] = dist(pk["source"][moving], pk["dest"][moving])
+    assert s["distance"]["histogram"] == np.bincount(d).tolist()
+    assert s["distance"]["mean"] == pytest.approx(d.mean())
+    assert s["stretch"]["excess_hops"] == int(pk["hops"].sum() - d.sum()) == 0
+    ln = s["links"]
+    means = [c["mean"] for c in ln["classes"].values()]
+    assert ln["class_mean_ratio"] == pytest.approx(max(means) / min(means))
+    for c in ln["classes"].values():
+        assert c["max_over_mean"] == pytest.approx(c["max"] / c["mean"])
+    out = format_summary(s)
+    assert "load balance" in out and "Cor. 3.3" in out and "distance" in out
+
+
+def test_every_read_is_chunked(traces, monkeypatch):
+    """summarize never reads a whole table: only iter_chunks, never more than chunk_rows."""
+    seen = []
+    real = mpinet.trace.Trace.iter_chunks
+
+    def spy(self, table, columns=None, chunk_rows=1 << 20):
+        for ch in real(self, table, columns, chunk_rows):
+            seen.append((table, max(len(v) for v in ch.values()), chunk_rows))
+            yield ch
+
+    def forbidden(*a, **k):
+        raise AssertionError("whole-table read")
+
+    monkeypatch.setattr(mpinet.trace.Trace, "iter_chunks", spy)
+    monkeypatch.setattr(mpinet.trace.Trace, "table", forbidden)
+    monkeypatch.setattr(mpinet.trace.Trace, "column", forbidden)
+    summarize(traces["uni"], chunk_rows=16)
+    summarize(traces["bc"], chunk_rows=16)
+    assert {t for t, _, _ in seen} == {"packets", "steps", "links", "hops"}
+    assert all(n <= 16 == rows for _, n, rows in seen)
+
+
+def _set_version(path, version):
+    with h5py.File(path, "r+") as f:
+        f.attrs["layout_version"] = version
+
+
+def test_same_major_layout_versions_open(tmp_path):
+    """Any trace whose layout_version has the current major opens; another major does not."""
+    major = LAYOUT_VERSION.split(".")[0]
+    path = str(tmp_path / "t.h5")
+    tables = {"steps": {"transmissions": np.arange(4, dtype=np.int64)}}
+    write_trace(path, None, attrs={"topology": "ms:2,2"}, tables=tables)
+    for version in (f"{major}.0", f"{major}.99", major):
+        _set_version(path, version)
+        with mpinet.trace.open(path) as tr:
+            assert tr.attrs["layout_version"] == version
+            assert tr.column("steps", "transmissions").tolist() == [0, 1, 2, 3]
+    other = f"{int(major) + 1}.0"
+    _set_version(path, other)
+    with pytest.raises(TraceError) as err:
+        mpinet.trace.open(path)
+    assert other in str(err.value) and LAYOUT_VERSION in str(err.value)
+    _set_version(path, "x.y")
+    with pytest.raises(TraceError, match="bad layout_version"):
+        mpinet.trace.open(path)
+
+
+def test_later_minor_version_with_extra_data_summarises(traces, tmp_path):
+    """A trace of a later minor version, with tables and columns we do not know, still works."""
+    path = tmp_path / "later.h5"
+    shutil.copy(traces["uni"], path)
+    with h5py.File(path, "r+") as f:
+        f.attrs["layout_version"] = LAYOUT_VERSION.split(".")[0] + ".99"
+        f.attrs["new_attribute"] = "from the future"
+        n = f["packets/id"].shape[0]
+        f.create_dataset("packets/priority", data=np.zeros(n, dtype=np.int8))
+        f.create_group("future").create_dataset("x", data=np.arange(3))
+    s, base = summarize(str(path)), summarize(traces["uni"])
+    assert s["attrs"]["new_attribute"] == "from the future"
+    for k in ("latency", "hops", "distance", "stretch", "links", "steps", "cross_rank"):
+        assert s[k] == base[k]
+
+
+def test_optional_tables_and_columns_may_be_absent(traces, tmp_path):
+    """/links, /hops and /steps columns other than transmissions are optional."""
+    path = tmp_path / "old.h5"
+    shutil.copy(traces["uni"], path)
+    with h5py.File(path, "r+") as f:
+        del f["links"], f["hops"], f["steps/cross_rank"], f["steps/in_flight"]
+    s = summarize(str(path))
+    assert s["links"] is None and s["hops_table"] is None
+    assert s["steps"]["in_flight"] is None and s["cross_rank"]["fraction"] is None
+    assert s["consistency"] == []
+    assert s["latency"] == summarize(traces["uni"])["latency"]
+    out = format_summary(s)
+    assert "load nucleus" not in out and "\nin flight" not in out and "cross-rank" not in out
+
+
+def test_to_pandas(traces):
+    pd = pytest.importorskip("pandas")
+    with mpinet.trace.open(traces["uni"]) as tr:
+        df = tr.to_pandas("packets")
+        load = tr.to_pandas("links")
+        pk = tr.table("packets")
+        raw = tr.column("links", "load")
+    assert isinstance(df, pd.DataFrame)
+    assert list(df.columns) == list(pk)
+    assert (df["hops"].to_numpy() == pk["hops"]).all()
+    assert list(load.columns) == [f"load_{j}" for j in range(raw.shape[1])]
+    assert (load.to_numpy() == raw).all()

@@ -1,27 +1,44 @@
-"""Plots of a trace summary (matplotlib, PNG and SVG): latency CDF, per-step series, link load.
+"""Figures of trace summaries (matplotlib, each as PNG and SVG).
 
-Needs matplotlib (``pip install "mpinet[plot]"``). Per-step series are read from the trace
-in chunks and thinned to at most :data:`MAX_POINTS` points (block maxima), so plotting is
+Needs matplotlib (``pip install "mpinet[plot]"``); without it :class:`PlotError`. Per-step
+series are read from the traces in chunks and thinned to at most
+:data:`~mpinet.analysis.figures.MAX_POINTS` points (block maxima), and the per-link heat map
+is drawn only up to :data:`~mpinet.analysis.figures.HEATMAP_MAX_CELLS` links, so plotting is
 bounded in memory like :func:`~mpinet.analysis.summarize`.
+
+One trace (:func:`plot_summary`, file names ``<trace stem>_<figure>.{png,svg}``):
+
+* unicast: ``route_lengths`` (paper 000's D_I x N_I curve: delivered packets per route
+  length, and per exact distance when known), ``latency_cdf``, ``steps`` (transmissions
+  and packets in flight per step), ``link_load`` (histogram over existing links) and,
+  for small networks, ``link_heatmap`` (load of every directed link, node x port);
+* collective: ``steps`` (transmissions, newly informed pairs, duplicates per step) and
+  ``informed`` (informed (node, message) pairs so far against the step).
+
+Several traces (:func:`plot_compare`, ``<stem A>_vs_<stem B>_<figure>``): the same figures
+with one curve per trace (``route_lengths``, ``latency_cdf``, ``steps``, ``link_load``;
+``informed`` for collectives), e.g. two routers on the same traffic.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
+from mpinet.analysis import figures as fg
+from mpinet.analysis.figures import HEATMAP_MAX_CELLS, MAX_POINTS
 from mpinet.errors import MpinetError, TraceError
 
-MAX_POINTS = 4000
+__all__ = ["HEATMAP_MAX_CELLS", "MAX_POINTS", "PlotError", "plot_compare", "plot_summary"]
 
 
 class PlotError(MpinetError):
     """matplotlib is missing, or the output directory cannot be used."""
 
 
-def _pyplot():
+def _pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend, or :class:`PlotError` naming the extra."""
     try:
         import matplotlib
     except ImportError:
@@ -34,111 +51,128 @@ def _pyplot():
     return plt
 
 
-def _title(s: dict, what: str) -> str:
-    a = s["attrs"]
-    run = f"{a.get('topology')}, {a.get('workload')}, {a.get('router')}, {a.get('model')}"
-    return f"{what}\n{run}"
-
-
-def _steps_series(path: str, columns: list[str], chunk_rows: int) -> tuple[np.ndarray, dict]:
-    """Step numbers and per-step columns, thinned to MAX_POINTS points by block maxima."""
-    from mpinet.trace import open_trace
-
-    with open_trace(path) as tr:
-        n = tr.nrows("steps")
-        block = max(1, -(-n // MAX_POINTS))
-        xs: list[np.ndarray] = []
-        ys: dict[str, list[np.ndarray]] = {c: [] for c in columns}
-        start = 0
-        rows = max(block, (int(chunk_rows) // block) * block)  # whole blocks per chunk
-        for ch in tr.iter_chunks("steps", columns, rows):
-            m = len(ch[columns[0]])
-            idx = np.arange(0, m, block)
-            xs.append(start + idx + 1)
-            for c in columns:
-                ys[c].append(np.maximum.reduceat(ch[c], idx) if m else ch[c])
-            start += m
-    cat = {c: np.concatenate(v) if v else np.zeros(0) for c, v in ys.items()}
-    return (np.concatenate(xs) if xs else np.zeros(0)), cat
-
-
-def _save(fig: Any, outdir: str, name: str) -> list[str]:
-    paths = []
-    for ext in ("png", "svg"):
-        p = os.path.join(outdir, f"{name}.{ext}")
-        fig.savefig(p, dpi=120 if ext == "png" else None, bbox_inches="tight")
-        paths.append(p)
-    return paths
-
-
-def plot_summary(s: dict, outdir: str, *, chunk_rows: int = 1 << 18) -> list[str]:
-    """Write the plots of summary ``s`` into ``outdir`` (created); return the file paths.
-
-    Unicast: ``latency_cdf``, ``steps`` (transmissions and in flight per step),
-    ``link_load`` (histogram over existing links). Collective: ``steps`` (transmissions,
-    informed, duplicates per step). Each as ``.png`` and ``.svg``.
-    """
-    plt = _pyplot()
+def _outdir(outdir: str) -> None:
     try:
         os.makedirs(outdir, exist_ok=True)
     except OSError as exc:
         raise PlotError(f"cannot create plot directory {outdir}: {exc}") from None
     if not os.path.isdir(outdir):
         raise PlotError(f"plot directory {outdir} is not a directory")
-    made: list[str] = []
-    stem = os.path.splitext(os.path.basename(s["path"]))[0]
+
+
+def _stem(s: dict) -> str:
+    return os.path.splitext(os.path.basename(s["path"]))[0]
+
+
+def _write(plt: Any, outdir: str, jobs: list[tuple[str, Callable[[], Any]]]) -> list[str]:
+    """Draw and save each ``(name, draw)`` as ``name.png`` and ``name.svg``; return paths."""
+    paths = []
     try:
-        if s["kind"] == "collective":
-            cols = ["transmissions", "informed", "duplicates"]
-            x, y = _steps_series(s["path"], cols, chunk_rows)
-            fig, ax = plt.subplots(figsize=(7, 4))
-            for c in cols:
-                ax.plot(x, y[c], marker="o" if len(x) < 60 else None, label=c)
-            ax.set_xlabel("step")
-            ax.set_ylabel("messages or nodes per step")
-            ax.set_title(_title(s, f"{s['collective']['algorithm']} per step"))
-            ax.legend()
-            made += _save(fig, outdir, f"{stem}_steps")
-            plt.close(fig)
-            return made
-
-        hist = np.asarray(s["latency"]["histogram"], dtype=np.int64)
-        fig, ax = plt.subplots(figsize=(7, 4))
-        if hist.sum():
-            cdf = np.cumsum(hist) / hist.sum()
-            ax.step(np.arange(hist.size), cdf, where="post")
-        ax.set_xlabel("latency (steps, deliver - inject)")
-        ax.set_ylabel("fraction of delivered packets")
-        ax.set_ylim(0, 1.02)
-        ax.grid(alpha=0.3)
-        ax.set_title(_title(s, "latency CDF"))
-        made += _save(fig, outdir, f"{stem}_latency_cdf")
-        plt.close(fig)
-
-        x, y = _steps_series(s["path"], ["transmissions", "in_flight"], chunk_rows)
-        fig, ax = plt.subplots(figsize=(7, 4))
-        ax.plot(x, y["transmissions"], label="transmissions in the step")
-        ax.plot(x, y["in_flight"], label="in flight after the step")
-        ax.set_xlabel("step")
-        ax.set_ylabel("packets")
-        if len(x) and x[-1] > len(x):
-            ax.set_ylabel("packets (maximum per block of steps)")
-        ax.legend()
-        ax.grid(alpha=0.3)
-        ax.set_title(_title(s, "transmissions and packets in flight per step"))
-        made += _save(fig, outdir, f"{stem}_steps")
-        plt.close(fig)
-
-        h = s["links"]["histogram"]
-        fig, ax = plt.subplots(figsize=(7, 4))
-        ax.bar(h["values"], h["counts"], width=0.9 if len(h["values"]) < 200 else 1.0)
-        ax.set_xlabel("load (packets sent over the link during the run)")
-        ax.set_ylabel("directed links")
-        ax.set_title(_title(s, "link load histogram (existing links)"))
-        made += _save(fig, outdir, f"{stem}_link_load")
-        plt.close(fig)
+        for name, draw in jobs:
+            fig = draw()
+            try:
+                for ext in ("png", "svg"):
+                    p = os.path.join(outdir, f"{name}.{ext}")
+                    fig.savefig(p, dpi=120 if ext == "png" else None, bbox_inches="tight")
+                    paths.append(p)
+            finally:
+                plt.close(fig)
     except OSError as exc:
         raise PlotError(f"cannot write plots into {outdir}: {exc}") from None
     except KeyError as exc:
         raise TraceError(f"summary lacks {exc} needed for the plots") from None
-    return made
+    return paths
+
+
+def plot_summary(s: dict, outdir: str, *, chunk_rows: int = 1 << 18) -> list[str]:
+    """Write the figures of one trace's summary into ``outdir`` (created).
+
+    Parameters
+    ----------
+    s : dict
+        A summary from :func:`~mpinet.analysis.summarize` (its ``path`` is read again for
+        the per-step series and the heat map, in chunks of ``chunk_rows`` rows).
+    outdir : str
+        Output directory.
+    chunk_rows : int
+        Rows read per block.
+
+    Returns
+    -------
+    list of str
+        The files written (each figure as ``.png`` and ``.svg``), in the order of the module
+        docstring.
+
+    Raises
+    ------
+    PlotError
+        matplotlib is missing, or ``outdir`` cannot be created or written.
+    """
+    plt = _pyplot()
+    _outdir(outdir)
+    stem = _stem(s)
+    if s["kind"] == "collective":
+        jobs = [
+            (f"{stem}_steps", lambda: fg.draw_collective_steps(plt, s, chunk_rows)),
+            (f"{stem}_informed", lambda: fg.draw_informed(plt, [s], chunk_rows)),
+        ]
+        return _write(plt, outdir, jobs)
+    jobs = [
+        (f"{stem}_route_lengths", lambda: fg.draw_route_lengths(plt, [s])),
+        (f"{stem}_latency_cdf", lambda: fg.draw_latency_cdf(plt, [s])),
+        (f"{stem}_steps", lambda: fg.draw_steps(plt, [s], chunk_rows)),
+    ]
+    if s.get("links") is not None:
+        jobs.append((f"{stem}_link_load", lambda: fg.draw_link_load(plt, [s])))
+        load = fg.load_matrix(s, chunk_rows)
+        if load is not None:
+            jobs.append((f"{stem}_link_heatmap", lambda: fg.draw_link_heatmap(plt, s, load)))
+    return _write(plt, outdir, jobs)
+
+
+def plot_compare(summaries: list[dict], outdir: str, *, chunk_rows: int = 1 << 18) -> list[str]:
+    """Write figures with one curve per trace (e.g. two routers on the same traffic).
+
+    Parameters
+    ----------
+    summaries : list of dict
+        Two or more summaries of the same kind (all unicast or all collective).
+    outdir : str
+        Output directory; the files are named ``<stem A>_vs_<stem B>_<figure>``.
+    chunk_rows : int
+        Rows read per block.
+
+    Returns
+    -------
+    list of str
+        The files written.
+
+    Raises
+    ------
+    PlotError
+        matplotlib is missing, ``outdir`` is unusable, or the traces mix unicast and
+        collective runs (their figures have nothing in common).
+    """
+    plt = _pyplot()
+    kinds = {s["kind"] for s in summaries}
+    if len(kinds) > 1:
+        raise PlotError(
+            "cannot draw a unicast and a collective trace in one figure; "
+            "plot them separately (mpinet analyze TRACE.h5 --plot DIR)"
+        )
+    _outdir(outdir)
+    stem = "_vs_".join(_stem(s) for s in summaries)
+    if kinds == {"collective"}:
+        return _write(
+            plt,
+            outdir,
+            [(f"{stem}_informed", lambda: fg.draw_informed(plt, summaries, chunk_rows))],
+        )
+    jobs = [
+        (f"{stem}_route_lengths", lambda: fg.draw_route_lengths(plt, summaries)),
+        (f"{stem}_latency_cdf", lambda: fg.draw_latency_cdf(plt, summaries)),
+        (f"{stem}_steps", lambda: fg.draw_steps(plt, summaries, chunk_rows)),
+    ]
+    if all(s.get("links") is not None for s in summaries):
+        jobs.append((f"{stem}_link_load", lambda: fg.draw_link_load(plt, summaries)))
+    return _write(plt, outdir, jobs)

@@ -1,28 +1,33 @@
-"""Summarise one trace in bounded memory, and compare two summaries.
+"""Summarise one trace in bounded memory.
 
 Every table is read with :meth:`mpinet.trace.Trace.iter_chunks`, ``chunk_rows`` rows at a
-time, so the working arrays take at most ``chunk_rows x 8 bytes x max(12, 5 x degree)``
-(packets: five columns read plus derived arrays; links: the load row, the neighbours and
-masks, ``5 x degree`` words per row), plus the
-histograms: one int64 per value of latency and hops (at most ``steps + 1`` each) and one per
+time and only the columns needed, so the working arrays take at most
+``chunk_rows x 8 bytes x max(24, 5 x degree)`` (packets: five columns read plus derived
+arrays and the exact distances; links: the load row, the neighbours and masks,
+``5 x degree`` words per row), plus the histograms (:mod:`mpinet.analysis.hist`): one int64
+per value of latency, hops and distance (at most ``steps + 1`` each) and one pair per
 distinct link load, plus the exact-distance tables when stretch is computed (the
-``shortest`` router's BFS tables are ``O(N)``; networks above
-:data:`STRETCH_NODE_LIMIT` nodes without a closed-form distance skip stretch and say so).
-:func:`memory_bound` gives the figure for a chunk size and degree.
+``shortest`` router's BFS tables are ``O(N)``; networks above :data:`STRETCH_NODE_LIMIT`
+nodes without a closed-form distance skip stretch and say so). :func:`memory_bound` gives
+the figure for a chunk size and degree. Nothing grows with the number of rows.
+
+Tables and columns added by later layout versions are ignored; ``/links``, ``/hops`` and
+the ``/steps`` columns other than ``transmissions`` are optional (a section is ``None``
+when its table is absent), so every trace of the same layout major version summarises.
 """
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from mpinet.analysis.compare import compare
+from mpinet.analysis.hist import IntHistogram, SparseHistogram, gini, hist_stats
 from mpinet.errors import MpinetError, TraceError
 
-#: rows read per table per block by default (2**18: ~24 MiB of int64 working arrays)
+#: rows read per table per block by default (2**18: 48 MiB of working arrays up to degree 4)
 DEFAULT_CHUNK_ROWS = 1 << 18
 #: networks up to this many nodes get exact stretch from BFS tables (as ``mpinet run``)
 STRETCH_NODE_LIMIT = 4_000_000
@@ -30,112 +35,27 @@ STRETCH_NODE_LIMIT = 4_000_000
 SERIES_LIMIT = 1000
 _CLOSED_FORM_FAMILIES = ("fccn", "ccc", "hypercube")
 
+__all__ = [
+    "DEFAULT_CHUNK_ROWS",
+    "IntHistogram",
+    "SparseHistogram",
+    "compare",
+    "gini",
+    "hist_stats",
+    "memory_bound",
+    "summarize",
+]
+
 
 def memory_bound(chunk_rows: int = DEFAULT_CHUNK_ROWS, degree: int = 6) -> int:
-    """Bytes of working arrays :func:`summarize` allocates per block (histograms excluded)."""
-    return int(chunk_rows) * 8 * max(12, 5 * int(degree))
+    """Bytes of working arrays :func:`summarize` allocates per block.
+
+    Histograms, the exact-distance tables and HDF5's chunk cache (1 MiB per open column)
+    come on top; see the module docstring.
+    """
+    return int(chunk_rows) * 8 * max(24, 5 * int(degree))
 
 
-# -- streaming histograms -------------------------------------------------------------------
-class IntHistogram:
-    """Exact histogram of non-negative integers, grown as larger values arrive."""
-
-    def __init__(self) -> None:
-        self.counts = np.zeros(0, dtype=np.int64)
-
-    def add(self, values: np.ndarray) -> None:
-        v = np.asarray(values, dtype=np.int64).ravel()
-        if v.size == 0:
-            return
-        if v.min() < 0:
-            raise TraceError(f"negative value {int(v.min())} where a count was expected")
-        b = np.bincount(v)
-        if b.size > self.counts.size:
-            b[: self.counts.size] += self.counts
-            self.counts = b
-        else:
-            self.counts[: b.size] += b
-
-    def stats(self) -> dict[str, Any]:
-        return hist_stats(np.arange(self.counts.size), self.counts)
-
-
-class SparseHistogram:
-    """Exact histogram of integers kept as sorted (value, count) pairs (distinct values only)."""
-
-    def __init__(self) -> None:
-        self.values = np.zeros(0, dtype=np.int64)
-        self.counts = np.zeros(0, dtype=np.int64)
-
-    def add(self, values: np.ndarray) -> None:
-        v = np.asarray(values, dtype=np.int64).ravel()
-        if v.size == 0:
-            return
-        u, c = np.unique(v, return_counts=True)
-        allv = np.concatenate([self.values, u])
-        allc = np.concatenate([self.counts, c.astype(np.int64)])
-        self.values, inv = np.unique(allv, return_inverse=True)
-        self.counts = np.bincount(inv, weights=allc, minlength=self.values.size).astype(np.int64)
-
-    def stats(self) -> dict[str, Any]:
-        out = hist_stats(self.values, self.counts)
-        out["gini"] = gini(self.values, self.counts)
-        return out
-
-
-def _quantile(values: np.ndarray, cum: np.ndarray, n: int, q: float) -> int:
-    """Nearest-rank quantile (numpy's ``method="inverted_cdf"``)."""
-    k = max(1, math.ceil(q * n))
-    return int(values[np.searchsorted(cum, k)])
-
-
-def hist_stats(values: np.ndarray, counts: np.ndarray) -> dict[str, Any]:
-    """count, total, mean, min, p50, p99, max of a histogram (``None`` when empty)."""
-    n = int(counts.sum())
-    if n == 0:
-        return {
-            "count": 0,
-            "total": 0,
-            "mean": None,
-            "min": None,
-            "p50": None,
-            "p99": None,
-            "max": None,
-        }
-    cum = np.cumsum(counts)
-    nz = np.flatnonzero(counts)
-    total = int(sum(int(v) * int(c) for v, c in zip(values[nz], counts[nz], strict=True)))
-    return {
-        "count": n,
-        "total": total,
-        "mean": total / n,
-        "min": int(values[nz[0]]),
-        "p50": _quantile(values, cum, n, 0.50),
-        "p99": _quantile(values, cum, n, 0.99),
-        "max": int(values[nz[-1]]),
-    }
-
-
-def gini(values: np.ndarray, counts: np.ndarray) -> float | None:
-    """Gini coefficient of the multiset given as a histogram (0 = even, -> 1 = one link)."""
-    n = int(counts.sum())
-    if n == 0:
-        return None
-    total = 0
-    weighted = 0  # sum over sorted order of rank_i * x_i, ranks from 1, exact in Python ints
-    rank = 0
-    for v, c in zip(values.tolist(), counts.tolist(), strict=True):
-        if c == 0:
-            continue
-        weighted += v * (c * rank + c * (c + 1) // 2)
-        total += v * c
-        rank += c
-    if total == 0:
-        return 0.0
-    return 2 * weighted / (n * total) - (n + 1) / n
-
-
-# -- the summary ----------------------------------------------------------------------------
 def _open(trace: Any):
     from mpinet.trace import Trace, open_trace
 
@@ -182,9 +102,10 @@ def _distance(topo: Any) -> tuple[Any, str | None]:
 
 
 def _packets(tr: Any, chunk_rows: int, distance: Any) -> dict[str, Any]:
+    """Latency, hops (route length), and with ``distance`` exact distance and stretch."""
     cols = ["source", "dest", "inject_step", "deliver_step", "hops"]
     _need(tr, "packets", cols)
-    lat, hop = IntHistogram(), IntHistogram()
+    lat, hop, dist = IntHistogram(), IntHistogram(), IntHistogram()
     total = undelivered = 0
     last = -1
     s_sum, s_max, n_short, n_mov = 0.0, 0.0, 0, 0
@@ -199,36 +120,37 @@ def _packets(tr: Any, chunk_rows: int, distance: Any) -> dict[str, Any]:
         lat.add(d_step - ch["inject_step"][done])
         h = ch["hops"][done]
         hop.add(h)
-        if distance is not None:
-            moving = ch["source"][done] != ch["dest"][done]
-            if moving.any():
-                d = np.asarray(distance(ch["source"][done][moving], ch["dest"][done][moving]))
-                hm = h[moving]
-                s = hm / d
-                s_sum += float(s.sum())
-                s_max = max(s_max, float(s.max()))
-                n_short += int((hm == d).sum())
-                n_mov += int(d.size)
+        if distance is None:
+            continue
+        src, dst = ch["source"][done], ch["dest"][done]
+        moving = src != dst
+        d = np.zeros(h.size, dtype=np.int64)
+        if moving.any():
+            d[moving] = np.asarray(distance(src[moving], dst[moving]), dtype=np.int64)
+            s = h[moving] / d[moving]
+            s_sum += float(s.sum())
+            s_max = max(s_max, float(s.max()))
+            n_short += int((h[moving] == d[moving]).sum())
+            n_mov += int(moving.sum())
+        dist.add(d)
     out = {
         "packets": {"total": total, "delivered": total - undelivered, "undelivered": undelivered},
         "last_delivery_step": last if last >= 0 else None,
         "latency": {"unit": "steps", **lat.stats(), "histogram": lat.counts.tolist()},
         "hops": {"unit": "hops", **hop.stats(), "histogram": hop.counts.tolist()},
+        "distance": None,
     }
     if distance is not None:
+        out["distance"] = {"unit": "hops", **dist.stats(), "histogram": dist.counts.tolist()}
         out["stretch"] = {
             "packets": n_mov,
             "mean": s_sum / n_mov if n_mov else None,
             "max": s_max if n_mov else None,
             "fraction_shortest": n_short / n_mov if n_mov else None,
+            "excess_hops": hop.stats()["total"] - dist.stats()["total"],
             "skipped": None,
         }
     return out
-
-
-def _column_series(tr: Any, table: str, columns: list[str], chunk_rows: int) -> Iterator[dict]:
-    _need(tr, table, columns)
-    return tr.iter_chunks(table, columns, chunk_rows)
 
 
 def _series_stats(acc: dict) -> dict[str, Any]:
@@ -242,13 +164,19 @@ def _series_stats(acc: dict) -> dict[str, Any]:
 
 
 def _steps(tr: Any, columns: list[str], chunk_rows: int, keep: str | None = None) -> dict:
-    """Totals, means and maxima (with the step of the maximum) of per-step columns."""
-    acc = {c: {"n": 0, "total": 0, "max": None, "argmax": None} for c in columns}
+    """Totals, means and maxima (with the step of the maximum) of per-step columns.
+
+    ``columns[0]`` is required; a later column absent from the trace gives ``None``.
+    """
+    _need(tr, "steps", columns[:1])
+    have = tr.columns("steps")
+    present = [c for c in columns if c in have]
+    acc = {c: {"n": 0, "total": 0, "max": None, "argmax": None} for c in present}
     kept: list[int] = []
     row = 0
-    for ch in _column_series(tr, "steps", columns, chunk_rows):
+    for ch in tr.iter_chunks("steps", present, chunk_rows):
         n = len(ch[columns[0]])
-        for c in columns:
+        for c in present:
             a = ch[c]
             a_acc = acc[c]
             a_acc["n"] += n
@@ -256,11 +184,11 @@ def _steps(tr: Any, columns: list[str], chunk_rows: int, keep: str | None = None
             i = int(np.argmax(a))
             if a_acc["max"] is None or int(a[i]) > a_acc["max"]:
                 a_acc["max"], a_acc["argmax"] = int(a[i]), row + i + 1  # steps count from 1
-        if keep is not None and len(kept) < SERIES_LIMIT:
+        if keep in present and len(kept) < SERIES_LIMIT:
             kept.extend(ch[keep][: SERIES_LIMIT - len(kept)].tolist())
         row += n
     out: dict[str, Any] = {"count": row}
-    out.update({c: _series_stats(acc[c]) for c in columns})
+    out.update({c: _series_stats(acc[c]) if c in acc else None for c in columns})
     if keep is not None:
         out[f"{keep}_per_step"] = kept
         out[f"{keep}_per_step_truncated"] = row > SERIES_LIMIT
@@ -305,12 +233,18 @@ def _links(tr: Any, topo: Any, attrs: dict, chunk_rows: int) -> dict[str, Any]:
             "p50": s["p50"],
             "p99": s["p99"],
             "gini": s["gini"],
+            "max_over_mean": s["max"] / s["mean"] if s["mean"] else None,
         }
 
+    by_class = {c: one(h) for c, h in hists.items()}
+    means = [c["mean"] for c in by_class.values() if c["mean"]]
     return {
         "unit": "packets per directed link",
         "existing_links": int(overall.counts.sum()),
-        "classes": {c: one(h) for c, h in hists.items()},
+        "classes": by_class,
+        # paper 004 Cor. 3.3: on a balanced MS(l, n), l = Theta(n), the expected loads of
+        # the port classes agree within a constant factor; this is that factor, measured
+        "class_mean_ratio": max(means) / min(means) if len(means) > 1 else None,
         "all": one(overall),
         "per_port_total": {
             (ports[j] if j < len(ports) else f"port{j}"): int(v)
@@ -398,19 +332,20 @@ def _summarize(tr: Any, chunk_rows: int, stretch: bool) -> dict[str, Any]:
                 "mean": None,
                 "max": None,
                 "fraction_shortest": None,
+                "excess_hops": None,
                 "skipped": reason,
             }
         out["completion_step"] = out["last_delivery_step"]
         st = _steps(tr, ["transmissions", "delivered", "in_flight", "cross_rank"], chunk_rows)
         out["steps"] = st
         trans = st["transmissions"]["total"]
-        cross = st["cross_rank"]["total"]
+        cross = st["cross_rank"]["total"] if st["cross_rank"] else None
         out["cross_rank"] = {
             "hops": cross,
             "transmissions": trans,
-            "fraction": cross / trans if trans else 0.0,
+            "fraction": None if cross is None else cross / trans if trans else 0.0,
         }
-        out["links"] = _links(tr, topo, attrs, chunk_rows)
+        out["links"] = _links(tr, topo, attrs, chunk_rows) if "links" in tr.tables else None
         out["hops_table"] = _hops_table(tr, chunk_rows) if "hops" in tr.tables else None
     out["checks"] = checks
     out["checks_ok"] = all(bool(c.get("ok")) for c in checks)
@@ -429,57 +364,21 @@ def _consistency(s: dict) -> list[dict[str, Any]]:
             {"name": name, "expected": expected, "measured": measured, "ok": expected == measured}
         )
 
-    add(
-        "hops of delivered packets = link-load total",
-        s["hops"]["total"],
-        s["links"]["all"]["total"],
-    )
-    add(
-        "transmissions = link-load total",
-        s["steps"]["transmissions"]["total"],
-        s["links"]["all"]["total"],
-    )
+    links = s["links"]
+    if links is not None:
+        add(
+            "hops of delivered packets = link-load total", s["hops"]["total"], links["all"]["total"]
+        )
+        add(
+            "transmissions = link-load total",
+            s["steps"]["transmissions"]["total"],
+            links["all"]["total"],
+        )
     ht = s.get("hops_table")
     if ht is not None:
         add("/hops rows = transmissions", s["steps"]["transmissions"]["total"], ht["rows"])
-        per_port = list(s["links"]["per_port_total"].values())
+    if ht is not None and links is not None:
+        per_port = list(links["per_port_total"].values())
         pad = ht["per_port"] + [0] * (len(per_port) - len(ht["per_port"]))
         add("/hops per port = link load per port", per_port, pad)
     return out
-
-
-# -- comparison -----------------------------------------------------------------------------
-def _flatten(d: dict, prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if k in ("histogram", "informed_per_step", "checks", "consistency", "per_port_total"):
-            continue
-        if isinstance(v, dict):
-            out.update(_flatten(v, key + "."))
-        elif v is None or isinstance(v, (int, float, str, bool)):
-            out[key] = v
-    return out
-
-
-def compare(a: dict, b: dict) -> dict[str, Any]:
-    """Two summaries side by side: rows ``{key, a, b, delta}`` over the union of their keys.
-
-    ``delta`` is ``b - a`` for numbers, else ``"same"`` or ``"differs"``.
-    """
-    fa, fb = _flatten(a), _flatten(b)
-    skip = ("attrs.start_time", "attrs.end_time", "path", "attrs.command_line", "attrs.job")
-    rows = []
-    for k in list(dict.fromkeys([*fa, *fb])):
-        if k in skip:
-            continue
-        va, vb = fa.get(k), fb.get(k)
-        if isinstance(va, (int, float)) and isinstance(vb, (int, float)):
-            if isinstance(va, bool) or isinstance(vb, bool):
-                delta: Any = "same" if va == vb else "differs"
-            else:
-                delta = vb - va
-        else:
-            delta = "same" if va == vb else "differs"
-        rows.append({"key": k, "a": va, "b": vb, "delta": delta})
-    return {"a": a["path"], "b": b["path"], "rows": rows}

@@ -46,6 +46,68 @@ def _table(rows: list[tuple[str, str]]) -> list[str]:
     return [f"{k:<{width}}  {v}" for k, v in rows]
 
 
+def _stretch(st: dict) -> str:
+    if st["skipped"]:
+        return f"skipped: {st['skipped']}"
+    if not st["packets"]:
+        return "no packet moved"
+    return (
+        f"mean {st['mean']:.4f}  max {st['max']:.3f}  shortest "
+        f"{100 * st['fraction_shortest']:.1f}%  excess {st['excess_hops']:,} hops"
+        " (vs exact distance)"
+    )
+
+
+def _steps_rows(st: dict) -> list[tuple[str, str]]:
+    if not st["count"]:
+        return []
+    tr, fl = st["transmissions"], st["in_flight"]
+    rows = [
+        (
+            "transmissions",
+            f"{tr['total']:,} in all, mean {tr['mean']:.1f} per step,"
+            f" max {tr['max']:,} in step {tr['max_step']}",
+        )
+    ]
+    if fl is not None:
+        rows.append(
+            (
+                "in flight",
+                f"mean {fl['mean']:.1f} after a step, max {fl['max']:,}"
+                f" after step {fl['max_step']}",
+            )
+        )
+    return rows
+
+
+def _load_rows(ln: dict, spec: str) -> list[tuple[str, str]]:
+    rows = []
+    for cls, c in {**ln["classes"], "all links": ln["all"]}.items():
+        if not c["links"]:
+            continue
+        rows.append(
+            (
+                f"load {cls}",
+                f"max {c['max']:,}  mean {c['mean']:.2f}  max/mean {_num(c['max_over_mean'], 2)}"
+                f"  gini {c['gini']:.3f}  ({c['links']:,} directed links)",
+            )
+        )
+    if ln["class_mean_ratio"] is not None:
+        means = ", ".join(
+            f"{k} {c['mean']:.2f}" for k, c in ln["classes"].items() if c["mean"] is not None
+        )
+        note = ""
+        if spec.startswith("ms:"):
+            note = "  (paper 004 Cor. 3.3)"
+        rows.append(
+            (
+                "load balance",
+                f"class means within x{ln['class_mean_ratio']:.3f} ({means}){note}",
+            )
+        )
+    return rows
+
+
 def format_summary(s: dict, *, all_attrs: bool = True) -> str:
     """The summary as aligned ``key  value`` lines."""
     a = s["attrs"]
@@ -96,49 +158,17 @@ def format_summary(s: dict, *, all_attrs: bool = True) -> str:
         )
         rows.append(("latency", _dist(s["latency"], "steps")))
         rows.append(("hops", _dist(s["hops"], "hops")))
-        st = s["stretch"]
-        if st["skipped"]:
-            rows.append(("stretch", f"skipped: {st['skipped']}"))
-        elif st["packets"]:
-            rows.append(
-                (
-                    "stretch",
-                    f"mean {st['mean']:.4f}  max {st['max']:.3f}  shortest "
-                    f"{100 * st['fraction_shortest']:.1f}% "
-                    "(vs exact distance)",
-                )
-            )
-        else:
-            rows.append(("stretch", "no packet moved"))
-        tr, fl = s["steps"]["transmissions"], s["steps"]["in_flight"]
-        if s["steps"]["count"]:
-            rows.append(
-                (
-                    "transmissions",
-                    f"{tr['total']:,} in all, mean {tr['mean']:.1f} per step,"
-                    f" max {tr['max']:,} in step {tr['max_step']}",
-                )
-            )
-            rows.append(
-                (
-                    "in flight",
-                    f"mean {fl['mean']:.1f} after a step, max {fl['max']:,}"
-                    f" after step {fl['max_step']}",
-                )
-            )
-        ln = s["links"]
-        for cls, c in {**ln["classes"], "all links": ln["all"]}.items():
-            if not c["links"]:
-                continue
-            rows.append(
-                (
-                    f"load {cls}",
-                    f"max {c['max']:,}  mean {c['mean']:.2f}  gini "
-                    f"{c['gini']:.3f}  ({c['links']:,} directed links)",
-                )
-            )
+        if s.get("distance"):
+            rows.append(("exact distance", _dist(s["distance"], "hops")))
+        rows.append(("stretch", _stretch(s["stretch"])))
+        rows.extend(_steps_rows(s["steps"]))
+        if s["links"] is not None:
+            rows.extend(_load_rows(s["links"], str(a.get("topology") or "")))
         cr = s["cross_rank"]
-        rows.append(("cross-rank", f"{100 * cr['fraction']:.1f}% of {cr['transmissions']:,} hops"))
+        if cr["fraction"] is not None:
+            rows.append(
+                ("cross-rank", f"{100 * cr['fraction']:.1f}% of {cr['transmissions']:,} hops")
+            )
         if s["hops_table"] is not None:
             rows.append(("/hops table", f"{s['hops_table']['rows']:,} rows"))
     bad = [c for c in s["checks"] if not c.get("ok")]
@@ -181,7 +211,7 @@ def format_compare(c: dict) -> str:
     for r in c["rows"]:
         if r["key"] in ("chunk_rows", "memory_bound_bytes"):
             continue
-        if r["key"].startswith("attrs.") and r["a"] == r["b"]:
+        if (r["key"].startswith("attrs.") or r["key"].endswith(".unit")) and r["a"] == r["b"]:
             continue
         d = r["delta"]
         ds = d if isinstance(d, str) else (f"{d:+.4g}" if isinstance(d, float) else f"{d:+,}")

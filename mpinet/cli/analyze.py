@@ -13,24 +13,30 @@ from mpinet.cli import launch_rank
 HELP = """\
 Summarise a trace written by `mpinet run --out TRACE.h5`, serially and without
 MPI: what ran (every root attribute), the completion step, latency (deliver -
-inject, in steps) and hop distributions (mean, p50, p99, max), stretch against
-the exact distance (skipped, with the reason, when the distance tables would
-not fit), transmissions and packets in flight per step, link load per port
-class (max, mean, Gini coefficient; existing links only), the cross-rank
-fraction, the checks stored in the trace, and cross-checks between its tables
-(/packets hops, /links/load, /steps, /hops). Collective traces (broadcast,
-mnb): steps, transmissions, informed nodes per step, duplicates.
+inject, in steps), hop and exact-distance distributions (mean, p50, p99, max),
+stretch against the exact distance (skipped, with the reason, when the
+distance tables would not fit), transmissions and packets in flight per step,
+link load per port class (max, mean, max/mean, Gini coefficient; existing
+links only) and the ratio of the class means (paper 004 Cor. 3.3), the
+cross-rank fraction, the checks stored in the trace, and cross-checks between
+its tables (/packets hops, /links/load, /steps, /hops). Collective traces
+(broadcast, mnb, te): steps, transmissions, informed pairs per step,
+duplicates.
 
 Every table is read in blocks of --chunk-rows rows, so memory stays bounded
-whatever the trace's size: about chunk_rows x 8 bytes x max(12, 5 x degree)
-for the working arrays (24 MiB at the default 262,144 rows and degree <= 2;
-~60 MiB at degree 6), plus exact histograms (one int64 per latency and hop
-value, at most steps + 1 each, and one per distinct link load), plus the
-exact-distance tables for stretch (O(N); use --no-stretch to skip them).
+whatever the trace's size: about chunk_rows x 8 bytes x max(24, 5 x degree)
+for the working arrays (48 MiB at the default 262,144 rows and degree <= 4;
+~60 MiB at degree 6), plus exact histograms (one int64 per latency, hop and
+distance value, at most steps + 1 each, and one per distinct link load), plus
+the exact-distance tables for stretch (O(N); use --no-stretch to skip them).
+See docs/analysis.md for measured memory and speed.
 
 --compare OTHER.h5 prints both runs side by side with a delta column (B - A).
---plot DIR writes latency_cdf, steps and link_load plots as PNG and SVG
-(needs matplotlib: pip install "mpinet[plot]").
+--plot DIR writes the figures as PNG and SVG (needs matplotlib: pip install
+"mpinet[plot]"): for a unicast trace route_lengths (paper 000's D_I x N_I
+curve), latency_cdf, steps, link_load and, for small networks, link_heatmap;
+for a collective steps and informed. With --compare, also A_vs_B_<figure>
+files with one curve per trace.
 
 examples:
   mpinet analyze run.h5
@@ -84,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         compare,
         format_compare,
         format_summary,
+        plot_compare,
         plot_summary,
         summarize,
     )
@@ -104,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
         plots = plot_summary(a, args.plot, chunk_rows=chunk)
         if b is not None:
             plots += plot_summary(b, args.plot, chunk_rows=chunk)
+            if a["kind"] == b["kind"]:  # a unicast and a collective run share no figure
+                plots += plot_compare([a, b], args.plot, chunk_rows=chunk)
     if launch_rank() != 0:
         return 0
     if args.json:
