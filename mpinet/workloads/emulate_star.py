@@ -152,8 +152,19 @@ class EmulateStar:
     """Workload + router of a star algorithm emulated on ``topo`` (an MS(l, n))."""
 
     def __init__(self, topo: Any, algorithm: str, mode: str) -> None:
-        if not isinstance(topo, MacroStar):
-            raise EmulationError(f"emulate-star runs on a macro-star (ms:L,N), not {topo.spec}")
+        from mpinet.topology.ims import IncompleteMacroStar
+
+        self.ims = isinstance(topo, IncompleteMacroStar)
+        if not isinstance(topo, MacroStar) and not self.ims:
+            raise EmulationError(
+                f"emulate-star runs on a macro-star (ms:L,N) or an incomplete one (ims:M,L,N), "
+                f"not {topo.spec}"
+            )
+        if self.ims and mode != "sdc":
+            raise EmulationError(
+                f"on {topo.spec} the star is emulated under sdc (paper 004 sec. 5.1: dilation 3); "
+                f"emulation {mode!r} is built for ms:L,N only"
+            )
         if mode not in MODES:
             raise EmulationError(
                 f"workload.emulation must be one of {', '.join(MODES)}; got {mode!r}"
@@ -198,13 +209,18 @@ class EmulateStar:
             sched = allport_schedule(l, n)
             steps = [t for t in range(len(sched)) if j in sched[t]]
             return [sched[t][j] for t in steps], [t + 1 for t in steps]
-        w = sdc_word(l, n, j)
+        if self.ims:
+            from mpinet.emulation.variants import ims_sdc_word
+
+            w = ims_sdc_word(self.topo, j)
+        else:
+            w = sdc_word(l, n, j)
         return w, list(range(1, len(w) + 1))
 
     def _span(self, dims: np.ndarray) -> int:
         if self.mode == "all-port":
             return allport_length(self.topo.l, self.topo.n)
-        return max(len(sdc_word(self.topo.l, self.topo.n, int(j))) for j in dims)
+        return max(len(self._dim_word(int(j))[0]) for j in dims)
 
     def injections(self, lo: int, hi: int, step: int):
         s = np.flatnonzero(self.base[:-1] == step)
@@ -253,6 +269,8 @@ class EmulateStar:
 
             return theorem_4_2_length(n, 2, k - 1), "Thm 4.2: s - 2a1 + 2b1 + 2c1 (as printed)"
         dims = np.concatenate(self.algo.step_dims) if self.algo.name != "sweep" else range(2, k + 1)
+        if self.ims:  # sec. 5.1 claims dilation 3 for the variants: at most 3 per star step
+            return 3 * len(dims), "paper 004 sec. 5.1: dilation 3 (slowdown <= 3 under SDC)"
         return sum(1 if j <= n + 1 else 3 for j in dims), "Thm 3.1: 1 (j <= n+1) or 3 per star step"
 
 
@@ -409,6 +427,21 @@ def _checks():
                     paper_source=src,
                     quick=quick_here,
                     run=runner(algorithm, mode),
+                )
+            )
+    for spec, quick in [("ims:1,3,2", True), ("ims:1,3,3", False), ("ims:2+2,3,3", False)]:
+        for algorithm in ("all-dims", "sweep", "broadcast"):
+            out.append(
+                Check(
+                    spec,
+                    f"emulate star {algorithm} (sdc)",
+                    "sdc",
+                    lambda t: None,
+                    bound(algorithm, "sdc"),
+                    paper_steps=theorem(algorithm, "sdc"),
+                    paper_source="paper 004 sec. 5.1 (variants embed the star with dilation 3)",
+                    quick=quick,
+                    run=runner(algorithm, "sdc"),
                 )
             )
     return out
