@@ -10,7 +10,7 @@ import pytest
 from mpinet.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-JOBS = sorted((ROOT / "jobs").glob("*.toml"))
+JOBS = sorted((ROOT / "jobs").rglob("*.toml"))
 
 
 def test_there_is_a_job_per_family():
@@ -19,7 +19,7 @@ def test_there_is_a_job_per_family():
         assert f'"{fam}' in text, fam
 
 
-@pytest.mark.parametrize("job", JOBS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("job", JOBS, ids=lambda p: str(p.relative_to(ROOT / "jobs")))
 def test_every_job_file_runs_under_mpiexec(run_mpinet, job, tmp_path):
     out = tmp_path / "t.h5"
     proc = run_mpinet(["run", str(job), "--json", "--out", str(out)], ranks=2)
@@ -125,7 +125,7 @@ def test_bench_json(run_mpinet):
 
 
 def test_collective_jobs_same_on_1_and_3_ranks(run_mpinet):
-    for job in ("scc-broadcast-oneport.toml", "star-mnb-sdc.toml"):
+    for job in ("paper001-scc-broadcast/pipelined-one-port.toml", "baselines/star-mnb-sdc.toml"):
         args = ["run", str(ROOT / "jobs" / job), "--json", "--trace-level", "none"]
         a = json.loads(run_mpinet(args, ranks=1).stdout)["stats"]
         b = json.loads(run_mpinet(args, ranks=3).stdout)["stats"]
