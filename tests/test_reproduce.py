@@ -60,3 +60,22 @@ def test_quick_subset_writes_tables_verdicts_and_figures(tmp_path):
     assert "paper000" not in text  # --only kept two sections
     pngs = re.findall(r"!\[[^]]*\]\(([^)]+\.png)\)", text)
     assert pngs and all((out.parent / p).exists() for p in pngs)
+
+
+def test_emulation_section_measures_the_emulate_star_jobs(tmp_path):
+    out = tmp_path / "reproduction.md"
+    cmd = [sys.executable, str(SCRIPT), "--quick", "--only", "emulation", "--no-figures"]
+    proc = subprocess.run(
+        [*cmd, "--out", str(out)], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    # MS(2,2) emulating S_5: dimensions 2, 3 are T_j (1 step), 4, 5 are S T S (3): 8 MS steps
+    assert (
+        "| MS(2,2) | `emulate-all-dims-sdc` | 4 | 8 | 8 | 2.0 | 480 | all passed | equal |" in text
+    )
+    # Thm 4.4: one all-port star step in max(2n, l+1) = 4 MS steps
+    assert "| MS(2,2) | `emulate-all-dims-all-port` | 1 | 4 | 4 |" in text
+    rows = [r for r in text.splitlines() if r.startswith("| MS(2,2) | `emulate-")]
+    assert len(rows) == 5 and all("all passed" in r for r in rows)
+    assert "FAILED" not in text and "FAIL |" not in text

@@ -1,0 +1,481 @@
+"""The sections of ``scripts/reproduce.py``: one table builder per paper table.
+
+Each builder takes a :class:`Ctx` (the runner of ``mpinet`` commands, the
+quick flag and the errata links) and returns markdown lines: the paper's value,
+mpinet's measurement and a verdict, a difference linked to ``docs/errata.md``.
+``SECTIONS`` at the end lists them in report order; add a paper table there.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import routing_report as paper  # the papers' routing tables (scripts/ is on sys.path)
+
+from mpinet import theory
+from mpinet.workloads.scc_broadcast import multi_port_steps, one_port_steps
+
+ROOT = Path(__file__).resolve().parent.parent
+JOBS = ROOT / "jobs"
+
+
+# ---------------------------------------------------------------- verdicts
+
+
+def errata_anchors(path: Path = ROOT / "docs" / "errata.md") -> dict[str, str]:
+    """Entry id (``E3``) -> GitHub anchor of its heading in docs/errata.md."""
+    out = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"#{2,4} (E\d+)\. ", line)
+        if m:
+            slug = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+            out[m.group(1)] = slug
+    return out
+
+
+@dataclass
+class Ctx:
+    """What a section's table function needs: the runner and the errata links."""
+
+    runner: Any  # reproduce.Runner
+    quick: bool
+    errata: str  # relative path from the report to docs/errata.md
+    anchors: dict[str, str]
+
+    def differs(self, entries: str, word: str = "differs") -> str:
+        """``word`` linked to errata entries, e.g. ``differs ([E1](errata.md#e1-...))``."""
+        links = [
+            f"[{e}]({self.errata}#{self.anchors[e]})" if e in self.anchors else e
+            for e in entries.split(",")
+            if e
+        ]
+        return f"**{word}** ({', '.join(links)})" if links else f"**{word}**"
+
+    def exact(self, measured: float, printed: float, nd: int, errata: str) -> tuple[str, str]:
+        """Cell and verdict: equal when ``measured`` rounds to the paper's printed digits."""
+        cell, want = f"{measured:.{nd}f}", f"{printed:.{nd}f}"
+        if cell == want:
+            return cell, "equal"
+        if f"{math.floor(measured * 10**nd + 1e-9) / 10**nd:.{nd}f}" == want:
+            return cell, self.differs(errata, "equal if truncated")
+        return cell, self.differs(errata)
+
+    def sampled(self, measured: float, printed: float, tol: float, errata: str) -> tuple[str, str]:
+        """Cell and verdict for a sampled estimate: agrees within ``tol`` (3 standard errors)."""
+        cell = f"{measured:.3f} ± {tol:.3f}"
+        ok = abs(measured - printed) <= tol
+        return cell, "agrees (sampled)" if ok else self.differs(errata)
+
+
+def three_se(hops: dict) -> float:
+    """Three standard errors of a mean of hop counts in [0, max] (Bhatia-Davis variance bound)."""
+    return 3 * math.sqrt(hops["mean"] * (hops["max"] - hops["mean"]) / hops["count"])
+
+
+ROW_HEAD = ["| network | quantity | paper | mpinet | verdict |", "|---|---|---|---|---|"]
+
+
+def row(*cells: object) -> str:
+    """One markdown table row."""
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+# ---------------------------------------------------------------- job-based tables
+
+
+def scc_routing(ctx: Ctx) -> list[str]:
+    """Paper 000 Tables 1-2 from the all-to-identity jobs, one per router, n = 3..8."""
+    lines = list(ROW_HEAD)
+    for n in range(3, 6 if ctx.quick else 9):
+        t1, t2 = paper.P000_T1[n], paper.P000_T2[n]
+        res = {
+            r: ctx.runner.run(f"paper000-scc-routing/{r}.toml", topology=f"scc:{n}")
+            for r in ("shortest", "optimal", "greedy", "random")
+        }
+        nodes = res["shortest"]["nodes"]
+
+        def avg(r: str, res: dict = res, nodes: int = nodes) -> float:
+            """Mean route length counting the identity's own (the paper's convention)."""
+            return res[r]["stats"]["hops"]["mean"] * (nodes - 1) / nodes
+
+        diam = res["shortest"]["stats"]["hops"]["max"]
+        net = f"SCC_{n}"
+        lines.append(
+            row(net, "diameter (T1)", t1[0], diam, "equal" if diam == t1[0] else ctx.differs("E1"))
+        )
+        load = res["optimal"]["stats"]["link_load"]
+        lat = load["lateral"]["mean"] * load["lateral"]["links"] / nodes
+        loc = sum(v["mean"] * v["links"] for k, v in load.items() if k != "lateral") / nodes
+        for qty, val, pv, err in (
+            ("avg distance (T1)", avg("shortest"), t1[5], "E3"),
+            ("lateral hops, optimal (T1)", lat, t1[1], "E3"),
+            ("local hops, optimal (T1)", loc, t1[4], "E3"),
+            ("optimal routing (T2)", avg("optimal"), t2[0], "E3"),
+            ("greedy routing (T2)", avg("greedy"), t2[1], "E3"),
+        ):
+            lines.append(row(net, qty, f"{pv:.3f}", *ctx.exact(val, pv, 3, err)))
+        hops = res["random"]["stats"]["hops"]
+        tol = three_se(hops)
+        lines.append(
+            row(net, "random routing, simulation (T2)", f"{t2[3]:.3f}",
+                *ctx.sampled(avg("random"), t2[3], tol, "E3"))
+        )  # fmt: skip
+    lines += [
+        "",
+        "Jobs `jobs/paper000-scc-routing/{shortest,optimal,greedy,random}.toml`: every node sends "
+        "one packet to the identity with unbounded link capacity, so hops are route lengths; "
+        "averages count the identity's own zero-length route (the paper's convention). The lateral "
+        "and local hops are the optimal router's link loads per port class over N. `random` is one "
+        "seed (one sample per node), so its verdict allows three standard errors (bounded by "
+        "Bhatia-Davis, var <= mean (max - mean)); the exact expectation is in "
+        "[routing.md](routing.md), which also gives the MI/MB split.",
+    ]
+    return lines
+
+
+def scc_broadcast(ctx: Ctx) -> list[str]:
+    """Paper 001 Thm 4-5 and section 5.1-5.2 from the broadcast jobs, n = 4..7."""
+    lines = list(ROW_HEAD)
+    jobs = sorted((JOBS / "paper001-scc-broadcast").glob("*.toml"))
+    for n in range(4, 6 if ctx.quick else 8):
+        for path in jobs:
+            spec = tomllib.loads(path.read_text())["workload"]
+            b = spec.get("messages", 1)
+            one = spec["algorithm"] == "scc-one-port"
+            formula = one_port_steps(n, b) if one else multi_port_steps(n, b)
+            got = ctx.runner.run(f"paper001-scc-broadcast/{path.name}", topology=f"scc:{n}")
+            steps = got["stats"]["steps"]
+            assert got["stats"]["complete"], (path, n)
+            if steps == formula:
+                v = "equal"
+            else:
+                v = ctx.differs("E16", "better" if steps < formula else "worse")
+            what = f"{'one' if one else 'multiple'}-port, B={b} (`{path.stem}`)"
+            lines.append(row(f"SCC_{n}", what, formula, steps, v))
+    lines += [
+        "",
+        "Paper: eq. 12 / eq. 13 and their pipelined forms (`mpinet.workloads.scc_broadcast`). "
+        "Measured: the steps of `mpinet run` on each job with `--set topology=scc:N`.",
+    ]
+    return lines
+
+
+def fccn_tables(ctx: Ctx) -> list[str]:
+    """Paper 002 Table I (share of shortest S-Routes) and Table II (locality), m = 2..5."""
+    lines = list(ROW_HEAD)
+    for m in range(2, 4 if ctx.quick else 6):
+        nodes = 8**m
+        packets = max(4, math.ceil((2**14 if ctx.quick else 2**17) / nodes))
+        res = ctx.runner.run(
+            "paper002-fccn/sroute.toml", topology=f"fccn:{m}", workload__packets=packets
+        )
+        frac = 100 * res["stats"]["stretch"]["fraction_shortest"]
+        count = res["stats"]["hops"]["count"]
+        tol = 300 * math.sqrt(max(frac / 100 * (1 - frac / 100), 1e-4) / count) + 0.005
+        pv = paper.P002_T1[m][0]
+        lines.append(
+            row(
+                f"{m}-FCCN",
+                "% S-Routes shortest (T-I)",
+                f"{pv:.2f}",
+                *ctx.sampled(frac, pv, tol, "E10"),
+            )
+        )
+        for j, p in enumerate((0.125, 0.5, 0.6, 0.7, 0.8, 0.9)):
+            if ctx.quick and j % 2:
+                continue
+            res = ctx.runner.run(
+                "paper002-fccn/locality.toml",
+                topology=f"fccn:{m}",
+                workload__locality=p,
+                workload__packets=packets,
+            )
+            hops = res["stats"]["hops"]
+            tol = three_se(hops) + 0.005
+            pv = paper.P002_T2[m][j]
+            err = "E11" if j == 0 else "E12"
+            lines.append(
+                row(f"{m}-FCCN", f"S-Route avg, p = {p:g} (T-II)", f"{pv:.2f}",
+                    *ctx.sampled(hops["mean"], pv, tol, err))
+            )  # fmt: skip
+    lines += [
+        "",
+        "Jobs `jobs/paper002-fccn/sroute.toml` (uniform traffic; the share of routes whose "
+        "stretch is 1) and `locality.toml` (p_k = p at every level), about 131,000 packets each. "
+        "Both are samples: the tolerance is three standard errors. Exact values over all pairs: "
+        "[routing.md](routing.md).",
+    ]
+    return lines
+
+
+def borel_table(ctx: Ctx) -> list[str]:
+    """Paper 003 Tables 3-4: diameter D and average distance of the eight generator sets."""
+    lines = list(ROW_HEAD)
+    sets = paper.P003_SETS if not ctx.quick else {(47, 2): paper.P003_SETS[(47, 2)][:2]}
+    for (p, a), rows in sets.items():
+        for t1, t2, d, avg, *_ in rows:
+            spec = f"borel:{p},{a},{t1},{t2}"
+            res = ctx.runner.run("paper003-borel/distance.toml", topology=spec)
+            hops = res["stats"]["hops"]
+            v = "equal" if hops["max"] == d else ctx.differs("E6")
+            lines.append(row(f"`{spec}`", "diameter D", d, hops["max"], v))
+            lines.append(
+                row(
+                    f"`{spec}`",
+                    "avg distance",
+                    f"{avg:.2f}",
+                    *ctx.exact(hops["mean"], avg, 2, "E6"),
+                )
+            )
+    lines += [
+        "",
+        "Job `jobs/paper003-borel/distance.toml` (every node to node 0 by shortest paths; a Cayley "
+        "graph, so this is every node's distance distribution; the average excludes the source, "
+        "errata E6). The routing columns (CR look-ahead d = 1..4, Two-Phase) are measured from "
+        "node 0, a convention a job cannot express: see [routing.md](routing.md).",
+    ]
+    return lines
+
+
+def ms_routing(ctx: Ctx) -> list[str]:
+    """Paper 004 sections 2-3: MS routers' longest route against Thm 3.2's diameter bound."""
+    lines = list(ROW_HEAD)
+    nets = [(2, 2)] if ctx.quick else [(2, 2), (3, 2), (2, 3)]
+    routers = sorted(p.stem for p in (JOBS / "paper004-macrostar").glob("route-*.toml"))
+    for l, n in nets:
+        bound = theory.ms_diameter_bound(l, n)
+        for r in routers:
+            res = ctx.runner.run(f"paper004-macrostar/{r}.toml", topology=f"ms:{l},{n}")
+            hops = res["stats"]["hops"]
+            v = "within bound" if hops["max"] <= bound else ctx.differs("E15", "exceeds")
+            what = f"longest route, `{r[6:]}` (mean {hops['mean']:.3f})"
+            lines.append(row(f"MS({l},{n})", what, f"<= {bound}", hops["max"], v))
+    lines += [
+        "",
+        "Jobs `jobs/paper004-macrostar/route-*.toml` (every node to the identity, unbounded link "
+        "capacity). Paper: Theorem 3.2's bound floor(2.5nl) + 2l - 2, proved for balls-to-boxes "
+        "routes (errata E8, E15).",
+    ]
+    return lines
+
+
+#: workload kind -> how the ``mpinet verify`` catalogue names that collective
+PREFIX = {"mnb": "multinode", "te": "total exchange", "emulate-star": "emulate star"}
+
+
+def collective_jobs(*jobs: str) -> Callable[[Ctx], list[str]]:
+    """A table of collective jobs' measured steps, each checked against ``mpinet verify``."""
+
+    def table(ctx: Ctx) -> list[str]:
+        lines = ["| job | network | model | steps | transmissions | same as verify |"]
+        lines.append("|---|---|---|---|---|---|")
+        for job in jobs:
+            res = ctx.runner.run(job)
+            st, model = res["stats"], res["job"]["model"]["kind"]
+            kind = res["job"]["workload"]["kind"]
+            prefix = PREFIX.get(kind, kind)
+            rows = ctx.runner.verify(prefix)
+            match = [
+                r["measured_steps"]
+                for r in rows
+                if r["topology"] == res["spec"] and r["model"] == model
+                and r["collective"].startswith(prefix)
+            ]  # fmt: skip
+            same = "-" if not match else ("yes" if st["steps"] in match else "**no**")
+            lines.append(
+                row(f"`{job}`", res["spec"], model, st["steps"], st["transmissions"], same)
+            )
+        return lines
+
+    return table
+
+
+EMULATION_JOBS = (
+    "emulate-all-dims-sdc",
+    "emulate-all-dims-all-port",
+    "emulate-sweep-consecutive",
+    "emulate-broadcast-sdc",
+    "emulate-mnb-sdc",
+)
+
+
+def emulation_table(ctx: Ctx) -> list[str]:
+    """Paper 004 Thm 3.1, 4.2, 4.4: measured MS steps of the emulate-star jobs beside the count."""
+    lines = [
+        "| network | job | star steps | theorem | MS steps | slowdown | packets | checks | "
+        "verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    nets = [(2, 2)] if ctx.quick else [(2, 2), (3, 2), (2, 3)]
+    for l, n in nets:
+        for job in EMULATION_JOBS:
+            if job.endswith("mnb-sdc") and n * l + 1 > 7:
+                continue  # N(N-1) packets: MS(3,2) at most here (docs/emulation.md has more)
+            res = ctx.runner.run(f"paper004-macrostar/{job}.toml", topology=f"ms:{l},{n}")
+            e, st = res["emulation"], res["stats"]
+            checks = "all passed" if st["ok"] else "**FAILED**"
+            if e["ms_steps"] == e["paper_steps"]:
+                v = "equal"
+            elif e["ms_steps"] < e["paper_steps"]:
+                v = ctx.differs("E17", "better")
+            else:
+                v = ctx.differs("E17", "worse")
+            lines.append(
+                row(f"MS({l},{n})", f"`{job}`", e["star_steps"], e["paper_steps"],
+                    e["ms_steps"], e["slowdown"], f"{st['injected']:,}", checks, v)
+            )  # fmt: skip
+    lines += [
+        "",
+        'Jobs `jobs/paper004-macrostar/emulate-*.toml` (`workload.kind = "emulate-star"`), swept '
+        "with `--set topology=ms:L,N`. Theorem: Thm 3.1 (sdc: 1 MS step per nucleus dimension, 3 "
+        "per far one), Thm 4.2 as printed (consecutive), Thm 4.4 (all-port: max(2n, l+1) MS "
+        "steps per star step). `checks`: every packet reached the star neighbour its sender "
+        "addressed after exactly its word, at the MS step the schedule promises, and the model "
+        "held at every MS step. Runs up to MS(4,2) and MS(2,4) (362,880 nodes): "
+        "[emulation.md](emulation.md).",
+    ]
+    return lines
+
+
+def verify_rows(ctx: Ctx, s: Section) -> list[str]:
+    """The ``mpinet verify`` rows that the section selects, with paper, bound and verdict."""
+    lines = [
+        "| network | collective | model | paper | mpinet | lower bound | verdict | "
+        "paper's source |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in ctx.runner.verify(s.verify_only, s.verify_full):
+        if not s.verify(r):
+            continue
+        v = r["verdict"]
+        if v in ("better-than-paper", "paper-wrong", "FAIL"):
+            v = ctx.differs(s.errata, v)
+        paper_steps = "-" if r["paper_steps"] is None else r["paper_steps"]
+        lines.append(
+            row(r["topology"], r["collective"], r["model"], paper_steps, r["measured_steps"],
+                r["lower_bound"], v, r["paper_source"])
+        )  # fmt: skip
+    return lines
+
+
+# ---------------------------------------------------------------- the sections
+
+
+@dataclass(frozen=True)
+class Section:
+    """One paper table: jobs measured beside the paper, catalogue rows, a figure.
+
+    Attributes
+    ----------
+    key : str
+        Name for ``--only``; also the figure directory.
+    title : str
+        The section heading.
+    table : callable or None
+        ``table(ctx) -> markdown lines`` built from job runs.
+    verify : callable or None
+        ``verify(row) -> bool`` selects rows of ``mpinet verify --json``.
+    verify_only : str
+        ``--only`` text of that catalogue run (faster than the whole catalogue).
+    verify_full : bool
+        Use the full catalogue in a full run (the quick one otherwise; the full
+        total exchange catalogue alone takes over ten minutes).
+    errata : str
+        Errata entries linked by the verify rows that differ from the paper.
+    figure : str or None
+        Job (path under jobs/) whose trace ``mpinet analyze --plot`` draws.
+    """
+
+    key: str
+    title: str
+    table: Callable[[Ctx], list[str]] | None = None
+    verify: Callable[[dict], bool] | None = None
+    verify_only: str = ""
+    verify_full: bool = False
+    errata: str = ""
+    figure: str | None = None
+
+
+BASELINE_BROADCASTS = ("dimension-order", "ceil(5n/2)", "greedy one-port", "flooding", "tree")
+
+SECTIONS = [
+    Section(
+        "paper000-scc-routing",
+        "Paper 000 Tables 1-2: SCC average distance and routing algorithms",
+        table=scc_routing,
+        figure="paper000-scc-routing/uniform.toml",
+    ),
+    Section(
+        "paper001-scc-broadcast",
+        "Paper 001 section 5 and Table 1: SCC broadcasts (one-port, multiple-port, pipelined)",
+        table=scc_broadcast,
+        verify=lambda r: "sigma_c" in r["collective"],
+        verify_only="sigma_c",
+        verify_full=True,
+        errata="E16",
+        figure="paper001-scc-broadcast/pipelined-one-port.toml",
+    ),
+    Section(
+        "paper001-baselines",
+        "Paper 001 Table 2: broadcasting on the star, hypercube and CCC (and flooding / trees)",
+        verify=lambda r: r["collective"].startswith(BASELINE_BROADCASTS),
+        verify_only="broadcast",
+        errata="E4",
+        figure="baselines/hypercube-ecube-sdc.toml",
+    ),
+    Section(
+        "paper002-fccn",
+        "Paper 002 Tables I-II: FCCN S-Route and communication locality",
+        table=fccn_tables,
+        figure="paper002-fccn/locality.toml",
+    ),
+    Section(
+        "paper003-borel",
+        "Paper 003 Tables 3-4: Borel Cayley graphs",
+        table=borel_table,
+        figure="paper003-borel/uniform-bernoulli.toml",
+    ),
+    Section(
+        "paper004-ms-routing",
+        "Paper 004 sections 2-3: macro-star routing",
+        table=ms_routing,
+        figure="ms-uniform.toml",
+    ),
+    Section(
+        "paper004-mnb",
+        "Paper 004 section 4: multinode broadcast (sdc, one-port, all-port)",
+        table=collective_jobs(
+            "paper004-macrostar/mnb-sdc.toml",
+            "paper004-macrostar/mnb-one-port.toml",
+            "paper004-macrostar/mnb-all-port.toml",
+            "baselines/star-mnb-sdc.toml",
+        ),
+        verify=lambda r: r["collective"].startswith("multinode"),
+        verify_only="multinode",
+        figure="paper004-macrostar/mnb-sdc.toml",
+    ),
+    Section(
+        "paper004-te",
+        "Paper 004 section 4: total exchange",
+        table=collective_jobs("paper004-macrostar/te-all-port.toml"),
+        verify=lambda r: r["collective"].startswith("total exchange"),
+        verify_only="total exchange",
+        figure="paper004-macrostar/te-all-port.toml",
+    ),
+    Section(
+        "paper004-emulation",
+        "Paper 004 sections 3-4: star algorithms emulated on MS(l,n) with real packets",
+        table=emulation_table,
+        verify=lambda r: r["collective"].startswith("emulate star"),
+        verify_only="emulate star",
+        verify_full=True,
+        errata="E17",
+        figure="paper004-macrostar/emulate-broadcast-sdc.toml",
+    ),
+]
