@@ -18,6 +18,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from launcher import launch_prefix  # noqa: E402
+
 BEGIN = "<!-- emulation runs: begin (scripts/emulation_report.py) -->"
 END = "<!-- emulation runs: end -->"
 CASES = [
@@ -49,8 +52,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "docs" / "emulation.md"))
     ap.add_argument("--quick", action="store_true", help="only MS(2,2) and MS(3,2)")
     args = ap.parse_args()
-    mpiexec = Path(sys.executable).with_name("mpiexec")
-    launch = [str(mpiexec), "-n", str(args.ranks)] if args.ranks > 1 else []
+    launch = launch_prefix(args.ranks)
     sizes = SIZES[:2] if args.quick else SIZES
     rows = [
         "| network | star algorithm | emulation | star steps | MS steps | schedule | theorem | "

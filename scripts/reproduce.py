@@ -35,6 +35,7 @@ JOBS = ROOT / "jobs"
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT))
 
+from launcher import find_mpiexec  # noqa: E402
 from reproduce_tables import SECTIONS, Ctx, errata_anchors, row, verify_rows  # noqa: E402
 
 from mpinet import __version__  # noqa: E402
@@ -43,30 +44,6 @@ __all__ = ["SECTIONS", "Runner", "errata_anchors", "main"]
 
 
 # ---------------------------------------------------------------- launching mpinet
-
-
-def find_mpiexec() -> list[str]:
-    """``$MPIEXEC``, else the mpiexec beside this Python, else the one on PATH (with flags).
-
-    Returns
-    -------
-    list of str
-        The launcher command prefix; Open MPI gets ``--oversubscribe`` (and
-        ``--allow-run-as-root`` as root).
-    """
-    if os.environ.get("MPIEXEC"):
-        return os.environ["MPIEXEC"].split()
-    here = Path(sys.executable).parent / "mpiexec"
-    exe = str(here) if here.exists() else shutil.which("mpiexec")
-    if exe is None:
-        sys.exit("reproduce: mpiexec not found (install mpinet with the mpi extra, or set MPIEXEC)")
-    out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
-    cmd = [exe]
-    if "Open MPI" in out or "OpenRTE" in out or "prte" in out.lower():
-        cmd.append("--oversubscribe")
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            cmd.append("--allow-run-as-root")
-    return cmd
 
 
 class Runner:
@@ -86,7 +63,10 @@ class Runner:
         self.ranks, self.workdir, self.quick = ranks, workdir, quick
         mpinet = [sys.executable, "-m", "mpinet"]
         self.serial = mpinet
-        self.parallel = mpinet if ranks == 1 else [*find_mpiexec(), "-n", str(ranks), *mpinet]
+        try:
+            self.parallel = mpinet if ranks == 1 else [*find_mpiexec(), "-n", str(ranks), *mpinet]
+        except FileNotFoundError as exc:
+            sys.exit(f"reproduce: {exc}")
         self.env = dict(os.environ, PYTHONPATH=str(ROOT))
         self.env.setdefault("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1")
         self._verify: dict[tuple[str, bool], list[dict]] = {}

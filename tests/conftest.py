@@ -11,7 +11,6 @@ reduced with MAX over the ranks, so a failure on any rank fails rank 0 too.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,9 @@ import pytest
 os.environ.setdefault("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from launcher import find_mpiexec as _find_mpiexec  # noqa: E402
 
 
 def _with_mpi(config: pytest.Config) -> bool:
@@ -57,24 +59,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def find_mpiexec() -> list[str]:
-    """The mpiexec next to this Python (venv), or on PATH, with the flags it needs.
-
-    ``MPIEXEC`` overrides the command. Open MPI needs --oversubscribe (and, as
-    root, --allow-run-as-root) to start more ranks than cores.
-    """
-    if os.environ.get("MPIEXEC"):
-        return os.environ["MPIEXEC"].split()
-    here = Path(sys.executable).parent / "mpiexec"
-    exe = str(here) if here.exists() else shutil.which("mpiexec")
-    if exe is None:
-        pytest.fail("mpiexec not found: install the test extras with the mpi extra (README)")
-    out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
-    cmd = [exe]
-    if "Open MPI" in out or "OpenRTE" in out or "prte" in out.lower():
-        cmd.append("--oversubscribe")
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            cmd.append("--allow-run-as-root")
-    return cmd
+    """The launcher prefix of ``scripts/launcher.py``; the test fails if there is none."""
+    try:
+        return _find_mpiexec()
+    except FileNotFoundError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")
