@@ -19,7 +19,7 @@ from typing import Any
 import routing_report as paper  # the papers' routing tables (scripts/ is on sys.path)
 
 from mpinet import theory
-from mpinet.workloads.scc_broadcast import multi_port_steps, one_port_steps
+from mpinet.workloads.scc_broadcast import lateral_time, multi_port_steps, one_port_steps
 
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = ROOT / "jobs"
@@ -139,29 +139,79 @@ def scc_routing(ctx: Ctx) -> list[str]:
     return lines
 
 
+#: paper 001 Table 1 as printed: (one-port?, n) -> (diameter, lateral, local, total,
+#: running time in lateral-link steps, relative distance to the diameter in %)
+P001_T1 = {
+    (True, 4): (8, 4, 8, 12, 8, 50.0),
+    (True, 5): (16, 6, 12, 18, 12, 12.5),
+    (True, 6): (19, 7, 21, 28, 14, 47.4),
+    (True, 7): (31, 9, 27, 36, 18, 16.1),
+    (False, 4): (8, 4, 4, 8, 8, 0.0),
+    (False, 5): (16, 6, 12, 18, 12, 12.5),
+    (False, 6): (19, 7, 14, 21, 14, 10.5),
+    (False, 7): (31, 9, 27, 36, 18, 16.1),
+}
+
+
+def _cmp(ctx: Ctx, measured: float, printed: float, nd: int = 0) -> tuple[str, str]:
+    """Cell and verdict of a step count: equal, better (fewer) or worse, linked to E16."""
+    cell = f"{measured:.{nd}f}"
+    if cell == f"{printed:.{nd}f}":
+        return cell, "equal"
+    return cell, ctx.differs("E16", "better" if measured < printed else "worse")
+
+
 def scc_broadcast(ctx: Ctx) -> list[str]:
-    """Paper 001 Thm 4-5 and section 5.1-5.2 from the broadcast jobs, n = 4..7."""
+    """Paper 001 Table 1 and Thm 4-6 (with section 5.1-5.2's pipelining), n = 4..7."""
+    import json
+
     lines = list(ROW_HEAD)
     jobs = sorted((JOBS / "paper001-scc-broadcast").glob("*.toml"))
     for n in range(4, 6 if ctx.quick else 8):
+        diam = json.loads(ctx.runner.call(["info", f"scc:{n}", "--json"]))["diameter"]
         for path in jobs:
             spec = tomllib.loads(path.read_text())["workload"]
             b = spec.get("messages", 1)
             one = spec["algorithm"] == "scc-one-port"
             formula = one_port_steps(n, b) if one else multi_port_steps(n, b)
             got = ctx.runner.run(f"paper001-scc-broadcast/{path.name}", topology=f"scc:{n}")
-            steps = got["stats"]["steps"]
-            assert got["stats"]["complete"], (path, n)
-            if steps == formula:
-                v = "equal"
-            else:
-                v = ctx.differs("E16", "better" if steps < formula else "worse")
-            what = f"{'one' if one else 'multiple'}-port, B={b} (`{path.stem}`)"
+            st = got["stats"]
+            steps = st["steps"]
+            assert st["complete"], (path, n)
+            kind = f"{'one' if one else 'multiple'}-port"
+            if b == 1:
+                pd, plat, ploc, ptot, ptime, prel = P001_T1[(one, n)]
+                lat, loc = st["class_steps"]["lateral"], st["class_steps"]["local"]
+                rel = 100 * (steps - diam) / diam
+                for qty, val, pv, nd in (
+                    ("lateral link steps (T1)", lat, plat, 0),
+                    ("local link steps (T1)", loc, ploc, 0),
+                    ("running time in lateral link steps (T1, Thm 6)",
+                     lateral_time(n, lat, loc, not one), ptime, 1),
+                ):  # fmt: skip
+                    lines.append(row(f"SCC_{n}", f"{kind}: {qty}", pv, *_cmp(ctx, val, pv, nd)))
+                why = "E16" if diam == pd else "E1,E16"  # E1: the paper's diameter
+                rel_v = "equal" if f"{rel:.1f}" == f"{prel:.1f}" else ctx.differs(why)
+                lines.append(
+                    row(f"SCC_{n}", f"{kind}: relative distance to the diameter, % (T1)",
+                        f"{prel:.1f} (diameter {pd})", f"{rel:.1f} (diameter {diam})", rel_v)
+                )  # fmt: skip
+            v = (
+                "equal"
+                if steps == formula
+                else ctx.differs("E16", "better" if steps < formula else "worse")
+            )
+            what = f"{kind}, B={b}: total steps (`{path.stem}`)"
             lines.append(row(f"SCC_{n}", what, formula, steps, v))
     lines += [
         "",
-        "Paper: eq. 12 / eq. 13 and their pipelined forms (`mpinet.workloads.scc_broadcast`). "
-        "Measured: the steps of `mpinet run` on each job with `--set topology=scc:N`.",
+        "Paper: Table 1 as printed for B = 1, eq. 12 / eq. 13 and their pipelined forms "
+        "(`mpinet.workloads.scc_broadcast`) for the totals. Measured: `mpinet run` on each job "
+        "with `--set topology=scc:N`; lateral and local link steps are the steps in which a "
+        "transmission crossed a link of that class; the running time in lateral-link steps is "
+        "eq. 15 applied to them (local links floor(n/2) times faster for one-port, "
+        "floor((n-1)/2) for multiple-port); the relative distance uses the exact diameter "
+        "(`mpinet info`, BFS).",
     ]
     return lines
 

@@ -51,3 +51,18 @@ def test_verify_quick_under_mpiexec(run_mpinet):
     assert [{k: v for k, v in r.items() if k not in strip} for r in rows] == [
         {k: v for k, v in r.items() if k not in strip} for r in rows1
     ]
+
+
+def test_sigma_c_checks_report_thm6_lateral_time(capsys):
+    assert main(["verify", "--only", "B=1", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
+    sigma = [r for r in rows if r["collective"].startswith("sigma_c")]
+    assert {r["topology"] for r in sigma} >= {"scc:4", "scc:5", "scc:6"}
+    for r in sigma:
+        n = int(r["topology"].split(":")[1])
+        lat, loc = r["class_steps"]["lateral"], r["class_steps"]["local"]
+        # a sigma_c step uses one link class, so the classes add up to the total
+        assert lat + loc == r["measured_steps"]
+        ratio = (n - 1) // 2 if "multiple" in r["collective"] else n // 2  # eq. 15
+        assert r["lateral_time"] == round(lat + loc / ratio, 4)
+        assert lat == (3 * (n - 1)) // 2  # d_star lateral steps (Thm 4, 5)

@@ -86,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
             "ratio_to_bound": round(res.steps / lower, 4) if lower else None,
             "paper_source": c.paper_source,
             **{k: val for k, val in res.as_dict().items() if k != "steps"},
+            **(c.report(topo, res) if c.report is not None else {}),
         }
         if rank0:
             if args.json:

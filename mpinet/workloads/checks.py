@@ -42,6 +42,8 @@ class Check:
     quick: bool = True
     #: custom runner ``(topo, model, comm) -> CollectiveResult`` (e.g. TE on the unicast engine)
     run: Callable[..., Any] | None = None
+    #: extra measured quantities for the report, ``(topo, result) -> dict`` (e.g. Thm 6's time)
+    report: Callable[[Topology, Any], dict] | None = None
 
 
 def verdict(measured: int, complete: bool, paper: int | None, lower: int) -> str:

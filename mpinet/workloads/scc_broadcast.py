@@ -41,6 +41,8 @@ the lateral copy of one message and the local copies of the next at once).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mpinet.engine.collective import Holdings
@@ -303,6 +305,16 @@ def _bound(ports: int, messages: int):
     return bound
 
 
+def _thm6(multiport: bool):
+    """Check report: Thm 6's running time in lateral-link steps from the measured class steps."""
+
+    def report(topo: Topology, res: Any) -> dict:
+        lat, loc = res.class_steps.get("lateral", 0), res.class_steps.get("local", 0)
+        return {"lateral_time": round(lateral_time(topo.n, lat, loc, multiport), 4)}
+
+    return report
+
+
 def _checks():
     from mpinet.workloads.checks import Check
 
@@ -321,6 +333,7 @@ def _checks():
                 paper_steps=lambda t, b=b: one_port_steps(t.n, b),
                 paper_source="paper 001 Thm 4 eq. 12" + (" (pipelined, sec. 5.1)" if b > 1 else ""),
                 quick=quick,
+                report=_thm6(False) if b == 1 else None,
             )
         )
         out.append(
@@ -333,6 +346,7 @@ def _checks():
                 paper_steps=lambda t, b=b: multi_port_steps(t.n, b),
                 paper_source="paper 001 Thm 5 eq. 13" + (" (pipelined, sec. 5.2)" if b > 1 else ""),
                 quick=quick,
+                report=_thm6(True) if b == 1 else None,
             )
         )
         if b > 1:
