@@ -8,11 +8,13 @@ import pytest
 from mpinet.engine.core import Engine
 from mpinet.engine.models import parse_model
 from mpinet.errors import RoutingError
+from mpinet.routing import cayley_te
 from mpinet.routing.cayley_te import (
     TEScheduleRouter,
     build_te_schedule,
     check_te_schedule,
     offsets,
+    te_schedule,
 )
 from mpinet.routing.tables import distances_from
 from mpinet.topology import from_spec
@@ -147,3 +149,45 @@ def test_scheduled_te_identical_on_any_ranks():
         ser = run_te(topo, model, algorithm="schedule").as_dict()
         skip = {"seconds": 0, "max_rss_mib": 0}
         assert par["complete"] and par | skip == ser | skip
+
+
+def _waits(s):
+    """Steps each packet waits between consecutive letters of its word."""
+    gaps = np.diff(s.slots, axis=1) - 1
+    return gaps[(s.slots[:, 1:] >= 0)]
+
+
+@pytest.mark.parametrize("spec", ["star:5", "ms:2,2", "ms:3,1"])
+@pytest.mark.parametrize("max_wait", [0, 1, 2])
+def test_bounded_wait_schedules_are_valid_and_compact(spec, max_wait):
+    topo = from_spec(spec)
+    free = build_te_schedule(topo, topo.degree)
+    s = build_te_schedule(topo, topo.degree, max_wait=max_wait)  # validated inside
+    d = distances_from(topo, topo.identity).astype(np.int64)
+    assert np.array_equal(s.length, d) and ((s.words >= 0).sum(axis=1) == d).all()
+    assert _waits(s).max() <= max_wait
+    assert s.packet_steps <= free.packet_steps  # the point of bounding the wait
+    assert s.steps >= -(-int(d.sum()) // topo.degree)
+    # one port per step: already contiguous, the bound is met either way
+    assert build_te_schedule(topo, 1, max_wait=max_wait).steps == int(d.sum())
+
+
+def test_packet_steps_counts_held_packets():
+    topo = from_spec("star:4")
+    s = build_te_schedule(topo, 1)
+    rows = np.flatnonzero(s.length > 0)
+    last = s.slots[rows, s.length[rows] - 1]
+    # injected the step before the first letter, held through the last: span + 1 steps each
+    assert s.packet_steps == int((last - s.slots[rows, 0] + 2).sum()) * topo.num_nodes
+    with pytest.raises(RoutingError, match="max_wait"):
+        build_te_schedule(topo, 1, max_wait=-1)
+
+
+def test_te_schedule_bounds_the_wait_above_the_budget(monkeypatch):
+    topo = from_spec("ms:2,2")
+    assert te_schedule(topo, 3).packet_steps == build_te_schedule(topo, 3).packet_steps
+    monkeypatch.setattr(cayley_te, "PACKET_STEP_BUDGET", 0)
+    s = te_schedule(topo, 3)
+    assert _waits(s).max() <= cayley_te.COMPACT_WAIT
+    res = run_te(topo, "all-port", algorithm="schedule")  # the engine runs what was chosen
+    assert res.complete and res.steps == s.steps

@@ -38,7 +38,7 @@ from mpinet import perm
 from mpinet.engine.comm import resolve, sum_op
 from mpinet.engine.models import Model, parse_model
 from mpinet.errors import MpinetError
-from mpinet.routing.cayley_te import TEScheduleRouter, build_te_schedule
+from mpinet.routing.cayley_te import TEScheduleRouter, te_schedule
 from mpinet.routing.tables import neighbor_table
 from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.base import Topology
@@ -216,7 +216,7 @@ def build_te(topo: Topology, model: Model, algorithm: str | None = None, router:
     if algorithm not in ALGORITHMS:
         raise TEError(f"TE algorithm must be one of {', '.join(ALGORITHMS)}; got {algorithm!r}")
     if algorithm == "schedule":
-        rt = TEScheduleRouter(topo, build_te_schedule(topo, ports_per_step(topo, model)))
+        rt = TEScheduleRouter(topo, te_schedule(topo, ports_per_step(topo, model)))
         return rt, ScheduledAllPairs(topo, rt)
     return (router or make_router("shortest", topo)), AllPairs(topo)
 
