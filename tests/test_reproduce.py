@@ -62,14 +62,26 @@ def test_quick_subset_writes_tables_verdicts_and_figures(tmp_path):
     assert pngs and all((out.parent / p).exists() for p in pngs)
 
 
-def test_emulation_section_measures_the_emulate_star_jobs(tmp_path):
+def quick_report(tmp_path: Path, only: str) -> str:
+    """Text of ``reproduce.py --quick --only ONLY --no-figures`` written under ``tmp_path``."""
     out = tmp_path / "reproduction.md"
-    cmd = [sys.executable, str(SCRIPT), "--quick", "--only", "emulation", "--no-figures"]
-    proc = subprocess.run(
-        [*cmd, "--out", str(out)], capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
+    cmd = [
+        sys.executable,
+        str(SCRIPT),
+        "--quick",
+        "--only",
+        only,
+        "--no-figures",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
-    text = out.read_text()
+    return out.read_text()
+
+
+def test_emulation_section_measures_the_emulate_star_jobs(tmp_path):
+    text = quick_report(tmp_path, "emulation")
     # MS(2,2) emulating S_5: dimensions 2, 3 are T_j (1 step), 4, 5 are S T S (3): 8 MS steps
     assert (
         "| MS(2,2) | `emulate-all-dims-sdc` | 4 | 8 | 8 | 2.0 | 480 | all passed | equal |" in text
@@ -82,13 +94,7 @@ def test_emulation_section_measures_the_emulate_star_jobs(tmp_path):
 
 
 def test_scc_broadcast_section_has_table1_columns(tmp_path):
-    out = tmp_path / "reproduction.md"
-    cmd = [sys.executable, str(SCRIPT), "--quick", "--only", "paper001-scc", "--no-figures"]
-    proc = subprocess.run(
-        [*cmd, "--out", str(out)], capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
-    assert proc.returncode == 0, proc.stderr
-    text = out.read_text()
+    text = quick_report(tmp_path, "paper001-scc")
     # SCC_4: eq. 12 is exact (E16), so Table 1's row is reproduced cell by cell
     for cells in (
         "| SCC_4 | one-port: lateral link steps (T1) | 4 | 4 | equal |",
