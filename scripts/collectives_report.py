@@ -66,8 +66,8 @@ How the schedules work:
   conflicts. Words are packed longest first, each letter at the earliest step its generator is free.
   With K = 1 this takes exactly the sum of the distances: the lower bound. Packets are injected the
   step before their first hop, so only the offsets under way are in the engine; where the all-port
-  packing would leave packets waiting between letters for too long (MS(3,2), MS(2,3), S_7), the
-  wait is bounded to 2 steps per letter, at a few % more steps. All-port TE ends 2.7-8.3 % above
+  packing would leave packets waiting between letters for too long (MS(3,2), MS(2,3)), the
+  wait is bounded to 2 steps per letter, at a few % more steps. All-port TE ends 2.6-5.4 % above
   the weighted lower bound (S_5 to S_7, MS(2,2), MS(3,2), MS(2,3)).
 - **total exchange (routed)**: every ordered pair injected at step 0 and forwarded by the
   `shortest` router; the engine arbitrates the links (FIFO).
