@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import re
 import shutil
@@ -35,7 +36,7 @@ JOBS = ROOT / "jobs"
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT))
 
-from launcher import find_mpiexec  # noqa: E402
+from launcher import launch_prefix  # noqa: E402
 from reproduce_tables import SECTIONS, Ctx, errata_anchors, row, verify_rows  # noqa: E402
 
 from mpinet import __version__  # noqa: E402
@@ -64,7 +65,7 @@ class Runner:
         mpinet = [sys.executable, "-m", "mpinet"]
         self.serial = mpinet
         try:
-            self.parallel = mpinet if ranks == 1 else [*find_mpiexec(), "-n", str(ranks), *mpinet]
+            self.parallel = [*launch_prefix(ranks), *mpinet]
         except FileNotFoundError as exc:
             sys.exit(f"reproduce: {exc}")
         self.env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -83,8 +84,6 @@ class Runner:
 
     def run(self, job: str, trace: Path | None = None, **sets: object) -> dict:
         """``mpinet run jobs/JOB --json --set KEY=VALUE ...``: the result object."""
-        import json
-
         args = ["run", str(JOBS / job), "--json"]
         for key, val in sets.items():
             args += ["--set", f"{key.replace('__', '.')}={val}"]
@@ -96,8 +95,6 @@ class Runner:
 
         ``full`` asks for the full catalogue (ignored by a quick run).
         """
-        import json
-
         key = (only, full and not self.quick)
         if key not in self._verify:
             args = ["verify", "--json", "--full" if key[1] else "--quick"]

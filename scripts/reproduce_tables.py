@@ -8,6 +8,7 @@ mpinet's measurement and a verdict, a difference linked to ``docs/errata.md``.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import tomllib
@@ -163,8 +164,6 @@ def _cmp(ctx: Ctx, measured: float, printed: float, nd: int = 0) -> tuple[str, s
 
 def scc_broadcast(ctx: Ctx) -> list[str]:
     """Paper 001 Table 1 and Thm 4-6 (with section 5.1-5.2's pipelining), n = 4..7."""
-    import json
-
     lines = list(ROW_HEAD)
     jobs = sorted((JOBS / "paper001-scc-broadcast").glob("*.toml"))
     for n in range(4, 6 if ctx.quick else 8):
@@ -316,7 +315,7 @@ def ms_routing(ctx: Ctx) -> list[str]:
 
 
 #: workload kind -> how the ``mpinet verify`` catalogue names that collective
-PREFIX = {"mnb": "multinode", "te": "total exchange", "emulate-star": "emulate star"}
+PREFIX = {"mnb": "multinode", "te": "total exchange"}
 
 
 def collective_jobs(*jobs: str) -> Callable[[Ctx], list[str]]:

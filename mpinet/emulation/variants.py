@@ -182,7 +182,8 @@ def table2_rows() -> list[Table2Row]:
     rows = []
     for nodes, name, spec, module, deg, off in TABLE2:
         topo = from_spec(spec)
-        assert isinstance(topo, PermCayley)
+        if not isinstance(topo, PermCayley):  # TABLE2 names permutation networks only
+            raise TopologyError(f"Table 2 row {spec!r} is not a Cayley graph of permutations")
         _, offmodule = module_links(topo, module)
         rows.append(
             Table2Row(nodes, name, spec, module, deg, off, topo.num_nodes, topo.degree, offmodule)
