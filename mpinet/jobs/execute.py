@@ -17,20 +17,25 @@ from typing import Any
 
 import numpy as np
 
+from mpinet.engine.comm import resolve
 from mpinet.engine.core import Engine
 from mpinet.engine.models import Model, parse_model
 from mpinet.engine.report import gather_hops, gather_packets, summarize
 from mpinet.errors import MpinetError
-from mpinet.jobs.collectives import COLLECTIVE_KINDS, build_program, execute_collective
+from mpinet.jobs.collectives import execute_collective
 from mpinet.jobs.spec import Job, JobError
 from mpinet.routing import exact_distance, make_router
 from mpinet.routing.base import Router
 from mpinet.topology import from_spec
 from mpinet.topology.base import Topology
-from mpinet.workloads import Unicast
+from mpinet.workloads.base import COLLECTIVE, WorkloadKind
+from mpinet.workloads.registry import make_workload
 
 #: networks up to this many nodes get exact stretch even when the router is not "shortest"
 STRETCH_TABLE_LIMIT = 4_000_000
+#: neighbour-table entries of a rank's block above which every port counts as a link in the
+#: link-load statistics (only FCCN lacks ports; the engine kept the same limit for its table)
+LINK_TABLE_LIMIT = 1 << 26
 
 
 @dataclass
@@ -39,52 +44,26 @@ class Plan:
 
     job: Job
     topo: Topology
-    router: Router
+    router: Router  # the run's: the job's [router], or a schedule-driven workload's own
     model: Model
-    workload: Any  # Unicast, AllPairs (te) or None for a collective
+    workload: WorkloadKind  # built: its traffic (unicast engine) or program (collective)
     trace_path: str | None
     force: bool
-    program: Any = None  # the node program of a broadcast / mnb job
 
 
 def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
-    """Build topology, router, model and workload; check the trace path."""
+    """Build topology, workload, router and model; check the trace path."""
     topo = from_spec(job.topology)
-    w = job.workload
-    target = None
-    if w["target"] is not None:
-        target = topo.parse_label(str(w["target"]))
-    program = None
-    if w["kind"] in COLLECTIVE_KINDS:
-        workload = None
-    elif w["kind"] in ("te", "emulate-star"):
-        workload = w["kind"]  # built below, with the model (the schedule depends on it)
-    else:
-        workload = Unicast(
-            topo,
-            w["kind"],
-            packets=w["packets"],
-            injection=w["injection"],
-            rate=float(w["rate"]),
-            steps=w["steps"],
-            seed=job.seed,
-            target=target,
-            locality=w["locality"],
-        )
+    # the workload's checks that need only the topology first, then the router's and the
+    # model's, then the workload's build, which needs both
+    workload = make_workload(job.workload["kind"], job.workload, topo=topo, seed=job.seed)
     opts = {k: v for k, v in job.router.items() if k != "name" and v is not None}
     if job.router["name"] != "shortest":
         opts.pop("tie", None)
     router = make_router(job.router["name"], topo, **opts)
     model = parse_model(job.model["kind"], job.model["capacity"])
     model.port_capacities(topo)  # validates capacity classes
-    if workload == "te":
-        from mpinet.workloads.te import build_te
-
-        router, workload = build_te(topo, model, w["algorithm"], router)
-    elif workload == "emulate-star":
-        router, workload = _emulation(topo, model, w)
-    if workload is None:
-        program = build_program(job, topo, model)
+    workload.build(model, router)
     if job.model["order"] not in ("fifo", "oldest-first"):
         raise JobError(f"model.order must be fifo or oldest-first, got {job.model['order']!r}")
     path = out if out is not None else job.trace["path"]
@@ -94,21 +73,7 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
         raise JobError(f"trace file {path} exists; pass --force to replace it")
     if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
         raise JobError(f"trace file {path}: directory {os.path.dirname(path)} does not exist")
-    return Plan(job, topo, router, model, workload, path, force, program)
-
-
-def _emulation(topo: Topology, model: Model, w: dict):
-    """(router, workload) of an emulate-star job; the mode must match the model."""
-    from mpinet.workloads.emulate_star import MODE_MODEL, EmulateStar
-
-    mode = w["emulation"] or ("all-port" if model.kind == "all-port" else "sdc")
-    if MODE_MODEL.get(mode, model.kind) != model.kind:
-        raise JobError(
-            f"workload.emulation = {mode!r} runs under model {MODE_MODEL[mode]!r}, "
-            f"not {model.name!r}; set model = {MODE_MODEL[mode]!r}"
-        )
-    em = EmulateStar(topo, w["algorithm"] or "all-dims", mode)
-    return em.router, em
+    return Plan(job, topo, workload.router, model, workload, path, force)
 
 
 def _distance_fn(p: Plan):
@@ -129,9 +94,10 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
     """Run the planned job on all ranks of ``comm``; return the global result."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
-    job = p.job
-    if p.program is not None:
+    comm = resolve(comm)
+    if p.workload.engine == COLLECTIVE:
         return _execute_collective(p, comm, started, t0, argv)
+    job = p.job
     engine = Engine(
         p.topo,
         p.router,
@@ -143,41 +109,40 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
         record_hops=job.trace["level"] == "hops" and p.trace_path is not None,
         progress=progress,
     )
-    rec = engine.run(p.workload)
-    packets, injected = gather_packets(rec, p.workload.pid_space, engine.comm)
-    exists = engine.table >= 0 if engine.table is not None else None
+    traffic = p.workload.traffic
+    rec = engine.run(traffic)
+    packets, injected = gather_packets(rec, traffic.pid_space, comm)
     stats = summarize(
-        rec, p.topo, packets, injected, engine.comm, distance=_distance_fn(p), link_exists=exists
+        rec,
+        p.topo,
+        packets,
+        injected,
+        comm,
+        distance=_distance_fn(p),
+        link_exists=_link_exists(p.topo, rec.lo, rec.hi),
     )
     stats["stuck_packets"] = rec.stuck
+    size = comm.Get_size()
     result = {
         "job": job.as_dict(),
         "spec": p.topo.spec,
         "nodes": p.topo.num_nodes,
-        "ranks": engine.size,
+        "ranks": size,
         "engine_seconds": round(rec.seconds, 4),
         "stats": stats,
         "router": p.router.name,
         "trace": None,
     }
-    if job.workload["kind"] == "te":
-        result["te"] = _te_summary(p, rec.steps)
-    if job.workload["kind"] == "emulate-star":
-        result["emulation"] = _emulation_summary(p, rec.steps, packets, engine.comm)
-        stats["checks"] += result["emulation"].pop("checks")
+    sections, checks = p.workload.summarize(rec.steps, packets, comm)
+    result.update(sections)
+    stats["checks"] += checks
+    stats["ok"] = stats["ok"] and all(c["ok"] for c in checks)
     if p.trace_path is not None:
         from mpinet.trace import write_trace
 
-        hops = (
-            gather_hops(rec, p.workload.pid_space, engine.comm)
-            if rec.hop_rows is not None
-            else None
-        )
-        attrs = _attrs(p, engine.size, rec.steps, started, argv)
-        if "te" in result:
-            attrs.update({f"te_{k}": v for k, v in result["te"].items()})
-        if "emulation" in result:
-            attrs.update({f"emulation_{k}": v for k, v in result["emulation"].items()})
+        hops = gather_hops(rec, traffic.pid_space, comm) if rec.hop_rows is not None else None
+        attrs = _attrs(p, size, rec.steps, started, argv)
+        attrs.update(p.workload.trace_attrs(sections))
         tables = {
             "packets": {
                 name: np.ascontiguousarray(packets[:, i])
@@ -187,7 +152,7 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
             },
             "links": {"load": rec.link_load},
         }
-        c = rec.counters if engine.rank == 0 else rec.counters[:0]
+        c = rec.counters if comm.Get_rank() == 0 else rec.counters[:0]
         tables["steps"] = {
             name: np.ascontiguousarray(c[:, i])
             for i, name in enumerate(["transmissions", "delivered", "in_flight", "cross_rank"])
@@ -197,51 +162,28 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
                 name: np.ascontiguousarray(hops[:, i])
                 for i, name in enumerate(["step", "packet", "from_node", "to_node", "port"])
             }
-        checks = stats["checks"]
         result["trace"] = write_trace(
-            p.trace_path, engine.comm, attrs=attrs, tables=tables, checks=checks, force=p.force
+            p.trace_path, comm, attrs=attrs, tables=tables, checks=stats["checks"], force=p.force
         )
     result["seconds"] = round(time.perf_counter() - t0, 4)
-    result.update(_peak_rss(engine.comm))
+    result.update(_peak_rss(comm))
     return result
 
 
-def _te_summary(p: Plan, steps: int) -> dict:
-    """How a total exchange was built and its measured steps beside the exact lower bound."""
-    from mpinet.workloads.te import te_lower_bound
+def _link_exists(topo: Topology, lo: int, hi: int) -> np.ndarray | None:
+    """Which ports of nodes ``[lo, hi)`` lead somewhere, for the link-load statistics.
 
-    lb = te_lower_bound(p.topo, p.model)
-    algo = "schedule" if p.router.name == "te-schedule" else "routed"
-    return {"algorithm": algo, "lower_bound": lb, "ratio": round(steps / lb, 4)}
-
-
-def _emulation_summary(p: Plan, steps: int, packets: np.ndarray, comm: Any) -> dict:
-    """Star steps, measured MS steps beside the schedule and the theorem, per-packet checks."""
-    from mpinet.workloads.emulate_star import packet_checks
-
-    em = p.workload
-    paper, source = em.theorem()
-    checks = packet_checks(em, packets, comm)
-    checks.append(
-        {
-            "name": "MS steps equal the emulation schedule and are within the theorem",
-            "expected": em.promised_steps(),
-            "measured": int(steps),
-            "ok": steps == em.promised_steps() and steps <= paper,
-            "detail": f"{source}: {paper}",
-        }
-    )
-    return {
-        "algorithm": em.algo.name,
-        "mode": em.mode,
-        "star_steps": em.star_steps(),
-        "ms_steps": int(steps),
-        "schedule_steps": em.promised_steps(),
-        "paper_steps": paper,
-        "paper_source": source,
-        "slowdown": round(steps / max(em.star_steps(), 1), 4),
-        "checks": checks,
-    }
+    None (every port counts) when the block's table would exceed :data:`LINK_TABLE_LIMIT`
+    entries. Only the rank's block is computed, never the whole network's table.
+    """
+    if (hi - lo) * topo.degree > LINK_TABLE_LIMIT:
+        return None
+    out = np.empty((hi - lo, topo.degree), dtype=bool)
+    chunk = 1 << 16  # bounds the int64 neighbour temporaries
+    for a in range(lo, hi, chunk):
+        b = min(a + chunk, hi)
+        out[a - lo : b - lo] = topo.neighbors(np.arange(a, b, dtype=np.int64)) >= 0
+    return out
 
 
 def _peak_rss(comm: Any) -> dict:
@@ -281,11 +223,8 @@ def _attrs(p: Plan, size: int, steps: int, started: str, argv: list[str] | None)
 
 
 def _execute_collective(p: Plan, comm: Any, started: str, t0: float, argv) -> dict:
-    """A broadcast / mnb job on the collective engine, and its trace."""
-    from mpinet.engine.comm import resolve
-
-    comm = resolve(comm)
-    res = execute_collective(p.topo, p.program, p.model, comm, p.job.max_steps)
+    """A node program on the collective engine, and its trace."""
+    res = execute_collective(p.topo, p.workload.program, p.model, comm, p.job.max_steps)
     per_step = res.pop("per_step")
     result = {
         "job": p.job.as_dict(),
@@ -296,6 +235,10 @@ def _execute_collective(p: Plan, comm: Any, started: str, t0: float, argv) -> di
         "stats": res,
         "trace": None,
     }
+    sections, checks = p.workload.summarize(res["steps"], None, comm)
+    result.update(sections)
+    res["checks"] += checks
+    res["ok"] = res["ok"] and all(c["ok"] for c in checks)
     if p.trace_path is not None:
         from mpinet.trace import write_trace
 
@@ -308,6 +251,7 @@ def _execute_collective(p: Plan, comm: Any, started: str, t0: float, argv) -> di
         }
         attrs = _attrs(p, comm.Get_size(), res["steps"], started, argv)
         attrs["collective"] = res["collective"]
+        attrs.update(p.workload.trace_attrs(sections))
         result["trace"] = write_trace(
             p.trace_path, comm, attrs=attrs, tables=tables, checks=res["checks"], force=p.force
         )

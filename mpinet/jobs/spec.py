@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mpinet.errors import MpinetError
+from mpinet.errors import JobError
 
 REQUIRED = object()
 
@@ -96,10 +96,6 @@ SCHEMA: dict[str, Any] = {
     },
 }
 SHORTHAND = {"workload": "kind", "router": "name", "model": "kind"}
-
-
-class JobError(MpinetError, ValueError):
-    """A job file or option that does not fit the schema."""
 
 
 @dataclass
