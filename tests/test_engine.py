@@ -7,7 +7,7 @@ import pytest
 
 from mpinet.engine import core
 from mpinet.engine.core import CollectiveError, Engine
-from mpinet.engine.models import ModelError, arbitrate, parse_model, violations
+from mpinet.engine.models import ModelError, parse_model, violations
 from mpinet.engine.report import gather_packets, summarize
 from mpinet.routing import make_router
 from mpinet.routing.base import Router
@@ -121,11 +121,10 @@ def test_violations_are_named():
 
 
 @pytest.mark.parametrize("model", ["one-port", "sdc"])
-def test_engine_detects_a_broken_arbiter(monkeypatch, model):
-    def everyone(arbiter, local, ports, sdc_port):
-        return np.ones(ports.size, dtype=bool)
-
-    monkeypatch.setattr(core, "core_arbitrate", everyone)
+def test_engine_detects_a_broken_selection(monkeypatch, model):
+    # the selection kernel told "all-port" while the model is one-port / sdc: the
+    # independent check of what moved must catch it in the first step
+    monkeypatch.setattr(core, "select_kind", lambda m: core.kn.KIND_ALL)
     with pytest.raises(CollectiveError, match=f"model {model} violated in step 1 at node"):
         run("star:4", model=model, packets=3)
 
@@ -177,8 +176,13 @@ def test_model_parsing():
         parse_model("all-port", {"lateral": 2}).port_capacities(from_spec("ms:2,2"))
 
 
-def test_arbitrate_fifo_within_a_link():
-    go = arbitrate(
-        parse_model("all-port"), np.array([0, 0, 0]), np.array([1, 1, 1]), 2, np.array([1, 2])
-    )
-    assert go.tolist() == [True, True, False]
+def test_fifo_within_a_link_and_capacity():
+    # SCC_3 is a 12-cycle; 3 packets of node 1 all go one way to the hotspot: with
+    # capacity 2 on local links the first two leave in step 1, the third in step 2
+    topo = from_spec("scc:3")
+    w = Unicast(topo, "hotspot", packets=3, seed=1)
+    eng = Engine(topo, make_router("shortest", topo), parse_model("all-port", {"local": 2}))
+    pk = eng.run(w).packets
+    one = pk[pk[:, 1] == 1]
+    one = one[np.argsort(one[:, 0])]
+    assert (one[:, 4] - one[:, 5]).tolist() == [0, 0, 1]

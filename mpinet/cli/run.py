@@ -25,8 +25,14 @@ examples:
   mpinet run --topology scc:6 --workload uniform --packets 4 --router shortest --model one-port
   mpinet run --topology hypercube:10 --router hypercube-ecube --model sdc --json
 
+buffers: unbounded by default; --buffer B gives every input port B slots
+(backpressure: a packet crosses a link only into a free slot). A run where
+packets are in flight and none can move stops as a deadlock, prints one
+wait-for cycle and exits 1; --buffer-classes hops makes any bounded-length
+routing deadlock-free (jobs/buffers/).
+
 exit codes: 0 all checks passed, 1 a check failed (e.g. packets still in flight
-at max_steps), 2 bad job or options.
+at max_steps, or a deadlock), 2 bad job or options.
 """
 
 FLAG_KEYS = {
@@ -39,6 +45,8 @@ FLAG_KEYS = {
     "router": "router.name",
     "model": "model.kind",
     "order": "model.order",
+    "buffer": "model.buffer",
+    "buffer_classes": "model.buffer_classes",
     "seed": "seed",
     "max_steps": "max_steps",
     "trace_level": "trace.level",
@@ -74,8 +82,22 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--router", metavar="NAME", help="e.g. shortest, hypercube-ecube")
     g.add_argument("--model", metavar="MODEL", help="all-port | one-port | k-port:K | sdc")
     g.add_argument("--order", metavar="ORDER", help="fifo | oldest-first")
-    g.add_argument("--seed", type=int)
-    g.add_argument("--max-steps", type=int, dest="max_steps")
+    g.add_argument(
+        "--buffer", type=int, metavar="B", help="slots per input port (0 = unbounded, the default)"
+    )
+    g.add_argument(
+        "--buffer-classes",
+        dest="buffer_classes",
+        metavar="HOW",
+        help="none | hops: one buffer class per hop taken, deadlock-free (needs --buffer)",
+    )
+    g.add_argument("--seed", type=int, help="key of every random draw (default 0)")
+    g.add_argument(
+        "--max-steps",
+        type=int,
+        dest="max_steps",
+        help="stop after this many steps and report stuck packets (default 100000)",
+    )
     g.add_argument("--trace-level", dest="trace_level", metavar="LEVEL", help="none|summary|hops")
     p.set_defaults(func=run)
 
@@ -245,6 +267,19 @@ def format_result(r: dict) -> str:
     for c in failed:
         got = f"expected {c['expected']}, measured {c['measured']}"
         out.append(f"  FAILED: {c['name']}: {got}. {c['detail']}")
+    dl = s.get("deadlock")
+    if dl:
+        out.append(
+            f"  DEADLOCK in step {dl['step']:,}: {dl['blocked_packets']:,} packets blocked; "
+            f"one wait-for cycle of {len(dl['cycle'])} full buffers:"
+        )
+        for c in dl["cycle"]:
+            cls = "" if c["class"] is None else f" (buffer class {c['class']})"
+            out.append(f"    {c['node']} --{c['port']}--> {c['next']}{cls} is full")
+        if job["model"].get("buffer_classes", "none") == "none":
+            out.append(
+                '  way out: model.buffer_classes = "hops", a larger model.buffer, or another router'
+            )
     for sp in s.get("stuck_packets", []):
         where = f"{sp['source']} -> {sp['dest']} at {sp['at']}"
         out.append(f"  stuck: packet {sp['id']} {where} after {sp['hops']} hops")

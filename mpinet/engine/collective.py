@@ -26,7 +26,7 @@ import numpy as np
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
 from mpinet.engine.core import CollectiveError
 from mpinet.engine.exchange import exchange_rows
-from mpinet.engine.models import Arbiter, Model
+from mpinet.engine.models import Model, violations
 from mpinet.topology.base import Topology
 
 
@@ -107,7 +107,6 @@ def run_collective(
     lo, hi = int(bounds[rank]), int(bounds[rank + 1])
     deg = topo.degree
     caps = model.port_capacities(topo)
-    arbiter = Arbiter(model, hi - lo, deg, caps)
     table = topo.neighbors(np.arange(lo, hi))
     nmsg = int(program.messages)
     when = np.full((hi - lo, nmsg), -1, dtype=np.int32)
@@ -124,7 +123,7 @@ def run_collective(
     while t < max_steps:
         t += 1
         nodes, ports, msgs = (np.asarray(a, dtype=np.int64) for a in program.transmissions(t, held))
-        msg = _check(topo, program, model, arbiter, table, held, t, nodes, ports, msgs)
+        msg = _check(topo, program, model, caps, table, held, t, nodes, ports, msgs)
         if msg is not None:
             nodes = ports = msgs = nodes[:0]
         local = nodes - lo
@@ -184,7 +183,7 @@ def run_collective(
     )
 
 
-def _check(topo, program, model, arbiter, table, held, t, nodes, ports, msgs) -> str | None:
+def _check(topo, program, model, caps, table, held, t, nodes, ports, msgs) -> str | None:
     """First problem with this rank's transmissions of step ``t``, or None."""
     if nodes.size == 0:
         return None
@@ -207,7 +206,7 @@ def _check(topo, program, model, arbiter, table, held, t, nodes, ports, msgs) ->
             f"{topo.ports[int(ports[i])]}, which has no link there"
         )
     sdc = int(ports[0]) if model.kind == "sdc" else None
-    bad = arbiter.check(local, ports, sdc)
+    bad = violations(model, t, local, ports, deg, caps, sdc)
     if bad:
         node, p, why = bad[0]
         return (

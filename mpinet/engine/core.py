@@ -1,28 +1,34 @@
-"""The hop-by-hop engine: synchronous steps over a block partition of nodes.
+"""The hop-by-hop engine: synchronous steps over per-link FIFO queues.
 
-Each rank owns node ids ``[lo, hi)`` and the packets currently at them, as one
-int64 matrix (a row per packet: id, source, destination, current node, inject
-step, hops, then the router's header). The
-rows are kept in priority order -- FIFO: (arrival step at the current node,
-id), by appending each step's arrivals sorted by id; oldest-first: (inject
-step, id) -- so "first in the arrays" is "first in the queue".
+Each rank owns node ids ``[lo, hi)`` and the packets at them, in a pool of
+slots (:mod:`mpinet.engine.pool`). A packet's next port is decided once, when
+it reaches a node (or is injected): the router is called, vectorized, on the
+step's arrivals only, and the packet joins the queue of that output link
+(:mod:`mpinet.engine.kernels`). A schedule-driven router may hold a packet
+until a later step (:meth:`Router.ready_steps`): it then waits in a calendar,
+outside every queue, and costs nothing until its step.
 
 One step ``t`` (1, 2, ...), on every rank:
 
-1. the router decides a port for every packet (one vectorized call), or
-   ``WAIT`` to hold it this step (schedule-driven routers);
-2. :func:`~mpinet.engine.models.arbitrate` picks who transmits under the
-   model (under ``sdc`` after a reduction that fixes the step's dimension);
-3. :func:`~mpinet.engine.models.violations` checks what moved, and every hop
-   is checked to use an existing link; any failure stops all ranks together;
-4. moved packets advance; those now owned by another rank travel in one
-   ``Alltoallv``; packets injected at ``t`` join; delivered ones are recorded;
-5. one ``Allreduce`` of the step counters gives the trace row and the
-   termination test.
+1. under ``sdc`` one ``Allreduce`` of the demand per port fixes the step's
+   dimension;
+2. the ``select`` kernel serves the heads of the active links under the model
+   (oldest movable head first, ties by packet id) and moves them; a finite
+   buffer admits a packet only with a credit (a free slot at the start of the
+   step), and the slots freed in step ``t`` are credited back for ``t + 1``;
+3. the moves are checked again against the model by an independent kernel;
+4. packets now owned by another rank, and credits owed to another rank, travel
+   in one ``Alltoallv``;
+5. arrivals, injections of step ``t`` and packets whose hold ends are routed
+   and queued; with finite buffers, injections wait in a source queue until
+   their node's injection buffer has a slot;
+6. one ``Allreduce`` of the step counters gives the trace row, the
+   termination test and the deadlock test.
 
 A packet received in step ``t`` can leave in step ``t + 1`` (store and
-forward); a packet injected "at step t" can leave in step ``t + 1``, and one
-crossing its last link in step ``t`` has ``deliver_step = t``.
+forward); one injected "at step t" can leave in step ``t + 1``; one crossing
+its last link in step ``t`` has ``deliver_step = t``. The cost of a step is
+O(moving packets + active links), whatever the backlog.
 """
 
 from __future__ import annotations
@@ -34,24 +40,20 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from mpinet.engine import kernels as kn
 from mpinet.engine.comm import block_bounds, resolve, sum_op
-from mpinet.engine.exchange import exchange_rows
-from mpinet.engine.models import Arbiter, Model, ModelError
+from mpinet.engine.exchange import exchange_packets
+from mpinet.engine.models import Model, ModelError
+from mpinet.engine.pool import Pool
+from mpinet.engine.state import LinkState, neighbor_block
 from mpinet.errors import MpinetError
-from mpinet.routing.base import WAIT, HopContext, Router
+from mpinet.routing.base import HopContext, Router
 from mpinet.topology.base import Topology
 
-PID, SRC, DST, CUR, INJ, HOPS = range(6)
-NFIXED = 6
-_REC_COLS = np.array([PID, SRC, DST, INJ, INJ, HOPS])
-_TABLE_LIMIT = 1 << 26  # neighbour-table entries per rank kept in memory
-
-
-def core_arbitrate(
-    arbiter: Arbiter, local: np.ndarray, ports: np.ndarray, sdc_port: int
-) -> np.ndarray:
-    """The engine's arbitration hook (tests replace it to prove the model check works)."""
-    return arbiter(local, ports, sdc_port)
+#: the step passed to a holding router when asking where a packet will go
+_FAR = np.iinfo(np.int64).max // 4
+#: packet row columns on the wire: pid, src, dst, cur, inj, hops, up, then the header
+_WIRE = ("pid", "src", "dst", "cur", "inj", "hops", "up")
 
 
 class CollectiveError(MpinetError):
@@ -59,7 +61,7 @@ class CollectiveError(MpinetError):
 
 
 class Workload(Protocol):
-    """What the engine needs from a traffic source."""
+    """What the engine needs from a traffic source (see docs/architecture.md)."""
 
     #: every packet id is in [0, pid_space)
     pid_space: int
@@ -81,9 +83,15 @@ class RunRecord:
     link_load: np.ndarray  # (hi - lo, degree)
     hop_rows: np.ndarray | None  # (rows, 5): step, packet, from, to, port
     stuck: list[dict] = field(default_factory=list)
+    deadlock: dict | None = None  # the wait-for report when the run deadlocked
     seconds: float = 0.0
     lo: int = 0
     hi: int = 0
+
+
+def select_kind(model: Model) -> int:
+    """The kernel's model code (a hook: tests break it to prove the check works)."""
+    return {"all-port": kn.KIND_ALL, "sdc": kn.KIND_SDC}.get(model.kind, kn.KIND_K)
 
 
 class Engine:
@@ -92,6 +100,7 @@ class Engine:
     Parameters
     ----------
     topo, router, model : the network, the per-hop rule and the port model
+        (the model also carries the buffers: ``model.buffer``, ``model.classes``)
     comm : mpi4py communicator, or None for a serial run
     seed : key of the counter-based random numbers
     max_steps : stop (and report the stuck packets) after this many steps
@@ -124,213 +133,303 @@ class Engine:
         self.lo, self.hi = int(self.bounds[self.rank]), int(self.bounds[self.rank + 1])
         self.deg = topo.degree
         self.caps = model.port_capacities(topo)
-        self.width = NFIXED + router.header_width
-        block = self.hi - self.lo
-        self.arbiter = Arbiter(model, block, self.deg, self.caps)
-        self.table = (
-            topo.neighbors(np.arange(self.lo, self.hi))
-            if block * self.deg <= _TABLE_LIMIT
-            else None
-        )
-
-    # -- helpers ---------------------------------------------------------------
-    def _next_nodes(self, local: np.ndarray, ports: np.ndarray) -> np.ndarray:
-        if self.table is not None:
-            return self.table[local, ports]
-        return self.topo.neighbors(local + self.lo)[np.arange(local.size), ports]
-
-    def _new_rows(self, pid, src, dst, step: int) -> np.ndarray:
-        rows = np.empty((pid.size, self.width), dtype=np.int64)
-        rows[:, PID], rows[:, SRC], rows[:, DST], rows[:, CUR] = pid, src, dst, src
-        rows[:, INJ] = step
-        rows[:, HOPS] = 0
-        if not hasattr(self._workload, "headers"):
-            rows[:, NFIXED:] = self.router.init_headers(src, dst)
-        return rows
-
-    def _sort(self, rows: np.ndarray) -> np.ndarray:
-        key = (rows[:, PID],) + ((rows[:, INJ],) if self.order == "oldest-first" else ())
-        order = np.lexsort(key) if len(key) > 1 else np.argsort(rows[:, PID])
-        return np.take(rows, order, axis=0)
-
-    def _raise_collected(self, message: str | None) -> None:
-        """After a reduction said some rank failed: raise its message on every rank."""
-        msgs = [m for m in self.comm.allgather(message) if m]
-        raise CollectiveError(msgs[0] if msgs else "a rank failed")
+        self.nbt = neighbor_block(topo, self.lo, self.hi)
+        self.holds = bool(getattr(router, "holds", False))
 
     # -- the run ---------------------------------------------------------------
     def run(self, workload: Workload) -> RunRecord:
         """Inject the workload's packets and step until all are delivered."""
         t0 = time.perf_counter()
         self._workload = workload
-        comm, lo, hi, deg = self.comm, self.lo, self.hi, self.deg
-        load = np.zeros((hi - lo) * deg, dtype=np.int64)
-        delivered, hop_rows, injected, counters = [], [], [], []
-        rows, done, ids = self._inject(workload, 0)
-        rows = self._sort(rows)
-        delivered.append(done)
-        injected.append(ids)
-        start = np.array([ids.size, done.shape[0], rows.shape[0]], dtype=np.int64)
+        self.pool = Pool(self.topo.num_nodes, self.router.header_width)
+        self.st = LinkState(self.hi - self.lo, self.deg, self.model, self.pool)
+        self.st.set_max_capacity(self.caps)
+        self.calendar: dict[int, list[np.ndarray]] = {}
+        self.waiting = 0
+        self.delivered: list[np.ndarray] = []
+        self.hop_rows: list[np.ndarray] = []
+        self.injected: list[np.ndarray] = []
+        self.msg: str | None = None
+        comm = self.comm
+        self._inject(workload, 0)
+        entered = self._release_and_admit(0)
+        start = np.array(
+            [sum(a.size for a in self.injected), sum(d.shape[0] for d in self.delivered),
+             self.pool.used, int(self.msg is not None)], dtype=np.int64,
+        )  # fmt: skip
         glob = np.empty_like(start)
         comm.Allreduce(start, glob, op=sum_op())
-        total_injected, total_delivered, in_flight = (int(x) for x in glob)
+        if glob[3]:
+            self._raise_collected(self.msg)
+        total_injected, total_delivered, in_flight = (int(x) for x in glob[:3])
+        counters = []
         t = 0
-        local = np.zeros(6, dtype=np.int64)
-        glob = np.zeros(6, dtype=np.int64)
-        while (in_flight > 0 or t < workload.last_injection_step) and t < self.max_steps:
+        local = np.zeros(8, dtype=np.int64)
+        glob = np.zeros(8, dtype=np.int64)
+        last = workload.last_injection_step
+        deadlock = None
+        while (in_flight > 0 or t < last) and t < self.max_steps:
             t += 1
-            stay, stats, moved, msg = self._step(t, rows, load, delivered, hop_rows)
-            new, done, ids = self._inject(workload, t)
-            rows = self._merge(rows, stay, self._sort(np.concatenate([moved, new])))
-            if self.order == "oldest-first":
-                rows = self._sort(rows)
-            delivered.append(done)
-            injected.append(ids)
-            local[:] = (stats[0], stats[1] + done.shape[0], rows.shape[0], stats[2], ids.size, 0)
-            local[5] = msg is not None
+            moves, ndel, away = self._step(t)
+            n_inj, n_home = self._inject(workload, t)
+            entered = self._release_and_admit(t)
+            local[:] = (moves, ndel + n_home, self.pool.used, away, n_inj,
+                        self.msg is not None, self.waiting, entered)  # fmt: skip
             comm.Allreduce(local, glob, op=sum_op())
             if glob[5]:
-                self._raise_collected(msg)
+                self._raise_collected(self.msg)
             counters.append(glob[:4].copy())
             total_delivered += int(glob[1])
             total_injected += int(glob[4])
             in_flight = int(glob[2])
             if self.progress is not None and self.rank == 0:
                 self.progress(t, total_delivered, total_injected, in_flight)
-        stuck = self._stuck(rows) if in_flight else []
-        packets = np.concatenate(delivered)
-        if rows.shape[0]:  # still in flight at max_steps: dropped, deliver_step = -1
-            left = rows[:, [PID, SRC, DST, INJ, INJ, HOPS]].copy()
-            left[:, 4] = -1
+            stalled = not glob[0] and not glob[6] and not glob[7] and t >= last
+            if self.st.finite and in_flight and stalled:
+                from mpinet.engine.deadlock import wait_for_cycle
+
+                deadlock = wait_for_cycle(self, t, in_flight)
+                break
+        stuck = self._stuck() if in_flight else []
+        packets = np.concatenate(self.delivered) if self.delivered else np.empty((0, 6), np.int64)
+        live = self.pool.live()
+        if live.size:  # still in flight at max_steps: dropped, deliver_step = -1
+            p = self.pool
+            left = np.stack(
+                [p.pid[live], p.src[live], p.dst[live], p.inj[live],
+                 np.full(live.size, -1), p.hops[live]], axis=1,
+            ).astype(np.int64)  # fmt: skip
             packets = np.concatenate([packets, left])
         hops = None
         if self.record_hops:
-            hops = np.concatenate(hop_rows) if hop_rows else np.empty((0, 5), np.int64)
+            hops = np.concatenate(self.hop_rows) if self.hop_rows else np.empty((0, 5), np.int64)
         return RunRecord(
             steps=t,
             counters=np.array(counters, dtype=np.int64).reshape(-1, 4),
             packets=packets,
-            injected_ids=np.concatenate(injected),
-            link_load=load.reshape(hi - lo, deg),
+            injected_ids=(
+                np.concatenate(self.injected) if self.injected else np.empty(0, np.int64)
+            ),
+            link_load=self.st.load.reshape(self.hi - self.lo, self.deg),
             hop_rows=hops,
             stuck=stuck,
+            deadlock=deadlock,
             seconds=time.perf_counter() - t0,
-            lo=lo,
-            hi=hi,
+            lo=self.lo,
+            hi=self.hi,
         )
 
-    @staticmethod
-    def _merge(rows: np.ndarray, stay: np.ndarray | None, arrivals: np.ndarray) -> np.ndarray:
-        """The rows that stayed (in order) followed by this step's arrivals."""
-        if stay is None:
-            if not arrivals.shape[0]:
-                return rows
-            return np.concatenate([rows, arrivals])
-        return np.concatenate([np.take(rows, stay, axis=0), arrivals])
+    # -- one step --------------------------------------------------------------
+    def _step(self, t: int) -> tuple[int, int, int]:
+        """Select, check and perform step ``t``'s moves; route and queue the arrivals."""
+        st, p = self.st, self.pool
+        sdc_port = self._sdc_port() if self.model.kind == "sdc" else -1
+        out = st.outputs(self.record_hops)
+        kind = select_kind(self.model)
+        kn.select(t, kind, self.model.k, sdc_port, self.caps, self.nbt, self.lo, self.hi,
+                 self.deg, st.ncls, st.use_cls, st.finite, self.order == "fifo",
+                 p.pid, p.src, p.dst, p.cur, p.inj, p.hops, p.key, p.port, p.up, p.nxt, p.prv,
+                 st.qhead, st.qtail, st.lcount, st.pcount, st.act, st.na, st.credit, st.injfree,
+                 st.load, st.nstamp, st.lstamp, st.srv, p.free, p.nfree, self.record_hops,
+                 out.link, out.deliv, out.loc, out.rem, out.cl, out.cr, out.hop,
+                 out.cnt)  # fmt: skip
+        cnt = out.cnt
+        moves, ndel = int(cnt[kn.C_MOVES]), int(cnt[kn.C_DELIV])
+        links = out.link[:moves]
+        if self.msg is None:
+            self.msg = self._check(t, links, sdc_port)
+        self.delivered.append(out.deliv[:ndel].copy())
+        if self.record_hops:
+            self.hop_rows.append(out.hop[:moves].astype(np.int64))
+        rem = out.rem[: int(cnt[kn.C_REMOTE])]
+        loc = out.loc[: int(cnt[kn.C_LOCAL])].copy()
+        received, credits = self._exchange(rem, out.cr[: int(cnt[kn.C_CRED_REMOTE])], t)
+        st.return_credits(out.cl[: int(cnt[kn.C_CRED_LOCAL])], credits, self.lo)
+        self._route(loc, t)
+        self._route(received, t)
+        return moves, ndel, int(rem.size)
 
-    def _inject(self, workload: Workload, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Rows of the packets injected at ``step``, records of those already home, ids."""
+    def _sdc_port(self) -> int:
+        """The step's dimension: the port most packets want (among those that can move)."""
+        demand = self.st.pcount.astype(np.int64)
+        if not self.st.finite:
+            total = np.empty_like(demand)
+            self.comm.Allreduce(demand, total, op=sum_op())
+            return int(np.argmax(total))
+        # finite buffers: only ports where some head can move compete
+        both = np.concatenate([demand, self.st.movable_ports(self.nbt, self.pool)])
+        total = np.empty_like(both)
+        self.comm.Allreduce(both, total, op=sum_op())
+        dem, mov = total[: self.deg], total[self.deg :]
+        return int(np.argmax(np.where(mov > 0, dem, -1))) if mov.any() else -1
+
+    def _check(self, t: int, links: np.ndarray, sdc_port: int) -> str | None:
+        """Independent check of the moves against the model; a message or None."""
+        i, why = kn.check_moves(links, self.deg, self.caps, select_kind_check(self.model),
+                               self.model.k, sdc_port, self.st.lcnt, self.st.ncnt)  # fmt: skip
+        if i < 0:
+            return None
+        node, port = divmod(int(links[i]), self.deg)
+        reason = {
+            1: f"more packets than the capacity {int(self.caps[port])} of the link",
+            2: f"more than {self.model.k} ports used, {self.model.name} allows {self.model.k}",
+            3: f"dimensions other than {sdc_port} in one step",
+        }[why]
+        return (
+            f"model {self.model.name} violated in step {t} at node "
+            f"{self.topo.label(node + self.lo)}, port {self.topo.ports[port]}: {reason}"
+        )
+
+    def _exchange(
+        self, rem: np.ndarray, credits: np.ndarray, t: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Send departing packets and owed credits; returns (new slots, credits received)."""
+        p = self.pool
+        if self.size == 1:
+            return np.empty(0, np.int64), credits
+        rows = np.empty((rem.size, len(_WIRE) + p.hw), dtype=np.int64)
+        for j, name in enumerate(_WIRE):
+            rows[:, j] = getattr(p, name)[rem]
+        rows[:, len(_WIRE) :] = p.hdr[rem]
+        owner = np.searchsorted(self.bounds, rows[:, 3], side="right") - 1
+        cowner = np.searchsorted(self.bounds * self.deg * self.st.ncls, credits, "right") - 1
+        p.release(rem.astype(np.int64))
+        recv, rcred = exchange_packets(self.comm, rows, owner, credits, cowner)
+        slots = p.alloc(recv.shape[0])
+        for j, name in enumerate(_WIRE):
+            getattr(p, name)[slots] = recv[:, j]
+        p.hdr[slots] = recv[:, len(_WIRE) :]
+        p.key[slots] = t if self.order == "fifo" else recv[:, 4]
+        return slots, rcred
+
+    # -- injection, routing, holds ---------------------------------------------
+    def _inject(self, workload: Workload, step: int) -> tuple[int, int]:
+        """Packets injected at ``step``: home ones recorded, the rest routed or source-queued."""
         pid, src, dst = (
             np.asarray(a, dtype=np.int64) for a in workload.injections(self.lo, self.hi, step)
         )
+        self.injected.append(pid)
         home = src == dst
-        rec = np.zeros((int(home.sum()), 6), dtype=np.int64)
-        rec[:, 0], rec[:, 1], rec[:, 2] = pid[home], src[home], dst[home]
-        rec[:, 3] = rec[:, 4] = step
+        if home.any():
+            rec = np.zeros((int(home.sum()), 6), dtype=np.int64)
+            rec[:, 0], rec[:, 1], rec[:, 2] = pid[home], src[home], dst[home]
+            rec[:, 3] = rec[:, 4] = step
+            self.delivered.append(rec)
         go = ~home
-        rows = self._new_rows(pid[go], src[go], dst[go], step)
+        pid, src, dst = pid[go], src[go], dst[go]
+        p = self.pool
+        slots = p.alloc(pid.size)
+        p.pid[slots], p.src[slots], p.dst[slots], p.cur[slots] = pid, src, dst, src
+        p.inj[slots], p.hops[slots], p.key[slots] = step, 0, step
         if hasattr(workload, "headers"):  # schedule-driven workloads set the router header
-            rows[:, NFIXED:] = workload.headers(pid[go], src[go], dst[go], step)
-        return rows, rec, pid
-
-    def _step(self, t, rows, load, delivered, hop_rows):
-        """One step on this rank; returns (staying rows, counters, arriving rows, error)."""
-        deg = self.deg
-        cur, dst = rows[:, CUR], rows[:, DST]
-        ctx = HopContext(step=t, pids=rows[:, PID], hops=rows[:, HOPS], seed=self.seed)
-        ports, headers = self.router.next_port(cur, dst, rows[:, NFIXED:], ctx)
-        ports = np.asarray(ports, dtype=np.int64)
-        local = cur - self.lo
-        msg = None
-        bad = (ports < WAIT) | (ports >= deg)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            msg = (
-                f"step {t}: router {self.router.name} chose port {int(ports[i])} at node "
-                f"{self.topo.label(int(cur[i]))}; valid ports are 0..{deg - 1} "
-                f"(or {WAIT} to wait)"
-            )
-            ports = np.where(bad, 0, ports)
-        sdc_port = -1
-        if self.model.kind == "sdc":
-            demand = np.bincount(ports[ports >= 0], minlength=deg).astype(np.int64)
-            total = np.empty_like(demand)
-            self.comm.Allreduce(demand, total, op=sum_op())
-            sdc_port = int(np.argmax(total))
-        go = core_arbitrate(self.arbiter, local, ports, sdc_port)
-        if msg is not None:
-            go[:] = False
-        gi = np.flatnonzero(go)
-        gl, gp = local[gi], ports[gi]
-        nxt = self._next_nodes(gl, gp)
-        msg = msg or self._check(t, gl, gp, nxt, sdc_port)
-        if msg is not None:  # move nothing; the reduction stops every rank
-            gi, gl, gp, nxt = gi[:0], gl[:0], gp[:0], nxt[:0]
-            go[:] = False
-        if gi.size * 8 < load.size:
-            np.add.at(load, gl * deg + gp, 1)
+            p.hdr[slots] = workload.headers(pid, src, dst, step)
+        elif p.hw:
+            p.hdr[slots] = self.router.init_headers(src, dst)
+        if self.st.finite:
+            p.up[slots] = kn.INJ_BUF
+            self.st.source_push(slots, self.lo, p)
         else:
-            load += np.bincount(gl * deg + gp, minlength=load.size)
-        moved = np.take(rows, gi, axis=0)  # np.take is ~6x faster than fancy row indexing
-        if self.record_hops:
-            hop_rows.append(
-                np.stack([np.full(gi.size, t), moved[:, PID], moved[:, CUR], nxt, gp], 1)
-            )
-        moved[:, CUR] = nxt
-        moved[:, HOPS] += 1
-        moved[:, NFIXED:] = np.take(headers, gi, axis=0)
-        stay = np.flatnonzero(~go) if gi.size else None  # indices of the rows that stay
-        arrived = nxt == moved[:, DST]
-        rec = np.take(np.take(moved, np.flatnonzero(arrived), axis=0), _REC_COLS, axis=1)
-        rec[:, 4] = t
-        delivered.append(rec)
-        moved = np.take(moved, np.flatnonzero(~arrived), axis=0)
-        owner = np.searchsorted(self.bounds, moved[:, CUR], side="right") - 1
-        away = owner != self.rank
-        n_away = int(away.sum())
-        if self.size > 1:
-            out = np.flatnonzero(away)
-            recv = exchange_rows(self.comm, np.take(moved, out, axis=0), owner[out])
-            moved = np.concatenate([np.take(moved, np.flatnonzero(~away), axis=0), recv])
-        return stay, (gi.size, rec.shape[0], n_away), moved, msg
+            p.up[slots] = kn.NO_BUF
+            self._route(slots, step)
+        return int(pid.size + home.sum()), int(home.sum())
 
-    def _check(self, t: int, nodes, ports, nxt, sdc_port: int) -> str | None:
-        if nxt.size and nxt.min() < 0:
-            i = int(np.flatnonzero(nxt < 0)[0])
-            return (
-                f"step {t}: router {self.router.name} sent a packet from node "
-                f"{self.topo.label(int(nodes[i]) + self.lo)} on port "
-                f"{self.topo.ports[int(ports[i])]}, which has no link there"
-            )
-        bad = self.arbiter.check(nodes, ports, sdc_port if self.model.kind == "sdc" else None)
-        if bad:
-            node, port, why = bad[0]
-            return (
-                f"model {self.model.name} violated in step {t} at node "
-                f"{self.topo.label(node + self.lo)}, port {self.topo.ports[port]}: {why}"
-            )
-        return None
+    def _release_and_admit(self, t: int) -> int:
+        """Queue the held packets whose step is ``t + 1``; admit source-queued packets."""
+        due = self.calendar.pop(t + 1, None)
+        if due:
+            slots = np.concatenate(due)
+            self.waiting -= slots.size
+            self._enqueue(slots, self.pool.port[slots].astype(np.int64), t)
+        if not self.st.finite:
+            return 0
+        slots = self.st.admit()
+        if slots.size:
+            self.pool.key[slots] = t if self.order == "fifo" else self.pool.inj[slots]
+            self._route(slots, t)
+        return int(slots.size)
 
-    def _stuck(self, rows: np.ndarray, limit: int = 10) -> list[dict]:
+    def _route(self, slots: np.ndarray, t: int) -> None:
+        """Decide the next port of packets that reached a node in step ``t``, and queue them."""
+        if slots.size == 0 or self.msg is not None:
+            return
+        p = self.pool
+        cur, dst = p.cur[slots].astype(np.int64), p.dst[slots].astype(np.int64)
+        ctx = HopContext(step=_FAR if self.holds else t + 1, pids=p.pid[slots],
+                         hops=p.hops[slots].astype(np.int64), seed=self.seed)  # fmt: skip
+        hdr = p.hdr[slots]
+        ports, new = self.router.next_port(cur, dst, hdr, ctx)
+        ports = np.asarray(ports, dtype=np.int64)
+        if self.holds:
+            ready = np.asarray(self.router.ready_steps(cur, dst, hdr, ctx), dtype=np.int64)
+            later = ready > t + 1
+            if later.any():
+                p.hdr[slots] = new
+                p.port[slots[later]] = ports[later]
+                for step in np.unique(ready[later]):
+                    at = slots[later & (ready == step)]
+                    self.calendar.setdefault(int(step), []).append(at)
+                    self.waiting += at.size
+                keep = ~later
+                slots, ports = slots[keep], ports[keep]
+                self._enqueue(slots, ports, t)
+                return
+        if p.hw:
+            p.hdr[slots] = new
+        self._enqueue(slots, ports, t)
+
+    def _enqueue(self, slots: np.ndarray, ports: np.ndarray, t: int) -> None:
+        st, p = self.st, self.pool
+        err = np.zeros(2, dtype=np.int64)
+        kn.enqueue(slots, ports, self.nbt, self.lo, self.deg, st.ncls, st.use_cls, p.dst, p.cur,
+                  p.hops, p.key, p.pid, p.port, p.nxt, p.prv, st.qhead, st.qtail, st.lcount,
+                  st.pcount, st.act, st.na, err)  # fmt: skip
+        if err[0] and self.msg is None:
+            self.msg = self._enqueue_error(int(err[0]), slots[int(err[1])], int(ports[err[1]]), t)
+
+    def _enqueue_error(self, code: int, s: int, port: int, t: int) -> str:
+        p, name = self.pool, self.router.name
+        node = self.topo.label(int(p.cur[s]))
+        if code == kn.ERR_PORT:
+            return (
+                f"step {t}: router {name} chose port {port} at node {node}; "
+                f"valid ports are 0..{self.deg - 1}"
+            )
+        if code == kn.ERR_NO_LINK:
+            return (
+                f"step {t}: router {name} sent a packet from node {node} on port "
+                f"{self.topo.ports[port]}, which has no link there"
+            )
+        return (
+            f"step {t}: packet {int(p.pid[s])} at node {node} has taken {int(p.hops[s])} hops "
+            f"and needs buffer class {int(p.hops[s]) + 1}; buffer_classes = 'hops' has "
+            f"classes 0..{self.st.ncls - 1}: raise model.max_hops"
+        )
+
+    # -- failure paths ---------------------------------------------------------
+    def _raise_collected(self, message: str | None) -> None:
+        """After a reduction said some rank failed: raise its message on every rank."""
+        msgs = [m for m in self.comm.allgather(message) if m]
+        raise CollectiveError(msgs[0] if msgs else "a rank failed")
+
+    def _stuck(self, limit: int = 10) -> list[dict]:
+        """The ``limit`` lowest-id packets still in flight (any rank count gives the same)."""
+        p = self.pool
+        live = self.pool.live()
+        live = live[np.argsort(p.pid[live], kind="stable")[:limit]]
         mine = [
             {
-                "id": int(r[PID]),
-                "source": self.topo.label(int(r[SRC])),
-                "dest": self.topo.label(int(r[DST])),
-                "at": self.topo.label(int(r[CUR])),
-                "hops": int(r[HOPS]),
+                "id": int(p.pid[s]),
+                "source": self.topo.label(int(p.src[s])),
+                "dest": self.topo.label(int(p.dst[s])),
+                "at": self.topo.label(int(p.cur[s])),
+                "hops": int(p.hops[s]),
             }
-            for r in rows[:limit]
+            for s in live
         ]
         everyone = self.comm.allgather(mine)
         return sorted((d for part in everyone for d in part), key=lambda d: d["id"])[:limit]
+
+
+def select_kind_check(model: Model) -> int:
+    """The model code the independent check uses (never patched)."""
+    return {"all-port": kn.KIND_ALL, "sdc": kn.KIND_SDC}.get(model.kind, kn.KIND_K)

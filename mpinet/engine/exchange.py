@@ -39,3 +39,48 @@ def exchange_rows(comm: Any, rows: np.ndarray, owner: np.ndarray) -> np.ndarray:
     sc, rc = scount * width, rcount * width
     comm.Alltoallv([send, (sc, displacements(sc))], [recv, (rc, displacements(rc))])
     return recv
+
+
+def exchange_packets(
+    comm: Any, rows: np.ndarray, owner: np.ndarray, credits: np.ndarray, cowner: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """One step's exchange: packet rows to their new owners, credits to the upstream ranks.
+
+    Both ride in one ``Alltoallv`` of int64: each destination's segment is its
+    packet rows followed by its credit indices (counts first, with ``Alltoall``).
+    Returns (rows received, credit indices received).
+    """
+    size = comm.Get_size()
+    width = rows.shape[1]
+    po = np.argsort(owner.astype(np.int32), kind="stable")
+    co = np.argsort(cowner.astype(np.int32), kind="stable")
+    pc = np.bincount(owner, minlength=size).astype(np.int64)
+    cc = np.bincount(cowner, minlength=size).astype(np.int64)
+    scount = np.stack([pc, cc], 1).ravel()
+    rcount = np.empty(2 * size, dtype=np.int64)
+    comm.Alltoall(scount.reshape(size, 2), rcount.reshape(size, 2))
+    rp, rc = rcount[0::2], rcount[1::2]
+    seg = pc * width + cc
+    send = np.empty(int(seg.sum()), dtype=np.int64)
+    sd = displacements(seg)
+    prow = np.take(rows, po, axis=0)
+    pcred = np.take(credits, co)
+    pstart, cstart = displacements(pc), displacements(cc)
+    for r in range(size):  # one memcpy pair per rank, not per packet
+        a = sd[r]
+        send[a : a + pc[r] * width] = prow[pstart[r] : pstart[r] + pc[r]].ravel()
+        send[a + pc[r] * width : a + seg[r]] = pcred[cstart[r] : cstart[r] + cc[r]]
+    rseg = rp * width + rc
+    recv = np.empty(int(rseg.sum()), dtype=np.int64)
+    rd = displacements(rseg)
+    comm.Alltoallv([send, (seg, sd)], [recv, (rseg, rd)])
+    out_rows = np.empty((int(rp.sum()), width), dtype=np.int64)
+    out_cred = np.empty(int(rc.sum()), dtype=np.int64)
+    i = j = 0
+    for r in range(size):
+        a = rd[r]
+        out_rows[i : i + rp[r]] = recv[a : a + rp[r] * width].reshape(-1, width)
+        out_cred[j : j + rc[r]] = recv[a + rp[r] * width : a + rseg[r]]
+        i += rp[r]
+        j += rc[r]
+    return out_rows, out_cred

@@ -8,10 +8,14 @@
 Capacities are packets per directed link per step, per port class (default 1;
 e.g. ``{"local": 2}`` models SCC local links twice as fast as lateral ones).
 
-:func:`arbitrate` picks, from packets that want to leave, those that go, FIFO
-within each link in the order of the packet arrays (the engine keeps them
-sorted by priority). :func:`violations` checks any set of transmissions
-against the model: the engine runs it every step on what actually moved.
+Buffers: ``buffer = B`` gives every input port of a node (and its injection
+port) B packet slots; 0 (the default) is unbounded. ``classes = "hops"``
+splits each into ``max_hops + 1`` classes by hops taken (the structured
+buffer pool: class h only waits for class h + 1, so no cycle of waits).
+
+Who transmits is decided by the engine's kernels (:mod:`mpinet.engine.kernels`);
+:func:`violations` checks any set of transmissions against the model, and the
+engine runs the same check every step on what actually moved.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ class Model:
     kind: str = "all-port"
     k: int = 0  # ports per node per step; 0 = all (all-port, sdc)
     capacity: dict[str, int] = field(default_factory=dict)
+    buffer: int = 0  # slots per input port (and injection port); 0 = unbounded
+    classes: str = "none"  # "none" | "hops" (structured buffer pool)
+    max_hops: int = 32  # with classes = "hops": classes 0..max_hops
 
     @property
     def name(self) -> str:
@@ -53,146 +60,50 @@ class Model:
         return np.array([self.capacity.get(c, 1) for c in topo.port_classes], dtype=np.int64)
 
 
-def parse_model(text: str, capacity: dict[str, int] | None = None) -> Model:
-    """Parse ``all-port``, ``one-port``, ``k-port:K`` or ``sdc``."""
+BUFFER_CLASSES = ("none", "hops")
+
+
+def parse_model(
+    text: str,
+    capacity: dict[str, int] | None = None,
+    *,
+    buffer: int | None = None,
+    buffer_classes: str | None = None,
+    max_hops: int | None = None,
+) -> Model:
+    """Parse ``all-port``, ``one-port``, ``k-port:K`` or ``sdc``, with optional buffers.
+
+    Parameters
+    ----------
+    text : the model kind
+    capacity : packets per link per step, by port class
+    buffer : slots per input port; 0 or None = unbounded
+    buffer_classes : ``"none"`` or ``"hops"`` (needs a finite ``buffer``)
+    max_hops : longest route the ``"hops"`` classes allow (default 32)
+    """
     s = str(text).strip().lower()
     caps = {}
     for cls, val in (capacity or {}).items():
         caps[str(cls)] = check_int(f"model capacity of port class {cls!r}", val, 1, 1 << 20)
+    buf = 0
+    if buffer is not None:
+        buf = check_int("model buffer (slots per input port)", buffer, 0, 1 << 20)
+    classes = "none" if buffer_classes is None else str(buffer_classes)
+    if classes not in BUFFER_CLASSES:
+        raise ModelError(f"model buffer_classes must be 'none' or 'hops'; got {buffer_classes!r}")
+    if classes == "hops" and buf == 0:
+        raise ModelError("model buffer_classes = 'hops' needs a finite model buffer (>= 1)")
+    hops = 32 if max_hops is None else check_int("model max_hops", max_hops, 1, 1024)
+    extra = {"buffer": buf, "classes": classes, "max_hops": hops}
     if s in ("all-port", "sdc"):
-        return Model(s, 0, caps)
+        return Model(s, 0, caps, **extra)
     if s in ("one-port", "single-port"):
-        return Model("one-port", 1, caps)
+        return Model("one-port", 1, caps, **extra)
     if s.startswith("k-port"):
         _, _, kv = s.partition(":")
-        return Model("k-port", check_int("K in model k-port:K", kv or "?", 1, 1 << 16), caps)
+        k = check_int("K in model k-port:K", kv or "?", 1, 1 << 16)
+        return Model("k-port", k, caps, **extra)
     raise ModelError(f"model must be one of all-port, one-port, k-port:K, sdc; got {text!r}")
-
-
-class Arbiter:
-    """Chooses who transmits in a step, in O(packets) per step.
-
-    Packets earlier in the arrays have priority (the engine keeps them in FIFO
-    or oldest-first order). Each round picks the first remaining packet of
-    every link (or node) with ``np.minimum.at`` over scratch arrays kept
-    between steps, so no sort is needed: capacity c takes c rounds, a
-    ``k-port`` node's k links take k rounds.
-    """
-
-    def __init__(self, model: Model, block: int, degree: int, caps: np.ndarray) -> None:
-        self.model, self.degree, self.caps = model, degree, caps
-        self.link_first = np.zeros(block * degree, dtype=np.int64)
-        self.link_flag = np.zeros(block * degree, dtype=bool)
-        self.node_first = np.zeros(block, np.int64)
-
-    def _first(self, scratch: np.ndarray, keys: np.ndarray, cand: np.ndarray) -> np.ndarray:
-        """Positions in ``cand`` of the first candidate of each key."""
-        scratch[keys] = np.iinfo(np.int64).max
-        np.minimum.at(scratch, keys, cand)
-        return scratch[keys] == cand
-
-    def __call__(
-        self, local_nodes: np.ndarray, ports: np.ndarray, sdc_port: int = -1
-    ) -> np.ndarray:
-        """Boolean mask of the packets that transmit this step.
-
-        Parameters
-        ----------
-        local_nodes : (M,) node index within the rank's block
-        ports : (M,) chosen port of each packet
-        sdc_port : under ``sdc``, the dimension of this step (same on all ranks)
-        """
-        m = ports.size
-        go = np.zeros(m, dtype=bool)
-        if m == 0:
-            return go
-        # a negative port (the router's WAIT) does not compete for any link
-        want = ports >= 0 if self.model.kind != "sdc" else ports == sdc_port
-        ports = np.maximum(ports, 0)
-        link = local_nodes * self.degree + ports
-        if self.model.kind in ("one-port", "k-port"):
-            want &= self._links_per_node(local_nodes, link, want)
-        cap_of = self.caps[ports]
-        for r in range(int(self.caps.max())):
-            cand = np.flatnonzero(want)
-            if cand.size == 0:
-                break
-            heads = cand[self._first(self.link_first, link[cand], cand)]
-            go[heads[cap_of[heads] > r]] = True
-            want[heads] = False
-        return go
-
-    def _links_per_node(self, nodes: np.ndarray, link: np.ndarray, want: np.ndarray) -> np.ndarray:
-        """Packets on the k best links of their node (ranked by each link's first packet)."""
-        allowed = np.zeros(nodes.size, dtype=bool)
-        rest = want.copy()
-        for _ in range(self.model.k):
-            cand = np.flatnonzero(rest)
-            if cand.size == 0:
-                break
-            heads = cand[self._first(self.node_first, nodes[cand], cand)]
-            self.link_flag[link[heads]] = True
-            on = cand[self.link_flag[link[cand]]]
-            self.link_flag[link[heads]] = False
-            allowed[on] = True
-            rest[on] = False
-        return allowed
-
-    def check(
-        self, nodes: np.ndarray, ports: np.ndarray, sdc_port: int | None = None
-    ) -> list[tuple[int, int, str]]:
-        """Violations of the model by these transmissions (see :func:`violations`)."""
-        bad: list[tuple[int, int, str]] = []
-        m = ports.size
-        if m == 0:
-            return bad
-        deg, model = self.degree, self.model
-        link = nodes * deg + ports
-        cand = np.arange(m)
-        head = self._first(self.link_first, link, cand)  # one packet per used link
-        self.link_first[link] = 0
-        np.add.at(self.link_first, link, 1)
-        count = self.link_first[link]
-        over = head & (count > self.caps[ports])
-        for i in np.flatnonzero(over)[:5]:
-            cap = int(self.caps[ports[i]])
-            bad.append(
-                (int(nodes[i]), int(ports[i]), f"{count[i]} packets on a link of capacity {cap}")
-            )
-        if model.kind in ("one-port", "k-port"):
-            scratch = self.node_first
-            scratch[nodes] = 0
-            np.add.at(scratch, nodes[head], 1)  # distinct links per node
-            for i in np.flatnonzero(head & (scratch[nodes] > model.k))[:5]:
-                used = np.unique(ports[nodes == nodes[i]]).tolist()
-                bad.append(
-                    (
-                        int(nodes[i]),
-                        int(ports[i]),
-                        f"ports {used} used, {model.name} allows {model.k}",
-                    )
-                )
-                break
-        if model.kind == "sdc":
-            dims = np.unique(ports)
-            if dims.size > 1 or (sdc_port is not None and dims[0] != sdc_port):
-                bad.append(
-                    (int(nodes[0]), int(ports[0]), f"dimensions {dims.tolist()} in one step")
-                )
-        return bad
-
-
-def arbitrate(
-    model: Model,
-    local_nodes: np.ndarray,
-    ports: np.ndarray,
-    degree: int,
-    caps: np.ndarray,
-    sdc_port: int = -1,
-) -> np.ndarray:
-    """One-off :class:`Arbiter` call (the engine keeps an Arbiter per run)."""
-    block = int(local_nodes.max()) + 1 if local_nodes.size else 1
-    return Arbiter(model, block, degree, caps)(local_nodes, ports, sdc_port)
 
 
 def violations(
@@ -206,9 +117,33 @@ def violations(
 ) -> list[tuple[int, int, str]]:
     """Transmissions of one rank in one step that break the model.
 
-    Returns up to 5 ``(node, port, reason)``; empty when the model held. Under
-    ``sdc`` every transmission must use ``sdc_port`` (the step's dimension,
-    agreed by all ranks) or, when it is None, one common port.
+    Returns the first ``(node, port, reason)``, or an empty list when the model
+    held. Under ``sdc`` every transmission must use ``sdc_port`` (the step's
+    dimension) or, when it is None, the port of the first transmission.
     """
-    block = int(nodes.max()) + 1 if nodes.size else 1
-    return Arbiter(model, block, degree, caps).check(nodes, ports, sdc_port)
+    from mpinet.engine import kernels as kn
+
+    nodes, ports = np.asarray(nodes, np.int64), np.asarray(ports, np.int64)
+    if ports.size == 0:
+        return []
+    kind = {"all-port": kn.KIND_ALL, "sdc": kn.KIND_SDC}.get(model.kind, kn.KIND_K)
+    block = int(nodes.max()) + 1
+    links = nodes * degree + ports
+    dim = int(ports[0]) if sdc_port is None else int(sdc_port)
+    caps = np.asarray(caps, dtype=np.int64)
+    i, why = kn.check_moves(
+        links, degree, caps, kind, model.k, dim,
+        np.zeros(block * degree, np.int32), np.zeros(block, np.int32),
+    )  # fmt: skip
+    if i < 0:
+        return []
+    node, port = int(nodes[i]), int(ports[i])
+    if why == 1:
+        n = int(((nodes == node) & (ports == port)).sum())
+        reason = f"{n} packets on a link of capacity {int(caps[port])}"
+    elif why == 2:
+        used = np.unique(ports[nodes == node]).tolist()
+        reason = f"ports {used} used, {model.name} allows {model.k}"
+    else:
+        reason = f"dimensions {np.unique(ports).tolist()} in one step"
+    return [(node, port, reason)]

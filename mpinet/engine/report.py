@@ -142,7 +142,11 @@ def summarize(
             "ok": n_drop == 0,
             "detail": ""
             if not n_drop
-            else "still in flight at max_steps (livelock or too few steps)",
+            else (
+                rec.deadlock["message"]
+                if rec.deadlock
+                else "still in flight at max_steps (livelock or too few steps)"
+            ),
         },
         _conservation(rec.counters, n_inj, n_del),
         {

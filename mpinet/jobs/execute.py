@@ -61,7 +61,13 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
     if job.router["name"] != "shortest":
         opts.pop("tie", None)
     router = make_router(job.router["name"], topo, **opts)
-    model = parse_model(job.model["kind"], job.model["capacity"])
+    model = parse_model(
+        job.model["kind"],
+        job.model["capacity"],
+        buffer=job.model["buffer"],
+        buffer_classes=job.model["buffer_classes"],
+        max_hops=job.model["max_hops"],
+    )
     model.port_capacities(topo)  # validates capacity classes
     workload.build(model, router)
     if job.model["order"] not in ("fifo", "oldest-first"):
@@ -122,6 +128,8 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
         link_exists=_link_exists(p.topo, rec.lo, rec.hi),
     )
     stats["stuck_packets"] = rec.stuck
+    if rec.deadlock is not None:
+        stats["deadlock"] = rec.deadlock
     size = comm.Get_size()
     result = {
         "job": job.as_dict(),
@@ -209,6 +217,8 @@ def _attrs(p: Plan, size: int, steps: int, started: str, argv: list[str] | None)
         "port_classes": list(p.topo.port_classes),
         "model": p.model.name,
         "order": job.model["order"],
+        "buffer": p.model.buffer,
+        "buffer_classes": p.model.classes,
         "workload": job.workload["kind"],
         "router": p.router.name,
         "seed": job.seed,

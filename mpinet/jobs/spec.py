@@ -38,6 +38,9 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
     kind = "all-port"       # all-port | one-port | k-port:K | sdc
     order = "fifo"          # fifo | oldest-first, at each output link
     capacity = { local = 2 }  # packets per link per step, per port class (default 1)
+    buffer = 4              # slots per input port (and per injection port); 0 = unbounded
+    buffer_classes = "hops" # none | hops: buffer class = hops taken (deadlock-free)
+    max_hops = 32           # hops: classes 0..max_hops (the longest route allowed)
 
     [trace]
     level = "summary"       # none | summary | hops
@@ -89,6 +92,9 @@ SCHEMA: dict[str, Any] = {
         "kind": ((str,), "all-port", "all-port | one-port | k-port:K | sdc"),
         "order": ((str,), "fifo", "fifo | oldest-first"),
         "capacity": ((dict,), None, "link capacity per port class"),
+        "buffer": ((int,), 0, "slots per input port and injection port (0 = unbounded)"),
+        "buffer_classes": ((str,), "none", "none | hops (structured buffer pool)"),
+        "max_hops": ((int,), 32, "buffer_classes = hops: classes 0..max_hops"),
     },
     "trace": {
         "level": ((str,), "summary", "none | summary | hops"),

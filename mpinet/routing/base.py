@@ -56,6 +56,10 @@ class Router(ABC):
     families: ClassVar[tuple[str, ...]] = ()
     #: True when intermediate nodes decide (distributed), False when the source does
     distributed: ClassVar[bool] = True
+    #: True when :meth:`next_port` may return :data:`WAIT`; such a router also
+    #: defines :meth:`ready_steps`, so the engine keeps a held packet out of every
+    #: queue until its step (a waiting packet costs nothing)
+    holds: ClassVar[bool] = False
 
     header_width: int = 0
 
@@ -87,3 +91,13 @@ class Router(ABC):
             packet at its node this step (schedule-driven routers)
         headers : (M, header_width) int64, what each packet carries after the hop
         """
+
+    def ready_steps(
+        self, nodes: np.ndarray, dests: np.ndarray, headers: np.ndarray, ctx: HopContext
+    ) -> np.ndarray:
+        """First step at which :meth:`next_port` gives each packet a port (``holds`` routers).
+
+        The engine asks once, when the packet reaches a node; a packet may
+        leave at ``max(arrival step + 1, ready step)``.
+        """
+        return np.zeros(np.asarray(nodes).size, dtype=np.int64)

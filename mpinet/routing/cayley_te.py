@@ -230,6 +230,7 @@ class TEScheduleRouter(Router):
     summary: ClassVar[str] = "total exchange: every node follows one schedule of the identity"
     families: ClassVar[tuple[str, ...]] = ("star", "ms")
     distributed: ClassVar[bool] = False
+    holds: ClassVar[bool] = True
     header_width = 1
 
     def __init__(self, topo: Topology, schedule: TESchedule, **options: Any) -> None:
@@ -245,3 +246,9 @@ class TEScheduleRouter(Router):
         h, i = headers[:, 0], ctx.hops
         port = self.schedule.words[h, i]
         return np.where(self.schedule.slots[h, i] <= ctx.step, port, WAIT), headers
+
+    def ready_steps(
+        self, nodes: np.ndarray, dests: np.ndarray, headers: np.ndarray, ctx: HopContext
+    ) -> np.ndarray:
+        """The step of the packet's next letter in the schedule."""
+        return self.schedule.slots[headers[:, 0], ctx.hops]

@@ -23,6 +23,7 @@ class WordScheduleRouter(Router):
     name: ClassVar[str] = "word-schedule"
     summary: ClassVar[str] = "follows a fixed word of ports at fixed steps (emulations)"
     distributed: ClassVar[bool] = False
+    holds: ClassVar[bool] = True
     header_width = 2
 
     def __init__(
@@ -50,3 +51,11 @@ class WordScheduleRouter(Router):
         i = np.where(over, 0, i)
         port = np.where(headers[:, 1] + self.slots[w, i] <= ctx.step, self.words[w, i], WAIT)
         return np.where(over, -2, port), headers
+
+    def ready_steps(
+        self, nodes: np.ndarray, dests: np.ndarray, headers: np.ndarray, ctx: HopContext
+    ) -> np.ndarray:
+        """``base + slots[word, hop]``: the step of the packet's next letter."""
+        w = headers[:, 0]
+        i = np.minimum(ctx.hops, self.slots.shape[1] - 1)
+        return headers[:, 1] + self.slots[w, i]

@@ -1,0 +1,101 @@
+"""The packet pool of one rank: struct-of-arrays slots, a free stack, growth.
+
+A packet lives in one slot from its injection (or arrival from another rank)
+until it is delivered or leaves the rank. Columns are as narrow as the
+network allows: node ids are int32 below 2**31 nodes, hop counts and keys
+int32; packet ids stay int64 (a total exchange has N**2 of them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: the columns of a slot and their dtype (``node`` = the network's node dtype)
+COLUMNS = {
+    "pid": "i8",
+    "src": "node",
+    "dst": "node",
+    "cur": "node",
+    "inj": "i4",
+    "hops": "i4",
+    "key": "i4",
+    "port": "i4",
+    "up": "i8",
+    "nxt": "i8",
+    "prv": "i8",
+}
+
+
+def node_dtype(num_nodes: int) -> np.dtype:
+    """int32 when every node id fits, else int64."""
+    return np.dtype(np.int32 if num_nodes < 2**31 else np.int64)
+
+
+class Pool:
+    """Packet slots with a free stack; :meth:`alloc` grows every column when full."""
+
+    def __init__(self, num_nodes: int, header_width: int, capacity: int = 1024) -> None:
+        self.node_t = node_dtype(num_nodes)
+        self.hw = header_width
+        self.cap = 0
+        self.cols: dict[str, np.ndarray] = {}
+        self.hdr = np.empty((0, header_width), dtype=np.int64)
+        self.free = np.empty(0, dtype=np.int64)
+        self.nfree = np.zeros(1, dtype=np.int64)
+        self._grow(max(int(capacity), 16))
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        cols = self.__dict__.get("cols")
+        if cols is not None and name in cols:
+            return cols[name]
+        raise AttributeError(name)
+
+    @property
+    def used(self) -> int:
+        """Slots holding a packet."""
+        return self.cap - int(self.nfree[0])
+
+    def bytes_per_slot(self) -> int:
+        return sum(a.itemsize for a in self.cols.values()) + 8 * self.hw + 8  # + free stack
+
+    def _grow(self, cap: int) -> None:
+        old = self.cap
+        for name, kind in COLUMNS.items():
+            dt = self.node_t if kind == "node" else np.dtype(kind)
+            a = np.empty(cap, dtype=dt)
+            if old:
+                a[:old] = self.cols[name]
+            self.cols[name] = a
+        hdr = np.empty((cap, self.hw), dtype=np.int64)
+        hdr[:old] = self.hdr
+        self.hdr = hdr
+        free = np.empty(cap, dtype=np.int64)
+        n = int(self.nfree[0])
+        free[:n] = self.free[:n]
+        # new slots, highest first, so the lowest is handed out first
+        free[n : n + cap - old] = np.arange(cap - 1, old - 1, -1)
+        self.free = free
+        self.nfree[0] = n + cap - old
+        self.cap = cap
+
+    def alloc(self, count: int) -> np.ndarray:
+        """``count`` free slots (the pool grows as needed)."""
+        n = int(self.nfree[0])
+        if count > n:
+            self._grow(max(2 * self.cap, self.cap + count - n))
+            n = int(self.nfree[0])
+        out = self.free[n - count : n][::-1].copy()
+        self.nfree[0] = n - count
+        return out
+
+    def release(self, slots: np.ndarray) -> None:
+        """Return ``slots`` to the free stack."""
+        n = int(self.nfree[0])
+        self.free[n : n + slots.size] = slots
+        self.nfree[0] = n + slots.size
+
+    def live(self) -> np.ndarray:
+        """Slots holding a packet, ascending."""
+        mask = np.ones(self.cap, dtype=bool)
+        mask[self.free[: int(self.nfree[0])]] = False
+        return np.flatnonzero(mask)

@@ -1,0 +1,130 @@
+"""Per-rank queue state of the engine and the scratch buffers its kernels write.
+
+Sizes: one queue (head, tail) per (local link, buffer class), a packet count
+and a credit per link and class, an active-link list. With unbounded buffers
+there is one class and no credits; see :mod:`mpinet.engine.kernels`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mpinet.engine import kernels as kn
+from mpinet.engine.models import Model
+from mpinet.engine.pool import Pool, node_dtype
+from mpinet.topology.base import Topology
+
+_CHUNK = 1 << 20  # nodes per neighbour-table chunk (bounds the int64 transient)
+
+
+def neighbor_block(topo: Topology, lo: int, hi: int) -> np.ndarray:
+    """Flat neighbour table of nodes ``[lo, hi)``: entry ``(v - lo) * degree + port``."""
+    dt = node_dtype(topo.num_nodes)
+    out = np.empty((hi - lo) * topo.degree, dtype=dt)
+    for a in range(lo, hi, _CHUNK):
+        b = min(hi, a + _CHUNK)
+        out[(a - lo) * topo.degree : (b - lo) * topo.degree] = topo.neighbors(
+            np.arange(a, b, dtype=np.int64)
+        ).ravel()
+    return out
+
+
+@dataclass
+class Outputs:
+    """What ``select`` writes in one step (views into buffers kept between steps)."""
+
+    link: np.ndarray
+    deliv: np.ndarray
+    loc: np.ndarray
+    rem: np.ndarray
+    cl: np.ndarray
+    cr: np.ndarray
+    hop: np.ndarray
+    cnt: np.ndarray
+
+
+class LinkState:
+    """Queues, credits and counters of one rank's ``block`` nodes."""
+
+    def __init__(self, block: int, deg: int, model: Model, pool: Pool) -> None:
+        self.block, self.deg, self.pool = block, deg, pool
+        self.finite = model.buffer > 0
+        self.use_cls = model.classes == "hops"
+        self.ncls = model.max_hops + 1 if self.use_cls else 1
+        nl = block * deg
+        self.qhead = np.full(nl * self.ncls, -1, dtype=np.int64)
+        self.qtail = np.full(nl * self.ncls, -1, dtype=np.int64)
+        self.lcount = np.zeros(nl, dtype=np.int32)
+        self.pcount = np.zeros(deg, dtype=np.int64)
+        self.act = np.empty(nl, dtype=np.int64)
+        self.srv = np.empty(nl, dtype=np.int64)  # links served in a step
+        self.na = np.zeros(1, dtype=np.int64)
+        self.load = np.zeros(nl, dtype=np.int64)
+        self.nstamp = np.zeros(block if model.kind in ("one-port", "k-port") else 1, np.int32)
+        self.lstamp = np.zeros(nl if model.kind in ("one-port", "k-port") else 1, np.int32)
+        self.lcnt = np.zeros(nl, dtype=np.int32)  # zeroed scratch of the model check
+        self.ncnt = np.zeros(block, dtype=np.int32)
+        self.maxcap = 1
+        if self.finite:
+            self.credit = np.full(nl * self.ncls, model.buffer, dtype=np.int32)
+            self.injfree = np.full(block, model.buffer, dtype=np.int32)
+            self.shead = np.full(block, -1, dtype=np.int64)
+            self.stail = np.full(block, -1, dtype=np.int64)
+            self.sact = np.empty(block, dtype=np.int64)
+            self.nsact = np.zeros(1, dtype=np.int64)
+        else:
+            self.credit = np.zeros(1, dtype=np.int32)
+            self.injfree = np.zeros(1, dtype=np.int32)
+        self._cap = 0
+        self._bufs: dict[str, np.ndarray] = {}
+        self.cnt = np.zeros(8, dtype=np.int64)
+
+    def set_max_capacity(self, caps: np.ndarray) -> None:
+        self.maxcap = int(caps.max()) if caps.size else 1
+
+    def outputs(self, record_hops: bool) -> Outputs:
+        """Buffers large enough for every move this step can make."""
+        bound = min(int(self.pcount.sum()), int(self.na[0]) * self.maxcap)
+        if bound > self._cap:
+            cap = max(bound, 2 * self._cap, 1024)
+            self._bufs = {
+                "link": np.empty(cap, np.int64),
+                "deliv": np.empty((cap, 6), np.int64),
+                "loc": np.empty(cap, np.int64),
+                "rem": np.empty(cap, np.int64),
+                "cl": np.empty(cap, np.int64),
+                "cr": np.empty(cap, np.int64),
+                "hop": np.empty((cap if record_hops else 0, 5), np.int64),
+            }
+            self._cap = cap
+        if record_hops and self._bufs["hop"].shape[0] < self._cap:
+            self._bufs["hop"] = np.empty((self._cap, 5), np.int64)
+        self.cnt[:] = 0
+        return Outputs(**self._bufs, cnt=self.cnt)
+
+    def return_credits(self, local: np.ndarray, received: np.ndarray, lo: int) -> None:
+        """Credits of the slots freed this step, usable from the next step on."""
+        if not self.finite:
+            return
+        kn.apply_credits(local, self.credit)
+        if received.size:
+            kn.apply_credits(received - lo * self.deg * self.ncls, self.credit)
+
+    def movable_ports(self, nbt: np.ndarray, p: Pool) -> np.ndarray:
+        out = np.zeros(self.deg, dtype=np.int64)
+        kn.movable_ports(nbt, self.deg, self.ncls, self.use_cls, p.dst, p.hops, p.key, p.pid,
+                        self.qhead, self.lcount, self.act, self.na, self.credit, out)  # fmt: skip
+        return out
+
+    def source_push(self, slots: np.ndarray, lo: int, p: Pool) -> None:
+        kn.source_push(slots, lo, p.src, p.key, p.pid, p.nxt, p.prv, self.shead, self.stail,
+                      self.sact, self.nsact)  # fmt: skip
+
+    def admit(self) -> np.ndarray:
+        """Source-queued packets that take a free injection-buffer slot now."""
+        p = self.pool
+        out = np.empty(int(self.injfree.sum(dtype=np.int64)), dtype=np.int64)
+        m = kn.admit(self.injfree, self.shead, self.stail, p.nxt, p.prv, self.sact, self.nsact, out)
+        return out[:m]
