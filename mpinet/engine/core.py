@@ -227,12 +227,11 @@ class Engine:
         out = st.outputs(self.record_hops)
         kind = select_kind(self.model)
         kn.select(t, kind, self.model.k, sdc_port, self.caps, self.nbt, self.lo, self.hi,
-                 self.deg, st.ncls, st.use_cls, st.finite, self.order == "fifo",
-                 p.pid, p.src, p.dst, p.cur, p.inj, p.hops, p.key, p.port, p.up, p.nxt, p.prv,
-                 st.qhead, st.qtail, st.lcount, st.pcount, st.act, st.na, st.credit, st.injfree,
-                 st.load, st.nstamp, st.lstamp, st.srv, p.free, p.nfree, self.record_hops,
-                 out.link, out.deliv, out.loc, out.rem, out.cl, out.cr, out.hop,
-                 out.cnt)  # fmt: skip
+                  self.deg, st.ncls, st.use_cls, st.finite, self.order == "fifo", p.rec, p.hdr,
+                  st.qhead, st.qtail, st.lcount, st.pcount, st.act, st.na, st.credit, st.injfree,
+                  st.load, st.nstamp, st.lstamp, st.srv, p.free, p.nfree, self.record_hops,
+                  out.link, out.deliv, out.arr, out.wire, out.cl, out.cr, out.hop,
+                  out.cnt)  # fmt: skip
         cnt = out.cnt
         moves, ndel = int(cnt[kn.C_MOVES]), int(cnt[kn.C_DELIV])
         links = out.link[:moves]
@@ -240,14 +239,21 @@ class Engine:
             self.msg = self._check(t, links, sdc_port)
         self.delivered.append(out.deliv[:ndel].copy())
         if self.record_hops:
-            self.hop_rows.append(out.hop[:moves].astype(np.int64))
-        rem = out.rem[: int(cnt[kn.C_REMOTE])]
-        loc = out.loc[: int(cnt[kn.C_LOCAL])].copy()
-        received, credits = self._exchange(rem, out.cr[: int(cnt[kn.C_CRED_REMOTE])], t)
+            self.hop_rows.append(out.hop[:moves].copy())
+        wire = out.wire[: int(cnt[kn.C_REMOTE])]
+        arr = out.arr[: int(cnt[kn.C_LOCAL])]
+        a = kn
+        # local arrivals first: their rows are views of buffers the exchange does not touch
+        self._route(arr[:, a.A_SLOT], arr[:, a.A_CUR], arr[:, a.A_DST], arr[:, a.A_WIDTH :],
+                    arr[:, a.A_PID], arr[:, a.A_HOPS], t)  # fmt: skip
+        rows, credits = self._exchange(wire, out.cr[: int(cnt[kn.C_CRED_REMOTE])])
         st.return_credits(out.cl[: int(cnt[kn.C_CRED_LOCAL])], credits, self.lo)
-        self._route(loc, t)
-        self._route(received, t)
-        return moves, ndel, int(rem.size)
+        if rows.shape[0]:
+            slots = p.alloc(rows.shape[0])
+            kn.unpack(rows, slots, p.rec, p.hdr, t, self.order == "fifo")
+            self._route(slots, rows[:, a.W_CUR], rows[:, a.W_DST], rows[:, a.W_WIDTH :],
+                        rows[:, a.W_PID], rows[:, a.W_HOPS], t)  # fmt: skip
+        return moves, ndel, int(wire.shape[0])
 
     def _sdc_port(self) -> int:
         """The step's dimension: the port most packets want (among those that can move)."""
@@ -280,27 +286,13 @@ class Engine:
             f"{self.topo.label(node + self.lo)}, port {self.topo.ports[port]}: {reason}"
         )
 
-    def _exchange(
-        self, rem: np.ndarray, credits: np.ndarray, t: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Send departing packets and owed credits; returns (new slots, credits received)."""
-        p = self.pool
+    def _exchange(self, wire: np.ndarray, credits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Send departing packets (wire rows) and owed credits; returns what arrived."""
         if self.size == 1:
-            return np.empty(0, np.int64), credits
-        rows = np.empty((rem.size, len(_WIRE) + p.hw), dtype=np.int64)
-        for j, name in enumerate(_WIRE):
-            rows[:, j] = getattr(p, name)[rem]
-        rows[:, len(_WIRE) :] = p.hdr[rem]
-        owner = np.searchsorted(self.bounds, rows[:, 3], side="right") - 1
+            return wire[:0], credits
+        owner = np.searchsorted(self.bounds, wire[:, kn.W_CUR], side="right") - 1
         cowner = np.searchsorted(self.bounds * self.deg * self.st.ncls, credits, "right") - 1
-        p.release(rem.astype(np.int64))
-        recv, rcred = exchange_packets(self.comm, rows, owner, credits, cowner)
-        slots = p.alloc(recv.shape[0])
-        for j, name in enumerate(_WIRE):
-            getattr(p, name)[slots] = recv[:, j]
-        p.hdr[slots] = recv[:, len(_WIRE) :]
-        p.key[slots] = t if self.order == "fifo" else recv[:, 4]
-        return slots, rcred
+        return exchange_packets(self.comm, wire, owner, credits, cowner)
 
     # -- injection, routing, holds ---------------------------------------------
     def _inject(self, workload: Workload, step: int) -> tuple[int, int]:
@@ -319,18 +311,21 @@ class Engine:
         pid, src, dst = pid[go], src[go], dst[go]
         p = self.pool
         slots = p.alloc(pid.size)
-        p.pid[slots], p.src[slots], p.dst[slots], p.cur[slots] = pid, src, dst, src
-        p.inj[slots], p.hops[slots], p.key[slots] = step, 0, step
+        rec = p.rec
+        rec["pid"][slots], rec["src"][slots], rec["dst"][slots] = pid, src, dst
+        rec["cur"][slots], rec["inj"][slots], rec["hops"][slots] = src, step, 0
+        rec["key"][slots] = step
         if hasattr(workload, "headers"):  # schedule-driven workloads set the router header
-            p.hdr[slots] = workload.headers(pid, src, dst, step)
-        elif p.hw:
-            p.hdr[slots] = self.router.init_headers(src, dst)
+            hdr = np.asarray(workload.headers(pid, src, dst, step), dtype=np.int64)
+        else:
+            hdr = self.router.init_headers(src, dst)
         if self.st.finite:
-            p.up[slots] = kn.INJ_BUF
+            rec["up"][slots] = kn.INJ_BUF
+            p.hdr[slots] = hdr
             self.st.source_push(slots, self.lo, p)
         else:
-            p.up[slots] = kn.NO_BUF
-            self._route(slots, step)
+            rec["up"][slots] = kn.NO_BUF
+            self._route(slots, src, dst, hdr, pid, np.zeros(pid.size, np.int64), step)
         return int(pid.size + home.sum()), int(home.sum())
 
     def _release_and_admit(self, t: int) -> int:
@@ -339,50 +334,54 @@ class Engine:
         if due:
             slots = np.concatenate(due)
             self.waiting -= slots.size
-            self._enqueue(slots, self.pool.port[slots].astype(np.int64), t)
+            self._enqueue(slots, self.pool.port[slots].astype(np.int64), None, t)
         if not self.st.finite:
             return 0
         slots = self.st.admit()
         if slots.size:
-            self.pool.key[slots] = t if self.order == "fifo" else self.pool.inj[slots]
-            self._route(slots, t)
+            p = self.pool
+            p.key[slots] = t if self.order == "fifo" else p.inj[slots]
+            self._route(slots, p.cur[slots], p.dst[slots], p.hdr[slots], p.pid[slots],
+                        p.hops[slots], t)  # fmt: skip
         return int(slots.size)
 
-    def _route(self, slots: np.ndarray, t: int) -> None:
-        """Decide the next port of packets that reached a node in step ``t``, and queue them."""
+    def _route(self, slots, cur, dst, hdr, pid, hops, t: int) -> None:
+        """Decide the next port of packets that reached a node in step ``t``, and queue them.
+
+        ``cur, dst, hdr, pid, hops`` are the packets' fields (contiguous rows
+        written by the kernels: no gather from the pool).
+        """
         if slots.size == 0 or self.msg is not None:
             return
-        p = self.pool
-        cur, dst = p.cur[slots].astype(np.int64), p.dst[slots].astype(np.int64)
-        ctx = HopContext(step=_FAR if self.holds else t + 1, pids=p.pid[slots],
-                         hops=p.hops[slots].astype(np.int64), seed=self.seed)  # fmt: skip
-        hdr = p.hdr[slots]
+        cur, dst = np.asarray(cur, np.int64), np.asarray(dst, np.int64)
+        hops = np.asarray(hops, np.int64)
+        ctx = HopContext(step=_FAR if self.holds else t + 1, pids=pid, hops=hops, seed=self.seed)
         ports, new = self.router.next_port(cur, dst, hdr, ctx)
         ports = np.asarray(ports, dtype=np.int64)
         if self.holds:
             ready = np.asarray(self.router.ready_steps(cur, dst, hdr, ctx), dtype=np.int64)
             later = ready > t + 1
             if later.any():
-                p.hdr[slots] = new
-                p.port[slots[later]] = ports[later]
+                p = self.pool
+                held = slots[later]
+                p.hdr[held] = new[later]
+                p.rec["port"][held] = ports[later]
                 for step in np.unique(ready[later]):
                     at = slots[later & (ready == step)]
                     self.calendar.setdefault(int(step), []).append(at)
                     self.waiting += at.size
                 keep = ~later
-                slots, ports = slots[keep], ports[keep]
-                self._enqueue(slots, ports, t)
-                return
-        if p.hw:
-            p.hdr[slots] = new
-        self._enqueue(slots, ports, t)
+                slots, ports, new = slots[keep], ports[keep], new[keep]
+        self._enqueue(slots, ports, new, t)
 
-    def _enqueue(self, slots: np.ndarray, ports: np.ndarray, t: int) -> None:
+    def _enqueue(self, slots: np.ndarray, ports: np.ndarray, new, t: int) -> None:
+        """Queue packets on their output links; ``new``: headers after the hop (None: kept)."""
         st, p = self.st, self.pool
         err = np.zeros(2, dtype=np.int64)
-        kn.enqueue(slots, ports, self.nbt, self.lo, self.deg, st.ncls, st.use_cls, p.dst, p.cur,
-                  p.hops, p.key, p.pid, p.port, p.nxt, p.prv, st.qhead, st.qtail, st.lcount,
-                  st.pcount, st.act, st.na, err)  # fmt: skip
+        hdr = p.hdr[:0] if new is None else np.ascontiguousarray(new, dtype=np.int64)
+        kn.enqueue(np.ascontiguousarray(slots, dtype=np.int64), ports, hdr, new is not None,
+                   self.nbt, self.lo, self.deg, st.ncls, st.use_cls, p.rec, p.hdr, st.qhead,
+                   st.qtail, st.lcount, st.pcount, st.act, st.na, err)  # fmt: skip
         if err[0] and self.msg is None:
             self.msg = self._enqueue_error(int(err[0]), slots[int(err[1])], int(ports[err[1]]), t)
 

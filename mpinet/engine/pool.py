@@ -1,29 +1,37 @@
 """The packet pool of one rank: struct-of-arrays slots, a free stack, growth.
 
 A packet lives in one slot from its injection (or arrival from another rank)
-until it is delivered or leaves the rank. Columns are as narrow as the
-network allows: node ids are int32 below 2**31 nodes, hop counts and keys
-int32; packet ids stay int64 (a total exchange has N**2 of them).
+until it is delivered or leaves the rank. A slot is one record (array of
+structs: a move touches one cache line), its fields as narrow as the network
+allows: node ids int32 below 2**31 nodes, hop counts and keys int32; packet
+ids stay int64 (a total exchange has N**2 of them). Router headers are a
+separate (slots, width) int64 array. ``pool.cur`` and the like are field
+views for numpy.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-#: the columns of a slot and their dtype (``node`` = the network's node dtype)
-COLUMNS = {
-    "pid": "i8",
-    "src": "node",
-    "dst": "node",
-    "cur": "node",
-    "inj": "i4",
-    "hops": "i4",
-    "key": "i4",
-    "port": "i4",
-    "up": "i8",
-    "nxt": "i8",
-    "prv": "i8",
-}
+#: the fields of a slot, in record order (``node`` = the network's node dtype)
+FIELDS = (
+    ("pid", "i8"),
+    ("up", "i8"),
+    ("nxt", "i8"),
+    ("prv", "i8"),
+    ("dst", "node"),
+    ("cur", "node"),
+    ("src", "node"),
+    ("inj", "i4"),
+    ("hops", "i4"),
+    ("key", "i4"),
+    ("port", "i4"),
+)
+
+
+def record_dtype(node_t: np.dtype) -> np.dtype:
+    """One aligned record per packet: 64 bytes with int32 node ids, a cache line."""
+    return np.dtype([(n, node_t if k == "node" else k) for n, k in FIELDS], align=True)
 
 
 def node_dtype(num_nodes: int) -> np.dtype:
@@ -32,22 +40,23 @@ def node_dtype(num_nodes: int) -> np.dtype:
 
 
 class Pool:
-    """Packet slots with a free stack; :meth:`alloc` grows every column when full."""
+    """Packet slots with a free stack; :meth:`alloc` grows the pool when full."""
 
     def __init__(self, num_nodes: int, header_width: int, capacity: int = 1024) -> None:
         self.node_t = node_dtype(num_nodes)
+        self.dtype = record_dtype(self.node_t)
         self.hw = header_width
         self.cap = 0
-        self.cols: dict[str, np.ndarray] = {}
+        self.rec = np.empty(0, dtype=self.dtype)
         self.hdr = np.empty((0, header_width), dtype=np.int64)
         self.free = np.empty(0, dtype=np.int64)
         self.nfree = np.zeros(1, dtype=np.int64)
         self._grow(max(int(capacity), 16))
 
     def __getattr__(self, name: str) -> np.ndarray:
-        cols = self.__dict__.get("cols")
-        if cols is not None and name in cols:
-            return cols[name]
+        rec = self.__dict__.get("rec")
+        if rec is not None and name in rec.dtype.names:
+            return rec[name]
         raise AttributeError(name)
 
     @property
@@ -56,16 +65,13 @@ class Pool:
         return self.cap - int(self.nfree[0])
 
     def bytes_per_slot(self) -> int:
-        return sum(a.itemsize for a in self.cols.values()) + 8 * self.hw + 8  # + free stack
+        return self.dtype.itemsize + 8 * self.hw + 8  # record, header, free stack
 
     def _grow(self, cap: int) -> None:
         old = self.cap
-        for name, kind in COLUMNS.items():
-            dt = self.node_t if kind == "node" else np.dtype(kind)
-            a = np.empty(cap, dtype=dt)
-            if old:
-                a[:old] = self.cols[name]
-            self.cols[name] = a
+        rec = np.empty(cap, dtype=self.dtype)
+        rec[:old] = self.rec
+        self.rec = rec
         hdr = np.empty((cap, self.hw), dtype=np.int64)
         hdr[:old] = self.hdr
         self.hdr = hdr

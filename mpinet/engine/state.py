@@ -37,8 +37,8 @@ class Outputs:
 
     link: np.ndarray
     deliv: np.ndarray
-    loc: np.ndarray
-    rem: np.ndarray
+    arr: np.ndarray
+    wire: np.ndarray
     cl: np.ndarray
     cr: np.ndarray
     hop: np.ndarray
@@ -92,8 +92,8 @@ class LinkState:
             self._bufs = {
                 "link": np.empty(cap, np.int64),
                 "deliv": np.empty((cap, 6), np.int64),
-                "loc": np.empty(cap, np.int64),
-                "rem": np.empty(cap, np.int64),
+                "arr": np.empty((cap, kn.A_WIDTH + self.pool.hw), np.int64),
+                "wire": np.empty((cap, kn.W_WIDTH + self.pool.hw), np.int64),
                 "cl": np.empty(cap, np.int64),
                 "cr": np.empty(cap, np.int64),
                 "hop": np.empty((cap if record_hops else 0, 5), np.int64),
@@ -114,17 +114,16 @@ class LinkState:
 
     def movable_ports(self, nbt: np.ndarray, p: Pool) -> np.ndarray:
         out = np.zeros(self.deg, dtype=np.int64)
-        kn.movable_ports(nbt, self.deg, self.ncls, self.use_cls, p.dst, p.hops, p.key, p.pid,
-                        self.qhead, self.lcount, self.act, self.na, self.credit, out)  # fmt: skip
+        kn.movable_ports(nbt, self.deg, self.ncls, self.use_cls, p.rec, self.qhead, self.lcount,
+                         self.act, self.na, self.credit, out)  # fmt: skip
         return out
 
     def source_push(self, slots: np.ndarray, lo: int, p: Pool) -> None:
-        kn.source_push(slots, lo, p.src, p.key, p.pid, p.nxt, p.prv, self.shead, self.stail,
-                      self.sact, self.nsact)  # fmt: skip
+        kn.source_push(slots, lo, p.rec, self.shead, self.stail, self.sact, self.nsact)
 
     def admit(self) -> np.ndarray:
         """Source-queued packets that take a free injection-buffer slot now."""
         p = self.pool
         out = np.empty(int(self.injfree.sum(dtype=np.int64)), dtype=np.int64)
-        m = kn.admit(self.injfree, self.shead, self.stail, p.nxt, p.prv, self.sact, self.nsact, out)
+        m = kn.admit(self.injfree, self.shead, self.stail, p.rec, self.sact, self.nsact, out)
         return out[:m]
