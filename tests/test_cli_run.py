@@ -23,10 +23,16 @@ def test_there_is_a_job_per_family():
 def test_every_job_file_runs_under_mpiexec(run_mpinet, job, tmp_path):
     out = tmp_path / "t.h5"
     proc = run_mpinet(["run", str(job), "--json", "--out", str(out)], ranks=2)
-    assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1  # rank 0 only
     res = json.loads(lines[0])
+    if "# expect: deadlock" in job.read_text():  # the buffers demo: exit 1, a closed cycle
+        assert proc.returncode == 1, proc.stderr
+        cycle = res["stats"]["deadlock"]["cycle"]
+        assert [c["next"] for c in cycle] == [c["node"] for c in cycle[1:] + cycle[:1]]
+        assert res["trace"] == str(out) and out.exists()
+        return
+    assert proc.returncode == 0, proc.stderr
     assert res["ranks"] == 2 and res["stats"]["ok"]
     if "collective" in res["stats"]:  # broadcast / mnb: every node holds every message
         assert res["stats"]["complete"] and res["stats"]["steps"] > 0
@@ -115,6 +121,34 @@ def test_max_steps_exit_code_1(capsys):
     assert code == 1
     out = capsys.readouterr().out
     assert "FAILED: nothing dropped" in out and "stuck: packet" in out
+
+
+def test_deadlock_report_and_hop_classes(run_mpinet):
+    job = str(ROOT / "jobs" / "buffers" / "deadlock.toml")
+    text = run_mpinet(["run", job, "--trace-level", "none"], ranks=1)
+    assert text.returncode == 1
+    assert "DEADLOCK in step" in text.stdout and "is full" in text.stdout
+    assert 'buffer_classes = "hops"' in text.stdout  # the way out is named
+    one = json.loads(run_mpinet(["run", job, "--json", "--trace-level", "none"], ranks=1).stdout)
+    three = json.loads(run_mpinet(["run", job, "--json", "--trace-level", "none"], ranks=3).stdout)
+    assert one["stats"]["deadlock"] == three["stats"]["deadlock"]
+    s = one["stats"]
+    assert s["delivered"] + s["deadlock"]["blocked_packets"] == s["injected"]
+    free = str(ROOT / "jobs" / "buffers" / "deadlock-free.toml")
+    res = json.loads(run_mpinet(["run", free, "--json", "--trace-level", "none"], ranks=2).stdout)
+    assert res["stats"]["ok"] and res["stats"]["delivered"] == res["stats"]["injected"]
+
+
+def test_bench_backlog_sweep(run_mpinet):
+    args = ["bench", "--specs", "star:5;fccn:2@fccn-shortest", "--packets", "1,4", "--json"]
+    proc = run_mpinet([*args, "--repeat", "1", "--trace", "none"], ranks=1)
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.strip().splitlines()]
+    assert [(r["spec"], r["packets_per_node"]) for r in rows] == [
+        ("star:5", 1), ("star:5", 4), ("fccn:2", 1), ("fccn:2", 4)
+    ]  # fmt: skip
+    assert rows[2]["router"] == "fccn-shortest"
+    assert all(r["packets"] == r["nodes"] * r["packets_per_node"] for r in rows)
 
 
 def test_bench_json(run_mpinet):

@@ -20,9 +20,17 @@ setup). Each measurement is the best of --repeat runs of the whole job: the
 engine's steps (routing decisions, arbitration, model checks, Alltoallv),
 the end-of-run reductions and checks, and writing the summary trace.
 
+A network may name its router as SPEC@ROUTER (default: shortest), e.g.
+fccn:6@fccn-shortest, where the shortest router's tables would not fit.
+--packets takes a list: the same network at several backlogs (packets per
+node injected at step 0) shows whether the cost per hop depends on the
+backlog (with per-link queues it should not).
+
 examples:
   mpinet bench
   mpiexec -n 2 mpinet bench --specs ms:3,2 --packets 8 --json
+  mpinet bench --specs ms:3,2 --packets 1,8,64,256 --trace none
+  mpiexec -n 2 mpinet bench --specs "ms:3,3;scc:8;fccn:6@fccn-shortest" --repeat 1
   python scripts/bench_engine.py          # 1 and 2 ranks, markdown for docs/performance.md
 """
 
@@ -37,7 +45,9 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--specs", default=DEFAULT_SPECS, help=f"';'-separated specs ({DEFAULT_SPECS})")
-    p.add_argument("--packets", type=int, default=8, help="packets per node (8)")
+    p.add_argument(
+        "--packets", default="8", help="packets per node, or a comma list for a backlog sweep (8)"
+    )
     p.add_argument("--repeat", type=int, default=3, help="runs per network; the best counts (3)")
     p.add_argument("--trace", choices=["none", "summary"], default="summary", help="trace level")
     p.add_argument("--json", action="store_true", help="one JSON object per network")
@@ -45,22 +55,33 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mpinet.errors import SpecError
     from mpinet.jobs import load_job
     from mpinet.jobs.execute import execute, plan
 
     comm = get_comm()
     rank0 = comm.Get_rank() == 0
+    try:
+        packets_list = [int(x) for x in str(args.packets).split(",") if x.strip()]
+    except ValueError:
+        msg = f"--packets takes whole numbers separated by commas, got {args.packets!r}"
+        raise SpecError(msg) from None
+    if not packets_list or min(packets_list) < 1:
+        raise SpecError(f"--packets must be >= 1, got {args.packets!r}")
     tmpdir = comm.bcast(tempfile.mkdtemp(prefix="mpinet-bench-") if rank0 else None, root=0)
 
     def make_plans():
         plans = []
-        for spec in [s for s in args.specs.split(";") if s]:
-            sets = [
-                (["topology"], spec),
-                (["workload", "packets"], args.packets),
-                (["trace", "level"], args.trace),
-            ]
-            plans.append(plan(load_job(None, sets)))
+        for item in [s for s in args.specs.split(";") if s]:
+            spec, _, router = item.partition("@")
+            for packets in packets_list:
+                sets = [
+                    (["topology"], spec),
+                    (["router", "name"], router or "shortest"),
+                    (["workload", "packets"], packets),
+                    (["trace", "level"], args.trace),
+                ]
+                plans.append(plan(load_job(None, sets)))
         return plans
 
     plans = agree(comm, make_plans)
@@ -84,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
             "spec": res["spec"],
             "nodes": res["nodes"],
             "ranks": res["ranks"],
+            "router": res.get("router"),
+            "packets_per_node": p.job.workload["packets"],
             "packets": res["stats"]["injected"],
             "packet_hops": hops,
             "steps": res["stats"]["steps"],
@@ -92,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
             "total_seconds": round(wall, 4),
             "hops_per_second_per_rank": hops / wall / res["ranks"],
             "engine_hops_per_second_per_rank": hops / res["engine_seconds"] / res["ranks"],
+            "engine_ns_per_hop": 1e9 * res["engine_seconds"] * res["ranks"] / max(hops, 1),
             "trace": args.trace,
             "cross_rank_fraction": res["stats"]["cross_rank_fraction"],
         }
@@ -100,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps(row))
             else:
                 print(
-                    f"{row['spec']:<10} {row['ranks']} rank(s): {hops:,} packet-hops in "
+                    f"{row['spec']:<10} {row['packets_per_node']:>4}/node {row['ranks']} rank(s): "
+                    f"{hops:,} packet-hops in "
                     f"{wall:.3f} s -> {row['hops_per_second_per_rank'] / 1e6:.2f} M/s per rank "
                     f"(engine alone {row['engine_hops_per_second_per_rank'] / 1e6:.2f} M/s; "
                     f"setup {setup:.2f} s; trace {args.trace})"
@@ -115,10 +140,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _warm(p) -> None:
-    """Build the router's tables outside the timed runs."""
+    """Build the router's tables and load the engine's compiled kernels outside the timed runs."""
     import numpy as np
 
+    from mpinet.engine.core import Engine
+    from mpinet.routing import make_router
     from mpinet.routing.base import HopContext
+    from mpinet.topology import from_spec
+    from mpinet.workloads import Unicast
+
+    small = from_spec("star:4")
+    Engine(small, make_router("shortest", small), p.model).run(Unicast(small, packets=2))
 
     z = np.zeros(1, dtype=np.int64)
     one = np.ones(1, dtype=np.int64) % p.topo.num_nodes

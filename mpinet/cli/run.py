@@ -178,6 +178,16 @@ def format_collective(r: dict) -> str:
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows) + "\n"
 
 
+def _buffers(model: dict) -> str:
+    """``, buffer B per input port (hop classes ...)``, or nothing for unbounded buffers."""
+    b = model.get("buffer") or 0
+    if not b:
+        return ""
+    cls = model.get("buffer_classes", "none")
+    extra = f", hop classes 0..{model.get('max_hops', 32)}" if cls == "hops" else ""
+    return f", buffer {b} per input port{extra}"
+
+
 def format_result(r: dict) -> str:
     """Human summary of a run."""
     if "collective" in r["stats"]:
@@ -201,7 +211,7 @@ def format_result(r: dict) -> str:
         (
             "router / model",
             f"{r.get('router', job['router']['name'])} / {job['model']['kind']} "
-            f"({job['model']['order']})",
+            f"({job['model']['order']}){_buffers(job['model'])}",
         ),
         ("steps", f"{s['steps']:,} (last delivery in step {s['completion_step']:,})"),
     ]
