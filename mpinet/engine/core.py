@@ -78,7 +78,7 @@ class RunRecord:
 
     steps: int
     counters: np.ndarray  # (steps, 4): transmissions, delivered, in_flight, cross_rank
-    packets: np.ndarray  # (rows, 6): id, source, dest, inject_step, deliver_step, hops
+    packets: np.ndarray  # (rows, 7): id, source, dest, inject, deliver, hops, admit step
     injected_ids: np.ndarray
     link_load: np.ndarray  # (hi - lo, degree)
     hop_rows: np.ndarray | None  # (rows, 5): step, packet, from, to, port
@@ -191,13 +191,13 @@ class Engine:
                 deadlock = wait_for_cycle(self, t, in_flight)
                 break
         stuck = self._stuck() if in_flight else []
-        packets = np.concatenate(self.delivered) if self.delivered else np.empty((0, 6), np.int64)
+        packets = np.concatenate(self.delivered) if self.delivered else np.empty((0, 7), np.int64)
         live = self.pool.live()
         if live.size:  # still in flight at max_steps: dropped, deliver_step = -1
             p = self.pool
             left = np.stack(
                 [p.pid[live], p.src[live], p.dst[live], p.inj[live],
-                 np.full(live.size, -1), p.hops[live]], axis=1,
+                 np.full(live.size, -1), p.hops[live], p.adm[live]], axis=1,
             ).astype(np.int64)  # fmt: skip
             packets = np.concatenate([packets, left])
         hops = None
@@ -303,9 +303,9 @@ class Engine:
         self.injected.append(pid)
         home = src == dst
         if home.any():
-            rec = np.zeros((int(home.sum()), 6), dtype=np.int64)
+            rec = np.zeros((int(home.sum()), 7), dtype=np.int64)
             rec[:, 0], rec[:, 1], rec[:, 2] = pid[home], src[home], dst[home]
-            rec[:, 3] = rec[:, 4] = step
+            rec[:, 3] = rec[:, 4] = rec[:, 6] = step
             self.delivered.append(rec)
         go = ~home
         pid, src, dst = pid[go], src[go], dst[go]
@@ -314,13 +314,14 @@ class Engine:
         rec = p.rec
         rec["pid"][slots], rec["src"][slots], rec["dst"][slots] = pid, src, dst
         rec["cur"][slots], rec["inj"][slots], rec["hops"][slots] = src, step, 0
-        rec["key"][slots] = step
+        rec["key"][slots] = rec["adm"][slots] = step
         if hasattr(workload, "headers"):  # schedule-driven workloads set the router header
             hdr = np.asarray(workload.headers(pid, src, dst, step), dtype=np.int64)
         else:
             hdr = self.router.init_headers(src, dst)
         if self.st.finite:
             rec["up"][slots] = kn.INJ_BUF
+            rec["adm"][slots] = -1  # set when its injection buffer admits it
             p.hdr[slots] = hdr
             self.st.source_push(slots, self.lo, p)
         else:
@@ -341,6 +342,7 @@ class Engine:
         if slots.size:
             p = self.pool
             p.key[slots] = t if self.order == "fifo" else p.inj[slots]
+            p.rec["adm"][slots] = t
             self._route(slots, p.cur[slots], p.dst[slots], p.hdr[slots], p.pid[slots],
                         p.hops[slots], t)  # fmt: skip
         return int(slots.size)

@@ -26,6 +26,7 @@ FIELDS = (
     ("hops", "i4"),
     ("key", "i4"),
     ("port", "i4"),
+    ("adm", "i4"),  # the step it entered the network (after any wait at its source)
 )
 
 

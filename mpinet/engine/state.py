@@ -91,7 +91,7 @@ class LinkState:
             cap = max(bound, 2 * self._cap, 1024)
             self._bufs = {
                 "link": np.empty(cap, np.int64),
-                "deliv": np.empty((cap, 6), np.int64),
+                "deliv": np.empty((cap, 7), np.int64),
                 "arr": np.empty((cap, kn.A_WIDTH + self.pool.hw), np.int64),
                 "wire": np.empty((cap, kn.W_WIDTH + self.pool.hw), np.int64),
                 "cl": np.empty(cap, np.int64),
