@@ -155,7 +155,7 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
             "packets": {
                 name: np.ascontiguousarray(packets[:, i])
                 for i, name in enumerate(
-                    ["id", "source", "dest", "inject_step", "deliver_step", "hops"]
+                    ["id", "source", "dest", "inject_step", "deliver_step", "hops", "admit_step"]
                 )
             },
             "links": {"load": rec.link_load},
