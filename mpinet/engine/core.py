@@ -107,6 +107,7 @@ class Engine:
     order : ``"fifo"`` or ``"oldest-first"`` priority at each output link
     record_hops : keep one row per hop (trace level ``hops``)
     progress : called as ``progress(step, delivered, injected, in_flight)`` on rank 0
+    load_window : count link loads only in steps ``[a, b)`` (a measurement window)
     """
 
     def __init__(
@@ -121,6 +122,7 @@ class Engine:
         order: str = "fifo",
         record_hops: bool = False,
         progress: Callable[[int, int, int, int], None] | None = None,
+        load_window: tuple[int, int] | None = None,
     ) -> None:
         if order not in ("fifo", "oldest-first"):
             raise ModelError(f"order must be 'fifo' or 'oldest-first', got {order!r}")
@@ -129,6 +131,7 @@ class Engine:
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         self.seed, self.max_steps, self.order = int(seed), int(max_steps), order
         self.record_hops, self.progress = record_hops, progress
+        self.load_window = (0, 1 << 62) if load_window is None else tuple(map(int, load_window))
         self.bounds = block_bounds(topo.num_nodes, self.size)
         self.lo, self.hi = int(self.bounds[self.rank]), int(self.bounds[self.rank + 1])
         self.deg = topo.degree
@@ -230,8 +233,8 @@ class Engine:
                   self.deg, st.ncls, st.use_cls, st.finite, self.order == "fifo", p.rec, p.hdr,
                   st.qhead, st.qtail, st.lcount, st.pcount, st.act, st.na, st.credit, st.injfree,
                   st.load, st.nstamp, st.lstamp, st.srv, p.free, p.nfree, self.record_hops,
-                  out.link, out.deliv, out.arr, out.wire, out.cl, out.cr, out.hop,
-                  out.cnt)  # fmt: skip
+                  self.load_window[0] <= t < self.load_window[1], out.link, out.deliv,
+                  out.arr, out.wire, out.cl, out.cr, out.hop, out.cnt)  # fmt: skip
         cnt = out.cnt
         moves, ndel = int(cnt[kn.C_MOVES]), int(cnt[kn.C_DELIV])
         links = out.link[:moves]

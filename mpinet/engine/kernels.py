@@ -215,8 +215,8 @@ def _best_head(link, ncls, qhead, nbt, P, credit, use_cls, finite):
 @_jit
 def select(t, kind, k, sdc_port, caps, nbt, lo, hi, deg, ncls, use_cls, finite, fifo, P, H,
            qhead, qtail, lcount, pcount, act, na, credit, injret, load, nstamp, lstamp, srv,
-           free, nfree, record, out_link, out_del, out_arr, out_wire, out_cl, out_cr, out_hop,
-           cnt):  # fmt: skip
+           free, nfree, record, count_load, out_link, out_del, out_arr, out_wire, out_cl,
+           out_cr, out_hop, cnt):  # fmt: skip
     """Choose and perform step ``t``'s transmissions on this rank.
 
     Every active link (``all-port``), the links of port ``sdc_port`` (``sdc``)
@@ -284,7 +284,8 @@ def select(t, kind, k, sdc_port, caps, nbt, lo, hi, deg, ncls, use_cls, finite, 
                 qtail[q] = -1
             lcount[link] -= 1
             pcount[p] -= 1
-            load[link] += 1
+            if count_load:
+                load[link] += 1
             out_link[m] = link
             if record:
                 out_hop[m, 0] = t
