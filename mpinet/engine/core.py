@@ -40,18 +40,18 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from mpinet.engine import faults as flt
 from mpinet.engine import kernels as kn
+from mpinet.engine.arrivals import enqueue, route
 from mpinet.engine.comm import block_bounds, resolve, sum_op
 from mpinet.engine.exchange import exchange_packets
 from mpinet.engine.models import Model, ModelError
 from mpinet.engine.pool import Pool
 from mpinet.engine.state import LinkState, neighbor_block
 from mpinet.errors import MpinetError
-from mpinet.routing.base import HopContext, Router
+from mpinet.routing.base import Router
 from mpinet.topology.base import Topology
 
-#: the step passed to a holding router when asking where a packet will go
-_FAR = np.iinfo(np.int64).max // 4
 #: packet row columns on the wire: pid, src, dst, cur, inj, hops, up, then the header
 _WIRE = ("pid", "src", "dst", "cur", "inj", "hops", "up")
 
@@ -84,6 +84,7 @@ class RunRecord:
     hop_rows: np.ndarray | None  # (rows, 5): step, packet, from, to, port
     stuck: list[dict] = field(default_factory=list)
     deadlock: dict | None = None  # the wait-for report when the run deadlocked
+    drops: np.ndarray | None = None  # (rows, 4): packet, reason code, step, node (faults)
     seconds: float = 0.0
     lo: int = 0
     hi: int = 0
@@ -108,6 +109,8 @@ class Engine:
     record_hops : keep one row per hop (trace level ``hops``)
     progress : called as ``progress(step, delivered, injected, in_flight)`` on rank 0
     load_window : count link loads only in steps ``[a, b)`` (a measurement window)
+    faults : a :class:`~mpinet.topology.faults.FaultSet`, active from its ``step``
+        (see :mod:`mpinet.engine.faults`)
     """
 
     def __init__(
@@ -123,6 +126,7 @@ class Engine:
         record_hops: bool = False,
         progress: Callable[[int, int, int, int], None] | None = None,
         load_window: tuple[int, int] | None = None,
+        faults: Any = None,
     ) -> None:
         if order not in ("fifo", "oldest-first"):
             raise ModelError(f"order must be 'fifo' or 'oldest-first', got {order!r}")
@@ -138,6 +142,8 @@ class Engine:
         self.caps = model.port_capacities(topo)
         self.nbt = neighbor_block(topo, self.lo, self.hi)
         self.holds = bool(getattr(router, "holds", False))
+        self.faults = faults
+        self.down_node: np.ndarray | None = None  # failed nodes, once the faults are active
 
     # -- the run ---------------------------------------------------------------
     def run(self, workload: Workload) -> RunRecord:
@@ -153,7 +159,12 @@ class Engine:
         self.hop_rows: list[np.ndarray] = []
         self.injected: list[np.ndarray] = []
         self.msg: str | None = None
+        self.drops: list[np.ndarray] = []
+        self.pending_cl: list[np.ndarray] = []  # credits of dropped packets' buffers
+        self.pending_cr: list[np.ndarray] = []
         comm = self.comm
+        if self.faults is not None and self.faults.step == 0:
+            flt.activate(self, 0)
         self._inject(workload, 0)
         entered = self._release_and_admit(0)
         start = np.array(
@@ -173,9 +184,13 @@ class Engine:
         deadlock = None
         while (in_flight > 0 or t < last) and t < self.max_steps:
             t += 1
+            ndrop = len(self.drops)
+            if self.faults is not None and t == self.faults.step:
+                flt.activate(self, t)
             moves, ndel, away = self._step(t)
             n_inj, n_home = self._inject(workload, t)
             entered = self._release_and_admit(t)
+            entered += len(self.drops) - ndrop  # a drop frees buffers: not a deadlock
             local[:] = (moves, ndel + n_home, self.pool.used, away, n_inj,
                         self.msg is not None, self.waiting, entered)  # fmt: skip
             comm.Allreduce(local, glob, op=sum_op())
@@ -217,6 +232,7 @@ class Engine:
             hop_rows=hops,
             stuck=stuck,
             deadlock=deadlock,
+            drops=np.concatenate(self.drops) if self.drops else np.empty((0, 4), np.int64),
             seconds=time.perf_counter() - t0,
             lo=self.lo,
             hi=self.hi,
@@ -249,8 +265,13 @@ class Engine:
         # local arrivals first: their rows are views of buffers the exchange does not touch
         self._route(arr[:, a.A_SLOT], arr[:, a.A_CUR], arr[:, a.A_DST], arr[:, a.A_WIDTH :],
                     arr[:, a.A_PID], arr[:, a.A_HOPS], t)  # fmt: skip
-        rows, credits = self._exchange(wire, out.cr[: int(cnt[kn.C_CRED_REMOTE])])
-        st.return_credits(out.cl[: int(cnt[kn.C_CRED_LOCAL])], credits, self.lo)
+        cr, cl = out.cr[: int(cnt[kn.C_CRED_REMOTE])], out.cl[: int(cnt[kn.C_CRED_LOCAL])]
+        if self.pending_cr or self.pending_cl:  # buffers freed by drops
+            cr = np.concatenate([cr, *self.pending_cr]).astype(np.int64)
+            cl = np.concatenate([cl, *self.pending_cl]).astype(np.int64)
+            self.pending_cr, self.pending_cl = [], []
+        rows, credits = self._exchange(wire, cr)
+        st.return_credits(cl, credits, self.lo)
         if rows.shape[0]:
             slots = p.alloc(rows.shape[0])
             kn.unpack(rows, slots, p.rec, p.hdr, t, self.order == "fifo")
@@ -304,6 +325,9 @@ class Engine:
             np.asarray(a, dtype=np.int64) for a in workload.injections(self.lo, self.hi, step)
         )
         self.injected.append(pid)
+        if self.down_node is not None:
+            keep = flt.drop_injected(self, pid, src, dst, step)
+            pid, src, dst = pid[keep], src[keep], dst[keep]
         home = src == dst
         if home.any():
             rec = np.zeros((int(home.sum()), 7), dtype=np.int64)
@@ -330,7 +354,7 @@ class Engine:
         else:
             rec["up"][slots] = kn.NO_BUF
             self._route(slots, src, dst, hdr, pid, np.zeros(pid.size, np.int64), step)
-        return int(pid.size + home.sum()), int(home.sum())
+        return int(self.injected[-1].size), int(home.sum())
 
     def _release_and_admit(self, t: int) -> int:
         """Queue the held packets whose step is ``t + 1``; admit source-queued packets."""
@@ -338,6 +362,10 @@ class Engine:
         if due:
             slots = np.concatenate(due)
             self.waiting -= slots.size
+            if self.down_node is not None:
+                dead = self.down_node[self.pool.cur[slots]]
+                flt.drop(self, slots[dead], flt.NODE_FAILED, t)
+                slots = slots[~dead]
             self._enqueue(slots, self.pool.port[slots].astype(np.int64), None, t)
         if not self.st.finite:
             return 0
@@ -351,63 +379,10 @@ class Engine:
         return int(slots.size)
 
     def _route(self, slots, cur, dst, hdr, pid, hops, t: int) -> None:
-        """Decide the next port of packets that reached a node in step ``t``, and queue them.
-
-        ``cur, dst, hdr, pid, hops`` are the packets' fields (contiguous rows
-        written by the kernels: no gather from the pool).
-        """
-        if slots.size == 0 or self.msg is not None:
-            return
-        cur, dst = np.asarray(cur, np.int64), np.asarray(dst, np.int64)
-        hops = np.asarray(hops, np.int64)
-        ctx = HopContext(step=_FAR if self.holds else t + 1, pids=pid, hops=hops, seed=self.seed)
-        ports, new = self.router.next_port(cur, dst, hdr, ctx)
-        ports = np.asarray(ports, dtype=np.int64)
-        if self.holds:
-            ready = np.asarray(self.router.ready_steps(cur, dst, hdr, ctx), dtype=np.int64)
-            later = ready > t + 1
-            if later.any():
-                p = self.pool
-                held = slots[later]
-                p.hdr[held] = new[later]
-                p.rec["port"][held] = ports[later]
-                for step in np.unique(ready[later]):
-                    at = slots[later & (ready == step)]
-                    self.calendar.setdefault(int(step), []).append(at)
-                    self.waiting += at.size
-                keep = ~later
-                slots, ports, new = slots[keep], ports[keep], new[keep]
-        self._enqueue(slots, ports, new, t)
+        route(self, slots, cur, dst, hdr, pid, hops, t)
 
     def _enqueue(self, slots: np.ndarray, ports: np.ndarray, new, t: int) -> None:
-        """Queue packets on their output links; ``new``: headers after the hop (None: kept)."""
-        st, p = self.st, self.pool
-        err = np.zeros(2, dtype=np.int64)
-        hdr = p.hdr[:0] if new is None else np.ascontiguousarray(new, dtype=np.int64)
-        kn.enqueue(np.ascontiguousarray(slots, dtype=np.int64), ports, hdr, new is not None,
-                   self.nbt, self.lo, self.deg, st.ncls, st.use_cls, p.rec, p.hdr, st.qhead,
-                   st.qtail, st.lcount, st.pcount, st.act, st.na, err)  # fmt: skip
-        if err[0] and self.msg is None:
-            self.msg = self._enqueue_error(int(err[0]), slots[int(err[1])], int(ports[err[1]]), t)
-
-    def _enqueue_error(self, code: int, s: int, port: int, t: int) -> str:
-        p, name = self.pool, self.router.name
-        node = self.topo.label(int(p.cur[s]))
-        if code == kn.ERR_PORT:
-            return (
-                f"step {t}: router {name} chose port {port} at node {node}; "
-                f"valid ports are 0..{self.deg - 1}"
-            )
-        if code == kn.ERR_NO_LINK:
-            return (
-                f"step {t}: router {name} sent a packet from node {node} on port "
-                f"{self.topo.ports[port]}, which has no link there"
-            )
-        return (
-            f"step {t}: packet {int(p.pid[s])} at node {node} has taken {int(p.hops[s])} hops "
-            f"and needs buffer class {int(p.hops[s]) + 1}; buffer_classes = 'hops' has "
-            f"classes 0..{self.st.ncls - 1}: raise model.max_hops"
-        )
+        enqueue(self, slots, ports, new, t)
 
     # -- failure paths ---------------------------------------------------------
     def _raise_collected(self, message: str | None) -> None:

@@ -408,3 +408,38 @@ def apply_credits(idx, credit):
     """``credit[idx[i]] += 1`` for every returned slot (repeats allowed)."""
     for i in range(idx.size):
         credit[idx[i]] += 1
+
+
+@_jit
+def drain(links, ncls, qhead, qtail, lcount, pcount, deg, P, out):
+    """Empty the queues of ``links`` (failed links); their slots go to ``out``, returns how many."""
+    m = 0
+    for i in range(links.size):
+        link = links[i]
+        for c in range(ncls):
+            q = link * ncls + c
+            s = qhead[q]
+            while s >= 0:
+                out[m] = s
+                m += 1
+                s = P[s].nxt
+            qhead[q] = -1
+            qtail[q] = -1
+        pcount[link % deg] -= lcount[link]
+        lcount[link] = 0
+    return m
+
+
+@_jit
+def drain_sources(nodes, shead, stail, P, out):
+    """Empty the source queues of ``nodes`` (failed nodes); returns how many slots."""
+    m = 0
+    for i in range(nodes.size):
+        s = shead[nodes[i]]
+        while s >= 0:
+            out[m] = s
+            m += 1
+            s = P[s].nxt
+        shead[nodes[i]] = -1
+        stail[nodes[i]] = -1
+    return m

@@ -58,7 +58,7 @@ def available_routers(topo: Topology) -> list[str]:
     return [name for name, cls in ROUTERS.items() if applies(cls, topo)]
 
 
-def make_router(name: str, topo: Topology, **options: Any) -> Router:
+def make_router(name: str, topo: Topology, faults: Any = None, **options: Any) -> Router:
     """Build router ``name`` for ``topo`` with its ``options``.
 
     Raises
@@ -69,6 +69,10 @@ def make_router(name: str, topo: Topology, **options: Any) -> Router:
         routers that do), or an unknown option.
     ResourceError
         The router's tables would not fit (e.g. ``shortest`` on fccn:5).
+
+    ``faults`` (a FaultSet) is given to routers that route around faults
+    (``cls.fault_tolerant``); the others are built as usual and the engine
+    drops a packet they send towards a failed link ("no route").
     """
     cls = ROUTERS.get(name)
     if cls is None:
@@ -94,6 +98,8 @@ def make_router(name: str, topo: Topology, **options: Any) -> Router:
             f"router {name!r} has no option(s) {', '.join(map(repr, unknown))}; "
             f"its options: {', '.join(named) or 'none'}"
         )
+    if faults is not None and cls.fault_tolerant:
+        return cls(topo, faults=faults, **options)
     return cls(topo, **options)
 
 

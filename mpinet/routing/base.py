@@ -25,6 +25,9 @@ from mpinet.topology.base import Topology
 
 #: the port a router returns to keep a packet where it is for one step
 WAIT = -1
+#: the port a router returns when it has no route (faults): the engine drops the
+#: packet and counts it under "no route"
+DROP = -3
 
 
 @dataclass
@@ -60,6 +63,10 @@ class Router(ABC):
     #: defines :meth:`ready_steps`, so the engine keeps a held packet out of every
     #: queue until its step (a waiting packet costs nothing)
     holds: ClassVar[bool] = False
+    #: True when the router routes around failed links and nodes: built with
+    #: ``faults=FaultSet``, it never chooses a failed link and returns
+    #: :data:`DROP` where the destination cannot be reached
+    fault_tolerant: ClassVar[bool] = False
 
     header_width: int = 0
 

@@ -14,6 +14,11 @@ Without translations (FCCN) the tables are per destination: ``(N, N)`` next
 ports and distances from a bit-parallel BFS, allowed up to N*N = 2**24 pairs
 (fccn:4); the header is empty.
 
+With ``faults`` (a :class:`~mpinet.topology.faults.FaultSet`) the tables are
+per destination on the surviving graph (the faults break the symmetry), up to
+N*N = 2**26 pairs; a packet whose destination cannot be reached gets
+:data:`~mpinet.routing.base.DROP`.
+
 ``tie="random"`` replaces the port table by a table of best-port bit masks
 (every port on a shortest path) and picks the r-th set bit, r uniform from
 ``ctx.uniform()``, through two small look-up tables (popcount, r-th bit).
@@ -29,11 +34,13 @@ import numpy as np
 
 from mpinet.errors import ResourceError, RoutingError
 from mpinet.routing import tables
-from mpinet.routing.base import HopContext, Router
+from mpinet.routing.base import DROP, HopContext, Router
 from mpinet.topology.base import Topology
 
 #: largest N*N of per-destination tables (topologies without translations)
 MAX_PAIRS = 2**24
+#: the same with faults (any family: the surviving graph has no symmetry to use)
+MAX_PAIRS_FAULTS = 2**26
 TIES = ("first", "random")
 
 
@@ -48,22 +55,40 @@ class ShortestRouter(Router):
         uniformly random one (``ctx.uniform()``, reproducible on any rank count).
     max_table_bytes : int
         Refuse (:class:`ResourceError`) tables larger than this (default 2 GiB).
+    faults : FaultSet, optional
+        Route on the surviving graph (per-destination tables, N <= 8,192).
     """
 
     name = "shortest"
     summary = "minimal routing by distributed BFS tables (every topology)"
     families = ()
     distributed = True
+    fault_tolerant = True
 
     def __init__(
-        self, topo: Topology, tie: str = "first", max_table_bytes: int = tables.MAX_TABLE_BYTES
+        self,
+        topo: Topology,
+        tie: str = "first",
+        max_table_bytes: int = tables.MAX_TABLE_BYTES,
+        faults: object = None,
     ) -> None:
         super().__init__(topo, tie=tie, max_table_bytes=max_table_bytes)
         if tie not in TIES:
             raise RoutingError(f"tie of router 'shortest' must be one of {TIES}, got {tie!r}")
         self.tie = tie
         n = topo.num_nodes
-        targets = topo.translation_targets
+        if faults is not None:  # any table built later must fit the surviving graph's
+            limit = MAX_PAIRS_FAULTS
+            if n * n > limit:
+                raise ResourceError(
+                    f"router 'shortest' on {topo.spec} ({n:,} nodes) with faults needs "
+                    f"per-destination tables of N*N = {n * n:,} entries, over the limit of "
+                    f"{limit:,} (N <= {int(limit**0.5):,}); use fewer nodes or no faults"
+                )
+        # dynamic faults (step > 0): route on the whole network until set_faults
+        active = faults if faults is not None and getattr(faults, "step", 0) == 0 else None
+        self.faults = active
+        targets = None if active is not None else topo.translation_targets
         self.translated = targets is not None
         self.header_width = 2 if self.translated else 0
         if self.translated:
@@ -74,7 +99,7 @@ class ShortestRouter(Router):
             need = tables.neighbor_table_bytes(topo) + per_entry * self.targets.size * n
             need += transient
         else:
-            if n * n > MAX_PAIRS:
+            if n * n > MAX_PAIRS and active is None:
                 raise ResourceError(
                     f"router 'shortest' on {topo.spec} ({n:,} nodes, not vertex-transitive) needs "
                     f"per-destination tables of N*N = {n * n:,} entries, over the limit of "
@@ -94,7 +119,12 @@ class ShortestRouter(Router):
         t0 = time.perf_counter()
         topo = self.topo
         mask_dt = tables.mask_dtype(topo.degree)
-        nb = tables.neighbor_table(topo)
+        if self.faults is not None:
+            from mpinet.topology.faults import SurvivingGraph
+
+            nb = tables.neighbor_table(SurvivingGraph(self.faults))
+        else:
+            nb = tables.neighbor_table(topo)
         if self.translated:
             k, n = self.targets.size, topo.num_nodes
             dist = np.empty((k, n), dtype=np.int16)
@@ -128,10 +158,17 @@ class ShortestRouter(Router):
         return self._dist[s * self.topo.num_nodes + d].astype(np.int64)
 
     # ------------------------------------------------------------- hops
+    def set_faults(self, faults: object) -> None:
+        """Route on the surviving graph from now on (dynamic faults; headers keep their width)."""
+        self.faults = faults
+        self.translated = False
+        self._nb = None
+        self.prepare()
+
     def init_headers(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """``(rel, key)`` of each packet (translated topologies), else an empty header."""
         if not self.translated:
-            return super().init_headers(src, dst)
+            return super().init_headers(src, dst)  # zeros of header_width
         rel, key = self.topo.translate(src, dst)
         return np.stack([rel, key], axis=1)
 
@@ -149,6 +186,8 @@ class ShortestRouter(Router):
         port = self._port[idx] if self.tie == "first" else self._random_ports(idx, ctx)
         port = port.astype(np.int64)
         if not self.translated:
+            if self.faults is not None:  # no shortest port: unreachable on the surviving graph
+                port = np.where(port >= self.topo.degree, DROP, port)
             return port, headers
         out = np.empty_like(headers)
         out[:, 0] = self._nb_flat[rel * deg + port]
