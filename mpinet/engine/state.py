@@ -87,7 +87,7 @@ class LinkState:
     def outputs(self, record_hops: bool) -> Outputs:
         """Buffers large enough for every move this step can make."""
         bound = min(int(self.pcount.sum()), int(self.na[0]) * self.maxcap)
-        if bound > self._cap:
+        if bound > self._cap or not self._bufs:
             cap = max(bound, 2 * self._cap, 1024)
             self._bufs = {
                 "link": np.empty(cap, np.int64),
