@@ -104,7 +104,7 @@ def collective(comm: Any, fn: Callable[[], Any]) -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``mpinet`` parser with every subcommand."""
-    from mpinet.cli import analyze, bench, info, routes, run, verify
+    from mpinet.cli import analyze, bench, deadlock, info, routes, run, verify
 
     p = Parser(
         prog="mpinet",
@@ -121,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_parser(sub)
     run.add_parser(sub)
     routes.add_parser(sub)
+    deadlock.add_parser(sub)
     verify.add_parser(sub)
     analyze.add_parser(sub)
     bench.add_parser(sub)

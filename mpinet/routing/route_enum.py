@@ -1,0 +1,177 @@
+"""Route enumeration: follow a router from many sources, through every random choice.
+
+:class:`RouteFollower` moves arrays of packet states (node, destination,
+header, in-port) hop by hop, vectorized like :func:`~mpinet.routing.walk.walk`
+but without packet ids: states that coincide are merged, and every hop taken
+is recorded as a key ``(node, in-port, out-port, hops)``.
+
+Random routers (``shortest`` with ``tie="random"``, ``scc-random``, the MS
+routers with ``choice="random"``) pick ``floor(u * c)`` among ``c`` candidates
+with ``u = ctx.uniform()``, a choice that is monotone in ``u``. So a hop
+whose port and header are the same for ``u`` near 0 and near 1 has one
+choice; one that differs is followed for one ``u`` in every interval between
+the fractions ``i / c``, ``c <= choices`` (a Farey sequence; the values of
+``u`` are those of packet ids searched for, since the routers draw ``u`` from
+the counter-based :mod:`mpinet.rng` keyed by packet id and hop). That is the
+union over every choice the router can make among up to ``choices``
+candidates, whichever packet makes it.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import cache
+
+import numpy as np
+
+from mpinet import rng
+from mpinet.errors import RoutingError
+from mpinet.routing import channel_graph as cg
+from mpinet.routing.base import HopContext, Router
+from mpinet.routing.tables import neighbor_table
+from mpinet.topology.base import Topology
+
+#: states (packet positions) followed at once
+MAX_STATES = 1 << 20
+#: random choices among up to this many candidates are enumerated exactly
+CHOICES = 16
+
+
+@cache
+def _breaks(choices: int) -> np.ndarray:
+    """Sorted fractions i/c in [0, 1], c = 1..choices, as floats."""
+    fr = {Fraction(i, c) for c in range(1, choices + 1) for i in range(c + 1)}
+    return np.array(sorted(float(f) for f in fr))
+
+
+@cache
+def _branch_pids(seed: int, hop: int, choices: int) -> np.ndarray:
+    """One packet id per interval between the breaks whose ``u`` at ``hop`` falls in it."""
+    br = _breaks(choices)
+    need = br.size - 1
+    out = np.full(need, -1, dtype=np.int64)
+    base = 0
+    while (out < 0).any():
+        cand = np.arange(base, base + (1 << 16), dtype=np.int64)
+        u = rng.uniform(seed, cand, hop, rng.STREAM_ROUTE)
+        slot = np.searchsorted(br, u, side="right") - 1
+        slot, first = cg.first_of_each(slot)
+        fill = out[slot] < 0
+        out[slot[fill]] = cand[first[fill]]
+        base += 1 << 16
+    return out
+
+
+class RouteFollower:
+    """Follows a router's routes from many sources, the union over random choices.
+
+    Parameters
+    ----------
+    topo, router : the network and a router built for it (not a ``holds`` one)
+    seed : the seed the random choices are drawn under
+    limit : the longest route allowed (longer: RoutingError, e.g. a livelock)
+    with_hops : record the hops taken in each key (hop classes), else 0
+
+    Attributes ``random`` (a random hop was seen), ``max_length`` (the
+    longest route) and ``pairs`` (routes followed) accumulate over calls.
+    """
+
+    def __init__(self, topo: Topology, router: Router, seed: int, limit: int, with_hops: bool):
+        if getattr(router, "holds", False):
+            raise RoutingError(
+                f"router {router.name!r} holds packets for scheduled steps; its waits are not "
+                "buffer dependencies this analysis models"
+            )
+        self.topo, self.router, self.seed = topo, router, int(seed)
+        self.limit, self.with_hops = int(limit), with_hops
+        self.nb = neighbor_table(topo).astype(np.int64)
+        self.rev = np.asarray(topo.reverse_port, dtype=np.int64)
+        self.deg = topo.degree
+        self.H = self.limit + 1 if with_hops else 1
+        self.choices = max(CHOICES, self.deg)
+        self.random = False
+        self.max_length = 0
+        self.pairs = 0
+
+    def encode(self, node, inport, outport, hops) -> np.ndarray:
+        """One int64 key per hop (``inport = degree``: injected at the node)."""
+        return ((node * (self.deg + 1) + inport) * self.deg + outport) * self.H + hops
+
+    def decode(self, key: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(node, inport, outport, hops)`` arrays of keys."""
+        rest, h = np.divmod(key, self.H)
+        rest, q = np.divmod(rest, self.deg)
+        x, r = np.divmod(rest, self.deg + 1)
+        return x, r, q, h
+
+    def _hop(self, cur, dst, hdr, h, pids) -> tuple[np.ndarray, np.ndarray]:
+        """Ports and new headers of one hop, ``ctx.uniform()`` keyed by ``pids``."""
+        m = cur.size
+        ctx = HopContext(
+            step=h, pids=np.broadcast_to(pids, m).copy(), hops=np.full(m, h), seed=self.seed
+        )
+        ports, new = self.router.next_port(cur, dst, hdr, ctx)
+        ports = np.asarray(ports).astype(np.int64, copy=False)
+        bad = (ports < 0) | (ports >= self.deg)
+        if not bad.any():
+            bad = self.nb[cur, ports] < 0
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise RoutingError(
+                f"router {self.router.name!r} chose port {int(ports[i])} at node "
+                f"{self.topo.label(int(cur[i]))} of {self.topo.spec} (destination "
+                f"{self.topo.label(int(dst[i]))}), but no such link exists"
+            )
+        return ports, np.asarray(new, dtype=np.int64).reshape(m, -1)
+
+    def follow(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Encoded hop keys of the routes ``src[i] -> dst[i]`` (distinct pairs)."""
+        cur, dst = src.astype(np.int64), dst.astype(np.int64)
+        self.pairs += int(cur.size)
+        hdr = np.asarray(self.router.init_headers(cur, dst), dtype=np.int64).reshape(cur.size, -1)
+        inp = np.full(cur.size, self.deg, dtype=np.int64)
+        keys: list[np.ndarray] = []
+        h = 0
+        while cur.size:
+            if h >= self.limit:
+                raise RoutingError(
+                    f"router {self.router.name!r} on {self.topo.spec}: a packet at "
+                    f"{self.topo.label(int(cur[0]))} for {self.topo.label(int(dst[0]))} has "
+                    f"taken {self.limit} hops (a livelock, or raise --max-hops)"
+                )
+            pids = _branch_pids(self.seed, h, self.choices)
+            ports, new = self._hop(cur, dst, hdr, h, pids[0])
+            p_hi, n_hi = self._hop(cur, dst, hdr, h, pids[-1])
+            rnd = np.flatnonzero((ports != p_hi) | (new != n_hi).any(axis=1))
+            idx = np.arange(cur.size)
+            if rnd.size:  # follow one u in every interval between the breaks
+                self.random = True
+                mid = pids[1:-1]
+                rep = np.tile(rnd, mid.size)
+                pm, nm = self._hop(cur[rep], dst[rep], hdr[rep], h, np.repeat(mid, rnd.size))
+                idx = np.concatenate([idx, rnd, rep])
+                ports = np.concatenate([ports, p_hi[rnd], pm])
+                new = np.concatenate([new, n_hi[rnd], nm])
+            x = cur[idx]
+            keys.append(cg.distinct(self.encode(x, inp[idx], ports, h if self.with_hops else 0)))
+            nxt = self.nb[x, ports]
+            go = nxt != dst[idx]
+            if not go.all():
+                self.max_length = max(self.max_length, h + 1)
+            rows = np.column_stack([nxt[go], dst[idx][go], self.rev[ports[go]], new[go]])
+            rows = cg.distinct_rows(rows)
+            cur, dst, inp, hdr = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3:]
+            h += 1
+        return cg.distinct(np.concatenate(keys)) if keys else np.empty(0, dtype=np.int64)
+
+    def to_destinations(self, dests: np.ndarray) -> np.ndarray:
+        """Hop keys of the routes from every node to each of ``dests``, in chunks."""
+        n = self.topo.num_nodes
+        step = max(1, MAX_STATES // n)
+        acc = np.empty(0, dtype=np.int64)
+        for lo in range(0, dests.size, step):
+            d = np.repeat(dests[lo : lo + step], n)
+            s = np.tile(np.arange(n, dtype=np.int64), d.size // n)
+            keep = s != d
+            acc = cg.distinct(np.concatenate([acc, self.follow(s[keep], d[keep])]))
+        return acc
