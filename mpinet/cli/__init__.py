@@ -104,7 +104,7 @@ def collective(comm: Any, fn: Callable[[], Any]) -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``mpinet`` parser with every subcommand."""
-    from mpinet.cli import analyze, bench, deadlock, info, routes, run, verify
+    from mpinet.cli import analyze, bench, deadlock, export, info, routes, run, verify
 
     p = Parser(
         prog="mpinet",
@@ -122,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_parser(sub)
     routes.add_parser(sub)
     deadlock.add_parser(sub)
+    export.add_parser(sub)
     verify.add_parser(sub)
     analyze.add_parser(sub)
     bench.add_parser(sub)
