@@ -108,3 +108,101 @@ def max_op() -> Any:
 
     mod = sys.modules.get("mpi4py.MPI")
     return None if mod is None else mod.MAX
+
+
+#: default watchdog: a rank waiting this long in one collective call aborts the job
+DEFAULT_TIMEOUT = 900.0
+_ROLL_CALL_TAG = 7171
+
+
+class WatchedComm:
+    """A communicator whose collective calls give up after ``timeout`` seconds.
+
+    A stopped, hung or dead rank otherwise leaves every other rank waiting
+    forever. Buffer collectives run as their non-blocking forms, polled; the
+    pickled ones (``allreduce``, ``bcast``, ...) first meet at a polled
+    ``Ibarrier``. Past the timeout the waiting ranks call the roll (each sends
+    its rank to the others and listens for a grace period), the lowest
+    waiting rank prints one line naming :attr:`where` (e.g. ``"step 202"``,
+    set by the engine) and the ranks never heard from, and every waiting rank
+    aborts the MPI job. Everything else is the wrapped communicator's.
+    """
+
+    def __init__(self, comm: Any, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self._comm = comm
+        self.timeout = float(timeout)
+        self.where = "setup"
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._comm, name)
+
+    # buffer collectives: the non-blocking form, polled
+    def Allreduce(self, sendbuf: Any, recvbuf: Any, op: Any = None) -> None:  # noqa: N802
+        kw = {} if op is None else {"op": op}
+        self._wait(self._comm.Iallreduce(sendbuf, recvbuf, **kw))
+
+    def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:  # noqa: N802
+        self._wait(self._comm.Ialltoall(sendbuf, recvbuf))
+
+    def Alltoallv(self, sendbuf: Any, recvbuf: Any) -> None:  # noqa: N802
+        self._wait(self._comm.Ialltoallv(sendbuf, recvbuf))
+
+    def Barrier(self) -> None:  # noqa: N802
+        self._wait(self._comm.Ibarrier())
+
+    # pickled collectives: meet first, then the call (rare, small)
+    def allreduce(self, obj: Any, op: Any = None) -> Any:
+        self.Barrier()
+        return self._comm.allreduce(obj) if op is None else self._comm.allreduce(obj, op=op)
+
+    def bcast(self, obj: Any, root: int = 0) -> Any:
+        self.Barrier()
+        return self._comm.bcast(obj, root=root)
+
+    def allgather(self, obj: Any) -> list:
+        self.Barrier()
+        return self._comm.allgather(obj)
+
+    def gather(self, obj: Any, root: int = 0) -> list | None:
+        self.Barrier()
+        return self._comm.gather(obj, root=root)
+
+    def _wait(self, req: Any) -> None:
+        import time
+
+        for _ in range(50):  # most calls complete within microseconds
+            if req.Test():
+                return
+        start = time.monotonic()
+        pause = 2e-5
+        while not req.Test():
+            waited = time.monotonic() - start
+            if waited > self.timeout:
+                self._roll_call_and_abort(waited)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.005)
+
+    def _roll_call_and_abort(self, waited: float) -> None:
+        import sys
+        import time
+
+        comm = self._comm
+        rank, size = comm.Get_rank(), comm.Get_size()
+        sent = [comm.isend(rank, dest=r, tag=_ROLL_CALL_TAG) for r in range(size) if r != rank]
+        here = {rank}
+        end = time.monotonic() + 3.0
+        while time.monotonic() < end and len(here) < size:
+            while comm.iprobe(tag=_ROLL_CALL_TAG):
+                here.add(int(comm.recv(tag=_ROLL_CALL_TAG)))
+            time.sleep(0.01)
+        missing = sorted(set(range(size)) - here)
+        if rank == min(here):
+            who = ", ".join(map(str, missing)) if missing else "none (all arrived late)"
+            sys.stderr.write(
+                f"mpinet: watchdog: rank {rank} waited {waited:.0f} s in {self.where} for the "
+                f"other ranks; rank(s) that did not arrive: {who}. Aborting the job (raise "
+                f"--timeout if this is legitimately slow)\n"
+            )
+            sys.stderr.flush()
+        del sent
+        comm.Abort(1)

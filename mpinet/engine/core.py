@@ -184,6 +184,8 @@ class Engine:
         deadlock = None
         while (in_flight > 0 or t < last) and t < self.max_steps:
             t += 1
+            if hasattr(comm, "where"):  # the watchdog names the step it waited in
+                comm.where = f"step {t}"
             ndrop = len(self.drops)
             if self.faults is not None and t == self.faults.step:
                 flt.activate(self, t)
