@@ -443,3 +443,18 @@ def drain_sources(nodes, shead, stail, P, out):
         shead[nodes[i]] = -1
         stail[nodes[i]] = -1
     return m
+
+
+def cache_is_warm() -> bool:
+    """Whether this installation has the compiled kernels cached (numba index files).
+
+    The first run compiles them (tens of seconds); the CLI says so instead of
+    leaving a silent pause.
+    """
+    import glob
+    import os
+
+    from numba.core.config import CACHE_DIR
+
+    base = CACHE_DIR or os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
+    return bool(glob.glob(os.path.join(base, "**", "kernels.select-*.nbi"), recursive=True))
