@@ -25,8 +25,9 @@ import numpy as np
 from mpinet import rng
 from mpinet.errors import MpinetError, check_int
 from mpinet.topology.base import Topology
+from mpinet.workloads import patterns
 
-PATTERNS = ("uniform", "permutation", "hotspot", "all-to-identity", "locality")
+PATTERNS = ("uniform", "permutation", "hotspot", "all-to-identity", "locality", *patterns.NAMES)
 
 
 class WorkloadError(MpinetError, ValueError):
@@ -66,6 +67,7 @@ class Unicast:
                 f"workload pattern must be one of {', '.join(PATTERNS)}; got {pattern!r}"
             )
         self.topo, self.pattern, self.seed = topo, pattern, int(seed)
+        patterns.check(topo, pattern)
         n = topo.num_nodes
         self.packets = check_int("workload packets", packets, 1, 1 << 20)
         if pattern == "all-to-identity":
@@ -139,6 +141,8 @@ class Unicast:
 
     def _dest(self, pid: np.ndarray, src: np.ndarray) -> np.ndarray:
         n = self.topo.num_nodes
+        if self.pattern in patterns.NAMES:  # structure- and label-defined patterns
+            return patterns.destinations(self.topo, self.pattern, self.seed, pid, src)
         if self.pattern == "uniform":
             d = rng.integers(self.seed, pid, n - 1, stream=rng.STREAM_DEST)
             return d + (d >= src)
