@@ -252,7 +252,7 @@ class Engine:
                   st.qhead, st.qtail, st.lcount, st.pcount, st.act, st.na, st.credit, st.injfree,
                   st.load, st.nstamp, st.lstamp, st.srv, p.free, p.nfree, self.record_hops,
                   self.load_window[0] <= t < self.load_window[1], out.link, out.deliv,
-                  out.arr, out.wire, out.cl, out.cr, out.hop, out.cnt)  # fmt: skip
+                  out.mv, out.cl, out.cr, out.hop, out.cnt)  # fmt: skip
         cnt = out.cnt
         moves, ndel = int(cnt[kn.C_MOVES]), int(cnt[kn.C_DELIV])
         links = out.link[:moves]
@@ -261,8 +261,9 @@ class Engine:
         self.delivered.append(out.deliv[:ndel].copy())
         if self.record_hops:
             self.hop_rows.append(out.hop[:moves].copy())
-        wire = out.wire[: int(cnt[kn.C_REMOTE])]
-        arr = out.arr[: int(cnt[kn.C_LOCAL])]
+        cap, nrem = out.mv.shape[0], int(cnt[kn.C_REMOTE])
+        wire = out.mv[cap - nrem :, : kn.W_WIDTH + self.pool.hw]
+        arr = out.mv[: int(cnt[kn.C_LOCAL]), : kn.A_WIDTH + self.pool.hw]
         a = kn
         # local arrivals first: their rows are views of buffers the exchange does not touch
         self._route(arr[:, a.A_SLOT], arr[:, a.A_CUR], arr[:, a.A_DST], arr[:, a.A_WIDTH :],

@@ -215,8 +215,8 @@ def _best_head(link, ncls, qhead, nbt, P, credit, use_cls, finite):
 @_jit
 def select(t, kind, k, sdc_port, caps, nbt, lo, hi, deg, ncls, use_cls, finite, fifo, P, H,
            qhead, qtail, lcount, pcount, act, na, credit, injret, load, nstamp, lstamp, srv,
-           free, nfree, record, count_load, out_link, out_del, out_arr, out_wire, out_cl,
-           out_cr, out_hop, cnt):  # fmt: skip
+           free, nfree, record, count_load, out_link, out_del, out_mv, out_cl, out_cr, out_hop,
+           cnt):  # fmt: skip
     """Choose and perform step ``t``'s transmissions on this rank.
 
     Every active link (``all-port``), the links of port ``sdc_port`` (``sdc``)
@@ -224,13 +224,15 @@ def select(t, kind, k, sdc_port, caps, nbt, lo, hi, deg, ncls, use_cls, finite, 
     send up to their capacity, oldest movable head first; a packet that
     cannot get a slot downstream blocks its queue (FIFO). Moved packets go to
     ``out_link`` (the link used), and then to delivered records, arrival rows
-    (``out_arr``, still in their slot) or wire rows for another rank
-    (``out_wire``, slot freed); the buffers they leave are credited back in
+    (still in their slot; from the front of ``out_mv``) or wire rows for
+    another rank (slot freed; from the back of ``out_mv``: a move is one or
+    the other, so they share one buffer); the buffers they leave are credited back in
     ``out_cl`` (local) / ``out_cr`` (global) / ``injret`` (injection buffers),
     for the next step.
     """
     nact = na[0]
     hw = H.shape[1]
+    back = out_mv.shape[0] - 1
     # 1. the links that may send this step
     nsrv = 0
     for i in range(nact):
@@ -332,27 +334,27 @@ def select(t, kind, k, sdc_port, caps, nbt, lo, hi, deg, ncls, use_cls, finite, 
                 if fifo:
                     P[s].key = t
                 r = cnt[C_LOCAL]
-                out_arr[r, A_SLOT] = s
-                out_arr[r, A_CUR] = nxtnode
-                out_arr[r, A_DST] = P[s].dst
-                out_arr[r, A_PID] = P[s].pid
-                out_arr[r, A_HOPS] = h
+                out_mv[r, A_SLOT] = s
+                out_mv[r, A_CUR] = nxtnode
+                out_mv[r, A_DST] = P[s].dst
+                out_mv[r, A_PID] = P[s].pid
+                out_mv[r, A_HOPS] = h
                 for x in range(hw):
-                    out_arr[r, A_WIDTH + x] = H[s, x]
+                    out_mv[r, A_WIDTH + x] = H[s, x]
                 cnt[C_LOCAL] = r + 1
             else:
-                r = cnt[C_REMOTE]
-                out_wire[r, W_PID] = P[s].pid
-                out_wire[r, W_SRC] = P[s].src
-                out_wire[r, W_DST] = P[s].dst
-                out_wire[r, W_CUR] = nxtnode
-                out_wire[r, W_INJ] = P[s].inj
-                out_wire[r, W_HOPS] = h
-                out_wire[r, W_UP] = P[s].up
-                out_wire[r, W_ADM] = P[s].adm
+                r = back - cnt[C_REMOTE]
+                out_mv[r, W_PID] = P[s].pid
+                out_mv[r, W_SRC] = P[s].src
+                out_mv[r, W_DST] = P[s].dst
+                out_mv[r, W_CUR] = nxtnode
+                out_mv[r, W_INJ] = P[s].inj
+                out_mv[r, W_HOPS] = h
+                out_mv[r, W_UP] = P[s].up
+                out_mv[r, W_ADM] = P[s].adm
                 for x in range(hw):
-                    out_wire[r, W_WIDTH + x] = H[s, x]
-                cnt[C_REMOTE] = r + 1
+                    out_mv[r, W_WIDTH + x] = H[s, x]
+                cnt[C_REMOTE] += 1
                 free[nfree[0]] = s
                 nfree[0] += 1
     # 3. drop the links that emptied (a link is in act[:na] iff it holds packets)

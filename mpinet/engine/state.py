@@ -38,8 +38,7 @@ class Outputs:
 
     link: np.ndarray
     deliv: np.ndarray
-    arr: np.ndarray
-    wire: np.ndarray
+    mv: np.ndarray  # local arrival rows from the front, wire rows from the back
     cl: np.ndarray
     cr: np.ndarray
     hop: np.ndarray
@@ -98,8 +97,7 @@ class LinkState:
             self._bufs = {
                 "link": np.empty(cap, np.int64),
                 "deliv": np.empty((cap, 7), np.int64),
-                "arr": np.empty((cap, kn.A_WIDTH + self.pool.hw), np.int64),
-                "wire": np.empty((cap, kn.W_WIDTH + self.pool.hw), np.int64),
+                "mv": np.empty((cap, max(kn.A_WIDTH, kn.W_WIDTH) + self.pool.hw), np.int64),
                 "cl": np.empty(cap, np.int64),
                 "cr": np.empty(cap, np.int64),
                 "hop": np.empty((cap if record_hops else 0, 5), np.int64),
