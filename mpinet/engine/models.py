@@ -43,7 +43,7 @@ class Model:
     capacity: dict[str, int] = field(default_factory=dict)
     buffer: int = 0  # slots per input port (and injection port); 0 = unbounded
     classes: str = "none"  # "none" | "hops" (structured buffer pool)
-    max_hops: int = 32  # with classes = "hops": classes 0..max_hops
+    max_hops: int = 32  # with classes = "hops": classes 0..max_hops (routes up to max_hops + 1)
 
     @property
     def name(self) -> str:
@@ -79,21 +79,27 @@ def parse_model(
     capacity : packets per link per step, by port class
     buffer : slots per input port; 0 or None = unbounded
     buffer_classes : ``"none"`` or ``"hops"`` (needs a finite ``buffer``)
-    max_hops : longest route the ``"hops"`` classes allow (default 32)
+    max_hops : highest buffer class with ``"hops"`` (default 32): a packet may take
+        ``max_hops + 1`` hops, the last one into its destination needing no buffer
     """
     s = str(text).strip().lower()
     caps = {}
     for cls, val in (capacity or {}).items():
         caps[str(cls)] = check_int(f"model capacity of port class {cls!r}", val, 1, 1 << 20)
-    buf = 0
-    if buffer is not None:
-        buf = check_int("model buffer (slots per input port)", buffer, 0, 1 << 20)
+    try:  # check_int speaks of topologies; a model's errors are ModelErrors
+        buf = (
+            0
+            if buffer is None
+            else check_int("model buffer (slots per input port)", buffer, 0, 1 << 20)
+        )
+        hops = 32 if max_hops is None else check_int("model max_hops", max_hops, 1, 1024)
+    except MpinetError as exc:
+        raise ModelError(str(exc)) from None
     classes = "none" if buffer_classes is None else str(buffer_classes)
     if classes not in BUFFER_CLASSES:
         raise ModelError(f"model buffer_classes must be 'none' or 'hops'; got {buffer_classes!r}")
     if classes == "hops" and buf == 0:
         raise ModelError("model buffer_classes = 'hops' needs a finite model buffer (>= 1)")
-    hops = 32 if max_hops is None else check_int("model max_hops", max_hops, 1, 1024)
     extra = {"buffer": buf, "classes": classes, "max_hops": hops}
     if s in ("all-port", "sdc"):
         return Model(s, 0, caps, **extra)
