@@ -12,9 +12,10 @@ whose port and header are the same for ``u`` near 0 and near 1 has one
 choice; one that differs is followed for one ``u`` in every interval between
 the fractions ``i / c``, ``c <= choices`` (a Farey sequence; the values of
 ``u`` are those of packet ids searched for, since the routers draw ``u`` from
-the counter-based :mod:`mpinet.rng` keyed by packet id and hop). That is the
-union over every choice the router can make among up to ``choices``
-candidates, whichever packet makes it.
+the counter-based :mod:`mpinet.rng` keyed by packet id and hop), found by
+bisection: a range of intervals whose two ends choose alike is one choice.
+That is the union over every choice the router can make among up to
+``choices`` candidates, whichever packet makes it.
 """
 
 from __future__ import annotations
@@ -124,6 +125,38 @@ class RouteFollower:
             )
         return ports, np.asarray(new, dtype=np.int64).reshape(m, -1)
 
+    def _bisect(self, cur, dst, hdr, h, pids, rnd, p_lo, n_lo, p_hi, n_hi):
+        """The choices of random states ``rnd`` strictly between the first and last ``u``.
+
+        Intervals ``[a, b]`` of break indices whose ends choose differently are
+        halved (the choice is monotone in ``u``, so equal ends mean one choice
+        between them): a few batched router calls instead of one per interval.
+        Returns the (state index, port, header) of every choice evaluated.
+        """
+        st = rnd
+        a = np.zeros(st.size, dtype=np.int64)
+        b = np.full(st.size, pids.size - 1, dtype=np.int64)
+        pa, na, pb, nb_ = p_lo[st], n_lo[st], p_hi[st], n_hi[st]
+        out_i, out_p, out_n = [], [], []
+        while st.size:
+            go = (b - a > 1) & ((pa != pb) | (na != nb_).any(axis=1))
+            st, a, b, pa, na, pb, nb_ = (x[go] for x in (st, a, b, pa, na, pb, nb_))
+            if not st.size:
+                break
+            m = (a + b) // 2
+            pm, nm = self._hop(cur[st], dst[st], hdr[st], h, pids[m])
+            out_i.append(st)
+            out_p.append(pm)
+            out_n.append(nm)
+            # left halves [a, m] then right halves [m, b]
+            st, a, b = np.r_[st, st], np.r_[a, m], np.r_[m, b]
+            pa, pb = np.r_[pa, pm], np.r_[pm, pb]
+            na, nb_ = np.concatenate([na, nm]), np.concatenate([nm, nb_])
+        if not out_i:
+            w = hdr.shape[1]
+            return np.empty(0, np.int64), np.empty(0, np.int64), np.empty((0, w), np.int64)
+        return np.concatenate(out_i), np.concatenate(out_p), np.concatenate(out_n)
+
     def follow(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """Encoded hop keys of the routes ``src[i] -> dst[i]`` (distinct pairs)."""
         cur, dst = src.astype(np.int64), dst.astype(np.int64)
@@ -144,14 +177,12 @@ class RouteFollower:
             p_hi, n_hi = self._hop(cur, dst, hdr, h, pids[-1])
             rnd = np.flatnonzero((ports != p_hi) | (new != n_hi).any(axis=1))
             idx = np.arange(cur.size)
-            if rnd.size:  # follow one u in every interval between the breaks
+            if rnd.size:
                 self.random = True
-                mid = pids[1:-1]
-                rep = np.tile(rnd, mid.size)
-                pm, nm = self._hop(cur[rep], dst[rep], hdr[rep], h, np.repeat(mid, rnd.size))
-                idx = np.concatenate([idx, rnd, rep])
-                ports = np.concatenate([ports, p_hi[rnd], pm])
-                new = np.concatenate([new, n_hi[rnd], nm])
+                more = self._bisect(cur, dst, hdr, h, pids, rnd, ports, new, p_hi, n_hi)
+                idx = np.concatenate([idx, rnd, more[0]])
+                ports = np.concatenate([ports, p_hi[rnd], more[1]])
+                new = np.concatenate([new, n_hi[rnd], more[2]])
             x = cur[idx]
             keys.append(cg.distinct(self.encode(x, inp[idx], ports, h if self.with_hops else 0)))
             nxt = self.nb[x, ports]
