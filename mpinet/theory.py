@@ -103,8 +103,17 @@ def fccn_diameter(m: int) -> int:
 
 
 def ccc_diameter(n: int) -> int:
-    """CCC diameter 2n + floor(n/2) - 2 for n >= 4, 6 for n = 3 (paper 001 section 6)."""
-    return 6 if n == 3 else 2 * n + n // 2 - 2
+    """Exact CCC diameter: 2n + floor(n/2) - 2 for n >= 4, and 6 for n = 3 (both by BFS)."""
+    return 6 if n == 3 else ccc_diameter_paper(n)
+
+
+def ccc_diameter_paper(n: int) -> int:
+    """Paper 001 sec. 6's CCC diameter 2n + floor(n/2) - 2, as printed, for every n.
+
+    It holds for n >= 4; for n = 3 it gives 5 where the exact diameter is 6
+    (docs/errata.md, E4b), so ``mpinet info ccc:3`` flags it.
+    """
+    return 2 * n + n // 2 - 2
 
 
 def closed_forms(family: str, params: tuple[int, ...]) -> list[ClosedForm]:
@@ -165,6 +174,9 @@ def closed_forms(family: str, params: tuple[int, ...]) -> list[ClosedForm]:
     elif family == "ccc":
         (n,) = params
         out.append(
-            ClosedForm("diameter", ccc_diameter(n), "exact", "paper 001 sec. 6: 2n+floor(n/2)-2")
+            # the formula as printed (no n >= 4 condition in the paper): wrong for n = 3
+            ClosedForm(
+                "diameter", ccc_diameter_paper(n), "exact", "paper 001 sec. 6: 2n+floor(n/2)-2"
+            )
         )
     return out

@@ -120,7 +120,9 @@ def test_max_steps_exit_code_1(capsys):
     code = main(["run", "--topology", "scc:5", "--packets", "2", "--max-steps", "3", "--quiet"])
     assert code == 1
     out = capsys.readouterr().out
-    assert "FAILED: nothing dropped" in out and "stuck: packet" in out
+    # in flight at max_steps: undelivered, not "dropped" (dropped means a fault dropped them)
+    assert "FAILED: every packet delivered" in out and "stuck: packet" in out
+    assert "still in flight" in out and "dropped" not in out.split("checks")[0]
 
 
 def test_deadlock_report_and_hop_classes(run_mpinet):

@@ -99,7 +99,9 @@ def test_symmetry_and_ports(m):
     missing = np.flatnonzero(nb[:, 3] < 0)
     assert missing.tolist() == t.ugns().tolist()
     assert t.labels(missing) == [f"({' '.join(str(v) * m)})" for v in range(8)]
-    assert not t.regular and not t.vertex_transitive and t.identity == 0
+    # the 1-FCCN is the 3-cube (no node has 'inter'): 3-regular and vertex-transitive
+    assert t.regular == t.vertex_transitive == (m == 1) and t.identity == 0
+    assert t.describe()["degree"] == (3 if m == 1 else 4)
 
 
 def test_large_m_symmetry_on_samples():

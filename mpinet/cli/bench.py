@@ -81,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
                     (["workload", "packets"], packets),
                     (["trace", "level"], args.trace),
                 ]
-                plans.append(plan(load_job(None, sets)))
+                # a trace path from the start: a trace level without one is refused
+                out = os.path.join(tmpdir, "bench.h5") if args.trace != "none" else None
+                plans.append(plan(load_job(None, sets), out=out, ranks=comm.Get_size()))
         return plans
 
     plans = agree(comm, make_plans)

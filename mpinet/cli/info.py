@@ -53,9 +53,18 @@ def run(args: argparse.Namespace) -> int:
 
     comm = get_comm()
 
+    from mpinet.jobs import resources
+
+    here = resources.ranks_on_this_machine(comm)  # collective: before anything can fail
+
     def plan() -> tuple:
+        from mpinet.jobs import plans
+
         topo = from_spec(args.spec)
         src = None if args.source is None else topo.parse_label(args.source)
+        # memory (MemAvailable or MPINET_MEMORY_LIMIT) and a lower bound of the work first:
+        # refused in seconds, before the orbits or any table exist
+        plans.plan_info(topo, comm.Get_size(), src, here)
         plan_info(topo, comm.Get_size(), src)
         return topo, src
 

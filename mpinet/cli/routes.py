@@ -70,15 +70,20 @@ def _options(items: list[str]) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from mpinet.engine.routes import engine_lengths, parse_pairs, route_report
+    from mpinet.jobs import plans, resources
     from mpinet.routing import make_router
     from mpinet.topology import from_spec
 
     comm = get_comm()
+    here = resources.ranks_on_this_machine(comm)  # collective: before anything can fail
 
     def plan():
         topo = from_spec(args.spec)
+        resources.check_ids(topo, comm.Get_size())
         router = make_router(args.router, topo, **_options(args.option))
-        parse_pairs(args.pairs, topo)
+        kind, total = parse_pairs(args.pairs, topo)
+        # the pair cap and the memory (tables, BFS, engine) before any pair is routed
+        plans.plan_routes(topo, router, kind, total, comm.Get_size(), here, engine=args.engine)
         return topo, router
 
     topo, router = agree(comm, plan)

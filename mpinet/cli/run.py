@@ -131,8 +131,10 @@ class Progress:
 def run(args: argparse.Namespace) -> int:
     from mpinet.jobs import load_job, parse_set
     from mpinet.jobs.execute import execute, plan
+    from mpinet.jobs.resources import ranks_on_this_machine
 
     comm = get_comm()
+    here = ranks_on_this_machine(comm)  # collective: before anything can fail
 
     def make_plan():
         sets = [parse_set(s) for s in args.set]
@@ -141,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             if value is not None:
                 sets.append((key.split("."), value))
         job = load_job(args.job, sets)
-        return plan(job, out=args.out, force=args.force)
+        return plan(job, out=args.out, force=args.force, ranks=comm.Get_size(), ranks_here=here)
 
     p = agree(comm, make_plan)
     rank0 = comm.Get_rank() == 0

@@ -36,6 +36,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--only", metavar="TEXT", help="checks whose topology or collective contain TEXT"
     )
+    p.add_argument(
+        "--list", action="store_true", help="list the checks (with --full: all) without running"
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per check")
     p.set_defaults(func=run)
 
@@ -43,18 +46,34 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpinet.engine.collective import run_collective
     from mpinet.engine.models import parse_model
+    from mpinet.errors import JobError
+    from mpinet.jobs import plans, resources
     from mpinet.workloads.checks import all_checks, topology_of, verdict
 
     comm = get_comm()
+    here = resources.ranks_on_this_machine(comm)  # collective: before anything can fail
 
     def plan():
         checks = [c for c in all_checks() if args.full or c.quick]
         if args.only:
             checks = [c for c in checks if args.only in c.topology or args.only in c.collective]
+            if not checks:
+                scope = "" if args.full else " of the quick catalogue (--full has more)"
+                raise JobError(
+                    f"--only {args.only!r} matches no check{scope}; `mpinet verify --list "
+                    "--full` lists every topology and collective"
+                )
+        if not args.list:  # every check's memory on this machine, before the first runs
+            plans.plan_verify(checks, comm.Get_size(), here)
         return checks
 
     checks = agree(comm, plan)
     rank0 = comm.Get_rank() == 0
+    if args.list:
+        if rank0:
+            for c in checks:
+                print(f"{c.topology:<16} {c.collective:<34} {c.model}")
+        return 0
     failed = 0
     if rank0 and not args.json:
         print(

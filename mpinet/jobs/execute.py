@@ -23,6 +23,8 @@ from mpinet.engine.models import Model, parse_model
 from mpinet.engine.report import gather_hops, gather_packets, summarize
 from mpinet.errors import MpinetError
 from mpinet.jobs.collectives import execute_collective
+from mpinet.jobs.resources import plan_run
+from mpinet.jobs.settings import check_settings
 from mpinet.jobs.spec import Job, JobError
 from mpinet.routing import exact_distance, make_router
 from mpinet.routing.base import Router
@@ -49,17 +51,35 @@ class Plan:
     workload: WorkloadKind  # built: its traffic (unicast engine) or program (collective)
     trace_path: str | None
     force: bool
+    estimate: Any = None  # the plan's resources.Estimate (memory per rank, work)
 
 
-def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
-    """Build topology, workload, router and model; check the trace path."""
+def plan(
+    job: Job,
+    *,
+    out: str | None = None,
+    force: bool = False,
+    ranks: int = 1,
+    ranks_here: int | None = None,
+) -> Plan:
+    """Build topology, workload, router and model; check the trace path.
+
+    Before anything sizeable is built, the job's settings are checked
+    (:func:`~mpinet.jobs.settings.check_settings`) and its memory on ``ranks``
+    ranks, ``ranks_here`` of them on this machine, is estimated and checked
+    (:func:`~mpinet.jobs.resources.plan_run`); once the router exists, again with
+    its header and tables.
+    """
     topo = from_spec(job.topology)
+    check_settings(job, out)
+    wants = out if out is not None else job.trace["path"]
+    wants = None if job.trace["level"] == "none" else wants
+    plan_run(job, topo, ranks, ranks_here, trace_path=wants)
     # the workload's checks that need only the topology first, then the router's and the
     # model's, then the workload's build, which needs both
     workload = make_workload(job.workload["kind"], job.workload, topo=topo, seed=job.seed)
+    # no default tie: a router without that option refuses it instead of ignoring it
     opts = {k: v for k, v in job.router.items() if k != "name" and v is not None}
-    if job.router["name"] != "shortest":
-        opts.pop("tie", None)
     router = make_router(job.router["name"], topo, **opts)
     model = parse_model(
         job.model["kind"],
@@ -69,6 +89,7 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
         max_hops=job.model["max_hops"],
     )
     model.port_capacities(topo)  # validates capacity classes
+    est = plan_run(job, topo, ranks, ranks_here, trace_path=wants, router=router)
     workload.build(model, router)
     if job.model["order"] not in ("fifo", "oldest-first"):
         raise JobError(f"model.order must be fifo or oldest-first, got {job.model['order']!r}")
@@ -79,7 +100,7 @@ def plan(job: Job, *, out: str | None = None, force: bool = False) -> Plan:
         raise JobError(f"trace file {path} exists; pass --force to replace it")
     if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
         raise JobError(f"trace file {path}: directory {os.path.dirname(path)} does not exist")
-    return Plan(job, topo, workload.router, model, workload, path, force)
+    return Plan(job, topo, workload.router, model, workload, path, force, estimate=est)
 
 
 def _distance_fn(p: Plan):

@@ -32,7 +32,7 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
 
     [router]                # or: router = "shortest"
     name = "shortest"
-    tie = "first"           # shortest: first | random among the shortest ports
+    tie = "first"           # shortest only: first (default) | random among the shortest ports
 
     [model]                 # or: model = "one-port"
     kind = "all-port"       # all-port | one-port | k-port:K | sdc
@@ -46,7 +46,10 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
     level = "summary"       # none | summary | hops
     path = "run.h5"         # where to write it (or --out); no path = no file
 
-Unknown keys are errors that name the key and list the valid ones.
+Unknown keys are errors that name the key and list the valid ones; so are
+numbers out of range (:data:`BOUNDS`) and, once the job is planned
+(:mod:`mpinet.jobs.execute`), keys that the chosen workload, router or trace
+level would ignore.
 """
 
 from __future__ import annotations
@@ -70,8 +73,8 @@ SCHEMA: dict[str, Any] = {
         "kind": ((str,), "uniform", "traffic pattern, or broadcast | mnb | te | emulate-star"),
         "packets": ((int,), 1, "packets per node (injection once)"),
         "injection": ((str,), "once", "once | bernoulli"),
-        "rate": ((float, int), 0.0, "bernoulli injection probability per node per step"),
-        "steps": ((int,), 0, "bernoulli injection steps"),
+        "rate": ((float, int), None, "bernoulli injection probability per node per step"),
+        "steps": ((int,), None, "bernoulli injection steps"),
         "target": ((str, int), None, "hotspot target label"),
         "locality": ((float, int, list), None, "FCCN locality p_k"),
         "algorithm": (
@@ -86,7 +89,8 @@ SCHEMA: dict[str, Any] = {
     },
     "router": {
         "name": ((str,), "shortest", "router name"),
-        "tie": ((str,), "first", "shortest router: first | random"),
+        # None: the router's own default; a router without a tie option refuses a tie
+        "tie": ((str,), None, "shortest router: first | random"),
     },
     "model": {
         "kind": ((str,), "all-port", "all-port | one-port | k-port:K | sdc"),
@@ -103,6 +107,19 @@ SCHEMA: dict[str, Any] = {
 }
 SHORTHAND = {"workload": "kind", "router": "name", "model": "kind"}
 
+#: inclusive bounds of the integer keys (None: unbounded); node ids, steps and hop
+#: counts are int32 in the engine's packet records, packet ids and seeds int64
+BOUNDS: dict[str, tuple[int, int | None]] = {
+    "seed": (0, 2**63 - 1),
+    "max_steps": (1, 2**31 - 2),
+    "workload.packets": (1, 1 << 20),
+    "workload.steps": (1, 1 << 30),
+    "workload.messages": (1, 1 << 20),
+    "workload.interval": (1, 2**31 - 2),
+    "model.buffer": (0, 1 << 20),
+    "model.max_hops": (1, 1024),
+}
+
 
 @dataclass
 class Job:
@@ -116,6 +133,8 @@ class Job:
     model: dict
     trace: dict
     source: str = "<flags>"
+    #: the keys the job file or the flags set (``"workload.rate"``), defaults excluded
+    given: frozenset[str] = frozenset()
 
     def as_dict(self) -> dict:
         return {
@@ -136,9 +155,25 @@ def _check(where: str, value: Any, types: tuple) -> Any:
     return value
 
 
+def _check_bounds(source: str, out: dict[str, Any]) -> None:
+    """Integers within :data:`BOUNDS`, and ``workload.rate`` in (0, 1] when given."""
+    for key, (lo, hi) in BOUNDS.items():
+        sec, _, k = key.rpartition(".")
+        value = out[sec][k] if sec else out[key]
+        if value is None:
+            continue
+        if value < lo or (hi is not None and value > hi):
+            rng = f">= {lo}" if hi is None else f"in [{lo}, {hi:,}]"
+            raise JobError(f"{source}: {key} must be {rng}, got {value}")
+    rate = out["workload"]["rate"]
+    if rate is not None and not 0.0 < float(rate) <= 1.0:
+        raise JobError(f"{source}: workload.rate must be in (0, 1] (a probability), got {rate}")
+
+
 def validate(raw: dict, source: str = "<flags>") -> Job:
     """Fill defaults and check every key of a raw job dict."""
     out: dict[str, Any] = {}
+    given: set[str] = set()
     for key in raw:
         if key not in SCHEMA:
             raise JobError(f"{source}: unknown key {key!r}; valid keys: {', '.join(SCHEMA)}")
@@ -157,6 +192,7 @@ def validate(raw: dict, source: str = "<flags>") -> Job:
                     raise JobError(
                         f"{source}: unknown key {key}.{k!r}; valid keys in [{key}]: {valid}"
                     )
+            given.update(f"{key}.{k}" for k in value)
             for k, (types, default, _) in spec.items():
                 sec[k] = (
                     _check(f"{source}: {key}.{k}", value[k], types)
@@ -170,12 +206,13 @@ def validate(raw: dict, source: str = "<flags>") -> Job:
                 if default is REQUIRED:
                     raise JobError(f'{source}: the key {key!r} is required (e.g. {key} = "scc:5")')
                 value = default
+            else:
+                given.add(key)
             out[key] = _check(f"{source}: {key}", value, types)
-    if out["max_steps"] < 1:
-        raise JobError(f"{source}: max_steps must be >= 1, got {out['max_steps']}")
+    _check_bounds(source, out)
     if out["trace"]["level"] not in ("none", "summary", "hops"):
         raise JobError(f"{source}: trace.level must be none, summary or hops")
-    return Job(**out, source=source)
+    return Job(**out, source=source, given=frozenset(given))
 
 
 def parse_set(item: str) -> tuple[list[str], Any]:
@@ -212,12 +249,37 @@ def load_job(path: str | None, sets: list[tuple[list[str], Any]] = ()) -> Job:
     source = "<flags>"
     if path is not None:
         source = str(path)
-        try:
-            raw = tomllib.loads(Path(path).read_text())
-        except FileNotFoundError:
-            raise JobError(f"job file {path} does not exist") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise JobError(f"job file {path} is not valid TOML: {exc}") from None
+        raw = _parse_toml(path, read_job_text(path))
     for keys, value in sets:
         merge(raw, keys, value)
     return validate(raw, source)
+
+
+def read_job_text(path: str | Path) -> str:
+    """The text of a job file, or a :class:`JobError` saying in one line why not."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise JobError(f"job file {path} does not exist") from None
+    except IsADirectoryError:
+        raise JobError(f"job file {path} is a directory; give a .toml file (e.g. jobs/)") from None
+    except OSError as exc:  # permission, I/O error, a FIFO gone away...
+        raise JobError(f"job file {path} cannot be read: {exc.strerror or exc}") from None
+    if b"\0" in data:
+        raise JobError(f"job file {path} is binary, not a TOML text file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JobError(
+            f"job file {path} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); TOML files are UTF-8"
+        ) from None
+
+
+def _parse_toml(path: str | Path, text: str) -> dict:
+    """Parse a job file's text; a TOML syntax error becomes a one-line :class:`JobError`."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise JobError(f"job file {path} is not valid TOML: {exc}") from None

@@ -130,6 +130,9 @@ class FCCN(Topology):
 
     family = "fccn"
     spec_form = "fccn:M"
+    #: automorphisms :meth:`source_orbits` uses (3-cube automorphisms on every digit): at
+    #: least N / 48 orbits, which bounds the all-sources BFS's work before computing them
+    orbit_group_order = 48
 
     def __init__(self, m: int | str) -> None:
         self.m = check_int("M in fccn:M", m, 1, MAX_M)
@@ -138,9 +141,17 @@ class FCCN(Topology):
         self.ports = ("cube0", "cube1", "cube2", "inter")
         self.port_classes = ("cube", "cube", "cube", "intercubic")
         self.reverse_port = (0, 1, 2, 3)
-        self.regular = False
-        self.vertex_transitive = False
+        # the 1-FCCN is the 3-cube: every node is a UGN, no node has the 'inter' port, so
+        # it is 3-regular and vertex-transitive; from m = 2 on only the eight UGNs lack it
+        self.regular = self.m == 1
+        self.vertex_transitive = self.m == 1
         self.identity = 0
+
+    def describe(self) -> dict:
+        """:meth:`Topology.describe`, with the degree of the nodes (3 for the 3-cube)."""
+        out = super().describe()
+        out["degree"] = 3 if self.m == 1 else 4
+        return out
 
     def ugns(self) -> np.ndarray:
         """Ids of the eight unconnected gateway nodes ``(v^m)``."""

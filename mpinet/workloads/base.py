@@ -11,6 +11,7 @@ one class plus one line in the registry's table. See docs/architecture.md,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,6 +23,26 @@ from mpinet.topology.base import Topology
 UNICAST = "unicast"  # packets move, one row each: mpinet.engine.core.Engine
 COLLECTIVE = "collective"  # messages are copied: mpinet.engine.collective.run_collective
 ENGINES = (UNICAST, COLLECTIVE)
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What a workload puts in the engine, known from the job alone (nothing built).
+
+    Counts are for the whole network; :mod:`mpinet.jobs.resources` turns them
+    into bytes per rank before anything is allocated.
+    """
+
+    #: packets injected over the run (each leaves a record at the end)
+    packets: int = 0
+    #: most packets in the engine at once
+    in_flight: int = 0
+    #: most packets injected in one step (the routing temporaries of that step)
+    per_step: int = 0
+    #: every packet is delivered at one node, so one rank holds all the records
+    concentrated: bool = False
+    #: collective engine: messages each node may hold (a (node, message) table)
+    messages: int = 0
 
 
 class WorkloadKind:
@@ -57,6 +78,23 @@ class WorkloadKind:
         self.router: Router | None = None
         self.traffic: Any = None
         self.program: Any = None
+
+    @classmethod
+    def footprint(cls, workload: dict, topo: Topology) -> Footprint | None:
+        """Packets or messages of this kind on ``topo``, before anything is built.
+
+        None (the default) means unknown: only the engine's own state is estimated.
+        """
+        return None
+
+    @classmethod
+    def unused_keys(cls, kind: str, workload: dict) -> dict[str, str]:
+        """Keys of ``[workload]`` this kind would ignore as configured, each with the reason.
+
+        A job that sets one of them is refused rather than silently ignored
+        (:func:`mpinet.jobs.execute.plan`). Default: none.
+        """
+        return {}
 
     def build(self, model: Model, router: Router) -> None:
         """Build the run's router, traffic or program; ``router`` is the job's ``[router]``.

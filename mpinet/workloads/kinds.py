@@ -19,13 +19,26 @@ from mpinet.routing.base import Router
 from mpinet.topology.base import Topology
 from mpinet.workloads import baseline_broadcast as bb
 from mpinet.workloads import scc_broadcast as sb
-from mpinet.workloads.base import COLLECTIVE, WorkloadKind
+from mpinet.workloads.base import COLLECTIVE, Footprint, WorkloadKind
 from mpinet.workloads.broadcast import FloodingBroadcast, TreeBroadcast
 from mpinet.workloads.emulate_star import MODE_MODEL, EmulateStar, packet_checks
 from mpinet.workloads.mnb_routed import RoutedMNB
 from mpinet.workloads.mnb_te import TreeMNB
-from mpinet.workloads.te import build_te, te_lower_bound
+from mpinet.workloads.te import build_te, default_algorithm, te_lower_bound
 from mpinet.workloads.unicast import PATTERNS, Unicast
+
+#: keys of [workload] read only by the collectives / emulation, and only by unicast patterns
+_COLLECTIVE_KEYS = ("algorithm", "emulation", "messages", "interval", "source")
+_UNICAST_KEYS = ("packets", "injection", "rate", "steps", "target", "locality")
+
+
+def _others(kind: str, keep: tuple[str, ...]) -> dict[str, str]:
+    """Every [workload] key except ``kind`` and ``keep``, as unused by ``kind``."""
+    return {
+        k: f"workload.kind = {kind!r} does not read it"
+        for k in _COLLECTIVE_KEYS + _UNICAST_KEYS
+        if k not in keep
+    }
 
 
 class UnicastKind(WorkloadKind):
@@ -42,18 +55,62 @@ class UnicastKind(WorkloadKind):
             kind,
             packets=w["packets"],
             injection=w["injection"],
-            rate=float(w["rate"]),
-            steps=w["steps"],
+            rate=float(w["rate"] or 0.0),
+            steps=w["steps"] or 0,
             seed=self.seed,
             target=target,
             locality=w["locality"],
         )
+
+    @classmethod
+    def footprint(cls, workload: dict, topo: Topology) -> Footprint:
+        """``packets`` per node at step 0, or ``rate * steps`` per node (bernoulli)."""
+        n = topo.num_nodes
+        if workload["injection"] == "bernoulli":
+            steps, rate = workload["steps"] or 0, float(workload["rate"] or 0.0)
+            total = int(n * steps * rate) + n  # the expected count, with room for chance
+            step = int(n * rate) + 1
+        else:
+            total = step = n * int(workload["packets"] or 1)
+        to_one = workload["kind"] in ("hotspot", "all-to-identity")
+        return Footprint(packets=total, in_flight=total, per_step=step, concentrated=to_one)
+
+    @classmethod
+    def unused_keys(cls, kind: str, workload: dict) -> dict[str, str]:
+        out = _others(kind, _UNICAST_KEYS)
+        if workload["injection"] == "bernoulli":
+            out["packets"] = "injection = 'bernoulli' injects by rate and steps"
+        else:
+            why = "applies to injection = 'bernoulli' only; injection = 'once' injects packets"
+            out.update(rate=why, steps=why)
+        if kind != "hotspot":
+            out["target"] = "applies to workload.kind = 'hotspot' only"
+        if kind != "locality":
+            out["locality"] = "applies to workload.kind = 'locality' only"
+        return out
 
 
 class TotalExchangeKind(WorkloadKind):
     """Total exchange (:mod:`mpinet.workloads.te`): ``schedule`` brings its own router."""
 
     names = ("te",)
+
+    @classmethod
+    def footprint(cls, workload: dict, topo: Topology) -> Footprint:
+        """N (N - 1) packets; ``routed`` injects them all at step 0, the schedule lazily."""
+        n = topo.num_nodes
+        total = n * (n - 1)
+        if (workload["algorithm"] or default_algorithm(topo)) == "schedule":
+            # each offset is injected the step before its first hop: the pool holds the
+            # offsets under way, a few per port (docs/architecture.md, "Total exchange")
+            return Footprint(
+                packets=total, in_flight=min(total, 4 * n * topo.degree), per_step=n * topo.degree
+            )
+        return Footprint(packets=total, in_flight=total, per_step=total)
+
+    @classmethod
+    def unused_keys(cls, kind: str, workload: dict) -> dict[str, str]:
+        return _others(kind, ("algorithm",))
 
     def build(self, model: Model, router: Router) -> None:
         self.model = model
@@ -72,6 +129,19 @@ class EmulateStarKind(WorkloadKind):
     """A star algorithm on a macro-star (:mod:`mpinet.workloads.emulate_star`)."""
 
     names = ("emulate-star",)
+
+    @classmethod
+    def footprint(cls, workload: dict, topo: Topology) -> Footprint:
+        """One packet per star transmission: N (N - 1) for mnb, N - 1 for a broadcast,
+        N per star dimension otherwise; injected when their star step begins."""
+        n, k = topo.num_nodes, topo.degree
+        algo = workload["algorithm"] or "all-dims"
+        total = {"mnb": n * n, "broadcast": n}.get(algo, n * k)
+        return Footprint(packets=total, in_flight=min(total, n * k), per_step=min(total, n * k))
+
+    @classmethod
+    def unused_keys(cls, kind: str, workload: dict) -> dict[str, str]:
+        return _others(kind, ("algorithm", "emulation"))
 
     def build(self, model: Model, router: Router) -> None:
         w = self.workload
@@ -133,6 +203,17 @@ class BroadcastKind(WorkloadKind):
     names = ("broadcast",)
     engine = COLLECTIVE
 
+    @classmethod
+    def footprint(cls, workload: dict, topo: Topology) -> Footprint:
+        return Footprint(messages=int(workload["messages"] or 1))
+
+    @classmethod
+    def unused_keys(cls, kind: str, workload: dict) -> dict[str, str]:
+        out = _others(kind, ("algorithm", "messages", "interval", "source"))
+        if workload["algorithm"] not in ("scc-one-port", "scc-multi-port"):
+            out["interval"] = "applies to algorithm = 'scc-one-port' or 'scc-multi-port' only"
+        return out
+
     def build(self, model: Model, router: Router) -> None:
         super().build(model, router)
         w, topo = self.workload, self.topo
@@ -173,6 +254,14 @@ class MNBKind(WorkloadKind):
 
     names = ("mnb",)
     engine = COLLECTIVE
+
+    @classmethod
+    def footprint(cls, workload: dict, topo: Topology) -> Footprint:
+        return Footprint(messages=topo.num_nodes)  # every node's message, at every node
+
+    @classmethod
+    def unused_keys(cls, kind: str, workload: dict) -> dict[str, str]:
+        return _others(kind, ("algorithm",))
 
     def build(self, model: Model, router: Router) -> None:
         super().build(model, router)

@@ -70,8 +70,12 @@ class Unicast:
         patterns.check(topo, pattern)
         n = topo.num_nodes
         self.packets = check_int("workload packets", packets, 1, 1 << 20)
-        if pattern == "all-to-identity":
-            self.packets = 1
+        if pattern == "all-to-identity" and self.packets != 1:
+            # it used to send one anyway while the summary said "8 per node"
+            raise WorkloadError(
+                f"workload.packets = {self.packets}: all-to-identity sends exactly one packet "
+                "from every node to the identity; use workload.kind = 'hotspot' for more"
+            )
         if injection not in ("once", "bernoulli"):
             raise WorkloadError(
                 f"workload injection must be 'once' or 'bernoulli'; got {injection!r}"

@@ -1,0 +1,449 @@
+"""Plan before work: what a command will need, estimated and checked before anything is allocated.
+
+Every command (``run`` here, ``info``, ``routes`` and ``verify`` in
+:mod:`mpinet.jobs.plans`) makes an :class:`Estimate` of its peak memory per rank
+(and of its work) from the job, the topology's size and the router's tables
+alone, and :func:`check` refuses with one line, naming the estimate and a way
+out, when the ranks on this machine would not fit in its available memory. The
+check runs inside the CLI's plan phase, so every rank agrees on the refusal before
+any collective work starts.
+
+Memory of a unicast run, per rank (``B = ceil(N / R)`` nodes, ``L = B * degree``
+links, ``c`` buffer classes, ``h`` router header words):
+
+* neighbour table ``L * 4`` (int32 ids; 8 bytes from 2**31 nodes);
+* link queues ``L * (24 + c * 8)`` (plus credits with finite buffers), link
+  statistics ``L * 18``;
+* packet pool: twice the packets in flight (the pool doubles) times a 64-byte
+  record + ``8 h`` + 8; step buffers (a row per possible move) and the routing
+  temporaries of the largest injection;
+* packet records: :data:`RECORD_BYTES` per packet injected (the delivered rows,
+  their concatenation, the end-of-run exchange and sort);
+* router tables (``router.table_bytes``; the ``shortest`` router's tables for
+  exact stretch), trace rows, and :data:`BASE_BYTES` of interpreter, numpy,
+  numba kernels and MPI.
+
+The available memory is ``MemAvailable`` of ``/proc/meminfo``, or
+``MPINET_MEMORY_LIMIT`` (e.g. ``512M``, ``2G``) when that is set and smaller.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpinet.errors import MpinetError, ResourceError
+from mpinet.topology.base import Topology
+
+#: environment variable that caps the memory mpinet believes it has (tests, shared nodes)
+MEMORY_ENV = "MPINET_MEMORY_LIMIT"
+#: one rank's interpreter, numpy, numba kernels and MPI (about 100 MiB measured)
+BASE_BYTES = 112 << 20
+#: bytes per packet for its records: the delivered row (7 int64), its concatenation, the
+#: end-of-run exchange to the id owner and the sort there, and the injected id (x5)
+RECORD_BYTES = 5 * 56 + 8 + 5 * 8
+#: bytes per hop row of trace level "hops" (5 int64, concatenated, exchanged and sorted)
+HOP_ROW_BYTES = 4 * 40 + 8
+#: ids must stay below this (int64 arithmetic such as ``rank * N`` must not overflow)
+MAX_ID = 2**62
+#: packet-hops per rank above which the plan says the run will be long (never refused)
+LONG_WORK = 5e9
+
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def parse_bytes(text: str) -> int:
+    """``"512M"``, ``"2G"``, ``"1.5GiB"``, ``"1000000"`` -> bytes.
+
+    Raises
+    ------
+    ResourceError
+        Not a size.
+    """
+    m = re.fullmatch(r"\s*([0-9.]+(?:[eE][0-9]+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", str(text))
+    if not m:
+        raise ResourceError(f"{MEMORY_ENV} must be a size such as 512M or 2G, got {text!r}")
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+def available_memory() -> int:
+    """Bytes this machine can give (MemAvailable), capped by ``MPINET_MEMORY_LIMIT``."""
+    return _available()[0]
+
+
+def _available() -> tuple[int, str]:
+    """Available bytes and where the figure comes from."""
+    have = None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    have = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    if have is None:
+        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    limit = os.environ.get(MEMORY_ENV)
+    if limit and parse_bytes(limit) < have:
+        return parse_bytes(limit), MEMORY_ENV
+    return have, "MemAvailable"
+
+
+def ranks_on_this_machine(comm: Any) -> int:
+    """Ranks of ``comm`` sharing this rank's host (collective: call it on every rank)."""
+    host = socket.gethostname()
+    return sum(h == host for h in comm.allgather(host))
+
+
+def size_text(nbytes: float) -> str:
+    """``1.5 GiB``, ``300.0 MiB`` or ``512 bytes``."""
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:,.1f} {unit}"
+    return f"{int(nbytes):,} bytes"
+
+
+@dataclass
+class Estimate:
+    """Peak memory of one rank (the largest) by part, and the work, of one command."""
+
+    what: str  # e.g. "run on scc:6 (4,320 nodes, degree 3)"
+    parts: dict[str, int] = field(default_factory=dict)
+    work: float = 0.0
+    work_unit: str = ""
+
+    @property
+    def bytes(self) -> int:
+        return int(sum(self.parts.values()))
+
+    def add(self, name: str, nbytes: float) -> None:
+        if nbytes > 0:
+            self.parts[name] = self.parts.get(name, 0) + int(nbytes)
+
+    def largest(self, k: int = 3) -> str:
+        """The ``k`` largest parts, e.g. ``packet records 3.2 GiB, packet pool 1.1 GiB``."""
+        top = sorted(self.parts.items(), key=lambda kv: -kv[1])[:k]
+        return ", ".join(f"{name} {size_text(b)}" for name, b in top)
+
+    def as_dict(self) -> dict:
+        return {
+            "bytes_per_rank": self.bytes,
+            "parts": dict(self.parts),
+            "work": self.work,
+            "work_unit": self.work_unit,
+        }
+
+
+def check(
+    estimate: Callable[[int], Estimate],
+    size: int,
+    ranks_here: int | None = None,
+    *,
+    smaller: str | Callable[[], str] = "a smaller network",
+    have: int | None = None,
+) -> Estimate:
+    """Refuse, with one line, an estimate the ranks on this machine cannot hold.
+
+    Parameters
+    ----------
+    estimate : callable
+        ``estimate(ranks)`` for the job on ``ranks`` ranks.
+    size, ranks_here : int
+        Ranks of the job, and those on this machine (default ``size``).
+    smaller : str or callable
+        The job-specific way out, e.g. ``"fewer packets (workload.packets <= 12 fits)"``,
+        or a function computing it (called only when refusing).
+    have : int, optional
+        Available bytes (default :func:`available_memory`).
+
+    Returns
+    -------
+    The estimate for ``size`` ranks, when it fits.
+
+    Raises
+    ------
+    ResourceError
+        ``<what> needs about X per rank (parts), Y for the R rank(s) on this machine,
+        but Z is available; way out: ...``
+    """
+    here = size if ranks_here is None else ranks_here
+    est = estimate(size)
+    have, origin = _available() if have is None else (have, "given")
+    need = est.bytes * here
+    if need <= have:
+        return est
+    ways = []
+    if est.bytes <= have:
+        ways.append(f"at most {have // est.bytes} rank(s) per machine (more machines)")
+    else:  # more ranks shrink the distributed parts; the first count that fits, if any
+        more = next((r for r in (size << i for i in range(1, 21)) if estimate(r).bytes <= have), 0)
+        if more:
+            per = have // estimate(more).bytes
+            ways.append(f"{more} or more ranks (at most {per} per machine)")
+    ways.append(smaller if isinstance(smaller, str) else smaller())
+    raise ResourceError(
+        f"{est.what} needs about {size_text(est.bytes)} per rank ({est.largest()}), "
+        f"{size_text(need)} for the {here} rank(s) on this machine, but {size_text(have)} "
+        f"is available ({origin}); way out: {', or '.join(ways)}"
+    )
+
+
+# -- sizes ------------------------------------------------------------------------------
+def check_ids(topo: Topology, size: int, count: int = 0, what: str = "packet ids") -> None:
+    """Refuse a network (or an id space) too large for int64 arithmetic.
+
+    The block partition computes ``rank * N`` and packet ids go up to ``N * packets``
+    (``N**2`` for a total exchange); both must stay below :data:`MAX_ID`.
+    """
+    n = topo.num_nodes
+    if n * max(size, 1) >= MAX_ID:
+        raise ResourceError(
+            f"{topo.spec} has {n:,} nodes, more than mpinet's int64 node ids allow on {size} "
+            f"rank(s) (N * ranks < 2**62); use a smaller network"
+        )
+    if count >= MAX_ID:
+        raise ResourceError(
+            f"{what} on {topo.spec} would number {count:,}, over 2**62 (int64 ids); "
+            "use fewer packets or a smaller network"
+        )
+
+
+def describe(topo: Topology) -> str:
+    return f"{topo.spec} ({topo.num_nodes:,} nodes, degree {topo.degree})"
+
+
+def node_bytes(num_nodes: int) -> int:
+    """Bytes of one node id in the engine's tables (int32 below 2**31 nodes)."""
+    return 4 if num_nodes < 2**31 else 8
+
+
+def mean_hops(topo: Topology) -> float:
+    """A guess of the mean route length, for the work estimate: half the papers'
+    diameter where there is one, else ``log N / log(degree - 1)``."""
+    from mpinet import theory
+
+    params = tuple(int(x) for x in re.findall(r"\d+", topo.spec.partition(":")[2]))
+    try:
+        forms = theory.closed_forms(topo.family, params)
+    except (ValueError, TypeError):
+        forms = []
+    avg = [cf.value for cf in forms if cf.quantity == "avg_distance"]
+    if avg:
+        return float(avg[0])
+    diam = [cf.value for cf in forms if cf.quantity == "diameter"]
+    if diam:
+        return max(1.0, float(diam[0]) / 2)
+    return max(1.0, math.log(max(topo.num_nodes, 2)) / math.log(max(topo.degree - 1, 2)))
+
+
+# -- engine state -----------------------------------------------------------------------
+def engine_state(est: Estimate, topo: Topology, size: int, model: dict) -> None:
+    """The unicast engine's per-rank tables: neighbours, link queues, statistics.
+
+    ``model`` is the job's ``[model]`` section (``buffer``, ``buffer_classes``,
+    ``max_hops``, ``kind``); sizes follow :mod:`mpinet.engine.state`.
+    """
+    b = -(-topo.num_nodes // size)
+    links = b * topo.degree
+    finite = (model.get("buffer") or 0) > 0
+    classes = (model.get("max_hops") or 32) + 1 if model.get("buffer_classes") == "hops" else 1
+    kport = str(model.get("kind", "")).partition(":")[0] in ("one-port", "k-port")
+    est.add("neighbour table", links * node_bytes(topo.num_nodes))
+    # lcount, act, srv, lcnt (int32), load (int64); queue ends (int32) and credits per class
+    per_link = 24 + 4 * kport + classes * (8 + 4 * finite)
+    est.add("link queues", links * per_link + b * (4 + 4 * kport + 28 * finite))
+    est.add("link statistics", links * 18)
+
+
+def packets_state(
+    est: Estimate,
+    topo: Topology,
+    size: int,
+    fp: Any,
+    header_width: int,
+    *,
+    record_hops: bool = False,
+    trace: bool = False,
+    capacity: int = 1,
+) -> None:
+    """Pool, step buffers, injection temporaries and records of a workload footprint."""
+    from mpinet.engine import kernels as kn
+    from mpinet.engine.pool import node_dtype, record_dtype
+
+    b = -(-topo.num_nodes // size)
+    flight = -(-fp.in_flight // size)
+    slot = record_dtype(node_dtype(topo.num_nodes)).itemsize + 8 * header_width + 8
+    est.add("packet pool", 2 * flight * slot)
+    moves = min(flight, b * topo.degree * capacity)  # a step moves at most one per link slot
+    # link, delivery row (7), one move row (arrival or wire) with its header, two credits
+    row = 8 * (1 + 7 + max(kn.A_WIDTH, kn.W_WIDTH) + header_width + 2) + 40 * record_hops
+    est.add("step buffers", 2 * moves * row)
+    est.add("injection", -(-fp.per_step // size) * (128 + 16 * header_width))
+    records = fp.packets if fp.concentrated and size > 1 else -(-fp.packets // size)
+    est.add("packet records", records * RECORD_BYTES)
+    if trace:
+        est.add("trace rows", records * 56)
+    if record_hops:
+        est.add("trace hop rows", records * mean_hops(topo) * HOP_ROW_BYTES)
+    est.work = fp.packets * mean_hops(topo) / size
+    est.work_unit = "packet-hops per rank"
+
+
+def collective_state(est: Estimate, topo: Topology, size: int, messages: int) -> None:
+    """The collective engine: an int64 neighbour table, (node, message) holdings."""
+    b = -(-topo.num_nodes // size)
+    est.add("neighbour table", 2 * b * topo.degree * 8)
+    # when (int32), port (int8), wanted (bool), the step's comparisons and a node program's
+    # own per-(node, message) arrays
+    est.add("holdings", b * messages * 16)
+    est.work = float(topo.num_nodes) * messages * topo.degree / size
+    est.work_unit = "transmissions per rank (at most)"
+
+
+def base(est: Estimate) -> Estimate:
+    est.add("interpreter, numpy, MPI", BASE_BYTES)
+    return est
+
+
+def router_tables(router: Any) -> int:
+    """Bytes of a router's tables, as it states them (``table_bytes``), else 0."""
+    return int(getattr(router, "table_bytes", 0) or 0)
+
+
+def stretch_tables(topo: Topology, router: Any, limit: int) -> int:
+    """Bytes of the exact-distance tables built for the stretch statistics, if any."""
+    if router is not None and hasattr(router, "distance"):
+        return 0
+    if topo.family in ("fccn", "ccc", "hypercube") or topo.num_nodes > limit:
+        return 0  # closed forms, or no stretch
+    try:
+        from mpinet.routing.shortest import ShortestRouter
+
+        return router_tables(ShortestRouter(topo))  # states its size, builds lazily
+    except MpinetError:
+        return 0
+
+
+# -- commands ---------------------------------------------------------------------------
+def estimate_run(
+    job: Any,
+    topo: Topology,
+    size: int,
+    *,
+    router: Any = None,
+    trace_path: str | None = None,
+    footprint: Any = None,
+    stretch_limit: int = 4_000_000,
+) -> Estimate:
+    """Peak memory per rank and work of ``mpinet run`` for ``job`` on ``size`` ranks.
+
+    Parameters
+    ----------
+    job : mpinet.jobs.spec.Job
+    topo : Topology
+    size : int
+        Ranks.
+    router : Router, optional
+        The built router (its ``header_width`` and ``table_bytes``); before it is
+        built, the class attributes of the job's router are used.
+    trace_path : str, optional
+        Where the trace goes (None: no trace rows are kept).
+    footprint : Footprint, optional
+        Default: the workload kind's :meth:`~mpinet.workloads.base.WorkloadKind.footprint`.
+    """
+    from mpinet.workloads.base import COLLECTIVE
+    from mpinet.workloads.registry import WORKLOADS
+
+    est = Estimate(f"run on {describe(topo)}")
+    cls = WORKLOADS.get(job.workload["kind"])
+    fp = footprint
+    if fp is None and cls is not None:
+        fp = cls.footprint(job.workload, topo)
+    if cls is not None and cls.engine == COLLECTIVE:
+        collective_state(est, topo, size, fp.messages if fp is not None else 1)
+        return base(est)
+    engine_state(est, topo, size, job.model)
+    if router is None:
+        from mpinet.routing import ROUTERS
+
+        router = ROUTERS.get(job.router["name"])  # class attributes only
+    if fp is not None:
+        caps = [int(v) for v in (job.model.get("capacity") or {}).values()] or [1]
+        packets_state(
+            est,
+            topo,
+            size,
+            fp,
+            int(getattr(router, "header_width", 0) or 0),
+            record_hops=job.trace["level"] == "hops" and trace_path is not None,
+            trace=trace_path is not None,
+            capacity=max(caps),
+        )
+    if router is not None and not isinstance(router, type):
+        est.add("router tables", router_tables(router))
+        est.add("exact distances (stretch)", stretch_tables(topo, router, stretch_limit))
+    return base(est)
+
+
+def fewer_packets(job: Any, topo: Topology, size: int, have_per_rank: int, **kw: Any) -> str:
+    """The way out by packets: the most per node that fit, or "a smaller network"."""
+    from mpinet.workloads.registry import WORKLOADS
+
+    w = job.workload
+    cls = WORKLOADS.get(w["kind"])
+    if cls is None or "packets" in cls.unused_keys(w["kind"], w) or cls.footprint(w, topo) is None:
+        return "a smaller network"  # this kind has no packets per node to lower
+
+    def fits(p: int) -> bool:
+        fp = cls.footprint({**w, "packets": p}, topo)
+        return estimate_run(job, topo, size, footprint=fp, **kw).bytes <= have_per_rank
+
+    lo, hi = 0, int(w["packets"] or 1)
+    while hi - lo > 1:  # the largest p < packets that fits (0: none)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    if lo == 0:
+        return "a smaller network"
+    return f"fewer packets (workload.packets <= {lo} fits), or a smaller network"
+
+
+def plan_run(
+    job: Any,
+    topo: Topology,
+    size: int,
+    ranks_here: int | None = None,
+    **kw: Any,
+) -> Estimate:
+    """Check :func:`estimate_run` against this machine; return it, or refuse.
+
+    Also refuses ids that int64 arithmetic cannot hold (:func:`check_ids`).
+    """
+    from mpinet.workloads.base import COLLECTIVE
+    from mpinet.workloads.registry import WORKLOADS
+
+    cls = WORKLOADS.get(job.workload["kind"])
+    fp = cls.footprint(job.workload, topo) if cls is not None else None
+    check_ids(topo, size, fp.packets if fp is not None else 0)
+    here = size if ranks_here is None else ranks_here
+    est = check(
+        lambda r: estimate_run(job, topo, r, footprint=fp, **kw),
+        size,
+        here,
+        smaller=lambda: fewer_packets(job, topo, size, available_memory() // max(here, 1), **kw),
+    )
+    if cls is None or cls.engine != COLLECTIVE:  # int32 queue indices (engine/state.py)
+        m = job.model
+        classes = (m.get("max_hops") or 32) + 1 if m.get("buffer_classes") == "hops" else 1
+        queues = -(-topo.num_nodes // size) * topo.degree * classes
+        if queues >= 2**31:
+            raise ResourceError(
+                f"run on {describe(topo)} is {queues:,} link queues per rank on {size} "
+                f"rank(s), over 2**31; way out: {size * (-(-queues // 2**31)) + size} or more ranks"
+            )
+    return est

@@ -1,0 +1,56 @@
+"""Honest settings: a job key that the run would ignore is an error, not a silence.
+
+A key counts as *set* when the job file or a flag gave it (``Job.given``);
+defaults never trigger these errors. Each message names the key, its value
+and why it has no effect, so the user can drop it or change what makes it
+apply.
+"""
+
+from __future__ import annotations
+
+from mpinet.jobs.spec import Job, JobError
+
+
+def check_settings(job: Job, out: str | None = None) -> None:
+    """Refuse keys the workload kind or the trace level would ignore.
+
+    Parameters
+    ----------
+    job : Job
+    out : str, optional
+        ``--out``, which overrides ``trace.path``.
+
+    Raises
+    ------
+    JobError
+        ``workload.rate = 0.1 has no effect: applies to injection = 'bernoulli' only; ...``
+    """
+    from mpinet.workloads.registry import WORKLOADS
+
+    kind = job.workload["kind"]
+    cls = WORKLOADS.get(kind)  # an unknown kind is refused by make_workload, with the list
+    if cls is not None:
+        unused = cls.unused_keys(kind, job.workload)
+        for key in sorted(k.partition(".")[2] for k in job.given if k.startswith("workload.")):
+            if key in unused:
+                raise JobError(
+                    f"{job.source}: workload.{key} = {job.workload[key]!r} has no effect: "
+                    f"{unused[key]}; remove it"
+                )
+    level = job.trace["level"]
+    if level == "none":
+        if out is not None:
+            raise JobError(
+                f"--out {out}: trace.level = 'none' writes no trace; drop --out or use "
+                "--trace-level summary (or hops)"
+            )
+        if job.trace["path"] is not None:
+            raise JobError(
+                f"{job.source}: trace.path = {job.trace['path']!r} has no effect with "
+                "trace.level = 'none'; remove it or set trace.level = 'summary'"
+            )
+    elif "trace.level" in job.given and out is None and job.trace["path"] is None:
+        raise JobError(
+            f"{job.source}: trace.level = {level!r} has no effect without a trace file; "
+            "give --out PATH (or trace.path)"
+        )
