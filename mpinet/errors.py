@@ -40,6 +40,13 @@ class TraceError(MpinetError):
     """A trace file that cannot be written (exists, bad tables) or read (not a trace, version)."""
 
 
+class CorruptTraceError(TraceError):
+    """A trace whose data is damaged: a failed checksum, a truncated or inconsistent column.
+
+    ``mpinet analyze`` exits with code 1 on it (2 is for a path that is not a trace).
+    """
+
+
 def check_int(name: str, value: object, lo: int, hi: int | None = None) -> int:
     """Return ``value`` as an int, or raise naming ``name`` and ``[lo, hi]``.
 

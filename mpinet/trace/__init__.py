@@ -2,23 +2,34 @@
 
 ``write_trace(path, comm, attrs=..., tables=..., checks=...)`` is collective;
 ``mpinet.trace.open(path)`` returns a :class:`Trace` (``attrs``, ``tables``, ``table``,
-``column``, ``iter_chunks``, ``checks``, ``nrows``, ``to_pandas``).
+``column``, ``iter_chunks``, ``checks``, ``nrows``, ``job``, ``column_info``, ``verify``,
+``to_pandas``). :mod:`mpinet.trace.reserve` checks and reserves a path before a run.
 
-Layout 1.0
+Layout 1.1
 ----------
 Root attributes: the caller's ``attrs`` plus ``layout_version``, ``mpinet_version``,
 ``layout`` (``"single"``, ``"split"`` or ``"parallel"``: one file written by all ranks with
-an MPI h5py, uncompressed), ``parts_dir`` (``""`` unless split) and ``nparts``.
+an MPI h5py, uncompressed), ``parts_dir`` (``""`` unless split), ``nparts`` and, when
+split, ``parts`` (the part files, relative to the master's directory).
 A table is a group ``/<table>`` of equal-length columns ``/<table>/<column>`` (axis 0 is the
 row, ``/links/load`` is 2-D) kept in the caller's order, with attribute ``rank_rows``: the
-rows each rank contributed, in rank order. ``/checks`` has one column per check key:
-``name`` and ``detail`` as UTF-8 strings, ``ok`` as bool, ``expected``, ``measured`` and
-any other key as JSON text (listed in its ``json_columns`` attribute) so that ints, floats
-and strings read back as they were written.
+rows each rank contributed, in rank order, and ``description``. Every column carries the
+attributes ``units`` and ``description`` (:mod:`mpinet.trace.columns`). ``/checks`` has one
+column per check key: ``name`` and ``detail`` as UTF-8 strings, ``ok`` as bool,
+``expected``, ``measured`` and any other key as JSON text (listed in its ``json_columns``
+attribute) so that ints, floats and strings read back as they were written.
+1.1 added ``units``/``description``, the checksums, ``parts`` and, in ``mpinet run``'s
+traces, ``/steps/step`` and a JSON ``job`` attribute (1.0 wrote a Python repr); the reader
+reads both.
 
-Storage: chunks of about 1 MiB of rows (HDF5's default chunk cache), gzip level 1 with the
-shuffle filter; columns under ``COMPRESS_MIN_BYTES`` (1 MiB) are stored plain, since
+Storage: chunks of about 1 MiB of rows (HDF5's default chunk cache), each with a
+fletcher32 checksum that HDF5 verifies on every read, gzip level 1 with the shuffle
+filter; columns under ``COMPRESS_MIN_BYTES`` (1 MiB) are not compressed (one chunk), since
 compressing them costs more time than it saves (a 40,000-packet trace: 15 -> 10 ms).
+The virtual datasets of a split master have the fill value of :func:`writer._missing`
+(the dtype's minimum for signed integers, NaN for floats; attribute ``missing_value``):
+plain h5py reads the rows of a lost part file as that value, without an error, whereas
+:func:`open` refuses the trace.
 On 10 M x 6 int64 trace-like columns gzip-1+shuffle wrote ~290 MB/s per core at a ratio
 of 7.8; lzf+shuffle ~500 MB/s at 6.3, but lzf is an h5py-only filter that
 h5dump, HDFView, Julia or R cannot read, while gzip is in every HDF5 build.
@@ -40,31 +51,39 @@ Which layout
   structure created by all ranks, each rank writing its slice. These datasets are contiguous
   and uncompressed: HDF5 filters only under collective I/O, and h5py skips zero-size
   selections, so a rank without rows would hang a collective write (``h5repack`` compresses
-  afterwards). :func:`select_parallel` is the rule.
+  afterwards); they carry no checksums (filters need collective I/O; ``h5repack -f FLET``
+  adds them). :func:`select_parallel` is the rule.
 
 Safety
 ------
-Nothing is written at ``path`` directly. Rank 0 decides whether ``path`` may be written and
-every rank raises the same :class:`TraceError` if not (``force`` replaces). Files are
-written under hidden names in the same directory (``.<name>.tmp-<token>``,
-``.<name>.parts-<token>.tmp/``) and fsynced; the parts directory is renamed to its final
-name, then ``os.replace`` moves the master onto ``path``: the one commit point, so ``path``
-is the old trace or the complete new one. The token is new for every write, so a forced
-write never touches the parts of the trace it replaces; they are deleted after the commit.
-Each step ends by exchanging every rank's outcome, so a failure on one rank raises on all
-ranks (no rank is left waiting) and the temporaries are removed. A killed job may leave
-hidden ``.<name>.tmp-*`` or ``.<name>.parts-*.tmp`` entries (safe to delete), never a
-partial ``path``.
+Nothing is written at ``path`` directly. :func:`~mpinet.trace.reserve.reserve` checks
+``path`` and creates the hidden temporary file ``.<name>.tmp-<token>`` before the run
+(``mpinet run`` does it in its plan phase) and every rank raises the same
+:class:`TraceError` if the path is refused. Files are written under hidden names in the
+same directory (that file and ``.<name>.parts-<token>.tmp/``) and fsynced; the parts
+directory is renamed to its final name, then the master appears at ``path`` by ``os.link``
+(exclusive: a trace another run wrote meanwhile is kept and this write fails) or, with
+``force``, by ``os.replace`` of the very trace that was there when the run started: the one
+commit point, so ``path`` is the old trace or the complete new one. The token is new for
+every write, so a forced write never touches the parts of the trace it replaces; they are
+deleted after the commit. Each step ends by exchanging every rank's outcome, so a failure
+on one rank raises on all ranks (no rank is left waiting) and the temporaries are removed;
+``mpinet`` removes them on SIGINT and SIGTERM too. Only a job killed outright (SIGKILL,
+power loss) may leave hidden ``.<name>.tmp-*`` or ``.<name>.parts-*.tmp`` entries (safe to
+delete), never a partial ``path``.
 """
 
 from mpinet.trace.reader import Trace, open_trace
+from mpinet.trace.reserve import Reservation, check_target
 from mpinet.trace.writer import LAYOUT_VERSION, select_layout, select_parallel, write_trace
 
 open = open_trace  # noqa: A001 (mpinet.trace.open, like h5py.File or tarfile.open)
 
 __all__ = [
     "LAYOUT_VERSION",
+    "Reservation",
     "Trace",
+    "check_target",
     "open",
     "open_trace",
     "select_layout",

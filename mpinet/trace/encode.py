@@ -16,6 +16,8 @@ import numpy as np
 from mpinet.errors import TraceError
 
 CHECK_KEYS = ("name", "expected", "measured", "ok", "detail")
+#: root attributes only the writer sets
+RESERVED_ATTRS = ("layout_version", "mpinet_version", "layout", "parts_dir", "nparts", "parts")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _KINDS = "biufcS"
 
@@ -61,6 +63,20 @@ def _same_schema(ref: Schema, other: Schema, r: int) -> None:
             )
 
 
+def check_attrs(attrs: Any) -> None:
+    """Raise :class:`TraceError` unless every root attribute in ``attrs`` can be stored.
+
+    Run before the work starts (``mpinet.jobs.execute.plan``), so that a value the trace
+    cannot hold (an int outside 64 bits, a dict) is refused before any result exists.
+    """
+    if not isinstance(attrs, dict):
+        raise TraceError(f"attrs must be a dict, got {type(attrs).__name__}")
+    for key, value in attrs.items():
+        if key in RESERVED_ATTRS:
+            raise TraceError(f"attribute {key!r} is set by the trace writer itself")
+        _attr_value(key, value)
+
+
 def _attr_value(key: Any, value: Any) -> Any:
     """``value`` as stored in HDF5, or :class:`TraceError`."""
     if not isinstance(key, str) or not key:
@@ -70,7 +86,10 @@ def _attr_value(key: Any, value: Any) -> Any:
     if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
         a = np.asarray(value)
         if a.dtype == object:
-            raise TraceError(f"attribute {key!r}: {value!r} does not fit 64 bits")
+            raise TraceError(
+                f"attribute {key!r}: {value!r} does not fit 64 bits "
+                f"(integers from {-(2**63)} to {2**64 - 1})"
+            )
         return a[()]
     if isinstance(value, (list, tuple, np.ndarray)):
         items = list(value)

@@ -2,11 +2,16 @@
 
 A split trace (see :mod:`mpinet.trace`) reads through its virtual datasets; the reader
 first checks that every part file is where the master says, because HDF5 would silently
-return zeros for a missing one.
+return the fill value for a missing one. Opening also checks the structure (every column
+of a table as long as the rows its ranks wrote). Every read verifies the fletcher32
+checksums of the chunks it touches (HDF5 does it); a failure, like any unreadable data,
+raises :class:`~mpinet.errors.CorruptTraceError` naming the dataset and the rows.
+:meth:`Trace.verify` reads what has not been read yet.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 from collections.abc import Iterator
@@ -17,10 +22,12 @@ import h5py
 import numpy as np
 
 from mpinet import __version__
-from mpinet.errors import TraceError
+from mpinet.errors import CorruptTraceError, TraceError
 from mpinet.trace.writer import LAYOUT_VERSION
 
 DEFAULT_CHUNK_ROWS = 1 << 20
+#: rows per block read by :meth:`Trace.verify` (at most this many x the row size in memory)
+VERIFY_ROWS = 1 << 18
 
 
 def _py(value: Any) -> Any:
@@ -38,15 +45,33 @@ def _major(version: str) -> int:
     return int(str(version).split(".")[0])
 
 
-def open_trace(path: str | os.PathLike) -> Trace:
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if "filter returned failure" in text:
+        return "checksum mismatch or undecodable chunk"
+    return text
+
+
+def open_trace(path: str | os.PathLike, verify: bool = False) -> Trace:
     """Open the trace at ``path`` for reading (:class:`Trace`; use it as a context manager).
+
+    ``verify=True`` also reads every dataset once (:meth:`Trace.verify`).
 
     Raises
     ------
     TraceError
         Missing file, not an mpinet trace, unknown layout major version, missing parts.
+    CorruptTraceError
+        Damaged data: a truncated file, a column of the wrong length, a failed checksum.
     """
-    return Trace(path)
+    tr = Trace(path)
+    if verify:
+        try:
+            tr.verify()
+        except BaseException:
+            tr.close()
+            raise
+    return tr
 
 
 class Trace:
@@ -64,14 +89,24 @@ class Trace:
             raise TraceError(f"trace file {self.path} does not exist")
         if os.path.isdir(self.path) or not h5py.is_hdf5(self.path):
             raise TraceError(f"{self.path} is not an mpinet trace (not an HDF5 file)")
+        self._read_ok: set[str] = set()  # datasets read in full: their checksums held
         try:
             self._f = h5py.File(self.path, "r")
-        except OSError as exc:
-            raise TraceError(f"cannot open trace {self.path}: {exc}") from None
+        except Exception as exc:
+            raise CorruptTraceError(
+                f"cannot open trace {self.path}: the file is truncated or damaged "
+                f"({_one_line(exc)})"
+            ) from None
         try:
-            self._attrs = {k: _py(v) for k, v in self._f.attrs.items()}
+            try:
+                self._attrs = {k: _py(v) for k, v in self._f.attrs.items()}
+            except Exception as exc:
+                raise CorruptTraceError(
+                    f"trace {self.path}: the root attributes cannot be read ({_one_line(exc)})"
+                ) from None
             self._check_version()
             self._check_parts()
+            self._check_structure()
         except BaseException:
             self._f.close()
             raise
@@ -100,11 +135,102 @@ class Trace:
         names = [f"rank{r:05d}.h5" for r in range(int(self._attrs["nparts"]))]
         missing = [n for n in names if not os.path.isfile(os.path.join(parts, n))]
         if missing:
-            raise TraceError(
+            raise CorruptTraceError(
                 f"split trace {self.path} reads its data from {parts}, which lacks "
                 f"{len(missing)} of {len(names)} part files (e.g. {missing[0]}); "
                 "keep the file and that directory side by side"
             )
+
+    def _check_structure(self) -> None:
+        """Every column of a table has the rows its ranks wrote (a cut column does not)."""
+        for name in [*self.tables, "checks"]:
+            try:
+                if name not in self._f:
+                    continue
+                g = self._f[name]
+                lengths = {c: (g[c].shape or (0,))[0] for c in g}
+                expected = g.attrs.get("rank_rows")
+            except Exception as exc:
+                raise CorruptTraceError(
+                    f"trace {self.path}: table /{name} cannot be read ({_one_line(exc)})"
+                ) from None
+            if expected is not None:
+                want = int(np.sum(expected))
+            else:
+                want = next(iter(lengths.values()), 0)
+            for c, n in lengths.items():
+                if n != want:
+                    raise CorruptTraceError(
+                        f"trace {self.path}: dataset /{name}/{c} has {n:,} rows, its table "
+                        f"{want:,}; the column is truncated or damaged"
+                    )
+
+    def _read(self, ds: h5py.Dataset, start: int | None = None, stop: int | None = None) -> Any:
+        """``ds[start:stop]`` (all of it by default), or :class:`CorruptTraceError`."""
+        try:
+            if start is None:
+                return ds[()]
+            return ds[start:stop]
+        except Exception as exc:
+            rows = "" if start is None else f", rows {start:,}..{stop - 1:,}"
+            raise CorruptTraceError(
+                f"trace {self.path}: dataset {ds.name} is damaged{rows} ({_one_line(exc)})"
+            ) from None
+
+    def verify(self) -> dict[str, Any]:
+        """Read every dataset not yet read in full, verifying its checksums.
+
+        Returns
+        -------
+        dict
+            ``datasets``: how many were checked; ``unchecked``: datasets without a checksum
+            (layout ``parallel``, or traces of layout 1.0), whose damage HDF5 cannot see.
+
+        Raises
+        ------
+        CorruptTraceError
+            The first dataset that cannot be read, named with its rows.
+        """
+        names: list[str] = []
+        self._f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+        unchecked = []
+        for n in names:
+            ds = self._f[n]
+            if ds.size and not ds.fletcher32 and not ds.is_virtual:
+                unchecked.append(ds.name)
+            if ds.name in self._read_ok:
+                continue
+            n_rows = ds.shape[0] if ds.shape else 1
+            step = max(1, (ds.chunks[0] if ds.chunks else VERIFY_ROWS) * 16)
+            if not ds.shape:
+                self._read(ds)
+            for start in range(0, n_rows if ds.shape else 0, step):
+                self._read(ds, start, min(n_rows, start + step))
+            self._read_ok.add(ds.name)
+        return {"datasets": len(names), "unchecked": unchecked}
+
+    @property
+    def job(self) -> dict[str, Any] | None:
+        """The job of the run (attribute ``job``: JSON; a Python repr in layout 1.0)."""
+        text = self._attrs.get("job")
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except (TypeError, ValueError):
+            pass
+        try:
+            return ast.literal_eval(str(text))  # layout 1.0 wrote repr(job)
+        except (ValueError, SyntaxError):
+            raise CorruptTraceError(f"trace {self.path}: attribute job is not JSON") from None
+
+    def column_info(self, table: str) -> dict[str, dict[str, str]]:
+        """``{column: {"units": ..., "description": ...}}`` of ``table`` (empty strings
+        in traces older than layout 1.1)."""
+        out = {}
+        for c, ds in self._group(table).items():
+            out[c] = {k: str(_py(ds.attrs.get(k, ""))) for k in ("units", "description")}
+        return out
 
     # -- context manager -------------------------------------------------------------------
     def close(self) -> None:
@@ -162,11 +288,13 @@ class Trace:
     # -- data ------------------------------------------------------------------------------
     def table(self, name: str, columns: list[str] | None = None) -> dict[str, np.ndarray]:
         """Read ``columns`` (default: all) of table ``name`` into memory."""
-        return {c: ds[()] for c, ds in self._datasets(name, columns).items()}
+        out = {c: self._read(ds) for c, ds in self._datasets(name, columns).items()}
+        self._read_ok.update(f"/{name}/{c}" for c in out)
+        return out
 
     def column(self, table: str, col: str) -> np.ndarray:
         """Read one column into memory."""
-        return self._datasets(table, [col])[col][()]
+        return self.table(table, [col])[col]
 
     def iter_chunks(
         self, table: str, columns: list[str] | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS
@@ -181,7 +309,8 @@ class Trace:
         n = self.nrows(table)
         for start in range(0, n, int(chunk_rows)):
             stop = min(n, start + int(chunk_rows))
-            yield {c: ds[start:stop] for c, ds in dsets.items()}
+            yield {c: self._read(ds, start, stop) for c, ds in dsets.items()}
+        self._read_ok.update(ds.name for ds in dsets.values())
 
     @property
     def checks(self) -> list[dict[str, Any]]:
@@ -192,9 +321,15 @@ class Trace:
         json_cols = set(_py(g.attrs.get("json_columns", np.zeros(0))))
         cols: dict[str, list] = {}
         for k, ds in g.items():
-            raw = ds[()].tolist()
+            raw = self._read(ds).tolist()
+            self._read_ok.add(ds.name)
             if k in json_cols:
-                cols[k] = [json.loads(v.decode()) for v in raw]
+                try:
+                    cols[k] = [json.loads(v.decode()) for v in raw]
+                except ValueError:
+                    raise CorruptTraceError(
+                        f"trace {self.path}: dataset {ds.name} holds text that is not JSON"
+                    ) from None
             elif ds.dtype.kind == "S":
                 cols[k] = [v.decode() for v in raw]
             else:

@@ -10,16 +10,17 @@ in blocks of at most ``MPIO_BLOCK_BYTES`` (HDF5 1.10's ``mpio`` driver fails a s
 of 2 GiB or more with "can't convert from size to size_i"), rank 0 alone the checks. Before
 closing, every rank flushes, which syncs the file (``MPI_File_sync``) on every rank: the
 commit's ``fsync`` on rank 0 covers only the data cached on rank 0's node.
+
+Names come from a :class:`~mpinet.trace.reserve.Reservation` (the CLI makes it before the
+run; without one, :func:`write_trace` makes it first): every file is created under its
+lock, and the commit publishes the final name exclusively.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import re
-import secrets
-import shutil
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,16 +30,23 @@ import numpy as np
 from mpinet import __version__
 from mpinet.engine.comm import resolve
 from mpinet.errors import TraceError
-from mpinet.trace.encode import _attr_value, _encode_checks, _local_tables, _same_schema
+from mpinet.trace.columns import TABLES, column_meta
+from mpinet.trace.encode import (
+    _attr_value,
+    _encode_checks,
+    _local_tables,
+    _same_schema,
+    check_attrs,
+)
+from mpinet.trace.reserve import Reservation, reserve
 
-LAYOUT_VERSION = "1.0"
+LAYOUT_VERSION = "1.1"
 CONSOLIDATE_MIB = 64.0
 CHUNK_BYTES = 1 << 20
 COMPRESS_MIN_BYTES = 1 << 20  # smaller columns are stored plain
 BLOCK_CHUNKS = 8  # rows copied per write call, in chunks
 MPIO_BLOCK_BYTES = 1 << 28  # parallel path: bytes per write call, well below 2 GiB
 FILTERS: dict[str, Any] = {"compression": "gzip", "compression_opts": 1, "shuffle": True}
-RESERVED_ATTRS = ("layout_version", "mpinet_version", "layout", "parts_dir", "nparts")
 
 
 def select_parallel(parallel: bool | None, size: int, h5py_mpi: bool) -> bool:
@@ -75,13 +83,16 @@ def write_trace(
     force: bool = False,
     parallel: bool | None = None,
     consolidate: bool | None = None,
+    meta: dict[str, dict[str, tuple[str, str]]] | None = None,
+    reservation: Reservation | None = None,
 ) -> str:
     """Write a trace; collective over ``comm`` (``None``: serial).
 
     Parameters
     ----------
     path : str or os.PathLike
-        Final file name; must not exist unless ``force``.
+        Final file name; must not exist unless ``force`` (see
+        :func:`~mpinet.trace.reserve.check_target` for every refusal).
     comm : mpi4py communicator or None
     attrs : dict
         Root attributes (str, int, float, bool or lists of one of those); rank 0's are used.
@@ -92,11 +103,17 @@ def write_trace(
     checks : list of dict, optional
         Rank 0's list of ``{name, expected, measured, ok, detail}`` (extra keys are kept).
     force : bool
-        Replace an existing ``path`` (atomically).
+        Replace an existing mpinet trace at ``path`` (atomically); never another file.
     parallel : bool or None
         See :func:`select_parallel`.
     consolidate : bool or None
         See :func:`select_layout`; ``None`` consolidates traces below the threshold.
+    meta : dict, optional
+        ``meta[table][column] = (units, description)``; defaults from
+        :data:`mpinet.trace.columns.COLUMNS`.
+    reservation : Reservation, optional
+        Names reserved before the run by :func:`~mpinet.trace.reserve.reserve` for the
+        same ``path`` (its ``force`` applies); the caller discards it.
 
     Returns
     -------
@@ -106,7 +123,8 @@ def write_trace(
     Raises
     ------
     TraceError
-        On every rank alike: ``path`` exists, bad tables or attrs, or a failed write.
+        On every rank alike: refused path, bad tables or attrs, or a failed write (the
+        temporaries are removed and an existing trace is untouched).
     """
     comm = resolve(comm)
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -116,7 +134,7 @@ def write_trace(
         arrays, mine["schema"], mine["rows"] = _local_tables(tables)
         mine["nbytes"] = sum(a.nbytes for cols in arrays.values() for a in cols.values())
         if rank == 0:
-            mine.update(_root_plan(path, force, attrs, checks))
+            mine.update(_root_plan(path, attrs, checks, meta, reservation))
             mine["parallel"] = select_parallel(parallel, size, h5py.get_config().mpi)
     except TraceError as exc:
         mine["err"] = str(exc)
@@ -130,7 +148,18 @@ def write_trace(
     plan["rank_rows"] = {t: [p["rows"][t] for p in plans] for t in plan["schema"]}
     total = sum(p["nbytes"] for p in plans)
     layout = select_layout(consolidate, size, total, plan["limit"])
-    w = _Writer(comm, plan)
+    res = reservation if reservation is not None else reserve(path, comm, force=force)
+    try:
+        _write(_Writer(comm, plan, res), arrays, layout, total)
+    finally:
+        if reservation is None:
+            res.discard(final_parts=rank == 0)  # a no-op once committed
+    return res.path
+
+
+def _write(w: _Writer, arrays: dict, layout: str, total: int) -> None:
+    """The steps of one write (see the module docstring)."""
+    comm, rank, size, plan = w.comm, w.rank, w.comm.Get_size(), w.plan
     if plan["parallel"]:
         w.step(lambda: w.parallel_file(arrays))
         w.step(lambda: w.commit("parallel"))
@@ -141,64 +170,58 @@ def write_trace(
         }
         w.step(lambda: rank == 0 and w.commit(w.master(lambda t, c: gathered[t][c])))
     else:
-        w.step(lambda: rank == 0 and os.mkdir(w.tmp_parts))
+        w.step(lambda: rank == 0 and w.mkdir_parts())
         w.step(lambda: w.part(arrays, durable=layout == "split"))
         w.step(lambda: w.commit(w.from_parts(layout, size)))
-    return plan["path"]
+    if rank != 0:
+        w.res.mark_committed()
 
 
-def _root_plan(path: Any, force: bool, attrs: Any, checks: Any) -> dict[str, Any]:
-    """Rank 0's decisions: the target, the token, attrs and checks, validated."""
-    full = os.path.abspath(os.fspath(path))
-    folder = os.path.dirname(full)
-    if not os.path.isdir(folder):
-        raise TraceError(f"cannot write trace {full}: directory {folder} does not exist")
-    if os.path.isdir(full):
-        raise TraceError(f"cannot write trace {full}: it is a directory")
-    old_parts = None
-    if os.path.lexists(full):
-        if not force:
-            raise TraceError(f"trace {full} exists; use --force (force=True) to replace it")
-        old_parts = _old_parts_dir(full)
-    if not isinstance(attrs, dict):
-        raise TraceError(f"attrs must be a dict, got {type(attrs).__name__}")
-    for key, value in attrs.items():
-        if key in RESERVED_ATTRS:
-            raise TraceError(f"attribute {key!r} is set by the trace writer itself")
-        _attr_value(key, value)
-    token = secrets.token_hex(4)  # a clash is caught: mkdir and rename refuse existing names
+def _root_plan(
+    path: Any, attrs: Any, checks: Any, meta: Any, reservation: Reservation | None
+) -> dict[str, Any]:
+    """Rank 0's decisions: attrs, checks and metadata validated, the consolidation limit."""
+    if reservation is not None and os.path.abspath(os.fspath(path)) != reservation.path:
+        raise TraceError(f"trace path {path} is not the reserved {reservation.path}")
+    check_attrs(attrs)
     _encode_checks(checks)  # validate now; encoded where written
+    if meta is not None and not isinstance(meta, dict):
+        raise TraceError(f"meta must be a dict of dicts of (units, description), got {meta!r:.60}")
     limit = float(os.environ.get("MPINET_TRACE_CONSOLIDATE_MIB", CONSOLIDATE_MIB))
     checks = None if checks is None else list(checks)
-    return dict(
-        path=full, token=token, old_parts=old_parts, attrs=attrs, checks=checks, limit=limit
-    )
+    return dict(attrs=attrs, checks=checks, meta=meta, limit=limit)
 
 
-def _old_parts_dir(full: str) -> str | None:
-    """The parts directory of the trace at ``full`` if it is a split mpinet trace."""
-    try:
-        with h5py.File(full, "r") as f:
-            parts = f.attrs.get("parts_dir", "")
-    except Exception:
-        return None
-    parts = parts.decode() if isinstance(parts, bytes) else str(parts)
-    name = re.escape(os.path.basename(full))
-    if re.fullmatch(rf"{name}\.parts-[0-9a-f]{{8}}", parts):
-        return os.path.join(os.path.dirname(full), parts)
-    return None
+def _missing(dt: np.dtype) -> Any:
+    """A fill value no mpinet column holds, for rows of a split trace whose part is lost."""
+    if dt.kind == "i":
+        return np.iinfo(dt).min
+    if dt.kind == "u":
+        return np.iinfo(dt).max
+    if dt.kind in "fc":
+        return np.nan
+    return None  # bool and bytes: HDF5's default (false, empty)
 
 
 def _create(g: h5py.Group, name: str, dtype: Any, shape: tuple, filters: bool) -> h5py.Dataset:
-    """A column dataset: chunked (~1 MiB) and compressed unless empty, smaller than
-    ``COMPRESS_MIN_BYTES`` (compressing it costs more time than it saves), or
-    ``filters`` is off."""
-    nbytes = np.dtype(dtype).itemsize * math.prod(shape)
-    if not filters or nbytes < COMPRESS_MIN_BYTES:
-        return g.create_dataset(name, shape=shape, dtype=dtype)
-    rowbytes = np.dtype(dtype).itemsize * math.prod(shape[1:])
+    """A column dataset: chunked (~1 MiB) with a fletcher32 checksum per chunk, and gzip
+    unless smaller than ``COMPRESS_MIN_BYTES`` (compressing it costs more time than it
+    saves). ``filters=False`` (the parallel path): contiguous, no checksum."""
+    dt = np.dtype(dtype)
+    if not filters:
+        return g.create_dataset(name, shape=shape, dtype=dt)
+    if math.prod(shape) == 0:  # HDF5 wants chunk sizes >= 1; unlimited extents allow it
+        chunks = tuple(max(1, n) for n in shape)
+        none = (None,) * len(shape)
+        return g.create_dataset(
+            name, shape=shape, dtype=dt, chunks=chunks, maxshape=none, fletcher32=True
+        )
+    rowbytes = dt.itemsize * math.prod(shape[1:])
     rows = max(1, min(shape[0], CHUNK_BYTES // rowbytes))
-    return g.create_dataset(name, shape=shape, dtype=dtype, chunks=(rows, *shape[1:]), **FILTERS)
+    extra = FILTERS if dt.itemsize * math.prod(shape) >= COMPRESS_MIN_BYTES else {}
+    return g.create_dataset(
+        name, shape=shape, dtype=dt, chunks=(rows, *shape[1:]), fletcher32=True, **extra
+    )
 
 
 def _fill(ds: h5py.Dataset, pieces: Sequence[Any]) -> None:
@@ -230,19 +253,11 @@ def _fsync(path: str, directory: bool = False) -> None:
 
 
 class _Writer:
-    """The names and steps of one write; rank 0 owns the master and the parts directory."""
+    """The steps of one write; rank 0 owns the master and the parts directory."""
 
-    def __init__(self, comm: Any, plan: dict[str, Any]) -> None:
-        self.comm, self.plan, self.rank = comm, plan, comm.Get_rank()
-        self.path = plan["path"]
-        folder, name = os.path.split(self.path)
-        tok = plan["token"]
-        self.folder = folder
-        self.parts_name = f"{name}.parts-{tok}"
-        self.parts = os.path.join(folder, self.parts_name)
-        self.tmp_parts = os.path.join(folder, f".{name}.parts-{tok}.tmp")
-        self.tmp = os.path.join(folder, f".{name}.tmp-{tok}")
-        self.committed = False
+    def __init__(self, comm: Any, plan: dict[str, Any], res: Reservation) -> None:
+        self.comm, self.plan, self.rank, self.res = comm, plan, comm.Get_rank(), res
+        self.path, self.tmp, self.tmp_parts = res.path, res.tmp, res.tmp_parts
 
     def step(self, fn: Callable[[], Any]) -> None:
         """Run ``fn`` here, share every rank's outcome, raise on all ranks if one failed."""
@@ -254,31 +269,45 @@ class _Writer:
         errs = self.comm.allgather(err)
         bad = [(r, e) for r, e in enumerate(errs) if e is not None]
         if bad:
-            if self.rank == 0 and not self.committed:
-                for d in (self.tmp_parts, self.parts):
-                    shutil.rmtree(d, ignore_errors=True)
-                with contextlib.suppress(OSError):
-                    os.remove(self.tmp)
+            if self.rank == 0:
+                self.res.discard(final_parts=True)
             self.comm.Barrier()
             r, e = bad[0]
             raise TraceError(f"writing trace {self.path} failed on rank {r}: {e}") from exc
 
+    def _open(self, name: str, mode: str, **kw: Any) -> h5py.File:
+        """Create a file under the reservation's lock (see :mod:`mpinet.trace.reserve`)."""
+        self.res.check_alive()
+        with self.res.guard():
+            return h5py.File(name, mode, track_order=True, **kw)
+
+    def _describe(self, ds: h5py.Dataset, table: str, col: str) -> None:
+        units, description = column_meta(table, col, self.plan["meta"])
+        ds.attrs["units"] = units
+        ds.attrs["description"] = description
+
     def _root(self, f: h5py.File, layout: str, nparts: int, data: bool = True) -> None:
-        """Root attributes and ``/checks``; ``data=False`` creates the checks unwritten."""
+        """Root attributes and ``/checks``; ``data=False`` creates the checks unwritten and
+        unfiltered (the parallel path, where rank 0 alone writes them)."""
         for key, value in self.plan["attrs"].items():
             f.attrs[key] = _attr_value(key, value)
         f.attrs["layout_version"] = LAYOUT_VERSION
         f.attrs["mpinet_version"] = __version__
         f.attrs["layout"] = layout
-        f.attrs["parts_dir"] = self.parts_name if layout == "split" else ""
+        f.attrs["parts_dir"] = self.res.parts_name if layout == "split" else ""
         f.attrs["nparts"] = nparts
+        if layout == "split":  # what plain h5py cannot tell: the files the data lives in
+            names = [f"{self.res.parts_name}/rank{r:05d}.h5" for r in range(nparts)]
+            f.attrs["parts"] = np.array(names, dtype=h5py.string_dtype())
         if (checks := _encode_checks(self.plan["checks"])) is not None:
             g = f.create_group("checks", track_order=True)
+            g.attrs["description"] = TABLES["checks"]
+            parallel = layout == "parallel"
             for k, col in checks.items():
+                ds = _create(g, k, col.dtype, col.shape, not parallel)
                 if data:
-                    g.create_dataset(k, data=col)
-                else:
-                    g.create_dataset(k, shape=col.shape, dtype=col.dtype)
+                    ds[...] = col
+                self._describe(ds, "checks", k)
             json_cols = [k for k in checks if k not in ("name", "detail", "ok")]
             g.attrs["json_columns"] = np.array(json_cols, dtype=h5py.string_dtype())
 
@@ -287,12 +316,14 @@ class _Writer:
             g = f.create_group(t, track_order=True)
             rows = self.plan["rank_rows"][t]
             g.attrs["rank_rows"] = np.array(rows, dtype=np.int64)
+            g.attrs["description"] = TABLES.get(t, "")
             for c, (dt, trail) in cols.items():
                 make(g, c, np.dtype(dt), (sum(rows), *trail))
+                self._describe(g[c], t, c)
 
     def master(self, pieces: Callable[[str, str], Sequence[Any]], nparts: int = 0) -> str:
         """Write a self-contained file at the temporary name from ``pieces(table, col)``."""
-        with h5py.File(self.tmp, "x", track_order=True) as f:
+        with self._open(self.tmp, "w") as f:  # the reserved (empty) file
             self._root(f, "single", nparts)
 
             def make(g: h5py.Group, c: str, dt: np.dtype, shape: tuple) -> None:
@@ -301,11 +332,16 @@ class _Writer:
             self._tables(f, make)
         return "single"
 
+    def mkdir_parts(self) -> None:
+        self.res.check_alive()
+        with self.res.guard():
+            os.mkdir(self.tmp_parts)
+
     def part(self, arrays: dict[str, dict[str, np.ndarray]], durable: bool) -> None:
         name = os.path.join(self.tmp_parts, f"rank{self.rank:05d}.h5")
-        with h5py.File(name, "x", track_order=True) as f:
+        with self._open(name, "x") as f:
             f.attrs["rank"] = self.rank
-            f.attrs["token"] = self.plan["token"]
+            f.attrs["token"] = self.res.token
             for t, cols in arrays.items():
                 g = f.create_group(t, track_order=True)
                 for c, a in cols.items():
@@ -326,22 +362,27 @@ class _Writer:
                 for pf in files:
                     pf.close()
             return layout
-        with h5py.File(self.tmp, "x", track_order=True) as f:
+        with self._open(self.tmp, "w") as f:
             self._root(f, "split", size)
+            parts = self.res.parts_name
 
             def make(g: h5py.Group, c: str, dt: np.dtype, shape: tuple) -> None:
                 if shape[0] == 0:
-                    g.create_dataset(c, shape=shape, dtype=dt)
+                    _create(g, c, dt, shape, True)
                     return
                 vl = h5py.VirtualLayout(shape=shape, dtype=dt)
                 off = 0
                 for n, rows in zip(names, self.plan["rank_rows"][g.name[1:]], strict=True):
                     if rows:
-                        src = f"{self.parts_name}/{n}".replace("%", "%%")  # HDF5 escapes %
+                        src = f"{parts}/{n}".replace("%", "%%")  # HDF5 escapes %
                         vs = h5py.VirtualSource(src, f"{g.name}/{c}", (rows, *shape[1:]))
                         vl[off : off + rows] = vs
                         off += rows
-                g.create_virtual_dataset(c, vl)
+                # rows of a lost part read as this value in plain h5py (no error there)
+                fill = _missing(dt)
+                ds = g.create_virtual_dataset(c, vl, fillvalue=fill)
+                if fill is not None:
+                    ds.attrs["missing_value"] = np.array(fill, dtype=dt)
 
             self._tables(f, make)
         return layout
@@ -353,7 +394,7 @@ class _Writer:
         write failed here; the failure is raised afterwards and shared by :meth:`step`.
         """
         err = None
-        with h5py.File(self.tmp, "x", driver="mpio", comm=self.comm, track_order=True) as f:
+        with self._open(self.tmp, "w", driver="mpio", comm=self.comm) as f:
             # metadata on every rank alike; the checks' bytes from rank 0 only (no overlap)
             self._root(f, "parallel", 0, data=self.rank == 0)
 
@@ -377,17 +418,12 @@ class _Writer:
             raise err
 
     def commit(self, layout: str) -> None:
-        """Rank 0: fsync, move the parts (split) and then the master into place."""
+        """Rank 0: fsync, then publish the parts (split) and the file under final names."""
         if self.rank != 0:
             return
         _fsync(self.tmp)
         if layout == "split":
             _fsync(self.tmp_parts, directory=True)
-            os.rename(self.tmp_parts, self.parts)
-        os.replace(self.tmp, self.path)
-        self.committed = True  # the rest is best effort: the new trace is in place
-        with contextlib.suppress(OSError):
-            _fsync(self.folder, directory=True)
-        for d in (self.tmp_parts, self.plan["old_parts"]):
-            if d and d != self.parts:
-                shutil.rmtree(d, ignore_errors=True)
+        if delay := float(os.environ.get("MPINET_TEST_WRITE_DELAY", 0) or 0):
+            time.sleep(delay)  # tests: a signal or a rival run during the write
+        self.res.publish(split=layout == "split")

@@ -1,0 +1,75 @@
+"""Units and descriptions of the tables and columns mpinet writes (layout 1.1).
+
+Every dataset of a trace carries the attributes ``units`` and ``description``; the writer
+takes them from the caller's ``meta`` first, then from :data:`COLUMNS`. A column of a
+table mpinet does not know gets empty strings (a caller of :func:`write_trace` should pass
+``meta``). ``units`` are plain words: ``step`` (a step number, counted from 1; 0 is
+injection before the first step), ``node id`` (index into the network's nodes, see
+``Topology.label``), ``port index`` (index into the root attribute ``ports``), counts of
+``packets``, ``hops`` or ``transmissions`` (one packet or message over one directed link).
+"""
+
+from __future__ import annotations
+
+#: table -> description of the group
+TABLES: dict[str, str] = {
+    "packets": "one row per packet, sorted by id",
+    "steps": "one row per step of the run, in step order",
+    "links": "one row per node: traffic of its ports over the whole run",
+    "hops": "one row per hop of every packet, sorted by (packet, step)",
+    "checks": "the end-of-run checks of mpinet run, one row per check",
+}
+
+#: table -> column -> (units, description)
+COLUMNS: dict[str, dict[str, tuple[str, str]]] = {
+    "packets": {
+        "id": ("packet id", "packet id, unique over the run (a function of source and number)"),
+        "source": ("node id", "node that injected the packet"),
+        "dest": ("node id", "destination node"),
+        "inject_step": ("step", "step in which the packet was injected (0: before step 1)"),
+        "deliver_step": ("step", "step in which it reached dest; -1: never delivered"),
+        "hops": ("hops", "links crossed, also by a packet not delivered"),
+        "admit_step": (
+            "step",
+            "step in which its source's injection buffer admitted it (= inject_step with "
+            "unbounded buffers); -1: never admitted",
+        ),
+    },
+    "steps": {
+        "step": ("step", "the step number, from 1"),
+        "transmissions": ("transmissions", "packets (or messages) sent over links in the step"),
+        "delivered": ("packets", "packets that reached their destination in the step"),
+        "in_flight": ("packets", "packets injected and not yet delivered after the step"),
+        "cross_rank": ("transmissions", "transmissions between nodes of different MPI ranks"),
+        "informed": ("(node, message) pairs", "pairs newly informed in the step (collective)"),
+        "duplicates": ("transmissions", "transmissions to a node that held the message already"),
+    },
+    "links": {
+        "load": ("packets", "(node, port): packets sent on that directed link over the run"),
+    },
+    "hops": {
+        "step": ("step", "step in which the hop happened"),
+        "packet": ("packet id", "the packet (id in /packets/id)"),
+        "from_node": ("node id", "node the packet left"),
+        "to_node": ("node id", "node the packet reached"),
+        "port": ("port index", "port of from_node the hop used (index into attribute ports)"),
+    },
+    "checks": {
+        "name": ("text", "what was checked"),
+        "expected": ("JSON", "the value the check expects, as JSON text"),
+        "measured": ("JSON", "the value measured, as JSON text"),
+        "ok": ("boolean", "whether the check passed"),
+        "detail": ("text", "how it was checked, or why it failed"),
+    },
+}
+
+
+def column_meta(
+    table: str, column: str, meta: dict[str, dict[str, tuple[str, str]]] | None = None
+) -> tuple[str, str]:
+    """``(units, description)`` of ``table/column``: from ``meta``, else :data:`COLUMNS`."""
+    for source in (meta or {}, COLUMNS):
+        if column in source.get(table, {}):
+            units, description = source[table][column]
+            return str(units), str(description)
+    return "", ""
