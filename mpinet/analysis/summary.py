@@ -25,7 +25,8 @@ import numpy as np
 
 from mpinet.analysis.compare import compare
 from mpinet.analysis.hist import IntHistogram, SparseHistogram, gini, hist_stats
-from mpinet.errors import MpinetError, TraceError
+from mpinet.analysis.validate import consistency, in_range, value_limits
+from mpinet.errors import CorruptTraceError, MpinetError, TraceError
 
 #: rows read per table per block by default (2**18: 48 MiB of working arrays up to degree 4)
 DEFAULT_CHUNK_ROWS = 1 << 18
@@ -101,15 +102,29 @@ def _distance(topo: Any) -> tuple[Any, str | None]:
         return None, f"exact distances unavailable: {exc}"
 
 
-def _packets(tr: Any, chunk_rows: int, distance: Any) -> dict[str, Any]:
+def _packets(
+    tr: Any, chunk_rows: int, distance: Any, limits: tuple[int | None, int]
+) -> dict[str, Any]:
     """Latency, hops (route length), and with ``distance`` exact distance and stretch."""
     cols = ["source", "dest", "inject_step", "deliver_step", "hops"]
     _need(tr, "packets", cols)
     lat, hop, dist = IntHistogram(), IntHistogram(), IntHistogram()
-    total = undelivered = 0
+    total = undelivered = all_hops = 0
     last = -1
     s_sum, s_max, n_short, n_mov = 0.0, 0.0, 0, 0
+    nodes, steps = limits
     for ch in tr.iter_chunks("packets", cols, chunk_rows):
+        for c, lo, hi in (
+            ("source", 0, None if nodes is None else nodes - 1),
+            ("dest", 0, None if nodes is None else nodes - 1),
+            ("inject_step", 0, steps),
+            ("deliver_step", -1, steps),
+            ("hops", 0, steps),  # at most one hop per step
+        ):
+            in_range(tr, f"/packets/{c}", ch[c], lo, hi, total)
+        late = (ch["deliver_step"] >= 0) & (ch["deliver_step"] < ch["inject_step"])
+        in_range(tr, "/packets/deliver_step", np.where(late, -2, 0), -1, None, total)
+        all_hops += int(ch["hops"].sum(dtype=np.int64))
         done = ch["deliver_step"] >= 0
         total += int(done.size)
         undelivered += int(done.size - done.sum())
@@ -134,7 +149,12 @@ def _packets(tr: Any, chunk_rows: int, distance: Any) -> dict[str, Any]:
             n_mov += int(moving.sum())
         dist.add(d)
     out = {
-        "packets": {"total": total, "delivered": total - undelivered, "undelivered": undelivered},
+        "packets": {
+            "total": total,
+            "delivered": total - undelivered,
+            "undelivered": undelivered,
+            "hops": all_hops,  # of every packet, delivered or not: the links' total
+        },
         "last_delivery_step": last if last >= 0 else None,
         "latency": {"unit": "steps", **lat.stats(), "histogram": lat.counts.tolist()},
         "hops": {"unit": "hops", **hop.stats(), "histogram": hop.counts.tolist()},
@@ -195,8 +215,14 @@ def _steps(tr: Any, columns: list[str], chunk_rows: int, keep: str | None = None
     return out
 
 
-def _links(tr: Any, topo: Any, attrs: dict, chunk_rows: int) -> dict[str, Any]:
+def _links(tr: Any, topo: Any, attrs: dict, chunk_rows: int, nodes: int | None) -> dict[str, Any]:
     _need(tr, "links", ["load"])
+    rows = tr.nrows("links")
+    if nodes is not None and rows != nodes:
+        raise CorruptTraceError(
+            f"trace {tr.path}: dataset /links/load has {rows:,} rows for {nodes:,} nodes; "
+            "the trace is damaged"
+        )
     classes = list(attrs.get("port_classes") or (topo.port_classes if topo else []))
     ports = list(attrs.get("ports") or (topo.ports if topo else []))
     hists: dict[str, SparseHistogram] = {}
@@ -207,6 +233,7 @@ def _links(tr: Any, topo: Any, attrs: dict, chunk_rows: int) -> dict[str, Any]:
         load = np.asarray(ch["load"], dtype=np.int64)
         if load.ndim != 2:
             raise TraceError(f"trace {tr.path}: /links/load must be 2-D, got shape {load.shape}")
+        in_range(tr, "/links/load", load, 0, None, start)
         n, deg = load.shape
         if per_port is None:
             per_port = np.zeros(deg, dtype=np.int64)
@@ -254,11 +281,12 @@ def _links(tr: Any, topo: Any, attrs: dict, chunk_rows: int) -> dict[str, Any]:
     }
 
 
-def _hops_table(tr: Any, chunk_rows: int) -> dict[str, Any]:
+def _hops_table(tr: Any, chunk_rows: int, degree: int) -> dict[str, Any]:
     _need(tr, "hops", ["port"])
     counts = IntHistogram()
     rows = 0
     for ch in tr.iter_chunks("hops", ["port"], chunk_rows):
+        in_range(tr, "/hops/port", ch["port"], 0, degree - 1, rows)
         counts.add(ch["port"])
         rows += len(ch["port"])
     return {"rows": rows, "per_port": counts.counts.tolist()}
@@ -282,12 +310,16 @@ def summarize(
     ------
     TraceError
         Missing file, not a trace, a table or column this summary needs is absent.
+    CorruptTraceError
+        A checksum failed, or a column is truncated or holds impossible values.
     """
     if int(chunk_rows) < 1:
         raise TraceError(f"chunk_rows must be >= 1, got {chunk_rows}")
     tr, owned = _open(trace)
     try:
-        return _summarize(tr, int(chunk_rows), stretch)
+        out = _summarize(tr, int(chunk_rows), stretch)
+        out["verified"] = tr.verify()  # the datasets the summary did not read, too
+        return out
     finally:
         if owned:
             tr.close()
@@ -325,7 +357,8 @@ def _summarize(tr: Any, chunk_rows: int, stretch: bool) -> dict[str, Any]:
         distance, reason = (None, "not requested (--no-stretch)")
         if stretch:
             distance, reason = _distance(topo)
-        out.update(_packets(tr, chunk_rows, distance))
+        limits = value_limits(tr, attrs, topo)
+        out.update(_packets(tr, chunk_rows, distance, limits))
         if distance is None:
             out["stretch"] = {
                 "packets": 0,
@@ -345,40 +378,10 @@ def _summarize(tr: Any, chunk_rows: int, stretch: bool) -> dict[str, Any]:
             "transmissions": trans,
             "fraction": None if cross is None else cross / trans if trans else 0.0,
         }
-        out["links"] = _links(tr, topo, attrs, chunk_rows) if "links" in tr.tables else None
-        out["hops_table"] = _hops_table(tr, chunk_rows) if "hops" in tr.tables else None
+        links = "links" in tr.tables
+        out["links"] = _links(tr, topo, attrs, chunk_rows, limits[0]) if links else None
+        out["hops_table"] = _hops_table(tr, chunk_rows, degree) if "hops" in tr.tables else None
     out["checks"] = checks
     out["checks_ok"] = all(bool(c.get("ok")) for c in checks)
-    out["consistency"] = _consistency(out)
-    return out
-
-
-def _consistency(s: dict) -> list[dict[str, Any]]:
-    """Cross-checks between the trace's own tables (each ``{name, expected, measured, ok}``)."""
-    if s["kind"] != "unicast":
-        return []
-    out = []
-
-    def add(name: str, expected: Any, measured: Any) -> None:
-        out.append(
-            {"name": name, "expected": expected, "measured": measured, "ok": expected == measured}
-        )
-
-    links = s["links"]
-    if links is not None:
-        add(
-            "hops of delivered packets = link-load total", s["hops"]["total"], links["all"]["total"]
-        )
-        add(
-            "transmissions = link-load total",
-            s["steps"]["transmissions"]["total"],
-            links["all"]["total"],
-        )
-    ht = s.get("hops_table")
-    if ht is not None:
-        add("/hops rows = transmissions", s["steps"]["transmissions"]["total"], ht["rows"])
-    if ht is not None and links is not None:
-        per_port = list(links["per_port_total"].values())
-        pad = ht["per_port"] + [0] * (len(per_port) - len(ht["per_port"]))
-        add("/hops per port = link load per port", per_port, pad)
+    out["consistency"] = consistency(out)
     return out

@@ -5,6 +5,9 @@ becomes one line on stderr, printed by rank 0 only, and exit code 2 on every
 rank. Errors found while validating are agreed on by all ranks before any
 collective work starts, so no rank waits for another that gave up. Anything
 that fails during the collective phase aborts the whole MPI job.
+
+SIGINT and SIGTERM (:mod:`mpinet.cli.signals`): on every rank the trace's temporary files
+are removed, rank 0 prints one line, and the exit code is 130 or 143.
 """
 
 from __future__ import annotations
@@ -98,8 +101,19 @@ def collective(comm: Any, fn: Callable[[], Any]) -> Any:
                 traceback.print_exc()
                 print(f"mpinet: rank {rank} failed; aborting the MPI job", file=sys.stderr)
             sys.stderr.flush()
+            _abandon_traces(rank)  # MPI_Abort ends rank 0 too, before it could clean up
             comm.Abort(2 if isinstance(exc, MpinetError) else 1)
         raise
+
+
+def _abandon_traces(rank: int) -> None:
+    """Remove the temporaries of every trace this process reserved (best effort)."""
+    try:
+        from mpinet.trace.reserve import abandon_all
+
+        abandon_all(final_parts=rank == 0)
+    except Exception:  # never mask the failure being reported
+        pass
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,15 +145,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mpinet`` console script; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    from mpinet.cli.signals import interrupts
+
     try:
-        return int(args.func(args) or 0)
+        # SIGINT/SIGTERM: clean up, one line, exit 130/143; first of all, so that every
+        # thread started later (numpy's BLAS pool, MPI) leaves the signals to the watcher
+        with interrupts():
+            args = build_parser().parse_args(argv)
+            return int(args.func(args) or 0)
     except MpinetError as exc:
         if launch_rank() == 0:
             print(f"mpinet: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # only where interrupts() could not take the signal
+        _abandon_traces(launch_rank())
+        if launch_rank() == 0:
+            print("mpinet: interrupted by SIGINT; stopped with exit code 130", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # output piped into `head` and closed: not an error of ours

@@ -38,6 +38,17 @@ curve), latency_cdf, steps, link_load and, for small networks, link_heatmap;
 for a collective steps and informed. With --compare, also A_vs_B_<figure>
 files with one curve per trace.
 
+Every dataset written by mpinet carries a fletcher32 checksum per chunk;
+analyze verifies all of them (what the summary does not read is read once more)
+and refuses damaged data, a truncated column or impossible values with one line
+naming the dataset.
+
+exit codes: 0 the trace is sound and its tables agree; 1 a checksum failed, the
+data is damaged, or a consistency check between the tables FAILED (the summary
+is still printed); 2 not a trace, missing file or bad options. The run's own
+checks stored in the trace (e.g. packets stuck at max_steps) are reported, not
+an error of the trace.
+
 examples:
   mpinet analyze run.h5
   mpinet analyze run.h5 --json > run.json
@@ -83,8 +94,32 @@ def _clean(x: Any) -> Any:
     return x
 
 
+def _fail(message: str) -> int:
+    if launch_rank() == 0:
+        print(f"mpinet: error: {message}", file=sys.stderr)
+    return 1
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run ``mpinet analyze``; raises :class:`~mpinet.errors.MpinetError` on bad input."""
+    """Run ``mpinet analyze``: 0, or 1 for a damaged or inconsistent trace (one line).
+
+    Raises :class:`~mpinet.errors.MpinetError` on bad input (exit 2).
+    """
+    from mpinet.errors import CorruptTraceError, MpinetError
+
+    try:
+        return _run(args)
+    except CorruptTraceError as exc:
+        return _fail(str(exc))
+    except MpinetError:
+        raise
+    except (ArithmeticError, LookupError, MemoryError, OSError, TypeError, ValueError) as exc:
+        # damage the checks above did not foresee: still one line, never a traceback
+        text = " ".join(str(exc).split())
+        return _fail(f"cannot analyze {args.trace}: damaged data ({type(exc).__name__}: {text})")
+
+
+def _run(args: argparse.Namespace) -> int:
     from mpinet.analysis import (
         DEFAULT_CHUNK_ROWS,
         compare,
@@ -128,4 +163,12 @@ def run(args: argparse.Namespace) -> int:
         if plots:
             sys.stdout.write("plots:\n" + "".join(f"  {p}\n" for p in plots))
     sys.stdout.flush()
+    for s in (a, b):
+        bad = [c for c in (s or {}).get("consistency", []) if not c["ok"]]
+        if bad:
+            c = bad[0]
+            return _fail(
+                f"trace {s['path']} failed {len(bad)} consistency check(s): {c['name']} "
+                f"(expected {c['expected']}, measured {c['measured']})"
+            )
     return 0

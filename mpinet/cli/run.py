@@ -32,8 +32,22 @@ wait-for cycle and exits 1; --buffer-classes hops makes any bounded-length
 routing deadlock-free (jobs/buffers/).
 
 exit codes: 0 all checks passed, 1 a check failed (e.g. packets still in flight
-at max_steps, or a deadlock), 2 bad job or options.
+at max_steps, or a deadlock), 2 bad job or options (nothing was run), 3 the run
+finished and its results were printed (--json: "trace": null, "trace_error"),
+but the trace could not be written; 130 / 143 interrupted by SIGINT (Ctrl-C) /
+SIGTERM, temporary files removed.
+
+trace path: checked and reserved before the run (a hidden .NAME.tmp-* file in
+the same directory): refused, with exit code 2, if empty, ending in '/', a
+directory, a dangling symlink, in a missing or unwritable directory, the job
+file itself, inside a trace's parts directory, or an existing file (--force
+replaces an existing mpinet trace, never another file). The trace appears
+under its name only when complete; a trace another run wrote there meanwhile
+is never overwritten (exit code 3).
 """
+
+#: exit code of a run whose results were printed but whose trace could not be written
+TRACE_NOT_WRITTEN = 3
 
 FLAG_KEYS = {
     "topology": "topology",
@@ -130,7 +144,7 @@ class Progress:
 
 def run(args: argparse.Namespace) -> int:
     from mpinet.jobs import load_job, parse_set
-    from mpinet.jobs.execute import execute, plan
+    from mpinet.jobs.execute import execute, plan, reserve_trace
     from mpinet.jobs.resources import ranks_on_this_machine
 
     comm = get_comm()
@@ -146,10 +160,17 @@ def run(args: argparse.Namespace) -> int:
         return plan(job, out=args.out, force=args.force, ranks=comm.Get_size(), ranks_here=here)
 
     p = agree(comm, make_plan)
+    res = agree(comm, lambda: reserve_trace(p, comm))  # the trace's temporary file, now
     rank0 = comm.Get_rank() == 0
     bar = Progress(rank0 and not args.quiet and not args.json and sys.stderr.isatty())
     argv = ["mpinet", *sys.argv[1:]]
-    result = collective(comm, lambda: execute(p, comm, progress=bar, argv=argv))
+    try:
+        result = collective(
+            comm, lambda: execute(p, comm, progress=bar, argv=argv, reservation=res)
+        )
+    finally:
+        if res is not None:  # whatever happened, no temporary file stays
+            res.discard(final_parts=rank0)
     bar.close()
     if rank0:
         if args.json:
@@ -158,6 +179,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(format_result(result))
         sys.stdout.flush()
+    if result.get("trace_error"):  # the results above are all there is: say so, exit 3
+        if rank0:
+            print(f"mpinet: error: trace not written: {result['trace_error']}", file=sys.stderr)
+        return TRACE_NOT_WRITTEN
     return 0 if result["stats"]["ok"] else 1
 
 
@@ -174,8 +199,8 @@ def format_collective(r: dict) -> str:
         ("complete", "yes" if s["complete"] else f"NO: {s['missing']:,} (node, message) missing"),
         ("time", f"{r['seconds']:.2f} s"),
     ]
-    if r["trace"]:
-        rows.append(("trace", r["trace"]))
+    if r["trace"] or r.get("trace_error"):
+        rows.append(("trace", r["trace"] or "NOT WRITTEN (see the error on stderr)"))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows) + "\n"
 
@@ -274,6 +299,8 @@ def format_result(r: dict) -> str:
     )
     if r["trace"]:
         rows.append(("trace", f"{r['trace']} ({job['trace']['level']})"))
+    elif r.get("trace_error"):
+        rows.append(("trace", "NOT WRITTEN (see the error on stderr)"))
     width = max(len(k) for k, _ in rows)
     out = [f"{k:<{width}}  {v}" for k, v in rows]
     for c in failed:
