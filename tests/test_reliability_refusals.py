@@ -194,7 +194,8 @@ def test_ignored_settings_are_errors(extra, words, capsys):
 def test_defaults_and_used_settings_still_run(capsys):
     args = ["run", "--topology", "scc:4", "--json", "--trace-level", "none", "--quiet"]
     assert main([*args, "--workload", "all-to-identity", "--packets", "1"]) == 0
-    assert json.loads(capsys.readouterr().out)["stats"]["injected"] == 71  # 72 nodes, not the identity
+    # 72 nodes, every one but the identity sends one packet
+    assert json.loads(capsys.readouterr().out)["stats"]["injected"] == 71
     assert main([*args, "--set", 'router.tie="random"']) == 0  # shortest has a tie option
     capsys.readouterr()
     bern = ["--injection", "bernoulli", "--rate", "0.2", "--steps", "3"]
@@ -274,10 +275,10 @@ def test_estimate_is_close_to_the_measured_peak(run_mpinet):
     args = ["--topology", "scc:6", "--packets", "64"]
     proc = run_mpinet(["run", *args, "--json", "--quiet", "--trace-level", "none"], timeout=300)
     assert proc.returncode == 0, proc.stderr
-    measured = json.loads(proc.stdout)["peak_rss_mib"] * 2**20
-    job = job_of('topology="scc:6"', "workload.packets=64")
-    est = rs.estimate_run(job, from_spec("scc:6"), 1).bytes
+    res = json.loads(proc.stdout)
+    measured, est = res["peak_rss_mib"] * 2**20, res["plan"]["bytes_per_rank"]
     assert measured / 2 < est < 2 * measured
+    assert res["plan"]["work"] == pytest.approx(230400 * rs.mean_hops(from_spec("scc:6")))
 
 
 # -- under mpiexec: every rank agrees on a refusal --------------------------------------------
