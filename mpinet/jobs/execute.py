@@ -8,6 +8,7 @@ the trace.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -71,10 +72,9 @@ def plan(
     its header and tables.
     """
     topo = from_spec(job.topology)
+    trace_path = _trace_target(job, out, force)  # refused before any work
     check_settings(job, out)
-    wants = out if out is not None else job.trace["path"]
-    wants = None if job.trace["level"] == "none" else wants
-    plan_run(job, topo, ranks, ranks_here, trace_path=wants)
+    plan_run(job, topo, ranks, ranks_here, trace_path=trace_path)
     # the workload's checks that need only the topology first, then the router's and the
     # model's, then the workload's build, which needs both
     workload = make_workload(job.workload["kind"], job.workload, topo=topo, seed=job.seed)
@@ -89,18 +89,41 @@ def plan(
         max_hops=job.model["max_hops"],
     )
     model.port_capacities(topo)  # validates capacity classes
-    est = plan_run(job, topo, ranks, ranks_here, trace_path=wants, router=router)
+    est = plan_run(job, topo, ranks, ranks_here, trace_path=trace_path, router=router)
     workload.build(model, router)
     if job.model["order"] not in ("fifo", "oldest-first"):
         raise JobError(f"model.order must be fifo or oldest-first, got {job.model['order']!r}")
+    p = Plan(job, topo, workload.router, model, workload, trace_path, force, estimate=est)
+    if trace_path is not None:  # every value the trace will store, refused now, not at the end
+        from mpinet.trace.encode import check_attrs
+
+        check_attrs(_attrs(p, ranks, 0, "", None))
+    return p
+
+
+def reserve_trace(p: Plan, comm: Any) -> Any:
+    """Create the trace's temporary file before the run; collective. None without a trace.
+
+    See :func:`mpinet.trace.reserve.reserve`; pass the result to :func:`execute` and
+    ``discard`` it afterwards (removes what is left; a no-op once the trace is written).
+    """
+    if p.trace_path is None:
+        return None
+    from mpinet.trace.reserve import reserve
+
+    job_file = p.job.source if os.path.isfile(p.job.source) else None
+    return reserve(p.trace_path, comm, force=p.force, job_file=job_file)
+
+
+def _trace_target(job: Job, out: str | None, force: bool) -> str | None:
+    """The absolute trace path, checked (:func:`mpinet.trace.reserve.check_target`), or None."""
     path = out if out is not None else job.trace["path"]
-    if job.trace["level"] == "none":
-        path = None
-    if path is not None and os.path.exists(path) and not force:
-        raise JobError(f"trace file {path} exists; pass --force to replace it")
-    if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-        raise JobError(f"trace file {path}: directory {os.path.dirname(path)} does not exist")
-    return Plan(job, topo, workload.router, model, workload, path, force, estimate=est)
+    if path is None or job.trace["level"] == "none":
+        return None
+    from mpinet.trace.reserve import check_target
+
+    job_file = job.source if os.path.isfile(job.source) else None
+    return check_target(path, force=force, job_file=job_file)["path"]
 
 
 def _distance_fn(p: Plan):
@@ -117,13 +140,26 @@ def _distance_fn(p: Plan):
         return None
 
 
-def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None) -> dict:
-    """Run the planned job on all ranks of ``comm``; return the global result."""
+def execute(
+    p: Plan,
+    comm: Any,
+    *,
+    progress=None,
+    argv: list[str] | None = None,
+    reservation: Any = None,
+) -> dict:
+    """Run the planned job on all ranks of ``comm``; return the global result.
+
+    ``reservation``: the trace's names reserved before the run
+    (:func:`mpinet.trace.reserve.reserve`; without one the writer reserves them). A trace
+    that cannot be written leaves the result whole, with ``trace`` None and
+    ``trace_error`` saying why.
+    """
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     comm = resolve(comm)
     if p.workload.engine == COLLECTIVE:
-        return _execute_collective(p, comm, started, t0, argv)
+        return _execute_collective(p, comm, started, t0, argv, reservation)
     job = p.job
     engine = Engine(
         p.topo,
@@ -167,8 +203,6 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
     stats["checks"] += checks
     stats["ok"] = stats["ok"] and all(c["ok"] for c in checks)
     if p.trace_path is not None:
-        from mpinet.trace import write_trace
-
         hops = gather_hops(rec, traffic.pid_space, comm) if rec.hop_rows is not None else None
         attrs = _attrs(p, size, rec.steps, started, argv)
         attrs.update(p.workload.trace_attrs(sections))
@@ -182,7 +216,8 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
             "links": {"load": rec.link_load},
         }
         c = rec.counters if comm.Get_rank() == 0 else rec.counters[:0]
-        tables["steps"] = {
+        tables["steps"] = {"step": np.arange(1, len(c) + 1, dtype=np.int64)}
+        tables["steps"] |= {
             name: np.ascontiguousarray(c[:, i])
             for i, name in enumerate(["transmissions", "delivered", "in_flight", "cross_rank"])
         }
@@ -191,9 +226,7 @@ def execute(p: Plan, comm: Any, *, progress=None, argv: list[str] | None = None)
                 name: np.ascontiguousarray(hops[:, i])
                 for i, name in enumerate(["step", "packet", "from_node", "to_node", "port"])
             }
-        result["trace"] = write_trace(
-            p.trace_path, comm, attrs=attrs, tables=tables, checks=stats["checks"], force=p.force
-        )
+        _write(p, comm, result, attrs, tables, stats["checks"], reservation)
     result["seconds"] = round(time.perf_counter() - t0, 4)
     result.update(_peak_rss(comm))
     if p.estimate is not None:  # the plan's estimate beside the measured peak
@@ -249,13 +282,35 @@ def _attrs(p: Plan, size: int, steps: int, started: str, argv: list[str] | None)
         "steps": int(steps),
         "trace_level": job.trace["level"],
         "command_line": " ".join(argv if argv is not None else sys.argv),
-        "job": repr(job.as_dict()),
+        "job": json.dumps(job.as_dict(), default=str),
         "start_time": started,
         "end_time": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 
 
-def _execute_collective(p: Plan, comm: Any, started: str, t0: float, argv) -> dict:
+def _write(p: Plan, comm: Any, result: dict, attrs, tables, checks, reservation) -> None:
+    """Write the trace; on failure (on all ranks alike) keep the result and say why."""
+    from mpinet.errors import TraceError
+    from mpinet.trace import write_trace
+
+    try:
+        result["trace"] = write_trace(
+            p.trace_path,
+            comm,
+            attrs=attrs,
+            tables=tables,
+            checks=checks,
+            force=p.force,
+            reservation=reservation,
+        )
+    except TraceError as exc:
+        result["trace"] = None
+        result["trace_error"] = str(exc)
+
+
+def _execute_collective(
+    p: Plan, comm: Any, started: str, t0: float, argv, reservation: Any = None
+) -> dict:
     """A node program on the collective engine, and its trace."""
     res = execute_collective(p.topo, p.workload.program, p.model, comm, p.job.max_steps)
     per_step = res.pop("per_step")
@@ -273,20 +328,15 @@ def _execute_collective(p: Plan, comm: Any, started: str, t0: float, argv) -> di
     res["checks"] += checks
     res["ok"] = res["ok"] and all(c["ok"] for c in checks)
     if p.trace_path is not None:
-        from mpinet.trace import write_trace
-
         rows = per_step if comm.Get_rank() == 0 else per_step[:0]
-        tables = {
-            "steps": {
-                name: np.ascontiguousarray(rows[:, i])
-                for i, name in enumerate(["transmissions", "informed", "duplicates"])
-            }
+        tables = {"steps": {"step": np.arange(1, len(rows) + 1, dtype=np.int64)}}
+        tables["steps"] |= {
+            name: np.ascontiguousarray(rows[:, i])
+            for i, name in enumerate(["transmissions", "informed", "duplicates"])
         }
         attrs = _attrs(p, comm.Get_size(), res["steps"], started, argv)
         attrs["collective"] = res["collective"]
         attrs.update(p.workload.trace_attrs(sections))
-        result["trace"] = write_trace(
-            p.trace_path, comm, attrs=attrs, tables=tables, checks=res["checks"], force=p.force
-        )
+        _write(p, comm, result, attrs, tables, res["checks"], reservation)
     result["seconds"] = round(time.perf_counter() - t0, 4)
     return result
