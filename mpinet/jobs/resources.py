@@ -283,7 +283,7 @@ def packets_state(
     moves = min(flight, b * topo.degree * capacity)  # a step moves at most one per link slot
     # link, delivery row (7), one move row (arrival or wire) with its header, two credits
     row = 8 * (1 + 7 + max(kn.A_WIDTH, kn.W_WIDTH) + header_width + 2) + 40 * record_hops
-    est.add("step buffers", 2 * moves * row)
+    est.add("step buffers", 1.25 * moves * row)  # the buffers grow by 1.25x at most
     est.add("injection", -(-fp.per_step // size) * (128 + 16 * header_width))
     records = fp.packets if fp.concentrated and size > 1 else -(-fp.packets // size)
     est.add("packet records", records * RECORD_BYTES)
