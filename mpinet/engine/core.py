@@ -212,6 +212,7 @@ class Engine:
                 break
         stuck = self._stuck() if in_flight else []
         packets = np.concatenate(self.delivered) if self.delivered else np.empty((0, 7), np.int64)
+        self.delivered = []  # the per-step pieces: one copy of the records less at the peak
         live = self.pool.live()
         if live.size:  # still in flight at max_steps: dropped, deliver_step = -1
             p = self.pool
@@ -223,7 +224,7 @@ class Engine:
         hops = None
         if self.record_hops:
             hops = np.concatenate(self.hop_rows) if self.hop_rows else np.empty((0, 5), np.int64)
-        return RunRecord(
+        rec = RunRecord(
             steps=t,
             counters=np.array(counters, dtype=np.int64).reshape(-1, 4),
             packets=packets,
@@ -239,6 +240,8 @@ class Engine:
             lo=self.lo,
             hi=self.hi,
         )
+        self.pool = self.st = None  # queues and slots are not needed by the reports
+        return rec
 
     # -- one step --------------------------------------------------------------
     def _step(self, t: int) -> tuple[int, int, int]:
