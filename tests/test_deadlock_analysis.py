@@ -10,6 +10,7 @@ import pytest
 from mpinet.cli import main
 from mpinet.engine.core import Engine
 from mpinet.engine.models import parse_model
+from mpinet.errors import RoutingError
 from mpinet.routing import available_routers, make_router
 from mpinet.routing import channel_graph as cg
 from mpinet.routing.deadlock_analysis import SymmetryError, analyze
@@ -28,7 +29,8 @@ def edge_set(a) -> set[tuple[int, int]]:
 
 
 def walked_edges(topo, router, seed: int = 0) -> set[tuple[int, int]]:
-    """Dependencies read off the routes of every ordered pair, as walk() follows them."""
+    """Dependencies read off the routes of every ordered pair, as walk() follows them:
+    consecutive hops, the second one not into the destination."""
     n, deg = topo.num_nodes, topo.degree
     s, d = np.divmod(np.arange(n * n), n)
     keep = s != d
@@ -40,7 +42,7 @@ def walked_edges(topo, router, seed: int = 0) -> set[tuple[int, int]]:
         ports = [
             int(np.flatnonzero(nb[a] == b)[0]) for a, b in zip(nodes[:-1], nodes[1:], strict=True)
         ]
-        for i in range(1, len(ports)):
+        for i in range(1, len(ports) - 1):  # the last hop delivers: it takes no buffer
             out.add((int(nodes[i - 1]) * deg + ports[i - 1], int(nodes[i]) * deg + ports[i]))
     return out
 
@@ -50,14 +52,14 @@ def test_ecube_is_acyclic(spec):
     t = from_spec(spec)
     rep = analyze(t, make_router("hypercube-ecube", t)).report
     assert rep["acyclic"] and rep["cycle"] is None and rep["core_channels"] == 0
-    assert rep["max_route_length"] == t.n and rep["classes_needed"] == t.n + 1
+    assert rep["max_route_length"] == t.n and rep["classes_needed"] == t.n  # 0..n-1
 
 
 @pytest.mark.parametrize(("spec", "name"), EVERY)
 def test_hop_classes_are_always_acyclic(spec, name):
     t = from_spec(spec)
     rep = analyze(t, make_router(name, t), buffer_classes="hops", max_hops=24).report
-    assert rep["acyclic"] and rep["classes_needed"] == rep["max_route_length"] + 1
+    assert rep["acyclic"] and rep["classes_needed"] == rep["max_route_length"]
 
 
 def test_shortest_on_star4_has_a_valid_cycle():
@@ -135,7 +137,8 @@ ENGINE = [
     ("star:4", "shortest", 8), ("star:4", "star-greedy", 6), ("hypercube:3", "hypercube-ecube", 8),
     ("hypercube:4", "shortest", 8), ("ccc:3", "ccc", 8), ("scc:3", "scc-greedy", 8),
     ("ms:2,2", "ms-two-phase", 6), ("borel:7,2,0,1", "shortest", 8),
-    ("fccn:2", "fccn-sroute", 6),
+    ("fccn:2", "fccn-sroute", 6), ("borel:7,2,0,1", "borel-two-phase", 8),
+    ("cms:3,2,2", "shortest", 8),
 ]  # fmt: skip
 
 
@@ -165,10 +168,14 @@ def test_runtime_deadlocks_only_where_the_graph_has_a_cycle(spec, name, packets)
 def test_hop_classes_never_deadlock_at_runtime():
     t = from_spec("star:4")
     router = make_router("shortest", t)
-    model = parse_model("all-port", buffer=1, buffer_classes="hops", max_hops=4)
-    rec = Engine(t, router, model).run(Unicast(t, "uniform", packets=8, seed=0))
-    assert rec.deadlock is None
-    assert analyze(t, router, buffer_classes="hops", max_hops=4).report["acyclic"]
+    rep = analyze(t, router, buffer_classes="hops", max_hops=3).report
+    assert rep["acyclic"] and rep["classes_needed"] == 4  # classes 0..3: max_hops 3 suffices
+    model = parse_model("all-port", buffer=1, buffer_classes="hops", max_hops=3)
+    for seed in range(3):
+        rec = Engine(t, router, model, seed=seed).run(Unicast(t, "uniform", packets=8, seed=seed))
+        assert rec.deadlock is None
+    with pytest.raises(RoutingError, match="taken 3 hops"):  # routes of 4 hops need class 3
+        analyze(t, router, buffer_classes="hops", max_hops=2)
 
 
 def test_cli_deadlock(capsys):

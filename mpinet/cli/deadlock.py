@@ -14,9 +14,9 @@ Build the channel (buffer) dependency graph of a router on a network and say
 whether it has a cycle. A channel is a directed link (node, port), with
 --buffer-classes hops a (link, hop class) pair as in the engine's structured
 buffer pool; channel c1 depends on c2 when a packet that arrived over c1 can
-wait for c2 as its next hop. With finite buffers (model.buffer) a run can
-deadlock only if this graph has a cycle, and the engine's runtime wait-for
-cycles are cycles of it.
+wait for c2 as its next hop (a hop that delivers takes no buffer). With finite
+buffers (model.buffer) a run can deadlock only if this graph has a cycle, and
+the engine's runtime wait-for cycles are cycles of it.
 
 Routes are followed from every source to every destination, or, on a
 vertex-transitive network (and by default above 256 nodes), only to the
@@ -54,7 +54,8 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=None,
         metavar="H",
-        help="longest route allowed (hop classes 0..H; default 32 with hops)",
+        help="with hops: the highest class, as model.max_hops (classes 0..H, routes up to "
+        "H + 1 hops; default 32); without: the longest route followed",
     )
     p.add_argument(
         "--destinations",
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 def format_report(r: dict) -> str:
     """Human-readable analysis."""
     if r["buffer_classes"] == "hops":
-        bufs = f"one channel per link and hop class 1..{r['max_hops']} (class 0: injection)"
+        bufs = f"one channel per link and hop class 1..{r['max_hops']} (0: injection buffers)"
     else:
         bufs = "one channel per directed link (no classes)"
     how = {
@@ -136,7 +137,8 @@ def format_report(r: dict) -> str:
         (
             "longest route",
             f"{r['max_route_length']} hops: hop classes need {r['classes_needed']} classes "
-            f"(0..{r['max_route_length']})",
+            f"(0..{r['classes_needed'] - 1}, model.max_hops >= {r['classes_needed'] - 1}; "
+            "the last hop takes no buffer)",
         ),
     ]
     if r["acyclic"]:

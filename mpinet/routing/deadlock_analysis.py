@@ -5,9 +5,10 @@ A *channel* is a directed link ``(node, port)``, and with hop classes a
 ``buffer_classes = "hops"``: a packet with h hops waits for class h + 1). A
 packet that arrived over channel c1 sits in the buffer c1 feeds and, if it is
 not delivered there, waits for the next channel c2 of its route: a dependency
-``c1 -> c2``. With finite buffers, a run can deadlock only if this graph has a
-cycle (Dally & Seitz 1987; for store-and-forward with one buffer per channel,
-a cycle is also what the engine reports when it deadlocks).
+``c1 -> c2`` — unless the hop over c2 delivers it, since a packet is consumed
+at its destination and needs no buffer there (the engine's rule). With finite
+buffers, a run can deadlock only if this graph has a cycle (Dally & Seitz
+1987; a wait-for cycle the engine reports when it deadlocks is one of them).
 
 Routes are enumerated by following the router, vectorized like
 :func:`~mpinet.routing.walk.walk`, from every source to every destination
@@ -163,8 +164,10 @@ def analyze(
     ----------
     buffer_classes : ``"none"`` (one channel per link) or ``"hops"`` (one per
         link and hop class, as the engine's structured buffer pool)
-    max_hops : the longest route allowed (the hop classes are 0..max_hops;
-        default 32 with hop classes, else :func:`default_max_hops`)
+    max_hops : with hop classes the highest class, as the engine's
+        ``model.max_hops`` (classes 0..max_hops, routes of up to max_hops + 1
+        hops; default 32); without, the longest route followed (default
+        :func:`default_max_hops`)
     destinations : ``"all"``, ``"symmetry"`` (translation targets only) or
         ``"auto"`` (all up to N*N = 2**16 pairs, without translations or for a
         router found not translation-invariant; else symmetry)
@@ -181,7 +184,12 @@ def analyze(
     if destinations not in DESTINATIONS:
         raise RoutingError(f"destinations must be one of {', '.join(DESTINATIONS)}")
     hop_cls = buffer_classes == "hops"
-    limit = max_hops if max_hops is not None else (32 if hop_cls else default_max_hops(topo))
+    if hop_cls:
+        top = 32 if max_hops is None else int(max_hops)
+        limit = top + 1  # the last hop into the destination takes no buffer
+    else:
+        top = None
+        limit = default_max_hops(topo) if max_hops is None else int(max_hops)
     n, deg = topo.num_nodes, topo.degree
     mode = destinations
     if mode == "auto":
@@ -208,7 +216,7 @@ def analyze(
     if keys is None:
         keys = f.to_destinations(np.arange(n, dtype=np.int64))
     x, r, q, h = f.decode(keys)  # distinct: so are the dependencies, one per hop
-    ncls = limit + 1 if hop_cls else 1
+    ncls = top + 1 if top is not None else 1
     # a hop (x, r, q, h) uses channel (x, q) in class h + 1; arriving over r it held
     # the channel (nb(x, r), rev(r)) in class h
     out_ch = (x * deg + q) * ncls + (h + 1 if hop_cls else 0)
@@ -226,7 +234,8 @@ def analyze(
         "router": router.name,
         "options": {k: v for k, v in router.options.items() if k != "max_table_bytes"},
         "buffer_classes": buffer_classes,
-        "max_hops": int(limit),
+        "max_hops": top,
+        "route_limit": int(limit),
         "destinations": mode,
         "random": f.random,
         "choices": f.choices if f.random else None,
@@ -239,7 +248,8 @@ def analyze(
         "cycle_length": len(cycle) or None,
         "core_channels": core,
         "max_route_length": f.max_length,
-        "classes_needed": f.max_length + 1,
+        # classes 0..L-1: one per hop taken but the last (model.max_hops >= L - 1)
+        "classes_needed": f.max_length,
         "seconds": round(time.perf_counter() - t0, 3),
     }
     return res
@@ -278,7 +288,8 @@ def star_literature(topo: Topology, report: dict[str, Any]) -> list[dict[str, An
             "quantity": "hop classes, any minimal routing",
             "value": diam + 1,
             "source": "structured buffer pool (Merlin & Schweitzer 1980; Gopal 1985): D + 1",
-            "note": f"this router needs {need}",
+            "note": f"mpinet consumes a delivered packet without a buffer, so D = {diam} suffice "
+            f"(model.max_hops = {diam - 1}); this router needs {need}",
         },
         {
             "quantity": "negative-hop classes, any minimal routing",

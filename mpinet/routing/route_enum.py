@@ -3,7 +3,8 @@
 :class:`RouteFollower` moves arrays of packet states (node, destination,
 header, in-port) hop by hop, vectorized like :func:`~mpinet.routing.walk.walk`
 but without packet ids: states that coincide are merged, and every hop taken
-is recorded as a key ``(node, in-port, out-port, hops)``.
+that does not deliver the packet is recorded as a key ``(node, in-port,
+out-port, hops)`` (a delivered packet takes no buffer at its destination).
 
 Random routers (``shortest`` with ``tie="random"``, ``scc-random``, the MS
 routers with ``choice="random"``) pick ``floor(u * c)`` among ``c`` candidates
@@ -158,7 +159,7 @@ class RouteFollower:
         return np.concatenate(out_i), np.concatenate(out_p), np.concatenate(out_n)
 
     def follow(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        """Encoded hop keys of the routes ``src[i] -> dst[i]`` (distinct pairs)."""
+        """Keys of the hops that do not deliver, on the routes ``src[i] -> dst[i]``."""
         cur, dst = src.astype(np.int64), dst.astype(np.int64)
         self.pairs += int(cur.size)
         hdr = np.asarray(self.router.init_headers(cur, dst), dtype=np.int64).reshape(cur.size, -1)
@@ -184,11 +185,14 @@ class RouteFollower:
                 ports = np.concatenate([ports, p_hi[rnd], more[1]])
                 new = np.concatenate([new, n_hi[rnd], more[2]])
             x = cur[idx]
-            keys.append(cg.distinct(self.encode(x, inp[idx], ports, h if self.with_hops else 0)))
             nxt = self.nb[x, ports]
             go = nxt != dst[idx]
             if not go.all():
                 self.max_length = max(self.max_length, h + 1)
+            # only hops that do not deliver: a packet is consumed at its destination and
+            # takes no buffer there (the engine's rule), so its last hop waits for nothing
+            hk = self.encode(x[go], inp[idx][go], ports[go], h if self.with_hops else 0)
+            keys.append(cg.distinct(hk))
             rows = np.column_stack([nxt[go], dst[idx][go], self.rev[ports[go]], new[go]])
             rows = cg.distinct_rows(rows)
             cur, dst, inp, hdr = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3:]
