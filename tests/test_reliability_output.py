@@ -292,6 +292,30 @@ def test_signal_under_mpiexec(tmp_path, mpiexec, sig, code, split):
     assert listing(tmp_path) == []
 
 
+def test_trace_failure_under_mpiexec(tmp_path, mpiexec):
+    """Both ranks learn that the write failed; the results are printed, exit code 3."""
+    d = tmp_path / "out"
+    d.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MPINET_TEST_WRITE_DELAY="3")
+    args = ["run", "--topology", "star:5", "--quiet", "--json", "--out", str(d / "t.h5")]
+    proc = _popen([*mpiexec, "-n", "2", *MPINET, *args], env)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if any(p.name.startswith(".t.h5.tmp-") and p.stat().st_size for p in d.iterdir()):
+            break
+        time.sleep(0.05)
+    shutil.rmtree(d)  # during the write: the directory is gone when rank 0 commits
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, err
+    res = json.loads(out)
+    assert res["trace"] is None and "was removed during the run" in res["trace_error"]
+    assert res["ranks"] == 2 and res["stats"]["delivered"] == 120
+    assert [ln for ln in err.splitlines() if ln.startswith("mpinet")] == [
+        f"mpinet: error: trace not written: {res['trace_error']}"
+    ]
+    assert listing(tmp_path) == []
+
+
 def test_signal_without_a_trace():
     """Without a trace to clean up, the same line (shorter) and the same code."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -421,9 +421,10 @@ class _Writer:
         """Rank 0: fsync, then publish the parts (split) and the file under final names."""
         if self.rank != 0:
             return
+        if delay := float(os.environ.get("MPINET_TEST_WRITE_DELAY", 0) or 0):
+            time.sleep(delay)  # tests: a signal or a rival run during the write
+        self.res.check_alive()
         _fsync(self.tmp)
         if layout == "split":
             _fsync(self.tmp_parts, directory=True)
-        if delay := float(os.environ.get("MPINET_TEST_WRITE_DELAY", 0) or 0):
-            time.sleep(delay)  # tests: a signal or a rival run during the write
         self.res.publish(split=layout == "split")
