@@ -53,16 +53,25 @@ class Parser(argparse.ArgumentParser):
             super()._print_message(message, file)
 
 
-def get_comm() -> Any:
-    """``COMM_WORLD``; a serial stand-in when not launched by MPI and MPI is absent."""
-    from mpinet.engine.comm import SerialComm, world
+def get_comm(timeout: float | None = None) -> Any:
+    """``COMM_WORLD`` under the watchdog; a serial stand-in when MPI is absent.
+
+    ``timeout``: seconds a rank may wait in one collective call before the job
+    is aborted (default ``$MPINET_TIMEOUT`` or 900, see ``mpinet run --help``).
+    """
+    from mpinet.engine.comm import DEFAULT_TIMEOUT, SerialComm, WatchedComm, world
 
     try:
-        return world()
+        comm = world()
     except MPIError:
         if launched_by_mpi():
             raise
         return SerialComm()
+    if comm.Get_size() == 1:
+        return comm
+    if timeout is None:
+        timeout = float(os.environ.get("MPINET_TIMEOUT", DEFAULT_TIMEOUT))
+    return WatchedComm(comm, timeout)
 
 
 def agree(comm: Any, fn: Callable[[], Any]) -> Any:

@@ -42,6 +42,13 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
     buffer_classes = "hops" # none | hops: buffer class = hops taken (deadlock-free)
     max_hops = 32           # hops: classes 0..max_hops (the longest route allowed)
 
+    [faults]                # failed links and nodes (default: none)
+    links = [["1234", "2134"]]  # pairs of neighbour labels
+    nodes = ["4321"]        # labels
+    random_links = 0.01     # each link fails with this probability (the job's seed)
+    random_nodes = 0.0      # each node fails with this probability
+    step = 0                # the faults appear at this step (0: from the start)
+
     [trace]
     level = "summary"       # none | summary | hops
     path = "run.h5"         # where to write it (or --out); no path = no file
@@ -100,6 +107,13 @@ SCHEMA: dict[str, Any] = {
         "buffer_classes": ((str,), "none", "none | hops (structured buffer pool)"),
         "max_hops": ((int,), 32, "buffer_classes = hops: classes 0..max_hops"),
     },
+    "faults": {
+        "links": ((list,), [], "failed links: pairs of neighbour labels"),
+        "nodes": ((list,), [], "failed nodes: labels"),
+        "random_links": ((float, int), 0.0, "probability that each link fails (seeded)"),
+        "random_nodes": ((float, int), 0.0, "probability that each node fails (seeded)"),
+        "step": ((int,), 0, "the step the faults appear (0: from the start)"),
+    },
     "trace": {
         "level": ((str,), "summary", "none | summary | hops"),
         "path": ((str,), None, "trace file to write"),
@@ -132,6 +146,7 @@ class Job:
     router: dict
     model: dict
     trace: dict
+    faults: dict
     source: str = "<flags>"
     #: the keys the job file or the flags set (``"workload.rate"``), defaults excluded
     given: frozenset[str] = frozenset()
@@ -144,6 +159,7 @@ class Job:
             "workload": self.workload,
             "router": self.router,
             "model": self.model,
+            "faults": self.faults,
             "trace": self.trace,
         }
 
