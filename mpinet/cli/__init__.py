@@ -71,7 +71,10 @@ def get_comm(timeout: float | None = None) -> Any:
         return comm
     if timeout is None:
         timeout = float(os.environ.get("MPINET_TIMEOUT", DEFAULT_TIMEOUT))
-    return WatchedComm(comm, timeout)
+    watched = WatchedComm(comm, timeout)
+    rank = comm.Get_rank()
+    watched.on_abort = lambda: _abandon_traces(rank)  # no temporary file left behind
+    return watched
 
 
 def agree(comm: Any, fn: Callable[[], Any]) -> Any:

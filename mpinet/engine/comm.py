@@ -132,6 +132,8 @@ class WatchedComm:
         self._comm = comm
         self.timeout = float(timeout)
         self.where = "setup"
+        #: called before the abort (the CLI removes its temporary trace files there)
+        self.on_abort: Any = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._comm, name)
@@ -205,4 +207,10 @@ class WatchedComm:
             )
             sys.stderr.flush()
         del sent
+        if self.on_abort is not None:
+            import contextlib
+
+            # never keep a stuck job alive over a cleanup failure
+            with contextlib.suppress(Exception):
+                self.on_abort()
         comm.Abort(1)
