@@ -2,10 +2,15 @@
 """Engine throughput on 1 and 2 ranks, as a markdown table for docs/performance.md.
 
 Runs ``mpiexec -n R mpinet bench --json`` for each rank count (uniform
-traffic, shortest-path routing, all-port; see ``mpinet bench --help``)::
+traffic, all-port; the router is ``shortest`` unless a spec says SPEC@ROUTER;
+see ``mpinet bench --help``)::
 
     python scripts/bench_engine.py [--ranks 1,2] [--specs "scc:7;ms:3,2;fccn:4"]
                                    [--packets 8] [--repeat 3] [--trace summary]
+
+    # the engine issue's targets: throughput, then the backlog sweep
+    python scripts/bench_engine.py --specs "ms:3,3;scc:8;fccn:6@fccn-shortest" --repeat 1 --trace none
+    python scripts/bench_engine.py --ranks 1 --specs ms:3,2 --packets 1,8,64,256 --trace none
 """
 
 from __future__ import annotations
@@ -32,10 +37,10 @@ def main() -> int:
 
     launcher = find_mpiexec()
     print(
-        "| spec | nodes | ranks | packets | packet-hops | steps | total s | "
-        "M hops/s/rank | engine-only M hops/s/rank | cross-rank | setup s |"
+        "| spec | router | per node | nodes | ranks | packet-hops | steps | total s | "
+        "M hops/s/rank | engine-only M hops/s/rank | engine ns/hop | cross-rank |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in [int(x) for x in args.ranks.split(",")]:
         cmd = [
             *launcher,
@@ -59,11 +64,11 @@ def main() -> int:
         for line in out.strip().splitlines():
             b = json.loads(line)
             print(
-                f"| {b['spec']} | {b['nodes']:,} | {b['ranks']} | {b['packets']:,} | "
-                f"{b['packet_hops']:,} | {b['steps']} | {b['total_seconds']:.3f} | "
-                f"{b['hops_per_second_per_rank'] / 1e6:.2f} | "
+                f"| {b['spec']} | {b['router']} | {b['packets_per_node']} | {b['nodes']:,} | "
+                f"{b['ranks']} | {b['packet_hops']:,} | {b['steps']} | "
+                f"{b['total_seconds']:.3f} | {b['hops_per_second_per_rank'] / 1e6:.2f} | "
                 f"{b['engine_hops_per_second_per_rank'] / 1e6:.2f} | "
-                f"{100 * b['cross_rank_fraction']:.1f}% | {b['setup_seconds']:.2f} |",
+                f"{b['engine_ns_per_hop']:.0f} | {100 * b['cross_rank_fraction']:.1f}% |",
                 flush=True,
             )
     return 0

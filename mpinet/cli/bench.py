@@ -50,6 +50,17 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--repeat", type=int, default=3, help="runs per network; the best counts (3)")
     p.add_argument("--trace", choices=["none", "summary"], default="summary", help="trace level")
+    p.add_argument(
+        "--buffer",
+        type=int,
+        default=0,
+        metavar="B",
+        help="slots per input port (0 = unbounded, the default); compare B large enough "
+        "not to block with 0 to see what flow control costs",
+    )
+    p.add_argument(
+        "--model", default="all-port", help="all-port | one-port | k-port:K | sdc (all-port)"
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per network")
     p.set_defaults(func=run)
 
@@ -80,7 +91,10 @@ def run(args: argparse.Namespace) -> int:
                     (["router", "name"], router or "shortest"),
                     (["workload", "packets"], packets),
                     (["trace", "level"], args.trace),
+                    (["model", "kind"], args.model),
                 ]
+                if args.buffer:
+                    sets.append((["model", "buffer"], args.buffer))
                 # a trace path from the start: a trace level without one is refused
                 out = os.path.join(tmpdir, "bench.h5") if args.trace != "none" else None
                 plans.append(plan(load_job(None, sets), out=out, ranks=comm.Get_size()))
@@ -119,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
             "engine_hops_per_second_per_rank": hops / res["engine_seconds"] / res["ranks"],
             "engine_ns_per_hop": 1e9 * res["engine_seconds"] * res["ranks"] / max(hops, 1),
             "trace": args.trace,
+            "model": args.model,
+            "buffer": args.buffer,
             "cross_rank_fraction": res["stats"]["cross_rank_fraction"],
         }
         if rank0:
