@@ -9,7 +9,8 @@ see ``mpinet bench --help``)::
                                    [--packets 8] [--repeat 3] [--trace summary]
 
     # the engine issue's targets: throughput, then the backlog sweep
-    python scripts/bench_engine.py --specs "ms:3,3;scc:8;fccn:6@fccn-shortest" --repeat 1 --trace none
+    python scripts/bench_engine.py --specs "ms:3,3;scc:8;fccn:6@fccn-shortest" \
+        --repeat 1 --trace none
     python scripts/bench_engine.py --ranks 1 --specs ms:3,2 --packets 1,8,64,256 --trace none
 """
 
