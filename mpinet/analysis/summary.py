@@ -19,11 +19,13 @@ when its table is absent), so every trace of the same layout major version summa
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from mpinet.analysis.compare import compare
+from mpinet.analysis.counted import CountedTrace
 from mpinet.analysis.hist import IntHistogram, SparseHistogram, gini, hist_stats
 from mpinet.analysis.validate import consistency, in_range, value_limits
 from mpinet.errors import CorruptTraceError, MpinetError, TraceError
@@ -293,7 +295,11 @@ def _hops_table(tr: Any, chunk_rows: int, degree: int) -> dict[str, Any]:
 
 
 def summarize(
-    trace: Any, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, stretch: bool = True
+    trace: Any,
+    *,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    stretch: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Summary of a trace (a path or an open :class:`~mpinet.trace.Trace`) as plain data.
 
@@ -305,6 +311,8 @@ def summarize(
         Rows read per block (see :func:`memory_bound`).
     stretch : bool
         Compute stretch against exact distances (when they fit).
+    progress : callable, optional
+        ``progress(rows_read, rows_total)`` after every block read.
 
     Raises
     ------
@@ -317,7 +325,8 @@ def summarize(
         raise TraceError(f"chunk_rows must be >= 1, got {chunk_rows}")
     tr, owned = _open(trace)
     try:
-        out = _summarize(tr, int(chunk_rows), stretch)
+        seen = tr if progress is None else CountedTrace(tr, progress)
+        out = _summarize(seen, int(chunk_rows), stretch)
         out["verified"] = tr.verify()  # the datasets the summary did not read, too
         return out
     finally:
@@ -353,6 +362,7 @@ def _summarize(tr: Any, chunk_rows: int, stretch: bool) -> dict[str, Any]:
             "informed_per_step_truncated": st["informed_per_step_truncated"],
         }
         out["completion_step"] = out["collective"]["steps"]
+        out["hops_table"] = _hops_table(tr, chunk_rows, degree) if "hops" in tr.tables else None
     else:
         distance, reason = (None, "not requested (--no-stretch)")
         if stretch:

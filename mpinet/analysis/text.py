@@ -134,6 +134,8 @@ def format_summary(s: dict, *, all_attrs: bool = True) -> str:
         )
         rows.append(("informed per step", per + more))
         rows.append(("duplicates", f"{d['total']:,}  (max {d['max']:,} in step {d['max_step']})"))
+        if s.get("hops_table") is not None:
+            rows.append(("/hops table", f"{s['hops_table']['rows']:,} rows (one per transmission)"))
     else:
         pk = s["packets"]
         rows.append(

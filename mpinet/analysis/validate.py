@@ -45,8 +45,10 @@ def value_limits(tr: Any, attrs: dict, topo: Any) -> tuple[int | None, int]:
 
 def consistency(s: dict) -> list[dict[str, Any]]:
     """Cross-checks between the trace's own tables (each ``{name, expected, measured, ok}``)."""
-    if s["kind"] != "unicast":
-        return []
+    if s["kind"] != "unicast":  # a collective: its /hops rows, one per transmission
+        ht = s.get("hops_table")
+        total = s["collective"]["transmissions"]["total"]
+        return [] if ht is None else [_check("/hops rows = transmissions", total, ht["rows"])]
     out = []
 
     def add(name: str, expected: Any, measured: Any) -> None:
@@ -72,3 +74,7 @@ def consistency(s: dict) -> list[dict[str, Any]]:
         pad = ht["per_port"] + [0] * (len(per_port) - len(ht["per_port"]))
         add("/hops per port = link load per port", per_port, pad)
     return out
+
+
+def _check(name: str, expected: Any, measured: Any) -> dict[str, Any]:
+    return {"name": name, "expected": expected, "measured": measured, "ok": expected == measured}

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Any
 
-from mpinet.cli import launch_rank
+from mpinet.cli import launch_rank, progress
 
 HELP = """\
 Summarise a trace written by `mpinet run --out TRACE.h5`, serially and without
@@ -80,6 +81,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--no-stretch", action="store_true", help="skip stretch (no exact-distance tables)"
     )
+    progress.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -139,8 +141,16 @@ def _run(args: argparse.Namespace) -> int:
         from mpinet.analysis.plot import _pyplot
 
         _pyplot()
-    a = summarize(args.trace, chunk_rows=chunk, stretch=stretch)
-    b = summarize(args.compare, chunk_rows=chunk, stretch=stretch) if args.compare else None
+    bar = progress.for_command(args, launch_rank())
+    try:
+        tell = bar.counter(f"analyze {os.path.basename(args.trace)}: rows read")
+        a = summarize(args.trace, chunk_rows=chunk, stretch=stretch, progress=tell)
+        b = None
+        if args.compare:
+            tell = bar.counter(f"analyze {os.path.basename(args.compare)}: rows read")
+            b = summarize(args.compare, chunk_rows=chunk, stretch=stretch, progress=tell)
+    finally:
+        bar.close()
     plots: list[str] = []
     if args.plot:
         plots = plot_summary(a, args.plot, chunk_rows=chunk)

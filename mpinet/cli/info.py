@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from mpinet.cli import agree, collective, get_comm
+from mpinet.cli import agree, collective, get_comm, progress
 
 HELP = """\
 Compute a network's exact metrics by breadth-first search: number of nodes,
@@ -44,6 +44,7 @@ def add_parser(sub: Any) -> None:
         help="BFS from this node only (paper notation, e.g. '<3, 34125>', or '#ID')",
     )
     p.add_argument("--histogram", action="store_true", help="also print the distance histogram")
+    progress.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -69,7 +70,12 @@ def run(args: argparse.Namespace) -> int:
         return topo, src
 
     topo, src = agree(comm, plan)
-    info = collective(comm, lambda: network_info(topo, src, comm))
+    bar = progress.for_command(args, comm.Get_rank())
+    try:
+        tell = bar.counter(f"info {topo.spec}: BFS")
+        info = collective(comm, lambda: network_info(topo, src, comm, progress=tell))
+    finally:
+        bar.close()
     if comm.Get_rank() == 0:
         if args.json:
             json.dump(info, sys.stdout)

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from mpinet.cli import agree, collective, get_comm
+from mpinet.cli import agree, collective, get_comm, progress
 
 HELP = """\
 Route pairs of nodes with a router, without contention, and compare each route
@@ -55,6 +55,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--engine", action="store_true", help="also route on the engine and compare")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    progress.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -87,10 +88,24 @@ def run(args: argparse.Namespace) -> int:
         return topo, router
 
     topo, router = agree(comm, plan)
-    rep = collective(comm, lambda: route_report(topo, router, args.pairs, comm, args.seed))
+    bar = progress.for_command(args, comm.Get_rank())
+    try:
+        share = " (rank 0's share)" if comm.Get_size() > 1 else ""
+        tell = bar.counter(f"routes {topo.spec} {router.name}: pairs routed{share}")
+        rep = collective(
+            comm, lambda: route_report(topo, router, args.pairs, comm, args.seed, progress=tell)
+        )
+        if args.engine:
+            eng = collective(
+                comm,
+                lambda: engine_lengths(
+                    topo, router, args.pairs, comm, args.seed, progress=bar.engine
+                ),
+            )
+    finally:
+        bar.close()
     code = 0
     if args.engine:
-        eng = collective(comm, lambda: engine_lengths(topo, router, args.pairs, comm, args.seed))
         agree_ = eng["histogram"] == rep["histogram"] and eng["checksum"] == rep["checksum"]
         rep["engine"] = {"agrees": agree_, "steps": eng["steps"]}
         code = 0 if agree_ else 1

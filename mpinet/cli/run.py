@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from typing import Any
 
-from mpinet.cli import agree, collective, get_comm
+from mpinet.cli import agree, collective, get_comm, progress
 
 HELP = """\
 Run unicast traffic hop by hop on a virtual network spread over the ranks of
@@ -85,7 +84,7 @@ def add_parser(sub: Any) -> None:
         help="override a job key, e.g. --set workload.packets=8 (repeatable)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    progress.add_arguments(p)
     g = p.add_argument_group("job keys as flags")
     g.add_argument("--topology", metavar="SPEC", help="e.g. scc:6, ms:3,2, fccn:3")
     g.add_argument("--workload", metavar="KIND", help="uniform | permutation | hotspot | ...")
@@ -116,32 +115,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-class Progress:
-    """A one-line progress bar on stderr for runs longer than two seconds."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.t0 = time.monotonic()
-        self.last = 0.0
-        self.shown = False
-
-    def __call__(self, step: int, delivered: int, injected: int, in_flight: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or now - self.t0 < 2.0 or now - self.last < 0.25:
-            return
-        self.last, self.shown = now, True
-        pct = 100.0 * delivered / injected if injected else 100.0
-        sys.stderr.write(
-            f"\r[mpinet] step {step:,}  delivered {delivered:,}/{injected:,} ({pct:5.1f}%)  "
-            f"in flight {in_flight:,}   "
-        )
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")
-
-
 def run(args: argparse.Namespace) -> int:
     from mpinet.jobs import load_job, parse_set
     from mpinet.jobs.execute import execute, plan, reserve_trace
@@ -162,16 +135,24 @@ def run(args: argparse.Namespace) -> int:
     p = agree(comm, make_plan)
     res = agree(comm, lambda: reserve_trace(p, comm))  # the trace's temporary file, now
     rank0 = comm.Get_rank() == 0
-    bar = Progress(rank0 and not args.quiet and not args.json and sys.stderr.isatty())
+    bar = progress.for_command(args, comm.Get_rank())
     argv = ["mpinet", *sys.argv[1:]]
     try:
         result = collective(
-            comm, lambda: execute(p, comm, progress=bar, argv=argv, reservation=res)
+            comm,
+            lambda: execute(
+                p,
+                comm,
+                progress=bar.engine,
+                collective_progress=bar.collective,
+                argv=argv,
+                reservation=res,
+            ),
         )
     finally:
+        bar.close()  # the line off the terminal before any result or error
         if res is not None:  # whatever happened, no temporary file stays
             res.discard(final_parts=rank0)
-    bar.close()
     if rank0:
         if args.json:
             json.dump(result, sys.stdout, default=float)
@@ -192,6 +173,7 @@ def format_collective(r: dict) -> str:
     rows = [
         ("network", f"{r['spec']} ({r['nodes']:,} nodes) on {r['ranks']} rank(s)"),
         ("collective", f"{s['collective']}, {s['messages']:,} message(s)"),
+        ("algorithm", r.get("router", "-")),
         ("model", job["model"]["kind"]),
         ("steps", f"{s['steps']:,} (measured)"),
         ("steps per class", "  ".join(f"{c} {n}" for c, n in s["class_steps"].items())),

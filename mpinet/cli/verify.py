@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from mpinet.cli import agree, collective, get_comm
+from mpinet.cli import agree, collective, get_comm, progress
 
 HELP = """\
 Run every collective of the catalogue on the engine (under whatever mpiexec
@@ -40,6 +40,7 @@ def add_parser(sub: Any) -> None:
         "--list", action="store_true", help="list the checks (with --full: all) without running"
     )
     p.add_argument("--json", action="store_true", help="one JSON object per check")
+    progress.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -80,14 +81,18 @@ def run(args: argparse.Namespace) -> int:
             f"{'topology':<16} {'collective':<34} {'model':<9} {'measured':>8} {'paper':>6} "
             f"{'bound':>6}  verdict"
         )
-    for c in checks:
+    bar = progress.for_command(args, comm.Get_rank())
+    for i, c in enumerate(checks, 1):
         topo = topology_of(c)
+        what = f"verify: check {i} of {len(checks)} ({c.topology} {c.collective} {c.model})"
+        bar(what)
+        tell = _tell(bar, what)
         model = parse_model(c.model)
 
-        def one(c=c, topo=topo, model=model):
+        def one(c=c, topo=topo, model=model, tell=tell):
             if c.run is not None:
                 return c.run(topo, model, comm)
-            return run_collective(topo, c.build(topo), model, comm)
+            return run_collective(topo, c.build(topo), model, comm, progress=tell)
 
         res = collective(comm, one)
         paper = c.paper_steps(topo) if c.paper_steps else None
@@ -108,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
             **(c.report(topo, res) if c.report is not None else {}),
         }
         if rank0:
+            bar.clear()  # the row goes to stdout, under the line on the terminal
             if args.json:
                 print(json.dumps(row))
             else:
@@ -117,6 +123,17 @@ def run(args: argparse.Namespace) -> int:
                     f"{lower:>6}  {v}"
                 )
             sys.stdout.flush()
+    bar.close()
     if rank0 and not args.json:
         print(f"{len(checks)} checks, {failed} failed")
     return 1 if failed else 0
+
+
+def _tell(bar: progress.Progress, what: str):
+    """The collective engine's progress callback, shown after the check's name."""
+
+    def update(step: int, sent: int, informed: int, to_inform: int) -> None:
+        pct = 100.0 * informed / to_inform if to_inform else 100.0
+        bar(lambda: f"{what}: step {step:,}, informed {pct:.1f}%")
+
+    return update

@@ -17,6 +17,7 @@ Two algorithms, both giving identical answers for any number of ranks:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,7 +93,12 @@ def check_memory(need: int, what: str) -> None:
         )
 
 
-def bfs_from(topo: Topology, source: int, comm: Any = None) -> Distances:
+def bfs_from(
+    topo: Topology,
+    source: int,
+    comm: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Distances:
     """Distances from ``source`` to every node, computed by all ranks of ``comm``.
 
     Parameters
@@ -147,6 +153,8 @@ def bfs_from(topo: Topology, source: int, comm: Any = None) -> Distances:
         if count == 0:
             break
         hist.append(count)
+        if progress is not None:
+            progress(sum(hist), n)
     return Distances(np.array(hist, dtype=np.int64), sources=1, all_sources=False)
 
 
@@ -156,11 +164,14 @@ def _displ(counts: np.ndarray) -> np.ndarray:
     return d
 
 
-def bfs_all_sources(topo: Topology, comm: Any = None) -> Distances:
+def bfs_all_sources(
+    topo: Topology, comm: Any = None, progress: Callable[[int, int], None] | None = None
+) -> Distances:
     """Distance distribution over all ordered pairs, sources split over ranks.
 
     Uses ``topo.source_orbits()`` (representatives and weights under
     automorphisms) when the topology provides it, else every node once.
+    ``progress(done, total)``: called after each batch with this rank's source words.
     """
     comm = resolve(comm)
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -181,6 +192,8 @@ def bfs_all_sources(topo: Topology, comm: Any = None) -> Distances:
         if h.size > local.size:
             h, local = local, h
         local[: h.size] += h
+        if progress is not None:
+            progress(top - lo, hi - lo)
     depth = comm.allreduce(int(local.size), op=max_op())
     hist = np.zeros(depth, dtype=np.int64)
     hist[: local.size] = local

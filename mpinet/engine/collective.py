@@ -18,6 +18,7 @@ computed.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -78,6 +79,8 @@ class CollectiveResult:
     per_step: np.ndarray  # (steps, 3): transmissions, newly informed (node, message), duplicates
     class_steps: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    #: with ``record_hops``: this rank's transmissions, rows (step, message, from, to, port)
+    hops: np.ndarray | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -98,8 +101,16 @@ def run_collective(
     comm: Any = None,
     *,
     max_steps: int = 1_000_000,
+    record_hops: bool = False,
+    progress: Callable[[int, int, int, int], None] | None = None,
 ) -> CollectiveResult:
-    """Run ``program`` on ``topo`` under ``model`` over the ranks of ``comm``."""
+    """Run ``program`` on ``topo`` under ``model`` over the ranks of ``comm``.
+
+    ``record_hops``: keep one row ``(step, message, from_node, to_node, port)`` per
+    transmission of this rank's nodes, lost ones included (:attr:`CollectiveResult.hops`).
+    ``progress``: called on rank 0 after every step as ``progress(step, transmissions,
+    informed, to_inform)``: totals so far, and the (node, message) pairs not held at the start.
+    """
     t0 = time.perf_counter()
     comm = resolve(comm)
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -113,6 +124,9 @@ def run_collective(
     port = np.full((hi - lo, nmsg), -1, dtype=np.int8)
     v0, b0 = program.start(lo, hi)
     when[np.asarray(v0) - lo, np.asarray(b0)] = 0
+    to_inform = topo.num_nodes * nmsg - comm.allreduce(int(np.size(v0)), op=sum_op())
+    hop_rows: list[np.ndarray] = []
+    sent = informed = 0
     held = Holdings(lo, hi, when, port)
     per_step = []
     cls_names = list(dict.fromkeys(topo.port_classes))
@@ -130,6 +144,8 @@ def run_collective(
         target = table[local, ports] if nodes.size else nodes
         back = np.asarray(topo.reverse_port)[ports] if nodes.size else nodes
         rows = np.stack([target, msgs, back], axis=1)
+        if record_hops and nodes.size:
+            hop_rows.append(np.stack([np.full_like(nodes, t), msgs, nodes, target, ports], 1))
         owner = np.searchsorted(bounds, target, side="right") - 1
         recv = exchange_rows(comm, rows, owner) if size > 1 else rows
         tv, tb, tp = recv[:, 0] - lo, recv[:, 1], recv[:, 2]
@@ -167,6 +183,9 @@ def run_collective(
         if glob[1]:
             last_new = t
         per_step.append(glob[:3].copy())
+        sent, informed = sent + int(glob[0]), informed + int(glob[1])
+        if progress is not None and rank == 0:
+            progress(t, sent, informed, to_inform)
     want = program.wanted(lo, hi)
     missing = int(((when < 0) & want).sum())
     missing = comm.allreduce(missing, op=sum_op())
@@ -180,6 +199,7 @@ def run_collective(
         per_step=per,
         class_steps={c: int(n) for c, n in zip(cls_names, cls_used, strict=True)},
         seconds=time.perf_counter() - t0,
+        hops=np.concatenate(hop_rows) if hop_rows else np.empty((0, 5), np.int64),
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import resource
 import time
+from collections.abc import Callable
 from typing import Any
 
 from mpinet import theory
@@ -60,7 +61,12 @@ def plan_info(topo: Topology, size: int, source: int | None) -> str:
     return "all"
 
 
-def network_info(topo: Topology, source: int | None = None, comm: Any = None) -> dict:
+def network_info(
+    topo: Topology,
+    source: int | None = None,
+    comm: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
     """Exact N, degree, diameter, average distances and distance histogram.
 
     Parameters
@@ -70,6 +76,9 @@ def network_info(topo: Topology, source: int | None = None, comm: Any = None) ->
         Node id to run BFS from. Default: the identity for vertex-transitive
         graphs; all sources otherwise.
     comm : mpi4py communicator or None
+    progress : callable, optional
+        ``progress(done, total)`` during the BFS: nodes reached of N (one source), or this
+        rank's source batches searched (all sources).
 
     Returns
     -------
@@ -81,10 +90,10 @@ def network_info(topo: Topology, source: int | None = None, comm: Any = None) ->
     t0 = time.perf_counter()
     if mode == "single":
         src = topo.identity if source is None else source
-        dist = bfs_from(topo, src, comm)
+        dist = bfs_from(topo, src, comm, progress=progress)
     else:
         src = None
-        dist = bfs_all_sources(topo, comm)
+        dist = bfs_all_sources(topo, comm, progress=progress)
     seconds = comm.allreduce(time.perf_counter() - t0, op=max_op())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     rss_max = comm.allreduce(rss, op=max_op())

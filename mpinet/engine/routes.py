@@ -9,6 +9,7 @@ packet per pair, all-port, unlimited patience) to show both agree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -83,9 +84,16 @@ def _exact(topo: Topology, kind: str, src: np.ndarray, dst: np.ndarray, cache: d
 
 
 def route_report(
-    topo: Topology, router: Router, pairs: str, comm: Any = None, seed: int = 0
+    topo: Topology,
+    router: Router,
+    pairs: str,
+    comm: Any = None,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict:
     """Route every pair with ``router``; report lengths against exact distances.
+
+    ``progress(done, total)`` is called after each batch with this rank's pairs routed.
 
     Returns
     -------
@@ -128,6 +136,8 @@ def route_report(
         check = (check + _checksum(ids, length)) % _MOD
         h_len.append(np.bincount(length))
         h_ex.append(np.bincount(exact))
+        if progress is not None:
+            progress(min(b + _BATCH, hi) - lo, hi - lo)
     total_sums = np.zeros_like(sums)
     comm.Allreduce(sums, total_sums, op=sum_op())
     longest = comm.allreduce(longest, op=max_op())
@@ -218,9 +228,17 @@ class _PairWorkload:
 
 
 def engine_lengths(
-    topo: Topology, router: Router, pairs: str, comm: Any = None, seed: int = 0
+    topo: Topology,
+    router: Router,
+    pairs: str,
+    comm: Any = None,
+    seed: int = 0,
+    progress: Callable[[int, int, int, int], None] | None = None,
 ) -> dict:
-    """Route the same pairs on the engine (all-port); hops per packet, summed histogram."""
+    """Route the same pairs on the engine (all-port); hops per packet, summed histogram.
+
+    ``progress``: the :class:`~mpinet.engine.core.Engine`'s callback.
+    """
     from mpinet.engine.core import Engine
     from mpinet.engine.models import parse_model
     from mpinet.engine.report import gather_packets
@@ -228,7 +246,15 @@ def engine_lengths(
     comm = resolve(comm)
     kind, total = parse_pairs(pairs, topo)
     w = _PairWorkload(topo, kind, total, seed)
-    eng = Engine(topo, router, parse_model("all-port"), comm, seed=seed, max_steps=1 << 30)
+    eng = Engine(
+        topo,
+        router,
+        parse_model("all-port"),
+        comm,
+        seed=seed,
+        max_steps=1 << 30,
+        progress=progress,
+    )
     rec = eng.run(w)
     packets, _ = gather_packets(rec, total, eng.comm)
     check = eng.comm.allreduce(_checksum(packets[:, 0], packets[:, 5]), op=sum_op()) % _MOD

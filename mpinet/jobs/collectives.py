@@ -7,18 +7,43 @@ The program itself comes from the workload kind (:mod:`mpinet.workloads.kinds`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from mpinet.engine.collective import run_collective
+from mpinet.engine.comm import block_bounds
+from mpinet.engine.exchange import exchange_rows
 from mpinet.engine.models import Model
 from mpinet.topology.base import Topology
 
 
 def execute_collective(
-    topo: Topology, program: Any, model: Model, comm: Any, max_steps: int
+    topo: Topology,
+    program: Any,
+    model: Model,
+    comm: Any,
+    max_steps: int,
+    *,
+    record_hops: bool = False,
+    progress: Callable[[int, int, int, int], None] | None = None,
 ) -> dict:
-    """Run the program; the global result as plain data (identical on every rank)."""
-    res = run_collective(topo, program, model, comm, max_steps=max_steps)
+    """Run the program; the global result as plain data (identical on every rank).
+
+    ``record_hops``: the result's ``hops`` holds this rank's share of one row per
+    transmission (:func:`gather_hops`); ``progress``: see
+    :func:`~mpinet.engine.collective.run_collective`.
+    """
+    res = run_collective(
+        topo,
+        program,
+        model,
+        comm,
+        max_steps=max_steps,
+        record_hops=record_hops,
+        progress=progress,
+    )
     checks = [
         {
             "name": "every node holds every message it should",
@@ -40,6 +65,17 @@ def execute_collective(
         "messages": int(program.messages),
         **res.as_dict(),
         "per_step": res.per_step,
+        "hops": gather_hops(res.hops, int(program.messages), comm) if record_hops else None,
         "checks": checks,
         "ok": res.complete,
     }
+
+
+def gather_hops(rows: np.ndarray, messages: int, comm: Any) -> np.ndarray:
+    """Transmission rows moved to the owner of their message (a block of message indices),
+    sorted by (message, step, from_node, port): the same file for any number of ranks."""
+    size = comm.Get_size()
+    if size > 1:
+        bounds = block_bounds(max(messages, 1), size)
+        rows = exchange_rows(comm, rows, np.searchsorted(bounds, rows[:, 1], side="right") - 1)
+    return rows[np.lexsort((rows[:, 4], rows[:, 2], rows[:, 0], rows[:, 1]))]

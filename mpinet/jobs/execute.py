@@ -147,8 +147,13 @@ def execute(
     progress=None,
     argv: list[str] | None = None,
     reservation: Any = None,
+    collective_progress=None,
 ) -> dict:
     """Run the planned job on all ranks of ``comm``; return the global result.
+
+    ``progress`` is the unicast engine's callback, ``collective_progress`` the collective
+    engine's (:class:`~mpinet.engine.core.Engine`,
+    :func:`~mpinet.engine.collective.run_collective`).
 
     ``reservation``: the trace's names reserved before the run
     (:func:`mpinet.trace.reserve.reserve`; without one the writer reserves them). A trace
@@ -159,7 +164,7 @@ def execute(
     t0 = time.perf_counter()
     comm = resolve(comm)
     if p.workload.engine == COLLECTIVE:
-        return _execute_collective(p, comm, started, t0, argv, reservation)
+        return _execute_collective(p, comm, started, t0, argv, reservation, collective_progress)
     job = p.job
     engine = Engine(
         p.topo,
@@ -288,7 +293,7 @@ def _attrs(p: Plan, size: int, steps: int, started: str, argv: list[str] | None)
     }
 
 
-def _write(p: Plan, comm: Any, result: dict, attrs, tables, checks, reservation) -> None:
+def _write(p: Plan, comm: Any, result: dict, attrs, tables, checks, reservation, meta=None) -> None:
     """Write the trace; on failure (on all ranks alike) keep the result and say why."""
     from mpinet.errors import TraceError
     from mpinet.trace import write_trace
@@ -302,18 +307,59 @@ def _write(p: Plan, comm: Any, result: dict, attrs, tables, checks, reservation)
             checks=checks,
             force=p.force,
             reservation=reservation,
+            meta=meta,
         )
     except TraceError as exc:
         result["trace"] = None
         result["trace_error"] = str(exc)
 
 
+#: /hops columns of a collective trace whose meaning differs from a unicast trace's
+COLLECTIVE_HOPS_META = {
+    "hops": {
+        "packet": (
+            "message index",
+            "the message copied: broadcast, its number 0..messages-1 (pipelined messages); "
+            "mnb, the id of the node whose message it is",
+        ),
+        "from_node": ("node id", "node that sent the copy (and keeps the message)"),
+        "to_node": (
+            "node id",
+            "node at the other end of the link (a copy lost on a failed link still counts)",
+        ),
+    }
+}
+
+
 def _execute_collective(
-    p: Plan, comm: Any, started: str, t0: float, argv, reservation: Any = None
+    p: Plan,
+    comm: Any,
+    started: str,
+    t0: float,
+    argv,
+    reservation: Any = None,
+    progress=None,
 ) -> dict:
-    """A node program on the collective engine, and its trace."""
-    res = execute_collective(p.topo, p.workload.program, p.model, comm, p.job.max_steps)
+    """A node program on the collective engine, and its trace.
+
+    The trace names the program's algorithm as its ``router`` (the workload kind's
+    ``router_name``; the job's ``[router]`` only steers a routed MNB), and at level
+    ``hops`` has one ``/hops`` row per transmission, sorted by (message, step, from_node,
+    port), ``packet`` being the message index (:data:`COLLECTIVE_HOPS_META`).
+    """
+    record = p.job.trace["level"] == "hops" and p.trace_path is not None
+    res = execute_collective(
+        p.topo,
+        p.workload.program,
+        p.model,
+        comm,
+        p.job.max_steps,
+        record_hops=record,
+        progress=progress,
+    )
     per_step = res.pop("per_step")
+    hops = res.pop("hops")
+    router = getattr(p.workload, "router_name", None) or p.router.name
     result = {
         "job": p.job.as_dict(),
         "spec": p.topo.spec,
@@ -321,6 +367,7 @@ def _execute_collective(
         "ranks": comm.Get_size(),
         "engine_seconds": res["seconds"],
         "stats": res,
+        "router": router,
         "trace": None,
     }
     sections, checks = p.workload.summarize(res["steps"], None, comm)
@@ -336,7 +383,13 @@ def _execute_collective(
         }
         attrs = _attrs(p, comm.Get_size(), res["steps"], started, argv)
         attrs["collective"] = res["collective"]
+        attrs["router"] = router
         attrs.update(p.workload.trace_attrs(sections))
-        _write(p, comm, result, attrs, tables, res["checks"], reservation)
+        meta = None
+        if hops is not None:
+            cols = ["step", "packet", "from_node", "to_node", "port"]
+            tables["hops"] = {c: np.ascontiguousarray(hops[:, i]) for i, c in enumerate(cols)}
+            meta = COLLECTIVE_HOPS_META
+        _write(p, comm, result, attrs, tables, res["checks"], reservation, meta)
     result["seconds"] = round(time.perf_counter() - t0, 4)
     return result

@@ -232,6 +232,7 @@ class BroadcastKind(WorkloadKind):
         if need and topo.family != need:
             raise JobError(f"workload.algorithm {algo!r} needs a {need} topology, not {topo.spec}")
         self.program = make(topo, source, msgs, w["interval"])
+        self.router_name = f"broadcast-{algo}"  # the trace's and summary's, not [router]'s
 
 
 def _tree_mnb(topo: Topology, model: Model, router: Router) -> TreeMNB:
@@ -270,6 +271,8 @@ class MNBKind(WorkloadKind):
         if algo not in MNBS:
             raise JobError(f"workload.algorithm for mnb must be {' or '.join(MNBS)}, got {algo!r}")
         self.program = MNBS[algo](topo, model, router)
+        # the trace's and summary's name: a routed MNB follows the job's router
+        self.router_name = f"mnb-{algo}" + (f" via {router.name}" if algo == "routed" else "")
 
 
 #: every built-in kind, in the order the registry lists them
