@@ -131,6 +131,7 @@ def _abandon_traces(rank: int) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The full ``mpinet`` parser with every subcommand."""
     from mpinet.cli import analyze, bench, deadlock, export, info, routes, run, verify
+    from mpinet.topology import spec_forms  # the families the registry has, never a stale list
 
     p = Parser(
         prog="mpinet",
@@ -139,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
             "hypercube, CCC) on an MPI job. Run under `mpiexec -n R mpinet ...` to split the "
             "work over R ranks; results do not depend on R."
         ),
-        epilog="Topology specs: star:N scc:N ms:L,N fccn:M borel:P,A,T1,T2 hypercube:N ccc:N. "
+        epilog=f"Topology specs: {' '.join(spec_forms())} (ims: incomplete and cms: clustered "
+        "macro-star, e.g. ims:2+2,3,3; the README's Topologies table has each family). "
         "`mpinet COMMAND --help` explains each command.",
     )
     p.add_argument("--version", action="version", version=f"mpinet {__version__}")

@@ -41,7 +41,13 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("spec", metavar="SPEC", help="topology spec, e.g. scc:6")
-    p.add_argument("--router", required=True, metavar="NAME", help="router name (see --list)")
+    p.add_argument(
+        "--router",
+        required=True,
+        metavar="NAME",
+        help="router name, e.g. shortest or scc-greedy; one that does not apply to SPEC is "
+        "refused with the list of those that do (the README's router table has them all)",
+    )
     p.add_argument(
         "--pairs", default="to-identity", help="to-identity | from-identity | all | sample:K"
     )

@@ -20,7 +20,8 @@ from flags, or both: flags and --set override the file.
 
 examples:
   mpinet run jobs/ms-uniform.toml
-  mpiexec -n 4 mpinet run jobs/scc-hotspot.toml --out scc.h5 --set workload.packets=4
+  mpiexec -n 4 mpinet run jobs/paper000-scc-routing/hotspot-one-port.toml --out scc.h5 \\
+      --set workload.packets=4
   mpinet run --topology scc:6 --workload uniform --packets 4 --router shortest --model one-port
   mpinet run --topology hypercube:10 --router hypercube-ecube --model sdc --json
 
