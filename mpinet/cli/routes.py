@@ -26,6 +26,11 @@ split over the ranks of the MPI job; the report does not depend on their number.
 --engine also routes the pairs on the engine (one packet each, all-port) and
 checks that the route lengths agree pair by pair.
 
+Routers that route around faults (a job's [faults]; docs/reliability.md):
+shortest, borel-table, scc-random, ms-balls-to-boxes, ms-merged, borel-cr. The
+others run unchanged, and the engine drops a packet they send towards a failed
+link ("no route").
+
 examples:
   mpinet routes scc:6 --router scc-greedy
   mpiexec -n 2 mpinet routes ms:3,2 --router ms-balls-to-boxes --pairs all --json

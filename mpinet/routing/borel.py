@@ -30,7 +30,7 @@ import numpy as np
 
 from mpinet.errors import RoutingError, TopologyError, check_int
 from mpinet.routing import tables
-from mpinet.routing.base import HopContext, Router
+from mpinet.routing.base import DROP, HopContext, Router
 from mpinet.routing.shortest import ShortestRouter
 from mpinet.topology.base import Topology
 
@@ -76,6 +76,14 @@ class BorelCRRouter(Router):
     the hop count guarantees delivery, so no fallback is needed. Either way a
     route has at most ``d`` hops per unit of the initial peripheral distance.
 
+    With ``faults`` the candidates are the nodes reached by *live* walks
+    (:mod:`mpinet.routing.borel_faults`: nodes near a fault get d-balls of
+    their own), and only those nearer the destination around the ring than
+    the current node, as section 4.1 asks of every intermediate node; where
+    none is left the packet is dropped (:data:`DROP`). The potential argument
+    above still holds (the rest of a live walk is live), so routes stay
+    loop-free. With ``commit`` a walk cut by a dynamic fault is decided again.
+
     Tables (all nodes of a class share them): the ring, three length-p arrays,
     and per class ``c mod p`` the d-ball without ``c``, p x K offsets, port
     words and hop counts (int32), K <= 4, 16, 52, 160 for d = 1..4 (the
@@ -95,6 +103,8 @@ class BorelCRRouter(Router):
         exists (one generator of order p), else the searched ring of seed 0.
     max_table_bytes : int
         Refuse (:class:`ResourceError`) larger tables.
+    faults : FaultSet, optional
+        Route around these failed nodes and links.
 
     Raises
     ------
@@ -103,10 +113,14 @@ class BorelCRRouter(Router):
     """
 
     name = "borel-cr"
-    summary = "CR routing: peripheral-distance greedy with look-ahead d (Borel, paper 003)"
+    summary = (
+        "CR routing: peripheral-distance greedy with look-ahead d (Borel, paper 003); "
+        "routes around faults"
+    )
     families = ("borel",)
     distributed = True
     header_width = 1
+    fault_tolerant = True
 
     def __init__(
         self,
@@ -115,6 +129,7 @@ class BorelCRRouter(Router):
         commit: bool = False,
         ring_seed: int = 0,
         max_table_bytes: int = tables.MAX_TABLE_BYTES,
+        faults: object = None,
     ) -> None:
         super().__init__(topo, lookahead=lookahead, commit=commit, ring_seed=ring_seed)
         try:
@@ -138,6 +153,19 @@ class BorelCRRouter(Router):
         self.offsets, self.words, self.hops = self._ball_tables(self.ring.offsets())
         self._chunk = max(1, _CHUNK_ENTRIES // self.offsets.shape[1])
         self.table_bytes = int(3 * self.offsets.size * 4 + 24 * p)
+        self.faults = None
+        if faults is not None and getattr(faults, "step", 0) == 0:
+            self.set_faults(faults)  # dynamic faults (step > 0) apply from set_faults on
+
+    def set_faults(self, faults: object) -> None:
+        """Route around ``faults`` from now on: live d-balls for the nodes near them."""
+        from mpinet.routing import borel_faults as bf
+
+        self.faults = faults
+        self._near = bf.affected(self.topo, faults, self.d)
+        self._near_tables = bf.live_balls(
+            self.topo, faults, self.ring, self._near, self.d, self._dt
+        )
 
     def _ball_tables(self, off: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per class: offsets (in (-N/2, N/2]), port words and hops of the d-ball, padded.
@@ -185,14 +213,22 @@ class BorelCRRouter(Router):
         The candidates of a class are stored by (hops, port word), so the first
         minimum of the peripheral distance is the minimum of the whole key.
         """
-        n, p = self.topo.num_nodes, self.topo.p
+        return self._first_min(self.offsets, cr % self.topo.p, self._ahead(cr, dest_cr))
+
+    def _ahead(self, cr: np.ndarray, dest_cr: np.ndarray) -> np.ndarray:
+        """CR offset of each destination, in (-N/2, N/2] (its sign: the way round)."""
+        n = self.topo.num_nodes
         e = (dest_cr - cr) % n
-        e = np.where(e > n // 2, e - n, e).astype(self._dt)
-        j = cr % p
-        out = np.empty(cr.size, dtype=np.int64)
-        for lo in range(0, cr.size, self._chunk):
-            sl = slice(lo, lo + self._chunk)
-            diff = np.take(self.offsets, j[sl], axis=0)
+        return np.where(e > n // 2, e - n, e).astype(self._dt)
+
+    def _first_min(self, offsets: np.ndarray, rows: np.ndarray, e: np.ndarray) -> np.ndarray:
+        """Per packet, the first candidate of ``offsets[row]`` peripherally nearest ``e``."""
+        n = self.topo.num_nodes
+        out = np.empty(rows.size, dtype=np.int64)
+        chunk = max(1, _CHUNK_ENTRIES // offsets.shape[1])
+        for lo in range(0, rows.size, chunk):
+            sl = slice(lo, lo + chunk)
+            diff = np.take(offsets, rows[sl], axis=0)
             np.subtract(e[sl, None], diff, out=diff)
             np.abs(diff, out=diff)
             np.minimum(diff, n - diff, out=diff)
@@ -203,6 +239,8 @@ class BorelCRRouter(Router):
         self, nodes: np.ndarray, dests: np.ndarray, headers: np.ndarray, ctx: HopContext
     ) -> tuple[np.ndarray, np.ndarray]:
         """First port of the walk to the best node of the d-ball (see the class docstring)."""
+        if self.faults is not None:
+            return self._around_faults(np.asarray(nodes, dtype=np.int64), headers)
         c = self.ring.to_cr(nodes)
         if not self.commit:
             best = self.best(c, headers[:, 0])
@@ -212,6 +250,46 @@ class BorelCRRouter(Router):
         j, best = c[new] % self.topo.p, self.best(c[new], headers[new, 0])
         out[new, 1], out[new, 2] = self.words[j, best], self.hops[j, best]
         ports = out[:, 1] & 3
+        out[:, 1] >>= 2
+        out[:, 2] -= 1
+        return ports, out
+
+    def _around_faults(self, nodes: np.ndarray, headers: np.ndarray) -> tuple:
+        """:meth:`next_port` over live walks only; DROP where no live candidate is nearer."""
+        n, p = self.topo.num_nodes, self.topo.p
+        c = self.ring.to_cr(nodes)
+        out = headers.copy()
+        decide = np.ones(nodes.size, dtype=bool)
+        if self.commit:  # keep a committed walk unless a dynamic fault cut it
+            owed = headers[:, 2] > 0
+            cut = self.faults.link_down(nodes, headers[:, 1] & 3)
+            decide = ~owed | cut
+        idx = np.flatnonzero(decide)
+        e = self._ahead(c[idx], headers[idx, 0])
+        pos = np.searchsorted(self._near, nodes[idx])
+        near = np.zeros(idx.size, dtype=bool)
+        if self._near.size:
+            near = self._near[np.minimum(pos, self._near.size - 1)] == nodes[idx]
+        offs, words, hops = self._near_tables
+        off = np.empty(idx.size, dtype=np.int64)
+        word = np.empty(idx.size, dtype=np.int64)
+        hop = np.empty(idx.size, dtype=np.int64)
+        for mask, (o_t, w_t, h_t), rows in (
+            (~near, (self.offsets, self.words, self.hops), c[idx] % p),
+            (near, (offs, words, hops), pos),
+        ):
+            r = rows[mask]
+            if r.size:
+                b = self._first_min(o_t, r, e[mask])
+                off[mask], word[mask], hop[mask] = o_t[r, b], w_t[r, b], h_t[r, b]
+        gap = np.abs(e.astype(np.int64) - off)
+        nearer = np.minimum(gap, n - gap) < np.abs(e)  # section 4.1: lower the distance
+        if not self.commit:
+            return np.where(nearer, word & 3, DROP), headers
+        out[idx, 1] = np.where(nearer, word, 0)
+        out[idx, 2] = np.where(nearer, hop, 0)
+        ports = out[:, 1] & 3
+        ports[idx[~nearer]] = DROP
         out[:, 1] >>= 2
         out[:, 2] -= 1
         return ports, out

@@ -25,6 +25,14 @@ Free choices of the paper ("any dirty ball", "a dirty box", "any box not at its
 position", the star route's next cycle) are made by ``choice``: ``"first"``
 (the lowest position, default) or ``"random"`` (uniform, from ``ctx.uniform()``,
 the same on any number of ranks).
+
+``ms-balls-to-boxes`` and ``ms-merged`` route around faults (``faults=``): a
+move whose link failed is replaced by another move the game allows at that
+node (another dirty ball, dirty box or misplaced box, by the same ``choice``
+rule), and the packet is dropped (:data:`DROP`) where the move is forced
+(an outside ball goes to its place, a box to its final position) or every
+allowed move's link failed. Any sequence of allowed moves ends the game, so
+routes stay loop-free and no longer than the paper's bounds.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ import numpy as np
 
 from mpinet.errors import RoutingError
 from mpinet.routing import macrostar_game as mg
-from mpinet.routing.base import HopContext, Router
+from mpinet.routing.base import DROP, HopContext, Router
 from mpinet.topology.base import Topology
 from mpinet.topology.macrostar import MacroStar
 
@@ -67,7 +75,11 @@ class _MacroStarRouter(Router):
 class _BoxGameRouter(_MacroStarRouter):
     """A router playing the balls-to-boxes game; the header holds the box colours."""
 
-    def __init__(self, topo: Topology, choice: str = "first", boxes: str = "match") -> None:
+    fault_tolerant = True
+
+    def __init__(
+        self, topo: Topology, choice: str = "first", boxes: str = "match", faults: object = None
+    ) -> None:
         super().__init__(topo, choice=choice, boxes=boxes)
         if boxes not in BOXES:
             raise RoutingError(
@@ -75,6 +87,12 @@ class _BoxGameRouter(_MacroStarRouter):
             )
         self.boxes = boxes
         self.header_width = mg.colour_words(self.l)
+        # dynamic faults (step > 0) apply from set_faults on
+        self.faults = faults if faults is not None and getattr(faults, "step", 0) == 0 else None
+
+    def set_faults(self, faults: object) -> None:
+        """Route around ``faults`` from now on (dynamic faults)."""
+        self.faults = faults
 
     def init_headers(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """The colours given to the source's boxes, packed (:func:`macrostar_game.pack_colours`)."""
@@ -90,8 +108,43 @@ class _BoxGameRouter(_MacroStarRouter):
     ) -> tuple[np.ndarray, np.ndarray]:
         """One move of the game per packet; S moves update the colours in the header."""
         game = mg.Game(self._rel(nodes, dests), mg.unpack_colours(headers, self.l), self.n, self.l)
-        ports = self._move(game, self._u(ctx)).astype(np.int64)
+        u = self._u(ctx)
+        ports = self._move(game, u).astype(np.int64)
+        if self.faults is not None:
+            ports = self._around_faults(np.asarray(nodes, dtype=np.int64), game, ports, u)
         return ports, mg.pack_colours(game.swap(ports))
+
+    def _around_faults(
+        self, nodes: np.ndarray, game: mg.Game, ports: np.ndarray, u: np.ndarray | None
+    ) -> np.ndarray:
+        """The move where its link is live, else another allowed live move, else DROP."""
+        deg = self.topo.degree
+        down = self.faults.link_down(np.repeat(nodes, deg), np.tile(np.arange(deg), nodes.size))
+        live = ~down.reshape(nodes.size, deg)
+        bad = np.flatnonzero(~live[game.rows, ports])
+        if bad.size:
+            allowed = self._allowed(game)[bad] & live[bad]
+            alt = mg.pick(allowed, None if u is None else u[bad])
+            ports[bad] = np.where(allowed.any(axis=1), alt, DROP)
+        return ports
+
+    def _allowed(self, game: mg.Game) -> np.ndarray:
+        """``(M, degree)`` bool: every move section 2.1 allows (the choices of :meth:`_move`)."""
+        n = self.n
+        a = np.zeros((game.x.size, self.topo.degree), dtype=bool)
+        forced = game.x != 0  # Case 1.2: the outside ball goes to its place
+        a[game.rows[forced], game.place_outside_ball()[forced]] = True
+        lead = game.sig[:, 0]
+        misplaced = game.sig[:, 1:] != np.arange(1, self.l)
+        phase2 = ~forced & game.all_clean  # 2.2 forced (lead != 0), 2.1 any misplaced box
+        to_lead = phase2 & (lead != 0)
+        a[game.rows[to_lead], game.s_port(lead[to_lead])] = True
+        a[:, n:] |= (phase2 & (lead == 0))[:, None] & misplaced
+        phase1 = ~forced & ~game.all_clean
+        here_dirty = phase1 & ~game.box_clean[:, 0]  # 1.1.2: any dirty ball here
+        a[:, :n] |= here_dirty[:, None] & ~game.clean[:, 0, :]
+        a[:, n:] |= (phase1 & game.box_clean[:, 0])[:, None] & ~game.box_clean[:, 1:]  # 1.1.1
+        return a
 
     def _move(self, game: mg.Game, u: np.ndarray | None) -> np.ndarray:
         """One move of section 2.1: Case 1.2, Phase 2, or Case 1.1 (1.1.2 or 1.1.1)."""
@@ -134,7 +187,9 @@ class BallsToBoxes(_BoxGameRouter):
     """
 
     name = "ms-balls-to-boxes"
-    summary = "balls-to-boxes game, Phase 1 then Phase 2 (paper 004, sec. 2.1)"
+    summary = (
+        "balls-to-boxes game, Phase 1 then Phase 2 (paper 004, sec. 2.1); routes around faults"
+    )
 
 
 class Merged(_BoxGameRouter):
@@ -161,7 +216,26 @@ class Merged(_BoxGameRouter):
     """
 
     name = "ms-merged"
-    summary = "balls-to-boxes with merged phases, the fastest of paper 004 sec. 3.2"
+    summary = (
+        "balls-to-boxes with merged phases, the fastest of paper 004 sec. 3.2; routes around faults"
+    )
+
+    def _allowed(self, game: mg.Game) -> np.ndarray:
+        """Every move section 3.2 allows (the choices of :meth:`_move`)."""
+        n = self.n
+        a = np.zeros((game.x.size, self.topo.degree), dtype=bool)
+        forced = game.x != 0
+        a[game.rows[forced], game.place_outside_ball()[forced]] = True
+        lead = game.sig[:, 0]
+        clean = ~forced & game.box_clean[:, 0]
+        to_lead = clean & (lead != 0)  # a clean box of colour i != 1 goes to position i
+        a[game.rows[to_lead], game.s_port(lead[to_lead])] = True
+        dirty = ~game.box_clean[:, 1:]
+        misplaced = game.sig[:, 1:] != np.arange(1, self.l)
+        other = np.where(dirty.any(axis=1)[:, None], dirty, misplaced)
+        a[:, n:] |= (clean & (lead == 0))[:, None] & other
+        a[:, :n] |= (~forced & ~game.box_clean[:, 0])[:, None] & ~game.clean[:, 0, :]
+        return a
 
     def _move(self, game: mg.Game, u: np.ndarray | None) -> np.ndarray:
         lead = game.sig[:, 0]

@@ -35,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 
 from mpinet.routing import scc_cycles as sc
-from mpinet.routing.base import HopContext, Router
+from mpinet.routing import scc_faults as sf
+from mpinet.routing.base import DROP, HopContext, Router
 from mpinet.routing.scc_optimal import SCCOptimal
 from mpinet.topology.base import Topology
 
@@ -95,17 +96,40 @@ class SCCRandom(_SCCRouter):
     mode ``"mean"``) is Table 2's "random (simulation)" row: 5.514, 9.264,
     17.660, 22.332, 28.168 for n = 4, 5, 7, 8, 9; the paper's n = 3 (3.084
     for 3.0833) and n = 6 (12.858 for 12.8588) carry its sampling noise.
+
+    With ``faults`` (section 6 of the paper offers the random router for
+    adaptive routing around faults) the draw is among the symbols of ``B``
+    whose lateral link is live and reachable round the ring over live local
+    links, and the packet goes round the ring the shorter *live* way; a held
+    link cut off by a dynamic fault is drawn again. No such symbol (or, at
+    the last supernode, no live way to ``i_d``): :data:`DROP`. Routes stay
+    minimal in lateral links; only the ring direction may be the longer one.
     """
 
     name = "scc-random"
-    summary = "paper 000 Alg. 1: lateral links drawn uniformly among the minimal ones (SCC)"
+    summary = (
+        "paper 000 Alg. 1: lateral links drawn uniformly among the minimal ones (SCC); "
+        "routes around faults"
+    )
     distributed = True
     header_width = 1
+    fault_tolerant = True
+
+    def __init__(self, topo: Topology, faults: object = None) -> None:
+        super().__init__(topo)
+        # dynamic faults (step > 0) apply from set_faults on
+        self.faults = faults if faults is not None and getattr(faults, "step", 0) == 0 else None
+
+    def set_faults(self, faults: object) -> None:
+        """Route around ``faults`` from now on (dynamic faults)."""
+        self.faults = faults
 
     def next_port(
         self, nodes: np.ndarray, dests: np.ndarray, headers: np.ndarray, ctx: HopContext
     ) -> tuple[np.ndarray, np.ndarray]:
         """Draw a lateral link where none is held, then go round the ring to it."""
+        if self.faults is not None:
+            return self._around_faults(nodes, dests, headers, ctx)
         here, there = self._positions(nodes, dests)
         target = headers[:, 0] - 1
         need = np.flatnonzero(target < 0)
@@ -120,6 +144,40 @@ class SCCRandom(_SCCRouter):
         ports = sc.ring_ports(self.n, here, target)
         out = np.where(here == target, 0, target + 1)
         return ports, out[:, None]
+
+    def _around_faults(
+        self, nodes: np.ndarray, dests: np.ndarray, headers: np.ndarray, ctx: HopContext
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`next_port` among live links only (class docstring); DROP where none."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        here, there = self._positions(nodes, dests)
+        rows = np.arange(nodes.size)
+        up, down, lateral = sf.ring_state(self.faults, self.n, nodes)
+        reach = np.minimum(up, down) < sf.FAR  # (M, ring): ring index = position - 1
+        sigma, ident = self._sigma(nodes, dests)
+        usable = sc.b_mask(sigma)[:, 1:] & reach & lateral
+        target = headers[:, 0] - 1
+        j = np.maximum(target, 1) - 1
+        keep = (target >= 0) & reach[rows, j] & (ident | lateral[rows, j])
+        need = np.flatnonzero(~keep)
+        if need.size:  # the draw of next_port, among the usable symbols
+            bm = usable[need]
+            count = bm.sum(axis=1)
+            sub = HopContext(ctx.step, ctx.pids[need], ctx.hops[need], ctx.seed)
+            pick = np.minimum((sub.uniform() * count).astype(np.int64), np.maximum(count - 1, 0))
+            choice = np.argmax(bm & (np.cumsum(bm, axis=1) == (pick + 1)[:, None]), axis=1) + 1
+            home = reach[need, there[need] - 1]
+            target[need] = np.where(
+                ident[need], np.where(home, there[need], -1), np.where(count > 0, choice, -1)
+            )
+        lost = target < 0
+        j = np.maximum(target, 1) - 1
+        at = here == target
+        lat_port = 1 if self.n == 3 else 2
+        ports = np.where(at, lat_port, sf.ring_port(self.n, up[rows, j], down[rows, j]))
+        ports = np.where(lost, DROP, ports)
+        out = np.where(at | lost, 0, target + 1)
+        return ports.astype(np.int64), out[:, None]
 
 
 class SCCGreedy(_SCCRouter):
