@@ -26,6 +26,14 @@ examples:
   mpiexec -n 4 mpinet info ms:3,3 --json
   mpinet info fccn:3 --histogram
   mpinet info scc:5 --source '<3, 34125>'
+  mpinet info ms:2,2 --faults 'random_links=0.05,seed=3'
+  mpinet info star:5 --fault-diameter 2
+
+With --faults (or --faults-file JOB, its [faults] and seed) the surviving
+graph is searched too: its components, and its diameter and average distance
+within the largest component. --fault-diameter K gives the exact fault
+diameter for 1..K failed nodes and for 1..K failed links (every set, up to
+symmetry; docs/reliability.md).
 """
 
 
@@ -45,6 +53,16 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--histogram", action="store_true", help="also print the distance histogram")
     progress.add_arguments(p)
+    from mpinet.cli.info_faults import FAULTS_HELP
+
+    p.add_argument("--faults", metavar="KEY=VALUE,...", help=FAULTS_HELP)
+    p.add_argument("--faults-file", metavar="JOB", help="take the faults from a job's [faults]")
+    p.add_argument(
+        "--fault-diameter",
+        metavar="K",
+        type=int,
+        help="exact fault diameter for 1..K failed nodes and links (K <= 2)",
+    )
     p.set_defaults(func=run)
 
 
@@ -67,23 +85,75 @@ def run(args: argparse.Namespace) -> int:
         # refused in seconds, before the orbits or any table exist
         plans.plan_info(topo, comm.Get_size(), src, here)
         plan_info(topo, comm.Get_size(), src)
-        return topo, src
+        return topo, src, _plan_faults(args, topo, comm.Get_size(), here)
 
-    topo, src = agree(comm, plan)
+    topo, src, faults = agree(comm, plan)
     bar = progress.for_command(args, comm.Get_rank())
     try:
         tell = bar.counter(f"info {topo.spec}: BFS")
         info = collective(comm, lambda: network_info(topo, src, comm, progress=tell))
+        extra = collective(comm, lambda: _fault_metrics(args, topo, faults, info, comm))
     finally:
         bar.close()
+    info.update(extra)
     if comm.Get_rank() == 0:
         if args.json:
             json.dump(info, sys.stdout)
             sys.stdout.write("\n")
         else:
             sys.stdout.write(format_info(info, args.histogram))
+            sys.stdout.write(_format_faults(info))
         sys.stdout.flush()
     return 0
+
+
+def _plan_faults(args: argparse.Namespace, topo: Any, size: int, here: int) -> Any:
+    """The FaultSet of --faults / --faults-file (or None); refuse work that cannot fit."""
+    from mpinet.cli import info_faults
+    from mpinet.engine import fault_info
+    from mpinet.errors import JobError
+
+    if args.faults and args.faults_file:
+        raise JobError("give --faults or --faults-file, not both")
+    if args.fault_diameter is not None:
+        fault_info.plan_fault_diameter(topo, args.fault_diameter)
+    if not (args.faults or args.faults_file):
+        return None
+    opts = (
+        info_faults.parse_faults(args.faults)
+        if args.faults
+        else info_faults.faults_from_file(args.faults_file)
+    )
+    fault_info.plan_surviving(topo, size, here)
+    return info_faults.make(topo, opts)
+
+
+def _fault_metrics(args: argparse.Namespace, topo: Any, faults: Any, info: dict, comm: Any):
+    """``surviving`` and ``fault_diameter`` entries of the result, where asked for."""
+    from mpinet.engine import fault_info
+
+    out: dict = {}
+    if faults is not None:
+        out["surviving"] = fault_info.surviving_info(topo, faults, comm)
+    if args.fault_diameter is not None:
+        out["fault_diameter"] = [
+            fault_info.fault_diameter(topo, k, kind, comm)
+            for k in range(1, args.fault_diameter + 1)
+            for kind in fault_info.KINDS
+        ]
+    return out
+
+
+def _format_faults(info: dict) -> str:
+    from mpinet.cli import info_faults
+
+    out = ""
+    if "surviving" in info:
+        out += info_faults.format_surviving(info["surviving"])
+    if "fault_diameter" in info:
+        d = info["diameter"] if info["diameter"] is not None else info["eccentricity"]
+        out += info_faults.format_fault_diameters(info["fault_diameter"], d)
+    return out
 
 
 def _theory_lines(info: dict) -> list[str]:

@@ -86,6 +86,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     progress.add_arguments(p)
+    p.add_argument(
+        "--baseline",
+        action="store_true",
+        help="with [faults]: also run the job without faults and report what they cost",
+    )
     g = p.add_argument_group("job keys as flags")
     g.add_argument("--topology", metavar="SPEC", help="e.g. scc:6, ms:3,2, fccn:3")
     g.add_argument("--workload", metavar="KIND", help="uniform | permutation | hotspot | ...")
@@ -148,24 +153,43 @@ def run(args: argparse.Namespace) -> int:
                 collective_progress=bar.collective,
                 argv=argv,
                 reservation=res,
+                keep_local=args.baseline,
             ),
         )
     finally:
         bar.close()  # the line off the terminal before any result or error
         if res is not None:  # whatever happened, no temporary file stays
             res.discard(final_parts=rank0)
+    if args.baseline:
+        result["fault_cost"] = _baseline(p, result, comm, here)
     if rank0:
         if args.json:
             json.dump(result, sys.stdout, default=float)
             sys.stdout.write("\n")
         else:
             sys.stdout.write(format_result(result))
+            if "fault_cost" in result:
+                from mpinet.jobs.fault_cost import format_cost
+
+                sys.stdout.write(format_cost(result["fault_cost"]))
         sys.stdout.flush()
     if result.get("trace_error"):  # the results above are all there is: say so, exit 3
         if rank0:
             print(f"mpinet: error: trace not written: {result['trace_error']}", file=sys.stderr)
         return TRACE_NOT_WRITTEN
     return 0 if result["stats"]["ok"] else 1
+
+
+def _baseline(p: Any, result: dict, comm: Any, here: int) -> dict:
+    """Run the job without faults (no trace) and compare (:mod:`mpinet.jobs.fault_cost`)."""
+    from mpinet.jobs import fault_cost
+    from mpinet.jobs.execute import execute
+
+    p0 = agree(comm, lambda: fault_cost.baseline_plan(p, comm.Get_size(), here))
+    base = collective(comm, lambda: execute(p0, comm, keep_local=True))
+    cost = fault_cost.compare(result, base, comm)
+    result.pop("_local", None)
+    return cost
 
 
 def format_collective(r: dict) -> str:
@@ -180,12 +204,61 @@ def format_collective(r: dict) -> str:
         ("steps per class", "  ".join(f"{c} {n}" for c, n in s["class_steps"].items())),
         ("transmissions", f"{s['transmissions']:,}, duplicates {s['duplicates']:,}"),
         ("complete", "yes" if s["complete"] else f"NO: {s['missing']:,} (node, message) missing"),
+        *_collective_fault_rows(s),
         ("time", f"{r['seconds']:.2f} s"),
     ]
     if r["trace"] or r.get("trace_error"):
         rows.append(("trace", r["trace"] or "NOT WRITTEN (see the error on stderr)"))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows) + "\n"
+
+
+def _collective_fault_rows(s: dict) -> list[tuple[str, str]]:
+    """Faults of a collective: what failed, the copies lost, the nodes not reached."""
+    f = s.get("faults")
+    if not f:
+        return []
+    when = "from the start" if not f["step"] else f"from step {f['step']:,}"
+    miss = f"{f['unreached']:,} surviving node(s) miss a message"
+    if f["unreached"]:
+        miss += f", e.g. {', '.join(f['unreached_nodes'][:5])}"
+    if f.get("messages_from_failed_nodes"):
+        miss += f"; {f['messages_from_failed_nodes']:,} message(s) started at failed nodes only"
+    return [
+        (
+            "faults",
+            f"{f['failed_nodes']:,} nodes and {f['failed_links']:,} links failed {when}; "
+            f"{f['lost']:,} copies lost on failed links",
+        ),
+        ("not reached", miss),
+    ]
+
+
+def _fault_rows(s: dict) -> list[tuple[str, str]]:
+    f = s.get("faults")
+    if not f:
+        return []
+    when = "from the start" if not f["step"] else f"from step {f['step']:,}"
+    how = "routes around them" if f["router_tolerates_faults"] else "does not route around them"
+    return [
+        (
+            "faults",
+            f"{f['failed_nodes']:,} nodes and {f['failed_links']:,} links failed {when}; "
+            f"the router {how}",
+        )
+    ]
+
+
+def _delivered(s: dict) -> str:
+    """Delivered of injected, then drops by reason (faults) and packets left in flight."""
+    out = f"{s['delivered']:,} of {s['injected']:,}"
+    drops = {k: v for k, v in s.get("drops", {}).items() if v}
+    if drops:
+        why = ", ".join(f"{v:,} {k}" for k, v in drops.items())
+        out += f"; dropped {s['dropped']:,} ({why})"
+    if s.get("undelivered"):
+        out += f"; {s['undelivered']:,} still in flight at the end"
+    return out
 
 
 def _buffers(model: dict) -> str:
@@ -223,6 +296,7 @@ def format_result(r: dict) -> str:
             f"{r.get('router', job['router']['name'])} / {job['model']['kind']} "
             f"({job['model']['order']}){_buffers(job['model'])}",
         ),
+        *_fault_rows(s),
         ("steps", f"{s['steps']:,} (last delivery in step {s['completion_step']:,})"),
     ]
     if "te" in r:
@@ -239,7 +313,7 @@ def format_result(r: dict) -> str:
             )
         )
     rows += [
-        ("delivered", f"{s['delivered']:,} of {s['injected']:,}, dropped {s['dropped']:,}"),
+        ("delivered", _delivered(s)),
     ]
     if lat.get("count"):
         rows.append(

@@ -13,6 +13,14 @@ some node still has something queued); the steps reported are those up to the la
 one in which a node received a message it did not hold. Every node must end up holding every
 message it should; the report says so, with the steps measured, never
 computed.
+
+With faults (a :class:`~mpinet.topology.faults.FaultSet`, active from its
+step) a copy sent over a failed link is *lost*: the node program does not
+know about faults, so the transmission happens (it counts, and the model
+holds) but nothing arrives. A failed node has no live link, so it neither
+receives nor passes anything on. Failed nodes are not expected to hold
+anything; the result counts the lost copies and names the surviving nodes
+the collective could not reach (:attr:`CollectiveResult.faults`).
 """
 
 from __future__ import annotations
@@ -79,11 +87,13 @@ class CollectiveResult:
     per_step: np.ndarray  # (steps, 3): transmissions, newly informed (node, message), duplicates
     class_steps: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    #: with faults: copies lost, surviving nodes not reached (count, first labels)
+    faults: dict | None = None
     #: with ``record_hops``: this rank's transmissions, rows (step, message, from, to, port)
     hops: np.ndarray | None = None
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "steps": self.steps,
             "transmissions": self.transmissions,
             "duplicates": self.duplicates,
@@ -92,6 +102,9 @@ class CollectiveResult:
             "class_steps": self.class_steps,
             "seconds": round(self.seconds, 4),
         }
+        if self.faults is not None:
+            out["faults"] = self.faults
+        return out
 
 
 def run_collective(
@@ -101,11 +114,13 @@ def run_collective(
     comm: Any = None,
     *,
     max_steps: int = 1_000_000,
+    faults: Any = None,
     record_hops: bool = False,
     progress: Callable[[int, int, int, int], None] | None = None,
 ) -> CollectiveResult:
     """Run ``program`` on ``topo`` under ``model`` over the ranks of ``comm``.
 
+    ``faults``: a FaultSet; copies sent over its failed links are lost (module docstring).
     ``record_hops``: keep one row ``(step, message, from_node, to_node, port)`` per
     transmission of this rank's nodes, lost ones included (:attr:`CollectiveResult.hops`).
     ``progress``: called on rank 0 after every step as ``progress(step, transmissions,
@@ -134,6 +149,7 @@ def run_collective(
     cls_used = np.zeros(len(cls_names), dtype=np.int64)
     t = 0
     last_new = 0
+    lost_total = 0
     while t < max_steps:
         t += 1
         nodes, ports, msgs = (np.asarray(a, dtype=np.int64) for a in program.transmissions(t, held))
@@ -146,6 +162,10 @@ def run_collective(
         rows = np.stack([target, msgs, back], axis=1)
         if record_hops and nodes.size:
             hop_rows.append(np.stack([np.full_like(nodes, t), msgs, nodes, target, ports], 1))
+        if faults is not None and t >= faults.step and nodes.size:
+            lost = faults.link_down(nodes, ports)  # sent, never received
+            lost_total += int(lost.sum())
+            rows, target = rows[~lost], target[~lost]
         owner = np.searchsorted(bounds, target, side="right") - 1
         recv = exchange_rows(comm, rows, owner) if size > 1 else rows
         tv, tb, tp = recv[:, 0] - lo, recv[:, 1], recv[:, 2]
@@ -187,6 +207,17 @@ def run_collective(
         if progress is not None and rank == 0:
             progress(t, sent, informed, to_inform)
     want = program.wanted(lo, hi)
+    report = None
+    if faults is not None:
+        # failed nodes are not expected to hold anything, nor anyone a message that
+        # started at failed nodes only (it could not leave them)
+        down = faults.node_down(np.arange(lo, hi))
+        alive_src = ((when == 0) & ~down[:, None]).any(axis=0).astype(np.int64)
+        started = np.empty_like(alive_src)
+        comm.Allreduce(alive_src, started, op=max_op())
+        want = want & ~down[:, None] & (started > 0)[None, :]
+        report = _unreached(topo, comm, lo, (when < 0) & want, lost_total)
+        report["messages_from_failed_nodes"] = int(nmsg - started.sum())
     missing = int(((when < 0) & want).sum())
     missing = comm.allreduce(missing, op=sum_op())
     per = np.array(per_step, dtype=np.int64).reshape(-1, 3)
@@ -199,8 +230,20 @@ def run_collective(
         per_step=per,
         class_steps={c: int(n) for c, n in zip(cls_names, cls_used, strict=True)},
         seconds=time.perf_counter() - t0,
+        faults=report,
         hops=np.concatenate(hop_rows) if hop_rows else np.empty((0, 5), np.int64),
     )
+
+
+def _unreached(topo: Topology, comm: Any, lo: int, short: np.ndarray, lost: int) -> dict:
+    """Lost copies, and the surviving nodes missing a message they should hold (all ranks)."""
+    nodes = np.flatnonzero(short.any(axis=1)) + lo
+    first = np.concatenate(comm.allgather(nodes[:10]))[:10]
+    return {
+        "lost": comm.allreduce(lost, op=sum_op()),
+        "unreached": comm.allreduce(int(nodes.size), op=sum_op()),
+        "unreached_nodes": topo.labels(np.sort(first)),
+    }
 
 
 def _check(topo, program, model, caps, table, held, t, nodes, ports, msgs) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.engine.comm import resolve
+from mpinet.engine.comm import resolve, sum_op
 from mpinet.engine.core import Engine
 from mpinet.engine.models import Model, parse_model
 from mpinet.engine.report import gather_hops, gather_packets, summarize
@@ -52,6 +52,7 @@ class Plan:
     workload: WorkloadKind  # built: its traffic (unicast engine) or program (collective)
     trace_path: str | None
     force: bool
+    faults: Any = None  # a FaultSet, or None
     estimate: Any = None  # the plan's resources.Estimate (memory per rank, work)
 
 
@@ -80,7 +81,8 @@ def plan(
     workload = make_workload(job.workload["kind"], job.workload, topo=topo, seed=job.seed)
     # no default tie: a router without that option refuses it instead of ignoring it
     opts = {k: v for k, v in job.router.items() if k != "name" and v is not None}
-    router = make_router(job.router["name"], topo, **opts)
+    faults = _faults(job, topo)  # collectives too: copies over failed links are lost
+    router = make_router(job.router["name"], topo, faults=faults, **opts)
     model = parse_model(
         job.model["kind"],
         job.model["capacity"],
@@ -93,7 +95,7 @@ def plan(
     workload.build(model, router)
     if job.model["order"] not in ("fifo", "oldest-first"):
         raise JobError(f"model.order must be fifo or oldest-first, got {job.model['order']!r}")
-    p = Plan(job, topo, workload.router, model, workload, trace_path, force, estimate=est)
+    p = Plan(job, topo, workload.router, model, workload, trace_path, force, faults, estimate=est)
     if trace_path is not None:  # every value the trace will store, refused now, not at the end
         from mpinet.trace.encode import check_attrs
 
@@ -126,9 +128,27 @@ def _trace_target(job: Job, out: str | None, force: bool) -> str | None:
     return check_target(path, force=force, job_file=job_file)["path"]
 
 
+def _faults(job: Job, topo: Topology) -> Any:
+    """The job's FaultSet, or None when [faults] names none."""
+    f = job.faults
+    if not (f["links"] or f["nodes"] or f["random_links"] or f["random_nodes"]):
+        return None
+    from mpinet.topology.faults import make_faults
+
+    return make_faults(
+        topo,
+        links=f["links"],
+        nodes=f["nodes"],
+        random_links=float(f["random_links"]),
+        random_nodes=float(f["random_nodes"]),
+        seed=job.seed,
+        step=f["step"],
+    )
+
+
 def _distance_fn(p: Plan):
     """Exact distances for stretch: the shortest router's tables, when they fit."""
-    if hasattr(p.router, "distance"):  # by convention the exact distance (routing/base.py)
+    if hasattr(p.router, "distance") and p.faults is None:  # exact (routing/base.py)
         return p.router.distance
     try:
         if p.topo.family in ("fccn", "ccc", "hypercube"):
@@ -147,6 +167,7 @@ def execute(
     progress=None,
     argv: list[str] | None = None,
     reservation: Any = None,
+    keep_local: bool = False,
     collective_progress=None,
 ) -> dict:
     """Run the planned job on all ranks of ``comm``; return the global result.
@@ -154,6 +175,9 @@ def execute(
     ``progress`` is the unicast engine's callback, ``collective_progress`` the collective
     engine's (:class:`~mpinet.engine.core.Engine`,
     :func:`~mpinet.engine.collective.run_collective`).
+
+    ``keep_local``: also return this rank's packet records and link loads under
+    ``"_local"`` (for :mod:`mpinet.jobs.fault_cost`; not JSON, pop it before printing).
 
     ``reservation``: the trace's names reserved before the run
     (:func:`mpinet.trace.reserve.reserve`; without one the writer reserves them). A trace
@@ -176,6 +200,7 @@ def execute(
         order=job.model["order"],
         record_hops=job.trace["level"] == "hops" and p.trace_path is not None,
         progress=progress,
+        faults=p.faults,
     )
     traffic = p.workload.traffic
     rec = engine.run(traffic)
@@ -192,6 +217,13 @@ def execute(
     stats["stuck_packets"] = rec.stuck
     if rec.deadlock is not None:
         stats["deadlock"] = rec.deadlock
+    if p.faults is not None:
+        from mpinet.engine.faults import counts
+
+        stats["faults"] = p.faults.describe()
+        stats["faults"]["router_tolerates_faults"] = bool(p.router.fault_tolerant)
+        mine = counts(rec.drops)
+        stats["drops"] = {k: comm.allreduce(v, op=sum_op()) for k, v in mine.items()}
     size = comm.Get_size()
     result = {
         "job": job.as_dict(),
@@ -203,6 +235,8 @@ def execute(
         "router": p.router.name,
         "trace": None,
     }
+    if keep_local:
+        result["_local"] = {"packets": packets, "link_load": rec.link_load}
     sections, checks = p.workload.summarize(rec.steps, packets, comm)
     result.update(sections)
     stats["checks"] += checks
@@ -354,6 +388,7 @@ def _execute_collective(
         p.model,
         comm,
         p.job.max_steps,
+        faults=p.faults,
         record_hops=record,
         progress=progress,
     )

@@ -60,7 +60,9 @@ class RoutedMNB:
             return vv, pp, bb
         ctx = HopContext(step=0, pids=bb * self.messages + w, hops=np.zeros_like(w))
         first, _ = self.router.next_port(w, bb, self.router.init_headers(w, bb), ctx)
-        child = self.nb[w, np.asarray(first, dtype=np.int64)] == vv
+        first = np.asarray(first, dtype=np.int64)
+        # a router around faults may have no route (DROP, negative): no child there
+        child = (first >= 0) & (self.nb[w, np.maximum(first, 0)] == vv)
         return vv[child], pp[child], bb[child]
 
     def transmissions(self, step: int, held: Holdings):
