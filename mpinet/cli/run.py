@@ -91,6 +91,15 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="with [faults]: also run the job without faults and report what they cost",
     )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="watchdog: a rank that waits S seconds in one MPI collective for the others "
+        "aborts the whole job, naming the step and the ranks that did not arrive "
+        "(default $MPINET_TIMEOUT or 900)",
+    )
     g = p.add_argument_group("job keys as flags")
     g.add_argument("--topology", metavar="SPEC", help="e.g. scc:6, ms:3,2, fccn:3")
     g.add_argument("--workload", metavar="KIND", help="uniform | permutation | hotspot | ...")
@@ -126,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.jobs.execute import execute, plan, reserve_trace
     from mpinet.jobs.resources import ranks_on_this_machine
 
-    comm = get_comm()
+    comm = get_comm(args.timeout)
     here = ranks_on_this_machine(comm)  # collective: before anything can fail
 
     def make_plan():
@@ -143,6 +152,15 @@ def run(args: argparse.Namespace) -> int:
     rank0 = comm.Get_rank() == 0
     bar = progress.for_command(args, comm.Get_rank())
     argv = ["mpinet", *sys.argv[1:]]
+    if rank0 and not args.json:
+        from mpinet.engine.kernels import cache_is_warm
+
+        if not cache_is_warm():
+            sys.stderr.write(
+                "[mpinet] first run: compiling the engine's kernels (once per installation, "
+                "up to a minute; cached afterwards)\n"
+            )
+            sys.stderr.flush()
     try:
         result = collective(
             comm,
