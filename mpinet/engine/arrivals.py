@@ -77,7 +77,7 @@ def route(eng: Any, slots, cur, dst, hdr, pid, hops, t: int) -> None:
 def enqueue(eng: Any, slots: np.ndarray, ports: np.ndarray, new, t: int) -> None:
     """Queue packets on their output links; ``new``: headers after the hop (None: kept)."""
     st, p = eng.st, eng.pool
-    err = np.zeros(2, dtype=np.int64)
+    err = np.zeros(3, dtype=np.int64)
     hdr = p.hdr[:0] if new is None else np.ascontiguousarray(new, dtype=np.int64)
     kn.enqueue(np.ascontiguousarray(slots, dtype=np.int64), ports, hdr, new is not None,
                eng.nbt, eng.lo, eng.deg, st.ncls, st.use_cls, p.rec, p.hdr, st.qhead,
