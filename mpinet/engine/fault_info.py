@@ -42,7 +42,7 @@ from mpinet.topology.faults import FaultSet, SurvivingGraph
 #: word operations (64 sources each) of an all-sources BFS of the surviving graph
 MAX_SURVIVING_WORK = 4e10
 #: word operations of all the cases of a fault diameter
-MAX_FAULT_DIAMETER_WORK = 1e10
+MAX_FAULT_DIAMETER_WORK = 4e10
 #: largest k of ``--fault-diameter``
 MAX_K = 2
 KINDS = ("nodes", "links")
