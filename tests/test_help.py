@@ -1,0 +1,127 @@
+"""Help texts and the README say only what is true: files that exist, options that exist,
+every topology family, and the tour's output as the code prints it today."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from mpinet.cli import build_parser, main
+from mpinet.topology import spec_forms
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+JOB_PATH = re.compile(r"jobs/[\w.+-]+(?:/[\w.+-]+)*(?:\.toml|\.sbatch|/)")
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    top = build_parser()
+    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def _helps() -> dict[str, str]:
+    out = {"mpinet": build_parser().format_help()}
+    out.update({name: p.format_help() for name, p in _commands().items()})
+    return out
+
+
+def _options(p: argparse.ArgumentParser) -> set[str]:
+    return {o for a in p._actions for o in a.option_strings}
+
+
+@pytest.mark.parametrize("where", ["help", "README.md"])
+def test_every_jobs_path_mentioned_exists(where):
+    texts = _helps() if where == "help" else {"README.md": README}
+    found = {(name, m) for name, t in texts.items() for m in JOB_PATH.findall(t.replace("\n", " "))}
+    assert found or where == "help"
+    missing = sorted(f"{name}: {path}" for name, path in found if not (ROOT / path).exists())
+    assert not missing, missing
+
+
+def test_every_option_a_help_text_names_exists():
+    """`--x` in a command's help is that command's option, or one of a command named beside it."""
+    cmds = _commands()
+    for name, p in cmds.items():
+        own = _options(p)
+        for line in p.format_help().splitlines():
+            others = set().union(
+                *(_options(cmds[c]) for c in re.findall(r"mpinet (\w+)", line) if c in cmds)
+            )
+            for opt in re.findall(r"(?<![\w-])--[a-z][a-z-]*", line):
+                assert opt in own | others, f"mpinet {name} --help names {opt}: {line.strip()}"
+
+
+def test_routes_help_points_at_no_missing_option():
+    text = _commands()["routes"].format_help()
+    assert "--list" not in text and "scc-greedy" in text
+
+
+def test_top_level_help_names_every_family():
+    text = " ".join(build_parser().format_help().split())
+    for form in spec_forms():  # ims:M,L,N and cms:C,L,N included
+        assert form in text, form
+
+
+def test_run_help_example_job_runs(capsys):
+    """The job file of `run --help`'s second example is real and runs as shown."""
+    text = _commands()["run"].format_help()
+    job = next(m for m in JOB_PATH.findall(text) if "hotspot" in m)
+    assert (
+        main(["run", str(ROOT / job), "--trace-level", "none", "--set", "workload.packets=1"]) == 0
+    )
+    assert "checks" in capsys.readouterr().out
+
+
+def _block(after: str, lang: str) -> str:
+    """The first fenced block of ``lang`` after the text ``after`` in the README."""
+    start = README.index(after)
+    m = re.compile(rf"```{lang}\n(.*?)```", re.S).search(README, start)
+    assert m, after
+    return m.group(1)
+
+
+def test_quickstart_command_runs_twice(tmp_path, monkeypatch, capsys):
+    """The README's first command can be run again: the trace of the first run is replaced."""
+    cmd = _block("## Quickstart", "bash").strip()
+    args = cmd.split(".venv/bin/mpinet ", 1)[1].split()
+    assert args[0] == "run" and "--force" in args and "--out" in args
+    args[1] = str(ROOT / args[1])  # the job, from the checkout
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):
+        assert main([*args, "--quiet"]) == 0
+    assert (tmp_path / args[args.index("--out") + 1]).exists()
+    assert "--force" in README[README.index(cmd) : README.index("**Install and run the whole")]
+
+
+def test_tour_output_is_what_the_code_prints(tmp_path, monkeypatch, capsys):
+    """Five minutes: the greedy run's lines and the compare excerpt and its row count."""
+    monkeypatch.chdir(tmp_path)
+    cmds = [ln for ln in _block("## Five minutes", "bash").splitlines() if " mpinet run " in ln]
+    outs = []
+    for ln in cmds:
+        args = ln.split(" mpinet ", 1)[1].split()
+        args[1] = str(ROOT / args[1])
+        assert "--force" in args  # the tour, too, can be run again
+        assert main(args) == 0
+        outs.append(capsys.readouterr().out)
+    printed = {
+        ln.split()[0] + " " + ln.split()[1]: " ".join(ln.split()) for ln in outs[0].splitlines()
+    }
+    shown = _block("the runs print (the", "text")
+    for ln in shown.splitlines():
+        key = ln.split()[0] + " " + ln.split()[1]
+        if key in ("network scc:6", "cross-rank 4.8%"):  # ranks: 2 in the README, 1 here
+            continue
+        assert printed.get(key) == " ".join(ln.split()), ln
+    assert main(["analyze", "greedy.h5", "--compare", "optimal.h5"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    header = next(i for i, ln in enumerate(table) if ln.startswith("key "))
+    rows = {ln.split()[0]: ln.split() for ln in table[header + 1 :] if ln.strip()}
+    n = int(re.search(r"an excerpt of its (\d+) rows", README).group(1))
+    assert n == len(rows), f"README says {n} rows, analyze --compare prints {len(rows)}"
+    for ln in _block("an excerpt of its", "text").splitlines()[1:]:
+        assert rows[ln.split()[0]] == ln.split(), ln
