@@ -39,6 +39,9 @@ curve), latency_cdf, steps, link_load and, for small networks, link_heatmap;
 for a collective steps and informed. With --compare, also A_vs_B_<figure>
 files with one curve per trace.
 
+A sweep file (mpinet sweep --out SWEEP.h5) is recognised: analyze prints its
+table, and --plot draws latency and accepted throughput against offered load.
+
 Every dataset written by mpinet carries a fletcher32 checksum per chunk;
 analyze verifies all of them (what the summary does not read is read once more)
 and refuses damaged data, a truncated column or impossible values with one line
@@ -141,6 +144,10 @@ def _run(args: argparse.Namespace) -> int:
         from mpinet.analysis.plot import _pyplot
 
         _pyplot()
+    from mpinet.analysis.sweep import is_sweep
+
+    if is_sweep(args.trace):  # a file of mpinet sweep: its table and curves
+        return _sweep(args)
     bar = progress.for_command(args, launch_rank())
     try:
         tell = bar.counter(f"analyze {os.path.basename(args.trace)}: rows read")
@@ -181,4 +188,24 @@ def _run(args: argparse.Namespace) -> int:
                 f"trace {s['path']} failed {len(bad)} consistency check(s): {c['name']} "
                 f"(expected {c['expected']}, measured {c['measured']})"
             )
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """``mpinet analyze SWEEP.h5``: the sweep's table (or JSON) and, with --plot, its curves."""
+    from mpinet.analysis.sweep import format_sweep, plot_sweep, read_sweep
+
+    res = read_sweep(args.trace)
+    plots = plot_sweep(res, args.plot) if args.plot else []
+    if launch_rank() != 0:
+        return 0
+    res.pop("_hists")
+    if args.json:
+        json.dump(_clean(res | {"plots": plots}), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_sweep(res))
+        if plots:
+            sys.stdout.write("plots:\n" + "".join(f"  {p}\n" for p in plots))
+    sys.stdout.flush()
     return 0

@@ -1,0 +1,250 @@
+"""Sweep files (``mpinet sweep --out``): recognise, read, print and plot them, without MPI.
+
+:func:`is_sweep` tells a sweep file from a trace (root attribute ``kind``);
+:func:`read_sweep` returns the same dict ``mpinet sweep --json`` prints (with
+the histograms under ``_hists``); :func:`format_sweep` renders the table;
+:func:`plot_sweep` draws latency against offered load and accepted against
+offered load, each with the channel-load bound, as PNG and SVG.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+from mpinet.errors import TraceError
+
+HISTOGRAMS = ("latency", "source_queue", "network", "hops")
+
+
+def is_sweep(path: str) -> bool:
+    """Whether ``path`` is an HDF5 file written by ``mpinet sweep`` (False if unreadable)."""
+    try:
+        import h5py
+
+        with h5py.File(path, "r") as f:
+            kind = f.attrs.get("kind", "")
+    except Exception:
+        return False
+    return (kind.decode() if isinstance(kind, bytes) else str(kind)) == "sweep"
+
+
+def read_sweep(path: str) -> dict:
+    """The sweep in ``path`` as a dict (points sorted by offered load)."""
+    import h5py
+
+    def text(v: Any) -> Any:
+        return v.decode() if isinstance(v, bytes) else v
+
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise TraceError(f"cannot read sweep file {path}: {exc}") from None
+    with f:
+        a = {k: text(v) for k, v in f.attrs.items()}
+        if a.get("kind") != "sweep":
+            raise TraceError(f"{path} is not a sweep file (no root attribute kind = 'sweep')")
+        major = str(a.get("layout_version", "0")).split(".")[0]
+        if major != "1":
+            raise TraceError(f"{path}: sweep layout {a.get('layout_version')} is not 1.x")
+        res: dict[str, Any] = {
+            k: a[k].item() if isinstance(a[k], np.generic) else a[k]
+            for k in (
+                "spec",
+                "nodes",
+                "ranks",
+                "router",
+                "model",
+                "order",
+                "buffer",
+                "buffer_classes",
+                "pattern",
+                "seed",
+                "zero_load_latency",
+                "command_line",
+                "seconds",
+            )  # fmt: skip
+        }
+        res["port_classes"] = [text(c) for c in a["port_classes"]]
+        for k in ("settings", "bound", "saturation"):
+            res[k] = json.loads(a[k])
+        points, hists = [], []
+        for name in sorted(f["loads"]):
+            g = f["loads"][name]
+            points.append(json.loads(text(g.attrs["point"])))
+            hists.append({h: g[h][()] for h in HISTOGRAMS})
+        res["points"], res["_hists"] = points, hists
+        res["path"] = os.path.abspath(path)
+    return res
+
+
+def _f(x: Any, fmt: str = ".4f") -> str:
+    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
+
+
+def format_sweep(res: dict) -> str:
+    """The sweep as text: what ran, the bound, one row per load, the saturation."""
+    s, b, sat = res["settings"], res["bound"], res["saturation"]
+    z = res["zero_load_latency"]
+    buf = f"buffer {res['buffer']} per input port" if res["buffer"] else "unbounded buffers"
+    worst = max(b["per_class"].items(), key=lambda kv: kv[1]["max_load"])
+    how = "exact" if b["exact"] else "estimate"
+    head = [
+        ("network", f"{res['spec']} ({res['nodes']:,} nodes) on {res['ranks']} rank(s)"),
+        ("traffic", f"{res['pattern']}, Bernoulli injection, seed {res['seed']}"),
+        ("router / model", f"{res['router']} / {res['model']} ({res['order']}), {buf}"),
+        (
+            "windows",
+            f"warm-up {s['warmup']:,}, measure {s['measure']:,} steps; injection "
+            f"until {s['tail']:,} after; drain cap {s['drain']:,}",
+        ),  # fmt: skip
+        ("bound", f"{b['ideal']:.4f} packets/node/step, limited by {b['limited_by']}"),
+        (
+            "channel load",
+            f"max {worst[1]['max_load']:.4f} per unit load on {worst[0]} links "
+            f"(channel bound {b['channel']:.4f}); {how}, {b['method']}, "
+            f"{b['routes']:,} routes",
+        ),  # fmt: skip
+        ("zero-load", f"{z:.2f} steps (mean route length)"),
+        (
+            "saturated if",
+            f"accepted < {1 - s['accept_tol']:.2f} x injected, latency > "
+            f"{s['latency_factor']:g} x {z:.2f} = {s['latency_factor'] * z:.1f}, "
+            f"or in flight at the drain cap",
+        ),  # fmt: skip
+    ]
+    if b["model_bound"] is not None:
+        head.insert(5, ("model bound", f"{b['model_bound']:.4f} ({b['model']})"))
+    head += [("note", n) for n in b.get("notes", [])]
+    width = max(len(k) for k, _ in head) + 2
+    out = [f"{k:<{width}}{v}" for k, v in head]
+    classes = res["port_classes"]
+    cols = ["offered", "injected", "accepted", "lat mean", "p50", "p99", "queue", "network",
+            "hops", *[f"util {c}"[:14] for c in classes], "in flight", "verdict"]  # fmt: skip
+    rows = []
+    for pt in res["points"]:
+        lat = pt["latency"]
+        verdict = "stable" if pt["stable"] else "SATURATED: " + ",".join(pt["saturated_by"])
+        rows.append([
+            f"{pt['offered']:.4f}", f"{pt['injected']:.4f}", f"{pt['accepted']:.4f}",
+            _f(lat["mean"], ".2f"), _f(lat["p50"], "g"), _f(lat["p99"], "g"),
+            _f(pt["source_queue"]["mean"], ".2f"), _f(pt["network"]["mean"], ".2f"),
+            _f(pt["hops"]["mean"], ".2f"),
+            *[f"{pt['utilisation'][c]['max']:.3f}" for c in classes],
+            f"{pt['in_flight_at_cap']:,}", verdict,
+        ])  # fmt: skip
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
+              for i, c in enumerate(cols)]  # fmt: skip
+    out.append("")
+    out.append("  ".join(c.rjust(w) if i < len(cols) - 1 else c
+                         for i, (c, w) in enumerate(zip(cols, widths, strict=True))))  # fmt: skip
+    for r in rows:
+        out.append("  ".join(v.rjust(w) if i < len(r) - 1 else v
+                             for i, (v, w) in enumerate(zip(r, widths, strict=True))))  # fmt: skip
+    out.append("")
+    if sat["found"]:
+        lo, hi = sat["bracket"]
+        out.append(
+            f"{'saturation':<{width}}load {sat['load']:.4f} ({lo:.4f} stable, {hi:.4f} "
+            f"saturated by {', '.join(sat['criteria'])}) = "
+            f"{100 * sat['load_fraction_of_bound']:.1f}% of the bound"
+        )
+    else:
+        top = max((pt["offered"] for pt in res["points"]), default=0.0)
+        out.append(f"{'saturation':<{width}}none up to load {top:.4f}")
+    out.append(
+        f"{'throughput':<{width}}{sat['throughput']:.4f} sustained (highest accepted of a "
+        f"stable load) = {100 * sat['throughput_fraction_of_bound']:.1f}% of the bound; "
+        f"peak accepted {sat['peak_accepted']:.4f}"
+    )
+    failed = [(pt["offered"], c) for pt in res["points"] for c in pt["checks"] if not c["ok"]]
+    out.append(f"{'checks':<{width}}" + ("all passed at every load" if not failed else
+               f"{len(failed)} FAILED"))  # fmt: skip
+    for rate, c in failed:
+        out.append(f"  FAILED at load {rate:.4f}: {c['name']}: {c['detail']}")
+    cpu = f" ({res['cpu_seconds']:.1f} s CPU on the busiest rank)" if "cpu_seconds" in res else ""
+    out.append(f"{'time':<{width}}{res['seconds']:.1f} s{cpu}")
+    if res.get("out") or res.get("path"):
+        out.append(f"{'file':<{width}}{res.get('out') or res.get('path')}")
+    return "\n".join(out) + "\n"
+
+
+def _stem(res: dict) -> str:
+    path = res.get("out") or res.get("path")
+    if path:
+        return os.path.splitext(os.path.basename(path))[0]
+    return "sweep_" + re.sub(r"[^A-Za-z0-9]+", "-", f"{res['spec']}_{res['router']}").strip("-")
+
+
+def plot_sweep(res: dict, outdir: str, stem: str | None = None) -> list[str]:
+    """Draw ``<stem>_latency`` and ``<stem>_accepted`` (PNG and SVG) into ``outdir``."""
+    from mpinet.analysis.plot import _outdir, _pyplot, _write
+
+    plt = _pyplot()
+    _outdir(outdir)
+    stem = stem or _stem(res)
+    pts = res["points"]
+    x = np.array([p["offered"] for p in pts])
+    ok = np.array([p["stable"] for p in pts], dtype=bool)
+    b, sat, z = res["bound"], res["saturation"], res["zero_load_latency"]
+    title = (f"{res['spec']}, {res['router']}, {res['model']}, {res['pattern']} traffic"
+             + (f", buffer {res['buffer']}" if res["buffer"] else ""))  # fmt: skip
+
+    def marks(ax: Any) -> None:
+        ax.axvline(b["ideal"], color="k", ls="--", lw=1,
+                   label=f"bound {b['ideal']:.3f} ({b['limited_by']})")  # fmt: skip
+        if sat["found"]:
+            ax.axvline(sat["load"], color="tab:red", ls=":", lw=1.2,
+                       label=f"saturation {sat['load']:.3f} "
+                             f"({100 * sat['load_fraction_of_bound']:.0f}% of bound)")  # fmt: skip
+        ax.set_xlabel("offered load (packets per node per step)")
+        ax.set_xlim(0, max(float(x.max()) if x.size else 1.0, b["ideal"]) * 1.05)
+        ax.grid(alpha=0.3)
+
+    def latency() -> Any:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        series = [("latency", "mean latency", "tab:blue", "-"),
+                  ("network", "network time", "tab:green", "-"),
+                  ("source_queue", "source queueing", "tab:orange", "-")]  # fmt: skip
+        for key, label, color, ls in series:
+            y = np.array([p[key]["mean"] for p in pts], dtype=float)
+            if key == "source_queue" and not np.nanmax(np.r_[y, 0]) > 0:
+                continue
+            y = np.where(y > 0, y, np.nan)  # log axis
+            ax.plot(x, y, ls, color=color, label=label)
+            ax.plot(x[ok], y[ok], "o", color=color, ms=4)
+            ax.plot(x[~ok], y[~ok], "o", mfc="none", color=color, ms=5)
+        p99 = np.array([p["latency"]["p99"] for p in pts], dtype=float)
+        ax.plot(x, p99, "--", color="tab:blue", alpha=0.5, label="p99 latency")
+        ax.axhline(z, color="0.5", lw=0.8, label=f"zero-load {z:.2f}")
+        ax.axhline(res["settings"]["latency_factor"] * z, color="0.5", lw=0.8, ls="-.",
+                   label=f"{res['settings']['latency_factor']:g} x zero-load")  # fmt: skip
+        ax.set_yscale("log")
+        ax.set_ylabel("steps (window packets; open marks: saturated)")
+        marks(ax)
+        ax.set_title(f"Latency vs offered load\n{title}", fontsize=10)
+        ax.legend(fontsize=8, loc="upper left")
+        return fig
+
+    def accepted() -> Any:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        acc = np.array([p["accepted"] for p in pts])
+        top = max(float(x.max()) if x.size else 1.0, b["ideal"]) * 1.05
+        ax.plot([0, top], [0, top], color="0.7", lw=0.8, label="accepted = offered")
+        ax.plot(x, acc, "-", color="tab:blue", label="accepted")
+        ax.plot(x[ok], acc[ok], "o", color="tab:blue", ms=4)
+        ax.plot(x[~ok], acc[~ok], "o", mfc="none", color="tab:blue", ms=5)
+        ax.axhline(b["ideal"], color="k", lw=0.8, ls="--")
+        ax.set_ylabel("accepted (packets per node per step)")
+        ax.set_ylim(0, top)
+        marks(ax)
+        ax.set_title(f"Accepted vs offered load\n{title}", fontsize=10)
+        ax.legend(fontsize=8, loc="upper left")
+        return fig
+
+    return _write(plt, outdir, [(f"{stem}_latency", latency), (f"{stem}_accepted", accepted)])

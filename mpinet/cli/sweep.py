@@ -1,0 +1,202 @@
+"""``mpinet sweep``: latency and accepted throughput of a job against the offered load."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from mpinet.cli import agree, collective, get_comm
+
+HELP = """\
+Run a unicast job (its topology, router, model with buffers, and traffic
+pattern) at a series of offered loads and report, per load, the throughput
+and latency in a measurement window, the saturation load, and the channel-load
+bound of the pattern and router. Results are identical for any number of ranks.
+
+offered vs accepted: the offered load is the Bernoulli injection probability,
+packets per node per step; "injected" is what was actually generated in the
+window (packets / (nodes x window steps)); "accepted" is the packets
+delivered during the window, whenever injected, per node per step (BookSim's
+accepted rate). Below saturation accepted = injected; past it the network
+cannot keep up and accepted falls behind.
+
+windows (steps): warm-up [0, W) fills the network; latency is measured on the
+packets injected in the window [W, W+M) only, split into source queueing
+(admit - inject: waiting for a slot in the source's injection buffer, 0 with
+unbounded buffers) and network time (deliver - admit); link utilisation
+(packets per link per step / capacity) is counted in the window only.
+Injection continues --tail steps after the window (default 10 x the zero-load
+latency) so the last measured packets still meet traffic, then the run drains,
+at most --drain steps after the window; window packets still travelling at
+that cap are reported as in flight, not as lost.
+
+saturation: a load is saturated when accepted < (1 - --accept-tol) x injected
+(throughput; less 3 sigma of the noise the window's ends add, which only tiny
+windows notice), when the mean latency exceeds --latency-factor x the zero-load
+latency (latency; the zero-load latency is the mean route length, exact from
+the router's routes), or when window packets are still in flight at the drain
+cap (drain). With a:b:auto the sweep runs --coarse loads from a to b upwards
+until the first saturated one, then bisects --bisect times between the last
+stable and the first saturated load (auto alone: a = 5 % and b = 120 % of
+the bound); the table says which criterion fired. The latency criterion
+usually fires first (with the default factor 3, at 80-90 % of the bound:
+queueing grows smoothly before the links are full); --latency-factor 1e9
+leaves throughput alone, which fires between the bound and bound / (1 - T).
+
+bound: the channel-load bound, from the router's own routes (exact: every
+route of the pattern counted, by translation symmetry where the network and
+router allow): a link that carries L packets per injected packet per node
+saturates at load capacity / L. one-port and k-port add the node bound (a node
+sends K packets per step), sdc the dimension bound (one dimension per step);
+Bernoulli injection adds load <= 1 (so an all-port hypercube, whose channel
+bound is 2(N-1)/N, never saturates). The saturation throughput (the highest
+accepted rate of a stable load) is reported as a fraction of that bound.
+
+examples:
+  mpinet sweep jobs/sweep/hypercube-one-port.toml
+  mpiexec -n 2 mpinet sweep --topology ms:3,2 --rates 0.01:0.5:auto --out sweep.h5
+  mpinet sweep jobs/sweep/ring.toml --rates 0.1,0.3,0.5 --warmup 300 --measure 1000 --json
+  mpinet sweep jobs/ms-uniform.toml --set model.buffer=2 --set model.buffer_classes=hops
+  mpinet analyze sweep.h5 --plot figs/       # the table again, and the two curves
+
+exit codes: 0 every load passed the engine's checks, 1 a check failed (e.g. a
+deadlock), 2 bad job or options.
+"""
+
+FLAG_KEYS = {
+    "topology": "topology",
+    "workload": "workload.kind",
+    "router": "router.name",
+    "model": "model.kind",
+    "buffer": "model.buffer",
+    "buffer_classes": "model.buffer_classes",
+    "seed": "seed",
+}
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="latency and accepted throughput against offered load; saturation vs the bound",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("job", nargs="?", metavar="JOB.toml", help="unicast job (or --topology)")
+    p.add_argument(
+        "--rates",
+        default="auto",
+        help="auto | a:b:auto | a:b:n | r1,r2,... (auto: 5%% to 120%% of the bound)",
+    )
+    p.add_argument("--warmup", type=int, default=1000, metavar="W", help="warm-up steps (1000)")
+    p.add_argument("--measure", type=int, default=2000, metavar="M", help="window steps (2000)")
+    p.add_argument(
+        "--drain", type=int, default=1000, metavar="D", help="cap on steps after the window (1000)"
+    )
+    p.add_argument("--tail", type=int, metavar="E", help="injection steps after the window")
+    p.add_argument("--accept-tol", type=float, default=0.05, dest="accept_tol", metavar="T",
+                   help="saturated when accepted < (1 - T) x injected (0.05)")  # fmt: skip
+    p.add_argument("--latency-factor", type=float, default=3.0, dest="latency_factor",
+                   metavar="F", help="saturated when latency > F x zero-load (3)")  # fmt: skip
+    p.add_argument("--coarse", type=int, default=6, help="auto: grid loads (6)")
+    p.add_argument("--bisect", type=int, default=6, help="auto: bisection steps (6)")
+    p.add_argument("--out", metavar="PATH", help="write the sweep as one HDF5 file")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    p.add_argument("--plot", metavar="DIR", help="draw the curves into DIR (matplotlib)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no line per load on stderr")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a job key, e.g. --set model.buffer=4")  # fmt: skip
+    g = p.add_argument_group("job keys as flags")
+    g.add_argument("--topology", metavar="SPEC")
+    g.add_argument("--workload", metavar="PATTERN", help="uniform | permutation | hotspot | ...")
+    g.add_argument("--router", metavar="NAME")
+    g.add_argument("--model", metavar="MODEL", help="all-port | one-port | k-port:K | sdc")
+    g.add_argument("--buffer", type=int, metavar="B", help="slots per input port (0 = unbounded)")
+    g.add_argument("--buffer-classes", dest="buffer_classes", metavar="HOW", help="none | hops")
+    g.add_argument("--seed", type=int)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from mpinet.jobs import load_job, parse_set
+    from mpinet.jobs.execute import plan
+    from mpinet.jobs.sweep import Settings, check_plan, parse_rates, sweep
+    from mpinet.jobs.sweep_file import check_target, write_sweep
+
+    comm = get_comm()
+    rank0 = comm.Get_rank() == 0
+
+    def make():
+        sets = [parse_set(s) for s in args.set]
+        for attr, key in FLAG_KEYS.items():
+            if getattr(args, attr) is not None:
+                sets.append((key.split("."), getattr(args, attr)))
+        sets.append((["trace", "level"], "none"))
+        p = plan(load_job(args.job, sets))
+        check_plan(p)
+        s = Settings(args.warmup, args.measure, args.drain, args.tail, args.accept_tol,
+                     args.latency_factor, args.coarse, args.bisect)  # fmt: skip
+        s.check()
+        if args.out:
+            check_target(args.out, args.force)
+        if args.plot:
+            from mpinet.analysis.plot import _pyplot
+
+            _pyplot()
+        return p, parse_rates(args.rates), s
+
+    p, rates, settings = agree(comm, make)
+    loud = rank0 and not args.quiet
+
+    def show(pt: dict) -> None:
+        if loud:
+            sys.stderr.write(f"[sweep] {point_line(pt)}\n")
+            sys.stderr.flush()
+
+    res = collective(comm, lambda: sweep(p, rates, settings, comm, on_point=show))
+    res["command_line"] = " ".join(["mpinet", *sys.argv[1:]])
+    res["out"] = None
+    if args.out:
+        res["out"] = collective(comm, lambda: write_sweep(args.out, res, comm, force=args.force))
+    plots: list[str] = []
+    if args.plot and rank0:
+        from mpinet.analysis.sweep import plot_sweep
+
+        plots = plot_sweep(res, args.plot)
+    res.pop("_hists", None)
+    if rank0:
+        if args.json:
+            json.dump(_clean(res | {"plots": plots}), sys.stdout)
+            sys.stdout.write("\n")
+        else:
+            from mpinet.analysis.sweep import format_sweep
+
+            sys.stdout.write(format_sweep(res))
+            if plots:
+                sys.stdout.write("plots:\n" + "".join(f"  {x}\n" for x in plots))
+        sys.stdout.flush()
+    return 0 if all(pt["checks_ok"] for pt in res["points"]) else 1
+
+
+def point_line(pt: dict) -> str:
+    """One progress line per load."""
+    verdict = "stable" if pt["stable"] else "saturated (" + ", ".join(pt["saturated_by"]) + ")"
+    return (
+        f"load {pt['offered']:.4f}: accepted {pt['accepted']:.4f}, latency "
+        f"{pt['latency']['mean']:.2f}, {verdict}; {pt['seconds']:.1f} s "
+        f"({pt['cpu_seconds']:.1f} s CPU)"
+    )
+
+
+def _clean(x: Any) -> Any:
+    """JSON-safe: NaN and infinities become null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x

@@ -1,0 +1,324 @@
+"""Load-latency sweeps: one unicast job at a series of offered loads, BookSim-style.
+
+Each load ``lam`` (packets per node per step, Bernoulli) is one engine run with
+three phases: warm-up steps ``[0, W)``, the measurement window ``[W, W + M)``
+and the drain. Injection continues ``tail`` steps after the window, so the
+packets measured near its end still meet a loaded network, then stops; the
+run ends when every packet is delivered or at the drain cap, step
+``W + M + drain``, where packets still in flight are reported as such.
+
+Per load (all reduced over the ranks, identical for any rank count):
+
+* **offered** ``lam``; **injected**: packets generated in the window / (N M);
+* **accepted**: packets delivered during the window (whenever injected) /
+  (N M), BookSim's accepted rate; below saturation it equals the injected rate;
+* latency of the packets *injected in the window* only: total (deliver -
+  inject), source queueing (admit - inject, the wait for an injection-buffer
+  slot) and network time (deliver - admit), mean / p50 / p99, and hops;
+* link utilisation per port class: packets per link per step / capacity over
+  the window (the engine's ``load_window``), max and mean over links.
+
+A load is **saturated** when any of: accepted < (1 - ``accept_tol``) x injected
+(throughput), mean latency > ``latency_factor`` x the zero-load latency (the
+mean route length, from the channel-load computation), or window packets still
+in flight at the drain cap. ``auto`` runs a coarse grid upwards until the first
+saturated load, then bisects between the last stable and the first saturated
+load. Loads are compared with the channel-load bound of the pattern and
+router (:mod:`mpinet.routing.channel_load`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from mpinet.engine.comm import max_op, resolve, sum_op
+from mpinet.errors import JobError
+from mpinet.jobs.execute import Plan
+from mpinet.jobs.sweep_point import run_point, traffic
+from mpinet.routing.channel_load import (
+    ChannelLoad,
+    pairs_load,
+    saturation_bounds,
+    uniform_load,
+)
+from mpinet.workloads.unicast import PATTERNS
+
+#: packets per node sampled for the channel load of a random non-uniform pattern
+PATTERN_SAMPLES = 32
+
+
+@dataclass
+class Settings:
+    """Windows and saturation criteria of a sweep (steps are engine steps)."""
+
+    warmup: int = 1000
+    measure: int = 2000
+    drain: int = 1000  # cap on the steps after the window
+    tail: int | None = None  # injection after the window (default 10 x zero-load latency)
+    accept_tol: float = 0.05
+    latency_factor: float = 3.0
+    coarse: int = 6  # auto: grid points
+    bisect: int = 6  # auto: bisection steps
+
+    def check(self) -> None:
+        for name, lo in (("warmup", 0), ("measure", 1), ("drain", 0), ("coarse", 2)):
+            if getattr(self, name) < lo:
+                raise JobError(f"sweep {name} must be >= {lo}, got {getattr(self, name)}")
+        if self.bisect < 0 or (self.tail is not None and self.tail < 0):
+            raise JobError("sweep bisect and tail must be >= 0")
+        if not 0.0 < self.accept_tol < 1.0:
+            raise JobError(f"sweep accept_tol must be in (0, 1), got {self.accept_tol}")
+        if self.latency_factor <= 1.0:
+            raise JobError(f"sweep latency_factor must be > 1, got {self.latency_factor}")
+
+
+@dataclass
+class Rates:
+    """``list`` (explicit loads), ``range`` (``a:b:n``) or ``auto`` (``a:b:auto``; ``auto``
+    alone has ``lo = hi = 0`` until the bound is known)."""
+
+    kind: str
+    values: list[float]
+    lo: float = 0.0
+    hi: float = 0.0
+
+
+def parse_rates(text: str) -> Rates:
+    """``0.05,0.1,0.2`` | ``a:b:n`` | ``a:b:auto`` | ``auto`` (loads in (0, 1]).
+
+    ``auto`` alone searches from 5 % to 120 % of the bound (at most load 1).
+    """
+    s = str(text).strip()
+    usage = f"--rates takes auto, a:b:auto, a range a:b:n or a list 0.05,0.1,0.2; got {text!r}"
+    if s.lower() == "auto":
+        return Rates("auto", [], 0.0, 0.0)
+    parts = s.split(":")
+    if ":" in s and len(parts) != 3:
+        raise JobError(usage)
+    try:
+        nums = [float(x) for x in (parts[:2] if ":" in s else s.split(",")) if x.strip()]
+        if ":" in s and len(nums) != 2:
+            raise ValueError
+        count = None if ":" not in s or parts[2].strip().lower() == "auto" else int(parts[2])
+    except ValueError:
+        raise JobError(usage) from None
+    if not nums:
+        raise JobError(usage)
+    for v in nums:
+        _in_range(v)
+    if ":" not in s:
+        vals = sorted(set(nums))
+        return Rates("list", vals, vals[0], vals[-1])
+    lo, hi = nums
+    if not lo < hi:
+        raise JobError(f"--rates {s}: the first load must be below the second")
+    if count is None:
+        return Rates("auto", [], lo, hi)
+    if count < 2:
+        raise JobError(f"--rates {s}: a range needs n >= 2 points")
+    return Rates("range", [float(x) for x in np.linspace(lo, hi, count)], lo, hi)
+
+
+def _in_range(v: float) -> float:
+    if not 0.0 < v <= 1.0:
+        raise JobError(f"--rates: a load is packets per node per step in (0, 1], got {v}")
+    return v
+
+
+def check_plan(p: Plan) -> None:
+    """A sweep needs a unicast pattern (its injection keys are the sweep's)."""
+    kind = p.job.workload["kind"]
+    if kind not in PATTERNS:
+        raise JobError(
+            f"mpinet sweep needs a unicast pattern ({', '.join(PATTERNS)}), not workload {kind!r}"
+        )
+
+
+def channel_bound(p: Plan, comm: Any) -> tuple[ChannelLoad, dict]:
+    """The pattern's link loads under the plan's router, and the saturation bounds."""
+    comm = resolve(comm)
+    topo, pattern = p.topo, p.job.workload["kind"]
+    if pattern == "uniform":
+
+        def reduce(a: np.ndarray) -> np.ndarray:
+            out = np.empty_like(a)
+            comm.Allreduce(a, out, op=sum_op())
+            return out
+
+        cl = uniform_load(
+            topo, p.router, seed=p.job.seed, share=(comm.Get_rank(), comm.Get_size()),
+            reduce=reduce,
+        )  # fmt: skip
+    else:  # the workload's own destinations: exact when they do not depend on the draw
+        per = 1 if pattern in ("permutation", "hotspot", "all-to-identity") else PATTERN_SAMPLES
+        pid, src, dst = traffic(p, injection="once", packets=per).injections(0, topo.num_nodes, 0)
+        cl = pairs_load(topo, p.router, src, dst, per, seed=p.job.seed, exact=per == 1)
+        if per > 1:
+            cl.notes.append(f"{per} sampled destinations per node")
+    exists = topo.neighbors(np.arange(topo.num_nodes)) >= 0
+    caps = p.model.port_capacities(topo)
+    b = saturation_bounds(
+        cl.load, caps, topo.port_classes, kind=p.model.kind, k=p.model.k, exists=exists
+    )
+    return cl, b
+
+
+def verdict(point: dict, zero_load: float, s: Settings, nodes: int) -> list[str]:
+    """The saturation criteria a point fails (empty: stable).
+
+    Throughput: accepted < (1 - accept_tol) x injected - 3 sigma, where sigma is the
+    noise a window's two ends add: sqrt(2 x packets in flight) / (N M), with packets in
+    flight = injected x N x mean latency (Little's law). It matters only for tiny
+    windows (8 nodes x 50 steps: 0.016; ms:3,2 x 2,000 steps: 0.0001).
+    """
+    why = []
+    if point["deadlock"]:
+        why.append("deadlock")
+    lat = point["latency"]["mean"]
+    nm = nodes * s.measure
+    flight = point["injected"] * nodes * (lat if math.isfinite(lat) else 0.0)
+    sigma = math.sqrt(2.0 * flight) / nm
+    point["accept_noise"] = 3 * sigma
+    if point["accepted"] < (1.0 - s.accept_tol) * point["injected"] - 3 * sigma:
+        why.append("throughput")
+    if not math.isfinite(lat) or lat > s.latency_factor * zero_load:
+        why.append("latency")
+    if point["in_flight_at_cap"]:
+        why.append("drain")
+    return why
+
+
+def sweep(
+    p: Plan,
+    rates: Rates,
+    s: Settings,
+    comm: Any,
+    *,
+    on_point: Callable[[dict], None] | None = None,
+) -> dict:
+    """Run the sweep; every rank returns the same result (points sorted by load).
+
+    ``on_point(point)`` is called on every rank after each load (progress output).
+    """
+    comm = resolve(comm)
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    s.check()
+    cl, bound = channel_bound(p, comm)
+    zero = cl.mean_hops
+    tail = s.tail if s.tail is not None else int(math.ceil(10 * zero))
+    tail = min(tail, s.drain)
+    points: list[dict] = []
+    hists: list[dict] = []
+
+    def measure(rate: float) -> bool:
+        pt, h = run_point(p, rate, s, tail, comm)
+        pt["saturated_by"] = verdict(pt, zero, s, p.topo.num_nodes)
+        pt["stable"] = not pt["saturated_by"]
+        pt["run_order"] = len(points)
+        points.append(pt)
+        hists.append(h)
+        if on_point is not None:
+            on_point(pt)
+        return pt["stable"]
+
+    if rates.kind == "auto" and rates.hi == 0.0:  # from the bound
+        hi = round(min(1.0, 1.2 * bound["ideal"]), 4)
+        rates = Rates("auto", [], round(min(0.05 * bound["ideal"], hi / 2), 4), hi)
+    if rates.kind == "auto":
+        grid = [float(x) for x in np.linspace(rates.lo, rates.hi, s.coarse)]
+        lo, hi = 0.0, None
+        for r in grid:
+            if not measure(r):
+                hi = r
+                break
+            lo = r
+        for _ in range(s.bisect if hi is not None else 0):
+            mid = round((lo + hi) / 2, 12)
+            if measure(mid):
+                lo = mid
+            else:
+                hi = mid
+    else:
+        for r in rates.values:
+            measure(r)
+    order = sorted(range(len(points)), key=lambda i: points[i]["offered"])
+    points = [points[i] for i in order]
+    hists = [hists[i] for i in order]
+    settings = asdict(s) | {"tail": tail, "rates": asdict(rates)}
+    return {
+        "spec": p.topo.spec,
+        "nodes": p.topo.num_nodes,
+        "ranks": comm.Get_size(),
+        "router": p.router.name,
+        "model": p.model.name,
+        "order": p.job.model["order"],
+        "buffer": p.model.buffer,
+        "buffer_classes": p.model.classes,
+        "pattern": p.job.workload["kind"],
+        "seed": p.job.seed,
+        "port_classes": list(dict.fromkeys(p.topo.port_classes)),
+        "settings": settings,
+        "zero_load_latency": zero,
+        "bound": _bound_dict(cl, bound, p.model.name),
+        "points": points,
+        "saturation": saturation(points, bound["ideal"]),
+        "seconds": round(time.perf_counter() - t0, 3),
+        "cpu_seconds": round(comm.allreduce(time.process_time() - cpu0, op=max_op()), 3),
+        "_hists": hists,
+    }
+
+
+def _bound_dict(cl: ChannelLoad, b: dict, model: str) -> dict:
+    return {
+        "ideal": b["ideal"],
+        "limited_by": b["limited_by"],
+        "channel": b["channel"],
+        "model_bound": b["model"],
+        "model": model,
+        "per_class": b["per_class"],
+        "method": cl.method,
+        "exact": cl.exact,
+        "routes": cl.routes,
+        "notes": cl.notes,
+    }
+
+
+def saturation(points: list[dict], ideal: float) -> dict:
+    """The lowest saturated load, the highest stable load below it, and the throughput.
+
+    ``throughput`` is the highest accepted rate among stable loads (sustained);
+    ``peak_accepted`` the highest at any load (past saturation, unbounded queues can
+    still deliver short routes faster than the bottleneck drains long ones).
+    """
+    first = next((pt for pt in points if not pt["stable"]), None)
+    stable = [pt["accepted"] for pt in points if pt["stable"]]
+    best = max(stable, default=0.0)
+
+    def frac(x: float) -> float:
+        return x / ideal if ideal > 0 else math.nan
+
+    out: dict[str, Any] = {
+        "found": first is not None,
+        "throughput": best,
+        "throughput_fraction_of_bound": frac(best),
+        "peak_accepted": max((pt["accepted"] for pt in points), default=0.0),
+    }
+    if first is None:
+        out.update(load=None, bracket=None, criteria=[], load_fraction_of_bound=None)
+        return out
+    below = [pt["offered"] for pt in points if pt["stable"] and pt["offered"] < first["offered"]]
+    lo = max(below, default=0.0)
+    mid = (lo + first["offered"]) / 2
+    out.update(
+        load=mid,
+        bracket=[lo, first["offered"]],
+        criteria=first["saturated_by"],
+        load_fraction_of_bound=frac(mid),
+    )
+    return out
