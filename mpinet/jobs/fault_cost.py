@@ -42,6 +42,7 @@ def baseline_plan(p: Any, ranks: int, ranks_here: int | None = None) -> Any:
         p.job,
         faults=copy.deepcopy(_NO_FAULTS),
         trace={**p.job.trace, "level": "none", "path": None},
+        given=frozenset(k for k in p.job.given if not k.startswith("faults.")),
     )
     return plan(job, ranks=ranks, ranks_here=ranks_here)
 
