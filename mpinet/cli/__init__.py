@@ -17,7 +17,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from mpinet import __version__
 from mpinet.errors import MPIError, MpinetError
@@ -46,11 +46,46 @@ def launched_by_mpi() -> bool:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that stays silent on ranks other than 0."""
+    """argparse that stays silent on ranks other than 0, and refuses in one line."""
 
     def _print_message(self, message: str, file: Any = None) -> None:
         if launch_rank() == 0:
             super()._print_message(message, file)
+
+    def error(self, message: str) -> NoReturn:
+        """One line on stderr and exit code 2, like every other refusal (no usage block)."""
+        self.exit(2, f"mpinet: error: {message}; `{self.prog} --help` shows the usage\n")
+
+
+def seed_arg(text: str) -> int:
+    """``--seed`` of the commands without a job: the job schema's range (``spec.BOUNDS``)."""
+    from mpinet.jobs.spec import BOUNDS
+
+    lo, hi = BOUNDS["seed"]
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be an integer, got {text!r}") from None
+    if not lo <= value <= hi:  # mpinet.rng keys by the low 64 bits: 2^64 would be seed 0
+        raise argparse.ArgumentTypeError(f"seed must be in [{lo}, {hi:,}], got {value}")
+    return value
+
+
+def _watchdog_seconds(timeout: float | None) -> float:
+    """``--timeout``, else ``$MPINET_TIMEOUT``, else the default; refused unless > 0."""
+    from mpinet.engine.comm import DEFAULT_TIMEOUT
+
+    if timeout is not None:
+        name, value = "--timeout", timeout
+    else:
+        name, value = "MPINET_TIMEOUT", os.environ.get("MPINET_TIMEOUT", DEFAULT_TIMEOUT)
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0:  # 0 or less aborted every MPI job in its first collective
+        raise MpinetError(f"{name} must be a number of seconds > 0, got {value!r}")
+    return seconds
 
 
 def get_comm(timeout: float | None = None) -> Any:
@@ -59,8 +94,9 @@ def get_comm(timeout: float | None = None) -> Any:
     ``timeout``: seconds a rank may wait in one collective call before the job
     is aborted (default ``$MPINET_TIMEOUT`` or 900, see ``mpinet run --help``).
     """
-    from mpinet.engine.comm import DEFAULT_TIMEOUT, SerialComm, WatchedComm, world
+    from mpinet.engine.comm import SerialComm, WatchedComm, world
 
+    seconds = _watchdog_seconds(timeout)  # on every rank alike, before MPI starts
     try:
         comm = world()
     except MPIError:
@@ -69,9 +105,7 @@ def get_comm(timeout: float | None = None) -> Any:
         return SerialComm()
     if comm.Get_size() == 1:
         return comm
-    if timeout is None:
-        timeout = float(os.environ.get("MPINET_TIMEOUT", DEFAULT_TIMEOUT))
-    watched = WatchedComm(comm, timeout)
+    watched = WatchedComm(comm, seconds)
     rank = comm.Get_rank()
     watched.on_abort = lambda: _abandon_traces(rank)  # no temporary file left behind
     return watched

@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         raise SpecError(msg) from None
     if not packets_list or min(packets_list) < 1:
         raise SpecError(f"--packets must be >= 1, got {args.packets!r}")
+    if args.repeat < 1:  # it used to run once anyway
+        raise SpecError(f"--repeat must be >= 1, got {args.repeat}")
     tmpdir = comm.bcast(tempfile.mkdtemp(prefix="mpinet-bench-") if rank0 else None, root=0)
 
     def make_plans():

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from mpinet.cli import agree, get_comm
+from mpinet.cli import agree, get_comm, seed_arg
 
 HELP = """\
 Build the channel (buffer) dependency graph of a router on a network and say
@@ -63,7 +63,9 @@ def add_parser(sub: Any) -> None:
         default="auto",
         help="follow routes to every destination, or to the translation targets only",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed the random choices are drawn under")
+    p.add_argument(
+        "--seed", type=seed_arg, default=0, help="seed the random choices are drawn under"
+    )
     p.add_argument(
         "--option",
         action="append",

@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     def plan():
         topo = from_spec(args.spec)
         export.check_size(topo, args.format)
-        if comm.Get_rank() == 0 and args.out and os.path.exists(args.out) and not args.force:
-            raise SpecError(f"{args.out} exists; use --force to overwrite it")
+        if comm.Get_rank() == 0 and args.out is not None:
+            _check_out(args.out, args.force)
         return topo
 
     topo = agree(comm, plan)
@@ -73,7 +73,33 @@ def run(args: argparse.Namespace) -> int:
         with open(tmp, "w", encoding="utf-8") as fh:
             export.write(topo, args.format, fh)
         os.replace(tmp, args.out)
+    except OSError as exc:  # a read-only filesystem, a full disk: one line, not a traceback
+        raise SpecError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
     return 0
+
+
+def _check_out(out: str, force: bool) -> None:
+    """Refuse an ``--out`` that cannot become the file, before anything is written."""
+    from mpinet.errors import SpecError
+
+    if not out:
+        raise SpecError("the export path is empty; give a file name, or no --out for stdout")
+    if out.endswith(("/", os.sep)):
+        raise SpecError(
+            f"export path {out!r} ends in '/', so it names a directory; give a file name"
+        )
+    if os.path.isdir(out):
+        raise SpecError(f"export path {out} is a directory; give a file name")
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        what = "is not a directory" if os.path.exists(folder) else "does not exist"
+        raise SpecError(
+            f"cannot write {out}: directory {folder} {what}; create it first or choose another path"
+        )
+    if not os.access(folder, os.W_OK):
+        raise SpecError(f"cannot write {out}: directory {folder} is not writable")
+    if os.path.lexists(out) and not force:
+        raise SpecError(f"{out} exists; use --force to overwrite it")

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from mpinet.cli import agree, collective, get_comm, progress
+from mpinet.cli import agree, collective, get_comm, progress, seed_arg
 
 HELP = """\
 Route pairs of nodes with a router, without contention, and compare each route
@@ -56,7 +56,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--pairs", default="to-identity", help="to-identity | from-identity | all | sample:K"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of random routers and sampled pairs")
+    p.add_argument(
+        "--seed", type=seed_arg, default=0, help="seed of random routers and sampled pairs"
+    )
     p.add_argument(
         "--option",
         action="append",
@@ -75,7 +77,7 @@ def _options(items: list[str]) -> dict:
 
     out = {}
     for item in items:
-        keys, value = parse_set(item)
+        keys, value = parse_set(item, flag="--option", example="tie=random")
         out[".".join(keys)] = value
     return out
 

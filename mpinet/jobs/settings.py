@@ -37,6 +37,14 @@ def check_settings(job: Job, out: str | None = None) -> None:
                     f"{job.source}: workload.{key} = {job.workload[key]!r} has no effect: "
                     f"{unused[key]}; remove it"
                 )
+    f = job.faults
+    if "faults.step" in job.given and not (
+        f["links"] or f["nodes"] or f["random_links"] or f["random_nodes"]
+    ):
+        raise JobError(
+            f"{job.source}: faults.step = {f['step']!r} has no effect without failed links or "
+            "nodes; remove it or set faults.links, nodes, random_links or random_nodes"
+        )
     level = job.trace["level"]
     if level == "none":
         if out is not None:

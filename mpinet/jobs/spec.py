@@ -132,6 +132,7 @@ BOUNDS: dict[str, tuple[int, int | None]] = {
     "workload.interval": (1, 2**31 - 2),
     "model.buffer": (0, 1 << 20),
     "model.max_hops": (1, 1024),
+    "faults.step": (0, 2**31 - 2),
 }
 
 
@@ -231,11 +232,16 @@ def validate(raw: dict, source: str = "<flags>") -> Job:
     return Job(**out, source=source, given=frozenset(given))
 
 
-def parse_set(item: str) -> tuple[list[str], Any]:
-    """``section.key=value`` -> (path, value); the value is read as TOML, else as a string."""
+def parse_set(
+    item: str, flag: str = "--set", example: str = "workload.packets=8"
+) -> tuple[list[str], Any]:
+    """``section.key=value`` -> (path, value); the value is read as TOML, else as a string.
+
+    ``flag`` and ``example`` name the option in the message (``--option`` reuses this).
+    """
     key, sep, text = item.partition("=")
     if not sep or not key.strip():
-        raise JobError(f"--set takes KEY=VALUE (e.g. workload.packets=8), got {item!r}")
+        raise JobError(f"{flag} takes KEY=VALUE (e.g. {example}), got {item!r}")
     try:
         value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
