@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from mpinet import theory
-from mpinet.engine.bfs import bfs_all_sources, bfs_from
-from mpinet.engine.info import network_info
-from mpinet.errors import ResourceError
+from mpinet.engine import bfs
+from mpinet.engine.bfs import bfs_all_sources, bfs_from, estimate_bfs_bytes
+from mpinet.engine.info import network_info, plan_info, ranks_on_this_machine
+from mpinet.errors import ResourceError, TopologyError
 from mpinet.topology import from_spec
 
 SMALL = ["star:4", "scc:3", "scc:4", "ms:2,2", "ms:1,3", "hypercube:4", "ccc:3", "fccn:2"]
@@ -146,3 +147,116 @@ def test_fccn_orbits_give_the_same_histogram_as_every_source():
 
     plain = bfs_all_sources(EverySource())
     assert plain.histogram.tolist() == bfs_all_sources(topo).histogram.tolist()
+
+
+class Ring:
+    """A cycle, or open a path (-1 ports at its ends): BFS deeper than 255 levels."""
+
+    degree = 2
+
+    def __init__(self, n: int, closed: bool = True):
+        self.num_nodes, self.closed = n, closed
+
+    def check_ids(self, ids, name="ids"):
+        return np.asarray(ids, dtype=np.int64).ravel()
+
+    def neighbors(self, ids):
+        ids = self.check_ids(ids)
+        nb = np.stack([ids - 1, ids + 1], axis=1)
+        if self.closed:
+            return nb % self.num_nodes
+        nb[nb >= self.num_nodes] = -1
+        return nb
+
+
+# chunk / exchange small enough that every level takes several neighbour batches
+# and (past the first levels) several exchange rounds
+CHUNKED = [{}, dict(chunk=1, exchange=1), dict(chunk=5, exchange=3), dict(chunk=2, exchange=64)]
+# under mpiexec every round is two collectives (slow on oversubscribed cores)
+MPI_CHUNKED = [{}, dict(chunk=5, exchange=64)]
+DEEP = [{}, dict(chunk=64, exchange=4)]  # 600 levels; bitmap windows of 32 ids
+
+
+@pytest.mark.parametrize("spec", SMALL)
+def test_chunked_bfs_equals_unchunked_and_networkx(spec):
+    topo = from_spec(spec)
+    g = to_networkx(topo)
+    for src in {0, topo.num_nodes // 2, topo.num_nodes - 1}:
+        want = nx_histogram(g, src)
+        for kw in CHUNKED:
+            assert bfs_from(topo, src, **kw).histogram.tolist() == want, kw
+
+
+@pytest.mark.parametrize("kw", DEEP)
+def test_bfs_deeper_than_the_level_codes(kw):
+    # 255 level codes per state byte: past them older levels are folded into one
+    assert bfs_from(Ring(700), 0, **kw).histogram.tolist() == [1] + [2] * 349 + [1]
+    assert bfs_from(Ring(601, closed=False), 0, **kw).histogram.tolist() == [1] * 601
+    path = bfs_from(Ring(601, closed=False), 300, **kw).histogram.tolist()
+    assert path == [1] + [2] * 300
+
+
+def test_bfs_rejects_bad_chunk_sizes():
+    with pytest.raises(TopologyError, match="chunk"):
+        bfs_from(from_spec("scc:4"), 0, chunk=0)
+    with pytest.raises(TopologyError, match="exchange"):
+        bfs_from(from_spec("scc:4"), 0, exchange=0)
+
+
+def test_memory_estimate_follows_the_plan():
+    topo = from_spec("ms:2,5")  # nothing is allocated: only the estimate
+    n = topo.num_nodes
+    one, two = estimate_bfs_bytes(topo, 1), estimate_bfs_bytes(topo, 2)
+    assert n + n <= one < n + n + (200 << 20)  # byte map + state bytes + bounded buffers
+    assert n + n // 2 <= two < one
+    assert estimate_bfs_bytes(topo, 2, chunk=1 << 10) < two  # smaller batches, less memory
+
+
+def test_memory_guard_names_the_estimate_and_a_way_out(monkeypatch):
+    topo = from_spec("scc:7")
+    per_rank = estimate_bfs_bytes(topo, 2)
+    monkeypatch.setattr(bfs, "available_memory", lambda: per_rank * 3 // 2)
+    assert plan_info(topo, 2, None, ranks_here=1) == "single"
+    with pytest.raises(ResourceError, match=r"GiB per rank.*run at most 1 rank\(s\) per machine"):
+        plan_info(topo, 2, None, ranks_here=2)
+    big = from_spec("star:13")  # the N/R state bytes: more ranks make a rank fit
+    monkeypatch.setattr(bfs, "available_memory", lambda: 10 << 30)
+    with pytest.raises(ResourceError, match="use 2 or more ranks, at most 1 per machine"):
+        plan_info(big, 1, None, ranks_here=1)
+    monkeypatch.setattr(bfs, "available_memory", lambda: 4 << 30)
+    with pytest.raises(ResourceError, match="smaller network"):
+        plan_info(big, 1, None, ranks_here=1)
+
+
+def test_ranks_on_this_machine_serial():
+    assert ranks_on_this_machine(None) == 1
+
+
+@pytest.fixture
+def comm():
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("spec", ["scc:5", "ms:2,3", "fccn:3", "ccc:5", "star:5"])
+def test_chunked_bfs_under_mpi_equals_serial(comm, spec):
+    topo = from_spec(spec)
+    for src in (0, topo.num_nodes - 1):
+        want = bfs_from(topo, src).histogram.tolist()
+        for kw in MPI_CHUNKED:
+            assert bfs_from(topo, src, comm, **kw).histogram.tolist() == want, kw
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("kw", DEEP)
+def test_deep_bfs_under_mpi(comm, kw):
+    # 701 nodes: blocks of unequal size on 2 and 3 ranks
+    assert bfs_from(Ring(701), 5, comm, **kw).histogram.tolist() == [1] + [2] * 350
+    assert bfs_from(Ring(601, closed=False), 600, comm, **kw).histogram.tolist() == [1] * 601
+
+
+@pytest.mark.mpi
+def test_ranks_on_this_machine_under_mpi(comm):
+    assert ranks_on_this_machine(comm) == comm.Get_size()  # mpiexec on one host

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         # memory (MemAvailable or MPINET_MEMORY_LIMIT) and a lower bound of the work first:
         # refused in seconds, before the orbits or any table exist
         plans.plan_info(topo, comm.Get_size(), src, here)
-        plan_info(topo, comm.Get_size(), src)
+        plan_info(topo, comm.Get_size(), src, here)
         return topo, src, _plan_faults(args, topo, comm.Get_size(), here)
 
     topo, src, faults = agree(comm, plan)

@@ -3,11 +3,15 @@
 Two algorithms, both giving identical answers for any number of ranks:
 
 * :func:`bfs_from` -- level-synchronous BFS from one source. Each rank owns a
-  block of node ids (:func:`block_bounds`); a level expands the local frontier
-  with ``topology.neighbors``, deduplicates through a byte map the size of the
-  graph (no sort), and ships each target to its owner with one ``Alltoallv``.
-  This is a flooding broadcast; for vertex-transitive graphs one source gives
-  the whole distance distribution.
+  block of node ids (:func:`block_bounds`) and keeps one state byte per owned
+  node (the code of its level). A level expands the local frontier in batches
+  with ``topology.neighbors`` and marks the targets in a byte map of the whole
+  graph (deduplication without sorting); the marks then go to their owners by
+  ``Alltoall(v)``: as uint32 offsets in one round when the level has few, else
+  as bitmaps (8 nodes a byte), one window of every owner's block per round.
+  Memory per rank is N + N/R bytes plus buffers bounded by the batch and
+  window sizes, whatever the frontier's size (:func:`estimate_bfs_bytes`).
+  For vertex-transitive graphs one source gives the whole distribution.
 * :func:`bfs_all_sources` -- for graphs that are not vertex-transitive (FCCN):
   the sources are split over the ranks, every rank runs a bit-parallel BFS of
   64 sources per machine word over the whole graph, and histograms are summed.
@@ -24,11 +28,19 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
-from mpinet.errors import ResourceError
+from mpinet.errors import ResourceError, check_int
 from mpinet.topology.base import Topology
 
-_FRONTIER_CHUNK = 1 << 19
+#: frontier ids per ``neighbors`` call (batches of one to two chunks)
+EXPAND_CHUNK = 1 << 17
+#: bytes sent to each rank per exchange round (a window of 8x as many ids as bitmaps)
+EXCHANGE_BYTES = 1 << 18
 _SOURCE_WORDS = 16  # 1024 sources per bit-parallel batch
+_BASE_BYTES = 48 << 20  # interpreter, numpy and MPI of one rank (47 MiB measured)
+_RECV_CHUNK = 1 << 18  # ids (or seen bytes) handled per step of an exchange round
+
+# state byte of an owned node in bfs_from: unseen, seen long ago, first level code
+_UNSEEN, _OLD, _FIRST_CODE = 0, 1, 2
 
 
 @dataclass
@@ -67,36 +79,90 @@ def available_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def estimate_bfs_bytes(topo: Topology, size: int) -> int:
-    """Peak memory of :func:`bfs_from` over all ranks on one machine, bytes."""
-    n = topo.num_nodes
-    per_rank_fixed = 120 << 20  # interpreter, numpy, chunk temporaries
-    chunk = _FRONTIER_CHUNK * topo.degree * 48
-    return size * (n + per_rank_fixed + chunk) + 12 * n
+def _plan(n: int, size: int, chunk: int | None, exchange: int | None) -> tuple[int, int, int, int]:
+    """Expansion chunk, bitmap window (ids), largest block, sparse-level capacity."""
+    chunk = check_int("chunk", EXPAND_CHUNK if chunk is None else chunk, 1, 1 << 40)
+    exchange = check_int("exchange", EXCHANGE_BYTES if exchange is None else exchange, 1, 1 << 30)
+    block = -(-n // size)
+    # a dense level goes as bitmaps, ``exchange`` bytes (8 ids a byte) of every owner's
+    # block per round; a level of at most ``exchange / 4`` marks in all as uint32 offsets
+    return chunk, min(8 * exchange, block), block, max(1, exchange // 4)
+
+
+def estimate_bfs_bytes(
+    topo: Topology, size: int, chunk: int | None = None, exchange: int | None = None
+) -> int:
+    """Peak memory of one rank of :func:`bfs_from` on ``size`` ranks, bytes.
+
+    The byte map of all N nodes, one state byte per owned node, the
+    temporaries of one expansion batch and the exchange buffers; nothing
+    depends on the frontier's size.
+    """
+    chunk, window, block, sparse = _plan(topo.num_nodes, size, chunk, exchange)
+    rows = 2 * min(chunk, block)  # a batch of frontier ids
+    # ids (pieces and joined); neighbours (int64) twice (topology's output and its
+    # chunk); mask; kept targets; the topology's own temporaries (permutation rows:
+    # the measured peaks of scc:10 and ms:2,5 are 10-16 % under this estimate)
+    expand = rows * (16 + topo.degree * (8 + 8 + 1 + 8 + 16))
+    # bitmaps out and in, their OR, the unpacked window, its unseen mask and the new marks
+    bitmaps = 2 * size * (-(-window // 8)) + window // 8 + 3 * window
+    # offsets out and in (uint32); per chunk, the sender's flatnonzero and the
+    # receiver's gather, mask, selection and index conversion
+    offsets = 8 * sparse + _RECV_CHUNK * (8 + 1 + 1 + 4 + 8)
+    return _BASE_BYTES + topo.num_nodes + block + expand + bitmaps + offsets
 
 
 def estimate_all_sources_bytes(topo: Topology, size: int) -> int:
-    """Peak memory of :func:`bfs_all_sources` over all ranks, bytes."""
-    n = topo.num_nodes
-    table = n * topo.degree * 8
-    bits = n * _SOURCE_WORDS * 8 * 4
-    return size * (table + bits + (120 << 20))
+    """Peak memory of one rank of :func:`bfs_all_sources`, bytes (any ``size``)."""
+    n, deg = topo.num_nodes + 1, topo.degree  # + the sentinel row of missing ports
+    table = n * deg * _id_dtype(n).itemsize
+    build = min(n, EXPAND_CHUNK) * deg * 16  # one chunk's int64 neighbours and a copy
+    # front, visited, new, gathered rows (uint64); popcount bytes; one port's int64 index
+    bits = n * _SOURCE_WORDS * (4 * 8 + 1) + n * 8
+    return _BASE_BYTES + table + max(build, bits)
 
 
-def check_memory(need: int, what: str) -> None:
-    """Raise :class:`ResourceError` when ``need`` bytes exceed what is free."""
+def check_memory(estimate: Callable[[int], int], size: int, ranks_here: int, what: str) -> None:
+    """Raise :class:`ResourceError` when the job's ranks on this machine would not
+    fit in its available memory; the message names the estimate and a way out.
+
+    Parameters
+    ----------
+    estimate : callable
+        Peak bytes of one rank for a given number of ranks.
+    size, ranks_here : int
+        Ranks of the job, and those of them on this machine.
+    what : str
+        The computation, for the message.
+    """
     have = available_memory()
-    if need > have:
-        raise ResourceError(
-            f"{what} needs about {need / 2**30:.1f} GiB but {have / 2**30:.1f} GiB is available; "
-            "use a smaller network"
+    per_rank = estimate(size)
+    need = per_rank * ranks_here
+    if need <= have:
+        return
+    if per_rank <= have:
+        way_out = f"run at most {have // per_rank} rank(s) per machine (more machines)"
+    else:  # more ranks shrink the owned part; the first count that fits, if any
+        more = next((r for r in (size << i for i in range(1, 21)) if estimate(r) <= have), 0)
+        way_out = (
+            f"use {more} or more ranks, at most {have // estimate(more)} per machine"
+            if more
+            else "use a smaller network (no number of ranks fits one machine)"
         )
+    raise ResourceError(
+        f"{what} needs about {per_rank / 2**30:.1f} GiB per rank, {need / 2**30:.1f} GiB for "
+        f"the {ranks_here} rank(s) on this machine, but {have / 2**30:.1f} GiB is available; "
+        + way_out
+    )
 
 
 def bfs_from(
     topo: Topology,
     source: int,
     comm: Any = None,
+    *,
+    chunk: int | None = None,
+    exchange: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Distances:
     """Distances from ``source`` to every node, computed by all ranks of ``comm``.
@@ -108,60 +174,153 @@ def bfs_from(
         Node id of the source.
     comm : mpi4py communicator or None
         ``None`` runs serially.
+    chunk, exchange : int, optional
+        Frontier ids per ``neighbors`` call (:data:`EXPAND_CHUNK`) and bytes sent
+        to each rank per exchange round (:data:`EXCHANGE_BYTES`); they bound the
+        temporaries and never change the result.
+    progress : callable, optional
+        Called on every rank after each level as ``progress(reached, N)``.
     """
     comm = resolve(comm)
     rank, size = comm.Get_rank(), comm.Get_size()
     source = int(topo.check_ids([source], "source")[0])
     n = topo.num_nodes
+    chunk, window, block, sparse = _plan(n, size, chunk, exchange)
     bounds = block_bounds(n, size)
     lo, hi = int(bounds[rank]), int(bounds[rank + 1])
-    dist = np.full(hi - lo, -1, dtype=np.int16)
-    seen = np.zeros(n, dtype=bool)  # byte map of this level's targets
-    fresh = np.zeros(hi - lo, dtype=bool)
-    frontier = np.array([source], dtype=np.int64) if lo <= source < hi else np.empty(0, np.int64)
-    if frontier.size:
-        dist[source - lo] = 0
-    hist = [1]
-    send_counts = np.zeros(size, dtype=np.int64)
-    recv_counts = np.zeros(size, dtype=np.int64)
-    level = 0
+    # state byte of an owned node: 0 unseen, 1 seen long ago, else the code of its
+    # level; codes spare two masked rewrites of the N/R bytes per level (scc:10 has 54)
+    state = np.zeros(hi - lo, dtype=np.uint8)
+    seen = np.zeros(n, dtype=bool)  # byte map of this level's targets, all N nodes
+    code = _FIRST_CODE
+    new = int(lo <= source < hi)
+    if new:
+        state[source - lo] = code
+    ex = _Exchange(comm, bounds, window, sparse)
+    tally, total = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64)
+    hist: list[int] = []
     while True:
-        for c in range(0, frontier.size, _FRONTIER_CHUNK):
-            nb = topo.neighbors(frontier[c : c + _FRONTIER_CHUNK]).ravel()
-            seen[nb[nb >= 0]] = True
-        targets = np.flatnonzero(seen)
-        seen[targets] = False
-        # targets are sorted and blocks are contiguous: owners are runs
-        send_counts[:] = np.diff(np.searchsorted(targets, bounds))
-        comm.Alltoall(send_counts, recv_counts)
-        incoming = np.empty(int(recv_counts.sum()), dtype=np.int64)
-        comm.Alltoallv(
-            [targets, (send_counts, _displ(send_counts))],
-            [incoming, (recv_counts, _displ(recv_counts))],
-        )
-        local = incoming - lo
-        fresh[local] = True
-        fresh &= dist < 0
-        new = np.flatnonzero(fresh)
-        fresh[new] = False
-        level += 1
-        if level > np.iinfo(np.int16).max:
-            raise ResourceError("BFS depth exceeds 32767 levels")
-        dist[new] = level
-        frontier = new + lo
-        count = comm.allreduce(int(new.size), op=sum_op())
-        if count == 0:
+        # one reduction per level: the nodes found by the last exchange (the histogram
+        # entry; none ends the search) and the targets marked by this expansion
+        tally[:] = new, _expand(topo, state, lo, code, seen, chunk)
+        comm.Allreduce(tally, total, op=sum_op())
+        if total[0] == 0:
             break
-        hist.append(count)
+        hist.append(int(total[0]))
         if progress is not None:
             progress(sum(hist), n)
+        nxt = code + 1
+        if nxt > 255:  # out of codes (every 254 levels; the frontier is expanded)
+            state[state >= _FIRST_CODE] = _OLD
+            nxt = _FIRST_CODE
+        if total[1] == 0:
+            new = 0
+        else:
+            # few marks in all: whole blocks as offsets, one round (no rank sends or
+            # receives more than the total); else bitmaps, a window per round
+            if total[1] <= sparse and block < 2**32:
+                ex.offsets(seen, state, nxt)
+            else:
+                ex.bitmaps(seen, state, nxt)
+            new = int(np.count_nonzero(state == nxt))
+        code = nxt
     return Distances(np.array(hist, dtype=np.int64), sources=1, all_sources=False)
 
 
-def _displ(counts: np.ndarray) -> np.ndarray:
-    d = np.zeros_like(counts)
-    np.cumsum(counts[:-1], out=d[1:])
-    return d
+def _expand(
+    topo: Topology, state: np.ndarray, lo: int, code: int, seen: np.ndarray, chunk: int
+) -> int:
+    """Mark the neighbours of the owned frontier (state ``code``) in ``seen``.
+
+    ``neighbors`` gets batches of ``chunk`` to ``2 * chunk`` ids gathered from
+    windows of the block; returns the number of targets (>= the new marks).
+    """
+    marked, batch, held = 0, [], 0
+    for a in range(0, state.size, chunk):
+        ids = np.flatnonzero(state[a : a + chunk] == code)
+        if ids.size:
+            ids += lo + a
+            batch.append(ids)
+            held += ids.size
+        if held >= chunk or (held and a + chunk >= state.size):
+            nb = topo.neighbors(np.concatenate(batch))
+            nb = nb[nb >= 0]  # -1 is a missing port (FCCN)
+            seen[nb] = True
+            marked += nb.size
+            batch, held = [], 0
+    return marked
+
+
+class _Exchange:
+    """Ships a level's marks (``seen``) to the owners, who turn unseen targets into
+    the next level (``code``); every buffer is allocated once, of bounded size.
+
+    Messages stay small (``exchange`` bytes to each rank per round): a polled
+    communicator (the CLI's watchdog) moves a few hundred KiB per call quickly
+    but megabytes slowly.
+    """
+
+    def __init__(self, comm: Any, bounds: np.ndarray, window: int, sparse: int) -> None:
+        size = bounds.size - 1
+        self.comm, self.bounds, self.window = comm, bounds, window
+        self.rank = comm.Get_rank()
+        self.rounds = -(-int(np.diff(bounds).max()) // window)  # same on every rank
+        self.bits_out = np.zeros((size, -(-window // 8)), dtype=np.uint8)
+        self.bits_in = np.empty_like(self.bits_out)
+        self.offs_out = np.empty(sparse, dtype=np.uint32)
+        self.offs_in = np.empty(sparse, dtype=np.uint32)
+        self.counts = np.zeros((4, size), dtype=np.int64)  # send, recv; their displs
+
+    def _range(self, j: int, off: int, width: int) -> tuple[int, int]:
+        end = int(self.bounds[j + 1])
+        a = min(int(self.bounds[j]) + off, end)
+        return a, min(a + width, end)
+
+    def bitmaps(self, seen: np.ndarray, state: np.ndarray, code: int) -> None:
+        """Dense level: per round one window of every block, packed 8 ids a byte."""
+        out, inc = self.bits_out, self.bits_in
+        for t in range(self.rounds):
+            off = t * self.window
+            for j in range(out.shape[0]):
+                a, b = self._range(j, off, self.window)
+                packed = np.packbits(seen[a:b], bitorder="little")
+                out[j, : packed.size] = packed
+                out[j, packed.size :] = 0
+                seen[a:b] = False
+            self.comm.Alltoall(out, inc)
+            a, b = self._range(self.rank, off, self.window)
+            if b > a:
+                bits = np.bitwise_or.reduce(inc, axis=0)
+                hit = np.unpackbits(bits, count=b - a, bitorder="little").view(bool)
+                st = state[off : off + b - a]
+                hit &= st == _UNSEEN
+                st[hit] = code
+
+    def offsets(self, seen: np.ndarray, state: np.ndarray, code: int) -> None:
+        """Sparse level: each owner's marks as uint32 offsets in its block, one round."""
+        send, recv, sdispl, rdispl = self.counts
+        pos = 0
+        for j in range(send.size):
+            a, b = self._range(j, 0, int(self.bounds[j + 1] - self.bounds[j]))
+            start = pos
+            for c in range(a, b, _RECV_CHUNK):  # bounded int64 temporaries
+                seg = seen[c : min(c + _RECV_CHUNK, b)]
+                hit = np.flatnonzero(seg)
+                seg[:] = False
+                hit += c - a
+                self.offs_out[pos : pos + hit.size] = hit
+                pos += hit.size
+            send[j] = pos - start
+        self.comm.Alltoall(send, recv)
+        np.cumsum(send[:-1], out=sdispl[1:])
+        np.cumsum(recv[:-1], out=rdispl[1:])
+        m = int(recv.sum())
+        self.comm.Alltoallv(
+            [self.offs_out[:pos], (send, sdispl)], [self.offs_in[:m], (recv, rdispl)]
+        )
+        for c in range(0, m, _RECV_CHUNK):  # bounded temporaries
+            sel = self.offs_in[c : min(c + _RECV_CHUNK, m)]
+            state[sel[state[sel] == _UNSEEN]] = code
 
 
 def bfs_all_sources(
@@ -184,7 +343,7 @@ def bfs_all_sources(
     srcs, wword = _pack_by_weight(reps, weights)
     bounds = block_bounds(wword.size, size)
     lo, hi = int(bounds[rank]), int(bounds[rank + 1])
-    table = topo.neighbors(np.arange(n, dtype=np.int64))
+    table = _port_table(topo)
     local = np.zeros(1, dtype=np.int64)
     for w in range(lo, hi, _SOURCE_WORDS):
         top = min(w + _SOURCE_WORDS, hi)
@@ -202,6 +361,21 @@ def bfs_all_sources(
     return Distances(np.trim_zeros(total, "b"), sources=int(weights.sum()), all_sources=True)
 
 
+def _id_dtype(n: int) -> np.dtype:
+    return np.dtype(np.int32 if n < 2**31 else np.int64)
+
+
+def _port_table(topo: Topology) -> np.ndarray:
+    """``(degree, N + 1)`` neighbour ids per port, built in chunks, in 32 bits where
+    they fit; missing ports and the extra sentinel node ``N`` point to ``N``."""
+    n = topo.num_nodes
+    table = np.full((topo.degree, n + 1), n, dtype=_id_dtype(n + 1))
+    for a in range(0, n, EXPAND_CHUNK):
+        nb = topo.neighbors(np.arange(a, min(a + EXPAND_CHUNK, n), dtype=np.int64))
+        table[:, a : a + nb.shape[0]] = np.where(nb >= 0, nb, n).T
+    return table
+
+
 def _pack_by_weight(reps: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sources padded with -1 so each 64-source word holds one weight; word weights."""
     srcs, wword = [], []
@@ -216,27 +390,29 @@ def _pack_by_weight(reps: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, 
 
 
 def _bitset_bfs(table: np.ndarray, sources: np.ndarray, word_weights: np.ndarray) -> np.ndarray:
-    """Weighted distance histogram from 64 sources per word (``-1`` = no source)."""
-    n, deg = table.shape
+    """Weighted distance histogram from 64 sources per word (``-1`` = no source).
+
+    Rows are nodes plus the sentinel row ``N`` (always zero, the target of
+    missing ports), so every port is one gather of whole rows, no masks.
+    """
+    deg, rows = table.shape
     words = word_weights.size
     bit = np.flatnonzero(sources >= 0)
-    front = np.zeros((n, words), dtype=np.uint64)
+    front = np.zeros((rows, words), dtype=np.uint64)
     front[sources[bit], bit // 64] |= np.left_shift(np.uint64(1), (bit % 64).astype(np.uint64))
     visited = front.copy()
+    new, tmp = np.empty_like(front), np.empty_like(front)
     hist = [int(np.dot(np.bitwise_count(front).sum(axis=0, dtype=np.int64), word_weights))]
-    ports = [(table[:, p] >= 0, table[:, p]) for p in range(deg)]
     while True:
-        new = np.zeros_like(front)
-        for ok, idx in ports:
-            if ok.all():
-                new |= front[idx]
-            else:
-                new[ok] |= front[idx[ok]]
-        new &= ~visited
+        np.take(front, table[0], axis=0, out=new)
+        for p in range(1, deg):
+            np.take(front, table[p], axis=0, out=tmp)
+            new |= tmp
+        new &= np.invert(visited, out=tmp)
         counts = np.bitwise_count(new).sum(axis=0, dtype=np.int64)
         if not counts.any():
             break
         visited |= new
-        front = new
+        front, new = new, front
         hist.append(int(np.dot(counts, word_weights)))
     return np.array(hist, dtype=np.int64)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import resource
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,20 +34,37 @@ def spec_params(topo: Topology) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"-?\d+", topo.spec.partition(":")[2]))
 
 
-def plan_info(topo: Topology, size: int, source: int | None) -> str:
+def ranks_on_this_machine(comm: Any = None) -> int:
+    """Number of ranks of ``comm`` sharing this rank's host (collective)."""
+    comm = resolve(comm)
+    host = socket.gethostname()
+    return sum(h == host for h in comm.allgather(host))
+
+
+def plan_info(topo: Topology, size: int, source: int | None, ranks_here: int | None = None) -> str:
     """Choose the algorithm and check it fits; return ``"single"`` or ``"all"``.
+
+    Parameters
+    ----------
+    topo : Topology
+    size : int
+        Ranks of the job.
+    source : int or None
+        ``--source`` node id, if any.
+    ranks_here : int, optional
+        Ranks on this machine (:func:`ranks_on_this_machine`); default ``size``.
 
     Raises
     ------
     ResourceError
         The computation would exceed the machine's memory or a sane time.
     """
+    here = size if ranks_here is None else ranks_here
     if source is not None or topo.vertex_transitive:
-        check_memory(estimate_bfs_bytes(topo, size), f"BFS on {topo.spec} with {size} rank(s)")
+        check_memory(lambda r: estimate_bfs_bytes(topo, r), size, here, f"BFS on {topo.spec}")
         return "single"
     check_memory(
-        estimate_all_sources_bytes(topo, size),
-        f"all-sources BFS on {topo.spec} with {size} rank(s)",
+        lambda r: estimate_all_sources_bytes(topo, r), size, here, f"all-sources BFS on {topo.spec}"
     )
     nsrc = topo.source_orbits()[0].size if hasattr(topo, "source_orbits") else topo.num_nodes
     forms = theory.closed_forms(topo.family, spec_params(topo))
@@ -86,7 +104,7 @@ def network_info(
     """
     comm = resolve(comm)
     size = comm.Get_size()
-    mode = plan_info(topo, size, source)
+    mode = plan_info(topo, size, source, ranks_on_this_machine(comm))
     t0 = time.perf_counter()
     if mode == "single":
         src = topo.identity if source is None else source
