@@ -172,17 +172,17 @@ class WatchedComm:
     def _wait(self, req: Any) -> None:
         import time
 
-        for _ in range(50):  # most calls complete within microseconds
-            if req.Test():
-                return
+        # MPICH moves a large message only while a rank polls: spin on Test for the time a
+        # normal collective takes (measured: a 1 MiB Alltoallv took 409 ms when the polling
+        # slept between tests, 1.3 ms when it spun), and only then sleep between tests
         start = time.monotonic()
-        pause = 2e-5
         while not req.Test():
             waited = time.monotonic() - start
+            if waited < 0.05:
+                continue
             if waited > self.timeout:
                 self._roll_call_and_abort(waited)
-            time.sleep(pause)
-            pause = min(pause * 2, 0.005)
+            time.sleep(0.0005)  # a late rank: stay responsive without burning a core
 
     def _roll_call_and_abort(self, waited: float) -> None:
         import sys
