@@ -51,7 +51,7 @@ def test_a_stopped_rank_aborts_the_job_naming_it():
     from launcher import find_mpiexec
 
     cmd = [*find_mpiexec(), "-n", "2", sys.executable, "-m", "mpinet", "run"]
-    cmd += ["--topology", "ms:3,2", "--packets", "64", "--trace-level", "none", "--quiet"]
+    cmd += ["--topology", "ms:3,2", "--packets", "256", "--trace-level", "none", "--quiet"]
     cmd += ["--timeout", "3"]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
@@ -63,7 +63,7 @@ def test_a_stopped_rank_aborts_the_job_naming_it():
             time.sleep(0.5)
             ranks = {_rank_of(p): p for p in _descendants(proc.pid)}
             if 1 in ranks and 0 in ranks:
-                time.sleep(3.0)  # let the run reach its steps
+                time.sleep(1.5)  # let the run reach its steps (it lasts well over 5 s)
                 os.kill(ranks[1], signal.SIGSTOP)
                 stopped.append(ranks[1])
         assert stopped, "the run ended before rank 1 could be stopped"
