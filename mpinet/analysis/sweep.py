@@ -209,18 +209,19 @@ def plot_sweep(res: dict, outdir: str, stem: str | None = None) -> list[str]:
     def latency() -> Any:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         series = [("latency", "mean latency", "tab:blue", "-"),
-                  ("network", "network time", "tab:green", "-"),
-                  ("source_queue", "source queueing", "tab:orange", "-")]  # fmt: skip
+                  ("network", "network time", "tab:green", "--"),
+                  ("source_queue", "source queueing", "tab:orange", ":")]  # fmt: skip
+        queued = any(p["source_queue"]["mean"] > 0 for p in pts)
         for key, label, color, ls in series:
             y = np.array([p[key]["mean"] for p in pts], dtype=float)
-            if key == "source_queue" and not np.nanmax(np.r_[y, 0]) > 0:
+            if key != "latency" and not queued:  # no source queueing: network = total
                 continue
             y = np.where(y > 0, y, np.nan)  # log axis
             ax.plot(x, y, ls, color=color, label=label)
             ax.plot(x[ok], y[ok], "o", color=color, ms=4)
             ax.plot(x[~ok], y[~ok], "o", mfc="none", color=color, ms=5)
         p99 = np.array([p["latency"]["p99"] for p in pts], dtype=float)
-        ax.plot(x, p99, "--", color="tab:blue", alpha=0.5, label="p99 latency")
+        ax.plot(x, p99, "-", color="tab:blue", alpha=0.35, lw=1, label="p99 latency")
         ax.axhline(z, color="0.5", lw=0.8, label=f"zero-load {z:.2f}")
         ax.axhline(res["settings"]["latency_factor"] * z, color="0.5", lw=0.8, ls="-.",
                    label=f"{res['settings']['latency_factor']:g} x zero-load")  # fmt: skip

@@ -39,9 +39,9 @@ windows notice), when the mean latency exceeds --latency-factor x the zero-load
 latency (latency; the zero-load latency is the mean route length, exact from
 the router's routes), or when window packets are still in flight at the drain
 cap (drain). With a:b:auto the sweep runs --coarse loads from a to b upwards
-until the first saturated one, then bisects --bisect times between the last
-stable and the first saturated load (auto alone: a = 5 % and b = 120 % of
-the bound); the table says which criterion fired. The latency criterion
+until the first saturated one, bisects --bisect times between the last
+stable and the first saturated load, and runs b, past saturation (auto alone:
+a = 5 % and b = 120 % of the bound); the table says which criterion fired. The latency criterion
 usually fires first (with the default factor 3, at 80-90 % of the bound:
 queueing grows smoothly before the links are full); --latency-factor 1e9
 leaves throughput alone, which fires between the bound and bound / (1 - T).

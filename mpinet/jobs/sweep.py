@@ -22,9 +22,10 @@ A load is **saturated** when any of: accepted < (1 - ``accept_tol``) x injected
 (throughput), mean latency > ``latency_factor`` x the zero-load latency (the
 mean route length, from the channel-load computation), or window packets still
 in flight at the drain cap. ``auto`` runs a coarse grid upwards until the first
-saturated load, then bisects between the last stable and the first saturated
-load. Loads are compared with the channel-load bound of the pattern and
-router (:mod:`mpinet.routing.channel_load`).
+saturated load, bisects between the last stable and the first saturated load,
+and runs the top of the grid (past saturation: the accepted curve's plateau).
+Loads are compared with the channel-load bound of the pattern and router
+(:mod:`mpinet.routing.channel_load`).
 """
 
 from __future__ import annotations
@@ -244,6 +245,8 @@ def sweep(
                 lo = mid
             else:
                 hi = mid
+        if grid[-1] not in [pt["offered"] for pt in points]:
+            measure(grid[-1])  # one load past saturation: the accepted curve's plateau
     else:
         for r in rates.values:
             measure(r)
