@@ -19,8 +19,8 @@ from mpinet.topology import from_spec
 # windows of the saturation tests: short, but long enough that the throughput at
 # saturation is measured to about 1 % (64 nodes x 1,000 steps x 0.33 = 21,000 packets)
 FAST = dict(warmup=300, measure=1000, drain=300, coarse=6, bisect=5)
-#: the latency criterion off: saturation by throughput (and drain) only
-THROUGHPUT_ONLY = dict(latency_factor=1e6, accept_tol=0.05)
+#: the latency criterion off: saturation by throughput, busy overloaded links or nodes, drain
+NO_LATENCY = dict(latency_factor=1e6, accept_tol=0.05)
 
 
 def _plan(spec: str, router: str, model: str = "all-port", **extra):
@@ -87,6 +87,20 @@ def test_loads_equal_every_route_counted(spec, router):
         assert res.method == "all-pairs"
 
 
+def test_sampled_pairs_estimate(monkeypatch):
+    """Past ALL_PAIRS_LIMIT, random pairs: unbiased link loads, marked as an estimate (the
+    maximum of noisy loads leans high: ~390 routes per link here, 5 % noise)."""
+    t = from_spec("fccn:3")  # not vertex-transitive: pairs are routed
+    r = make_router("fccn-shortest", t)
+    exact = cl.uniform_load(t, r)
+    monkeypatch.setattr(cl, "ALL_PAIRS_LIMIT", 100_000)
+    est = cl.uniform_load(t, r)
+    assert exact.method == "all-pairs" and est.method == "sampled-pairs" and not est.exact
+    assert est.mean_hops == pytest.approx(exact.mean_hops, rel=0.01)
+    assert est.load.sum() == pytest.approx(exact.load.sum(), rel=0.01)
+    assert 0.95 * exact.load.max() <= est.load.max() <= 1.3 * exact.load.max()
+
+
 def test_k_port_capacity_and_pairs():
     t = from_spec("hypercube:4")
     r = make_router("hypercube-ecube", t)
@@ -143,25 +157,42 @@ def _checks_pass(res):
     ],
 )
 def test_saturation_at_the_closed_form_bound(spec, router, model, bound):
-    """Throughput criterion only (5 % tolerance). Measured here: hypercube:6 one-port
-    sustains 0.3195 = 97.4 % of the bound and saturates at load 0.342 = 104.3 %; the ring
-    0.602 = 98.5 % and 0.6425 = 105.1 % (accepted falls 5 % behind past bound / 0.95 =
-    105.3 %, less the window noise). No stable load may beat the bound (1 % for noise);
-    a wrong bound or a model the engine did not enforce moves these by far more (all-port
-    on the hypercube: no saturation below load 1; the all-port bound there is 1.97).
+    """Latency criterion off. Measured here: hypercube:6 one-port saturates at load
+    0.3266 = 99.5 % of the bound (nodes offered a packet per step stayed busy: 'busy') and
+    sustains 0.3172 = 96.7 %; the ring saturates at 0.6125 = 100.2 % and sustains 0.5962 =
+    97.6 %. No stable load may beat the bound (1 % for noise). A bound 5 % too low would
+    be beaten by a stable load, one 5 % too high leaves the throughput criterion to fire
+    near 0.95 of it; a model the engine did not enforce moves these by far more (all-port
+    on the hypercube: no saturation below load 1, its channel bound is 1.97).
     """
     res = sweep(
         _plan(spec, router, model),
         parse_rates("0.1:0.9:auto" if spec == "scc:3" else "0.1:0.6:auto"),
-        Settings(**FAST, **THROUGHPUT_ONLY),
+        Settings(**FAST, **NO_LATENCY),
         None,
     )
     assert res["bound"]["ideal"] == pytest.approx(bound, rel=1e-12)
     sat = res["saturation"]
-    assert sat["found"] and "throughput" in sat["criteria"]
-    assert 0.95 <= sat["throughput_fraction_of_bound"] <= 1.01
-    assert 0.97 <= sat["load_fraction_of_bound"] <= 1.08
+    assert sat["found"] and set(sat["criteria"]) <= {"busy", "throughput"}
+    assert 0.94 <= sat["throughput_fraction_of_bound"] <= 1.01
+    assert 0.96 <= sat["load_fraction_of_bound"] <= 1.06
     assert len(res["points"]) <= 12
+    _checks_pass(res)
+
+
+def test_hot_links_saturate_at_the_bound():
+    """fccn:2's shortest routes put 1.83 packets per unit load on a few links, twice the
+    mean. Past 0.548 those links' queues grow, but they carry too few packets to move the
+    latency (3 x zero-load is passed only at 120 % of the bound) or the accepted rate:
+    the overloaded links that stayed busy mark the saturation (measured 0.554 = 101 %)."""
+    res = sweep(_plan("fccn:2", "fccn-shortest"), parse_rates("auto"),
+                Settings(warmup=200, measure=500, drain=200, coarse=5, bisect=4), None)  # fmt: skip
+    sat = res["saturation"]
+    assert res["bound"]["method"] == "all-pairs" and res["bound"]["exact"]
+    assert sat["criteria"] == ["busy"] and sat["throughput_fraction_of_bound"] <= 1.01
+    assert 0.98 <= sat["load_fraction_of_bound"] <= 1.03
+    late = [pt for pt in res["points"] if "latency" in pt["saturated_by"]]
+    assert late and min(pt["offered"] for pt in late) > 1.1 * res["bound"]["ideal"]
     _checks_pass(res)
 
 

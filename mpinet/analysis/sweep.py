@@ -115,7 +115,7 @@ def format_sweep(res: dict) -> str:
             "saturated if",
             f"accepted < {1 - s['accept_tol']:.2f} x injected, latency > "
             f"{s['latency_factor']:g} x {z:.2f} = {s['latency_factor'] * z:.1f}, "
-            f"or in flight at the drain cap",
+            "an overloaded link (one-port: node) busy every step, or in flight at the cap",
         ),  # fmt: skip
     ]
     if b["model_bound"] is not None:
@@ -125,7 +125,9 @@ def format_sweep(res: dict) -> str:
     out = [f"{k:<{width}}{v}" for k, v in head]
     classes = res["port_classes"]
     cols = ["offered", "injected", "accepted", "lat mean", "p50", "p99", "queue", "network",
-            "hops", *[f"util {c}"[:14] for c in classes], "in flight", "verdict"]  # fmt: skip
+            "hops", *[f"util {c}"[:14] for c in classes]]  # fmt: skip
+    nodes = any(pt.get("node_utilisation") is not None for pt in res["points"])
+    cols += ["util node"] * nodes + ["in flight", "verdict"]
     rows = []
     for pt in res["points"]:
         lat = pt["latency"]
@@ -136,6 +138,7 @@ def format_sweep(res: dict) -> str:
             _f(pt["source_queue"]["mean"], ".2f"), _f(pt["network"]["mean"], ".2f"),
             _f(pt["hops"]["mean"], ".2f"),
             *[f"{pt['utilisation'][c]['max']:.3f}" for c in classes],
+            *[_f(pt.get("node_utilisation"), ".3f")] * nodes,
             f"{pt['in_flight_at_cap']:,}", verdict,
         ])  # fmt: skip
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)

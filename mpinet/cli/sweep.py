@@ -35,16 +35,20 @@ that cap are reported as in flight, not as lost.
 
 saturation: a load is saturated when accepted < (1 - --accept-tol) x injected
 (throughput; less 3 sigma of the noise the window's ends add, which only tiny
-windows notice), when the mean latency exceeds --latency-factor x the zero-load
-latency (latency; the zero-load latency is the mean route length, exact from
-the router's routes), or when window packets are still in flight at the drain
-cap (drain). With a:b:auto the sweep runs --coarse loads from a to b upwards
-until the first saturated one, bisects --bisect times between the last
-stable and the first saturated load, and runs b, past saturation (auto alone:
-a = 5 % and b = 120 % of the bound); the table says which criterion fired. The latency criterion
-usually fires first (with the default factor 3, at 80-90 % of the bound:
-queueing grows smoothly before the links are full); --latency-factor 1e9
-leaves throughput alone, which fires between the bound and bound / (1 - T).
+windows notice), when the mean latency exceeds --latency-factor x the
+zero-load latency (latency; the zero-load latency is the mean route length,
+exact from the router's routes), when a link (under one-port and k-port a
+node) offered at least its capacity (load x its channel load) sent at capacity
+in every step of the window (busy: its queue grows for good, even on a few hot
+links that carry too little traffic to move the means), or when window packets
+are still in flight at the drain cap (drain). With a:b:auto the sweep runs
+--coarse loads from a to b upwards until the first saturated one, bisects
+--bisect times between the last stable and the first saturated load, and runs
+b, past saturation (auto alone: a = 5 % and b = 120 % of the bound); the table
+says which criterion fired. The latency criterion usually fires first (with
+the default factor 3, at 80-90 % of the bound: queueing grows smoothly before
+the links are full); with --latency-factor 1e9 the throughput criterion fires
+between the bound and bound / (1 - T).
 
 bound: the channel-load bound, from the router's own routes (exact: every
 route of the pattern counted, by translation symmetry where the network and

@@ -20,11 +20,13 @@ Per load (all reduced over the ranks, identical for any rank count):
 
 A load is **saturated** when any of: accepted < (1 - ``accept_tol``) x injected
 (throughput), mean latency > ``latency_factor`` x the zero-load latency (the
-mean route length, from the channel-load computation), or window packets still
-in flight at the drain cap. ``auto`` runs a coarse grid upwards until the first
-saturated load, bisects between the last stable and the first saturated load,
-and runs the top of the grid (past saturation: the accepted curve's plateau).
-Loads are compared with the channel-load bound of the pattern and router
+mean route length, from the channel-load computation), a link (under one-port
+and k-port a node) offered at least its capacity and busy at capacity in every
+step of the window (busy), or window packets still in flight at the drain cap
+(drain). ``auto`` runs a coarse grid upwards until the first saturated load,
+bisects between the last stable and the first saturated load, and runs the top
+of the grid (past saturation: the accepted curve's plateau). Loads are compared
+with the channel-load bound of the pattern and router
 (:mod:`mpinet.routing.channel_load`).
 """
 
@@ -190,6 +192,8 @@ def verdict(point: dict, zero_load: float, s: Settings, nodes: int) -> list[str]
         why.append("throughput")
     if not math.isfinite(lat) or lat > s.latency_factor * zero_load:
         why.append("latency")
+    if point.get("busy_overloaded"):  # see sweep_point._busy_overloaded
+        why.append("busy")
     if point["in_flight_at_cap"]:
         why.append("drain")
     return why
@@ -218,7 +222,7 @@ def sweep(
     hists: list[dict] = []
 
     def measure(rate: float) -> bool:
-        pt, h = run_point(p, rate, s, tail, comm)
+        pt, h = run_point(p, rate, s, tail, comm, channel=cl.load)
         pt["saturated_by"] = verdict(pt, zero, s, p.topo.num_nodes)
         pt["stable"] = not pt["saturated_by"]
         pt["run_order"] = len(points)

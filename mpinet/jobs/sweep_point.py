@@ -50,8 +50,14 @@ def dist_stats(h: np.ndarray) -> dict:
     return {"mean": mean, "p50": q[0], "p99": q[1], "max": int(np.flatnonzero(h)[-1])}
 
 
-def run_point(p: Plan, rate: float, s: Settings, tail: int, comm: Any) -> tuple[dict, dict]:
-    """One load: the engine run, its checks, and the window's statistics and histograms."""
+def run_point(
+    p: Plan, rate: float, s: Settings, tail: int, comm: Any, channel: np.ndarray | None = None
+) -> tuple[dict, dict]:
+    """One load: the engine run, its checks, and the window's statistics and histograms.
+
+    ``channel`` (N, degree): each link's load per unit load (the channel-load
+    computation), to find the overloaded links that stayed busy (``busy``).
+    """
     comm = resolve(comm)
     topo, w, m = p.topo, s.warmup, s.measure
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -87,6 +93,8 @@ def run_point(p: Plan, rate: float, s: Settings, tail: int, comm: Any) -> tuple[
         "steps": int(rec.steps),
         **{k: dist_stats(h) for k, h in hists.items()},
         "utilisation": _utilisation(p, rec, m, comm),
+        "node_utilisation": _node_utilisation(p, rec, m, comm),
+        "busy_overloaded": _busy_overloaded(p, rec, m, rate, channel, comm),
         "deadlock": None if rec.deadlock is None else rec.deadlock["message"],
         "checks": checks,
         "checks_ok": all(c["ok"] for c in checks),
@@ -160,3 +168,40 @@ def _utilisation(p: Plan, rec: Any, m: int, comm: Any) -> dict:
         per = m * caps[cls]
         out[cls] = {"max": mx / per, "mean": int(tot[0]) / int(tot[1]) / per if tot[1] else 0.0}
     return out
+
+
+def _node_utilisation(p: Plan, rec: Any, m: int, comm: Any) -> float | None:
+    """one-port / k-port: the busiest node's sends per step / what it may send (its K
+    fastest ports); None under all-port and sdc, where links are the limit."""
+    if p.model.kind not in ("one-port", "k-port"):
+        return None
+    k = 1 if p.model.kind == "one-port" else p.model.k
+    caps = np.sort(p.model.port_capacities(p.topo))[::-1]
+    sent = rec.link_load.sum(axis=1)
+    mx = comm.allreduce(int(sent.max()) if sent.size else 0, op=max_op())
+    return mx / (m * int(caps[:k].sum()))
+
+
+def _busy_overloaded(
+    p: Plan, rec: Any, m: int, rate: float, channel: np.ndarray | None, comm: Any
+) -> int:
+    """Links (under one-port / k-port, nodes) offered at least their capacity (``rate`` x
+    their channel load) that sent at capacity in every step of the window.
+
+    Such a link's queue grows for good, even when it carries too few packets to move the
+    window's means (FCCN's hot links). Below the bound none is offered its capacity, so
+    a near-critical link that happens to stay busy (among thousands) never counts.
+    """
+    if channel is None:
+        return 0
+    caps = p.model.port_capacities(p.topo).astype(np.float64)
+    mine = channel[rec.lo : rec.hi]
+    if p.model.kind in ("one-port", "k-port"):
+        k = 1 if p.model.kind == "one-port" else p.model.k
+        send = float(np.sort(caps)[::-1][:k].sum())
+        over = rate * mine.sum(axis=1) >= send
+        busy = rec.link_load.sum(axis=1) >= m * send
+    else:
+        over = rate * mine >= caps[None, :]
+        busy = rec.link_load >= m * caps[None, :]
+    return comm.allreduce(int((over & busy).sum()), op=sum_op())

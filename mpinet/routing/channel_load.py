@@ -18,8 +18,8 @@ How the routes are counted (``method``):
   target's count at (f_d(v), p), where f_d moves d to its target. Exact, and
   N routes per target instead of N (N - 1).
 * ``all-pairs`` (uniform traffic, otherwise): every ordered pair, exact;
-  ``sampled-destinations`` above :data:`ALL_PAIRS_LIMIT` pairs: every source to
-  a random subset of the destinations, an estimate (``exact=False``).
+  ``sampled-pairs`` above :data:`ALL_PAIRS_LIMIT` pairs: that many uniformly
+  random pairs, an estimate (``exact=False``).
 * ``pairs``: the given (source, destination, weight) list, exact for that
   list (permutation, hotspot) or a sample (``exact=False``).
 
@@ -48,9 +48,9 @@ from mpinet.routing.base import Router
 from mpinet.routing.walk import walk
 from mpinet.topology.base import Topology
 
-#: uniform traffic without usable translations: all pairs up to this many, else a
-#: random subset of the destinations (every source to each) of about this many pairs
-ALL_PAIRS_LIMIT = 1 << 23
+#: uniform traffic without usable translations: all pairs up to this many (every network
+#: of about 5,000 nodes), else this many random pairs (an estimate)
+ALL_PAIRS_LIMIT = 1 << 25
 #: routes per walk call (bounds the walk's temporaries)
 CHUNK = 1 << 18
 #: pairs on which translation invariance is checked
@@ -65,7 +65,7 @@ class ChannelLoad:
 
     load: np.ndarray  # (N, degree) float64
     mean_hops: float  # expected route length: the zero-load latency in steps
-    method: str  # "translation" | "all-pairs" | "pairs"
+    method: str  # "translation" | "all-pairs" | "sampled-pairs" | "pairs"
     exact: bool
     routes: int  # routes followed
     notes: list[str] = field(default_factory=list)
@@ -194,24 +194,32 @@ def uniform_load(
         )
     if targets is not None:
         notes.append("the router does not commute with the translations: pairs routed")
-    dests = np.arange(n, dtype=np.int64)
-    exact = not randomized
-    if n * (n - 1) > ALL_PAIRS_LIMIT:  # every source to a random subset of destinations
-        m = max(1, ALL_PAIRS_LIMIT // (n - 1))
-        dests = np.sort(np.random.default_rng(seed + 2).choice(n, m, replace=False))
-        notes.append(f"{m:,} of {n:,} destinations (random), every source: sampled")
-        exact = False
-    mine = dests[share[0] :: share[1]]
     load, hops = np.zeros((n, topo.degree)), np.zeros(1)
-    for sd in seeds:
-        c, h = _to_dests(topo, router, mine, sd)
-        load, hops = load + c, hops + h
+    if n * (n - 1) <= ALL_PAIRS_LIMIT:  # every ordered pair: exact
+        mine = np.arange(share[0], n, share[1], dtype=np.int64)  # destinations
+        for sd in seeds:
+            c, h = _to_dests(topo, router, mine, sd)
+            load, hops = load + c, hops + h
+        routes, method, exact = n * (n - 1), "all-pairs", not randomized
+    else:
+        # uniformly random pairs; not a random subset of destinations, whose own in-links
+        # would carry their whole share and inflate the maximum load by N / |subset|
+        m = ALL_PAIRS_LIMIT
+        src, dst = _sample_pairs(n, m, seed + 2)
+        for sd in seeds:
+            for a in range(share[0] * CHUNK, m, share[1] * CHUNK):
+                c, h = route_counts(topo, router, src[a : a + CHUNK], dst[a : a + CHUNK], seed=sd)
+                load, hops = load + c, hops + h
+        load *= n * (n - 1) / m
+        hops *= n * (n - 1) / m
+        routes, method, exact = m, "sampled-pairs", False
+        notes.append(f"{m:,} random pairs of {n * (n - 1):,}: an estimate (its maximum is "
+                     f"biased up by the sampling noise)")  # fmt: skip
     if reduce is not None:
         load, hops = reduce(load), reduce(hops)
-    routes = len(seeds) * dests.size * (n - 1)
-    load *= n / (len(seeds) * dests.size * (n - 1))  # per source: N/|dests| of its packets
-    method = "all-pairs" if dests.size == n else "sampled-destinations"
-    return ChannelLoad(load, float(hops[0]) / routes, method, exact, routes, notes)
+    load /= len(seeds) * (n - 1)
+    mean_hops = float(hops[0]) / (len(seeds) * n * (n - 1))
+    return ChannelLoad(load, mean_hops, method, exact, len(seeds) * routes, notes)
 
 
 def _to_dests(
