@@ -78,9 +78,9 @@ def enqueue(eng: Any, slots: np.ndarray, ports: np.ndarray, new, t: int) -> None
     """Queue packets on their output links; ``new``: headers after the hop (None: kept)."""
     st, p = eng.st, eng.pool
     err = np.zeros(3, dtype=np.int64)
-    hdr = p.hdr[:0] if new is None else np.ascontiguousarray(new, dtype=np.int64)
+    hdr = np.empty((0, p.hw), np.int64) if new is None else np.ascontiguousarray(new, np.int64)
     kn.enqueue(np.ascontiguousarray(slots, dtype=np.int64), ports, hdr, new is not None,
-               eng.nbt, eng.lo, eng.deg, st.ncls, st.use_cls, p.rec, p.hdr, st.qhead,
+               st.nbt, eng.lo, eng.deg, st.ncls, st.use_cls, p.rec, p.hdr, st.qhead,
                st.qtail, st.lcount, st.pcount, st.act, st.na, err)  # fmt: skip
     if err[0] and eng.msg is None:
         eng.msg = _enqueue_error(eng, int(err[0]), slots[int(err[1])], int(ports[err[1]]), t)

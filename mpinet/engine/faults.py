@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine import kernels as kn
+from mpinet.engine import kernels_check as kc
 
 #: drop reasons, by code (the run report counts drops per reason)
 REASONS = {
@@ -41,16 +42,17 @@ def activate(eng: Any, t: int) -> None:
         st, p = eng.st, eng.pool
         busy = mine[st.lcount[mine] > 0]
         out = np.empty(int(st.lcount[busy].sum()), dtype=np.int64)
-        m = kn.drain(busy, st.ncls, st.qhead, st.qtail, st.lcount, st.pcount, deg, p.rec, out)
+        m = kc.drain(busy, st.ncls, st.qhead, st.qtail, st.lcount, st.pcount, deg, p.rec, out)
         at_node = eng.down_node[p.cur[out[:m]]]
         drop(eng, out[:m][~at_node], LINK_FAILED, t)
         drop(eng, out[:m][at_node], NODE_FAILED, t)
         if st.finite:
             dead = f.nodes[(f.nodes >= lo) & (f.nodes < hi)] - lo
             out = np.empty(p.used, dtype=np.int64)
-            m = kn.drain_sources(dead, st.shead, st.stail, p.rec, out)
+            m = kc.drain_sources(dead, st.shead, st.stail, p.rec, out)
             drop(eng, out[:m], SOURCE_FAILED, t)
     eng.nbt[mine] = -1
+    eng.st.nbt[mine] = -1  # the copy in the link records the kernels read
     if t > 0 and getattr(eng.router, "fault_tolerant", False) and hasattr(eng.router, "set_faults"):
         eng.router.set_faults(f)
 

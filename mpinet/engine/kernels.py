@@ -245,11 +245,28 @@ def _best_head(link, ncls, qhead, nbt, P, credit, use_cls, finite):
     return best
 
 
+#: serve in link order when more than 1/DENSE of the links are active
+DENSE = 8
+
+
+@_inline
+def _link_order(act, n, mark):
+    """Sort ``act[:n]`` (distinct links) in place with the zeroed byte map ``mark``."""
+    for i in range(n):
+        mark[act[i]] = 1
+    j = 0
+    for lk in range(mark.size):
+        if mark[lk]:
+            mark[lk] = 0
+            act[j] = lk
+            j += 1
+
+
 @_jit
 def select(t, kind, k, sdc_port, caps, nbt, lo, hi, deg, ncls, use_cls, finite, fifo, P, H,
            qhead, qtail, lcount, pcount, act, na, credit, injret, load, nstamp, lstamp, srv,
-           free, nfree, record, count_load, out_link, out_del, out_mv, out_cl, out_cr, out_hop,
-           cnt):  # fmt: skip
+           mark, free, nfree, record, count_load, out_link, out_del, out_mv, out_cl, out_cr,
+           out_hop, cnt):  # fmt: skip
     """Choose and perform step ``t``'s transmissions on this rank.
 
     Every active link (``all-port``), the links of port ``sdc_port`` (``sdc``)
@@ -268,6 +285,17 @@ def select(t, kind, k, sdc_port, caps, nbt, lo, hi, deg, ncls, use_cls, finite, 
     back = out_mv.shape[0] - 1
     # 1. the links that may send this step
     nsrv = 0
+    if kind == KIND_ALL and nact > lcount.size // DENSE:
+        # many active links: serve them in link order. Their records (and the
+        # next nodes' ones, neighbours being close in id) are then read as a
+        # stream, not at random; the results do not depend on the order links
+        # are served in (queues are ordered by (key, pid), each link feeds its
+        # own buffer). A byte map sorts them in O(links / 8 + active).
+        _link_order(act, nact, mark)
+        for i in range(nact):
+            srv[i] = act[i]
+        nsrv = nact
+        nact = 0  # phase 1 is done
     for i in range(nact):
         link = act[i]
         if kind == KIND_ALL:
@@ -395,7 +423,7 @@ def select(t, kind, k, sdc_port, caps, nbt, lo, hi, deg, ncls, use_cls, finite, 
                 nfree[0] += 1
     # 3. drop the links that emptied (a link is in act[:na] iff it holds packets)
     j = 0
-    for i in range(nact):
+    for i in range(na[0]):
         if lcount[act[i]] > 0:
             act[j] = act[i]
             j += 1
@@ -413,75 +441,13 @@ def movable_ports(nbt, deg, ncls, use_cls, P, qhead, lcount, act, na, credit, ou
             out[link % deg] += 1
 
 
-@_jit
-def check_moves(links, deg, caps, kind, k, sdc_port, lcnt, ncnt):
-    """Independent check of one step's transmissions against the model.
+def __getattr__(name: str):
+    """The off-path kernels by their old names (``kn.check_moves``): see :mod:`.kernels_check`."""
+    if name in ("check_moves", "apply_credits", "drain", "drain_sources"):
+        from mpinet.engine import kernels_check
 
-    Returns ``(i, reason)`` of the first violation (reason 1: over the link's
-    capacity, 2: more than ``k`` links of a node, 3: not the sdc dimension),
-    else ``(-1, 0)``. ``lcnt`` / ``ncnt`` are zeroed scratch arrays, left zeroed.
-    """
-    bad, why = -1, 0
-    for i in range(links.size):
-        lk = links[i]
-        lcnt[lk] += 1
-        if lcnt[lk] == 1:
-            ncnt[lk // deg] += 1
-        if lcnt[lk] > caps[lk % deg]:
-            bad, why = i, 1
-            break
-        if kind == KIND_K and ncnt[lk // deg] > k:
-            bad, why = i, 2
-            break
-        if kind == KIND_SDC and lk % deg != sdc_port:
-            bad, why = i, 3
-            break
-    for i in range(links.size):
-        lcnt[links[i]] = 0
-        ncnt[links[i] // deg] = 0
-    return bad, why
-
-
-@_jit
-def apply_credits(idx, credit):
-    """``credit[idx[i]] += 1`` for every returned slot (repeats allowed)."""
-    for i in range(idx.size):
-        credit[idx[i]] += 1
-
-
-@_jit
-def drain(links, ncls, qhead, qtail, lcount, pcount, deg, P, out):
-    """Empty the queues of ``links`` (failed links); their slots go to ``out``, returns how many."""
-    m = 0
-    for i in range(links.size):
-        link = links[i]
-        for c in range(ncls):
-            q = link * ncls + c
-            s = qhead[q]
-            while s >= 0:
-                out[m] = s
-                m += 1
-                s = P[s].nxt
-            qhead[q] = -1
-            qtail[q] = -1
-        pcount[link % deg] -= lcount[link]
-        lcount[link] = 0
-    return m
-
-
-@_jit
-def drain_sources(nodes, shead, stail, P, out):
-    """Empty the source queues of ``nodes`` (failed nodes); returns how many slots."""
-    m = 0
-    for i in range(nodes.size):
-        s = shead[nodes[i]]
-        while s >= 0:
-            out[m] = s
-            m += 1
-            s = P[s].nxt
-        shead[nodes[i]] = -1
-        stail[nodes[i]] = -1
-    return m
+        return getattr(kernels_check, name)
+    raise AttributeError(name)
 
 
 def cache_is_warm() -> bool:

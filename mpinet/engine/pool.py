@@ -5,8 +5,9 @@ until it is delivered or leaves the rank. A slot is one record (array of
 structs: a move touches one cache line), its fields as narrow as the network
 allows: node ids int32 below 2**31 nodes, hop counts and keys int32; packet
 ids stay int64 (a total exchange has N**2 of them). Router headers are a
-separate (slots, width) int64 array. ``pool.cur`` and the like are field
-views for numpy.
+(slots, width) int64 array: inside the record when one word wide (a view of
+field ``h``: a hop reads or writes it with the rest of its packet), a separate
+array otherwise. ``pool.cur`` and the like are field views for numpy.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import numpy as np
 FIELDS = (
     ("pid", "i8"),
     ("up", "i8"),
-    ("nxt", "i8"),
-    ("prv", "i8"),
+    ("h", "i8"),  # the router header when it is one word (most routers): no second miss
+    ("nxt", "i4"),  # queue links: slots (a pool stays below 2**31 slots)
+    ("prv", "i4"),
     ("dst", "node"),
     ("cur", "node"),
     ("src", "node"),
@@ -40,6 +42,17 @@ def node_dtype(num_nodes: int) -> np.dtype:
     return np.dtype(np.int32 if num_nodes < 2**31 else np.int64)
 
 
+def aligned_empty(n: int, dtype: np.dtype, align: int = 64) -> np.ndarray:
+    """``np.empty(n, dtype)`` starting on an ``align``-byte boundary.
+
+    Why: numpy's large arrays start 16 bytes past a page, so every 64-byte
+    record straddled two cache lines: two misses per packet touched, not one.
+    """
+    raw = np.empty(n * dtype.itemsize + align, dtype=np.uint8)
+    off = (-raw.ctypes.data) % align
+    return raw[off : off + n * dtype.itemsize].view(dtype)
+
+
 class Pool:
     """Packet slots with a free stack; :meth:`alloc` grows the pool when full."""
 
@@ -49,7 +62,7 @@ class Pool:
         self.hw = header_width
         self.cap = 0
         self.rec = np.empty(0, dtype=self.dtype)
-        self.hdr = np.empty((0, header_width), dtype=np.int64)
+        self._hdr = np.empty((0, header_width), dtype=np.int64)
         self.free = np.empty(0, dtype=np.int64)
         self.nfree = np.zeros(1, dtype=np.int64)
         self._grow(max(int(capacity), 16))
@@ -61,21 +74,34 @@ class Pool:
         raise AttributeError(name)
 
     @property
+    def hdr(self) -> np.ndarray:
+        """Router headers, (slots, width) int64 (a view of the records when width <= 1)."""
+        if self.hw > 1:
+            return self._hdr
+        return self.rec["h"].reshape(self.cap, 1)[:, : self.hw]
+
+    @property
     def used(self) -> int:
         """Slots holding a packet."""
         return self.cap - int(self.nfree[0])
 
     def bytes_per_slot(self) -> int:
-        return self.dtype.itemsize + 8 * self.hw + 8  # record, header, free stack
+        extra = 8 * self.hw if self.hw > 1 else 0
+        return self.dtype.itemsize + extra + 8  # record, header, free stack
 
     def _grow(self, cap: int) -> None:
         old = self.cap
-        rec = np.empty(cap, dtype=self.dtype)
+        rec = aligned_empty(cap, self.dtype)
         rec[:old] = self.rec
         self.rec = rec
-        hdr = np.empty((cap, self.hw), dtype=np.int64)
-        hdr[:old] = self.hdr
-        self.hdr = hdr
+        if cap >= 2**31:
+            from mpinet.errors import ResourceError
+
+            raise ResourceError(f"{cap:,} packet slots on one rank is over 2**31; use more ranks")
+        if self.hw > 1:
+            hdr = np.empty((cap, self.hw), dtype=np.int64)
+            hdr[:old] = self._hdr
+            self._hdr = hdr
         free = np.empty(cap, dtype=np.int64)
         n = int(self.nfree[0])
         free[:n] = self.free[:n]

@@ -1,8 +1,13 @@
 """Per-rank queue state of the engine and the scratch buffers its kernels write.
 
-Sizes: one queue (head, tail) per (local link, buffer class), a packet count
-and a credit per link and class, an active-link list. With unbounded buffers
-there is one class and no credits; see :mod:`mpinet.engine.kernels`.
+One 32-byte record per local link (:func:`link_dtype`): the head and tail of
+its class-0 queue, its packet count, its neighbour, its load, the credit of
+its class-0 buffer and the k-port stamp. A hop reads and writes most of them,
+so they share a cache line: as separate arrays they were five random misses
+per hop on large networks. The kernels see each field as a strided view
+(``qhead``, ``lcount``, ...). With ``buffer_classes = "hops"`` the queues and
+credits of all classes live in a second record array, one 12-byte record per
+(link, class). See :mod:`mpinet.engine.kernels`.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpinet.engine import kernels as kn
+from mpinet.engine import kernels_check as kc
 from mpinet.engine.models import Model
-from mpinet.engine.pool import Pool, node_dtype
+from mpinet.engine.pool import Pool, aligned_empty, node_dtype
 from mpinet.errors import ResourceError
 from mpinet.topology.base import Topology
 
@@ -45,10 +51,21 @@ class Outputs:
     cnt: np.ndarray
 
 
+def link_dtype(node_t: np.dtype) -> np.dtype:
+    """One record per link: 32 bytes with int32 node ids (two per cache line)."""
+    return np.dtype(
+        [("head", "i4"), ("tail", "i4"), ("count", "i4"), ("nbr", node_t), ("load", "i8"),
+         ("credit", "i4"), ("stamp", "i4")], align=True,
+    )  # fmt: skip
+
+
+_QUEUE = np.dtype([("head", "i4"), ("tail", "i4"), ("credit", "i4")])
+
+
 class LinkState:
     """Queues, credits and counters of one rank's ``block`` nodes."""
 
-    def __init__(self, block: int, deg: int, model: Model, pool: Pool) -> None:
+    def __init__(self, block: int, deg: int, model: Model, pool: Pool, nbt: np.ndarray) -> None:
         self.block, self.deg, self.pool = block, deg, pool
         self.finite = model.buffer > 0
         self.use_cls = model.classes == "hops"
@@ -58,36 +75,50 @@ class LinkState:
             raise ResourceError(
                 f"{nl * self.ncls:,} link queues on one rank is over 2**31; use more ranks"
             )
-        # int32 queue ends and link lists: 12 bytes per link less (scc:10 on 2 ranks: 0.6 GB)
-        self.qhead = np.full(nl * self.ncls, -1, dtype=np.int32)
-        self.qtail = np.full(nl * self.ncls, -1, dtype=np.int32)
-        self.lcount = np.zeros(nl, dtype=np.int32)
+        self.links = links = aligned_empty(nl, link_dtype(nbt.dtype))
+        links["head"] = links["tail"] = -1
+        links["count"] = links["load"] = links["stamp"] = 0
+        links["nbr"] = nbt
+        links["credit"] = model.buffer if self.finite else 0
+        # field views: what the kernels index (strided, one record per link)
+        self.lcount, self.nbt, self.load = links["count"], links["nbr"], links["load"]
+        self.lstamp = links["stamp"]
+        if self.ncls == 1:
+            self.qhead, self.qtail, self.credit = links["head"], links["tail"], links["credit"]
+        else:
+            q = aligned_empty(nl * self.ncls, _QUEUE, 16)
+            q["head"] = q["tail"] = -1
+            q["credit"] = model.buffer if self.finite else 0
+            self.qhead, self.qtail, self.credit = q["head"], q["tail"], q["credit"]
         self.pcount = np.zeros(deg, dtype=np.int64)
         self.act = np.empty(nl, dtype=np.int32)
         self.srv = np.empty(nl, dtype=np.int32)  # links served in a step
+        self.mark = np.zeros(nl, dtype=np.uint8)  # zeroed byte map: sorts dense active lists
         self.na = np.zeros(1, dtype=np.int64)
-        self.load = np.zeros(nl, dtype=np.int64)
         self.nstamp = np.zeros(block if model.kind in ("one-port", "k-port") else 1, np.int32)
-        self.lstamp = np.zeros(nl if model.kind in ("one-port", "k-port") else 1, np.int32)
-        self.lcnt = np.zeros(nl, dtype=np.int32)  # zeroed scratch of the model check
-        self.ncnt = np.zeros(block, dtype=np.int32)
+        self.lcnt = np.zeros(nl, dtype=np.uint8)  # zeroed scratch of the model check
+        self.ncnt = np.zeros(block if model.kind in ("one-port", "k-port") else 1, np.int32)
         self.maxcap = 1
         if self.finite:
-            self.credit = np.full(nl * self.ncls, model.buffer, dtype=np.int32)
             self.injfree = np.full(block, model.buffer, dtype=np.int32)
             self.shead = np.full(block, -1, dtype=np.int64)
             self.stail = np.full(block, -1, dtype=np.int64)
             self.sact = np.empty(block, dtype=np.int64)
             self.nsact = np.zeros(1, dtype=np.int64)
         else:
-            self.credit = np.zeros(1, dtype=np.int32)
             self.injfree = np.zeros(1, dtype=np.int32)
         self._cap = 0
         self._bufs: dict[str, np.ndarray] = {}
         self.cnt = np.zeros(8, dtype=np.int64)
 
+    def link_load(self) -> np.ndarray:
+        """Packets sent on each link (in the load window): a (block, degree) int64 copy."""
+        return np.ascontiguousarray(self.load).reshape(self.block, self.deg)
+
     def set_max_capacity(self, caps: np.ndarray) -> None:
         self.maxcap = int(caps.max()) if caps.size else 1
+        if self.maxcap >= 255:  # a uint8 count could wrap before exceeding the capacity
+            self.lcnt = np.zeros(self.lcnt.size, dtype=np.int32)
 
     def outputs(self, record_hops: bool) -> Outputs:
         """Buffers large enough for every move this step can make."""
@@ -112,14 +143,14 @@ class LinkState:
         """Credits of the slots freed this step, usable from the next step on."""
         if not self.finite:
             return
-        kn.apply_credits(local, self.credit)
+        kc.apply_credits(local, self.credit)
         if received.size:
-            kn.apply_credits(received - lo * self.deg * self.ncls, self.credit)
+            kc.apply_credits(received - lo * self.deg * self.ncls, self.credit)
 
-    def movable_ports(self, nbt: np.ndarray, p: Pool) -> np.ndarray:
+    def movable_ports(self, p: Pool) -> np.ndarray:
         out = np.zeros(self.deg, dtype=np.int64)
-        kn.movable_ports(nbt, self.deg, self.ncls, self.use_cls, p.rec, self.qhead, self.lcount,
-                         self.act, self.na, self.credit, out)  # fmt: skip
+        kn.movable_ports(self.nbt, self.deg, self.ncls, self.use_cls, p.rec, self.qhead,
+                         self.lcount, self.act, self.na, self.credit, out)  # fmt: skip
         return out
 
     def source_push(self, slots: np.ndarray, lo: int, p: Pool) -> None:
