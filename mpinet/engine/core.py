@@ -254,9 +254,9 @@ class Engine:
         kn.select(t, kind, self.model.k, sdc_port, self.caps, st.nbt, self.lo, self.hi,
                   self.deg, st.ncls, st.use_cls, st.finite, self.order == "fifo", p.rec, p.hdr,
                   st.qhead, st.qtail, st.lcount, st.pcount, st.act, st.na, st.credit, st.injfree,
-                  st.load, st.nstamp, st.lstamp, st.srv, st.mark, p.free, p.nfree, self.record_hops,
-                  self.load_window[0] <= t < self.load_window[1], out.link, out.deliv,
-                  out.mv, out.cl, out.cr, out.hop, out.cnt)  # fmt: skip
+                  st.load, st.nstamp, st.lstamp, st.srv, st.mark, st.mark8, p.free, p.nfree,
+                  self.record_hops, self.load_window[0] <= t < self.load_window[1], out.link,
+                  out.deliv, out.mv, out.cl, out.cr, out.hop, out.cnt)  # fmt: skip
         cnt = out.cnt
         moves, ndel = int(cnt[kn.C_MOVES]), int(cnt[kn.C_DELIV])
         links = out.link[:moves]

@@ -93,7 +93,9 @@ class LinkState:
         self.pcount = np.zeros(deg, dtype=np.int64)
         self.act = np.empty(nl, dtype=np.int32)
         self.srv = np.empty(nl, dtype=np.int32)  # links served in a step
-        self.mark = np.zeros(nl, dtype=np.uint8)  # zeroed byte map: sorts dense active lists
+        # zeroed byte map that sorts dense active lists, and the same bytes as words
+        self.mark = np.zeros(-(-nl // 8), dtype=np.uint64)
+        self.mark8 = self.mark.view(np.uint8)
         self.na = np.zeros(1, dtype=np.int64)
         self.nstamp = np.zeros(block if model.kind in ("one-port", "k-port") else 1, np.int32)
         self.lcnt = np.zeros(nl, dtype=np.uint8)  # zeroed scratch of the model check
