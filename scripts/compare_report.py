@@ -201,9 +201,8 @@ def render(data: dict, settings: dict, figures: list[str]) -> str:
         f"{s['coarse']} coarse loads from 5 % to 120 % of the bound then {s['bisect']} "
         'bisections (README, "Load-latency sweeps", defines every column). '
         f"The {len(rows)} sweeps took {secs / 60:.1f} minutes in all on "
-        f"{rows[0]['ranks'] if rows else '-'} ranks of this two-core machine, shared with other "
-        f"work; the busiest rank's CPU time, what they take on an idle machine, was "
-        f"{cpu / 60:.1f} minutes.",
+        f"{rows[0]['ranks'] if rows else '-'} ranks of this two-core machine (wall time, "
+        f"launches included); the busiest rank's CPU time was {cpu / 60:.1f} minutes.",
         "",
         "- **zero-load** latency: the mean route length of the router (steps), exact.",
         "- **bound**: from the router's own routes, the channel-load bound (all-port: a link "
