@@ -189,3 +189,17 @@ def test_dynamic_faults_keep_conservation(spec, router):
     stats, drops, pk, _ = run(topo, r, f, packets=4)
     _conserved(stats, drops)
     assert stats["dropped"] > 0 and (pk[pk[:, 4] < 0, 4] == -1).all()
+
+
+def test_a_second_run_of_the_engine_starts_without_the_dynamic_faults():
+    """Faults change the run's link records, not the engine's table: a rerun is the same run."""
+    topo = from_spec("star:5")
+    f = make_faults(topo, random_links=0.1, random_nodes=0.05, seed=5, step=3)
+    eng = Engine(topo, make_router("star-greedy", topo), parse_model("all-port"), seed=7,
+                 faults=f, max_steps=5000)  # fmt: skip
+    w = Unicast(topo, seed=7, pattern="uniform", packets=4)
+    first, second = eng.run(w), eng.run(w)
+    assert first.drops.shape[0] > 0
+    assert np.array_equal(first.packets, second.packets)
+    assert np.array_equal(first.drops, second.drops)
+    assert np.array_equal(first.link_load, second.link_load)

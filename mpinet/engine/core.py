@@ -163,6 +163,7 @@ class Engine:
         self.drops: list[np.ndarray] = []
         self.pending_cl: list[np.ndarray] = []  # credits of dropped packets' buffers
         self.pending_cr: list[np.ndarray] = []
+        self.down_node = None  # a run starts fault-free until its fault step
         comm = self.comm
         if self.faults is not None and self.faults.step == 0:
             flt.activate(self, 0)

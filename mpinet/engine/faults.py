@@ -51,8 +51,9 @@ def activate(eng: Any, t: int) -> None:
             out = np.empty(p.used, dtype=np.int64)
             m = kc.drain_sources(dead, st.shead, st.stail, p.rec, out)
             drop(eng, out[:m], SOURCE_FAILED, t)
-    eng.nbt[mine] = -1
-    eng.st.nbt[mine] = -1  # the copy in the link records the kernels read
+    # the run's link records only: the engine's own table stays the fault-free network,
+    # so another run starts without these faults until its fault step
+    eng.st.nbt[mine] = -1
     if t > 0 and getattr(eng.router, "fault_tolerant", False) and hasattr(eng.router, "set_faults"):
         eng.router.set_faults(f)
 
