@@ -190,12 +190,14 @@ class WatchedComm:
 
         comm = self._comm
         rank, size = comm.Get_rank(), comm.Get_size()
-        sent = [comm.isend(rank, dest=r, tag=_ROLL_CALL_TAG) for r in range(size) if r != rank]
+        me, got = np.array([rank], dtype=np.int64), np.empty(1, dtype=np.int64)
+        sent = [comm.Isend(me, dest=r, tag=_ROLL_CALL_TAG) for r in range(size) if r != rank]
         here = {rank}
         end = time.monotonic() + 3.0
         while time.monotonic() < end and len(here) < size:
-            while comm.iprobe(tag=_ROLL_CALL_TAG):
-                here.add(int(comm.recv(tag=_ROLL_CALL_TAG)))
+            while comm.Iprobe(tag=_ROLL_CALL_TAG):
+                comm.Recv(got, tag=_ROLL_CALL_TAG)
+                here.add(int(got[0]))
             time.sleep(0.01)
         missing = sorted(set(range(size)) - here)
         if rank == min(here):
