@@ -15,7 +15,7 @@ Row = dict
 Net = dict
 
 
-def _best(rows: list[Row], stem: str, model: str = "all-port") -> Row | None:
+def best_row(rows: list[Row], stem: str, model: str = "all-port") -> Row | None:
     """The row of ``stem`` under ``model`` with the highest saturation throughput."""
     mine = [r for r in rows if r["stem"] == stem and r["model"] == model]
     return max(mine, key=lambda r: r["saturation"]["throughput"], default=None)
@@ -35,7 +35,7 @@ def _verdict(ok: bool | None) -> str:
 
 
 def star_vs_hypercube(rows: list[Row], nets: dict[str, Net]) -> list[str]:
-    s, h = _best(rows, "star-7"), _best(rows, "hypercube-12")
+    s, h = best_row(rows, "star-7"), best_row(rows, "hypercube-12")
     ns, nh = nets.get("star-7"), nets.get("hypercube-12")
     if not (s and h and ns and nh):
         return []
@@ -69,11 +69,11 @@ def star_vs_hypercube(rows: list[Row], nets: dict[str, Net]) -> list[str]:
 
 def ms_vs_star(rows: list[Row], nets: dict[str, Net]) -> list[str]:
     out = []
-    s, ns = _best(rows, "star-7"), nets.get("star-7")
+    s, ns = best_row(rows, "star-7"), nets.get("star-7")
     if not (s and ns):
         return []
     for stem in ("ms-3-2", "ms-2-3"):
-        m, nm = _best(rows, stem), nets.get(stem)
+        m, nm = best_row(rows, stem), nets.get(stem)
         if not (m and nm):
             continue
         out.append(
@@ -126,7 +126,7 @@ def ms_balance(rows: list[Row], nets: dict[str, Net]) -> list[str]:
 
 
 def scc_vs_ccc(rows: list[Row], nets: dict[str, Net]) -> list[str]:
-    s, c = _best(rows, "scc-6"), _best(rows, "ccc-9")
+    s, c = best_row(rows, "scc-6"), best_row(rows, "ccc-9")
     ns, nc = nets.get("scc-6"), nets.get("ccc-9")
     if not (s and c and ns and nc):
         return []
@@ -224,8 +224,8 @@ def borel_dense(rows: list[Row], nets: dict[str, Net]) -> list[str]:
 
 
 def ms_vs_ccc(rows: list[Row], nets: dict[str, Net]) -> list[str]:
-    c, nc = _best(rows, "ccc-9"), nets.get("ccc-9")
-    m, nm = _best(rows, "ms-2-3"), nets.get("ms-2-3")
+    c, nc = best_row(rows, "ccc-9"), nets.get("ccc-9")
+    m, nm = best_row(rows, "ms-2-3"), nets.get("ms-2-3")
     if not (c and m and nc and nm):
         return []
     ok = nm["diameter"] < nc["diameter"] and _tp(m) > _tp(c)

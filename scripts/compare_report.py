@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from compare_claims import claims_markdown  # noqa: E402
+from compare_claims import best_row, claims_markdown  # noqa: E402
 from launcher import launch_prefix  # noqa: E402
 
 from mpinet.topology import from_spec  # noqa: E402
@@ -142,10 +142,9 @@ def plots(rows: list[dict], outdir: Path) -> list[str]:
     for model in MODELS:
         fig, ax = plt.subplots(figsize=(7.5, 4.8))
         for stem in NETWORKS:
-            mine = [r for r in rows if r["stem"] == stem and r["model"] == model]
-            if not mine:
+            r = best_row(rows, stem, model)
+            if r is None:
                 continue
-            r = max(mine, key=lambda r: r["saturation"]["throughput"])
             pts = r["points"]
             x = [pt["offered"] for pt in pts]
             y = [pt["latency"] for pt in pts]
@@ -163,9 +162,8 @@ def plots(rows: list[dict], outdir: Path) -> list[str]:
         names.append(name)
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for stem in NETWORKS:
-        mine = [r for r in rows if r["stem"] == stem and r["model"] == "all-port"]
-        if mine:
-            r = max(mine, key=lambda r: r["saturation"]["throughput"])
+        r = best_row(rows, stem, "all-port")
+        if r is not None:
             ax.plot(r["degree"], r["saturation"]["throughput"], "o", color=colors[stem])
             ax.annotate(r["spec"], (r["degree"], r["saturation"]["throughput"]), fontsize=8,
                         xytext=(4, 3), textcoords="offset points")  # fmt: skip
