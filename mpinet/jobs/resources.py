@@ -14,11 +14,17 @@ links, ``c`` buffer classes, ``h`` router header words):
 * neighbour table ``L * 4`` (int32 ids; 8 bytes from 2**31 nodes);
 * link queues ``L * (24 + c * 8)`` (plus credits with finite buffers), link
   statistics ``L * 18``;
-* packet pool: twice the packets in flight (the pool doubles) times a 64-byte
-  record + ``8 h`` + 8; step buffers (a row per possible move) and the routing
-  temporaries of the largest injection;
-* packet records: :data:`RECORD_BYTES` per packet injected (the delivered rows,
-  their concatenation, the end-of-run exchange and sort);
+* packet pool: the packets in flight (twice that when they come over many
+  steps: the pool doubles) times a 64-byte record + ``8 h`` + 8; step buffers
+  (a row per possible move), the routing temporaries of the largest injection
+  or step, and 64 bytes per delivered packet;
+* packet records: :data:`RECORD_BYTES` per packet injected (the end-of-run
+  exchange, sort and summary).
+
+The queues, pool and step buffers (phase ``run``) are freed before the records
+are gathered (phase ``end``): the estimate is the larger phase plus the parts
+held throughout. Measured against it (2 ranks): routed TE on ms:3,2 5.4 GiB per
+rank (estimate 5.3 GiB), scc:10 with 1 packet per node 7.4 GiB (estimate 9.7 GiB).
 * router tables (``router.table_bytes``; the ``shortest`` router's tables for
   exact stretch), trace rows, and :data:`BASE_BYTES` of interpreter, numpy,
   numba kernels and MPI.
@@ -44,9 +50,12 @@ from mpinet.topology.base import Topology
 MEMORY_ENV = "MPINET_MEMORY_LIMIT"
 #: one rank's interpreter, numpy, numba kernels and MPI (about 100 MiB measured)
 BASE_BYTES = 112 << 20
-#: bytes per packet for its records: the delivered row (7 int64), its concatenation, the
-#: end-of-run exchange to the id owner and the sort there, and the injected id (x5)
-RECORD_BYTES = 5 * 56 + 8 + 5 * 8
+#: bytes per packet for its records after the run: the delivered row (7 int64), the
+#: end-of-run exchange to the id owner, the sort there and the summary's temporaries
+#: (measured: 413 bytes per packet at the end of a routed total exchange on ms:3,2)
+RECORD_BYTES = 7 * 56 + 8 + 5 * 8
+#: the phases of a run's estimate: queues, pool and step buffers, then the records
+RUN, END = "run", "end"
 #: bytes per hop row of trace level "hops" (5 int64, concatenated, exchanged and sorted)
 HOP_ROW_BYTES = 4 * 40 + 8
 #: ids must stay below this (int64 arithmetic such as ``rank * N`` must not overflow)
@@ -117,14 +126,31 @@ class Estimate:
     parts: dict[str, int] = field(default_factory=dict)
     work: float = 0.0
     work_unit: str = ""
+    #: part -> the phase it lives in (``"run"`` or ``"end"``); other parts live throughout
+    phases: dict[str, str] = field(default_factory=dict)
 
     @property
     def bytes(self) -> int:
-        return int(sum(self.parts.values()))
+        """The peak: the parts held throughout plus the larger phase.
 
-    def add(self, name: str, nbytes: float) -> None:
+        A run's queues, pool and step buffers are freed before its records are
+        gathered and sorted, so the two never coexist (summing them made the
+        estimate twice the measured peak of fccn:8 and scc:10).
+        """
+        phase: dict[str, int] = {}
+        held = 0
+        for name, b in self.parts.items():
+            if name in self.phases:
+                phase[self.phases[name]] = phase.get(self.phases[name], 0) + b
+            else:
+                held += b
+        return int(held + max(phase.values(), default=0))
+
+    def add(self, name: str, nbytes: float, phase: str | None = None) -> None:
         if nbytes > 0:
             self.parts[name] = self.parts.get(name, 0) + int(nbytes)
+            if phase is not None:
+                self.phases[name] = phase
 
     def largest(self, k: int = 3) -> str:
         """The ``k`` largest parts, e.g. ``packet records 3.2 GiB, packet pool 1.1 GiB``."""
@@ -135,6 +161,7 @@ class Estimate:
         return {
             "bytes_per_rank": self.bytes,
             "parts": dict(self.parts),
+            "phases": dict(self.phases),
             "work": self.work,
             "work_unit": self.work_unit,
         }
@@ -254,11 +281,11 @@ def engine_state(est: Estimate, topo: Topology, size: int, model: dict) -> None:
     finite = (model.get("buffer") or 0) > 0
     classes = (model.get("max_hops") or 32) + 1 if model.get("buffer_classes") == "hops" else 1
     kport = str(model.get("kind", "")).partition(":")[0] in ("one-port", "k-port")
-    est.add("neighbour table", links * node_bytes(topo.num_nodes))
+    est.add("neighbour table", links * node_bytes(topo.num_nodes), RUN)
     # lcount, act, srv, lcnt (int32), load (int64); queue ends (int32) and credits per class
     per_link = 24 + 4 * kport + classes * (8 + 4 * finite)
-    est.add("link queues", links * per_link + b * (4 + 4 * kport + 28 * finite))
-    est.add("link statistics", links * 18)
+    est.add("link queues", links * per_link + b * (4 + 4 * kport + 28 * finite), RUN)
+    est.add("link statistics", links * 18, RUN)
 
 
 def packets_state(
@@ -279,17 +306,21 @@ def packets_state(
     b = -(-topo.num_nodes // size)
     flight = -(-fp.in_flight // size)
     slot = record_dtype(node_dtype(topo.num_nodes)).itemsize + 8 * header_width + 8
-    est.add("packet pool", 2 * flight * slot)
+    per_step = -(-fp.per_step // size)
+    # the pool doubles when it fills; injected all at once, it is allocated to size
+    est.add("packet pool", (1 if per_step >= flight else 2) * flight * slot, RUN)
     moves = min(flight, b * topo.degree * capacity)  # a step moves at most one per link slot
     # link, delivery row (7), one move row (arrival or wire) with its header, two credits
     row = 8 * (1 + 7 + max(kn.A_WIDTH, kn.W_WIDTH) + header_width + 2) + 40 * record_hops
-    est.add("step buffers", 1.25 * moves * row)  # the buffers grow by 1.25x at most
-    est.add("injection", -(-fp.per_step // size) * (128 + 16 * header_width))
+    est.add("step buffers", 1.25 * moves * row, RUN)  # the buffers grow by 1.25x at most
+    # the router's vectorized temporaries over the largest injection or step of arrivals
+    est.add("injection", max(per_step, moves) * (128 + 16 * header_width), RUN)
     records = fp.packets if fp.concentrated and size > 1 else -(-fp.packets // size)
-    est.add("packet records", records * RECORD_BYTES)
+    est.add("delivered rows", records * 64, RUN)  # kept during the run, with the ids
+    est.add("packet records", records * RECORD_BYTES, END)
     if trace:
-        est.add("trace rows", records * 56)
-    if record_hops:
+        est.add("trace rows", records * 56, END)
+    if record_hops:  # gathered during the run and after it: held throughout
         est.add("trace hop rows", records * mean_hops(topo) * HOP_ROW_BYTES)
     est.work = fp.packets * mean_hops(topo) / size
     est.work_unit = "packet-hops per rank"
