@@ -159,6 +159,19 @@ def test_bench_backlog_sweep(run_mpinet):
     assert all(r["packets"] == r["nodes"] * r["packets_per_node"] for r in rows)
 
 
+def test_bench_says_when_a_run_deadlocked(run_mpinet):
+    """A deadlocked run's hop rate is not a throughput: bench says so (JSON and text)."""
+    args = ["bench", "--specs", "scc:5", "--packets", "8", "--buffer", "1", "--repeat", "1"]
+    proc = run_mpinet([*args, "--trace", "none", "--json"], ranks=1)
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout.strip().splitlines()[0])
+    assert row["deadlock"] and row["delivered"] < row["packets"]
+    text = run_mpinet([*args, "--trace", "none"], ranks=1).stdout
+    assert "not comparable: the run deadlocked" in text
+    ok = json.loads(run_mpinet(["bench", "--specs", "scc:5", "--repeat", "1", "--json"]).stdout)
+    assert not ok["deadlock"] and ok["delivered"] == ok["packets"]
+
+
 def test_bench_json(run_mpinet):
     proc = run_mpinet(["bench", "--specs", "star:5", "--repeat", "1", "--json"], ranks=2)
     assert proc.returncode == 0, proc.stderr

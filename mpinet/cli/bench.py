@@ -24,7 +24,9 @@ A network may name its router as SPEC@ROUTER (default: shortest), e.g.
 fccn:6@fccn-shortest, where the shortest router's tables would not fit.
 --packets takes a list: the same network at several backlogs (packets per
 node injected at step 0) shows whether the cost per hop depends on the
-backlog (with per-link queues it should not).
+backlog (with per-link queues it should not). With --buffer a run may
+deadlock: its row says so ("deadlock": true, "delivered" < "packets"; the
+text line adds "not comparable"), since its hop rate is not a throughput.
 
 examples:
   mpinet bench
@@ -138,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
             "model": args.model,
             "buffer": args.buffer,
             "cross_rank_fraction": res["stats"]["cross_rank_fraction"],
+            # a run that deadlocked (finite buffers) or hit max_steps moved fewer hops: its
+            # rate is not comparable with a completed run's, so say so
+            "delivered": res["stats"]["delivered"],
+            "deadlock": bool(res["stats"].get("deadlock")),
         }
         if rank0:
             if args.json:
@@ -150,6 +156,12 @@ def run(args: argparse.Namespace) -> int:
                     f"(engine alone {row['engine_hops_per_second_per_rank'] / 1e6:.2f} M/s; "
                     f"setup {setup:.2f} s; trace {args.trace})"
                 )
+                if row["delivered"] < row["packets"]:
+                    why = "deadlocked" if row["deadlock"] else "stopped at max_steps"
+                    print(
+                        f"  (not comparable: the run {why} with {row['delivered']:,} of "
+                        f"{row['packets']:,} packets delivered)"
+                    )
             sys.stdout.flush()
     comm.Barrier()
     if rank0:
