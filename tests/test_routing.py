@@ -162,7 +162,7 @@ def test_shortest_routes_are_shortest(spec: str, tie: str) -> None:
     assert (res["lengths"] == want).all()
     assert (r.distance(s, d) == want).all()
     assert res["port_counts"].sum() == want.sum() == sum(res["class_counts"].values())
-    assert r.header_width == (0 if t.family == "fccn" else 2)
+    assert r.header_width == (0 if t.family == "fccn" else 1)  # key * N + rel, one word
     if tie == "random":
         again = walk(t, r, s, d, seed=3, paths=True)
         other = walk(t, r, s, d, seed=4, paths=True)

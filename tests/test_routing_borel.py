@@ -74,7 +74,7 @@ def test_registered_for_borel_only():
         assert ROUTERS[name].distributed
     assert issubclass(ROUTERS["borel-table"], ShortestRouter)
     widths = {name: make_router(name, g).header_width for name in names if name.startswith("bo")}
-    assert widths == {"borel-cr": 1, "borel-two-phase": 2, "borel-table": 2}
+    assert widths == {"borel-cr": 1, "borel-two-phase": 2, "borel-table": 1}
     assert make_router("borel-cr", g, commit=True).header_width == 3
     with pytest.raises(RoutingError, match="applies to borel only"):
         make_router("borel-cr", from_spec("star:4"))

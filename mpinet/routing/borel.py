@@ -45,7 +45,7 @@ class BorelTableRouter(ShortestRouter):
 
     Every node holds the BFS distance (int16) and the first shortest port
     (uint8) from each of the N nodes to the identity, plus the N x 4 neighbour
-    table; header = (position relative to the destination, 0), two words. The
+    table; header = the position relative to the destination, one word. The
     options and tie-breaks are those of ``shortest``.
     """
 
