@@ -342,3 +342,21 @@ def test_next_port_is_vectorized_and_distributed() -> None:
         for i in range(0, nodes.size, 9):
             p1, h1 = r.next_port(nodes[i : i + 1], dests[i : i + 1], h[i : i + 1], one)
             assert p1[0] == ports[i] and (h1[0] == h2[i]).all()
+
+
+@pytest.mark.parametrize("choice", ["first", "random"])
+def test_two_phase_one_word_header_routes_as_the_two_word_one(choice):
+    """The owed port packed above the colours (l <= 11) changes no route."""
+    t = from_spec("ms:3,2")
+    one = make_router("ms-two-phase", t, choice=choice)
+    two = make_router("ms-two-phase", t, choice=choice)
+    two.packed, two.header_width = False, 1 + mg.colour_words(t.l)
+    assert one.header_width == 1
+    rng = np.random.default_rng(11)
+    src, dst = rng.integers(0, t.num_nodes, (2, 2000))
+    a = walk(t, one, src, dst, seed=2, paths=True)
+    b = walk(t, two, src, dst, seed=2, paths=True)
+    assert a["ok"].all() and b["ok"].all()
+    assert np.array_equal(a["paths"], b["paths"])
+    big = make_router("ms-two-phase", from_spec("ms:12,1"))  # 60 colour bits: two words
+    assert not big.packed and big.header_width == 2

@@ -250,6 +250,11 @@ class Merged(_BoxGameRouter):
         )
 
 
+#: ``ms-two-phase``: bit of the owed port in a one-word header, and the colour bits below it
+OWED_SHIFT = 56
+_COLOURS = (1 << OWED_SHIFT) - 1
+
+
 class TwoPhase(_MacroStarRouter):
     """Section 3.1's MS routing algorithm (distributed; header = owed T port, box colours).
 
@@ -260,8 +265,12 @@ class TwoPhase(_MacroStarRouter):
     the symbol to exchange next is found by reading the boxes in colour order.
     A symbol in the leftmost box is exchanged by one T hop, one in another box
     by an S hop bringing its box to the left, then the T hop. Phase 2 sorts the
-    boxes as an l-star (section 2.1's Phase 2). Header: word 0 is the T port
-    still owed after an S hop (plus one; 0 = none), then the packed colours.
+    boxes as an l-star (section 2.1's Phase 2). Header: the T port still owed
+    after an S hop (plus one; 0 = none) and the packed colours. Up to l = 11
+    (every network that fits a machine) both share one word, the owed port in
+    bits 56-63, so the engine keeps the header inside the packet's record (a
+    second word lives in a separate array: one more cache miss per hop);
+    beyond, word 0 is the owed port and the colours follow.
 
     Parameters
     ----------
@@ -277,13 +286,17 @@ class TwoPhase(_MacroStarRouter):
 
     def __init__(self, topo: Topology, choice: str = "first") -> None:
         super().__init__(topo, choice=choice)
-        self.header_width = 1 + mg.colour_words(self.l)
+        self.packed = self.l * mg.COLOUR_BITS <= OWED_SHIFT
+        self.header_width = 1 if self.packed else 1 + mg.colour_words(self.l)
 
     def init_headers(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """No owed port, and box ``b`` of colour ``b``."""
         m = np.asarray(src).size
+        colours = mg.pack_colours(mg.home_colours(m, self.l))
+        if self.packed:
+            return colours
         out = np.zeros((m, self.header_width), dtype=np.int64)
-        out[:, 1:] = mg.pack_colours(mg.home_colours(m, self.l))
+        out[:, 1:] = colours
         return out
 
     def next_port(
@@ -292,8 +305,11 @@ class TwoPhase(_MacroStarRouter):
         """A star transposition (one or two hops) or a Phase 2 box exchange."""
         n, l = self.n, self.l
         u = self._u(ctx)
-        owed = headers[:, 0]
-        game = mg.Game(self._rel(nodes, dests), mg.unpack_colours(headers[:, 1:], l), n, l)
+        if self.packed:
+            owed, words = headers[:, 0] >> OWED_SHIFT, headers[:, :1] & _COLOURS
+        else:
+            owed, words = headers[:, 0], headers[:, 1:]
+        game = mg.Game(self._rel(nodes, dests), mg.unpack_colours(words, l), n, l)
         m = game.x.size
         # the dirty balls read in home order: row c = the box of colour c
         pos = np.argsort(game.sig, axis=1)  # pos[c] = position of the box of colour c
@@ -312,10 +328,13 @@ class TwoPhase(_MacroStarRouter):
             ),
         ).astype(np.int64)
         out = np.empty_like(headers)
-        out[:, 0] = np.where(
-            (owed == 0) & (game.x == 0) & ~game.all_clean & (box != 0), offset + 1, 0
-        )
-        out[:, 1:] = mg.pack_colours(game.swap(ports))
+        owe = np.where((owed == 0) & (game.x == 0) & ~game.all_clean & (box != 0), offset + 1, 0)
+        colours = mg.pack_colours(game.swap(ports))
+        if self.packed:
+            out[:, 0] = (owe.astype(np.int64) << OWED_SHIFT) | colours[:, 0]
+        else:
+            out[:, 0] = owe
+            out[:, 1:] = colours
         return ports, out
 
 
