@@ -305,7 +305,12 @@ def packets_state(
 
     b = -(-topo.num_nodes // size)
     flight = -(-fp.in_flight // size)
-    slot = record_dtype(node_dtype(topo.num_nodes)).itemsize + 8 * header_width + 8
+    # a one-word header lives in the record; wider ones in an array beside it (pool.py)
+    slot = (
+        record_dtype(node_dtype(topo.num_nodes)).itemsize
+        + 8
+        + 8 * header_width * (header_width > 1)
+    )
     per_step = -(-fp.per_step // size)
     # the pool doubles when it fills; injected all at once, it is allocated to size
     est.add("packet pool", (1 if per_step >= flight else 2) * flight * slot, RUN)
