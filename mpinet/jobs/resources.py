@@ -24,7 +24,7 @@ links, ``c`` buffer classes, ``h`` router header words):
 The queues, pool and step buffers (phase ``run``) are freed before the records
 are gathered (phase ``end``): the estimate is the larger phase plus the parts
 held throughout. Measured against it (2 ranks): routed TE on ms:3,2 5.4 GiB per
-rank (estimate 5.3 GiB), scc:10 with 1 packet per node 7.4 GiB (estimate 9.7 GiB).
+rank (estimate 5.3 GiB), scc:10 with 1 packet per node 7.4 GiB (estimate 9.8 GiB).
 * router tables (``router.table_bytes``; the ``shortest`` router's tables for
   exact stretch), trace rows, and :data:`BASE_BYTES` of interpreter, numpy,
   numba kernels and MPI.
