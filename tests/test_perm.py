@@ -335,3 +335,15 @@ def test_parse_errors(text, k):
         perm.parse_perm(text, k)
     assert isinstance(exc.value, MpinetError)
     assert f"1..{k}" in str(exc.value)
+
+
+@pytest.mark.parametrize("k", [10, 12, 20])
+def test_unrank_from_the_table_equals_the_loop(k, monkeypatch):
+    """Above TABLE_SYMBOLS, big batches start from the table of the first symbols."""
+    rng = np.random.default_rng(k)
+    r = rng.integers(0, math.factorial(k), perm.TABLE_FROM + 7, dtype=np.int64)
+    r[:3] = [0, math.factorial(k) - 1, math.factorial(perm.TABLE_SYMBOLS)]
+    fast = perm.unrank(r, k)
+    monkeypatch.setattr(perm, "TABLE_FROM", 1 << 62)  # the plain loop
+    assert np.array_equal(fast, perm.unrank(r, k))
+    assert np.array_equal(perm.rank(fast), r)
