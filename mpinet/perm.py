@@ -128,15 +128,25 @@ def _unrank(r: np.ndarray, k: int) -> np.ndarray:
 def compose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise product ``a * b``: ``(a * b)[i] = a[b[i]]`` (broadcasts rows)."""
     a2, b2 = np.broadcast_arrays(_as_perms(a), _as_perms(b))
-    return np.take_along_axis(a2, b2.astype(np.intp), axis=1)
+    out = np.empty(a2.shape, dtype=a2.dtype)
+    # by chunks: the intp copy of the indices (8 bytes a symbol) stays small and in cache
+    # (29 M permutations of 10 symbols at once: a 2.3 GB temporary and 7 s, against 2 s)
+    for lo in range(0, a2.shape[0], _CHUNK):
+        hi = lo + _CHUNK
+        out[lo:hi] = np.take_along_axis(a2[lo:hi], b2[lo:hi].astype(np.intp), axis=1)
+    return out
 
 
 def inverse(perms: np.ndarray) -> np.ndarray:
     """Row-wise inverse permutation."""
     p = _as_perms(perms)
     out = np.empty_like(p)
-    rows = np.arange(p.shape[0])[:, None]
-    out[rows, p] = np.arange(p.shape[1], dtype=p.dtype)
+    k = p.shape[1]
+    symbols = np.arange(k, dtype=p.dtype)
+    for lo in range(0, p.shape[0], _CHUNK):  # chunks, as in compose
+        blk = p[lo : lo + _CHUNK]
+        rows = np.arange(blk.shape[0])[:, None]
+        out[lo : lo + _CHUNK][rows, blk] = symbols
     return out
 
 
