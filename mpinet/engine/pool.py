@@ -42,6 +42,12 @@ def node_dtype(num_nodes: int) -> np.dtype:
     return np.dtype(np.int32 if num_nodes < 2**31 else np.int64)
 
 
+def slot_bytes(num_nodes: int, header_width: int) -> int:
+    """Bytes of one pool slot: the record, a header wider than one word, the free stack."""
+    extra = 8 * header_width if header_width > 1 else 0  # one word lives in the record
+    return record_dtype(node_dtype(num_nodes)).itemsize + extra + 8
+
+
 def aligned_empty(n: int, dtype: np.dtype, align: int = 64) -> np.ndarray:
     """``np.empty(n, dtype)`` starting on an ``align``-byte boundary.
 
@@ -84,10 +90,6 @@ class Pool:
     def used(self) -> int:
         """Slots holding a packet."""
         return self.cap - int(self.nfree[0])
-
-    def bytes_per_slot(self) -> int:
-        extra = 8 * self.hw if self.hw > 1 else 0
-        return self.dtype.itemsize + extra + 8  # record, header, free stack
 
     def _grow(self, cap: int) -> None:
         old = self.cap

@@ -15,19 +15,20 @@ links, ``c`` buffer classes, ``h`` router header words):
 * link queues ``L * (24 + c * 8)`` (plus credits with finite buffers), link
   statistics ``L * 18``;
 * packet pool: the packets in flight (twice that when they come over many
-  steps: the pool doubles) times a 64-byte record + ``8 h`` + 8; step buffers
-  (a row per possible move), the routing temporaries of the largest injection
-  or step, and 64 bytes per delivered packet;
+  steps: the pool doubles) times :func:`~mpinet.engine.pool.slot_bytes`; step
+  buffers (a row per possible move), the routing temporaries of the largest
+  injection or step, and 64 bytes per delivered packet;
 * packet records: :data:`RECORD_BYTES` per packet injected (the end-of-run
-  exchange, sort and summary).
-
-The queues, pool and step buffers (phase ``run``) are freed before the records
-are gathered (phase ``end``): the estimate is the larger phase plus the parts
-held throughout. Measured against it (2 ranks): routed TE on ms:3,2 5.4 GiB per
-rank (estimate 5.3 GiB), scc:10 with 1 packet per node 7.4 GiB (estimate 9.8 GiB).
+  exchange, sort and summary);
 * router tables (``router.table_bytes``; the ``shortest`` router's tables for
   exact stretch), trace rows, and :data:`BASE_BYTES` of interpreter, numpy,
   numba kernels and MPI.
+
+The queues, pool and step buffers (phase ``run``) are freed before the records
+are gathered (phase ``end``): the estimate is the larger phase plus the parts
+held throughout. Measured against it (peak RSS, 2 ranks): routed TE on ms:3,2
+4.99 GiB per rank (estimate 5.31 GiB), scc:10 with 1 packet per node 7.39 GiB
+(estimate 9.8 GiB).
 
 The available memory is ``MemAvailable`` of ``/proc/meminfo``, or
 ``MPINET_MEMORY_LIMIT`` (e.g. ``512M``, ``2G``) when that is set and smaller.
@@ -301,16 +302,11 @@ def packets_state(
 ) -> None:
     """Pool, step buffers, injection temporaries and records of a workload footprint."""
     from mpinet.engine import kernels as kn
-    from mpinet.engine.pool import node_dtype, record_dtype
+    from mpinet.engine.pool import slot_bytes
 
     b = -(-topo.num_nodes // size)
     flight = -(-fp.in_flight // size)
-    # a one-word header lives in the record; wider ones in an array beside it (pool.py)
-    slot = (
-        record_dtype(node_dtype(topo.num_nodes)).itemsize
-        + 8
-        + 8 * header_width * (header_width > 1)
-    )
+    slot = slot_bytes(topo.num_nodes, header_width)
     per_step = -(-fp.per_step // size)
     # the pool doubles when it fills; injected all at once, it is allocated to size
     est.add("packet pool", (1 if per_step >= flight else 2) * flight * slot, RUN)
