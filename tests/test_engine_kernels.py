@@ -90,8 +90,9 @@ def _run(spec, model, buffer, order, shuffle, seed=3):
         moved[0] += int((act[: na[0]] != before).sum())
         return real(*args)
 
+    # the per-link queues' serving order (all-port would take the departure calendar)
     eng = Engine(topo, make_router("shortest", topo), m, seed=seed, order=order,
-                 record_hops=True)  # fmt: skip
+                 record_hops=True, queues="links")  # fmt: skip
     if shuffle:
         kn.select = shuffled
     try:

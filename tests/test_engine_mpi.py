@@ -79,3 +79,34 @@ def test_collectives_identical_to_serial(comm, spec):
         ser = run_collective(topo, prog, parse_model(model))
         assert par.complete and par.as_dict() | {"seconds": 0} == ser.as_dict() | {"seconds": 0}
         assert np.array_equal(par.per_step, ser.per_step)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize(
+    "spec,router,wl",
+    [
+        ("scc:5", "shortest", dict(packets=4)),
+        ("ms:2,2", "ms-two-phase", dict(packets=6)),
+        ("fccn:3", "fccn-shortest", dict(injection="bernoulli", rate=0.3, steps=10)),
+    ],
+)
+def test_departure_calendar_equals_link_queues(comm, spec, router, wl):
+    """The calendar under MPI: the same packets, hops and loads as the per-link queues."""
+    topo = from_spec(spec)
+    out = []
+    for queues in ("calendar", "links"):
+        eng = Engine(topo, make_router(router, topo), parse_model("all-port"), comm, seed=3,
+                     record_hops=True, queues=queues)  # fmt: skip
+        w = Unicast(topo, seed=3, **wl)
+        rec = eng.run(w)
+        assert eng.use_calendar == (queues == "calendar")
+        pk, _ = gather_packets(rec, w.pid_space, eng.comm)
+        out.append((rec, np.concatenate(comm.allgather(pk)),
+                    np.concatenate(comm.allgather(gather_hops(rec, w.pid_space, eng.comm))),
+                    np.concatenate(comm.allgather(rec.link_load))))  # fmt: skip
+    (a, *xa), (b, *xb) = out
+    assert a.steps == b.steps
+    np.testing.assert_array_equal(a.counters, b.counters)
+    for x, y in zip(xa, xb, strict=True):
+        np.testing.assert_array_equal(x, y)
+    assert (xa[0][:, 4] >= 0).all()

@@ -32,6 +32,7 @@ examples:
   mpinet bench
   mpiexec -n 2 mpinet bench --specs ms:3,2 --packets 8 --json
   mpinet bench --specs ms:3,2 --packets 1,8,64,256 --trace none
+  mpinet bench --specs scc:8 --queues links   # the per-link queues, for comparison
   mpiexec -n 2 mpinet bench --specs "ms:3,3;scc:8;fccn:6@fccn-shortest" --repeat 1
   python scripts/bench_engine.py          # 1 and 2 ranks, markdown for docs/performance.md
 """
@@ -62,6 +63,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--model", default="all-port", help="all-port | one-port | k-port:K | sdc (all-port)"
+    )
+    p.add_argument(
+        "--queues",
+        choices=["auto", "links", "calendar"],
+        default="auto",
+        help="how the engine queues packets: auto (the departure calendar where it applies: "
+        "all-port, unbounded, fifo), links (per-link queues), calendar; same answers (auto)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per network")
     p.set_defaults(func=run)
@@ -96,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
                     (["workload", "packets"], packets),
                     (["trace", "level"], args.trace),
                     (["model", "kind"], args.model),
+                    (["model", "queues"], args.queues),
                 ]
                 if args.buffer:
                     sets.append((["model", "buffer"], args.buffer))
@@ -139,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
             "trace": args.trace,
             "model": args.model,
             "buffer": args.buffer,
+            "queues": args.queues,
             "cross_rank_fraction": res["stats"]["cross_rank_fraction"],
             # a run that deadlocked (finite buffers) or hit max_steps moved fewer hops: its
             # rate is not comparable with a completed run's, so say so

@@ -86,9 +86,29 @@ def enqueue(eng: Any, slots: np.ndarray, ports: np.ndarray, new, t: int) -> None
         eng.msg = _enqueue_error(eng, int(err[0]), slots[int(err[1])], int(ports[err[1]]), t)
 
 
+def route_rows(eng: Any, rows: np.ndarray, t: int) -> None:
+    """Decide the next port of packets (wire rows) that reached a node in step ``t``.
+
+    The departure calendar's path (:mod:`mpinet.engine.calendar`): no holds,
+    no faults; the packets are staged and filed at the end of the step.
+    """
+    if rows.shape[0] == 0 or eng.msg is not None:
+        return
+    ctx = HopContext(step=t + 1, pids=rows[:, kn.W_PID], hops=rows[:, kn.W_HOPS], seed=eng.seed)
+    cur, dst, hdr = rows[:, kn.W_CUR], rows[:, kn.W_DST], rows[:, kn.W_WIDTH :]
+    ports, new = eng.router.next_port(cur, dst, hdr, ctx)
+    eng.cal.stage(rows, np.asarray(ports, dtype=np.int64), new)
+
+
 def _enqueue_error(eng: Any, code: int, s: int, port: int, t: int) -> str:
-    p, name = eng.pool, eng.router.name
-    node = eng.topo.label(int(p.cur[s]))
+    p = eng.pool
+    return port_error(eng, code, int(p.cur[s]), int(p.pid[s]), int(p.hops[s]), port, t)
+
+
+def port_error(eng: Any, code: int, cur: int, pid: int, hops: int, port: int, t: int) -> str:
+    """The message for a packet at ``cur`` that cannot be queued on ``port`` (``code``)."""
+    name = eng.router.name
+    node = eng.topo.label(cur)
     if code == kn.ERR_PORT:
         return (
             f"step {t}: router {name} chose port {port} at node {node}; "
@@ -100,7 +120,7 @@ def _enqueue_error(eng: Any, code: int, s: int, port: int, t: int) -> str:
             f"{eng.topo.ports[port]}, which has no link there"
         )
     return (
-        f"step {t}: packet {int(p.pid[s])} at node {node} has taken {int(p.hops[s])} hops "
-        f"and needs buffer class {int(p.hops[s]) + 1}; buffer_classes = 'hops' has "
+        f"step {t}: packet {pid} at node {node} has taken {hops} hops "
+        f"and needs buffer class {hops + 1}; buffer_classes = 'hops' has "
         f"classes 0..{eng.st.ncls - 1}: raise model.max_hops"
     )

@@ -44,6 +44,10 @@ from mpinet.engine import faults as flt
 from mpinet.engine import kernels as kn
 from mpinet.engine import kernels_check as kc
 from mpinet.engine.arrivals import enqueue, route
+from mpinet.engine.calendar import QUEUES, DepartureCalendar, eligible
+from mpinet.engine.calendar import file_step as cal_file
+from mpinet.engine.calendar import inject as cal_inject
+from mpinet.engine.calendar import step as cal_step
 from mpinet.engine.comm import block_bounds, resolve, sum_op
 from mpinet.engine.exchange import exchange_packets
 from mpinet.engine.models import Model, ModelError
@@ -112,6 +116,9 @@ class Engine:
     load_window : count link loads only in steps ``[a, b)`` (a measurement window)
     faults : a :class:`~mpinet.topology.faults.FaultSet`, active from its ``step``
         (see :mod:`mpinet.engine.faults`)
+    queues : ``"auto"`` (the departure calendar where it applies, see
+        :mod:`mpinet.engine.calendar`, else per-link queues), ``"links"`` or
+        ``"calendar"`` (an error where it does not apply); the answers are the same
     """
 
     def __init__(
@@ -128,9 +135,12 @@ class Engine:
         progress: Callable[[int, int, int, int], None] | None = None,
         load_window: tuple[int, int] | None = None,
         faults: Any = None,
+        queues: str = "auto",
     ) -> None:
         if order not in ("fifo", "oldest-first"):
             raise ModelError(f"order must be 'fifo' or 'oldest-first', got {order!r}")
+        if queues not in QUEUES:
+            raise ModelError(f"queues must be one of {', '.join(QUEUES)}, got {queues!r}")
         self.topo, self.router, self.model = topo, router, model
         self.comm = resolve(comm)
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
@@ -145,15 +155,25 @@ class Engine:
         self.holds = bool(getattr(router, "holds", False))
         self.faults = faults
         self.down_node: np.ndarray | None = None  # failed nodes, once the faults are active
+        why = eligible(model, order, router, faults, topo.num_nodes)
+        if queues == "calendar" and why is not None:
+            raise ModelError(f"queues = 'calendar' does not apply here: {why}")
+        self.use_calendar = queues != "links" and why is None
+        self.cal: DepartureCalendar | None = None
 
     # -- the run ---------------------------------------------------------------
     def run(self, workload: Workload) -> RunRecord:
         """Inject the workload's packets and step until all are delivered."""
         t0 = time.perf_counter()
         self._workload = workload
-        self.pool = Pool(self.topo.num_nodes, self.router.header_width)
-        self.st = LinkState(self.hi - self.lo, self.deg, self.model, self.pool, self.nbt)
-        self.st.set_max_capacity(self.caps)
+        if self.use_calendar:
+            self.pool = self.st = None
+            self.cal = DepartureCalendar(self.hi - self.lo, self.deg, self.nbt, self.caps,
+                                         self.router.header_width, self.lo, self.hi)  # fmt: skip
+        else:
+            self.pool = Pool(self.topo.num_nodes, self.router.header_width)
+            self.st = LinkState(self.hi - self.lo, self.deg, self.model, self.pool, self.nbt)
+            self.st.set_max_capacity(self.caps)
         self.calendar: dict[int, list[np.ndarray]] = {}
         self.waiting = 0
         self.delivered: list[np.ndarray] = []
@@ -171,7 +191,7 @@ class Engine:
         entered = self._release_and_admit(0)
         start = np.array(
             [sum(a.size for a in self.injected), sum(d.shape[0] for d in self.delivered),
-             self.pool.used, int(self.msg is not None)], dtype=np.int64,
+             self._live_count(), int(self.msg is not None)], dtype=np.int64,
         )  # fmt: skip
         glob = np.empty_like(start)
         comm.Allreduce(start, glob, op=sum_op())
@@ -195,7 +215,7 @@ class Engine:
             n_inj, n_home = self._inject(workload, t)
             entered = self._release_and_admit(t)
             entered += len(self.drops) - ndrop  # a drop frees buffers: not a deadlock
-            local[:] = (moves, ndel + n_home, self.pool.used, away, n_inj,
+            local[:] = (moves, ndel + n_home, self._live_count(), away, n_inj,
                         self.msg is not None, self.waiting, entered)  # fmt: skip
             comm.Allreduce(local, glob, op=sum_op())
             if glob[5]:
@@ -207,7 +227,7 @@ class Engine:
             if self.progress is not None and self.rank == 0:
                 self.progress(t, total_delivered, total_injected, in_flight)
             stalled = not glob[0] and not glob[6] and not glob[7] and t >= last
-            if self.st.finite and in_flight and stalled:
+            if self.st is not None and self.st.finite and in_flight and stalled:
                 from mpinet.engine.deadlock import wait_for_cycle
 
                 deadlock = wait_for_cycle(self, t, in_flight)
@@ -215,13 +235,10 @@ class Engine:
         stuck = self._stuck() if in_flight else []
         packets = np.concatenate(self.delivered) if self.delivered else np.empty((0, 7), np.int64)
         self.delivered = []  # the per-step pieces: one copy of the records less at the peak
-        live = self.pool.live()
-        if live.size:  # still in flight at max_steps: dropped, deliver_step = -1
-            p = self.pool
-            left = np.stack(
-                [p.pid[live], p.src[live], p.dst[live], p.inj[live],
-                 np.full(live.size, -1), p.hops[live], p.adm[live]], axis=1,
-            ).astype(np.int64)  # fmt: skip
+        live = self._live_rows()
+        if live.shape[0]:  # still in flight at max_steps: dropped, deliver_step = -1
+            left = live[:, [0, 1, 2, 4, 4, 5, 6]]
+            left[:, 4] = -1
             packets = np.concatenate([packets, left])
         hops = None
         if self.record_hops:
@@ -233,7 +250,7 @@ class Engine:
             injected_ids=(
                 np.concatenate(self.injected) if self.injected else np.empty(0, np.int64)
             ),
-            link_load=self.st.link_load(),
+            link_load=(self.cal or self.st).link_load(),
             hop_rows=hops,
             stuck=stuck,
             deadlock=deadlock,
@@ -242,12 +259,26 @@ class Engine:
             lo=self.lo,
             hi=self.hi,
         )
-        self.pool = self.st = None  # queues and slots are not needed by the reports
+        self.pool = self.st = self.cal = None  # queues and slots are not needed by the reports
         return rec
+
+    def _live_count(self) -> int:
+        """Packets on this rank: queued, held or filed."""
+        return self.cal.live if self.cal is not None else self.pool.used
+
+    def _live_rows(self) -> np.ndarray:
+        """(pid, src, dst, cur, inj, hops, adm) of the packets still on this rank."""
+        if self.cal is not None:
+            return self.cal.live_rows()
+        p, live = self.pool, self.pool.live()
+        cols = (p.pid, p.src, p.dst, p.cur, p.inj, p.hops, p.adm)
+        return np.stack([c[live] for c in cols], axis=1).astype(np.int64).reshape(-1, 7)
 
     # -- one step --------------------------------------------------------------
     def _step(self, t: int) -> tuple[int, int, int]:
         """Select, check and perform step ``t``'s moves; route and queue the arrivals."""
+        if self.cal is not None:
+            return cal_step(self, t)
         st, p = self.st, self.pool
         sdc_port = self._sdc_port() if self.model.kind == "sdc" else -1
         out = st.outputs(self.record_hops)
@@ -303,8 +334,9 @@ class Engine:
 
     def _check(self, t: int, links: np.ndarray, sdc_port: int) -> str | None:
         """Independent check of the moves against the model; a message or None."""
+        scratch = self.cal if self.cal is not None else self.st
         i, why = kc.check_moves(links, self.deg, self.caps, select_kind_check(self.model),
-                               self.model.k, sdc_port, self.st.lcnt, self.st.ncnt)  # fmt: skip
+                               self.model.k, sdc_port, scratch.lcnt, scratch.ncnt)  # fmt: skip
         if i < 0:
             return None
         node, port = divmod(int(links[i]), self.deg)
@@ -323,7 +355,8 @@ class Engine:
         if self.size == 1:
             return wire[:0], credits
         owner = np.searchsorted(self.bounds, wire[:, kn.W_CUR], side="right") - 1
-        cowner = np.searchsorted(self.bounds * self.deg * self.st.ncls, credits, "right") - 1
+        ncls = self.st.ncls if self.st is not None else 1
+        cowner = np.searchsorted(self.bounds * self.deg * ncls, credits, "right") - 1
         return exchange_packets(self.comm, wire, owner, credits, cowner)
 
     # -- injection, routing, holds ---------------------------------------------
@@ -348,6 +381,9 @@ class Engine:
             self.delivered.append(rec)
         go = ~home
         pid, src, dst = pid[go], src[go], dst[go]
+        if self.cal is not None:
+            cal_inject(self, workload, pid, src, dst, step)
+            return int(self.injected[-1].size), int(home.sum())
         p = self.pool
         slots = p.alloc(pid.size)
         rec = p.rec
@@ -370,6 +406,9 @@ class Engine:
 
     def _release_and_admit(self, t: int) -> int:
         """Queue the held packets whose step is ``t + 1``; admit source-queued packets."""
+        if self.cal is not None:  # no holds, no finite buffers: file the step's arrivals
+            cal_file(self, t)
+            return 0
         due = self.calendar.pop(t + 1, None)
         if due:
             slots = np.concatenate(due)
@@ -404,18 +443,17 @@ class Engine:
 
     def _stuck(self, limit: int = 10) -> list[dict]:
         """The ``limit`` lowest-id packets still in flight (any rank count gives the same)."""
-        p = self.pool
-        live = self.pool.live()
-        live = live[np.argsort(p.pid[live], kind="stable")[:limit]]
+        live = self._live_rows()
+        live = live[np.argsort(live[:, 0], kind="stable")[:limit]]
         mine = [
             {
-                "id": int(p.pid[s]),
-                "source": self.topo.label(int(p.src[s])),
-                "dest": self.topo.label(int(p.dst[s])),
-                "at": self.topo.label(int(p.cur[s])),
-                "hops": int(p.hops[s]),
+                "id": int(r[0]),
+                "source": self.topo.label(int(r[1])),
+                "dest": self.topo.label(int(r[2])),
+                "at": self.topo.label(int(r[3])),
+                "hops": int(r[5]),
             }
-            for s in live
+            for r in live
         ]
         everyone = self.comm.allgather(mine)
         return sorted((d for part in everyone for d in part), key=lambda d: d["id"])[:limit]

@@ -95,12 +95,28 @@ def plan(
     workload.build(model, router)
     if job.model["order"] not in ("fifo", "oldest-first"):
         raise JobError(f"model.order must be fifo or oldest-first, got {job.model['order']!r}")
+    _check_queues(job, model, workload.router, faults, topo)
     p = Plan(job, topo, workload.router, model, workload, trace_path, force, faults, estimate=est)
     if trace_path is not None:  # every value the trace will store, refused now, not at the end
         from mpinet.trace.encode import check_attrs
 
         check_attrs(_attrs(p, ranks, 0, "", None))
     return p
+
+
+def _check_queues(job: Any, model: Any, router: Any, faults: Any, topo: Any) -> None:
+    """``model.queues``: a known value, and ``calendar`` only where it applies."""
+    from mpinet.engine.calendar import QUEUES, eligible
+
+    q = job.model["queues"]
+    if q not in QUEUES:
+        raise JobError(f"model.queues must be one of {', '.join(QUEUES)}, got {q!r}")
+    why = eligible(model, job.model["order"], router, faults, topo.num_nodes)
+    if q == "calendar" and why is not None:
+        raise JobError(
+            f"model.queues = 'calendar' does not apply to this job: {why}; "
+            "use 'auto' (per-link queues where the calendar does not apply)"
+        )
 
 
 def reserve_trace(p: Plan, comm: Any) -> Any:
@@ -198,6 +214,7 @@ def execute(
         seed=job.seed,
         max_steps=job.max_steps,
         order=job.model["order"],
+        queues=job.model["queues"],
         record_hops=job.trace["level"] == "hops" and p.trace_path is not None,
         progress=progress,
         faults=p.faults,

@@ -102,6 +102,7 @@ SCHEMA: dict[str, Any] = {
     "model": {
         "kind": ((str,), "all-port", "all-port | one-port | k-port:K | sdc"),
         "order": ((str,), "fifo", "fifo | oldest-first"),
+        "queues": ((str,), "auto", "auto | links | calendar (how the engine queues; same answers)"),
         "capacity": ((dict,), None, "link capacity per port class"),
         "buffer": ((int,), 0, "slots per input port and injection port (0 = unbounded)"),
         "buffer_classes": ((str,), "none", "none | hops (structured buffer pool)"),

@@ -63,7 +63,8 @@ def run_point(
     cpu0, wall0 = time.process_time(), time.perf_counter()
     work = traffic(p, injection="bernoulli", rate=float(rate), steps=w + m + tail)
     eng = Engine(topo, p.router, p.model, comm, seed=p.job.seed, max_steps=w + m + s.drain,
-                 order=p.job.model["order"], load_window=(w, w + m))  # fmt: skip
+                 order=p.job.model["order"], load_window=(w, w + m),
+                 queues=p.job.model["queues"])  # fmt: skip
     rec = eng.run(work)
     # every packet is in exactly one rank's rows (checked below), so the statistics
     # reduce the local rows without moving them
