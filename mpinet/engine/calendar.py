@@ -138,13 +138,13 @@ class DepartureCalendar:
         ports = np.ascontiguousarray(ports, dtype=np.int64)
         new = np.ascontiguousarray(new, dtype=np.int64).reshape(rows.shape[0], -1)
         n = rows.shape[0]
-        if self._scratch.size < 2 * n:
-            self._scratch = np.empty(2 * n, np.int64)
-        gnext, touched = self._scratch[:n], self._scratch[n : 2 * n]
+        if self._scratch.size < 3 * n:
+            self._scratch = np.empty(3 * n, np.int64)
+        gnext, touched, gpid = self._scratch[:n], self._scratch[n : 2 * n], self._scratch[2 * n :]
         dep = np.empty(n, np.int64)
         err = np.zeros(2, np.int64)
         top = ck.place(rows, ports, t, self.lo, self.deg, self.caps, self.nbt, self.LS, self.G,
-                       gnext, dep, touched, err)  # fmt: skip
+                       gnext, gpid[:n], dep, touched, err)  # fmt: skip
         if err[0]:
             i = int(err[1])
             return int(err[0]), rows[i], int(ports[i])
