@@ -207,10 +207,11 @@ def step(eng, t: int) -> tuple[int, int, int]:
     if eng.record_hops:
         eng.hop_rows.append(out.hop[:moves].copy())
     width, cap, nrem = kn.W_WIDTH + cal.hw, out.mv.shape[0], int(cnt[kn.C_REMOTE])
-    # local rows are views of the step buffers: staged until file_step, before the next fire
-    route_rows(eng, out.mv[: int(cnt[kn.C_LOCAL]), :width], t)
     rows, _ = eng._exchange(out.mv[cap - nrem :, :width], np.empty(0, np.int64))
-    route_rows(eng, rows, t)
+    # local rows are views of the step buffers: staged until file_step, before the next fire
+    local = out.mv[: int(cnt[kn.C_LOCAL]), :width]
+    # one router call per step (a long tail of small steps pays its fixed cost once)
+    route_rows(eng, np.concatenate([local, rows]) if rows.shape[0] else local, t)
     return moves, ndel, nrem
 
 

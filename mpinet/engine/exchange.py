@@ -61,19 +61,18 @@ def exchange_packets(
     comm.Alltoall(scount.reshape(size, 2), rcount.reshape(size, 2))
     rp, rc = rcount[0::2], rcount[1::2]
     seg = pc * width + cc
-    send = np.empty(int(seg.sum()), dtype=np.int64)
     sd = displacements(seg)
     prow = np.take(rows, po, axis=0)
-    pcred = np.take(credits, co)
-    pstart, cstart = displacements(pc), displacements(cc)
-    for r in range(size):  # one memcpy pair per rank, not per packet
-        a = sd[r]
-        send[a : a + pc[r] * width] = prow[pstart[r] : pstart[r] + pc[r]].ravel()
-        send[a + pc[r] * width : a + seg[r]] = pcred[cstart[r] : cstart[r] + cc[r]]
+    if not cc.any():  # rows only: grouped by owner already, each segment in place
+        send = prow.reshape(-1)
+    else:
+        send = _interleave(prow, np.take(credits, co), pc, cc, seg, sd, width)
     rseg = rp * width + rc
     recv = np.empty(int(rseg.sum()), dtype=np.int64)
     rd = displacements(rseg)
     comm.Alltoallv([send, (seg, sd)], [recv, (rseg, rd)])
+    if not rc.any():  # no credits came (unbounded buffers): the rows are the whole buffer
+        return recv.reshape(-1, width), recv[:0]
     out_rows = np.empty((int(rp.sum()), width), dtype=np.int64)
     out_cred = np.empty(int(rc.sum()), dtype=np.int64)
     i = j = 0
@@ -84,3 +83,14 @@ def exchange_packets(
         i += rp[r]
         j += rc[r]
     return out_rows, out_cred
+
+
+def _interleave(prow, pcred, pc, cc, seg, sd, width) -> np.ndarray:
+    """The send buffer: for each rank, its packet rows then its credits."""
+    send = np.empty(int(seg.sum()), dtype=np.int64)
+    pstart, cstart = displacements(pc), displacements(cc)
+    for r in range(pc.size):  # one memcpy pair per rank, not per packet
+        a = sd[r]
+        send[a : a + pc[r] * width] = prow[pstart[r] : pstart[r] + pc[r]].ravel()
+        send[a + pc[r] * width : a + seg[r]] = pcred[cstart[r] : cstart[r] + cc[r]]
+    return send
