@@ -27,6 +27,7 @@ import numpy as np
 from mpinet.engine import calendar_kernels as ck
 from mpinet.engine import kernels as kn
 from mpinet.engine.arrivals import port_error, route_rows
+from mpinet.engine.exchange import exchange_rows
 from mpinet.engine.pool import aligned_empty
 from mpinet.engine.state import Outputs
 
@@ -207,7 +208,10 @@ def step(eng, t: int) -> tuple[int, int, int]:
     if eng.record_hops:
         eng.hop_rows.append(out.hop[:moves].copy())
     width, cap, nrem = kn.W_WIDTH + cal.hw, out.mv.shape[0], int(cnt[kn.C_REMOTE])
-    rows, _ = eng._exchange(out.mv[cap - nrem :, :width], np.empty(0, np.int64))
+    rows = out.mv[cap - nrem :, :width]
+    if eng.size > 1:  # rows only: no credits travel on the calendar's path
+        owner = np.searchsorted(eng.bounds, rows[:, kn.W_CUR], side="right") - 1
+        rows = exchange_rows(eng.comm, rows, owner)
     # local rows are views of the step buffers: staged until file_step, before the next fire
     local = out.mv[: int(cnt[kn.C_LOCAL]), :width]
     # one router call per step (a long tail of small steps pays its fixed cost once)

@@ -204,6 +204,7 @@ class Engine:
         glob = np.zeros(8, dtype=np.int64)
         last = workload.last_injection_step
         deadlock = None
+        op = sum_op()
         while (in_flight > 0 or t < last) and t < self.max_steps:
             t += 1
             if hasattr(comm, "where"):  # the watchdog names the step it waited in
@@ -217,7 +218,7 @@ class Engine:
             entered += len(self.drops) - ndrop  # a drop frees buffers: not a deadlock
             local[:] = (moves, ndel + n_home, self._live_count(), away, n_inj,
                         self.msg is not None, self.waiting, entered)  # fmt: skip
-            comm.Allreduce(local, glob, op=sum_op())
+            comm.Allreduce(local, glob, op=op)
             if glob[5]:
                 self._raise_collected(self.msg)
             counters.append(glob[:4].copy())
