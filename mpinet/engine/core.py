@@ -25,6 +25,13 @@ One step ``t`` (1, 2, ...), on every rank:
 6. one ``Allreduce`` of the step counters gives the trace row, the
    termination test and the deadlock test.
 
+Under ``all-port`` with unbounded buffers and FIFO order (no holds, no
+faults) the engine keeps no queues: the departure step of a packet is fixed
+when it joins a link, and steps 2 and 5 become "move the bucket of step
+``t``" and "file the arrivals under their departure steps"
+(:mod:`mpinet.engine.calendar`; same answers, ``queues="links"`` forces the
+queues).
+
 A packet received in step ``t`` can leave in step ``t + 1`` (store and
 forward); one injected "at step t" can leave in step ``t + 1``; one crossing
 its last link in step ``t`` has ``deliver_step = t``. The cost of a step is
