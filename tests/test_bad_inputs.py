@@ -694,6 +694,11 @@ CASES: list[Case] = [
     ),
     C("order-unknown", f"{RUN} --order zzz", r"order must be fifo or oldest-first, got 'zzz'"),
     C(
+        "queues-calendar-not-applicable",
+        f"{RUN} --model sdc --set model.queues=calendar",
+        r"model\.queues = 'calendar' does not apply to this job: model sdc: .*; use 'auto'",
+    ),
+    C(
         "workload-unknown",
         f"{RUN} --workload zzz",
         r"workload\.kind must be one of uniform, permutation, .*; got 'zzz'",

@@ -173,3 +173,22 @@ def test_model_check_catches_a_broken_calendar(monkeypatch):
     eng = Engine(topo, make_router("shortest", topo), parse_model("all-port"), queues="calendar")
     with pytest.raises(CollectiveError, match="model all-port violated in step 1 at node"):
         eng.run(Unicast(topo, packets=8, pattern="hotspot"))
+
+
+def test_job_key_model_queues():
+    from mpinet.jobs import load_job
+    from mpinet.jobs.execute import execute, plan
+    from mpinet.jobs.spec import JobError
+
+    base = [(["topology"], "star:4"), (["trace", "level"], "none")]
+    with pytest.raises(
+        JobError, match="model.queues = 'calendar' does not apply to this job: model sdc"
+    ):
+        plan(load_job(None, [*base, (["model", "kind"], "sdc"), (["model", "queues"], "calendar")]))
+    with pytest.raises(JobError, match="model.queues must be one of auto, links, calendar"):
+        plan(load_job(None, [*base, (["model", "queues"], "fastest")]))
+    res = [
+        execute(plan(load_job(None, [*base, (["model", "queues"], q)])), None)["stats"]
+        for q in ("calendar", "links")
+    ]
+    assert res[0]["steps"] == res[1]["steps"] and res[0]["delivered"] == res[1]["delivered"] == 24
