@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import time
 
+import numba as nb
 import numpy as np
 
 from mpinet.errors import ResourceError, RoutingError
@@ -188,6 +189,11 @@ class ShortestRouter(Router):
             rel = idx % n if self.targets.size > 1 else idx
         else:
             idx = np.asarray(nodes, dtype=np.int64) * n + np.asarray(dests, dtype=np.int64)
+        if self.translated and self.tie == "first":
+            port = np.empty(idx.size, dtype=np.int64)
+            out = np.empty_like(headers)
+            _hop(idx, n, deg, self.targets.size > 1, self._port, self._nb_flat, port, out)
+            return port, out
         port = self._port[idx] if self.tie == "first" else self._random_ports(idx, ctx)
         port = port.astype(np.int64)
         if not self.translated:
@@ -226,3 +232,20 @@ def _select_tables(degree: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         select[:, r] = tables.lowest_ports(m)
         m &= m - np.uint64(1)
     return count, select.ravel()
+
+
+@nb.njit(cache=True, nogil=True)
+def _hop(idx, n, deg, many, port_tab, nb_flat, port, out):
+    """``next_port`` of translated tables, tie ``first``, in one pass.
+
+    Why compiled: the numpy form makes six passes over the step's packets
+    (``%``, two gathers, a cast, two arithmetic ops); on ms:3,3 (3.6 M nodes)
+    that cost 54 ns per hop, a fifth of a run. Same values as
+    ``port = port_tab[idx]``, ``out = idx + nb_flat[rel * deg + port] - rel``.
+    """
+    for i in range(idx.size):
+        x = idx[i]
+        rel = x % n if many else x
+        p = port_tab[x]
+        port[i] = p
+        out[i, 0] = x + (nb_flat[rel * deg + p] - rel)
