@@ -296,3 +296,28 @@ def test_small_and_large_fccn() -> None:
     ugn = t10.ugns()
     res = walk(t10, make_router("fccn-shortest", t10), ugn[:1], ugn[7:])
     assert res["lengths"].tolist() == [2**11 - 1]  # Thm 5.1: UGN pair at the diameter
+
+
+@pytest.mark.parametrize("m", [2, 3, 5, 8])
+def test_fccn_shortest_compiled_hop_equals_numpy(m):
+    """The compiled ``fccn-shortest`` hop: S-Route to the waypoint, then to the destination."""
+    from mpinet.routing.fccn import sroute_step
+
+    topo = FCCN(m)
+    r = make_router("fccn-shortest", topo)
+    rng = np.random.default_rng(m)
+    n = topo.num_nodes
+    src, dst = rng.integers(0, n, 4000), rng.integers(0, n, 4000)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    rows = np.zeros((src.size, 2), np.int64)
+    rows[:, 1:] = r.init_headers(src, dst)
+    rows[::7, 1] = src[::7]  # some packets stand on their waypoint
+    hdr = rows[:, 1:]  # a strided view, as the engine passes it
+    z = np.zeros(src.size, np.int64)
+    ports, new = r.next_port(src, dst, hdr, HopContext(step=1, pids=z, hops=z))
+    way = np.where(hdr[:, 0] == src, -1, hdr[:, 0])
+    target = np.where(way >= 0, way, dst)
+    np.testing.assert_array_equal(ports, sroute_step(src, target, max_level_differ(src ^ target)))
+    np.testing.assert_array_equal(new[:, 0], way)
+    assert (ports >= 0).all() and (ports < topo.degree).all()

@@ -37,6 +37,7 @@ intermediate is chosen by the source; the hops are decided by the nodes.
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 from mpinet.routing.base import HopContext, Router
@@ -252,11 +253,10 @@ class FccnShortest(Router):
     ) -> tuple[np.ndarray, np.ndarray]:
         """S-Route towards the waypoint, or the destination once it is passed."""
         nodes = np.asarray(nodes, dtype=np.int64)
-        way = headers[:, 0]
-        way = np.where(way == nodes, -1, way)
-        target = np.where(way >= 0, way, np.asarray(dests, dtype=np.int64))
-        port = sroute_step(nodes, target, max_level_differ(nodes ^ target))
-        return port, way[:, None]
+        port = np.empty(nodes.size, dtype=np.int64)
+        way = np.empty((nodes.size, 1), dtype=np.int64)
+        _shortest_hop(nodes, np.asarray(dests, dtype=np.int64), headers[:, 0], _LOW, port, way)
+        return port, way
 
     def route_length(self, src: object, dst: object) -> np.ndarray:
         """Lengths of this router's routes (= :meth:`distance`)."""
@@ -269,3 +269,27 @@ class FccnShortest(Router):
 
 #: the router classes this module registers
 ROUTERS_HERE: tuple[type[Router], ...] = (FccnSRoute, FccnShortest)
+
+
+@nb.njit(cache=True, nogil=True)
+def _shortest_hop(nodes, dests, way_in, low, port, way):
+    """:meth:`FccnShortest.next_port` in one compiled pass.
+
+    Why: the numpy form is a dozen calls per step; fccn:6 runs 49,972 steps of
+    about 2,900 moves, where their fixed cost was 30 us a step (16 ns per hop).
+    Same values as ``sroute_step(nodes, target, max_level_differ(nodes ^ target))``
+    with the waypoint dropped once reached (tested).
+    """
+    for i in range(nodes.size):
+        v = nodes[i]
+        w = way_in[i]
+        if w == v:
+            w = -1
+        tgt = w if w >= 0 else dests[i]
+        x = v ^ tgt
+        k = 0  # Max_level_differ: the number of octal digits of x
+        while x > 0:
+            x >>= 3
+            k += 1
+        port[i] = low[(v & 7) ^ ((tgt >> (3 * (k - 1))) & 7)]
+        way[i, 0] = w
