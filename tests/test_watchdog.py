@@ -51,7 +51,9 @@ def test_a_stopped_rank_aborts_the_job_naming_it():
     from launcher import find_mpiexec
 
     cmd = [*find_mpiexec(), "-n", "2", sys.executable, "-m", "mpinet", "run"]
-    cmd += ["--topology", "ms:3,2", "--packets", "256", "--trace-level", "none", "--quiet"]
+    # about 10 s on 2 ranks (256 packets per node took 2.6 s once unbounded all-port runs
+    # took the departure calendar: rank 1 was sometimes stopped after the run's last collective)
+    cmd += ["--topology", "ms:3,2", "--packets", "1024", "--trace-level", "none", "--quiet"]
     cmd += ["--timeout", "3"]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
