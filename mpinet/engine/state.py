@@ -38,6 +38,15 @@ def neighbor_block(topo: Topology, lo: int, hi: int) -> np.ndarray:
     return out
 
 
+def check_scratch(links: int, caps: np.ndarray) -> np.ndarray:
+    """Zeroed per-link counts for ``check_moves``: uint8, int32 when a capacity reaches 255.
+
+    A uint8 count could wrap before it exceeds such a capacity.
+    """
+    big = caps.size and int(caps.max()) >= 255
+    return np.zeros(links, dtype=np.int32 if big else np.uint8)
+
+
 @dataclass
 class Outputs:
     """What ``select`` writes in one step (views into buffers kept between steps)."""
@@ -119,8 +128,7 @@ class LinkState:
 
     def set_max_capacity(self, caps: np.ndarray) -> None:
         self.maxcap = int(caps.max()) if caps.size else 1
-        if self.maxcap >= 255:  # a uint8 count could wrap before exceeding the capacity
-            self.lcnt = np.zeros(self.lcnt.size, dtype=np.int32)
+        self.lcnt = check_scratch(self.lcnt.size, caps)
 
     def outputs(self, record_hops: bool) -> Outputs:
         """Buffers large enough for every move this step can make."""
