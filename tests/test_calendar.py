@@ -192,3 +192,58 @@ def test_job_key_model_queues():
         for q in ("calendar", "links")
     ]
     assert res[0]["steps"] == res[1]["steps"] and res[0]["delivered"] == res[1]["delivered"] == 24
+
+
+def test_compiled_rules_route_inside_the_calendar():
+    from mpinet.routing import compiled
+
+    cases = [("scc:5", "shortest", "first", compiled.TRANSLATED),
+             ("fccn:3", "fccn-shortest", "first", compiled.FCCN_SHORTEST),
+             ("star:5", "shortest", "random", compiled.NONE),
+             ("scc:5", "scc-greedy", "first", compiled.NONE)]  # fmt: skip
+    for spec, router, tie, code in cases:
+        eng, _ = _run(spec, router, tie=tie, packets=1, record=False)
+        assert eng.cal is None  # released after the run; the rule is the router's
+        topo = from_spec(spec)
+        opts = {"tie": tie} if router == "shortest" else {}
+        assert compiled.rule_of(make_router(router, topo, **opts)).code == code
+
+
+def _bad_port_messages(topo, router, corrupt):
+    msgs = []
+    for queues in ("calendar", "links"):
+        rt = make_router(router, topo)
+        with corrupt(rt):
+            eng = Engine(topo, rt, parse_model("all-port"), queues=queues)
+            with pytest.raises(CollectiveError) as err:
+                eng.run(Unicast(topo, packets=2, seed=1))
+        msgs.append(str(err.value))
+    return msgs
+
+
+def test_bad_port_from_a_compiled_rule():
+    # corrupt tables: the compiled rule inside the calendar reports the packet, node
+    # and port exactly as the router's own next_port does on the per-link queues
+    import contextlib
+
+    from mpinet.routing import fccn
+
+    @contextlib.contextmanager
+    def port_200(rt):
+        rt.prepare()
+        rt._port[rt._port == 1] = 200
+        yield
+
+    @contextlib.contextmanager
+    def always_inter(rt):
+        keep = fccn._LOW8.copy()
+        fccn._LOW8[:] = fccn.INTER
+        try:
+            yield
+        finally:
+            fccn._LOW8[:] = keep
+
+    a = _bad_port_messages(from_spec("scc:5"), "shortest", port_200)
+    assert "chose port 200 at node" in a[0] and "valid ports are 0..2" in a[0] and a[0] == a[1]
+    b = _bad_port_messages(from_spec("fccn:2"), "fccn-shortest", always_inter)
+    assert "which has no link there" in b[0] and b[0] == b[1]

@@ -90,14 +90,14 @@ def route_rows(eng: Any, rows: np.ndarray, t: int) -> None:
     """Decide the next port of packets (wire rows) that reached a node in step ``t``.
 
     The departure calendar's path (:mod:`mpinet.engine.calendar`): no holds,
-    no faults; the packets are staged and filed at the end of the step.
+    no faults; the packets are chained and filed at the end of the step.
     """
     if rows.shape[0] == 0 or eng.msg is not None:
         return
     ctx = HopContext(step=t + 1, pids=rows[:, kn.W_PID], hops=rows[:, kn.W_HOPS], seed=eng.seed)
     cur, dst, hdr = rows[:, kn.W_CUR], rows[:, kn.W_DST], rows[:, kn.W_WIDTH :]
     ports, new = eng.router.next_port(cur, dst, hdr, ctx)
-    eng.cal.stage(rows, np.asarray(ports, dtype=np.int64), new)
+    eng.cal.chain(rows, np.asarray(ports, dtype=np.int64), new)
 
 
 def _enqueue_error(eng: Any, code: int, s: int, port: int, t: int) -> str:

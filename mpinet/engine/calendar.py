@@ -31,8 +31,11 @@ from mpinet.engine.arrivals import port_error, route_rows
 from mpinet.engine.exchange import exchange_rows
 from mpinet.engine.pool import aligned_empty
 from mpinet.engine.state import Outputs, check_scratch
+from mpinet.routing.base import CompiledHop
+from mpinet.routing.compiled import NO_HOP
 
 QUEUES = ("auto", "links", "calendar")
+_NO_PORTS = np.zeros(0, np.int64)
 
 
 def eligible(model, order: str, router, faults, num_nodes: int) -> str | None:
@@ -55,11 +58,16 @@ def eligible(model, order: str, router, faults, num_nodes: int) -> str | None:
 
 
 class DepartureCalendar:
-    """Buckets of packets by departure step, and the link records of one rank."""
+    """Buckets of packets by departure step, and the link records of one rank.
+
+    ``rule`` is the router's compiled hop (:mod:`mpinet.routing.compiled`):
+    with one, packets that stay on this rank are routed inside :meth:`fire`.
+    """
 
     def __init__(self, block: int, deg: int, nbt: np.ndarray, caps: np.ndarray, hw: int,
-                 lo: int, hi: int) -> None:  # fmt: skip
+                 lo: int, hi: int, rule: CompiledHop = NO_HOP) -> None:  # fmt: skip
         self.deg, self.hw, self.lo, self.hi, self.block = deg, hw, lo, hi, block
+        self.rule = rule
         self.caps = np.array(caps, dtype=np.int64)  # its own copy: the model check keeps one
         nl = block * deg
         self.nbt = nbt
@@ -77,9 +85,14 @@ class DepartureCalendar:
         self.btail = np.full(1024, -1, np.int64)
         self.bfill = np.zeros(1024, np.int64)
         self.bcount = np.zeros(1024, np.int64)
-        self.live = 0  # packets filed or staged on this rank
-        self._staged: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self._scratch = np.empty(0, np.int64)
+        self.live = 0  # packets filed or arrived on this rank
+        # the step's arrivals: records, chained per link (gnext), their ids, links touched
+        self.A = np.empty(0, ck.RECORD)
+        self.gnext = np.empty(0, np.int32)  # like G: an index into this step's arrivals
+        self.gpid = np.empty(0, np.int64)
+        self.touched = np.empty(0, np.int32 if nl < 2**31 else np.int64)
+        self.acc = np.zeros(2, np.int64)  # arrivals, links touched
+        self.err = np.zeros(5, np.int64)  # (code, pid, node, hops, port) of the first bad port
         self._bufs: dict[str, np.ndarray] = {}
         self._cap = 0
         self.cnt = np.zeros(8, dtype=np.int64)
@@ -106,54 +119,73 @@ class DepartureCalendar:
             b[: a.size] = a
             setattr(self, name, b)
 
-    # -- filing --------------------------------------------------------------------
-    def stage(self, rows: np.ndarray, ports: np.ndarray, new: np.ndarray) -> None:
-        """Packets (wire rows) that joined a node in this step, with their ports and headers."""
-        if rows.shape[0]:
-            self._staged.append((rows, ports, new))
-            self.live += rows.shape[0]
+    def _room(self, more: int) -> None:
+        """Room for ``more`` arrivals in this step (the ones so far kept)."""
+        n = int(self.acc[0])
+        if n + more <= self.A.size:
+            return
+        cap = max(n + more, self.A.size + self.A.size // 4, 1024)
+        for name in ("A", "gnext", "gpid", "touched"):
+            old = getattr(self, name)
+            new = aligned_empty(cap, old.dtype) if name == "A" else np.empty(cap, old.dtype)
+            new[:n] = old[:n]
+            setattr(self, name, new)
 
-    def flush(self, t: int) -> tuple[int, np.ndarray, int] | None:
-        """File the packets staged in step ``t``; ``(code, row, port)`` of a bad port, or None.
+    # -- arrivals ------------------------------------------------------------------
+    def chain(self, rows: np.ndarray, ports: np.ndarray | None = None, new=None) -> None:
+        """Packets (wire rows) that reached a node in this step, routed by the rule or ``ports``.
 
-        All of a step's arrivals are filed together: packets that join one link
+        Without a compiled rule the caller gives the router's ``ports`` and
+        headers ``new``. The first bad port is kept in :attr:`err`.
+        """
+        n = rows.shape[0]
+        if n == 0 or self.err[0]:
+            return
+        self._room(n)
+        rule = self.rule
+        if ports is None:
+            ports, new = _NO_PORTS, _NO_PORTS.reshape(0, 1)
+        else:
+            ports = np.ascontiguousarray(ports, dtype=np.int64)
+            new = np.ascontiguousarray(new, dtype=np.int64).reshape(n, -1)
+            if new.shape[1] == 0:  # headerless routers: one column the kernel never reads
+                new = np.zeros((n, 1), np.int64)
+        ck.chain_rows(np.ascontiguousarray(rows), ports, new, rule.code, rule.prm, rule.ta,
+                      rule.tb, self.lo, self.deg, self.nbt, self.G, self.A, self.gnext,
+                      self.gpid, self.touched, self.acc, self.err)  # fmt: skip
+        self.live += n
+
+    def flush(self, t: int) -> tuple[int, int, int, int, int] | None:
+        """File the arrivals of step ``t``; None, or (code, pid, node, hops, port) of a bad port.
+
+        All of a step's arrivals are placed together: packets that join one link
         in one step take its places in id order, whichever batch they came in.
         """
-        if not self._staged:
+        if self.err[0]:
+            return tuple(int(x) for x in self.err)  # type: ignore[return-value]
+        n, nt = int(self.acc[0]), int(self.acc[1])
+        if n == 0:
             return None
-        if len(self._staged) == 1:
-            rows, ports, new = self._staged[0]
-            rows = np.ascontiguousarray(rows)
-        else:
-            rows = np.concatenate([s[0] for s in self._staged])
-            ports = np.concatenate([s[1] for s in self._staged])
-            new = np.concatenate([s[2] for s in self._staged])
-        self._staged = []
-        ports = np.ascontiguousarray(ports, dtype=np.int64)
-        new = np.ascontiguousarray(new, dtype=np.int64).reshape(rows.shape[0], -1)
-        n = rows.shape[0]
-        if self._scratch.size < 3 * n:
-            self._scratch = np.empty(3 * n, np.int64)
-        gnext, touched, gpid = self._scratch[:n], self._scratch[n : 2 * n], self._scratch[2 * n :]
         dep = np.empty(n, np.int64)
-        err = np.zeros(2, np.int64)
-        top = ck.place(rows, ports, t, self.lo, self.deg, self.caps, self.nbt, self.LS, self.G,
-                       gnext, gpid[:n], dep, touched, err)  # fmt: skip
-        if err[0]:
-            i = int(err[1])
-            return int(err[0]), rows[i], int(ports[i])
+        top = ck.place(t, self.deg, self.caps, self.LS, self.G, self.gnext, self.gpid, dep,
+                       self.touched, nt)  # fmt: skip
         if top >= self.bhead.size:
             self._grow_buckets(top)
         need = n // ck.CH + min(n, top - t) + 1
         if int(self.nfree[0]) < need:
             self._grow_chunks(max(2 * self.cnext.size, self.cnext.size + need))
-        ck.file_rows(rows, ports, new, dep, self.C, self.cnext, self.cfree, self.nfree,
-                     self.bhead, self.btail, self.bfill, self.bcount)  # fmt: skip
+        ck.file_records(self.A, n, dep, self.C, self.cnext, self.cfree, self.nfree,
+                        self.bhead, self.btail, self.bfill, self.bcount)  # fmt: skip
+        self.acc[:] = 0
         return None
 
     # -- a step ----------------------------------------------------------------------
     def fire(self, t: int, record: bool, count_load: bool) -> Outputs:
-        """Move the packets filed under step ``t``; the outputs as ``select`` writes them."""
+        """Move the packets filed under step ``t``; the outputs as ``select`` writes them.
+
+        With a compiled rule the packets that stay on this rank are chained as
+        arrivals here (``cnt[C_LOCAL]`` counts them; ``mv`` holds no rows of theirs).
+        """
         moves = int(self.bcount[t]) if t < self.bcount.size else 0
         if moves > self._cap or not self._bufs:
             cap = max(moves, self._cap + self._cap // 4, 1024)
@@ -168,11 +200,17 @@ class DepartureCalendar:
         b = self._bufs
         self.cnt[:] = 0
         if moves:
-            ck.fire(t, self.lo, self.hi, self.deg, self.hw, self.nbt, self.load, count_load,
-                    record, self.C, self.cnext, self.cfree, self.nfree, self.bhead, self.btail,
+            rule = self.rule
+            if rule.code:
+                self._room(moves)
+            ck.fire(t, self.lo, self.hi, self.deg, self.nbt, self.load, count_load, record,
+                    self.C, self.cnext, self.cfree, self.nfree, self.bhead, self.btail,
                     self.bfill, self.bcount, b["chunks"], b["link"], b["deliv"], b["mv"],
-                    b["hop"], self.cnt)  # fmt: skip
-        self.live -= int(self.cnt[kn.C_MOVES])  # arrivals come back through stage()
+                    b["hop"], self.cnt, rule.code, rule.prm, rule.ta, rule.tb, self.G, self.A,
+                    self.gnext, self.gpid, self.touched, self.acc, self.err)  # fmt: skip
+        self.live -= int(self.cnt[kn.C_MOVES])
+        if self.rule.code:
+            self.live += int(self.cnt[kn.C_LOCAL])  # already arrived
         none = np.empty(0, np.int64)
         return Outputs(link=b["link"], deliv=b["deliv"], mv=b["mv"], cl=none, cr=none,
                        hop=b["hop"], cnt=self.cnt)  # fmt: skip
@@ -205,7 +243,9 @@ def step(eng, t: int) -> tuple[int, int, int]:
     if eng.size > 1:  # rows only: no credits travel on the calendar's path
         owner = np.searchsorted(eng.bounds, rows[:, kn.W_CUR], side="right") - 1
         rows = exchange_rows(eng.comm, rows, owner)
-    # local rows are views of the step buffers: staged until file_step, before the next fire
+    if cal.rule.code:  # the local arrivals are chained already
+        cal.chain(rows)
+        return moves, ndel, nrem
     local = out.mv[: int(cnt[kn.C_LOCAL]), :width]
     # one router call per step (a long tail of small steps pays its fixed cost once)
     route_rows(eng, np.concatenate([local, rows]) if rows.shape[0] else local, t)
@@ -213,7 +253,7 @@ def step(eng, t: int) -> tuple[int, int, int]:
 
 
 def inject(eng, workload, pid: np.ndarray, src: np.ndarray, dst: np.ndarray, t: int) -> None:
-    """Packets injected at step ``t`` (not at home) as wire rows, routed and staged."""
+    """Packets injected at step ``t`` (not at home) as wire rows, routed and chained."""
     rows = np.empty((pid.size, kn.W_WIDTH + eng.cal.hw), dtype=np.int64)
     rows[:, kn.W_PID], rows[:, kn.W_SRC], rows[:, kn.W_DST] = pid, src, dst
     rows[:, kn.W_CUR], rows[:, kn.W_INJ], rows[:, kn.W_HOPS] = src, t, 0
@@ -223,13 +263,15 @@ def inject(eng, workload, pid: np.ndarray, src: np.ndarray, dst: np.ndarray, t: 
     else:
         hdr = eng.router.init_headers(src, dst)
     rows[:, kn.W_WIDTH :] = np.asarray(hdr, dtype=np.int64).reshape(pid.size, -1)
-    route_rows(eng, rows, t)
+    if eng.cal.rule.code:
+        eng.cal.chain(rows)
+    else:
+        route_rows(eng, rows, t)
 
 
 def file_step(eng, t: int) -> None:
     """File the arrivals of step ``t`` (a bad port becomes the run's message)."""
     bad = eng.cal.flush(t)
     if bad is not None and eng.msg is None:
-        code, row, port = bad
-        eng.msg = port_error(eng, code, int(row[kn.W_CUR]), int(row[kn.W_PID]),
-                             int(row[kn.W_HOPS]), port, t)  # fmt: skip
+        code, pid, node, hops, port = bad
+        eng.msg = port_error(eng, code, node, pid, hops, port, t)

@@ -40,6 +40,7 @@ from mpinet.engine.kernels import (
     W_UP,
     W_WIDTH,
 )  # fmt: skip
+from mpinet.routing.compiled import hop
 
 _jit = nb.njit(cache=True, nogil=True)
 
@@ -51,48 +52,99 @@ BATCH = 512
 #: one record per packet in a bucket (48 bytes)
 RECORD = np.dtype(
     [("pid", "i8"), ("h", "i8"), ("src", "i4"), ("dst", "i4"), ("cur", "i4"), ("inj", "i4"),
-     ("hops", "i4"), ("adm", "i4"), ("port", "i4"), ("pad", "i4")], align=True,
+     ("hops", "i4"), ("adm", "i4"), ("port", "i4"), ("nxt", "i4")], align=True,
 )  # fmt: skip
 #: one record per local link (8 bytes): its last departure step, the places used in it
 LINK = np.dtype([("last", "i4"), ("used", "i4")])
 
 
 @_jit
-def place(rows, ports, t, lo, deg, caps, nbt, LS, G, gnext, gpid, dep, touched, err):
-    """Departure step ``dep[i]`` of each packet joining a queue in step ``t``.
+def route_chain(A, a0, a1, code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid, touched, acc, err):
+    """Route arrivals ``A[a0:a1]`` and chain each into its link's group of this step.
 
-    ``rows`` are wire rows (their node in column ``W_CUR``), ``ports`` the
-    router's choices. Returns the latest departure step. Stops at the first
-    bad port with ``err = (code, i)`` (a port outside ``[0, deg)`` or without
-    a link).
+    With a compiled rule (``code``, :func:`mpinet.routing.compiled.hop`) the
+    port and header after the hop are computed here, else ``A`` holds the
+    router's. Three tight passes, so that the random reads of one packet
+    overlap with the next one's: the hops (tables), then the links (``nbt``,
+    ``G``), then the chaining in order. Stops at the first bad port with
+    ``err = (code, pid, node, hops, port)``; returns the arrivals kept.
     """
-    n = rows.shape[0]
-    # 1. chain each link's arrivals of this step (touched: each link once)
-    nt = 0
-    for i in range(n):
-        p = ports[i]
-        if p < 0 or p >= deg:
-            err[0], err[1] = ERR_PORT, i
-            return t
-        lk = (rows[i, W_CUR] - lo) * deg + p
-        if nbt[lk] < 0:
-            err[0], err[1] = ERR_NO_LINK, i
-            return t
+    if code:
+        for i in range(a0, a1):
+            A[i].port, A[i].h = hop(code, prm, ta, tb, A[i].cur, A[i].dst, A[i].h)
+    warm = 0
+    for i in range(a0, a1):
+        p = A[i].port
+        if 0 <= p < deg:
+            lk = (A[i].cur - lo) * deg + p
+            warm += nbt[lk] + G[lk]
+    if a1 > a0:
+        gnext[a0] = warm  # a use of the loads above (overwritten below)
+    for i in range(a0, a1):
+        p = A[i].port
+        lk = (A[i].cur - lo) * deg + p
+        if p < 0 or p >= deg or nbt[lk] < 0:
+            err[0] = ERR_PORT if p < 0 or p >= deg else ERR_NO_LINK
+            err[1], err[2], err[3], err[4] = A[i].pid, A[i].cur, A[i].hops, p
+            return i
+        A[i].nxt = nbt[lk]  # fire needs no look-up of its own
         g = G[lk]
-        touched[nt] = lk
-        nt += g < 0  # no branch on a load that may miss
+        touched[acc[1]] = lk
+        acc[1] += g < 0  # each link once; no branch on a load that may miss
         gnext[i] = g
-        gpid[i] = rows[i, W_PID]  # a compact copy: the group sort below reads it at random
+        gpid[i] = A[i].pid  # a compact copy: the group sort in ``place`` reads it at random
         G[lk] = i
-    # 2. per link, its group in id order takes the next places. The group heads
-    # and next pointers of a batch are gathered in tight loops first: their
-    # misses overlap, where a branch on each inside the long loop would wait.
+    return a1
+
+
+@_jit
+def chain_rows(rows, ports, new, code, prm, ta, tb, lo, deg, nbt, G, A, gnext, gpid, touched,
+               acc, err):  # fmt: skip
+    """Append packets (wire rows) that reached a node to the step's arrivals ``A``, chained.
+
+    Ports and headers from the compiled rule ``code`` or, with ``code == 0``,
+    ``ports`` and ``new`` (the router's ``next_port``). ``A`` has room.
+    """
+    hw = rows.shape[1] - W_WIDTH
+    a0 = acc[0]
+    for i in range(rows.shape[0]):
+        k = a0 + i
+        A[k].pid = rows[i, W_PID]
+        A[k].src = rows[i, W_SRC]
+        A[k].dst = rows[i, W_DST]
+        A[k].cur = rows[i, W_CUR]
+        A[k].inj = rows[i, W_INJ]
+        A[k].hops = rows[i, W_HOPS]
+        A[k].adm = rows[i, W_ADM]
+        if code:
+            A[k].h = rows[i, W_WIDTH] if hw else 0
+        else:
+            A[k].port = ports[i]
+            A[k].h = new[i, 0] if hw else 0
+    for b0 in range(a0, a0 + rows.shape[0], BATCH):
+        b1 = min(a0 + rows.shape[0], b0 + BATCH)
+        kept = route_chain(A, b0, b1, code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid, touched,
+                           acc, err)  # fmt: skip
+        acc[0] = kept
+        if err[0]:
+            return
+
+
+@_jit
+def place(t, deg, caps, LS, G, gnext, gpid, dep, touched, nt):
+    """Departure step ``dep[i]`` of each arrival of step ``t``; returns the latest.
+
+    Per touched link, its group (chained by ``gnext`` from ``G``) takes the
+    link's next places in id order.
+    """
     top = t
     buf = np.empty(64, np.int64)
     gh = np.empty(BATCH, np.int64)
     nx = np.empty(BATCH, np.int64)
     ll = np.empty(BATCH, np.int64)
     lu = np.empty(BATCH, np.int64)
+    # The group heads and next pointers of a batch are gathered in tight loops
+    # first: their misses overlap, where a branch on each in the long loop would wait.
     for j0 in range(0, nt, BATCH):
         j1 = min(nt, j0 + BATCH)
         for j in range(j0, j1):
@@ -141,13 +193,12 @@ def place(rows, ports, t, lo, deg, caps, nbt, LS, G, gnext, gpid, dep, touched, 
 
 
 @_jit
-def file_rows(rows, ports, hdr, dep, C, cnext, cfree, nfree, bhead, btail, bfill, bcount):
-    """Write each packet into the bucket of its departure step (chunks from the free stack).
+def file_records(A, n, dep, C, cnext, cfree, nfree, bhead, btail, bfill, bcount):
+    """Copy each arrival into the bucket of its departure step (chunks from the free stack).
 
-    The caller has made room: at least ``rows // CH + buckets touched`` free chunks.
+    The caller has made room: at least ``n // CH + buckets touched`` free chunks.
     """
-    hw = hdr.shape[1]
-    for i in range(rows.shape[0]):
+    for i in range(n):
         d = dep[i]
         f = bfill[d]
         if f == CH or btail[d] < 0:
@@ -160,29 +211,24 @@ def file_rows(rows, ports, hdr, dep, C, cnext, cfree, nfree, bhead, btail, bfill
                 cnext[btail[d]] = c
             btail[d] = c
             f = 0
-        s = btail[d] * CH + f
+        C[btail[d] * CH + f] = A[i]
         bfill[d] = f + 1
         bcount[d] += 1
-        C[s].pid = rows[i, W_PID]
-        C[s].src = rows[i, W_SRC]
-        C[s].dst = rows[i, W_DST]
-        C[s].cur = rows[i, W_CUR]
-        C[s].inj = rows[i, W_INJ]
-        C[s].hops = rows[i, W_HOPS]
-        C[s].adm = rows[i, W_ADM]
-        C[s].port = ports[i]
-        C[s].h = hdr[i, 0] if hw else 0
 
 
 @_jit
-def fire(t, lo, hi, deg, hw, nbt, load, count_load, record, C, cnext, cfree, nfree, bhead,
-         btail, bfill, bcount, chunks, out_link, out_del, out_mv, out_hop, cnt):  # fmt: skip
+def fire(t, lo, hi, deg, nbt, load, count_load, record, C, cnext, cfree, nfree, bhead, btail,
+         bfill, bcount, chunks, out_link, out_del, out_mv, out_hop, cnt, code, prm, ta, tb, G,
+         A, gnext, gpid, touched, acc, err):  # fmt: skip
     """Move every packet of step ``t``'s bucket across its link.
 
     Outputs as :func:`mpinet.engine.kernels.select`: ``out_link``, delivered
-    records, local arrivals from the front of ``out_mv`` and rows for other
-    ranks from its back, both in wire layout (a calendar packet has no slot).
+    records, rows for other ranks from the back of ``out_mv`` (wire layout).
+    Packets staying on this rank are appended to the arrivals ``A`` and routed
+    there by the compiled rule ``code``, a chunk at a time (:func:`route_chain`);
+    with ``code == 0`` their wire rows go to the front of ``out_mv`` for the router.
     """
+    hw = out_mv.shape[1] - W_WIDTH
     # the bucket's chunks first: the walk is the only dependent chain, and it is short
     nc = 0
     c = bhead[t]
@@ -192,20 +238,15 @@ def fire(t, lo, hi, deg, hw, nbt, load, count_load, record, C, cnext, cfree, nfr
         c = cnext[c]
     back = out_mv.shape[0] - 1
     m = nd = nl = nr = 0
-    nb = np.empty(CH, np.int64)
+    a = acc[0]  # the next free arrival
     for ci in range(nc):
         c = chunks[ci]
         k = bfill[t] if ci == nc - 1 else CH
-        # the chunk's next nodes first, in a tight loop (their misses overlap; the
-        # branches below on each would otherwise wait for it in turn)
-        for x in range(k):
-            nb[x] = nbt[(C[c * CH + x].cur - lo) * deg + C[c * CH + x].port]
         for x in range(c * CH, c * CH + k):
             cur = C[x].cur
             port = C[x].port
-            link = (cur - lo) * deg + port
-            nxt = nb[x - c * CH]
-            out_link[m] = link
+            nxt = C[x].nxt  # read from nbt when the packet joined the link
+            out_link[m] = (cur - lo) * deg + port
             if record:
                 out_hop[m, 0] = t
                 out_hop[m, 1] = C[x].pid
@@ -225,8 +266,14 @@ def fire(t, lo, hi, deg, hw, nbt, load, count_load, record, C, cnext, cfree, nfr
                 nd += 1
                 continue
             if lo <= nxt < hi:
-                r = nl
                 nl += 1
+                if code:  # routed with the chunk's other arrivals, below
+                    A[a] = C[x]
+                    A[a].cur = nxt
+                    A[a].hops = h
+                    a += 1
+                    continue
+                r = nl - 1
             else:
                 r = back - nr
                 nr += 1
@@ -242,6 +289,11 @@ def fire(t, lo, hi, deg, hw, nbt, load, count_load, record, C, cnext, cfree, nfr
                 out_mv[r, W_WIDTH] = C[x].h
         cfree[nfree[0]] = c
         nfree[0] += 1
+    for b0 in range(acc[0], a, BATCH):
+        if err[0]:
+            break
+        acc[0] = route_chain(A, b0, min(a, b0 + BATCH), code, prm, ta, tb, lo, deg, nbt, G,
+                             gnext, gpid, touched, acc, err)  # fmt: skip
     if count_load:  # in a loop of its own: the random increments overlap (20 -> 3 ns per hop)
         for i in range(m):
             load[out_link[i]] += 1

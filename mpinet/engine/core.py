@@ -62,6 +62,7 @@ from mpinet.engine.pool import Pool
 from mpinet.engine.state import LinkState, neighbor_block
 from mpinet.errors import MpinetError
 from mpinet.routing.base import Router
+from mpinet.routing.compiled import rule_of
 from mpinet.topology.base import Topology
 
 #: packet row columns on the wire: pid, src, dst, cur, inj, hops, up, then the header
@@ -176,7 +177,8 @@ class Engine:
         if self.use_calendar:
             self.pool = self.st = None
             self.cal = DepartureCalendar(self.hi - self.lo, self.deg, self.nbt, self.caps,
-                                         self.router.header_width, self.lo, self.hi)  # fmt: skip
+                                         self.router.header_width, self.lo, self.hi,
+                                         rule_of(self.router))  # fmt: skip
         else:
             self.pool = Pool(self.topo.num_nodes, self.router.header_width)
             self.st = LinkState(self.hi - self.lo, self.deg, self.model, self.pool, self.nbt)

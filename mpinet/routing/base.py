@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -46,6 +46,19 @@ class HopContext:
     def uniform(self, stream: int = rng.STREAM_ROUTE) -> np.ndarray:
         """One uniform [0, 1) value per packet, keyed by (seed, pid, hop, stream)."""
         return rng.uniform(self.seed, self.pids, self.hops, stream)
+
+
+class CompiledHop(NamedTuple):
+    """A router's next-port rule for the engine's compiled loops (:mod:`mpinet.routing.compiled`).
+
+    ``code`` names the rule, ``prm`` its int64 parameters, ``ta`` (uint8) and
+    ``tb`` (int32) its tables.
+    """
+
+    code: int
+    prm: np.ndarray
+    ta: np.ndarray
+    tb: np.ndarray
 
 
 class Router(ABC):
@@ -98,6 +111,14 @@ class Router(ABC):
             packet at its node this step (schedule-driven routers)
         headers : (M, header_width) int64, what each packet carries after the hop
         """
+
+    def compiled_hop(self) -> CompiledHop | None:
+        """This router's rule as a scalar compiled function, or None (the default).
+
+        Only deterministic routers that never hold or drop a packet offer one;
+        the engine may then route inside its compiled loops (same answers).
+        """
+        return None
 
     def ready_steps(
         self, nodes: np.ndarray, dests: np.ndarray, headers: np.ndarray, ctx: HopContext

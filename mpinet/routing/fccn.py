@@ -40,12 +40,13 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from mpinet.routing.base import HopContext, Router
+from mpinet.routing.base import CompiledHop, HopContext, Router
 from mpinet.topology.base import Topology
 from mpinet.topology.fccn import _rep, sroute_distance
 
 #: port leaving on the lowest set bit of a 3-bit difference; 0 -> 3 = ``inter`` (B.2)
 _LOW = np.array([3, 0, 1, 0, 2, 0, 1, 0], dtype=np.int64)
+_LOW8 = _LOW.astype(np.uint8)  # the compiled hop's table (mpinet.routing.compiled)
 _OCT = np.arange(8, dtype=np.int64)
 _POP = np.bitwise_count(_OCT).astype(np.int64)
 #: ``_HAM[u, g] = |u XOR g|``, ``_PLUS[u, g] = [|u XOR g|]^+`` (0 if equal, else |.| + 1)
@@ -53,6 +54,8 @@ _HAM = _POP[_OCT[:, None] ^ _OCT[None, :]].astype(np.int16)
 _PLUS = np.where(_HAM > 0, _HAM + 1, 0).astype(np.int16)
 _BIG = np.int32(1 << 30)
 INTER = 3
+#: the code of ``fccn-shortest``'s compiled hop (:mod:`mpinet.routing.compiled`)
+HOP_CODE = 2
 
 
 def max_level_differ(x: np.ndarray) -> np.ndarray:
@@ -255,8 +258,12 @@ class FccnShortest(Router):
         nodes = np.asarray(nodes, dtype=np.int64)
         port = np.empty(nodes.size, dtype=np.int64)
         way = np.empty((nodes.size, 1), dtype=np.int64)
-        _shortest_hop(nodes, np.asarray(dests, dtype=np.int64), headers[:, 0], _LOW, port, way)
+        _shortest_hop(nodes, np.asarray(dests, dtype=np.int64), headers[:, 0], _LOW8, port, way)
         return port, way
+
+    def compiled_hop(self) -> CompiledHop:
+        """:func:`shortest_hop_one` on the lowest-bit port table."""
+        return CompiledHop(HOP_CODE, np.zeros(3, np.int64), _LOW8, np.zeros(1, np.int32))
 
     def route_length(self, src: object, dst: object) -> np.ndarray:
         """Lengths of this router's routes (= :meth:`distance`)."""
@@ -271,25 +278,31 @@ class FccnShortest(Router):
 ROUTERS_HERE: tuple[type[Router], ...] = (FccnSRoute, FccnShortest)
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def shortest_hop_one(v, dst, w, low):
+    """``(port, waypoint after the hop)`` of one packet at ``v`` for ``dst`` (waypoint ``w``).
+
+    Same values as ``sroute_step(v, target, max_level_differ(v ^ target))`` with
+    the waypoint dropped once reached (tested). Also the engine's compiled hop
+    (:mod:`mpinet.routing.compiled`).
+    """
+    if w == v:
+        w = -1
+    tgt = w if w >= 0 else dst
+    x = v ^ tgt
+    k = 0  # Max_level_differ: the number of octal digits of x
+    while x > 0:
+        x >>= 3
+        k += 1
+    return np.int64(low[(v & 7) ^ ((tgt >> (3 * (k - 1))) & 7)]), w
+
+
 @nb.njit(cache=True, nogil=True)
 def _shortest_hop(nodes, dests, way_in, low, port, way):
     """:meth:`FccnShortest.next_port` in one compiled pass.
 
     Why: the numpy form is a dozen calls per step; fccn:6 runs 49,972 steps of
     about 2,900 moves, where their fixed cost was 30 us a step (16 ns per hop).
-    Same values as ``sroute_step(nodes, target, max_level_differ(nodes ^ target))``
-    with the waypoint dropped once reached (tested).
     """
     for i in range(nodes.size):
-        v = nodes[i]
-        w = way_in[i]
-        if w == v:
-            w = -1
-        tgt = w if w >= 0 else dests[i]
-        x = v ^ tgt
-        k = 0  # Max_level_differ: the number of octal digits of x
-        while x > 0:
-            x >>= 3
-            k += 1
-        port[i] = low[(v & 7) ^ ((tgt >> (3 * (k - 1))) & 7)]
-        way[i, 0] = w
+        port[i], way[i, 0] = shortest_hop_one(nodes[i], dests[i], way_in[i], low)

@@ -39,10 +39,12 @@ import numpy as np
 
 from mpinet.errors import ResourceError, RoutingError
 from mpinet.routing import tables
-from mpinet.routing.base import DROP, HopContext, Router
+from mpinet.routing.base import DROP, CompiledHop, HopContext, Router
 from mpinet.topology.base import Topology
 
 #: largest N*N of per-destination tables (topologies without translations)
+#: the code of the translated-tables hop (:mod:`mpinet.routing.compiled`)
+HOP_CODE = 1
 MAX_PAIRS = 2**24
 #: the same with faults (any family: the surviving graph has no symmetry to use)
 MAX_PAIRS_FAULTS = 2**26
@@ -204,6 +206,15 @@ class ShortestRouter(Router):
         out[:, 0] = idx + (self._nb_flat[rel * deg + port] - rel)  # same key, next rel
         return port, out
 
+    def compiled_hop(self) -> CompiledHop | None:
+        """Translated tables with tie ``first``: :func:`translated_hop_one` (else None)."""
+        if not (self.translated and self.tie == "first" and self.faults is None):
+            return None
+        self.prepare()
+        n, many = self.topo.num_nodes, int(self.targets.size > 1)
+        prm = np.array([n, self.topo.degree, many], dtype=np.int64)
+        return CompiledHop(HOP_CODE, prm, self._port, self._nb_flat)
+
     def _random_ports(self, idx: np.ndarray, ctx: HopContext) -> np.ndarray:
         """A uniformly random port among the shortest ones: the pick-th bit of the mask."""
         m = self._masks[idx]
@@ -234,18 +245,25 @@ def _select_tables(degree: int) -> tuple[np.ndarray | None, np.ndarray | None]:
     return count, select.ravel()
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def translated_hop_one(x, n, deg, many, port_tab, nb_flat):
+    """``(port, next header)`` of one packet with header ``x = key * n + rel``.
+
+    Same values as ``port = port_tab[x]``, ``x + nb_flat[rel * deg + port] - rel``.
+    Also the engine's compiled hop (:mod:`mpinet.routing.compiled`).
+    """
+    rel = x % n if many else x
+    p = np.int64(port_tab[x])
+    return p, x + (np.int64(nb_flat[rel * deg + p]) - rel)
+
+
 @nb.njit(cache=True, nogil=True)
 def _hop(idx, n, deg, many, port_tab, nb_flat, port, out):
     """``next_port`` of translated tables, tie ``first``, in one pass.
 
     Why compiled: the numpy form makes six passes over the step's packets
     (``%``, two gathers, a cast, two arithmetic ops); on ms:3,3 (3.6 M nodes)
-    that cost 54 ns per hop, a fifth of a run. Same values as
-    ``port = port_tab[idx]``, ``out = idx + nb_flat[rel * deg + port] - rel``.
+    that cost 54 ns per hop, a fifth of a run.
     """
     for i in range(idx.size):
-        x = idx[i]
-        rel = x % n if many else x
-        p = port_tab[x]
-        port[i] = p
-        out[i, 0] = x + (nb_flat[rel * deg + p] - rel)
+        port[i], out[i, 0] = translated_hop_one(idx[i], n, deg, many, port_tab, nb_flat)

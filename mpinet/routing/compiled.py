@@ -1,0 +1,51 @@
+"""Compiled hops: a router's next-port rule as one scalar numba function.
+
+Why: the engine's departure calendar (:mod:`mpinet.engine.calendar`) can then
+route a packet inside the compiled loop that moves it, instead of writing its
+row out for a vectorized :meth:`Router.next_port` and reading it back three
+times (docs/performance.md, "Routing inside the calendar"). A router offers
+its rule through :meth:`Router.compiled_hop`, a
+:class:`~mpinet.routing.base.CompiledHop`; its own ``next_port`` loops over
+the same scalar function, so both give the same answers by construction.
+
+One dispatcher, :func:`hop`, branches on the rule's code: numba cannot cache
+a kernel that takes a compiled function as an argument (it compiles it again
+in every process), so the set of rules is closed here. Adding one is a code
+and a scalar function in the router's module, and a branch below.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from mpinet.routing import fccn, shortest
+from mpinet.routing.base import CompiledHop, Router
+
+#: no compiled rule: the engine calls ``next_port``
+NONE = 0
+#: ``shortest`` on translated tables, tie ``first``: ``prm = (N, degree, several targets)``
+TRANSLATED = shortest.HOP_CODE
+#: ``fccn-shortest``: ``ta`` the lowest-bit port table
+FCCN_SHORTEST = fccn.HOP_CODE
+
+#: what the engine passes for a router without a rule (one compiled signature for all)
+NO_HOP = CompiledHop(NONE, np.zeros(3, np.int64), np.zeros(1, np.uint8), np.zeros(1, np.int32))
+
+
+def rule_of(router: Router) -> CompiledHop:
+    """The router's compiled rule, or :data:`NO_HOP` (none, or tables of other dtypes)."""
+    rule = router.compiled_hop()
+    if rule is None or rule.ta.dtype != np.uint8 or rule.tb.dtype != np.int32:
+        return NO_HOP
+    if rule.code not in (TRANSLATED, FCCN_SHORTEST):
+        raise ValueError(f"router {router.name}: unknown compiled hop code {rule.code}")
+    return rule
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def hop(code, prm, ta, tb, cur, dst, h):
+    """``(port, header after the hop)`` of one packet at ``cur`` for ``dst`` carrying ``h``."""
+    if code == TRANSLATED:
+        return shortest.translated_hop_one(h, prm[0], prm[1], prm[2] != 0, ta, tb)
+    return fccn.shortest_hop_one(cur, dst, h, ta)
