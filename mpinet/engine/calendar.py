@@ -31,7 +31,7 @@ from mpinet.engine.arrivals import port_error, route_rows
 from mpinet.engine.exchange import exchange_rows
 from mpinet.engine.pool import aligned_empty
 from mpinet.engine.state import Outputs, check_scratch
-from mpinet.routing.base import CompiledHop
+from mpinet.routing.base import CompiledHop, HopContext
 from mpinet.routing.compiled import NO_HOP
 
 QUEUES = ("auto", "links", "calendar")
@@ -155,6 +155,25 @@ class DepartureCalendar:
                       self.gpid, self.touched, self.acc, self.err)  # fmt: skip
         self.live += n
 
+    def chain_injected(self, pid, src, dst, hdr, t: int, ports, new) -> None:
+        """Packets injected at step ``t`` at their sources (see :meth:`chain`)."""
+        n = pid.size
+        if n == 0 or self.err[0]:
+            return
+        self._room(n)
+        rule = self.rule
+
+        def col(a):  # a header column the kernel reads (headerless: zeros, never used)
+            a = np.ascontiguousarray(a, dtype=np.int64)
+            return a if a.shape[1] else np.zeros((a.shape[0], 1), np.int64)
+
+        ck.chain_injected(np.ascontiguousarray(pid, np.int64), np.ascontiguousarray(src, np.int64),
+                          np.ascontiguousarray(dst, np.int64), col(hdr), t,
+                          np.ascontiguousarray(ports, dtype=np.int64), col(new), rule.code,
+                          rule.prm, rule.ta, rule.tb, self.lo, self.deg, self.nbt, self.G, self.A,
+                          self.gnext, self.gpid, self.touched, self.acc, self.err)  # fmt: skip
+        self.live += n
+
     def flush(self, t: int) -> tuple[int, int, int, int, int] | None:
         """File the arrivals of step ``t``; None, or (code, pid, node, hops, port) of a bad port.
 
@@ -253,20 +272,22 @@ def step(eng, t: int) -> tuple[int, int, int]:
 
 
 def inject(eng, workload, pid: np.ndarray, src: np.ndarray, dst: np.ndarray, t: int) -> None:
-    """Packets injected at step ``t`` (not at home) as wire rows, routed and chained."""
-    rows = np.empty((pid.size, kn.W_WIDTH + eng.cal.hw), dtype=np.int64)
-    rows[:, kn.W_PID], rows[:, kn.W_SRC], rows[:, kn.W_DST] = pid, src, dst
-    rows[:, kn.W_CUR], rows[:, kn.W_INJ], rows[:, kn.W_HOPS] = src, t, 0
-    rows[:, kn.W_UP], rows[:, kn.W_ADM] = kn.NO_BUF, t
+    """Packets injected at step ``t`` (not at home): routed and chained, no rows built."""
     if hasattr(workload, "headers"):  # schedule-driven workloads set the router header
         hdr = workload.headers(pid, src, dst, t)
     else:
         hdr = eng.router.init_headers(src, dst)
-    rows[:, kn.W_WIDTH :] = np.asarray(hdr, dtype=np.int64).reshape(pid.size, -1)
-    if eng.cal.rule.code:
-        eng.cal.chain(rows)
+    hdr = np.asarray(hdr, dtype=np.int64).reshape(pid.size, -1)
+    cal = eng.cal
+    if cal.rule.code:
+        ports, new = _NO_PORTS, _NO_PORTS.reshape(0, 1)
     else:
-        route_rows(eng, rows, t)
+        if eng.msg is not None:
+            return
+        ctx = HopContext(step=t + 1, pids=pid, hops=np.zeros(pid.size, np.int64), seed=eng.seed)
+        ports, new = eng.router.next_port(src, dst, hdr, ctx)
+        new = np.asarray(new, dtype=np.int64).reshape(pid.size, -1)
+    cal.chain_injected(pid, src, dst, hdr, t, ports, new)
 
 
 def file_step(eng, t: int) -> None:

@@ -121,11 +121,43 @@ def chain_rows(rows, ports, new, code, prm, ta, tb, lo, deg, nbt, G, A, gnext, g
         else:
             A[k].port = ports[i]
             A[k].h = new[i, 0] if hw else 0
-    for b0 in range(a0, a0 + rows.shape[0], BATCH):
-        b1 = min(a0 + rows.shape[0], b0 + BATCH)
-        kept = route_chain(A, b0, b1, code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid, touched,
-                           acc, err)  # fmt: skip
-        acc[0] = kept
+    _route_all(A, a0, a0 + rows.shape[0], code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid,
+               touched, acc, err)  # fmt: skip
+
+
+@_jit
+def chain_injected(pid, src, dst, hdr, t, ports, new, code, prm, ta, tb, lo, deg, nbt, G, A,
+                   gnext, gpid, touched, acc, err):  # fmt: skip
+    """:func:`chain_rows` for packets injected at step ``t`` at their sources (no rows built).
+
+    ``hdr`` their headers (the compiled rule's input), or ``ports`` and ``new``
+    the router's choices (``code == 0``); both ``(M, 1)`` when headerless.
+    """
+    a0 = acc[0]
+    for i in range(pid.size):
+        k = a0 + i
+        A[k].pid = pid[i]
+        A[k].src = src[i]
+        A[k].dst = dst[i]
+        A[k].cur = src[i]
+        A[k].inj = t
+        A[k].hops = 0
+        A[k].adm = t
+        if code:
+            A[k].h = hdr[i, 0]
+        else:
+            A[k].port = ports[i]
+            A[k].h = new[i, 0]
+    _route_all(A, a0, a0 + pid.size, code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid, touched,
+               acc, err)  # fmt: skip
+
+
+@_jit
+def _route_all(A, a0, a1, code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid, touched, acc, err):
+    """:func:`route_chain` over ``A[a0:a1]`` in batches that stay in the caches."""
+    for b0 in range(a0, a1, BATCH):
+        acc[0] = route_chain(A, b0, min(a1, b0 + BATCH), code, prm, ta, tb, lo, deg, nbt, G,
+                             gnext, gpid, touched, acc, err)  # fmt: skip
         if err[0]:
             return
 
