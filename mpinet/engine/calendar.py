@@ -38,6 +38,12 @@ QUEUES = ("auto", "links", "calendar")
 _NO_PORTS = np.zeros(0, np.int64)
 
 
+def _column(a: np.ndarray) -> np.ndarray:
+    """Headers as the kernels read them: (M, 1) int64 (headerless: zeros, never read)."""
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    return a if a.shape[1] else np.zeros((a.shape[0], 1), np.int64)
+
+
 def eligible(model, order: str, router, faults, num_nodes: int) -> str | None:
     """Why the calendar cannot run this engine (None: it can)."""
     if model.kind != "all-port":
@@ -147,9 +153,7 @@ class DepartureCalendar:
             ports, new = _NO_PORTS, _NO_PORTS.reshape(0, 1)
         else:
             ports = np.ascontiguousarray(ports, dtype=np.int64)
-            new = np.ascontiguousarray(new, dtype=np.int64).reshape(n, -1)
-            if new.shape[1] == 0:  # headerless routers: one column the kernel never reads
-                new = np.zeros((n, 1), np.int64)
+            new = _column(np.asarray(new).reshape(n, -1))
         ck.chain_rows(np.ascontiguousarray(rows), ports, new, rule.code, rule.prm, rule.ta,
                       rule.tb, self.lo, self.deg, self.nbt, self.G, self.A, self.gnext,
                       self.gpid, self.touched, self.acc, self.err)  # fmt: skip
@@ -162,14 +166,9 @@ class DepartureCalendar:
             return
         self._room(n)
         rule = self.rule
-
-        def col(a):  # a header column the kernel reads (headerless: zeros, never used)
-            a = np.ascontiguousarray(a, dtype=np.int64)
-            return a if a.shape[1] else np.zeros((a.shape[0], 1), np.int64)
-
         ck.chain_injected(np.ascontiguousarray(pid, np.int64), np.ascontiguousarray(src, np.int64),
-                          np.ascontiguousarray(dst, np.int64), col(hdr), t,
-                          np.ascontiguousarray(ports, dtype=np.int64), col(new), rule.code,
+                          np.ascontiguousarray(dst, np.int64), _column(hdr), t,
+                          np.ascontiguousarray(ports, dtype=np.int64), _column(new), rule.code,
                           rule.prm, rule.ta, rule.tb, self.lo, self.deg, self.nbt, self.G, self.A,
                           self.gnext, self.gpid, self.touched, self.acc, self.err)  # fmt: skip
         self.live += n
