@@ -80,3 +80,40 @@ def test_a_stopped_rank_aborts_the_job_naming_it():
                 os.kill(p, signal.SIGKILL)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+_STOP_LATE = """
+import os, signal, sys
+from mpinet.cli import get_comm, meet_at_exit
+comm = get_comm(2.0)
+comm.Barrier()  # the command's last collective
+if comm.Get_rank() == 1:
+    os.kill(os.getpid(), signal.SIGSTOP)  # stopped after it, before MPI_Finalize
+meet_at_exit()
+sys.exit(0)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the rank processes")
+def test_a_rank_stopped_after_the_last_collective_still_aborts_the_job(tmp_path):
+    # MPI_Finalize has no time limit: without the watched barrier of the console script
+    # (meet_at_exit) rank 0 would wait there for ever
+    from launcher import find_mpiexec
+
+    script = tmp_path / "stop_late.py"
+    script.write_text(_STOP_LATE)
+    cmd = [*find_mpiexec(), "-n", "2", sys.executable, str(script)]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode != 0
+        assert "watchdog" in err and "the end of the job" in err, err
+        assert "did not arrive: 1" in err, err
+    finally:
+        for p in _descendants(proc.pid):
+            with contextlib.suppress(OSError):
+                os.kill(p, signal.SIGKILL)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)

@@ -108,7 +108,25 @@ def get_comm(timeout: float | None = None) -> Any:
     watched = WatchedComm(comm, seconds)
     rank = comm.Get_rank()
     watched.on_abort = lambda: _abandon_traces(rank)  # no temporary file left behind
+    _WATCHED.append(watched)
     return watched
+
+
+#: the watched communicators this process made (the console script meets on them at exit)
+_WATCHED: list[Any] = []
+
+
+def meet_at_exit() -> None:
+    """A watched barrier before ``MPI_Finalize``: a rank stopped late cannot hang the job.
+
+    ``MPI_Finalize`` waits for every rank without a time limit, so a rank
+    stopped or hung after a command's last collective would keep the others
+    there for ever; here they wait at most the watchdog's timeout, then name it
+    and abort the job, as in any other collective.
+    """
+    for watched in _WATCHED[-1:]:
+        watched.where = "the end of the job (before MPI_Finalize)"
+        watched.Barrier()
 
 
 def agree(comm: Any, fn: Callable[[], Any]) -> Any:
@@ -218,5 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console() -> None:
-    """Console-script wrapper: exit with :func:`main`'s code."""
-    sys.exit(main())
+    """Console-script wrapper: meet the other ranks (:func:`meet_at_exit`), exit with the code."""
+    code = main()
+    meet_at_exit()
+    sys.exit(code)
