@@ -256,9 +256,10 @@ def fire(t, lo, hi, deg, nbt, load, count_load, record, C, cnext, cfree, nfree, 
 
     Outputs as :func:`mpinet.engine.kernels.select`: ``out_link``, delivered
     records, rows for other ranks from the back of ``out_mv`` (wire layout).
-    Packets staying on this rank are appended to the arrivals ``A`` and routed
-    there by the compiled rule ``code``, a chunk at a time (:func:`route_chain`);
-    with ``code == 0`` their wire rows go to the front of ``out_mv`` for the router.
+    Packets staying on this rank are appended to the arrivals ``A`` and, once the
+    bucket is read, routed there by the compiled rule ``code`` in batches
+    (:func:`_route_all`); with ``code == 0`` their wire rows go to the front of
+    ``out_mv`` for the router.
     """
     hw = out_mv.shape[1] - W_WIDTH
     # the bucket's chunks first: the walk is the only dependent chain, and it is short
@@ -321,11 +322,9 @@ def fire(t, lo, hi, deg, nbt, load, count_load, record, C, cnext, cfree, nfree, 
                 out_mv[r, W_WIDTH] = C[x].h
         cfree[nfree[0]] = c
         nfree[0] += 1
-    for b0 in range(acc[0], a, BATCH):
-        if err[0]:
-            break
-        acc[0] = route_chain(A, b0, min(a, b0 + BATCH), code, prm, ta, tb, lo, deg, nbt, G,
-                             gnext, gpid, touched, acc, err)  # fmt: skip
+    if a > acc[0] and not err[0]:
+        _route_all(A, acc[0], a, code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid, touched, acc,
+                   err)  # fmt: skip
     if count_load:  # in a loop of its own: the random increments overlap (20 -> 3 ns per hop)
         for i in range(m):
             load[out_link[i]] += 1

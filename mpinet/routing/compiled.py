@@ -19,6 +19,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from mpinet.errors import RoutingError
 from mpinet.routing import fccn, shortest
 from mpinet.routing.base import CompiledHop, Router
 
@@ -39,7 +40,10 @@ def rule_of(router: Router) -> CompiledHop:
     if rule is None or rule.ta.dtype != np.uint8 or rule.tb.dtype != np.int32:
         return NO_HOP
     if rule.code not in (TRANSLATED, FCCN_SHORTEST):
-        raise ValueError(f"router {router.name}: unknown compiled hop code {rule.code}")
+        raise RoutingError(
+            f"router {router.name}: compiled hop code {rule.code} is not one of "
+            f"{TRANSLATED}, {FCCN_SHORTEST} (mpinet.routing.compiled)"
+        )
     return rule
 
 

@@ -42,9 +42,9 @@ from mpinet.routing import tables
 from mpinet.routing.base import DROP, CompiledHop, HopContext, Router
 from mpinet.topology.base import Topology
 
-#: largest N*N of per-destination tables (topologies without translations)
 #: the code of the translated-tables hop (:mod:`mpinet.routing.compiled`)
 HOP_CODE = 1
+#: largest N*N of per-destination tables (topologies without translations)
 MAX_PAIRS = 2**24
 #: the same with faults (any family: the surviving graph has no symmetry to use)
 MAX_PAIRS_FAULTS = 2**26
