@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+import numba as nb
 import numpy as np
 
 from mpinet.errors import TopologyError, check_int
@@ -123,6 +124,68 @@ def _unrank(r: np.ndarray, k: int) -> np.ndarray:
             p[:, i] = e
         out[lo : lo + _CHUNK] = p
     return out
+
+
+def relative_rank(cur: np.ndarray, dst: np.ndarray, k: int) -> np.ndarray:
+    """``rank(inverse(unrank(dst)) * unrank(cur))`` of each pair, without the permutations.
+
+    The translation of a Cayley graph on positions (``x -> d^-1 * x``), in one
+    compiled pass: the numpy composition of :func:`unrank`, :func:`inverse`,
+    :func:`compose` and :func:`rank` makes a dozen passes over ``(M, k)``
+    arrays (7.5 s for ms:3,3's 29 M injected packets).
+
+    Parameters
+    ----------
+    cur, dst : (M,) arrays of ranks in ``[0, k!)``
+    k : number of symbols, 1..20
+    """
+    k = check_int("k (number of symbols)", k, 1, MAX_SYMBOLS)
+    c = np.ascontiguousarray(cur, dtype=np.int64).ravel()
+    d = np.ascontiguousarray(dst, dtype=np.int64).ravel()
+    if c.size != d.size:
+        raise TopologyError(f"cur and dst must have the same length, got {c.size} and {d.size}")
+    top = math.factorial(k)
+    for name, a in (("cur", c), ("dst", d)):
+        if a.size and (a.min() < 0 or a.max() >= top):
+            raise TopologyError(f"{name} ranks must be in [0, {top - 1}] for k={k}")
+    out = np.empty(c.size, dtype=np.int64)
+    tk = min(k, TABLE_SYMBOLS)
+    _relative(c, d, k, factorials(max(k, tk + 1)), _table(tk), tk, out)
+    return out
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _unrank_one(r, k, fact, table, tk, p):
+    """:func:`_unrank` of one rank into ``p[:k]``: the first ``tk`` symbols from the table."""
+    row = table[r % fact[tk]]  # a permutation of the first tk symbols depends on r % tk!
+    for i in range(tk):
+        p[i] = row[i]
+    for i in range(tk, k):
+        e = i - (r // fact[i]) % (i + 1)
+        for j in range(i):
+            p[j] += p[j] >= e
+        p[i] = e
+
+
+@nb.njit(cache=True, nogil=True)
+def _relative(cur, dst, k, fact, table, tk, out):
+    pc = np.empty(k, np.int64)
+    pd = np.empty(k, np.int64)
+    inv = np.empty(k, np.int64)
+    for m in range(cur.size):
+        _unrank_one(cur[m], k, fact, table, tk, pc)
+        _unrank_one(dst[m], k, fact, table, tk, pd)
+        for i in range(k):
+            inv[pd[i]] = i
+        for i in range(k):
+            pd[i] = inv[pc[i]]  # the relative permutation
+        r = 0
+        for i in range(1, k):
+            c = 0
+            for j in range(i):  # earlier symbols greater than this one (branch-free)
+                c += pd[j] > pd[i]
+            r += c * fact[i]
+        out[m] = r
 
 
 def compose(a: np.ndarray, b: np.ndarray) -> np.ndarray:

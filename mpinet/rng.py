@@ -3,11 +3,13 @@
 A value depends only on its key, never on how many values were drawn before
 or on which rank draws it, so a run gives the same packet paths on any number
 of MPI ranks. The mixer is SplitMix64's finaliser applied to a combination of
-the key words (wrap-around uint64 arithmetic in numpy).
+the key words (wrap-around uint64 arithmetic: numpy for small batches, one compiled
+pass for large ones, the same values).
 """
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -35,8 +37,33 @@ def bits(seed: int, key: object, hop: object = 0, stream: int = 0) -> np.ndarray
         k = np.asarray(key).astype(np.uint64)
         h = np.asarray(hop).astype(np.uint64)
         x = _mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF) * _GOLD + np.uint64(stream))
-        x = _mix(x ^ (k * _GOLD))
-        return _mix(x ^ (h + _GOLD))
+        if max(k.size, h.size) < _COMPILED_FROM:
+            return _mix(_mix(x ^ (k * _GOLD)) ^ (h + _GOLD))
+        k, h = np.broadcast_arrays(k, h)
+        out = np.empty(k.shape, dtype=np.uint64)
+        _bits(x, np.ascontiguousarray(k).ravel(), np.ascontiguousarray(h).ravel(), out.ravel())
+        return out
+
+
+#: from this many keys on, :func:`bits` is one compiled pass (numpy makes 17 over the
+#: keys: 2.9 s for ms:3,3's 29 M destinations, against 0.1 s)
+_COMPILED_FROM = 4096
+
+
+@nb.njit(cache=True, nogil=True)
+def _bits(x0, k, h, out):
+    """:func:`bits` with the key and hop words already broadcast (same uint64 arithmetic)."""
+    for i in range(out.size):
+        out[i] = _mix_one(_mix_one(x0 ^ (k[i] * _GOLD)) ^ (h[i] + _GOLD))
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _mix_one(x):
+    x = x ^ (x >> _S30)
+    x = x * _M1
+    x = x ^ (x >> _S27)
+    x = x * _M2
+    return x ^ (x >> _S31)
 
 
 def uniform(seed: int, key: object, hop: object = 0, stream: int = 0) -> np.ndarray:

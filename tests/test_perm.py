@@ -187,6 +187,34 @@ def test_compose_matches_apply_positions(ps):
         assert np.array_equal(moved[0, j], perm.compose(p, g)[0])
 
 
+@settings(max_examples=200, deadline=None)
+@given(same_k(2))
+def test_relative_rank_is_rank_of_d_inverse_times_c(cd):
+    # plain Python: (d^-1 * c)[i] = d^-1[c[i]], ranked by the module's convention
+    c, d = cd
+    k = len(c)
+    dinv = [0] * k
+    for i, s in enumerate(d):
+        dinv[s] = i
+    rel = [dinv[c[i]] for i in range(k)]
+    want = sum(sum(rel[j] > rel[i] for j in range(i)) * math.factorial(i) for i in range(k))
+    rc, rd = perm.rank(arr(c)), perm.rank(arr(d))
+    assert perm.relative_rank(rc, rd, k).tolist() == [want]
+
+
+def test_relative_rank_batch_and_errors():
+    # a batch through the table path (k = 10 reads the 9-symbol table for its first symbols)
+    for k in (4, 9, 10, 12):
+        r = np.random.default_rng(k).integers(0, math.factorial(k), (2, 3000))
+        p = perm.unrank(r.ravel(), k).reshape(2, 3000, k)
+        want = perm.rank(perm.compose(perm.inverse(p[1]), p[0]))
+        assert np.array_equal(perm.relative_rank(r[0], r[1], k), want)
+    with pytest.raises(TopologyError, match=r"dst ranks must be in \[0, 5\] for k=3"):
+        perm.relative_rank([0, 1], [0, 6], 3)
+    with pytest.raises(TopologyError, match="cur and dst must have the same length"):
+        perm.relative_rank([0, 1], [0], 3)
+
+
 def test_compose_broadcasts_rows():
     k = 5
     ps = all_perms(k)

@@ -46,7 +46,7 @@ class PermCayley(Topology):
 
     def _translate(self, cur: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # x -> d^-1 * x commutes with the position generators (right multiplication).
-        rel = perm.rank(perm.compose(perm.inverse(self.perms(dst)), self.perms(cur)))
+        rel = perm.relative_rank(cur, dst, self.k)
         return rel, np.zeros(cur.size, dtype=np.int64)
 
     def _label(self, node: int) -> str:

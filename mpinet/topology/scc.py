@@ -66,8 +66,7 @@ class SCC(Topology):
         # and commutes with the lateral step pi -> pi * T_i.
         ic, rc = self.split(cur)
         idst, rd = self.split(dst)
-        pd, pc = perm.unrank(rd, self.n), perm.unrank(rc, self.n)
-        rel = self.join(ic, perm.rank(perm.compose(perm.inverse(pd), pc)))
+        rel = self.join(ic, perm.relative_rank(rc, rd, self.n))
         return rel, idst - 2
 
     def _neighbors(self, ids: np.ndarray) -> np.ndarray:
