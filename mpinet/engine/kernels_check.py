@@ -24,11 +24,15 @@ def check_moves(links, deg, caps, kind, k, sdc_port, lcnt, ncnt):
     """
     bad, why = -1, 0
     n = links.size
+    one = caps[0]  # every port's capacity, when they are equal: no division per move
+    for p in range(deg):
+        if caps[p] != one:
+            one = -1
     for i in range(n):
         lk = links[i]
         c = lcnt[lk] + 1
         lcnt[lk] = c
-        if c > caps[lk % deg]:
+        if c > (one if one >= 0 else caps[lk % deg]):
             bad, why = i, 1
             n = i + 1
             break
