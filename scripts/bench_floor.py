@@ -1,0 +1,105 @@
+"""The floor of a hop on this machine: only the memory accesses a hop cannot avoid.
+
+Why: issue 11 asks for 20 M packet-hops/s per rank (50 ns per hop) on ms:3,3,
+scc:8 and fccn:6. This kernel does, for each of ``--hops`` packets with
+uniformly random positions and headers, what any engine on these tables
+must do at a hop and nothing else: read the packet's record, look up the
+router's port and next header (translated tables: a 1-byte port per node, a
+4-byte neighbour per link), read the link's neighbour, update the link's
+last departure and its load, and write the record back out. No tie order,
+no buckets, no delivery, no model check, no exchange, no Python per step.
+Its time is therefore a lower bound for the engine's on tables of that size
+(docs/performance.md, "The floor of a hop").
+
+    python scripts/bench_floor.py --nodes 3628800 --degree 5    # ms:3,3's tables
+    python scripts/bench_floor.py --nodes 282240 --degree 3     # scc:8's
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numba as nb
+import numpy as np
+
+from mpinet.engine.calendar_kernels import RECORD
+
+#: one record per link when the link's fields are kept together (neighbour, last, load)
+LINKREC = np.dtype([("nbt", "i4"), ("last", "i4"), ("load", "i4"), ("pad", "i4")])
+
+
+@nb.njit(cache=True)
+def _apart(cin, cout, deg, port_tab, nb_flat, nbt, last, load, t, count_load):
+    """Link fields in separate arrays (the engine's layout): up to three misses per link."""
+    for i in range(cin.size):
+        x = cin[i].h
+        p = np.int64(port_tab[x])
+        lk = cin[i].cur * deg + p
+        cout[i] = cin[i]
+        cout[i].h = np.int64(nb_flat[x * deg + p])
+        cout[i].nxt = nbt[lk]
+        d = max(last[lk], t + 1)
+        last[lk] = d + 1
+        cout[i].port = d
+        if count_load:
+            load[lk] += 1
+
+
+@nb.njit(cache=True)
+def _together(cin, cout, deg, port_tab, nb_flat, links, t, count_load):
+    """Link fields in one 16-byte record: one miss per link."""
+    for i in range(cin.size):
+        x = cin[i].h
+        p = np.int64(port_tab[x])
+        lk = cin[i].cur * deg + p
+        cout[i] = cin[i]
+        cout[i].h = np.int64(nb_flat[x * deg + p])
+        cout[i].nxt = links[lk].nbt
+        d = max(links[lk].last, t + 1)
+        links[lk].last = d + 1
+        cout[i].port = d
+        if count_load:
+            links[lk].load += 1
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", type=int, default=3628800, help="nodes (ms:3,3: 3628800)")
+    ap.add_argument("--degree", type=int, default=5, help="ports per node (ms:3,3: 5)")
+    ap.add_argument("--hops", type=int, default=7_000_000, help="hops per pass (one step's worth)")
+    ap.add_argument("--repeat", type=int, default=3, help="passes; the fastest is reported")
+    a = ap.parse_args()
+    n, deg, m = a.nodes, a.degree, a.hops
+    rng = np.random.default_rng(1)
+    port_tab = rng.integers(0, deg, n).astype(np.uint8)
+    nb_flat = rng.integers(0, n, n * deg).astype(np.int32)
+    nbt = rng.integers(0, n, n * deg).astype(np.int32)
+    last = np.zeros(n * deg, np.int32)
+    load = np.zeros(n * deg, np.int64)
+    links = np.zeros(n * deg, LINKREC)
+    links["nbt"] = nbt
+    cin = np.zeros(m, RECORD)
+    cin["h"], cin["cur"] = rng.integers(0, n, m), rng.integers(0, n, m)
+    cout = np.zeros(m, RECORD)
+    cases = {
+        "link fields apart, loads counted": (_apart, (port_tab, nb_flat, nbt, last, load), True),
+        "link fields apart, no loads": (_apart, (port_tab, nb_flat, nbt, last, load), False),
+        "one 16-byte link record, loads counted": (_together, (port_tab, nb_flat, links), True),
+        "one 16-byte link record, no loads": (_together, (port_tab, nb_flat, links), False),
+    }
+    print(f"{n:,} nodes, degree {deg}, {m:,} hops per pass (48-byte records)")
+    for name, (f, tabs, cl) in cases.items():
+        f(cin[:100], cout[:100], deg, *tabs, 0, cl)  # compile (or load the cache)
+        best = min(_timed(f, cin, cout, deg, tabs, t, cl) for t in range(a.repeat))
+        print(f"  {name:40s} {best * 1e9 / m:6.1f} ns/hop  {m / best / 1e6:5.1f} M hops/s")
+
+
+def _timed(f, cin, cout, deg, tabs, t, cl) -> float:
+    t0 = time.perf_counter()
+    f(cin, cout, deg, *tabs, t, cl)
+    return time.perf_counter() - t0
+
+
+if __name__ == "__main__":
+    main()
