@@ -29,21 +29,19 @@ from mpinet.engine.calendar_kernels import RECORD
 LINKREC = np.dtype([("nbt", "i4"), ("last", "i4"), ("load", "i4"), ("pad", "i4")])
 
 
-@nb.njit(cache=True, inline="always")
-def _hop(cin, cout, i, deg, port_tab, nb_flat):
-    """The router's look-ups (port, next header) and the record copied out; the link id."""
-    x = cin[i].h
-    p = np.int64(port_tab[x])
-    cout[i] = cin[i]
-    cout[i].h = np.int64(nb_flat[x * deg + p])
-    return cin[i].cur * deg + p
+# The two kernels spell out the same router look-ups on purpose: with them in an inlined
+# helper the floor measured 20-30 ns per hop slower (alternated runs), which a floor cannot be.
 
 
 @nb.njit(cache=True)
 def _apart(cin, cout, deg, port_tab, nb_flat, nbt, last, load, t, count_load):
     """Link fields in separate arrays (the engine's layout): up to three misses per link."""
     for i in range(cin.size):
-        lk = _hop(cin, cout, i, deg, port_tab, nb_flat)
+        x = cin[i].h
+        p = np.int64(port_tab[x])
+        lk = cin[i].cur * deg + p
+        cout[i] = cin[i]
+        cout[i].h = np.int64(nb_flat[x * deg + p])
         cout[i].nxt = nbt[lk]
         d = max(last[lk], t + 1)
         last[lk] = d + 1
@@ -56,7 +54,11 @@ def _apart(cin, cout, deg, port_tab, nb_flat, nbt, last, load, t, count_load):
 def _together(cin, cout, deg, port_tab, nb_flat, links, t, count_load):
     """Link fields in one 16-byte record: one miss per link."""
     for i in range(cin.size):
-        lk = _hop(cin, cout, i, deg, port_tab, nb_flat)
+        x = cin[i].h
+        p = np.int64(port_tab[x])
+        lk = cin[i].cur * deg + p
+        cout[i] = cin[i]
+        cout[i].h = np.int64(nb_flat[x * deg + p])
         cout[i].nxt = links[lk].nbt
         d = max(links[lk].last, t + 1)
         links[lk].last = d + 1
