@@ -11,6 +11,11 @@ no buckets, no delivery, no model check, no exchange, no Python per step.
 Its time is therefore a lower bound for the engine's on tables of that size
 (docs/performance.md, "The floor of a hop").
 
+A third layout sorts the packets by link first (an LSD radix sort of
+(link, index) pairs, as a design that turns the link-state reads into a sweep
+would) and then does the same work in link order: the record and the router's
+next header are then the random reads.
+
     python scripts/bench_floor.py --nodes 3628800 --degree 5    # ms:3,3's tables
     python scripts/bench_floor.py --nodes 282240 --degree 3     # scc:8's
 """
@@ -67,6 +72,68 @@ def _together(cin, cout, deg, port_tab, nb_flat, links, t, count_load):
             links[lk].load += 1
 
 
+@nb.njit(cache=True)
+def _link_keys(cin, deg, port_tab, key, idx):
+    for i in range(cin.size):
+        key[i] = cin[i].cur * deg + np.int64(port_tab[cin[i].h])
+        idx[i] = i
+
+
+@nb.njit(cache=True)
+def _radix(key, idx, tk, ti, bits, r):
+    """LSD radix sort of (key, idx) by ``bits`` of key, ``r`` bits a pass; 1: result in tk, ti."""
+    mask = (1 << r) - 1
+    cnt = np.empty(mask + 2, np.int64)
+    a_k, a_i, b_k, b_i = key, idx, tk, ti
+    passes = 0
+    for shift in range(0, bits, r):
+        cnt[:] = 0
+        for i in range(a_k.size):
+            cnt[((a_k[i] >> shift) & mask) + 1] += 1
+        for b in range(mask + 1):
+            cnt[b + 1] += cnt[b]
+        for i in range(a_k.size):
+            b = (a_k[i] >> shift) & mask
+            j = cnt[b]
+            cnt[b] = j + 1
+            b_k[j], b_i[j] = a_k[i], a_i[i]
+        a_k, b_k, a_i, b_i = b_k, a_k, b_i, a_i
+        passes += 1
+    return passes % 2
+
+
+@nb.njit(cache=True)
+def _sweep(cin, cout, sk, si, deg, nb_flat, nbt, last, load, t, count_load):
+    """The hop in link order: the link's fields are a sweep, the record a gather."""
+    for j in range(sk.size):
+        lk = np.int64(sk[j])
+        i = si[j]
+        x = cin[i].h
+        cout[j] = cin[i]
+        cout[j].h = np.int64(nb_flat[x * deg + lk % deg])
+        cout[j].nxt = nbt[lk]
+        d = max(last[lk], t + 1)
+        last[lk] = d + 1
+        cout[j].port = d
+        if count_load:
+            load[lk] += 1
+
+
+_SCRATCH: dict = {}
+
+
+def _sorted(cin, cout, deg, port_tab, nb_flat, nbt, last, load, t, count_load):
+    """Sort by link (radix, 11 bits a pass), then :func:`_sweep`."""
+    m = cin.size
+    if _SCRATCH.get("m") != m:  # once: an engine would keep its sort buffers
+        _SCRATCH.update(m=m, bufs=[np.zeros(m, np.int32) for _ in range(4)])
+    key, idx, tk, ti = _SCRATCH["bufs"]
+    _link_keys(cin, deg, port_tab, key, idx)
+    swapped = _radix(key, idx, tk, ti, int(nbt.size).bit_length(), 11)
+    sk, si = (tk, ti) if swapped else (key, idx)
+    _sweep(cin, cout, sk, si, deg, nb_flat, nbt, last, load, t, count_load)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=3628800, help="nodes (ms:3,3: 3628800)")
@@ -91,6 +158,7 @@ def main() -> None:
         "link fields apart, no loads": (_apart, (port_tab, nb_flat, nbt, last, load), False),
         "one 16-byte link record, loads counted": (_together, (port_tab, nb_flat, links), True),
         "one 16-byte link record, no loads": (_together, (port_tab, nb_flat, links), False),
+        "sorted by link, loads counted": (_sorted, (port_tab, nb_flat, nbt, last, load), True),
     }
     print(f"{n:,} nodes, degree {deg}, {m:,} hops per pass (48-byte records)")
     for name, (f, tabs, cl) in cases.items():
