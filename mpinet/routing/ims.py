@@ -30,7 +30,7 @@ from mpinet import perm
 from mpinet.errors import ResourceError, RoutingError
 from mpinet.routing import macrostar_game as mg
 from mpinet.routing.base import HopContext, Router
-from mpinet.routing.macrostar import Merged
+from mpinet.routing.macrostar import ChoiceRouter, Merged
 from mpinet.topology.base import Topology
 from mpinet.topology.cms import ClusteredMacroStar
 from mpinet.topology.ims import IncompleteMacroStar, block_positions
@@ -40,21 +40,14 @@ SDC = ("merged", "complete")
 MAX_CMS_CLUSTERS = 4096
 
 
-class _ImsRouter(Router):
+class _ImsRouter(ChoiceRouter):
     """Common set-up: block layout, the ``choice`` rule, relative permutations."""
 
     families = ("ims",)
-    distributed = True
+    topology_type = IncompleteMacroStar
 
     def __init__(self, topo: Topology, choice: str = "first", **options: object) -> None:
         super().__init__(topo, choice=choice, **options)
-        if not isinstance(topo, IncompleteMacroStar):
-            raise RoutingError(f"router {self.name!r} applies to ims only, not {topo.spec}")
-        if choice not in mg.CHOICES:
-            raise RoutingError(
-                f"choice of router {self.name!r} must be one of {mg.CHOICES}, got {choice!r}"
-            )
-        self.choice = choice
         self.n, self.l, self.k, self.full = topo.n, topo.l, topo.k, topo.full
         # block index (0-based) and offset of every position (position 0: block -1)
         self.block = np.full(self.k, -1, dtype=np.int64)
@@ -63,9 +56,6 @@ class _ImsRouter(Router):
             self.block[pos] = b
             self.offset[pos] = np.arange(pos.size)
         self.gens = topo.gens
-
-    def _u(self, ctx: HopContext) -> np.ndarray | None:
-        return ctx.uniform() if self.choice == "random" else None
 
     def s_port(self, b: np.ndarray) -> np.ndarray:
         """Port of ``S_{b+1}`` (block ``b`` 0-based, ``b >= 1``)."""

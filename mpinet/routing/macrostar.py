@@ -48,25 +48,38 @@ from mpinet.topology.macrostar import MacroStar
 BOXES = ("match", "home")
 
 
-class _MacroStarRouter(Router):
-    """Common set-up: the network's ``l``, ``n``, ``k`` and the ``choice`` rule."""
+class ChoiceRouter(Router):
+    """A router of one family (``topology_type``) whose free choices follow ``choice``.
 
-    families = ("ms",)
+    Shared by the MS routers here and the IMS ones (:mod:`mpinet.routing.ims`).
+    """
+
     distributed = True
+    topology_type: type[Topology] = MacroStar
 
     def __init__(self, topo: Topology, choice: str = "first", **options: object) -> None:
         super().__init__(topo, choice=choice, **options)
-        if not isinstance(topo, MacroStar):
-            raise RoutingError(f"router {self.name!r} applies to ms only, not {topo.spec}")
+        if not isinstance(topo, self.topology_type):
+            fam = self.families[0]
+            raise RoutingError(f"router {self.name!r} applies to {fam} only, not {topo.spec}")
         if choice not in mg.CHOICES:
             raise RoutingError(
                 f"choice of router {self.name!r} must be one of {mg.CHOICES}, got {choice!r}"
             )
         self.choice = choice
-        self.l, self.n, self.k = topo.l, topo.n, topo.k
 
     def _u(self, ctx: HopContext) -> np.ndarray | None:
         return ctx.uniform() if self.choice == "random" else None
+
+
+class _MacroStarRouter(ChoiceRouter):
+    """Common set-up: the network's ``l``, ``n``, ``k`` and the ``choice`` rule."""
+
+    families = ("ms",)
+
+    def __init__(self, topo: Topology, choice: str = "first", **options: object) -> None:
+        super().__init__(topo, choice=choice, **options)
+        self.l, self.n, self.k = topo.l, topo.n, topo.k
 
     def _rel(self, nodes: np.ndarray, dests: np.ndarray) -> np.ndarray:
         return mg.relative(self.k, nodes, dests)
