@@ -116,6 +116,16 @@ def test_k_port_capacity_and_pairs():
 # -- rates, settings, errors ---------------------------------------------------------------
 
 
+def test_json_safe():
+    """What `mpinet sweep --json` and `mpinet analyze --json` print: valid JSON, no NaN."""
+    from mpinet.jobs.sweep_file import json_safe
+
+    x = {"a": float("nan"), 1: [np.float64(2.5), (np.int64(3), np.float32("inf"))], "b": "s"}
+    got = json_safe(x)
+    assert got == {"a": None, "1": [2.5, [3, None]], "b": "s"}
+    assert json.loads(json.dumps(got, allow_nan=False)) == got
+
+
 def test_parse_rates():
     assert parse_rates("0.2,0.05,0.1").values == [0.05, 0.1, 0.2]
     r = parse_rates("0.1:0.5:5")

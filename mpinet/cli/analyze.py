@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from typing import Any
@@ -88,17 +87,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _clean(x: Any) -> Any:
-    """JSON-safe copy: NaN/inf become null."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    return x
-
-
 def _fail(message: str) -> int:
     if launch_rank() == 0:
         print(f"mpinet: error: {message}", file=sys.stderr)
@@ -173,7 +161,9 @@ def _run(args: argparse.Namespace) -> int:
             obj["summaries"] = [a, b]
         if plots:
             obj["plots"] = plots
-        json.dump(_clean(obj), sys.stdout)
+        from mpinet.jobs.sweep_file import json_safe
+
+        json.dump(json_safe(obj), sys.stdout)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_compare(compare(a, b)) if b is not None else format_summary(a))
@@ -201,7 +191,9 @@ def _sweep(args: argparse.Namespace) -> int:
         return 0
     res.pop("_hists")
     if args.json:
-        json.dump(_clean(res | {"plots": plots}), sys.stdout)
+        from mpinet.jobs.sweep_file import json_safe
+
+        json.dump(json_safe(res | {"plots": plots}), sys.stdout)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_sweep(res))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from typing import Any
 
@@ -173,7 +172,9 @@ def run(args: argparse.Namespace) -> int:
     res.pop("_hists", None)
     if rank0:
         if args.json:
-            json.dump(_clean(res | {"plots": plots}), sys.stdout)
+            from mpinet.jobs.sweep_file import json_safe
+
+            json.dump(json_safe(res | {"plots": plots}), sys.stdout)
             sys.stdout.write("\n")
         else:
             from mpinet.analysis.sweep import format_sweep
@@ -193,14 +194,3 @@ def point_line(pt: dict) -> str:
         f"{pt['latency']['mean']:.2f}, {verdict}; {pt['seconds']:.1f} s "
         f"({pt['cpu_seconds']:.1f} s CPU)"
     )
-
-
-def _clean(x: Any) -> Any:
-    """JSON-safe: NaN and infinities become null."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    return x

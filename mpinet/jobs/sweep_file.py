@@ -65,19 +65,21 @@ def check_target(path: str, force: bool) -> None:
         raise JobError(f"sweep file {path}: directory {os.path.dirname(full)} does not exist")
 
 
-def _json(x: Any) -> str:
-    def clean(v: Any) -> Any:
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, dict):
-            return {str(k): clean(w) for k, w in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(w) for w in v]
-        if isinstance(v, np.generic):
-            return v.item()
-        return v
+def json_safe(x: Any) -> Any:
+    """A JSON-safe copy of ``x``: NaN and infinities become null, numpy scalars Python ones."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    return x
 
-    return json.dumps(clean(x))
+
+def _json(x: Any) -> str:
+    return json.dumps(json_safe(x))
 
 
 def summary_table(res: dict) -> dict[str, np.ndarray]:
