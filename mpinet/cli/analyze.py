@@ -183,21 +183,13 @@ def _run(args: argparse.Namespace) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     """``mpinet analyze SWEEP.h5``: the sweep's table (or JSON) and, with --plot, its curves."""
-    from mpinet.analysis.sweep import format_sweep, plot_sweep, read_sweep
+    from mpinet.analysis.sweep import plot_sweep, read_sweep
+    from mpinet.cli.sweep import print_sweep
 
     res = read_sweep(args.trace)
     plots = plot_sweep(res, args.plot) if args.plot else []
     if launch_rank() != 0:
         return 0
     res.pop("_hists")
-    if args.json:
-        from mpinet.jobs.sweep_file import json_safe
-
-        json.dump(json_safe(res | {"plots": plots}), sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(format_sweep(res))
-        if plots:
-            sys.stdout.write("plots:\n" + "".join(f"  {p}\n" for p in plots))
-    sys.stdout.flush()
+    print_sweep(res, plots, args.json)
     return 0

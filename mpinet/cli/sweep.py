@@ -171,19 +171,24 @@ def run(args: argparse.Namespace) -> int:
         plots = plot_sweep(res, args.plot)
     res.pop("_hists", None)
     if rank0:
-        if args.json:
-            from mpinet.jobs.sweep_file import json_safe
-
-            json.dump(json_safe(res | {"plots": plots}), sys.stdout)
-            sys.stdout.write("\n")
-        else:
-            from mpinet.analysis.sweep import format_sweep
-
-            sys.stdout.write(format_sweep(res))
-            if plots:
-                sys.stdout.write("plots:\n" + "".join(f"  {x}\n" for x in plots))
-        sys.stdout.flush()
+        print_sweep(res, plots, args.json)
     return 0 if all(pt["checks_ok"] for pt in res["points"]) else 1
+
+
+def print_sweep(res: dict, plots: list[str], as_json: bool) -> None:
+    """A sweep's result on stdout (rank 0): its table and figures, or one JSON object."""
+    if as_json:
+        from mpinet.jobs.sweep_file import json_safe
+
+        json.dump(json_safe(res | {"plots": plots}), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        from mpinet.analysis.sweep import format_sweep
+
+        sys.stdout.write(format_sweep(res))
+        if plots:
+            sys.stdout.write("plots:\n" + "".join(f"  {x}\n" for x in plots))
+    sys.stdout.flush()
 
 
 def point_line(pt: dict) -> str:
