@@ -82,3 +82,11 @@ def run_mpinet(mpiexec):
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def catalogue_traces(tmp_path_factory, mpiexec) -> dict[str, Path]:
+    """The real traces the catalogue's cases copy (:func:`catalogue.make_traces`)."""
+    from catalogue import make_traces
+
+    return make_traces(tmp_path_factory.mktemp("catalogue-traces"), mpiexec)
