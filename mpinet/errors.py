@@ -36,7 +36,15 @@ class MPIError(MpinetError):
     """MPI is missing or unusable (no library, mismatched launch)."""
 
 
-class TraceError(MpinetError):
+class OutputError(MpinetError):
+    """An output path a command cannot write (``mpinet.outputs``), or a write that failed.
+
+    Refused while planning: exit code 2. A write that failed after the work (a full disk):
+    the results are printed and the exit code is 3.
+    """
+
+
+class TraceError(OutputError):
     """A trace file that cannot be written (exists, bad tables) or read (not a trace, version)."""
 
 
@@ -50,6 +58,9 @@ class CorruptTraceError(TraceError):
 def check_int(name: str, value: object, lo: int, hi: int | None = None) -> int:
     """Return ``value`` as an int, or raise naming ``name`` and ``[lo, hi]``.
 
+    The one validator (:class:`mpinet.values.Range`) with a topology's manners:
+    a :class:`TopologyError`, strings of digits and whole floats accepted.
+
     Parameters
     ----------
     name : str
@@ -59,15 +70,8 @@ def check_int(name: str, value: object, lo: int, hi: int | None = None) -> int:
     lo, hi : int
         Inclusive bounds; ``hi=None`` means unbounded.
     """
-    rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        iv = int(value)  # type: ignore[call-overload]
-        if isinstance(value, float) and iv != value:
-            raise TypeError
-    except (TypeError, ValueError):
-        raise TopologyError(f"{name} must be an integer {rng}, got {value!r}") from None
-    if iv < lo or (hi is not None and iv > hi):
-        raise TopologyError(f"{name} must be {rng}, got {iv}")
-    return iv
+    from mpinet.values import Range
+
+    return Range(lo, hi, integer=True).check(
+        name, value, error=TopologyError, whole=True, text=True
+    )

@@ -16,6 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
+import reports  # noqa: E402
 from launcher import launch_prefix  # noqa: E402
 
 from mpinet import __version__  # noqa: E402
@@ -102,6 +103,7 @@ def main() -> int:
     ap.add_argument("--ranks", type=int, default=2, help="MPI ranks (default 2)")
     args = ap.parse_args()
     launch = launch_prefix(args.ranks)
+    reports.begin(__file__, args.out)  # refused now, not after the work
     t0 = time.perf_counter()
     cmd = launch + [
         sys.executable,
@@ -141,7 +143,7 @@ def main() -> int:
     lines.append(
         f"{len(rows)} checks, {failed} failed (exit code of mpinet verify: {proc.returncode})."
     )
-    Path(args.out).write_text("\n".join(lines) + "\n")
+    reports.write(args.out, "\n".join(lines) + "\n", __file__)
     print(f"wrote {args.out}: {len(rows)} checks, {failed} failed")
     return proc.returncode
 

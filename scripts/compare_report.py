@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import reports  # noqa: E402
 from compare_claims import best_row, claims_markdown  # noqa: E402
 from launcher import launch_prefix  # noqa: E402
 
@@ -157,7 +158,7 @@ def plots(rows: list[dict], outdir: Path) -> list[str]:
         ax.legend(fontsize=7)
         name = f"latency-{model}.png"
         fig.tight_layout()
-        fig.savefig(outdir / name, dpi=110)
+        reports.save_figure(fig, outdir / name, __file__, dpi=110)
         plt.close(fig)
         names.append(name)
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
@@ -172,7 +173,7 @@ def plots(rows: list[dict], outdir: Path) -> list[str]:
     ax.set_title("All-port throughput against cost", fontsize=10)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(outdir / "throughput-vs-degree.png", dpi=110)
+    reports.save_figure(fig, outdir / "throughput-vs-degree.png", __file__, dpi=110)
     plt.close(fig)
     return [*names, "throughput-vs-degree.png"]
 
@@ -256,6 +257,7 @@ def main() -> int:
     ap.add_argument("--json", default=str(ROOT / "docs" / "comparison.json"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "comparison.md"))
     a = ap.parse_args()
+    reports.begin(__file__, a.out, a.json)  # refused now, not after the sweeps
     settings = QUICK if a.quick else SETTINGS
     path = Path(a.json)
     data = json.loads(path.read_text()) if path.exists() and not a.fresh else {}
@@ -276,9 +278,10 @@ def main() -> int:
                           f"{r['saturation']['throughput']:.4f} "
                           f"({_pct(r['saturation']['throughput_fraction_of_bound'])} of "
                           f"{r['bound']['ideal']:.4f}); {r['seconds']} s", flush=True)  # fmt: skip
-                    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+                    reports.write(path, json.dumps(data, indent=1, sort_keys=True) + "\n",
+                                  __file__)  # fmt: skip
     figs = plots(list(data["runs"].values()), Path(a.out).parent / "figures" / "comparison")
-    Path(a.out).write_text(render(data, settings, figs))
+    reports.write(a.out, render(data, settings, figs), __file__)
     print(f"wrote {a.out}")
     return 0
 

@@ -21,6 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "scripts"))
+import reports  # noqa: E402
+
 from mpinet.routing import available_routers, make_router  # noqa: E402
 from mpinet.routing.deadlock_analysis import analyze  # noqa: E402
 from mpinet.topology import from_spec  # noqa: E402
@@ -107,13 +110,14 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="the smallest network of each family")
     args = ap.parse_args()
     path = Path(args.out)
+    reports.begin(__file__, args.out)  # refused now, not after the work
     doc = path.read_text() if path.exists() else f"{BEGIN}\n{END}\n"
     if BEGIN not in doc or END not in doc:
         print(f"{path} lacks the markers {BEGIN} / {END}", file=sys.stderr)
         return 2
     head, rest = doc.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
-    path.write_text(head + table(args.quick) + tail)
+    reports.write(path, head + table(args.quick) + tail, __file__)
     print(f"wrote {path}")
     return 0
 

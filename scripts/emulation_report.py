@@ -19,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+import reports  # noqa: E402
 from launcher import launch_prefix  # noqa: E402
 
 BEGIN = "<!-- emulation runs: begin (scripts/emulation_report.py) -->"
@@ -53,6 +54,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="only MS(2,2) and MS(3,2)")
     args = ap.parse_args()
     launch = launch_prefix(args.ranks)
+    reports.begin(__file__, args.out)  # refused now, not after the work
     sizes = SIZES[:2] if args.quick else SIZES
     rows = [
         "| network | star algorithm | emulation | star steps | MS steps | schedule | theorem | "
@@ -97,7 +99,7 @@ def main() -> int:
         text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
-    path.write_text(text)
+    reports.write(path, text, __file__)
     print(f"wrote {path}: {len(rows) - 2} runs, {failed} failed, {took:.0f} s")
     return 1 if failed else 0
 

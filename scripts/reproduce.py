@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ JOBS = ROOT / "jobs"
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT))
 
+import reports  # noqa: E402
 from launcher import launch_prefix  # noqa: E402
 from reproduce_tables import SECTIONS, Ctx, errata_anchors, row, verify_rows  # noqa: E402
 
@@ -106,14 +106,13 @@ class Runner:
         """Run ``job`` with a summary trace and ``mpinet analyze --plot``; the PNGs made."""
         trace = self.workdir / f"{key}.h5"
         self.run(job, trace=trace)
-        out = figdir / key
-        if out.exists():
-            shutil.rmtree(out)
-        out.mkdir(parents=True)
-        self.call(["analyze", str(trace), "--plot", str(out)], parallel=False)
-        for svg in out.glob("*.svg"):  # the report links the PNGs only
+        out = figdir / key  # created if missing; only figures mpinet drew are replaced
+        res = self.call(["analyze", str(trace), "--plot", str(out), "--force", "--json"],
+                        parallel=False)  # fmt: skip
+        plots = [Path(p) for p in json.loads(res.strip().splitlines()[-1]).get("plots", [])]
+        for svg in [p for p in plots if p.suffix == ".svg"]:  # the report links the PNGs only
             svg.unlink()
-        return sorted(out.glob("*.png"))
+        return sorted(p for p in plots if p.suffix == ".png")
 
 
 # ---------------------------------------------------------------- the report
@@ -140,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         words = args.only.split(",")
         sections = [s for s in SECTIONS if any(w in s.key for w in words)]
+    out.parent.mkdir(parents=True, exist_ok=True)  # the report's directory, with figures/
+    reports.begin(__file__, out)  # refused now, not after the runs; signals clean up
     t_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mpinet-reproduce-") as tmp:
         runner = Runner(args.ranks, Path(tmp), args.quick)
@@ -188,8 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         *summary,
         "",
     ]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(head + body).rstrip() + "\n")
+    reports.write(out, "\n".join(head + body).rstrip() + "\n", __file__)
     print(f"wrote {out} in {total:.0f} s")
     return 0
 

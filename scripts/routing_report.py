@@ -20,6 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "scripts"))
+import reports  # noqa: E402
+
 from mpinet import theory  # noqa: E402
 from mpinet.engine.comm import SerialComm  # noqa: E402
 from mpinet.engine.routes import route_report  # noqa: E402
@@ -430,6 +433,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "docs" / "routing.md"))
     ap.add_argument("--quick", action="store_true", help="smaller instances (for a smoke test)")
     args = ap.parse_args()
+    reports.begin(__file__, args.out)  # refused now, not after the work
     try:
         from mpinet.engine.comm import world
 
@@ -455,7 +459,7 @@ def main() -> int:
             fn(r)
     r.out(f"_Generated in {time.perf_counter() - t0:.0f} s on {comm.Get_size()} rank(s)._", "")
     if comm.Get_rank() == 0:
-        Path(args.out).write_text("\n".join(r.lines))
+        reports.write(args.out, "\n".join(r.lines), __file__)
         print(f"wrote {args.out}")
     return 0
 

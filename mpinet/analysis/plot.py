@@ -51,40 +51,67 @@ def _pyplot() -> Any:
     return plt
 
 
-def _outdir(outdir: str) -> None:
-    try:
-        os.makedirs(outdir, exist_ok=True)
-    except OSError as exc:
-        raise PlotError(f"cannot create plot directory {outdir}: {exc}") from None
-    if not os.path.isdir(outdir):
-        raise PlotError(f"plot directory {outdir} is not a directory")
+#: every figure one trace may give (the set a command reserves before it reads the trace)
+SUMMARY_FIGURES = ("route_lengths", "latency_cdf", "steps", "link_load", "link_heatmap",
+                   "informed")  # fmt: skip
+COMPARE_FIGURES = ("route_lengths", "latency_cdf", "steps", "link_load", "informed")
+
+
+def trace_stem(path: str) -> str:
+    """The file-name stem the figures of the trace at ``path`` carry."""
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def figure_names(paths: list[str]) -> list[str]:
+    """Every figure name (no extension) ``mpinet analyze --plot`` may write for ``paths``:
+    each trace's own figures and, for two or more, the comparison's."""
+    names = [f"{trace_stem(p)}_{f}" for p in paths for f in SUMMARY_FIGURES]
+    if len(paths) > 1:
+        stem = "_vs_".join(trace_stem(p) for p in paths)
+        names += [f"{stem}_{f}" for f in COMPARE_FIGURES]
+    return list(dict.fromkeys(names))
 
 
 def _stem(s: dict) -> str:
-    return os.path.splitext(os.path.basename(s["path"]))[0]
+    return trace_stem(s["path"])
 
 
-def _write(plt: Any, outdir: str, jobs: list[tuple[str, Callable[[], Any]]]) -> list[str]:
-    """Draw and save each ``(name, draw)`` as ``name.png`` and ``name.svg``; return paths."""
-    paths = []
+def _figures(outdir: Any, names: list[str]) -> Any:
+    """``outdir`` as a :class:`~mpinet.outputs.figures.FigureSet` (a reserved set is kept);
+    a directory name is planned and reserved here with ``force`` (the API's old behaviour:
+    figures mpinet drew are replaced, any other file is refused)."""
+    from mpinet.outputs.figures import FigureSet, plan_figures
+
+    if isinstance(outdir, FigureSet):
+        return outdir
+    return FigureSet(outdir, plan_figures(outdir, names, force=True), force=True)
+
+
+def _write(plt: Any, outdir: Any, jobs: list[tuple[str, Callable[[], Any]]]) -> list[str]:
+    """Draw and save each ``(name, draw)`` as ``name.png`` and ``name.svg``; return paths.
+
+    ``outdir``: a reserved :class:`~mpinet.outputs.figures.FigureSet` or a directory name.
+    """
+    from mpinet.outputs.figures import FigureSet
+
+    figs = _figures(outdir, [name for name, _ in jobs])
+    paths: list[str] = []
     try:
         for name, draw in jobs:
             fig = draw()
             try:
-                for ext in ("png", "svg"):
-                    p = os.path.join(outdir, f"{name}.{ext}")
-                    fig.savefig(p, dpi=120 if ext == "png" else None, bbox_inches="tight")
-                    paths.append(p)
+                paths += figs.save(fig, name)
             finally:
                 plt.close(fig)
-    except OSError as exc:
-        raise PlotError(f"cannot write plots into {outdir}: {exc}") from None
     except KeyError as exc:
         raise TraceError(f"summary lacks {exc} needed for the plots") from None
+    finally:
+        if not isinstance(outdir, FigureSet):
+            figs.discard()
     return paths
 
 
-def plot_summary(s: dict, outdir: str, *, chunk_rows: int = 1 << 18) -> list[str]:
+def plot_summary(s: dict, outdir: Any, *, chunk_rows: int = 1 << 18) -> list[str]:
     """Write the figures of one trace's summary into ``outdir`` (created).
 
     Parameters
@@ -92,8 +119,9 @@ def plot_summary(s: dict, outdir: str, *, chunk_rows: int = 1 << 18) -> list[str
     s : dict
         A summary from :func:`~mpinet.analysis.summarize` (its ``path`` is read again for
         the per-step series and the heat map, in chunks of ``chunk_rows`` rows).
-    outdir : str
-        Output directory.
+    outdir : str or FigureSet
+        Output directory, or the figures the command reserved
+        (:mod:`mpinet.outputs.figures`).
     chunk_rows : int
         Rows read per block.
 
@@ -106,10 +134,12 @@ def plot_summary(s: dict, outdir: str, *, chunk_rows: int = 1 << 18) -> list[str
     Raises
     ------
     PlotError
-        matplotlib is missing, or ``outdir`` cannot be created or written.
+        matplotlib is missing.
+    OutputError
+        ``outdir`` cannot be created, a figure cannot replace what is there, or a write
+        failed (a full disk).
     """
     plt = _pyplot()
-    _outdir(outdir)
     stem = _stem(s)
     if s["kind"] == "collective":
         jobs = [
@@ -130,15 +160,16 @@ def plot_summary(s: dict, outdir: str, *, chunk_rows: int = 1 << 18) -> list[str
     return _write(plt, outdir, jobs)
 
 
-def plot_compare(summaries: list[dict], outdir: str, *, chunk_rows: int = 1 << 18) -> list[str]:
+def plot_compare(summaries: list[dict], outdir: Any, *, chunk_rows: int = 1 << 18) -> list[str]:
     """Write figures with one curve per trace (e.g. two routers on the same traffic).
 
     Parameters
     ----------
     summaries : list of dict
         Two or more summaries of the same kind (all unicast or all collective).
-    outdir : str
-        Output directory; the files are named ``<stem A>_vs_<stem B>_<figure>``.
+    outdir : str or FigureSet
+        Output directory (or reserved figures); the files are named
+        ``<stem A>_vs_<stem B>_<figure>``.
     chunk_rows : int
         Rows read per block.
 
@@ -160,7 +191,6 @@ def plot_compare(summaries: list[dict], outdir: str, *, chunk_rows: int = 1 << 1
             "cannot draw a unicast and a collective trace in one figure; "
             "plot them separately (mpinet analyze TRACE.h5 --plot DIR)"
         )
-    _outdir(outdir)
     stem = "_vs_".join(_stem(s) for s in summaries)
     if kinds == {"collective"}:
         return _write(

@@ -174,22 +174,33 @@ def format_sweep(res: dict) -> str:
     out.append(f"{'time':<{width}}{res['seconds']:.1f} s{cpu}")
     if res.get("out") or res.get("path"):
         out.append(f"{'file':<{width}}{res.get('out') or res.get('path')}")
+    elif res.get("out_error"):
+        out.append(f"{'file':<{width}}NOT WRITTEN (see the error on stderr)")
     return "\n".join(out) + "\n"
 
 
-def _stem(res: dict) -> str:
-    path = res.get("out") or res.get("path")
+def sweep_stem(path: str | None, spec: str, router: str) -> str:
+    """The stem of a sweep's figures: its file's, else ``sweep_<spec>_<router>``."""
     if path:
         return os.path.splitext(os.path.basename(path))[0]
-    return "sweep_" + re.sub(r"[^A-Za-z0-9]+", "-", f"{res['spec']}_{res['router']}").strip("-")
+    return "sweep_" + re.sub(r"[^A-Za-z0-9]+", "-", f"{spec}_{router}").strip("-")
 
 
-def plot_sweep(res: dict, outdir: str, stem: str | None = None) -> list[str]:
-    """Draw ``<stem>_latency`` and ``<stem>_accepted`` (PNG and SVG) into ``outdir``."""
-    from mpinet.analysis.plot import _outdir, _pyplot, _write
+def figure_names(stem: str) -> list[str]:
+    """The figures (no extension) :func:`plot_sweep` draws."""
+    return [f"{stem}_latency", f"{stem}_accepted"]
+
+
+def _stem(res: dict) -> str:
+    return sweep_stem(res.get("out") or res.get("path"), res["spec"], res["router"])
+
+
+def plot_sweep(res: dict, outdir: Any, stem: str | None = None) -> list[str]:
+    """Draw ``<stem>_latency`` and ``<stem>_accepted`` (PNG and SVG) into ``outdir``
+    (a directory name, or the figures a command reserved: ``mpinet.outputs.figures``)."""
+    from mpinet.analysis.plot import _pyplot, _write
 
     plt = _pyplot()
-    _outdir(outdir)
     stem = stem or _stem(res)
     pts = res["points"]
     x = np.array([p["offered"] for p in pts])

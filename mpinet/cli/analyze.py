@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Any
 
 from mpinet.cli import launch_rank, progress
+from mpinet.values import Range, arg, json_text
 
 HELP = """\
 Summarise a trace written by `mpinet run --out TRACE.h5`, serially and without
@@ -36,7 +36,10 @@ See docs/analysis.md for measured memory and speed.
 "mpinet[plot]"): for a unicast trace route_lengths (paper 000's D_I x N_I
 curve), latency_cdf, steps, link_load and, for small networks, link_heatmap;
 for a collective steps and informed. With --compare, also A_vs_B_<figure>
-files with one curve per trace.
+files with one curve per trace. DIR is created if missing; every figure name
+is checked before the trace is read: an existing figure is replaced only with
+--force and only if mpinet drew it (never another file), and each figure
+appears complete under its name or not at all.
 
 A sweep file (mpinet sweep --out SWEEP.h5) is recognised: analyze prints its
 table, and --plot draws latency and accepted throughput against offered load.
@@ -48,9 +51,11 @@ naming the dataset.
 
 exit codes: 0 the trace is sound and its tables agree; 1 a checksum failed, the
 data is damaged, or a consistency check between the tables FAILED (the summary
-is still printed); 2 not a trace, missing file or bad options. The run's own
-checks stored in the trace (e.g. packets stuck at max_steps) are reported, not
-an error of the trace.
+is still printed); 2 not a trace, missing file or bad options (a --plot
+directory or figure refused: nothing read, nothing written); 3 the summary was
+printed but a figure could not be written (a full disk; nothing partial left).
+The run's own checks stored in the trace (e.g. packets stuck at max_steps) are
+reported, not an error of the trace.
 
 examples:
   mpinet analyze run.h5
@@ -74,8 +79,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--plot", metavar="DIR", help="write PNG and SVG plots into DIR (matplotlib)")
     p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace existing figures in DIR (only figures mpinet drew; never other files)",
+    )
+    p.add_argument(
         "--chunk-rows",
-        type=int,
+        type=arg(Range(1, 1 << 24, integer=True)),
         default=None,
         metavar="ROWS",
         help="rows read per block (default 262144); bounds the memory used",
@@ -106,15 +116,58 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     except MpinetError:
         raise
-    except (ArithmeticError, LookupError, MemoryError, OSError, TypeError, ValueError) as exc:
+    except MemoryError:  # beyond what the plan foresaw: the machine, not the trace
+        from mpinet.errors import ResourceError
+
+        raise ResourceError(
+            f"cannot analyze {args.trace}: out of memory; way out: --no-stretch, a smaller "
+            "--chunk-rows, fewer ranks on this machine, or a machine with more memory"
+        ) from None
+    except (ArithmeticError, LookupError, OSError, TypeError, ValueError) as exc:
         # damage the checks above did not foresee: still one line, never a traceback
         text = " ".join(str(exc).split())
         return _fail(f"cannot analyze {args.trace}: damaged data ({type(exc).__name__}: {text})")
 
 
 def _run(args: argparse.Namespace) -> int:
+    from mpinet.analysis import DEFAULT_CHUNK_ROWS
+    from mpinet.errors import TraceError
+
+    chunk = DEFAULT_CHUNK_ROWS if args.chunk_rows is None else args.chunk_rows
+    if chunk < 1:
+        raise TraceError(f"--chunk-rows must be >= 1, got {chunk}")
+    stretch = not getattr(args, "no_stretch", False)
+    from mpinet.analysis.sweep import is_sweep
+
+    sweep = is_sweep(args.trace)
+    figs = _reserve_figures(args, sweep) if args.plot is not None else None
+    try:
+        if sweep:  # a file of mpinet sweep: its table and curves
+            return _sweep(args, figs)
+        return _trace(args, chunk, stretch, figs)
+    finally:
+        if figs is not None:
+            figs.discard()
+
+
+def _reserve_figures(args: argparse.Namespace, sweep: bool) -> Any:
+    """Every figure --plot may write, checked and locked before the (possibly long) reading."""
+    from mpinet.analysis import plot
+    from mpinet.outputs.figures import FigureSet, plan_figures
+
+    plot._pyplot()  # matplotlib missing: refused now
+    if sweep:
+        from mpinet.analysis.sweep import figure_names, sweep_stem
+
+        names = figure_names(sweep_stem(args.trace, "", ""))
+    else:
+        names = plot.figure_names([args.trace, *([args.compare] if args.compare else [])])
+    return FigureSet(args.plot, plan_figures(args.plot, names, force=args.force),
+                     force=args.force)  # fmt: skip
+
+
+def _trace(args: argparse.Namespace, chunk: int, stretch: bool, figs: Any) -> int:
     from mpinet.analysis import (
-        DEFAULT_CHUNK_ROWS,
         compare,
         format_compare,
         format_summary,
@@ -122,20 +175,12 @@ def _run(args: argparse.Namespace) -> int:
         plot_summary,
         summarize,
     )
-    from mpinet.errors import TraceError
+    from mpinet.errors import OutputError
+    from mpinet.jobs.plans_io import plan_analyze
 
-    chunk = DEFAULT_CHUNK_ROWS if args.chunk_rows is None else args.chunk_rows
-    if chunk < 1:
-        raise TraceError(f"--chunk-rows must be >= 1, got {chunk}")
-    stretch = not getattr(args, "no_stretch", False)
-    if args.plot:  # fail before the (possibly long) reading when matplotlib is absent
-        from mpinet.analysis.plot import _pyplot
-
-        _pyplot()
-    from mpinet.analysis.sweep import is_sweep
-
-    if is_sweep(args.trace):  # a file of mpinet sweep: its table and curves
-        return _sweep(args)
+    # memory from the traces' attributes: stretch skipped, or the analysis refused, before
+    # a row is read when it would not fit (histograms grow with the steps)
+    stretch, skipped = plan_analyze([args.trace, args.compare], chunk, stretch)
     bar = progress.for_command(args, launch_rank())
     try:
         tell = bar.counter(f"analyze {os.path.basename(args.trace)}: rows read")
@@ -146,13 +191,21 @@ def _run(args: argparse.Namespace) -> int:
             b = summarize(args.compare, chunk_rows=chunk, stretch=stretch, progress=tell)
     finally:
         bar.close()
+    for s in (a, b) if skipped else ():
+        if s is not None and (s.get("stretch") or {}).get("skipped"):
+            s["stretch"]["skipped"] = skipped  # the plan's reason, not --no-stretch
     plots: list[str] = []
-    if args.plot:
-        plots = plot_summary(a, args.plot, chunk_rows=chunk)
-        if b is not None:
-            plots += plot_summary(b, args.plot, chunk_rows=chunk)
-            if a["kind"] == b["kind"]:  # a unicast and a collective run share no figure
-                plots += plot_compare([a, b], args.plot, chunk_rows=chunk)
+    failed = None
+    if figs is not None:
+        try:
+            plot_summary(a, figs, chunk_rows=chunk)
+            if b is not None:
+                plot_summary(b, figs, chunk_rows=chunk)
+                if a["kind"] == b["kind"]:  # a unicast and a collective run share no figure
+                    plot_compare([a, b], figs, chunk_rows=chunk)
+        except OutputError as exc:  # a full disk: the summary is printed all the same
+            failed = str(exc)
+        plots = list(figs.written)
     if launch_rank() != 0:
         return 0
     if args.json:
@@ -161,15 +214,15 @@ def _run(args: argparse.Namespace) -> int:
             obj["summaries"] = [a, b]
         if plots:
             obj["plots"] = plots
-        from mpinet.jobs.sweep_file import json_safe
-
-        json.dump(json_safe(obj), sys.stdout)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text(obj) + "\n")
     else:
         sys.stdout.write(format_compare(compare(a, b)) if b is not None else format_summary(a))
         if plots:
             sys.stdout.write("plots:\n" + "".join(f"  {p}\n" for p in plots))
     sys.stdout.flush()
+    if failed:
+        print(f"mpinet: error: {failed}", file=sys.stderr)
+        return OUTPUT_NOT_WRITTEN
     for s in (a, b):
         bad = [c for c in (s or {}).get("consistency", []) if not c["ok"]]
         if bad:
@@ -181,15 +234,28 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sweep(args: argparse.Namespace) -> int:
+def _sweep(args: argparse.Namespace, figs: Any) -> int:
     """``mpinet analyze SWEEP.h5``: the sweep's table (or JSON) and, with --plot, its curves."""
-    from mpinet.analysis.sweep import plot_sweep, read_sweep
+    from mpinet.analysis.sweep import plot_sweep, read_sweep, sweep_stem
     from mpinet.cli.sweep import print_sweep
+    from mpinet.errors import OutputError
 
     res = read_sweep(args.trace)
-    plots = plot_sweep(res, args.plot) if args.plot else []
+    plots, failed = [], None
+    if figs is not None:
+        try:
+            plots = plot_sweep(res, figs, stem=sweep_stem(args.trace, "", ""))
+        except OutputError as exc:
+            failed, plots = str(exc), list(figs.written)
     if launch_rank() != 0:
         return 0
     res.pop("_hists")
     print_sweep(res, plots, args.json)
+    if failed:
+        print(f"mpinet: error: {failed}", file=sys.stderr)
+        return OUTPUT_NOT_WRITTEN
     return 0
+
+
+#: exit code of an analysis whose summary was printed but a figure could not be written
+OUTPUT_NOT_WRITTEN = 3

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import tempfile
 import time
 from typing import Any
 
 from mpinet.cli import agree, collective, get_comm
+from mpinet.jobs.spec import key_arg
+from mpinet.values import Range, arg, json_text
 
 HELP = """\
 Measure the engine: uniform traffic (every node sends P packets to random
@@ -51,11 +51,16 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--packets", default="8", help="packets per node, or a comma list for a backlog sweep (8)"
     )
-    p.add_argument("--repeat", type=int, default=3, help="runs per network; the best counts (3)")
+    p.add_argument(
+        "--repeat",
+        type=arg(Range(1, 1000, integer=True)),
+        default=3,
+        help="runs per network; the best counts (3)",
+    )
     p.add_argument("--trace", choices=["none", "summary"], default="summary", help="trace level")
     p.add_argument(
         "--buffer",
-        type=int,
+        type=key_arg("model.buffer"),
         default=0,
         metavar="B",
         help="slots per input port (0 = unbounded, the default); compare B large enough "
@@ -78,10 +83,10 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpinet.errors import SpecError
     from mpinet.jobs import load_job
-    from mpinet.jobs.execute import execute, plan
+    from mpinet.jobs.execute import plan
+    from mpinet.outputs import scratch_dir
 
     comm = get_comm()
-    rank0 = comm.Get_rank() == 0
     try:
         packets_list = [int(x) for x in str(args.packets).split(",") if x.strip()]
     except ValueError:
@@ -91,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         raise SpecError(f"--packets must be >= 1, got {args.packets!r}")
     if args.repeat < 1:  # it used to run once anyway
         raise SpecError(f"--repeat must be >= 1, got {args.repeat}")
-    tmpdir = comm.bcast(tempfile.mkdtemp(prefix="mpinet-bench-") if rank0 else None, root=0)
+    scratch = scratch_dir(comm, prefix="mpinet-bench-")  # removed on every exit path
 
     def make_plans():
         plans = []
@@ -113,7 +118,17 @@ def run(args: argparse.Namespace) -> int:
                 plans.append(plan(load_job(None, sets), out=out, ranks=comm.Get_size()))
         return plans
 
-    plans = agree(comm, make_plans)
+    tmpdir = scratch.path
+    with scratch:  # the traces of the timed runs; removed on every exit, signals included
+        _measure(args, agree(comm, make_plans), comm, tmpdir)
+    return 0
+
+
+def _measure(args: argparse.Namespace, plans: list, comm: Any, tmpdir: str) -> None:
+    """Time every plan (the best of --repeat) and print its row (rank 0)."""
+    from mpinet.jobs.execute import execute
+
+    rank0 = comm.Get_rank() == 0
     for i, p in enumerate(plans):
         t0 = time.perf_counter()
         collective(comm, lambda p=p: _warm(p))
@@ -157,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         }
         if rank0:
             if args.json:
-                print(json.dumps(row))
+                print(json_text(row))
             else:
                 print(
                     f"{row['spec']:<10} {row['packets_per_node']:>4}/node {row['ranks']} rank(s): "
@@ -174,11 +189,6 @@ def run(args: argparse.Namespace) -> int:
                     )
             sys.stdout.flush()
     comm.Barrier()
-    if rank0:
-        import shutil
-
-        shutil.rmtree(tmpdir, ignore_errors=True)
-    return 0
 
 
 def _warm(p) -> None:

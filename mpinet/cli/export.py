@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
-from mpinet.cli import agree, get_comm
+from mpinet.cli import agree, get_comm, progress
 
 HELP = """\
 Write a network in a format other tools read, streamed in chunks of nodes:
@@ -21,9 +20,19 @@ Write a network in a format other tools read, streamed in chunks of nodes:
   edgelist  one line per directed link: 'source target port port_class' (node ids),
             after '#' comment lines.
 
-An output estimated above 2 GiB is refused before anything is written; an
-existing file is never overwritten without --force. Runs on one process (rank 0
-under mpiexec).
+An output estimated above 2 GiB is refused before anything is written (the
+message gives its lines and time), and so is one chunk's memory beyond the
+machine; past 2 s a progress line counts the pieces written (--progress,
+--quiet; not over the export itself on a terminal). --out
+is checked before any work: an existing file is replaced only with --force and
+only if it is an export of the same format (never the job file or another
+file); two exports to one path at once: the second is refused at its start.
+The file is written under a hidden temporary name and appears complete or not
+at all. Runs on one process (rank 0 under mpiexec).
+
+exit codes: 0 written, 2 bad input or --out refused (nothing written), 3 the
+write failed (a full disk: one line, nothing left behind), 130 / 143
+interrupted (temporary file removed).
 
 examples:
   mpinet export star:5 --format anynet --out star5.anynet
@@ -45,61 +54,55 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--out", metavar="FILE", default=None, help="output file (default: stdout)")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    progress.add_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from mpinet.errors import SpecError
+    from mpinet.cli.rank0 import alone, wait_for_rank0
+    from mpinet.errors import OutputError
+    from mpinet.jobs import plans_io
+    from mpinet.jobs.resources import ranks_on_this_machine
+    from mpinet.outputs import EXPORTS, check_target, reserve, write_file
     from mpinet.topology import export, from_spec
 
     comm = get_comm()
+    kind = EXPORTS[args.format]
+    here = ranks_on_this_machine(comm)  # collective: before anything can fail
 
     def plan():
         topo = from_spec(args.spec)
-        export.check_size(topo, args.format)
+        # bytes (2 GiB at most), one chunk's memory on rank 0, the time (jobs/plans_io.py)
+        est = plans_io.plan_export(topo, args.format, comm.Get_size(), here)
         if comm.Get_rank() == 0 and args.out is not None:
-            _check_out(args.out, args.force)
-        return topo
+            check_target(args.out, kind, force=args.force)
+        return topo, est
 
-    topo = agree(comm, plan)
+    topo, est = agree(comm, plan)
     if comm.Get_rank() != 0:
+        wait_for_rank0(comm, plans_io.seconds(est), "the export on rank 0")
         return 0
-    if args.out is None:
-        export.write(topo, args.format, sys.stdout)
-        sys.stdout.flush()
-        return 0
-    tmp = f"{args.out}.tmp-{os.getpid()}"
-    try:  # a complete file or none: write aside, then rename
-        with open(tmp, "w", encoding="utf-8") as fh:
-            export.write(topo, args.format, fh)
-        os.replace(tmp, args.out)
-    except OSError as exc:  # a read-only filesystem, a full disk: one line, not a traceback
-        raise SpecError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    # not over the export itself on a terminal (stdout), unless asked for
+    tty = args.out is None and sys.stdout.isatty() and not args.progress
+    bar = progress.Progress() if tty else progress.for_command(args, 0)
+    tell = bar.counter(f"export {topo.spec} as {args.format}: pieces written")
+    try:  # rank 0 alone: a failure other than a refusal aborts the job, never hangs it
+        if args.out is None:
+            alone(comm, lambda: export.write(topo, args.format, sys.stdout, progress=tell))
+            sys.stdout.flush()
+            return 0
+        res = reserve(args.out, kind, None, force=args.force)  # a rival export: refused now
+        try:  # a complete file or none, published exclusively
+            alone(comm, lambda: write_file(
+                res, lambda fh: export.write(topo, args.format, fh, progress=tell)))  # fmt: skip
+        except OutputError as exc:  # a full disk, a read-only file system: one line
+            bar.close()
+            print(f"mpinet: error: {exc}", file=sys.stderr)
+            return OUTPUT_NOT_WRITTEN
     finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        bar.close()
     return 0
 
 
-def _check_out(out: str, force: bool) -> None:
-    """Refuse an ``--out`` that cannot become the file, before anything is written."""
-    from mpinet.errors import SpecError
-
-    if not out:
-        raise SpecError("the export path is empty; give a file name, or no --out for stdout")
-    if out.endswith(("/", os.sep)):
-        raise SpecError(
-            f"export path {out!r} ends in '/', so it names a directory; give a file name"
-        )
-    if os.path.isdir(out):
-        raise SpecError(f"export path {out} is a directory; give a file name")
-    folder = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(folder):
-        what = "is not a directory" if os.path.exists(folder) else "does not exist"
-        raise SpecError(
-            f"cannot write {out}: directory {folder} {what}; create it first or choose another path"
-        )
-    if not os.access(folder, os.W_OK):
-        raise SpecError(f"cannot write {out}: directory {folder} is not writable")
-    if os.path.lexists(out) and not force:
-        raise SpecError(f"{out} exists; use --force to overwrite it")
+#: exit code of an export whose file could not be written (nothing is left behind)
+OUTPUT_NOT_WRITTEN = 3

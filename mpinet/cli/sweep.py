@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from mpinet.cli import agree, collective, get_comm
+from mpinet.jobs.spec import key_arg
+from mpinet.values import Range, arg
+
+#: the values of the sweep's flags: integers (their bounds and the work they imply are
+#: checked with the plan, jobs.sweep.Settings), the saturation test's finite numbers
+_INT = Range(integer=True)
+_TOL = Range(0, 1, open_lo=True, open_hi=True)
+_FACTOR = Range(1, 1e12, open_lo=True)
 
 HELP = """\
 Run a unicast job (its topology, router, model with buffers, and traffic
@@ -65,8 +72,15 @@ examples:
   mpinet sweep jobs/ms-uniform.toml --set model.buffer=2 --set model.buffer_classes=hops
   mpinet analyze sweep.h5 --plot figs/       # the table again, and the two curves
 
+outputs: --out and --plot are checked before the first load runs (a missing
+directory, the job file, an existing file without --force, with --force a file
+that is not an mpinet sweep file or figure: refused); --plot DIR is created if
+needed. Files appear complete under their names or not at all; a second sweep
+writing the same --out at the same time is refused at its start.
+
 exit codes: 0 every load passed the engine's checks, 1 a check failed (e.g. a
-deadlock), 2 bad job or options.
+deadlock), 2 bad job or options (nothing run), 3 the table was printed but the
+file or a figure could not be written (e.g. a full disk; nothing partial left).
 """
 
 FLAG_KEYS = {
@@ -93,20 +107,32 @@ def add_parser(sub: Any) -> None:
         default="auto",
         help="auto | a:b:auto | a:b:n | r1,r2,... (auto: 5%% to 120%% of the bound)",
     )
-    p.add_argument("--warmup", type=int, default=1000, metavar="W", help="warm-up steps (1000)")
-    p.add_argument("--measure", type=int, default=2000, metavar="M", help="window steps (2000)")
     p.add_argument(
-        "--drain", type=int, default=1000, metavar="D", help="cap on steps after the window (1000)"
+        "--warmup", type=arg(_INT), default=1000, metavar="W", help="warm-up steps (1000)"
     )
-    p.add_argument("--tail", type=int, metavar="E", help="injection steps after the window")
-    p.add_argument("--accept-tol", type=float, default=0.05, dest="accept_tol", metavar="T",
+    p.add_argument(
+        "--measure", type=arg(_INT), default=2000, metavar="M", help="window steps (2000)"
+    )
+    p.add_argument(
+        "--drain",
+        type=arg(_INT),
+        default=1000,
+        metavar="D",
+        help="cap on steps after the window (1000)",
+    )
+    p.add_argument("--tail", type=arg(_INT), metavar="E", help="injection steps after the window")
+    p.add_argument("--accept-tol", type=arg(_TOL), default=0.05, dest="accept_tol", metavar="T",
                    help="saturated when accepted < (1 - T) x injected (0.05)")  # fmt: skip
-    p.add_argument("--latency-factor", type=float, default=3.0, dest="latency_factor",
+    p.add_argument("--latency-factor", type=arg(_FACTOR), default=3.0, dest="latency_factor",
                    metavar="F", help="saturated when latency > F x zero-load (3)")  # fmt: skip
-    p.add_argument("--coarse", type=int, default=6, help="auto: grid loads (6)")
-    p.add_argument("--bisect", type=int, default=6, help="auto: bisection steps (6)")
+    p.add_argument("--coarse", type=arg(_INT), default=6, help="auto: grid loads (6)")
+    p.add_argument("--bisect", type=arg(_INT), default=6, help="auto: bisection steps (6)")
     p.add_argument("--out", metavar="PATH", help="write the sweep as one HDF5 file")
-    p.add_argument("--force", action="store_true", help="replace an existing --out file")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --out sweep file and --plot figures (only files mpinet wrote)",
+    )
     p.add_argument("--plot", metavar="DIR", help="draw the curves into DIR (matplotlib)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no line per load on stderr")
@@ -117,20 +143,30 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--workload", metavar="PATTERN", help="uniform | permutation | hotspot | ...")
     g.add_argument("--router", metavar="NAME")
     g.add_argument("--model", metavar="MODEL", help="all-port | one-port | k-port:K | sdc")
-    g.add_argument("--buffer", type=int, metavar="B", help="slots per input port (0 = unbounded)")
+    g.add_argument(
+        "--buffer",
+        type=key_arg("model.buffer"),
+        metavar="B",
+        help="slots per input port (0 = unbounded)",
+    )
     g.add_argument("--buffer-classes", dest="buffer_classes", metavar="HOW", help="none | hops")
-    g.add_argument("--seed", type=int)
+    g.add_argument("--seed", type=key_arg("seed"))
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from mpinet.analysis.sweep import sweep_stem
     from mpinet.jobs import load_job, parse_set
     from mpinet.jobs.execute import plan
     from mpinet.jobs.sweep import Settings, check_plan, parse_rates, sweep
-    from mpinet.jobs.sweep_file import check_target, write_sweep
+    from mpinet.outputs import SWEEP, check_target, reserve
 
     comm = get_comm()
     rank0 = comm.Get_rank() == 0
+    from mpinet.jobs.resources import ranks_on_this_machine
+
+    here = ranks_on_this_machine(comm)  # collective: before anything can fail
+    protect = [(args.job, "the job file")] if args.job else []
 
     def make():
         sets = [parse_set(s) for s in args.set]
@@ -143,15 +179,20 @@ def run(args: argparse.Namespace) -> int:
         s = Settings(args.warmup, args.measure, args.drain, args.tail, args.accept_tol,
                      args.latency_factor, args.coarse, args.bisect)  # fmt: skip
         s.check()
-        if args.out:
-            check_target(args.out, args.force)
-        if args.plot:
-            from mpinet.analysis.plot import _pyplot
+        # loads, steps, work and the largest load's memory, before the sweep (jobs/sweep_plan.py)
+        check_plan(p, parse_rates(args.rates), s, comm.Get_size(), here)
+        if args.out is not None:  # every output refused now, not after the sweep
+            check_target(args.out, SWEEP, force=args.force, protect=protect)
+        stem = sweep_stem(args.out, p.topo.spec, p.router.name)
+        figures = _plan_figures(args, stem) if args.plot is not None and rank0 else []
+        return p, parse_rates(args.rates), s, (stem, figures)
 
-            _pyplot()
-        return p, parse_rates(args.rates), s
-
-    p, rates, settings = agree(comm, make)
+    p, rates, settings, (stem, figures) = agree(comm, make)
+    out = None
+    if args.out is not None:  # the writer lock and the temporary file, now
+        out = agree(comm, lambda: reserve(args.out, SWEEP, comm, force=args.force,
+                                          protect=protect))  # fmt: skip
+    figs = _reserve_figures(args, figures) if rank0 and args.plot is not None else None
     loud = rank0 and not args.quiet
 
     def show(pt: dict) -> None:
@@ -159,29 +200,72 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"[sweep] {point_line(pt)}\n")
             sys.stderr.flush()
 
-    res = collective(comm, lambda: sweep(p, rates, settings, comm, on_point=show))
-    res["command_line"] = " ".join(["mpinet", *sys.argv[1:]])
-    res["out"] = None
-    if args.out:
-        res["out"] = collective(comm, lambda: write_sweep(args.out, res, comm, force=args.force))
-    plots: list[str] = []
-    if args.plot and rank0:
-        from mpinet.analysis.sweep import plot_sweep
+    try:
+        res = collective(comm, lambda: sweep(p, rates, settings, comm, on_point=show))
+        res["command_line"] = " ".join(["mpinet", *sys.argv[1:]])
+        res["out"] = None
+        errors = []
+        if out is not None:
+            from mpinet.errors import OutputError
+            from mpinet.jobs.sweep_file import write_sweep
 
-        plots = plot_sweep(res, args.plot)
+            try:
+                res["out"] = write_sweep(out.path, res, comm, reservation=out)
+            except OutputError as exc:  # the table is printed all the same: exit 3
+                errors.append(str(exc))
+                res["out_error"] = str(exc)
+        plots = _draw(res, figs, stem, errors) if figs is not None else []
+    finally:
+        for r in (out, figs):
+            if r is not None:
+                r.discard()
     res.pop("_hists", None)
     if rank0:
         print_sweep(res, plots, args.json)
+        for e in errors:
+            print(f"mpinet: error: {e}", file=sys.stderr)
+    if errors:
+        return OUTPUT_NOT_WRITTEN
     return 0 if all(pt["checks_ok"] for pt in res["points"]) else 1
+
+
+#: exit code of a command whose results were printed but an output could not be written
+OUTPUT_NOT_WRITTEN = 3
+
+
+def _plan_figures(args: argparse.Namespace, stem: str) -> list[str]:
+    from mpinet.analysis.plot import _pyplot
+    from mpinet.analysis.sweep import figure_names
+    from mpinet.outputs.figures import plan_figures
+
+    _pyplot()  # matplotlib missing: refused now
+    return plan_figures(args.plot, figure_names(stem), force=args.force)
+
+
+def _reserve_figures(args: argparse.Namespace, paths: list[str]) -> Any:
+    from mpinet.outputs.figures import FigureSet
+
+    return FigureSet(args.plot, paths, force=args.force)
+
+
+def _draw(res: dict, figs: Any, stem: str, errors: list[str]) -> list[str]:
+    """Rank 0: the two curves; a failed write is reported, the table still printed."""
+    from mpinet.analysis.sweep import plot_sweep
+    from mpinet.errors import OutputError
+
+    try:
+        return plot_sweep(res, figs, stem=stem)
+    except OutputError as exc:
+        errors.append(str(exc))
+        return list(figs.written)
 
 
 def print_sweep(res: dict, plots: list[str], as_json: bool) -> None:
     """A sweep's result on stdout (rank 0): its table and figures, or one JSON object."""
     if as_json:
-        from mpinet.jobs.sweep_file import json_safe
+        from mpinet.values import json_text
 
-        json.dump(json_safe(res | {"plots": plots}), sys.stdout)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text(res | {"plots": plots}) + "\n")
     else:
         from mpinet.analysis.sweep import format_sweep
 

@@ -20,17 +20,14 @@ Layout ``sweep 1.0``:
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import secrets
 from typing import Any
 
 import numpy as np
 
 from mpinet import __version__
 from mpinet.engine.comm import resolve
-from mpinet.errors import JobError, TraceError
+from mpinet.errors import OutputError
+from mpinet.values import json_safe, json_text  # noqa: F401 (json_safe: the old home)
 
 LAYOUT_VERSION = "1.0"
 #: summary column -> (point key, sub-key or None)
@@ -54,32 +51,8 @@ SUMMARY_COLUMNS = {
 HISTOGRAMS = ("latency", "source_queue", "network", "hops")
 
 
-def check_target(path: str, force: bool) -> None:
-    """Refuse, before any work, a path that exists (without ``force``) or has no directory."""
-    full = os.path.abspath(path)
-    if os.path.isdir(full):
-        raise JobError(f"--out {path} is a directory")
-    if os.path.exists(full) and not force:
-        raise JobError(f"sweep file {path} exists; pass --force to replace it")
-    if not os.path.isdir(os.path.dirname(full)):
-        raise JobError(f"sweep file {path}: directory {os.path.dirname(full)} does not exist")
-
-
-def json_safe(x: Any) -> Any:
-    """A JSON-safe copy of ``x``: NaN and infinities become null, numpy scalars Python ones."""
-    if isinstance(x, np.generic):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {str(k): json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [json_safe(v) for v in x]
-    return x
-
-
 def _json(x: Any) -> str:
-    return json.dumps(json_safe(x))
+    return json_text(x)
 
 
 def summary_table(res: dict) -> dict[str, np.ndarray]:
@@ -101,39 +74,49 @@ def summary_table(res: dict) -> dict[str, np.ndarray]:
 _INT = ("window_packets", "in_flight_at_cap", "run_order")
 
 
-def write_sweep(path: str, res: dict, comm: Any, *, force: bool = False) -> str:
+def write_sweep(
+    path: str, res: dict, comm: Any, *, force: bool = False, reservation: Any = None
+) -> str:
     """Write the sweep ``res`` (with its ``_hists``) to ``path``; collective, rank 0 writes.
+
+    ``reservation``: the names reserved while the sweep was planned
+    (``mpinet.outputs.reserve(path, SWEEP, ...)``); without one they are reserved here.
+    The file appears complete under its name or not at all.
 
     Raises
     ------
-    TraceError
-        On every rank, when rank 0 could not write the file.
+    OutputError
+        On every rank, when rank 0 could not write the file (a full disk, a rival file).
     """
+    from mpinet.outputs import SWEEP, reserve
+
     comm = resolve(comm)
-    full = os.path.abspath(path)
+    res_ = reservation if reservation is not None else reserve(path, SWEEP, comm, force=force)
     err = None
     if comm.Get_rank() == 0:
-        tmp = os.path.join(os.path.dirname(full), f".{os.path.basename(full)}.tmp-"
-                           f"{secrets.token_hex(4)}")  # fmt: skip
         try:
-            if os.path.exists(full) and not force:
-                raise TraceError(f"sweep file {path} exists; pass --force to replace it")
-            _write(tmp, res)
-            os.replace(tmp, full)
-        except (OSError, TraceError) as exc:
+            _write(res_, res)
+            res_.publish()
+        except OutputError as exc:
             err = str(exc)
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        except OSError as exc:  # the fsync of the directory, a rename
+            from mpinet.outputs import os_error_text
+
+            err = f"cannot write sweep file {res_.path}: {os_error_text(exc, res_.path)}"
+        finally:
+            res_.discard(final_parts=True)
     err = comm.bcast(err, root=0)
+    if comm.Get_rank() != 0:  # only now: rank 0 was writing the temporary file
+        res_.mark_committed() if err is None else res_.discard()
     if err is not None:
-        raise TraceError(f"cannot write sweep file {full}: {err}")
-    return full
+        raise OutputError(err)
+    return res_.path
 
 
-def _write(tmp: str, res: dict) -> None:
-    import h5py
+def _write(reservation: Any, res: dict) -> None:
+    from mpinet.outputs import h5_file
 
-    with h5py.File(tmp, "w") as f:
+    with h5_file(reservation) as f:
         a = f.attrs
         a["kind"] = "sweep"
         a["layout_version"] = LAYOUT_VERSION
@@ -158,6 +141,3 @@ def _write(tmp: str, res: dict) -> None:
             h.attrs["point"] = _json(pt)
             for name in HISTOGRAMS:
                 h.create_dataset(name, data=np.asarray(hists[name], dtype=np.int64))
-        f.flush()
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())

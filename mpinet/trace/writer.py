@@ -18,10 +18,11 @@ lock, and the commit publishes the final name exclusively.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import h5py
@@ -30,7 +31,9 @@ import numpy as np
 from mpinet import __version__
 from mpinet.engine.comm import resolve
 from mpinet.errors import TraceError
+from mpinet.outputs import GuardedFile, os_error_text
 from mpinet.trace.columns import TABLES, column_meta
+from mpinet.trace.datasets import _create, _fill, _fsync, _missing, _StoppedError
 from mpinet.trace.encode import (
     _attr_value,
     _encode_checks,
@@ -39,14 +42,11 @@ from mpinet.trace.encode import (
     check_attrs,
 )
 from mpinet.trace.reserve import Reservation, reserve
+from mpinet.values import env_number
 
 LAYOUT_VERSION = "1.1"
 CONSOLIDATE_MIB = 64.0
-CHUNK_BYTES = 1 << 20
-COMPRESS_MIN_BYTES = 1 << 20  # smaller columns are stored plain
-BLOCK_CHUNKS = 8  # rows copied per write call, in chunks
 MPIO_BLOCK_BYTES = 1 << 28  # parallel path: bytes per write call, well below 2 GiB
-FILTERS: dict[str, Any] = {"compression": "gzip", "compression_opts": 1, "shuffle": True}
 
 
 def select_parallel(parallel: bool | None, size: int, h5py_mpi: bool) -> bool:
@@ -187,69 +187,10 @@ def _root_plan(
     _encode_checks(checks)  # validate now; encoded where written
     if meta is not None and not isinstance(meta, dict):
         raise TraceError(f"meta must be a dict of dicts of (units, description), got {meta!r:.60}")
-    limit = float(os.environ.get("MPINET_TRACE_CONSOLIDATE_MIB", CONSOLIDATE_MIB))
+    # validated before any work (cli.get_comm): a bad value never surfaces after the run
+    limit = env_number("MPINET_TRACE_CONSOLIDATE_MIB", CONSOLIDATE_MIB)
     checks = None if checks is None else list(checks)
     return dict(attrs=attrs, checks=checks, meta=meta, limit=limit)
-
-
-def _missing(dt: np.dtype) -> Any:
-    """A fill value no mpinet column holds, for rows of a split trace whose part is lost."""
-    if dt.kind == "i":
-        return np.iinfo(dt).min
-    if dt.kind == "u":
-        return np.iinfo(dt).max
-    if dt.kind in "fc":
-        return np.nan
-    return None  # bool and bytes: HDF5's default (false, empty)
-
-
-def _create(g: h5py.Group, name: str, dtype: Any, shape: tuple, filters: bool) -> h5py.Dataset:
-    """A column dataset: chunked (~1 MiB) with a fletcher32 checksum per chunk, and gzip
-    unless smaller than ``COMPRESS_MIN_BYTES`` (compressing it costs more time than it
-    saves). ``filters=False`` (the parallel path): contiguous, no checksum."""
-    dt = np.dtype(dtype)
-    if not filters:
-        return g.create_dataset(name, shape=shape, dtype=dt)
-    if math.prod(shape) == 0:  # HDF5 wants chunk sizes >= 1; unlimited extents allow it
-        chunks = tuple(max(1, n) for n in shape)
-        none = (None,) * len(shape)
-        return g.create_dataset(
-            name, shape=shape, dtype=dt, chunks=chunks, maxshape=none, fletcher32=True
-        )
-    rowbytes = dt.itemsize * math.prod(shape[1:])
-    rows = max(1, min(shape[0], CHUNK_BYTES // rowbytes))
-    extra = FILTERS if dt.itemsize * math.prod(shape) >= COMPRESS_MIN_BYTES else {}
-    return g.create_dataset(
-        name, shape=shape, dtype=dt, chunks=(rows, *shape[1:]), fletcher32=True, **extra
-    )
-
-
-def _fill(ds: h5py.Dataset, pieces: Sequence[Any]) -> None:
-    """Write the concatenation of ``pieces`` (arrays or datasets) in whole-chunk blocks."""
-    if ds.size == 0:
-        return
-    block = (ds.chunks[0] if ds.chunks else ds.shape[0]) * BLOCK_CHUNKS
-    buf = np.empty((min(block, ds.shape[0]), *ds.shape[1:]), ds.dtype)
-    off = held = 0
-    for src in pieces:
-        i, n = 0, src.shape[0]
-        while i < n:
-            k = min(len(buf) - held, n - i)
-            buf[held : held + k] = src[i : i + k]
-            held, i = held + k, i + k
-            if held == len(buf):
-                ds[off : off + held] = buf
-                off, held = off + held, 0
-    if held:
-        ds[off : off + held] = buf[:held]
-
-
-def _fsync(path: str, directory: bool = False) -> None:
-    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class _Writer:
@@ -258,14 +199,19 @@ class _Writer:
     def __init__(self, comm: Any, plan: dict[str, Any], res: Reservation) -> None:
         self.comm, self.plan, self.rank, self.res = comm, plan, comm.Get_rank(), res
         self.path, self.tmp, self.tmp_parts = res.path, res.tmp, res.tmp_parts
+        self._failed: Callable[[], bool] = bool
 
     def step(self, fn: Callable[[], Any]) -> None:
         """Run ``fn`` here, share every rank's outcome, raise on all ranks if one failed."""
         err, exc = None, None
         try:
             fn()
+        except OSError as e:
+            err, exc = os_error_text(e, self.path), e
         except Exception as e:
             err, exc = (str(e) if isinstance(e, TraceError) else f"{type(e).__name__}: {e}"), e
+        if err is not None:
+            err = " ".join(err.split())  # one line, whatever the library said
         errs = self.comm.allgather(err)
         bad = [(r, e) for r, e in enumerate(errs) if e is not None]
         if bad:
@@ -276,10 +222,32 @@ class _Writer:
             raise TraceError(f"writing trace {self.path} failed on rank {r}: {e}") from exc
 
     def _open(self, name: str, mode: str, **kw: Any) -> h5py.File:
-        """Create a file under the reservation's lock (see :mod:`mpinet.trace.reserve`)."""
+        """Create a file under the reservation's lock (the parallel path's ``mpio`` file)."""
         self.res.check_alive()
         with self.res.guard():
             return h5py.File(name, mode, track_order=True, **kw)
+
+    @contextlib.contextmanager
+    def _guarded(self, name: str, exclusive: bool = False) -> Iterator[h5py.File]:
+        """A new HDF5 file written through a :class:`~mpinet.outputs.GuardedFile`.
+
+        A full disk or an I/O error stops the write and raises one line after HDF5 closed
+        the file normally (HDF5 2.0 crashes closing a file whose write failed).
+        """
+        self.res.check_alive()
+        with self.res.guard():
+            if exclusive:
+                os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            guard = GuardedFile(name)
+        self._failed = lambda: guard.error is not None
+        try:
+            with h5py.File(guard, "w", track_order=True) as f, contextlib.suppress(_StoppedError):
+                yield f
+        finally:
+            guard.close()
+            self._failed = bool
+        if guard.error is not None:
+            raise TraceError(os_error_text(guard.error, name))
 
     def _describe(self, ds: h5py.Dataset, table: str, col: str) -> None:
         units, description = column_meta(table, col, self.plan["meta"])
@@ -323,11 +291,11 @@ class _Writer:
 
     def master(self, pieces: Callable[[str, str], Sequence[Any]], nparts: int = 0) -> str:
         """Write a self-contained file at the temporary name from ``pieces(table, col)``."""
-        with self._open(self.tmp, "w") as f:  # the reserved (empty) file
+        with self._guarded(self.tmp) as f:  # the reserved (empty) file
             self._root(f, "single", nparts)
 
             def make(g: h5py.Group, c: str, dt: np.dtype, shape: tuple) -> None:
-                _fill(_create(g, c, dt, shape, True), pieces(g.name[1:], c))
+                _fill(_create(g, c, dt, shape, True), pieces(g.name[1:], c), self._failed)
 
             self._tables(f, make)
         return "single"
@@ -339,13 +307,13 @@ class _Writer:
 
     def part(self, arrays: dict[str, dict[str, np.ndarray]], durable: bool) -> None:
         name = os.path.join(self.tmp_parts, f"rank{self.rank:05d}.h5")
-        with self._open(name, "x") as f:
+        with self._guarded(name, exclusive=True) as f:
             f.attrs["rank"] = self.rank
             f.attrs["token"] = self.res.token
             for t, cols in arrays.items():
                 g = f.create_group(t, track_order=True)
                 for c, a in cols.items():
-                    _fill(_create(g, c, a.dtype, a.shape, True), [a])
+                    _fill(_create(g, c, a.dtype, a.shape, True), [a], self._failed)
         if durable:
             _fsync(name)
 
@@ -362,7 +330,7 @@ class _Writer:
                 for pf in files:
                     pf.close()
             return layout
-        with self._open(self.tmp, "w") as f:
+        with self._guarded(self.tmp) as f:
             self._root(f, "split", size)
             parts = self.res.parts_name
 
@@ -421,7 +389,7 @@ class _Writer:
         """Rank 0: fsync, then publish the parts (split) and the file under final names."""
         if self.rank != 0:
             return
-        if delay := float(os.environ.get("MPINET_TEST_WRITE_DELAY", 0) or 0):
+        if delay := env_number("MPINET_TEST_WRITE_DELAY", 0):
             time.sleep(delay)  # tests: a signal or a rival run during the write
         self.res.check_alive()
         _fsync(self.tmp)

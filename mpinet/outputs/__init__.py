@@ -1,0 +1,134 @@
+"""One discipline for every file a command writes.
+
+Every command that writes (``run``'s trace, ``sweep --out`` and ``--plot``, ``export``,
+``bench``'s scratch traces, ``analyze --plot``, the report scripts) goes through this
+package, in the same order:
+
+1. **plan** — :func:`check_target` refuses, before any work and without creating anything,
+   every path that cannot end as the output: empty, ending in ``/`` (a directory), a
+   directory, a dangling link, a missing or unwritable directory, a file the command reads
+   (the job file, the traces it analyses), inside a trace's parts directory, an existing
+   file without ``--force``, and with ``--force`` a file that is not of the command's own
+   kind (:mod:`mpinet.outputs.kinds`: a trace replaces only a trace, an export only an
+   export of the same format, a figure only a figure mpinet drew);
+2. **reserve** — :func:`reserve` (collective) takes the path's writer lock, so a second
+   command writing the same path is refused at its start, and creates the hidden
+   temporary file;
+3. **write** — into the temporary file only; HDF5 files through :class:`GuardedFile`, so a
+   full disk is one line and never a crash (:func:`h5_file`), other files through
+   :func:`write_file`;
+4. **publish** — the final name appears exclusively, or replaces only the file that was
+   there at the start;
+5. **clean** — :meth:`Reservation.discard` on every exit path, and :func:`abandon_all`
+   on SIGINT/SIGTERM/SIGHUP and before ``MPI_Abort``. A command whose work is done prints
+   its results before it reports a failed write (exit code 3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+from mpinet.outputs.guarded import GuardedFile, os_error_text
+from mpinet.outputs.kinds import (
+    EXPORTS,
+    FIGURE,
+    KINDS,
+    SWEEP,
+    TRACE,
+    Kind,
+    figure_metadata,
+    is_mpinet_trace,
+    report_kind,
+)
+from mpinet.outputs.reserve import (
+    Reservation,
+    ScratchDir,
+    abandon_all,
+    live,
+    reserve,
+    scratch_dir,
+)
+from mpinet.outputs.target import PARTS_DIR, Target, check_target, identity
+
+__all__ = [
+    "EXPORTS",
+    "FIGURE",
+    "KINDS",
+    "PARTS_DIR",
+    "SWEEP",
+    "TRACE",
+    "GuardedFile",
+    "Kind",
+    "Reservation",
+    "ScratchDir",
+    "Target",
+    "abandon_all",
+    "check_target",
+    "figure_metadata",
+    "h5_file",
+    "identity",
+    "is_mpinet_trace",
+    "live",
+    "os_error_text",
+    "report_kind",
+    "reserve",
+    "scratch_dir",
+    "write_file",
+]
+
+
+@contextlib.contextmanager
+def h5_file(res: Reservation, name: str | None = None, **kw: Any) -> Iterator[Any]:
+    """An ``h5py.File`` writing ``name`` (default: the reservation's temporary file).
+
+    The file is created under the reservation's lock and written through a
+    :class:`GuardedFile`; a failed write (a full disk) raises the reservation's error in
+    one line after HDF5 closed the file normally, and the partial file is left for the
+    caller's discard.
+    """
+    import h5py
+
+    res.check_alive()
+    with res.guard():
+        guard = GuardedFile(name or res.tmp)
+    try:
+        with h5py.File(guard, "w", **kw) as f:
+            yield f
+            if guard.error is None:
+                f.flush()
+        guard.sync()
+    finally:
+        guard.close()
+    guard.check(f"{res.kind.noun} {res.path}", res.kind.error)
+
+
+def write_file(res: Reservation, write: Callable[[IO[Any]], None], *, binary: bool = False) -> str:
+    """Fill the reservation's temporary file with ``write(fh)``, sync it and publish it.
+
+    Any ``OSError`` (a full disk, a read-only file system) becomes one line of the kind's
+    error; the temporary file is removed whatever happens.
+
+    Returns
+    -------
+    str
+        The final path.
+    """
+    try:
+        res.check_alive()
+        with res.guard():
+            fh = open(res.tmp, "wb" if binary else "w", encoding=None if binary else "utf-8")  # noqa: SIM115
+        with fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        res.publish()
+    except OSError as exc:
+        raise res.error(
+            f"cannot write {res.kind.noun} {res.path}: {os_error_text(exc, res.tmp)}"
+        ) from None
+    finally:
+        res.discard(final_parts=True)
+    return res.path
