@@ -30,7 +30,10 @@ def _analyze(argv: list[str]) -> int:
     p = Parser(prog="mpinet")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     analyze_cli.add_parser(sub)
-    args = p.parse_args(["analyze", *argv])
+    try:
+        args = p.parse_args(["analyze", *argv])
+    except SystemExit as exc:  # argparse refused an option (e.g. --chunk-rows 0): one line
+        return int(exc.code)
     try:
         return int(args.func(args) or 0)
     except MpinetError as exc:

@@ -57,6 +57,7 @@ def _strip(info: dict) -> dict:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["scc:5", "ms:2,2", "fccn:2", "borel:7,2,0,1", "ccc:4"])
 def test_info_identical_for_1_2_4_ranks(run_mpinet, spec):
     outs = []
@@ -79,6 +80,7 @@ def test_error_under_mpiexec_is_one_line_from_rank0(run_mpinet):
     ]
 
 
+@pytest.mark.slow
 def test_failing_rank_aborts_the_job(run_mpinet, monkeypatch):
     monkeypatch.setenv("MPINET_TEST_FAIL_RANK", "1")
     proc = run_mpinet(["info", "scc:6"], ranks=3, timeout=120)

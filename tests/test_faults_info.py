@@ -65,6 +65,7 @@ def _brute(g: nx.Graph, k: int, kind: str) -> int | None:
     return worst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "spec,k", [("star:4", 2), ("borel:7,2,0,1", 2), ("fccn:2", 1), ("cms:3,2,2", 1)]
 )

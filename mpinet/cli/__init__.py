@@ -58,34 +58,22 @@ class Parser(argparse.ArgumentParser):
 
 
 def seed_arg(text: str) -> int:
-    """``--seed`` of the commands without a job: the job schema's range (``spec.BOUNDS``)."""
-    from mpinet.jobs.spec import BOUNDS
+    """``--seed`` of the commands without a job: the job schema's range (``spec.RULES``)."""
+    from mpinet.jobs.spec import RULES
+    from mpinet.values import arg
 
-    lo, hi = BOUNDS["seed"]
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be an integer, got {text!r}") from None
-    if not lo <= value <= hi:  # mpinet.rng keys by the low 64 bits: 2^64 would be seed 0
-        raise argparse.ArgumentTypeError(f"seed must be in [{lo}, {hi:,}], got {value}")
-    return value
+    # mpinet.rng keys by the low 64 bits: 2^64 would be seed 0
+    return arg(RULES["seed"], "seed")(text)
 
 
 def _watchdog_seconds(timeout: float | None) -> float:
-    """``--timeout``, else ``$MPINET_TIMEOUT``, else the default; refused unless > 0."""
+    """``--timeout``, else ``$MPINET_TIMEOUT``, else the default (``values.TIMEOUT``)."""
     from mpinet.engine.comm import DEFAULT_TIMEOUT
+    from mpinet.values import TIMEOUT, env_number
 
-    if timeout is not None:
-        name, value = "--timeout", timeout
-    else:
-        name, value = "MPINET_TIMEOUT", os.environ.get("MPINET_TIMEOUT", DEFAULT_TIMEOUT)
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = float("nan")
-    if not seconds > 0:  # 0 or less aborted every MPI job in its first collective
-        raise MpinetError(f"{name} must be a number of seconds > 0, got {value!r}")
-    return seconds
+    if timeout is not None:  # 0 or less aborted every MPI job in its first collective
+        return TIMEOUT.check("--timeout", timeout)
+    return env_number("MPINET_TIMEOUT", DEFAULT_TIMEOUT)
 
 
 def get_comm(timeout: float | None = None) -> Any:
@@ -93,23 +81,39 @@ def get_comm(timeout: float | None = None) -> Any:
 
     ``timeout``: seconds a rank may wait in one collective call before the job
     is aborted (default ``$MPINET_TIMEOUT`` or 900, see ``mpinet run --help``).
+    Every environment variable mpinet reads is validated here, before any work
+    (:func:`mpinet.values.check_environment`), and the ranks agree on the outcome.
     """
     from mpinet.engine.comm import SerialComm, WatchedComm, world
+    from mpinet.values import check_environment
 
-    seconds = _watchdog_seconds(timeout)  # on every rank alike, before MPI starts
+    err: MpinetError | None = None
+    try:
+        seconds = _watchdog_seconds(timeout)
+        check_environment()
+    except MpinetError as exc:
+        err, seconds = exc, 0.0
     try:
         comm = world()
     except MPIError:
         if launched_by_mpi():
             raise
-        return SerialComm()
+        comm = SerialComm()
     if comm.Get_size() == 1:
+        if err is not None:
+            raise err
         return comm
+    agree(comm, lambda: _raise(err))  # one refusal on every rank, before any collective work
     watched = WatchedComm(comm, seconds)
     rank = comm.Get_rank()
     watched.on_abort = lambda: _abandon_traces(rank)  # no temporary file left behind
     _WATCHED.append(watched)
     return watched
+
+
+def _raise(err: MpinetError | None) -> None:
+    if err is not None:
+        raise err
 
 
 #: the watched communicators this process made (the console script meets on them at exit)
@@ -151,7 +155,9 @@ def collective(comm: Any, fn: Callable[[], Any]) -> Any:
     that prove a failing rank never leaves the others hanging).
     """
     try:
-        if os.environ.get("MPINET_TEST_FAIL_RANK") == str(comm.Get_rank()):
+        from mpinet.values import env_number
+
+        if env_number("MPINET_TEST_FAIL_RANK") == comm.Get_rank():
             raise RuntimeError("failure injected by MPINET_TEST_FAIL_RANK")
         return fn()
     except BaseException as exc:
@@ -165,9 +171,22 @@ def collective(comm: Any, fn: Callable[[], Any]) -> Any:
                 traceback.print_exc()
                 print(f"mpinet: rank {rank} failed; aborting the MPI job", file=sys.stderr)
             sys.stderr.flush()
-            _abandon_traces(rank)  # MPI_Abort ends rank 0 too, before it could clean up
-            comm.Abort(2 if isinstance(exc, MpinetError) else 1)
+            _abandon_traces(rank)  # the abort ends rank 0 too, before it could clean up
+            _abort(comm, 2 if isinstance(exc, MpinetError) else 1)
         raise
+
+
+def _abort(comm: Any, code: int) -> None:
+    """End the whole job with ``code``: through the launcher where it allows (hydra: our line
+    read first, and no ``Abort(N) on node ...`` line of MPI's own), else ``MPI_Abort``."""
+    import time
+
+    from mpinet.engine import pmi
+
+    pmi.drain_stderr()  # the launcher stops reading a rank it ends
+    if pmi.abort(code):
+        time.sleep(10)  # normally ended by the launcher meanwhile
+    comm.Abort(code)
 
 
 def _abandon_traces(rank: int) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -60,10 +59,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--fault-diameter",
         metavar="K",
-        type=int,
+        type=_fault_k,
         help="exact fault diameter for 1..K failed nodes and links (K <= 2)",
     )
     p.set_defaults(func=run)
+
+
+def _fault_k(text: str) -> int:
+    """``--fault-diameter K``: an integer in [1, MAX_K] (``engine.fault_info``)."""
+    from mpinet.engine.fault_info import MAX_K
+    from mpinet.values import Range, arg
+
+    return arg(Range(1, MAX_K, integer=True), "K")(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,8 +105,9 @@ def run(args: argparse.Namespace) -> int:
     info.update(extra)
     if comm.Get_rank() == 0:
         if args.json:
-            json.dump(info, sys.stdout)
-            sys.stdout.write("\n")
+            from mpinet.values import json_text
+
+            sys.stdout.write(json_text(info) + "\n")
         else:
             sys.stdout.write(format_info(info, args.histogram))
             sys.stdout.write(_format_faults(info))

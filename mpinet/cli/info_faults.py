@@ -25,22 +25,25 @@ _SPLIT = re.compile(r",\s*(?=(?:" + "|".join(_KEYS) + r")\s*=)")
 
 
 def parse_faults(text: str) -> dict:
-    """``--faults`` text -> keyword arguments of :func:`~mpinet.topology.faults.make_faults`."""
+    """``--faults`` text -> keyword arguments of :func:`~mpinet.topology.faults.make_faults`.
+
+    Numbers are checked as the job schema checks ``[faults]`` and ``seed``
+    (:data:`mpinet.jobs.spec.RULES`): probabilities in [0, 1), a seed in
+    [0, 2^63 - 1]; NaN and infinities are refused.
+    """
+    from mpinet.jobs.spec import RULES
+
     out: dict[str, Any] = {}
     for item in _SPLIT.split(text.strip()):
         key, sep, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or key not in _KEYS:
             raise JobError(f"--faults takes {', '.join(k + '=' for k in _KEYS)}; got {item!r}")
-        if key in ("random_links", "random_nodes"):
-            try:
-                out[key] = float(value)
-            except ValueError:
-                raise JobError(f"--faults {key} must be a number, got {value!r}") from None
-        elif key == "seed":
-            if not value.lstrip("-").isdigit():
-                raise JobError(f"--faults seed must be an integer, got {value!r}")
-            out[key] = int(value)
+        if key in out:
+            raise JobError(f"--faults gives {key} twice; give each key once")
+        if key in ("random_links", "random_nodes", "seed"):
+            rule = RULES["seed" if key == "seed" else f"faults.{key}"]
+            out[key] = rule.parse(f"--faults {key}", value, error=JobError)
         elif key == "nodes":
             out[key] = [v.strip() for v in value.split(";") if v.strip()]
         else:
@@ -52,8 +55,12 @@ def parse_faults(text: str) -> dict:
 
 
 def faults_from_file(path: str) -> dict:
-    """The ``[faults]`` section and seed of a job file, as :func:`parse_faults` returns them."""
-    from mpinet.jobs.spec import read_job_text
+    """The ``[faults]`` section and seed of a job file, as :func:`parse_faults` returns them.
+
+    Checked by the job schema (:func:`mpinet.jobs.spec.check_section`): a value
+    of the wrong type or out of range is one line naming the file and the key.
+    """
+    from mpinet.jobs.spec import check_value, read_job_text
 
     try:
         raw = tomllib.loads(read_job_text(path))
@@ -65,16 +72,31 @@ def faults_from_file(path: str) -> dict:
     unknown = sorted(set(f) - {"links", "nodes", "random_links", "random_nodes", "step"})
     if unknown:
         raise JobError(f"{path}: unknown [faults] key(s) {', '.join(unknown)}")
+    for k, v in f.items():  # the step too: the surviving graph is the same from any step
+        f[k] = check_value(path, f"faults.{k}", v)
     out = {k: f[k] for k in ("links", "nodes", "random_links", "random_nodes") if k in f}
-    out["seed"] = int(raw.get("seed", 0))
+    out["seed"] = check_value(path, "seed", raw["seed"]) if "seed" in raw else 0
     return out
 
 
 def make(topo: Topology, options: dict) -> Any:
-    """The FaultSet of parsed options (the faults apply from the start)."""
+    """The FaultSet of parsed options (the faults apply from the start).
+
+    Raises
+    ------
+    JobError
+        Every node failed: there is no surviving graph to describe.
+    """
     from mpinet.topology.faults import make_faults
 
-    return make_faults(topo, **options)
+    faults = make_faults(topo, **options)
+    if faults.nodes.size >= topo.num_nodes:
+        raise JobError(
+            f"--faults: every node of {topo.spec} failed ({topo.num_nodes:,} of "
+            f"{topo.num_nodes:,}), so no surviving graph is left to describe; lower "
+            "random_nodes or name fewer nodes"
+        )
+    return faults
 
 
 def format_surviving(s: dict) -> str:

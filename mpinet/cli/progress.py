@@ -81,7 +81,9 @@ class Progress:
         owned: bool = False,
     ) -> None:
         if delay is None:
-            delay = float(os.environ.get("MPINET_PROGRESS_DELAY", DELAY))
+            from mpinet.values import env_number
+
+            delay = env_number("MPINET_PROGRESS_DELAY", DELAY)
         self.stream, self.tty, self.clock, self.owned = stream, tty, clock, owned
         self.t0 = clock()
         self.next = self.t0 + delay

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -124,8 +123,9 @@ def run(args: argparse.Namespace) -> int:
         code = 0 if agree_ else 1
     if comm.Get_rank() == 0:
         if args.json:
-            json.dump(rep, sys.stdout)
-            sys.stdout.write("\n")
+            from mpinet.values import json_text
+
+            sys.stdout.write(json_text(rep) + "\n")
         else:
             sys.stdout.write(format_report(rep))
         sys.stdout.flush()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -68,6 +67,9 @@ FLAG_KEYS = {
 
 
 def add_parser(sub: Any) -> None:
+    from mpinet.jobs.spec import key_arg
+    from mpinet.values import TIMEOUT, arg
+
     p = sub.add_parser(
         "run",
         help="run a job: packets hop by hop on the engine",
@@ -93,7 +95,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=arg(TIMEOUT),
         default=None,
         metavar="S",
         help="watchdog: a rank that waits S seconds in one MPI collective for the others "
@@ -103,15 +105,27 @@ def add_parser(sub: Any) -> None:
     g = p.add_argument_group("job keys as flags")
     g.add_argument("--topology", metavar="SPEC", help="e.g. scc:6, ms:3,2, fccn:3")
     g.add_argument("--workload", metavar="KIND", help="uniform | permutation | hotspot | ...")
-    g.add_argument("--packets", type=int, metavar="P", help="packets per node")
+    g.add_argument(
+        "--packets", type=key_arg("workload.packets"), metavar="P", help="packets per node"
+    )
     g.add_argument("--injection", metavar="HOW", help="once | bernoulli")
-    g.add_argument("--rate", type=float, metavar="R", help="bernoulli rate per node per step")
-    g.add_argument("--steps", type=int, metavar="S", help="bernoulli injection steps")
+    g.add_argument(
+        "--rate",
+        type=key_arg("workload.rate"),
+        metavar="R",
+        help="bernoulli rate per node per step",
+    )
+    g.add_argument(
+        "--steps", type=key_arg("workload.steps"), metavar="S", help="bernoulli injection steps"
+    )
     g.add_argument("--router", metavar="NAME", help="e.g. shortest, hypercube-ecube")
     g.add_argument("--model", metavar="MODEL", help="all-port | one-port | k-port:K | sdc")
     g.add_argument("--order", metavar="ORDER", help="fifo | oldest-first")
     g.add_argument(
-        "--buffer", type=int, metavar="B", help="slots per input port (0 = unbounded, the default)"
+        "--buffer",
+        type=key_arg("model.buffer"),
+        metavar="B",
+        help="slots per input port (0 = unbounded, the default)",
     )
     g.add_argument(
         "--buffer-classes",
@@ -119,10 +133,10 @@ def add_parser(sub: Any) -> None:
         metavar="HOW",
         help="none | hops: one buffer class per hop taken, deadlock-free (needs --buffer)",
     )
-    g.add_argument("--seed", type=int, help="key of every random draw (default 0)")
+    g.add_argument("--seed", type=key_arg("seed"), help="key of every random draw (default 0)")
     g.add_argument(
         "--max-steps",
-        type=int,
+        type=key_arg("max_steps"),
         dest="max_steps",
         help="stop after this many steps and report stuck packets (default 100000)",
     )
@@ -153,9 +167,12 @@ def run(args: argparse.Namespace) -> int:
     bar = progress.for_command(args, comm.Get_rank())
     argv = ["mpinet", *sys.argv[1:]]
     if rank0 and not args.json:
+        from mpinet.engine.calendar import eligible
         from mpinet.engine.kernels import cache_is_warm
 
-        if not cache_is_warm():
+        why = eligible(p.model, p.job.model["order"], p.router, p.faults, p.topo.num_nodes)
+        path = "calendar" if why is None and p.job.model["queues"] != "links" else "links"
+        if not cache_is_warm(path if p.workload.engine == "unicast" else "collective"):
             sys.stderr.write(
                 "[mpinet] first run: compiling the engine's kernels (once per installation, "
                 "up to a minute; cached afterwards)\n"
@@ -182,8 +199,9 @@ def run(args: argparse.Namespace) -> int:
         result["fault_cost"] = _baseline(p, result, comm, here)
     if rank0:
         if args.json:
-            json.dump(result, sys.stdout, default=float)
-            sys.stdout.write("\n")
+            from mpinet.values import json_text
+
+            sys.stdout.write(json_text(result) + "\n")  # strict: NaN and inf as null
         else:
             sys.stdout.write(format_result(result))
             if "fault_cost" in result:
@@ -236,7 +254,7 @@ def _collective_fault_rows(s: dict) -> list[tuple[str, str]]:
     f = s.get("faults")
     if not f:
         return []
-    when = "from the start" if not f["step"] else f"from step {f['step']:,}"
+    when = _when(f, s)
     miss = f"{f['unreached']:,} surviving node(s) miss a message"
     if f["unreached"]:
         miss += f", e.g. {', '.join(f['unreached_nodes'][:5])}"
@@ -245,24 +263,30 @@ def _collective_fault_rows(s: dict) -> list[tuple[str, str]]:
     return [
         (
             "faults",
-            f"{f['failed_nodes']:,} nodes and {f['failed_links']:,} links failed {when}; "
+            f"{f['failed_nodes']:,} nodes and {f['failed_links']:,} links {when}; "
             f"{f['lost']:,} copies lost on failed links",
         ),
         ("not reached", miss),
     ]
 
 
+def _when(f: dict, s: dict) -> str:
+    """``failed from step T``; NOT APPLIED when the run ended before the faults' step."""
+    if f.get("applied", True):
+        return "failed " + ("from the start" if not f["step"] else f"from step {f['step']:,}")
+    return f"would fail from step {f['step']:,}, NOT APPLIED: the run ended at step {s['steps']:,}"
+
+
 def _fault_rows(s: dict) -> list[tuple[str, str]]:
     f = s.get("faults")
     if not f:
         return []
-    when = "from the start" if not f["step"] else f"from step {f['step']:,}"
+    when = _when(f, s)
     how = "routes around them" if f["router_tolerates_faults"] else "does not route around them"
     return [
         (
             "faults",
-            f"{f['failed_nodes']:,} nodes and {f['failed_links']:,} links failed {when}; "
-            f"the router {how}",
+            f"{f['failed_nodes']:,} nodes and {f['failed_links']:,} links {when}; the router {how}",
         )
     ]
 
@@ -342,7 +366,7 @@ def format_result(r: dict) -> str:
             )
         )
         rows.append(("hops", f"mean {hops['mean']:.3f}  max {hops['max']}"))
-    if "stretch" in s:
+    if "stretch" in s and lat.get("count"):  # nothing delivered: no stretch to show
         st = s["stretch"]
         rows.append(
             (

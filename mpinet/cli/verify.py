@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -49,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.engine.models import parse_model
     from mpinet.errors import JobError
     from mpinet.jobs import plans, resources
+    from mpinet.values import json_text
     from mpinet.workloads.checks import all_checks, topology_of, verdict
 
     comm = get_comm()
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         if rank0:
             bar.clear()  # the row goes to stdout, under the line on the terminal
             if args.json:
-                print(json.dumps(row))
+                print(json_text(row))
             else:
                 ps = "-" if paper is None else str(paper)
                 print(

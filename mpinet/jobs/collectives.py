@@ -69,7 +69,8 @@ def execute_collective(
             if f["unreached"]
             else f"all reached; {f['lost']:,} copies lost on failed links"
         )
-        res.faults.update(faults.describe())
+        # the steps run: faults whose step the collective never reached did not apply
+        res.faults.update(faults.describe(steps=len(res.per_step)))
     checks = [
         complete,
         {

@@ -93,6 +93,7 @@ def plan(
     model.port_capacities(topo)  # validates capacity classes
     est = plan_run(job, topo, ranks, ranks_here, trace_path=trace_path, router=router)
     workload.build(model, router)
+    _check_router_used(job, workload)
     if job.model["order"] not in ("fifo", "oldest-first"):
         raise JobError(f"model.order must be fifo or oldest-first, got {job.model['order']!r}")
     _check_queues(job, model, workload.router, faults, topo)
@@ -102,6 +103,17 @@ def plan(
 
         check_attrs(_attrs(p, ranks, 0, "", None))
     return p
+
+
+def _check_router_used(job: Job, workload: Any) -> None:
+    """A ``[router]`` the run would not follow is an error, like every ignored setting."""
+    given = sorted(k for k in job.given if k.startswith("router."))
+    if workload.ignores_router and given:
+        key = given[0]
+        value = job.router[key.partition(".")[2]]
+        raise JobError(
+            f"{job.source}: {key} = {value!r} has no effect: {workload.ignores_router}; remove it"
+        )
 
 
 def _check_queues(job: Any, model: Any, router: Any, faults: Any, topo: Any) -> None:
@@ -237,7 +249,7 @@ def execute(
     if p.faults is not None:
         from mpinet.engine.faults import counts
 
-        stats["faults"] = p.faults.describe()
+        stats["faults"] = p.faults.describe(steps=rec.steps)  # applied: False if never reached
         stats["faults"]["router_tolerates_faults"] = bool(p.router.fault_tolerant)
         mine = counts(rec.drops)
         stats["drops"] = {k: comm.allreduce(v, op=sum_op()) for k, v in mine.items()}

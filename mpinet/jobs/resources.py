@@ -64,8 +64,6 @@ MAX_ID = 2**62
 #: packet-hops per rank above which the plan says the run will be long (never refused)
 LONG_WORK = 5e9
 
-_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
-
 
 def parse_bytes(text: str) -> int:
     """``"512M"``, ``"2G"``, ``"1.5GiB"``, ``"1000000"`` -> bytes.
@@ -75,10 +73,9 @@ def parse_bytes(text: str) -> int:
     ResourceError
         Not a size.
     """
-    m = re.fullmatch(r"\s*([0-9.]+(?:[eE][0-9]+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", str(text))
-    if not m:
-        raise ResourceError(f"{MEMORY_ENV} must be a size such as 512M or 2G, got {text!r}")
-    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    from mpinet.values import parse_size
+
+    return parse_size(MEMORY_ENV, text, error=ResourceError)
 
 
 def available_memory() -> int:
@@ -99,9 +96,11 @@ def _available() -> tuple[int, str]:
         pass
     if have is None:
         have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    limit = os.environ.get(MEMORY_ENV)
-    if limit and parse_bytes(limit) < have:
-        return parse_bytes(limit), MEMORY_ENV
+    from mpinet.values import env_number
+
+    limit = env_number(MEMORY_ENV)  # a size in [1M, 1P] (mpinet.values.ENV), or None
+    if limit is not None and limit < have:
+        return limit, MEMORY_ENV
     return have, "MemAvailable"
 
 
@@ -175,6 +174,7 @@ def check(
     *,
     smaller: str | Callable[[], str] = "a smaller network",
     have: int | None = None,
+    serial: bool = False,
 ) -> Estimate:
     """Refuse, with one line, an estimate the ranks on this machine cannot hold.
 
@@ -189,6 +189,10 @@ def check(
         or a function computing it (called only when refusing).
     have : int, optional
         Available bytes (default :func:`available_memory`).
+    serial : bool
+        The work runs on rank 0 alone (``deadlock``, ``export``): the estimate is rank
+        0's, every other rank on this machine holds :data:`BASE_BYTES`, and more ranks
+        are no way out.
 
     Returns
     -------
@@ -203,11 +207,13 @@ def check(
     here = size if ranks_here is None else ranks_here
     est = estimate(size)
     have, origin = _available() if have is None else (have, "given")
-    need = est.bytes * here
+    need = est.bytes + (here - 1) * BASE_BYTES if serial else est.bytes * here
     if need <= have:
         return est
     ways = []
-    if est.bytes <= have:
+    if serial:
+        pass
+    elif est.bytes <= have:
         ways.append(f"at most {have // est.bytes} rank(s) per machine (more machines)")
     else:  # more ranks shrink the distributed parts; the first count that fits, if any
         more = next((r for r in (size << i for i in range(1, 21)) if estimate(r).bytes <= have), 0)
@@ -215,8 +221,9 @@ def check(
             per = have // estimate(more).bytes
             ways.append(f"{more} or more ranks (at most {per} per machine)")
     ways.append(smaller if isinstance(smaller, str) else smaller())
+    who = "on rank 0" if serial else "per rank"
     raise ResourceError(
-        f"{est.what} needs about {size_text(est.bytes)} per rank ({est.largest()}), "
+        f"{est.what} needs about {size_text(est.bytes)} {who} ({est.largest()}), "
         f"{size_text(need)} for the {here} rank(s) on this machine, but {size_text(have)} "
         f"is available ({origin}); way out: {', or '.join(ways)}"
     )

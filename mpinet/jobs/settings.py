@@ -3,7 +3,9 @@
 A key counts as *set* when the job file or a flag gave it (``Job.given``);
 defaults never trigger these errors. Each message names the key, its value
 and why it has no effect, so the user can drop it or change what makes it
-apply.
+apply. A step the run can never reach (Bernoulli ``workload.steps`` or
+``faults.step`` beyond ``max_steps``) is refused too, whichever of the keys
+were given.
 """
 
 from __future__ import annotations
@@ -45,6 +47,14 @@ def check_settings(job: Job, out: str | None = None) -> None:
             f"{job.source}: faults.step = {f['step']!r} has no effect without failed links or "
             "nodes; remove it or set faults.links, nodes, random_links or random_nodes"
         )
+    _check_reach(job)
+    m = job.model
+    if "model.max_hops" in job.given and m["buffer_classes"] != "hops":
+        raise JobError(
+            f"{job.source}: model.max_hops = {m['max_hops']!r} has no effect: it bounds the "
+            "buffer classes of model.buffer_classes = 'hops' only; remove it or set "
+            "model.buffer_classes = 'hops' (with a model.buffer)"
+        )
     level = job.trace["level"]
     if level == "none":
         if out is not None:
@@ -61,4 +71,28 @@ def check_settings(job: Job, out: str | None = None) -> None:
         raise JobError(
             f"{job.source}: trace.level = {level!r} has no effect without a trace file; "
             "give --out PATH (or trace.path)"
+        )
+
+
+def _check_reach(job: Job) -> None:
+    """Refuse steps the run can never reach: it stops at ``max_steps`` at the latest.
+
+    Bernoulli injection beyond ``max_steps`` used to stop silently there (and the
+    summary looked like a complete run); faults at a step beyond it were reported
+    as if they had happened.
+    """
+    w, last = job.workload, job.max_steps
+    steps = w["steps"]
+    if w["injection"] == "bernoulli" and steps is not None and steps > last:
+        raise JobError(
+            f"{job.source}: workload.steps = {steps:,} can never take effect: the run stops at "
+            f"max_steps = {last:,}, so injection would end there; raise max_steps to at least "
+            f"{steps:,} or lower workload.steps"
+        )
+    step = job.faults["step"]
+    if step > last:
+        raise JobError(
+            f"{job.source}: faults.step = {step:,} can never take effect: the run stops at "
+            f"max_steps = {last:,} at the latest; lower faults.step or raise max_steps to at "
+            f"least {step:,}"
         )

@@ -54,20 +54,23 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
     path = "run.h5"         # where to write it (or --out); no path = no file
 
 Unknown keys are errors that name the key and list the valid ones; so are
-numbers out of range (:data:`BOUNDS`) and, once the job is planned
-(:mod:`mpinet.jobs.execute`), keys that the chosen workload, router or trace
-level would ignore.
+values of the wrong type and numbers that are not finite or out of range
+(:data:`RULES`, checked by :mod:`mpinet.values`), and, once the job is planned
+(:mod:`mpinet.jobs.settings`), keys that the chosen workload, router, model or
+trace level would ignore or that the run could never reach.
 """
 
 from __future__ import annotations
 
 import copy
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mpinet.errors import JobError
+from mpinet.values import Range, arg, prob_range
 
 REQUIRED = object()
 
@@ -122,19 +125,38 @@ SCHEMA: dict[str, Any] = {
 }
 SHORTHAND = {"workload": "kind", "router": "name", "model": "kind"}
 
-#: inclusive bounds of the integer keys (None: unbounded); node ids, steps and hop
-#: counts are int32 in the engine's packet records, packet ids and seeds int64
-BOUNDS: dict[str, tuple[int, int | None]] = {
-    "seed": (0, 2**63 - 1),
-    "max_steps": (1, 2**31 - 2),
-    "workload.packets": (1, 1 << 20),
-    "workload.steps": (1, 1 << 30),
-    "workload.messages": (1, 1 << 20),
-    "workload.interval": (1, 2**31 - 2),
-    "model.buffer": (0, 1 << 20),
-    "model.max_hops": (1, 1024),
-    "faults.step": (0, 2**31 - 2),
+#: the valid values of every numeric key (:class:`mpinet.values.Range`): integers, or
+#: finite numbers (never NaN or infinite) in their range. Node ids, steps and hop counts
+#: are int32 in the engine's packet records, packet ids and seeds int64.
+RULES: dict[str, Range] = {
+    "seed": Range(0, 2**63 - 1, integer=True),
+    "max_steps": Range(1, 2**31 - 2, integer=True),
+    "workload.packets": Range(1, 1 << 20, integer=True),
+    "workload.rate": prob_range(open_lo=True),
+    "workload.steps": Range(1, 1 << 30, integer=True),
+    "workload.locality": prob_range(),  # one value, or each of a non-empty list
+    "workload.messages": Range(1, 1 << 20, integer=True),
+    "workload.interval": Range(1, 2**31 - 2, integer=True),
+    "model.capacity": Range(1, 1 << 20, integer=True),  # each port class's value
+    "model.buffer": Range(0, 1 << 20, integer=True),
+    "model.max_hops": Range(1, 1024, integer=True),
+    "faults.random_links": prob_range(open_hi=True),
+    "faults.random_nodes": prob_range(open_hi=True),
+    "faults.step": Range(0, 2**31 - 2, integer=True),
 }
+
+#: inclusive bounds of the integer keys (from :data:`RULES`)
+BOUNDS: dict[str, tuple[int, int | None]] = {
+    k: (int(r.lo), None if r.hi is None else int(r.hi))
+    for k, r in RULES.items()
+    if r.integer and k != "model.capacity"
+}
+
+
+def key_arg(key: str) -> Callable[[str], Any]:
+    """The argparse ``type=`` of a flag that sets the job key ``key``: its :data:`RULES`
+    range, and a message naming the key (``argument --rate: workload.rate must be ...``)."""
+    return arg(RULES[key], key)
 
 
 @dataclass
@@ -173,19 +195,106 @@ def _check(where: str, value: Any, types: tuple) -> Any:
     return value
 
 
-def _check_bounds(source: str, out: dict[str, Any]) -> None:
-    """Integers within :data:`BOUNDS`, and ``workload.rate`` in (0, 1] when given."""
-    for key, (lo, hi) in BOUNDS.items():
-        sec, _, k = key.rpartition(".")
-        value = out[sec][k] if sec else out[key]
-        if value is None:
-            continue
-        if value < lo or (hi is not None and value > hi):
-            rng = f">= {lo}" if hi is None else f"in [{lo}, {hi:,}]"
-            raise JobError(f"{source}: {key} must be {rng}, got {value}")
-    rate = out["workload"]["rate"]
-    if rate is not None and not 0.0 < float(rate) <= 1.0:
-        raise JobError(f"{source}: workload.rate must be in (0, 1] (a probability), got {rate}")
+def _label(where: str, value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise JobError(
+            f'{where} must be a node label (a string such as "1234" or "#5"), got {value!r}'
+        )
+    return value
+
+
+def _locality(where: str, value: Any) -> Any:
+    rule = RULES["workload.locality"]
+    if isinstance(value, list):
+        if not value:
+            raise JobError(
+                f"{where} must be a probability or a list [p_2, ..., p_m] of them, got []"
+            )
+        return [rule.check(f"{where}[{i}]", v, error=JobError) for i, v in enumerate(value)]
+    if isinstance(value, str):
+        raise JobError(
+            f"{where} must be a probability in [0, 1] or a list [p_2, ..., p_m] of them, "
+            f"got {value!r}"
+        )
+    return rule.check(where, value, error=JobError)
+
+
+def _capacity(where: str, value: Any) -> dict:
+    if not isinstance(value, dict):
+        raise JobError(
+            f"{where} must be a table of port class = packets per step, e.g. {{ local = 2 }}, "
+            f"got {value!r}"
+        )
+    rule = RULES["model.capacity"]
+    return {
+        k: rule.check(f"{where} of port class {k!r}", v, error=JobError) for k, v in value.items()
+    }
+
+
+def _nodes(where: str, value: Any) -> list:
+    if not isinstance(value, list):
+        raise JobError(f'{where} must be a list of node labels, e.g. ["1234"], got {value!r}')
+    return [_label(f"{where}[{i}]", v) for i, v in enumerate(value)]
+
+
+def _links(where: str, value: Any) -> list:
+    if not isinstance(value, list):
+        raise JobError(
+            f'{where} must be a list of pairs of neighbour labels, e.g. [["1234", "2134"]], '
+            f"got {value!r}"
+        )
+    for pair in value:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise JobError(f"{where} takes pairs of node labels, e.g. [['a', 'b']]; got {pair!r}")
+        for x in pair:
+            _label(f"{where} pair {pair!r}: each", x)
+    return value
+
+
+#: keys whose values are lists or tables with their own rules
+_SHAPED = {
+    "workload.locality": _locality,
+    "model.capacity": _capacity,
+    "faults.nodes": _nodes,
+    "faults.links": _links,
+}
+
+
+def check_value(source: str, key: str, value: Any) -> Any:
+    """One key's value: its type and, for a number, its :data:`RULES` range.
+
+    Raises
+    ------
+    JobError
+        ``job.toml: workload.rate must be in (0, 1] (a probability), got nan``.
+    """
+    where = f"{source}: {key}"
+    if key in _SHAPED:
+        return _SHAPED[key](where, value)
+    if key in RULES:
+        return RULES[key].check(where, value, error=JobError)
+    sec, _, k = key.rpartition(".")
+    return _check(where, value, (SCHEMA[sec][k] if sec else SCHEMA[key])[0])
+
+
+def check_section(source: str, key: str, value: Any) -> tuple[dict, set[str]]:
+    """A section (``[faults]``): every key checked, defaults filled; and the keys given."""
+    spec = SCHEMA[key]
+    if isinstance(value, str) and key in SHORTHAND:
+        value = {SHORTHAND[key]: value}
+    value = {} if value is None else value
+    if not isinstance(value, dict):
+        short = f" or a {SHORTHAND[key]} (a string)" if key in SHORTHAND else ""
+        raise JobError(f"{source}: [{key}] must be a table{short}, got {value!r}")
+    for k in value:
+        if k not in spec:
+            valid = ", ".join(spec)
+            raise JobError(f"{source}: unknown key {key}.{k!r}; valid keys in [{key}]: {valid}")
+    sec = {
+        k: check_value(source, f"{key}.{k}", value[k]) if k in value else copy.deepcopy(default)
+        for k, (_, default, _) in spec.items()
+    }
+    return sec, {f"{key}.{k}" for k in value}
 
 
 def validate(raw: dict, source: str = "<flags>") -> Job:
@@ -198,36 +307,15 @@ def validate(raw: dict, source: str = "<flags>") -> Job:
     for key, spec in SCHEMA.items():
         value = raw.get(key)
         if isinstance(spec, dict):
-            if isinstance(value, str) and key in SHORTHAND:
-                value = {SHORTHAND[key]: value}
-            value = {} if value is None else value
-            if not isinstance(value, dict):
-                raise JobError(f"{source}: [{key}] must be a table")
-            sec = {}
-            for k in value:
-                if k not in spec:
-                    valid = ", ".join(spec)
-                    raise JobError(
-                        f"{source}: unknown key {key}.{k!r}; valid keys in [{key}]: {valid}"
-                    )
-            given.update(f"{key}.{k}" for k in value)
-            for k, (types, default, _) in spec.items():
-                sec[k] = (
-                    _check(f"{source}: {key}.{k}", value[k], types)
-                    if k in value
-                    else copy.deepcopy(default)
-                )
-            out[key] = sec
+            out[key], keys = check_section(source, key, value)
+            given |= keys
+        elif value is None:
+            if spec[1] is REQUIRED:
+                raise JobError(f'{source}: the key {key!r} is required (e.g. {key} = "scc:5")')
+            out[key] = spec[1]
         else:
-            types, default, _ = spec
-            if value is None:
-                if default is REQUIRED:
-                    raise JobError(f'{source}: the key {key!r} is required (e.g. {key} = "scc:5")')
-                value = default
-            else:
-                given.add(key)
-            out[key] = _check(f"{source}: {key}", value, types)
-    _check_bounds(source, out)
+            given.add(key)
+            out[key] = check_value(source, key, value)
     if out["trace"]["level"] not in ("none", "summary", "hops"):
         raise JobError(f"{source}: trace.level must be none, summary or hops")
     return Job(**out, source=source, given=frozenset(given))
@@ -251,7 +339,13 @@ def parse_set(
 
 
 def merge(raw: dict, path: list[str], value: Any) -> None:
-    """Set ``raw[path[0]][path[1]]... = value``, expanding shorthand sections."""
+    """Set ``raw[path[0]][path[1]]... = value``, expanding shorthand sections.
+
+    A whole section given as its shorthand (``--set workload=uniform``: the
+    kind) or as a table (``--set 'model={kind="sdc"}'``) is merged into what
+    the job or an earlier ``--set`` gave it: the keys it does not name stay
+    (``--set workload.packets=2 --set workload=uniform`` keeps the 2).
+    """
     node = raw
     for i, part in enumerate(path[:-1]):
         nxt = node.get(part)
@@ -263,7 +357,17 @@ def merge(raw: dict, path: list[str], value: Any) -> None:
             raise JobError(f"cannot set {'.'.join(path)}: {part} is not a table")
         node[part] = nxt
         node = nxt
-    node[path[-1]] = value
+    last = path[-1]
+    old = node.get(last)
+    if len(path) == 1 and isinstance(SCHEMA.get(last), dict) and old is not None:
+        if isinstance(old, str) and last in SHORTHAND:
+            old = {SHORTHAND[last]: old}
+        if isinstance(old, dict) and isinstance(value, str) and last in SHORTHAND:
+            value = {SHORTHAND[last]: value}
+        if isinstance(old, dict) and isinstance(value, dict):
+            node[last] = {**old, **value}
+            return
+    node[last] = value
 
 
 def load_job(path: str | None, sets: list[tuple[list[str], Any]] = ()) -> Job:
@@ -279,16 +383,14 @@ def load_job(path: str | None, sets: list[tuple[list[str], Any]] = ()) -> Job:
 
 
 def read_job_text(path: str | Path) -> str:
-    """The text of a job file, or a :class:`JobError` saying in one line why not."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise JobError(f"job file {path} does not exist") from None
-    except IsADirectoryError:
-        raise JobError(f"job file {path} is a directory; give a .toml file (e.g. jobs/)") from None
-    except OSError as exc:  # permission, I/O error, a FIFO gone away...
-        raise JobError(f"job file {path} cannot be read: {exc.strerror or exc}") from None
+    """The text of a job file, or a :class:`JobError` saying in one line why not.
+
+    At most :data:`~mpinet.jobs.inputs.JOB_FILE_BYTES` (1 MiB) are read, and a FIFO, pipe
+    or device must give its content within seconds (:func:`~mpinet.jobs.inputs.read_input`).
+    """
+    from mpinet.jobs.inputs import read_input
+
+    data = read_input(path, "job file")
     if b"\0" in data:
         raise JobError(f"job file {path} is binary, not a TOML text file")
     try:

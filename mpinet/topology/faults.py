@@ -19,6 +19,12 @@ import numpy as np
 from mpinet import rng
 from mpinet.errors import TopologyError
 from mpinet.topology.base import Topology
+from mpinet.values import Range, prob_range
+
+#: the valid values of the numbers of a fault set (the job schema's, ``jobs.spec.RULES``)
+PROBABILITY = prob_range(open_hi=True)
+STEP = Range(0, 2**31 - 2, integer=True)
+SEED = Range(0, 2**63 - 1, integer=True)
 
 #: random streams of the fault draws (any stream not used by mpinet.rng)
 STREAM_FAULT_LINK, STREAM_FAULT_NODE = 11, 12
@@ -58,14 +64,23 @@ class FaultSet:
         nb[down.reshape(nb.shape)] = -1
         return nb
 
-    def describe(self) -> dict:
+    def applied(self, steps: int) -> bool:
+        """Whether a run of ``steps`` steps reached the faults (step 0: before step 1)."""
+        return self.step <= steps
+
+    def describe(self, steps: int | None = None) -> dict:
+        """Counts, the step and the first failed labels; with the run's ``steps``, also
+        ``applied``: False when the run ended before the fault step (nothing failed)."""
         topo = self.topo
-        return {
+        out = {
             "failed_nodes": int(self.nodes.size),
             "failed_links": self.num_links,
             "step": int(self.step),
             "nodes": topo.labels(self.nodes[:20]),
         }
+        if steps is not None:
+            out["applied"] = self.applied(steps)
+        return out
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
@@ -114,20 +129,19 @@ def make_faults(
     seed : key of the random draws
     step : the step at which the faults appear (0: before the first step)
     """
-    for name, p in (("random_links", random_links), ("random_nodes", random_nodes)):
-        if not 0.0 <= float(p) < 1.0:
-            raise TopologyError(f"faults.{name} must be a probability in [0, 1), got {p}")
-    if int(step) < 0:
-        raise TopologyError(f"faults.step must be >= 0, got {step}")
+    random_links = PROBABILITY.check("faults.random_links", random_links, error=TopologyError)
+    random_nodes = PROBABILITY.check("faults.random_nodes", random_nodes, error=TopologyError)
+    step = STEP.check("faults.step", step, error=TopologyError)
+    seed = SEED.check("faults seed", seed, error=TopologyError)
     deg = topo.degree
-    down_nodes = [topo.parse_label(str(v)) for v in nodes]
+    down_nodes = [topo.parse_label(_label("faults.nodes", v)) for v in _seq("faults.nodes", nodes)]
     parts = []
-    for pair in links:
-        if isinstance(pair, str) or len(pair) != 2:
+    for pair in _seq("faults.links", links):
+        if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
             raise TopologyError(
                 f"faults.links takes pairs of node labels, e.g. [['a', 'b']]; got {pair!r}"
             )
-        a, b = (topo.parse_label(str(x)) for x in pair)
+        a, b = (topo.parse_label(_label("faults.links", x)) for x in pair)
         port = np.flatnonzero(topo.neighbors(np.array([a]))[0] == b)
         if port.size == 0:
             raise TopologyError(
@@ -157,7 +171,22 @@ def make_faults(
     if node_arr.size:
         parts.append(_links_of(topo, node_arr))
     link_arr = np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64)
-    return FaultSet(topo, node_arr, link_arr, int(step))
+    return FaultSet(topo, node_arr, link_arr, step)
+
+
+def _seq(name: str, value: object) -> Sequence:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise TopologyError(f"{name} must be a list, got {value!r}")
+    return value
+
+
+def _label(name: str, value: object) -> str:
+    """A node label as text: a string, or an integer (the label's digits)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, np.integer)):
+        raise TopologyError(
+            f'{name}: a node label is a string such as "1234" or "#5", got {value!r}'
+        )
+    return str(value)
 
 
 class SurvivingGraph(Topology):

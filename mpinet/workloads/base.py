@@ -78,6 +78,9 @@ class WorkloadKind:
         self.router: Router | None = None
         self.traffic: Any = None
         self.program: Any = None
+        #: why the job's ``[router]`` has no effect on this run (set by :meth:`build`), or
+        #: None when the run follows it; a job that names a router is then refused
+        self.ignores_router: str | None = None
 
     @classmethod
     def footprint(cls, workload: dict, topo: Topology) -> Footprint | None:

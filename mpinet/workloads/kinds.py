@@ -115,6 +115,11 @@ class TotalExchangeKind(WorkloadKind):
     def build(self, model: Model, router: Router) -> None:
         self.model = model
         self.router, self.traffic = build_te(self.topo, model, self.workload["algorithm"], router)
+        if self.router.name == "te-schedule":
+            self.ignores_router = (
+                "the total exchange's schedule (algorithm = 'schedule') moves every packet "
+                "along its own word; set workload.algorithm = 'routed' to follow [router]"
+            )
 
     def summarize(
         self, steps: int, packets: np.ndarray | None, comm: Any
@@ -154,6 +159,7 @@ class EmulateStarKind(WorkloadKind):
         self.model = model
         self.traffic = EmulateStar(self.topo, w["algorithm"] or "all-dims", mode)
         self.router = self.traffic.router
+        self.ignores_router = "the emulation moves every packet along its MS word"
 
     def summarize(
         self, steps: int, packets: np.ndarray | None, comm: Any
@@ -233,6 +239,7 @@ class BroadcastKind(WorkloadKind):
             raise JobError(f"workload.algorithm {algo!r} needs a {need} topology, not {topo.spec}")
         self.program = make(topo, source, msgs, w["interval"])
         self.router_name = f"broadcast-{algo}"  # the trace's and summary's, not [router]'s
+        self.ignores_router = f"the broadcast algorithm {algo!r} is a node program, not routed"
 
 
 def _tree_mnb(topo: Topology, model: Model, router: Router) -> TreeMNB:
@@ -273,6 +280,11 @@ class MNBKind(WorkloadKind):
         self.program = MNBS[algo](topo, model, router)
         # the trace's and summary's name: a routed MNB follows the job's router
         self.router_name = f"mnb-{algo}" + (f" via {router.name}" if algo == "routed" else "")
+        if algo != "routed":
+            self.ignores_router = (
+                f"mnb algorithm {algo!r} sends along its own spanning trees; set "
+                "workload.algorithm = 'routed' to follow [router]"
+            )
 
 
 #: every built-in kind, in the order the registry lists them

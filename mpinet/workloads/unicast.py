@@ -115,11 +115,14 @@ class Unicast:
         vals = [0.125] * (m - 1) if locality is None else locality
         if np.isscalar(vals):
             vals = [float(vals)] * (m - 1)
-        p = np.asarray(vals, dtype=np.float64)
-        if p.shape != (m - 1,) or (p < 0).any() or (p > 1).any():
+        try:
+            p = np.asarray(vals, dtype=np.float64)
+        except (TypeError, ValueError):
+            p = np.full(0, np.nan)
+        if p.shape != (m - 1,) or not ((p >= 0) & (p <= 1)).all():  # NaN fails both
             raise WorkloadError(
-                f"workload locality must be one probability or {m - 1} values "
-                f"[p_2..p_{m}] in [0, 1]"
+                f"workload.locality must be one probability or {m - 1} values "
+                f"[p_2..p_{m}] in [0, 1] on {self.topo.spec}, got {locality!r}"
             )
         return p
 
