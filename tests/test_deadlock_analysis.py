@@ -85,6 +85,7 @@ def test_dependencies_are_exactly_those_of_the_routes(spec, name):
     assert edge_set(analyze(t, r, destinations="all")) == walked_edges(t, r)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("spec", "name", "opts"),
     [("star:4", "shortest", {"tie": "random"}), ("scc:4", "scc-random", {}),

@@ -55,6 +55,7 @@ def refuse(args: list[str], env: dict | None = None, prefix: list[str] = ()) -> 
 
 
 # -- the user's cases ----------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -72,21 +73,25 @@ def test_huge_runs_are_refused_before_allocating(args):
     assert "way out:" in line and "ranks" in line
 
 
+@pytest.mark.slow
 def test_too_many_packets_names_how_many_fit():
     line = refuse(["run", "--topology", "scc:6", "--packets", "200000"])
     assert "fewer packets (workload.packets <= " in line
 
 
+@pytest.mark.slow
 def test_node_ids_beyond_int64_are_refused_not_overflowed():
     for cmd in (["run", "--topology", "scc:20", "--router", "scc-greedy"], ["info", "scc:20"]):
         assert "int64" in refuse(cmd)
 
 
+@pytest.mark.slow
 def test_info_fccn8_refuses_in_seconds():
     line = refuse(["info", "fccn:8"])
     assert "all-sources BFS on fccn:8" in line and "--source" in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -99,6 +104,7 @@ def test_route_pair_sets_are_capped(args):
     assert "limit 50,000,000" in refuse(args)
 
 
+@pytest.mark.slow
 def test_memory_limit_override_refuses_an_ordinary_run():
     args = ["run", "--topology", "scc:6", "--packets", "64", "--quiet"]
     line = refuse(args, env={rs.MEMORY_ENV: "150M"})
@@ -109,6 +115,7 @@ def test_memory_limit_override_refuses_an_ordinary_run():
     assert "verify check scc:4" in line
 
 
+@pytest.mark.slow
 def test_refusal_under_mpiexec_is_one_line_from_rank_0(mpiexec):
     args = ["run", "--topology", "star:12", "--router", "star-greedy"]
     line = refuse(args, prefix=[*mpiexec, "-n", "2"])
@@ -270,6 +277,7 @@ def test_memory_limit_and_sizes(monkeypatch):
     assert rs.available_memory() <= 1 << 30
 
 
+@pytest.mark.slow
 def test_estimate_is_close_to_the_measured_peak(run_mpinet):
     """The plan's estimate of a mid-size run is within a factor 2 of the peak RSS."""
     args = ["--topology", "scc:6", "--packets", "64"]

@@ -69,6 +69,7 @@ def test_bad_arguments(args, message, capsys):
     assert len(err) == 1 and message in err[0], err
 
 
+@pytest.mark.slow
 def test_cli_identical_on_1_2_3_ranks(run_mpinet):
     outs = []
     for ranks in (1, 2, 3):

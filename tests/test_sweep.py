@@ -159,6 +159,7 @@ def _checks_pass(res):
         assert pt["checks_ok"], pt["checks"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "spec,router,model,bound",
     [
@@ -190,6 +191,7 @@ def test_saturation_at_the_closed_form_bound(spec, router, model, bound):
     _checks_pass(res)
 
 
+@pytest.mark.slow
 def test_hot_links_saturate_at_the_bound():
     """fccn:2's shortest routes put 1.83 packets per unit load on a few links, twice the
     mean. Past 0.548 those links' queues grow, but they carry too few packets to move the
@@ -255,6 +257,7 @@ def _numbers(res: dict) -> dict:
     return strip(res)
 
 
+@pytest.mark.slow
 def test_same_sweep_on_1_and_3_ranks_and_the_file(run_mpinet, tmp_path):
     """Tiny windows: three oversubscribed ranks cost ~50 ms per step on a busy 2-core box."""
     args = ["sweep", "--topology", "scc:4", "--rates", "0.1,0.5", "--warmup", "30",

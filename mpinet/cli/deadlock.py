@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from mpinet.cli import agree, get_comm, seed_arg
+from mpinet.cli import agree, collective, get_comm, progress, seed_arg
+from mpinet.values import Range, arg, json_text
 
 HELP = """\
 Build the channel (buffer) dependency graph of a router on a network and say
@@ -24,7 +24,11 @@ translation targets, with the rest obtained by the port-preserving
 automorphisms after a sampled check that the router commutes with them.
 Random routers (shortest with tie=random, scc-random, choice=random) are
 followed through every choice they can make. The analysis runs on one
-process (rank 0 under mpiexec). Exit code 0: acyclic; 1: a cycle; 2: bad input.
+process (rank 0 under mpiexec). Before it starts, its memory and work are
+estimated from the network and router alone, and an analysis that would not
+fit this machine (or whose dependency graph would exceed 2**27 edges) is
+refused in one line; past 2 s a progress line says what it is doing.
+Exit code 0: acyclic; 1: a cycle; 2: bad input or refused.
 
 examples:
   mpinet deadlock star:4 --router shortest
@@ -51,7 +55,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--max-hops",
-        type=int,
+        type=arg(Range(1, 1 << 16, integer=True)),
         default=None,
         metavar="H",
         help="with hops: the highest class, as model.max_hops (classes 0..H, routes up to "
@@ -74,25 +78,70 @@ def add_parser(sub: Any) -> None:
         help="router option, e.g. --option tie=random (repeatable)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    progress.add_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from mpinet.cli.rank0 import wait_for_rank0
     from mpinet.cli.routes import _options
-    from mpinet.errors import SpecError
+    from mpinet.jobs import plans, resources
     from mpinet.routing import make_router
-    from mpinet.routing.deadlock_analysis import analyze, star_literature
+    from mpinet.routing.deadlock_analysis import setup
     from mpinet.topology import from_spec
 
     comm = get_comm()
+    here = resources.ranks_on_this_machine(comm)  # collective: before anything can fail
 
-    def work() -> dict | None:
-        if args.max_hops is not None and not 1 <= args.max_hops <= 1 << 16:
-            raise SpecError(f"--max-hops must be in [1, 65536], got {args.max_hops}")
+    def plan() -> tuple:
         topo = from_spec(args.spec)
         router = make_router(args.router, topo, **_options(args.option))
-        if comm.Get_rank() != 0:  # serial analysis: the other ranks only agree
-            return None
+        su = setup(topo, args.buffer_classes, args.max_hops, args.destinations)
+        # memory and dependencies from the inputs alone, before the first route is followed
+        est = plans.plan_deadlock(topo, router, su, comm.Get_size(), here)
+        return topo, router, est
+
+    topo, router, est = agree(comm, plan)
+    outcome: tuple = (None, None)
+    if comm.Get_rank() == 0:
+        bar = progress.for_command(args, 0)
+        try:  # anything but a refusal or a MemoryError aborts the whole MPI job
+            outcome = collective(comm, lambda: _analysis(args, topo, router, est, bar))
+        finally:
+            bar.close()
+    else:  # rank 0's death ends the job (hydra); its errors come through agree below
+        wait_for_rank0(comm, est.work / _SLOW_RATE, "the deadlock analysis on rank 0")
+    rep = agree(comm, lambda: _outcome(outcome))
+    if comm.Get_rank() != 0:
+        return 0
+    if args.json:
+        sys.stdout.write(json_text(rep) + "\n")
+    else:
+        sys.stdout.write(format_report(rep))
+    sys.stdout.flush()
+    return 0 if rep["acyclic"] else 1
+
+
+#: route hops a second (the estimate's unit) at least: about 7 million measured here
+_SLOW_RATE = 1e6
+
+
+def _analysis(args: argparse.Namespace, topo: Any, router: Any, est: Any, bar: Any) -> tuple:
+    """Rank 0's analysis: ``(report, None)``, or ``(None, error)`` for every rank to raise."""
+    from mpinet.errors import MpinetError, ResourceError
+    from mpinet.jobs.resources import available_memory, size_text
+    from mpinet.routing.deadlock_analysis import analyze
+    from mpinet.routing.deadlock_literature import star_literature
+
+    head = f"deadlock {topo.spec} {router.name}"
+
+    def tell(phase: str, done: int, total: int) -> None:
+        if total > 1:
+            bar(lambda: f"{head}: {phase} {100.0 * done / total:.1f}% ({done:,} of {total:,})")
+        else:
+            bar(lambda: f"{head}: {phase}")
+
+    try:
         res = analyze(
             topo,
             router,
@@ -100,21 +149,49 @@ def run(args: argparse.Namespace) -> int:
             max_hops=args.max_hops,
             destinations=args.destinations,
             seed=args.seed,
+            progress=tell,
         )
-        rep = res.report
-        rep["literature"] = star_literature(topo, rep)
-        return rep
+    except MpinetError as exc:
+        return None, exc
+    except MemoryError:  # the estimate was short of the machine: one line on every rank
+        return None, ResourceError(
+            f"{est.what} ran out of memory (estimated {size_text(est.bytes)}; "
+            f"{_memory_now(available_memory())}); way out: a smaller network"
+        )
+    rep = res.report
+    rep["literature"] = star_literature(topo, rep)
+    # the plan beside what it planned for (docs/reliability.md compares the two)
+    rep["plan"] = est.as_dict()
+    rep["peak_rss_mib"] = round(_peak_rss_mib(), 1)
+    return rep, None
 
-    rep = agree(comm, work)
-    if comm.Get_rank() != 0:
-        return 0
-    if args.json:
-        json.dump(rep, sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(format_report(rep))
-    sys.stdout.flush()
-    return 0 if rep["acyclic"] else 1
+
+def _peak_rss_mib() -> float:
+    """This process's peak resident memory (Linux reports KiB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _memory_now(available: int) -> str:
+    """What memory there is now: available, and this process's address-space cap if any."""
+    import resource
+
+    from mpinet.jobs.resources import size_text
+
+    text = f"{size_text(available)} available now"
+    cap = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if cap != resource.RLIM_INFINITY:
+        text += f", address space capped at {size_text(cap)} (ulimit -v)"
+    return text
+
+
+def _outcome(outcome: tuple) -> Any:
+    """The report, or rank 0's error raised (``agree`` raises it on every rank)."""
+    rep, err = outcome
+    if err is not None:
+        raise err
+    return rep
 
 
 def format_report(r: dict) -> str:

@@ -1,13 +1,16 @@
-"""Plans of ``mpinet info``, ``routes`` and ``verify``: their estimates, checked before work.
+"""Plans of ``info``, ``routes``, ``verify`` and ``deadlock``: estimates checked before work.
 
 The estimator itself (:class:`~mpinet.jobs.resources.Estimate`, the per-layer
 parts, :func:`~mpinet.jobs.resources.check` and the available memory) is
 :mod:`mpinet.jobs.resources`, shared with ``mpinet run``; each function here
-raises a one-line :class:`~mpinet.errors.ResourceError` or returns the estimate.
+raises a one-line :class:`~mpinet.errors.ResourceError` or returns the estimate. The
+plans of the commands that read or write files (``analyze``, ``export``) are in
+:mod:`mpinet.jobs.plans_io`, the sweep's in :mod:`mpinet.jobs.sweep_plan`.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from mpinet.errors import ResourceError
@@ -112,6 +115,13 @@ def plan_routes(
         except ResourceError as exc:
             raise ResourceError(f"exact distances for --pairs {kind}: {exc}") from None
     hw = int(getattr(router, "header_width", 0) or 0)
+    queues = -(-topo.num_nodes // size) * topo.degree
+    if engine and queues >= 2**31:  # the engine's int32 queue indices (engine/state.py)
+        raise ResourceError(
+            f"--engine on {describe(topo)} is {queues:,} link queues per rank on {size} "
+            f"rank(s), over 2**31; way out: {size * (-(-queues // 2**31)) + size} or more ranks, "
+            "or no --engine"
+        )
 
     label = f"sample:{pairs}" if kind == "sample" else kind
 
@@ -179,3 +189,113 @@ def plan_verify(checks: list, size: int, ranks_here: int | None = None) -> list[
             )
         )
     return out
+
+
+# -- deadlock ---------------------------------------------------------------------------
+#: bytes per dependency at the peak of building and searching the dependency graph: the
+#: hop keys and their decoding, the dependency and channel arrays, the cycle search's
+#: sorted copy (58-75 measured with tracemalloc on star, ms, scc, hypercube, ccc)
+DEP_BYTES = 80
+#: bytes per route state followed at once, and per hop of its route (its hop keys; 240-270
+#: measured per state on star:8 and scc:7 with tracemalloc, 4.2 KiB with tie=random)
+STATE_BYTES, STATE_HOP_BYTES = 200, 8
+#: bytes per node of the translations (symmetry: node classes, relative ids, samples)
+TRANSLATE_BYTES = 100
+#: the route follower's own tables (random choices' packet ids, router temporaries)
+FOLLOW_BASE = 32 << 20
+#: a random router is followed through this many times its degree more states
+#: (measured 2.3-2.4 x degree: shortest tie=random on star:8, scc-random on scc:7)
+RANDOM_BRANCH = 2.5
+#: a dependency costs about this many route hops of work (its sorts, the cycle search)
+DEP_WORK = 15
+
+
+def _random_router(router: Any) -> bool:
+    """Whether the router can make random choices (``tie``/``choice`` = random, scc-random)."""
+    opts = getattr(router, "options", {}) or {}
+    return "random" in str(getattr(router, "name", "")) or "random" in opts.values()
+
+
+def deadlock_dependencies(topo: Topology, setup: Any) -> int:
+    """The estimated dependencies of a deadlock analysis (:func:`estimate_deadlock`)."""
+    links, hops = topo.num_nodes * topo.degree, mean_hops(topo)
+    per_turn = min(setup.classes, math.ceil(1.5 * hops)) if setup.top is not None else 1
+    return links * max(topo.degree - 1, 1) * per_turn
+
+
+def estimate_deadlock(topo: Topology, router: Any, setup: Any) -> Estimate:
+    """Memory of ``mpinet deadlock`` (on rank 0) and its work, from the inputs alone.
+
+    Dependencies: every directed link times its ``degree - 1`` turns (the number for
+    minimal routers on star, ms, scc and ccc; fewer for e-cube), times the hop classes a
+    turn is used in with ``--buffer-classes hops`` (1.5 x the mean route length, at most
+    the classes there are). Routes: ``(targets + 4 checks) x N`` with symmetry, ``N^2``
+    for every destination, each ``mean_hops`` long; at most ``2**20`` route states at
+    once (times ``2.5 x degree`` for a random router).
+
+    Parameters
+    ----------
+    topo, router : the network and the built router (its tables are not built yet)
+    setup : :class:`mpinet.routing.deadlock_analysis.Setup`
+    """
+    from mpinet.routing.deadlock_analysis import SAMPLES
+    from mpinet.routing.route_enum import MAX_STATES
+
+    n, deg = topo.num_nodes, topo.degree
+    links = n * deg
+    hops = mean_hops(topo)
+    deps = deadlock_dependencies(topo, setup)
+    branch = RANDOM_BRANCH * deg if _random_router(router) else 1.0
+    rows = []
+    if setup.mode == "symmetry":
+        targets = len(topo.translation_targets)
+        rows.append((targets + SAMPLES) * n)
+    if setup.mode == "all" or setup.fallback:
+        rows.append(n * (n - 1))
+    pairs = max(rows)
+    est = Estimate(f"deadlock analysis of {getattr(router, 'name', router)} on {describe(topo)}")
+    est.add("neighbour table", links * 12)  # int64, and the int32 table it is made from
+    est.add("router tables", router_tables(router))
+    # one target's sources in chunks, or (every destination) whole destinations per chunk
+    every = setup.mode == "all" or setup.fallback
+    states = min(MAX_STATES, n * n if every else n) * branch
+    est.add("route states", FOLLOW_BASE + states * (STATE_BYTES + STATE_HOP_BYTES * hops), "follow")
+    if setup.mode == "symmetry":
+        # the hop keys to each target, the translations, the keys made for every node
+        keys = len(topo.translation_targets) * n * 8 * (hops if setup.top is not None else 2)
+        est.add("hop keys", keys + 16 * (deps + links), "follow")
+        est.add("translations", n * TRANSLATE_BYTES, "follow")
+    est.add("dependency graph", DEP_BYTES * deps + 8 * links, "graph")
+    est.work = pairs * hops * branch + DEP_WORK * deps
+    est.work_unit = "route hops (a dependency counts as 15)"
+    return base(est)
+
+
+def plan_deadlock(
+    topo: Topology,
+    router: Any,
+    setup: Any,
+    size: int,
+    ranks_here: int | None = None,
+) -> Estimate:
+    """Check ``mpinet deadlock`` before a route is followed: dependencies, then memory.
+
+    Refuses (one line, with the way out) an estimated dependency graph over
+    :data:`~mpinet.routing.deadlock_analysis.MAX_EDGES` edges, and an analysis whose
+    estimate does not fit this machine next to the other ranks here.
+    """
+    from mpinet.routing.deadlock_analysis import MAX_EDGES
+
+    check_ids(topo, size)
+    est = estimate_deadlock(topo, router, setup)
+    ways = "a smaller network"
+    if setup.mode == "all" and topo.translation_targets is not None:
+        ways = "--destinations symmetry, or a smaller network"
+    deps = deadlock_dependencies(topo, setup)
+    if deps > MAX_EDGES:
+        raise ResourceError(
+            f"{est.what}: its dependency graph would have about {deps:,} dependencies "
+            f"(estimated from {topo.num_nodes * topo.degree:,} links), over the limit of "
+            f"{MAX_EDGES:,}; way out: {ways}"
+        )
+    return check(lambda r: est, size, ranks_here, smaller=ways, serial=True)

@@ -43,6 +43,7 @@ import numpy as np
 from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.errors import JobError
 from mpinet.jobs.execute import Plan
+from mpinet.jobs.sweep_plan import MAX_BISECT, MAX_LOADS, MAX_STEPS
 from mpinet.jobs.sweep_point import run_point, traffic
 from mpinet.routing.channel_load import (
     ChannelLoad,
@@ -70,11 +71,25 @@ class Settings:
     bisect: int = 6  # auto: bisection steps
 
     def check(self) -> None:
-        for name, lo in (("warmup", 0), ("measure", 1), ("drain", 0), ("coarse", 2)):
-            if getattr(self, name) < lo:
-                raise JobError(f"sweep {name} must be >= {lo}, got {getattr(self, name)}")
-        if self.bisect < 0 or (self.tail is not None and self.tail < 0):
-            raise JobError("sweep bisect and tail must be >= 0")
+        """Refuse values out of range, and windows longer than a run may be (int32 steps).
+
+        The work they imply (loads x steps x packets) is planned apart
+        (:func:`check_plan`).
+        """
+        for name, lo, hi in (("warmup", 0, MAX_STEPS), ("measure", 1, MAX_STEPS),
+                             ("drain", 0, MAX_STEPS), ("coarse", 2, MAX_LOADS),
+                             ("bisect", 0, MAX_BISECT)):  # fmt: skip
+            v = getattr(self, name)
+            if not lo <= v <= hi:
+                raise JobError(f"sweep {name} (--{name}) must be in [{lo}, {hi:,}], got {v:,}")
+        if self.tail is not None and not 0 <= self.tail <= MAX_STEPS:
+            raise JobError(f"sweep tail (--tail) must be in [0, {MAX_STEPS:,}], got {self.tail:,}")
+        steps = self.warmup + self.measure + self.drain
+        if steps > MAX_STEPS:  # the engine's max_steps
+            raise JobError(
+                f"sweep warmup + measure + drain = {steps:,} steps, over {MAX_STEPS:,} (the "
+                "engine counts steps in int32); way out: shorter windows"
+            )
         if not 0.0 < self.accept_tol < 1.0:
             raise JobError(f"sweep accept_tol must be in (0, 1), got {self.accept_tol}")
         if self.latency_factor <= 1.0:
@@ -117,14 +132,20 @@ def parse_rates(text: str) -> Rates:
         _in_range(v)
     if ":" not in s:
         vals = sorted(set(nums))
+        if len(vals) > MAX_LOADS:
+            raise JobError(f"--rates lists {len(vals):,} loads, over {MAX_LOADS:,} (each is one "
+                           "engine run)")  # fmt: skip
         return Rates("list", vals, vals[0], vals[-1])
     lo, hi = nums
     if not lo < hi:
         raise JobError(f"--rates {s}: the first load must be below the second")
     if count is None:
         return Rates("auto", [], lo, hi)
-    if count < 2:
-        raise JobError(f"--rates {s}: a range needs n >= 2 points")
+    if not 2 <= count <= MAX_LOADS:  # before linspace: 10**9 points were 8 GB of floats
+        raise JobError(
+            f"--rates {s}: a range needs n in [2, {MAX_LOADS:,}] loads (each is one engine "
+            f"run), got {count:,}"
+        )
     return Rates("range", [float(x) for x in np.linspace(lo, hi, count)], lo, hi)
 
 
@@ -134,13 +155,29 @@ def _in_range(v: float) -> float:
     return v
 
 
-def check_plan(p: Plan) -> None:
-    """A sweep needs a unicast pattern (its injection keys are the sweep's)."""
+def check_plan(
+    p: Plan,
+    rates: Rates | None = None,
+    s: Settings | None = None,
+    ranks: int = 1,
+    ranks_here: int | None = None,
+) -> Any:
+    """A sweep needs a unicast pattern (its injection keys are the sweep's); with the
+    loads and windows, its work and its largest load's memory are checked too
+    (:func:`mpinet.jobs.sweep_plan.plan_sweep`: one line and a way out beyond the
+    machine or beyond :data:`~mpinet.jobs.sweep_plan.MAX_WORK`). Returns that estimate,
+    or None without loads."""
     kind = p.job.workload["kind"]
     if kind not in PATTERNS:
         raise JobError(
             f"mpinet sweep needs a unicast pattern ({', '.join(PATTERNS)}), not workload {kind!r}"
         )
+    if rates is None or s is None:
+        return None
+    from mpinet.jobs.sweep_plan import plan_sweep
+
+    s.check()
+    return plan_sweep(p, rates, s, ranks, ranks_here)
 
 
 def channel_bound(p: Plan, comm: Any) -> tuple[ChannelLoad, dict]:

@@ -9,7 +9,12 @@ frontier-at-a-time BFS.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+
+#: ``progress(done, total)``
+Progress = Callable[[int, int], None]
 
 
 def distinct(a: np.ndarray) -> np.ndarray:
@@ -49,7 +54,9 @@ def _counts(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _csr(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row pointers and targets of the edges sorted by source."""
     order = np.argsort(src, kind="stable")
-    ptr = np.searchsorted(src[order], np.arange(n + 1))
+    # counts, not a searchsorted over a sorted copy of src: one array of E less at the peak
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
     return ptr, dst[order]
 
 
@@ -64,7 +71,13 @@ def _gather(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return starts + np.arange(total)
 
 
-def peel(n: int, src: np.ndarray, dst: np.ndarray, alive: np.ndarray | None = None) -> np.ndarray:
+def peel(
+    n: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    alive: np.ndarray | None = None,
+    progress: Progress | None = None,
+) -> np.ndarray:
     """Vertices left after repeatedly removing those without incoming edges (Kahn).
 
     Parameters
@@ -73,19 +86,28 @@ def peel(n: int, src: np.ndarray, dst: np.ndarray, alive: np.ndarray | None = No
     src, dst : (E,) int64 edges
     alive : (n,) bool, optional
         Consider only these vertices (and the edges between them).
+    progress : callable, optional
+        ``progress(removed, n)`` after each frontier.
 
     Returns
     -------
     (n,) bool: the survivors; none survive iff the (sub)graph is acyclic.
     """
     alive = np.ones(n, dtype=bool) if alive is None else alive.copy()
-    keep = alive[src] & alive[dst]
-    src, dst = src[keep], dst[keep]
+    if not (alive.all() if alive.size else True):
+        keep = alive[src] & alive[dst]
+        src, dst = src[keep], dst[keep]
+        del keep
     ptr, tgt = _csr(n, src, dst)
     indeg = np.bincount(dst, minlength=n)
+    del src, dst
     frontier = np.flatnonzero(alive & (indeg == 0))
+    removed = n - int(alive.sum())
     while frontier.size:
         alive[frontier] = False
+        removed += frontier.size
+        if progress is not None:
+            progress(removed, n)
         t = tgt[_gather(ptr, frontier)]
         if not t.size:
             break
@@ -95,23 +117,16 @@ def peel(n: int, src: np.ndarray, dst: np.ndarray, alive: np.ndarray | None = No
     return alive
 
 
-def core(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+def core(n: int, src: np.ndarray, dst: np.ndarray, progress: Progress | None = None) -> np.ndarray:
     """Vertices on a cycle or on a path between two cycles (peeled from both sides)."""
-    alive = peel(n, src, dst)
+    alive = peel(n, src, dst, progress=progress)
     if not alive.any():
         return alive
     return peel(n, dst, src, alive)
 
 
-def shortest_cycle_through(
-    n: int, src: np.ndarray, dst: np.ndarray, start: int, alive: np.ndarray
-) -> list[int]:
-    """A shortest cycle through ``start`` among ``alive`` vertices, as a vertex list.
-
-    Returns ``[]`` when ``start`` is on no cycle.
-    """
-    keep = alive[src] & alive[dst]
-    ptr, tgt = _csr(n, src[keep], dst[keep])
+def _bfs_cycle(ptr: np.ndarray, tgt: np.ndarray, n: int, start: int) -> list[int]:
+    """A shortest cycle through ``start`` in the CSR graph ``(ptr, tgt)`` ([] if none)."""
     parent = np.full(n, -1, dtype=np.int64)
     frontier = np.array([start], dtype=np.int64)
     while frontier.size:
@@ -131,13 +146,27 @@ def shortest_cycle_through(
     return []
 
 
+def shortest_cycle_through(
+    n: int, src: np.ndarray, dst: np.ndarray, start: int, alive: np.ndarray
+) -> list[int]:
+    """A shortest cycle through ``start`` among ``alive`` vertices, as a vertex list.
+
+    Returns ``[]`` when ``start`` is on no cycle.
+    """
+    keep = alive[src] & alive[dst]
+    ptr, tgt = _csr(n, src[keep], dst[keep])
+    return _bfs_cycle(ptr, tgt, n, start)
+
+
 def find_cycle(
-    n: int, src: np.ndarray, dst: np.ndarray, tries: int = 8
+    n: int, src: np.ndarray, dst: np.ndarray, tries: int = 8, progress: Progress | None = None
 ) -> tuple[bool, list[int], int]:
     """Whether the graph is acyclic, a short cycle if not, and the size of its core.
 
     The cycle is the shortest through one of the first ``tries`` core vertices
-    (vertex-transitive networks make every start alike).
+    (vertex-transitive networks make every start alike); the core's edges are
+    sorted once for all the tries. ``progress(removed, n)`` follows the first
+    peeling, the long part on an acyclic graph.
 
     Returns
     -------
@@ -145,13 +174,16 @@ def find_cycle(
     cycle : list of vertices (empty when acyclic), each followed by the next
     core_size : vertices on cycles or between them
     """
-    alive = core(n, src, dst)
+    alive = core(n, src, dst, progress)
     size = int(alive.sum())
     if size == 0:
         return True, [], 0
+    keep = alive[src] & alive[dst]
+    ptr, tgt = _csr(n, src[keep], dst[keep])
+    del keep
     best: list[int] = []
     for v in np.flatnonzero(alive)[:tries]:
-        cyc = shortest_cycle_through(n, src, dst, int(v), alive)
+        cyc = _bfs_cycle(ptr, tgt, n, int(v))
         if cyc and (not best or len(cyc) < len(best)):
             best = cyc
     return False, best, size

@@ -29,6 +29,7 @@ Random routers are followed through every choice they can make
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ import numpy as np
 from mpinet.errors import ResourceError, RoutingError
 from mpinet.routing import channel_graph as cg
 from mpinet.routing.base import Router
-from mpinet.routing.route_enum import RouteFollower
+from mpinet.routing.route_enum import MAX_STATES, RouteFollower
 from mpinet.routing.walk import default_max_hops
 from mpinet.topology.base import Topology
 
@@ -51,12 +52,102 @@ MAX_EDGES = 1 << 27
 SAMPLES = 4
 DESTINATIONS = ("auto", "all", "symmetry")
 
+#: ``progress(phase, done, total)``: what the analysis is doing, and how far it is
+Progress = Callable[[str, int, int], None]
+
+
+def _quiet(phase: str, done: int, total: int) -> None:
+    """The default progress: none."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What an analysis will follow, decided from its arguments alone (nothing built)."""
+
+    mode: str  # "all" or "symmetry" (auto resolved; may still fall back to "all")
+    fallback: bool  # auto chose symmetry and may fall back to every destination
+    top: int | None  # the highest hop class (None without classes)
+    limit: int  # the longest route followed
+    classes: int  # channel classes per link
+
+
+def setup(
+    topo: Topology, buffer_classes: str = "none", max_hops: int | None = None,
+    destinations: str = "auto",
+) -> Setup:  # fmt: skip
+    """Check the arguments of :func:`analyze` and resolve ``auto`` (no route followed).
+
+    Raises
+    ------
+    RoutingError
+        A bad ``buffer_classes`` or ``destinations``, or symmetry without translations.
+    ResourceError
+        Every destination asked for above :data:`MAX_ALL_PAIRS` pairs.
+    """
+    if buffer_classes not in ("none", "hops"):
+        raise RoutingError(f"buffer classes must be 'none' or 'hops', got {buffer_classes!r}")
+    if destinations not in DESTINATIONS:
+        raise RoutingError(f"destinations must be one of {', '.join(DESTINATIONS)}")
+    if buffer_classes == "hops":
+        top = 32 if max_hops is None else int(max_hops)
+        limit = top + 1  # the last hop into the destination takes no buffer
+    else:
+        top = None
+        limit = default_max_hops(topo) if max_hops is None else int(max_hops)
+    n = topo.num_nodes
+    mode = destinations
+    if mode == "auto":
+        small = n * n <= AUTO_ALL_PAIRS or topo.translation_targets is None
+        mode = "all" if small else "symmetry"
+    if mode == "symmetry" and topo.translation_targets is None:
+        raise RoutingError(f"{topo.spec} has no translations; use --destinations all")
+    if mode == "all" and n * n > MAX_ALL_PAIRS:
+        raise ResourceError(
+            f"following every route of {topo.spec} ({n:,} nodes) means N*N = {n * n:,} pairs, "
+            f"over the limit of {MAX_ALL_PAIRS:,}; way out: "
+            + ("--destinations symmetry, or " if topo.translation_targets is not None else "")
+            + "a smaller network"
+        )
+    fallback = destinations == "auto" and mode == "symmetry" and n * n <= MAX_ALL_PAIRS
+    classes = top + 1 if top is not None else 1
+    return Setup(mode, fallback, top, limit, classes)
+
+
+def _to_target(f: RouteFollower, target: int, tell: Callable[[int], None]) -> np.ndarray:
+    """Hop keys of the routes from every node to ``target``, sources in bounded chunks.
+
+    The chunks bound the states followed at once (:data:`MAX_STATES`) and give the
+    progress its steps; the union of their keys is that of one call.
+    """
+    n = f.topo.num_nodes
+    acc = np.empty(0, dtype=np.int64)
+    for lo in range(0, n, MAX_STATES):
+        s = np.arange(lo, min(lo + MAX_STATES, n), dtype=np.int64)
+        s = s[s != target]
+        acc = cg.distinct(np.concatenate([acc, f.follow(s, np.full(s.size, target))]))
+        tell(min(lo + MAX_STATES, n))
+    return acc
+
+
+def _all_keys(f: RouteFollower, progress: Progress) -> np.ndarray:
+    """Hop keys of the routes from every node to every node (destinations in chunks)."""
+    n = f.topo.num_nodes
+    step = max(1, MAX_STATES // n)
+    acc = np.empty(0, dtype=np.int64)
+    for lo in range(0, n, step):
+        d = np.repeat(np.arange(lo, min(lo + step, n), dtype=np.int64), n)
+        s = np.tile(np.arange(n, dtype=np.int64), d.size // n)
+        keep = s != d
+        acc = cg.distinct(np.concatenate([acc, f.follow(s[keep], d[keep])]))
+        progress("following routes to every destination", min(lo + step, n) * n, n * n)
+    return acc
+
 
 class SymmetryError(RoutingError):
     """A sampled check of the symmetry assumptions failed."""
 
 
-def _symmetric_keys(f: RouteFollower) -> np.ndarray:
+def _symmetric_keys(f: RouteFollower, progress: Progress = _quiet) -> np.ndarray:
     """Hop keys to every destination from the routes to the translation targets.
 
     Raises :class:`SymmetryError` when a sampled check of the assumptions fails.
@@ -64,12 +155,19 @@ def _symmetric_keys(f: RouteFollower) -> np.ndarray:
     topo, n = f.topo, f.topo.num_nodes
     targets = np.asarray(topo.translation_targets, dtype=np.int64)
     nodes = np.arange(n, dtype=np.int64)
-    per_key = [f.to_destinations(targets[k : k + 1]) for k in range(targets.size)]
-    cls = topo.translate(nodes, nodes)[1]
     picks = np.random.default_rng(0)
+    samples = picks.choice(n, size=min(SAMPLES, n), replace=False)
+    total = (targets.size + samples.size) * n  # routes followed, checks included
+    what = f"following routes to {targets.size} translation target(s) and {samples.size} checks"
+
+    def tell(base: int) -> Callable[[int], None]:
+        return lambda done: progress(what, base + done, total)
+
+    per_key = [_to_target(f, int(t), tell(k * n)) for k, t in enumerate(targets)]
+    cls = topo.translate(nodes, nodes)[1]
     # the router must be invariant: routes to d are the translated routes to its target
-    for d in picks.choice(n, size=min(SAMPLES, n), replace=False):
-        x, r, q, h = f.decode(f.to_destinations(np.array([d])))
+    for i, d in enumerate(samples):
+        x, r, q, h = f.decode(_to_target(f, int(d), tell((targets.size + i) * n)))
         rel, key = topo.translate(x, np.full(x.size, d))
         k = int(key[0]) if key.size else 0
         if not np.array_equal(cg.distinct(f.encode(rel, r, q, h)), per_key[k]):
@@ -80,6 +178,7 @@ def _symmetric_keys(f: RouteFollower) -> np.ndarray:
             )
     turns: list[np.ndarray] = []
     for c in range(targets.size):
+        progress("translating the turns to every node class", c, targets.size)
         # A_c: the (rel, key) of class-c nodes over all destinations; the same for the class
         rel, key = topo.translate(np.full(n, targets[c]), nodes)
         sample = np.flatnonzero(cls == c)
@@ -98,12 +197,13 @@ def _symmetric_keys(f: RouteFollower) -> np.ndarray:
             hit = mask[k, x]
             u.append(f.encode(0, r[hit], q[hit], h[hit]))
         turns.append(cg.distinct(np.concatenate(u)))
+    del per_key
     sizes = np.bincount(cls, minlength=targets.size)
     total = int(sum(sizes[c] * turns[c].size for c in range(targets.size)))
     if total > MAX_EDGES:
         raise ResourceError(
             f"the dependency graph of {topo.spec} would have about {total:,} hops, over the "
-            f"limit of {MAX_EDGES:,}; use a smaller network"
+            f"limit of {MAX_EDGES:,}; way out: a smaller network"
         )
     out = []
     for c in range(targets.size):
@@ -149,6 +249,39 @@ class Analysis:
         }
 
 
+def _graph(
+    f: RouteFollower, keys: np.ndarray, ncls: int, hop_cls: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Dependencies ``src -> dst`` and the channels used, from distinct hop keys.
+
+    A hop ``(x, r, q, h)`` uses channel ``(x, q)`` in class ``h + 1``; arriving over
+    ``r`` it held the channel ``(nb(x, r), rev(r))`` in class ``h``. Temporaries are
+    dropped as soon as they are used: this is the analysis's memory peak.
+    """
+    deg = f.deg
+    x, r, q, h = f.decode(keys)  # distinct: so are the dependencies, one per hop
+    out_ch = x * deg
+    out_ch += q
+    del q
+    out_ch *= ncls
+    if hop_cls:
+        out_ch += h + 1
+    dep = r < deg
+    xd, rd, hd = x[dep], r[dep], h[dep]
+    del x, r, h
+    src = f.nb[xd, rd]
+    del xd
+    src *= deg
+    src += f.rev[rd]
+    del rd
+    src *= ncls
+    src += hd
+    del hd
+    dst = out_ch[dep]
+    del dep
+    return src, dst, cg.distinct(out_ch)
+
+
 def analyze(
     topo: Topology,
     router: Router,
@@ -157,6 +290,7 @@ def analyze(
     max_hops: int | None = None,
     destinations: str = "auto",
     seed: int = 0,
+    progress: Progress = _quiet,
 ) -> Analysis:
     """Build and check the channel dependency graph of ``router`` on ``topo``.
 
@@ -172,6 +306,8 @@ def analyze(
         ``"auto"`` (all up to N*N = 2**16 pairs, without translations or for a
         router found not translation-invariant; else symmetry)
     seed : seed the random routers' choices are enumerated under
+    progress : ``progress(phase, done, total)``, called as the analysis goes
+        (routes followed, channels peeled; ``total`` 1 for a phase without steps)
 
     Returns
     -------
@@ -179,55 +315,37 @@ def analyze(
     ``dependencies``, ``max_route_length``, ``classes_needed`` and more.
     """
     t0 = time.perf_counter()
-    if buffer_classes not in ("none", "hops"):
-        raise RoutingError(f"buffer classes must be 'none' or 'hops', got {buffer_classes!r}")
-    if destinations not in DESTINATIONS:
-        raise RoutingError(f"destinations must be one of {', '.join(DESTINATIONS)}")
-    hop_cls = buffer_classes == "hops"
-    if hop_cls:
-        top = 32 if max_hops is None else int(max_hops)
-        limit = top + 1  # the last hop into the destination takes no buffer
-    else:
-        top = None
-        limit = default_max_hops(topo) if max_hops is None else int(max_hops)
+    su = setup(topo, buffer_classes, max_hops, destinations)
+    hop_cls, top, limit, ncls = buffer_classes == "hops", su.top, su.limit, su.classes
+    mode = su.mode
     n, deg = topo.num_nodes, topo.degree
-    mode = destinations
-    if mode == "auto":
-        small = n * n <= AUTO_ALL_PAIRS or topo.translation_targets is None
-        mode = "all" if small else "symmetry"
-    if mode == "symmetry" and topo.translation_targets is None:
-        raise RoutingError(f"{topo.spec} has no translations; use --destinations all")
-    if mode == "all" and n * n > MAX_ALL_PAIRS:
-        raise ResourceError(
-            f"following every route of {topo.spec} ({n:,} nodes) means N*N = {n * n:,} pairs, "
-            f"over the limit of {MAX_ALL_PAIRS:,}"
-        )
+    progress("building the neighbour table", 0, 1)
     f = RouteFollower(topo, router, seed, limit, hop_cls)
     if n * (deg + 1) * deg * f.H >= 1 << 62:
         raise ResourceError(f"{topo.spec} is too large to encode its hops in 64 bits")
     keys = None
     if mode == "symmetry":
         try:
-            keys = _symmetric_keys(f)
+            keys = _symmetric_keys(f, progress)
         except SymmetryError:
-            if destinations != "auto" or n * n > MAX_ALL_PAIRS:
+            if not su.fallback:
                 raise
             mode = "all"  # auto: fall back to every destination
     if keys is None:
-        keys = f.to_destinations(np.arange(n, dtype=np.int64))
-    x, r, q, h = f.decode(keys)  # distinct: so are the dependencies, one per hop
-    ncls = top + 1 if top is not None else 1
-    # a hop (x, r, q, h) uses channel (x, q) in class h + 1; arriving over r it held
-    # the channel (nb(x, r), rev(r)) in class h
-    out_ch = (x * deg + q) * ncls + (h + 1 if hop_cls else 0)
-    dep = r < deg
-    xd, rd = x[dep], r[dep]
-    in_ch = (f.nb[xd, rd] * deg + f.rev[rd]) * ncls + h[dep]
-    channels = cg.distinct(out_ch)
+        keys = _all_keys(f, progress)
+    progress("building the dependency graph", 0, 1)
+    src, dst, channels = _graph(f, keys, ncls, hop_cls)
+    del keys
     # every channel a route holds is also one it took, so the edges index into channels
-    a, b = np.searchsorted(channels, in_ch), np.searchsorted(channels, out_ch[dep])
-    acyclic, cyc, core = cg.find_cycle(channels.size, a, b)
-    res = Analysis(topo, ncls, in_ch, out_ch[dep], channels)
+    a, b = np.searchsorted(channels, src), np.searchsorted(channels, dst)
+
+    def peeled(done: int, total: int) -> None:
+        progress("searching the dependency graph for cycles (channels peeled)", done, total)
+
+    progress("searching the dependency graph for cycles", 0, 1)
+    acyclic, cyc, core = cg.find_cycle(channels.size, a, b, progress=peeled)
+    del a, b
+    res = Analysis(topo, ncls, src, dst, channels)
     cycle = [res.describe(int(channels[v])) for v in cyc]
     res.report = {
         "spec": topo.spec,
@@ -242,7 +360,7 @@ def analyze(
         "pairs": f.pairs,
         "links": int((f.nb >= 0).sum()),
         "channels": int(channels.size),
-        "dependencies": int(in_ch.size),
+        "dependencies": int(src.size),
         "acyclic": acyclic,
         "cycle": cycle or None,
         "cycle_length": len(cycle) or None,
@@ -253,56 +371,3 @@ def analyze(
         "seconds": round(time.perf_counter() - t0, 3),
     }
     return res
-
-
-def format_cycle(cycle: list[dict]) -> str:
-    """One line: ``a -[T4]-> b -[T3]-> ... a`` (classes shown when present)."""
-
-    def arrow(c: dict) -> str:
-        cls = "" if c["class"] is None else f" class {c['class']}"
-        return f"{c['node']} -[{c['port']}{cls}]->"
-
-    return " ".join(arrow(c) for c in cycle) + f" {cycle[0]['node']}"
-
-
-def star_literature(topo: Topology, report: dict[str, Any]) -> list[dict[str, Any]]:
-    """Published bounds for the n-star beside a report (empty for other families).
-
-    Each entry: ``quantity``, ``value``, ``source``, ``note``. Only numbers
-    that follow from a definition we can check are given; see
-    docs/deadlock-analysis.md for what we could not verify.
-    """
-    if topo.family != "star":
-        return []
-    n = int(topo.k)  # type: ignore[attr-defined]
-    diam = 3 * (n - 1) // 2
-    need = report["classes_needed"]
-    return [
-        {
-            "quantity": "diameter",
-            "value": diam,
-            "source": "Akers, Harel & Krishnamurthy 1987: floor(3(n-1)/2)",
-            "note": f"longest route here {report['max_route_length']}",
-        },
-        {
-            "quantity": "hop classes, any minimal routing",
-            "value": diam + 1,
-            "source": "structured buffer pool (Merlin & Schweitzer 1980; Gopal 1985): D + 1",
-            "note": f"mpinet consumes a delivered packet without a buffer, so D = {diam} suffice "
-            f"(model.max_hops = {diam - 1}); this router needs {need}",
-        },
-        {
-            "quantity": "negative-hop classes, any minimal routing",
-            "value": -(-diam // 2) + 1,
-            "source": "negative-hop scheme (Gopal 1985; Boppana & Chalasani 1996) on the "
-            "bipartite S_n: ceil(D/2) + 1, derived here, not quoted",
-            "note": "not modelled by the engine",
-        },
-        {
-            "quantity": "cycle-free dependencies",
-            "value": "acyclic" if report["acyclic"] else "cyclic",
-            "source": "Dally & Seitz 1987: acyclic suffices; for deterministic routing it is "
-            "also necessary",
-            "note": "one buffer per link" if report["buffer_classes"] == "none" else "hop classes",
-        },
-    ]

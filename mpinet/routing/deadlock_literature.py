@@ -1,0 +1,64 @@
+"""Reading a deadlock analysis: its cycle in one line, and the star graph's published bounds.
+
+Split from :mod:`mpinet.routing.deadlock_analysis` (which builds the graph); see
+docs/deadlock-analysis.md for what the published numbers are and what could not be checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mpinet.topology.base import Topology
+
+
+def format_cycle(cycle: list[dict]) -> str:
+    """One line: ``a -[T4]-> b -[T3]-> ... a`` (classes shown when present)."""
+
+    def arrow(c: dict) -> str:
+        cls = "" if c["class"] is None else f" class {c['class']}"
+        return f"{c['node']} -[{c['port']}{cls}]->"
+
+    return " ".join(arrow(c) for c in cycle) + f" {cycle[0]['node']}"
+
+
+def star_literature(topo: Topology, report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Published bounds for the n-star beside a report (empty for other families).
+
+    Each entry: ``quantity``, ``value``, ``source``, ``note``. Only numbers
+    that follow from a definition we can check are given; see
+    docs/deadlock-analysis.md for what we could not verify.
+    """
+    if topo.family != "star":
+        return []
+    n = int(topo.k)  # type: ignore[attr-defined]
+    diam = 3 * (n - 1) // 2
+    need = report["classes_needed"]
+    return [
+        {
+            "quantity": "diameter",
+            "value": diam,
+            "source": "Akers, Harel & Krishnamurthy 1987: floor(3(n-1)/2)",
+            "note": f"longest route here {report['max_route_length']}",
+        },
+        {
+            "quantity": "hop classes, any minimal routing",
+            "value": diam + 1,
+            "source": "structured buffer pool (Merlin & Schweitzer 1980; Gopal 1985): D + 1",
+            "note": f"mpinet consumes a delivered packet without a buffer, so D = {diam} suffice "
+            f"(model.max_hops = {diam - 1}); this router needs {need}",
+        },
+        {
+            "quantity": "negative-hop classes, any minimal routing",
+            "value": -(-diam // 2) + 1,
+            "source": "negative-hop scheme (Gopal 1985; Boppana & Chalasani 1996) on the "
+            "bipartite S_n: ceil(D/2) + 1, derived here, not quoted",
+            "note": "not modelled by the engine",
+        },
+        {
+            "quantity": "cycle-free dependencies",
+            "value": "acyclic" if report["acyclic"] else "cyclic",
+            "source": "Dally & Seitz 1987: acyclic suffices; for deterministic routing it is "
+            "also necessary",
+            "note": "one buffer per link" if report["buffer_classes"] == "none" else "hop classes",
+        },
+    ]
