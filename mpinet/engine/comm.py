@@ -8,6 +8,9 @@ never need an MPI library; :func:`world` imports mpi4py only when asked.
 from __future__ import annotations
 
 import os
+import signal
+import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -16,7 +19,10 @@ from mpinet.errors import MPIError
 
 # MPICH ranks busy-poll while waiting; oversubscribed (ranks > cores) that
 # costs ~1000x in latency. Throttling restores it (see docs/architecture.md).
-_MPI_ENV_DEFAULTS = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1"}
+# UCX (the MPICH wheel's transport) takes SIGHUP as its debug signal: the run went on and
+# ~240 debug lines went to stdout; 0 turns that off, so SIGHUP stops the run
+# (mpinet.cli.signals; docs/reliability.md, "Interrupts").
+_MPI_ENV_DEFAULTS = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "UCX_DEBUG_SIGNO": "0"}
 
 
 def world() -> Any:
@@ -96,23 +102,55 @@ def block_bounds(n: int, size: int) -> np.ndarray:
 
 def sum_op() -> Any:
     """``MPI.SUM`` when mpi4py is loaded, else ``None`` (serial)."""
-    import sys
-
     mod = sys.modules.get("mpi4py.MPI")
     return None if mod is None else mod.SUM
 
 
 def max_op() -> Any:
     """``MPI.MAX`` when mpi4py is loaded, else ``None`` (serial)."""
-    import sys
-
     mod = sys.modules.get("mpi4py.MPI")
     return None if mod is None else mod.MAX
+
+
+#: set by the CLI's signal watcher (:mod:`mpinet.cli.signals`) once this process is stopping
+STOPPING = threading.Event()
+_STOP_SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+
+
+def stopping() -> bool:
+    """True once this process is stopping on a signal, or while one waits for the watcher.
+
+    The signals are blocked while a command runs (taken by a watcher thread), so a pending
+    one is about to stop this process too.
+    """
+    if STOPPING.is_set():
+        return True
+    try:
+        return bool(signal.sigpending() & _STOP_SIGNALS)
+    except (AttributeError, OSError):
+        return False
+
+
+def park(seconds: float = 30.0) -> None:
+    """Leave the exit to the signal watcher: what the peers sent may be partial.
+
+    Measured: a rank whose peers had stopped on Ctrl-C completed an ``Alltoallv`` with
+    garbage (a node id of -2070313376) before its own watcher acted.
+    """
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        time.sleep(0.05)
 
 
 #: default watchdog: a rank waiting this long in one collective call aborts the job
 DEFAULT_TIMEOUT = 900.0
 _ROLL_CALL_TAG = 7171
+#: seconds the waiting ranks listen to each other before the job is aborted
+ROLL_CALL = 3.0
+#: seconds a waiting rank other than the one that reports leaves it to end the job
+REPORT_WAIT = 10.0
 
 
 class WatchedComm:
@@ -121,11 +159,14 @@ class WatchedComm:
     A stopped, hung or dead rank otherwise leaves every other rank waiting
     forever. Buffer collectives run as their non-blocking forms, polled; the
     pickled ones (``allreduce``, ``bcast``, ...) first meet at a polled
-    ``Ibarrier``. Past the timeout the waiting ranks call the roll (each sends
-    its rank to the others and listens for a grace period), the lowest
-    waiting rank prints one line naming :attr:`where` (e.g. ``"step 202"``,
-    set by the engine) and the ranks never heard from, and every waiting rank
-    aborts the MPI job. Everything else is the wrapped communicator's.
+    ``Ibarrier``. Past the timeout a waiting rank removes its temporary files
+    (:attr:`on_abort`) and calls the roll (each waiting rank sends its rank to
+    the others and listens for :data:`ROLL_CALL` seconds); the lowest waiting
+    rank prints one line naming :attr:`where` (e.g. ``"step 202"``, set by the
+    engine) and the ranks never heard from, and ends the job (exit code 1). The
+    other waiting ranks leave the abort to it: an abort from any of them could
+    end the reporting rank before its line is out (measured on 4 ranks: no line).
+    Everything else is the wrapped communicator's.
     """
 
     def __init__(self, comm: Any, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -155,21 +196,42 @@ class WatchedComm:
     # pickled collectives: meet first, then the call (rare, small)
     def allreduce(self, obj: Any, op: Any = None) -> Any:
         self.Barrier()
-        return self._comm.allreduce(obj) if op is None else self._comm.allreduce(obj, op=op)
+        return self._checked(
+            lambda: self._comm.allreduce(obj) if op is None else self._comm.allreduce(obj, op=op)
+        )
 
     def bcast(self, obj: Any, root: int = 0) -> Any:
         self.Barrier()
-        return self._comm.bcast(obj, root=root)
+        return self._checked(lambda: self._comm.bcast(obj, root=root))
 
     def allgather(self, obj: Any) -> list:
         self.Barrier()
-        return self._comm.allgather(obj)
+        return self._checked(lambda: self._comm.allgather(obj))
 
     def gather(self, obj: Any, root: int = 0) -> list | None:
         self.Barrier()
-        return self._comm.gather(obj, root=root)
+        return self._checked(lambda: self._comm.gather(obj, root=root))
+
+    def _checked(self, call: Any) -> Any:
+        """``call()``, unless this process is stopping on a signal: then wait for the exit.
+
+        Peers that stopped first may have sent part of their data, or made the call fail;
+        neither is this job's result.
+        """
+        try:
+            out = call()
+        except Exception:
+            if stopping():
+                park()
+            raise
+        if stopping():
+            park()
+        return out
 
     def _wait(self, req: Any) -> None:
+        self._checked(lambda: self._poll(req))
+
+    def _poll(self, req: Any) -> None:
         import time
 
         # MPICH moves a large message only while a rank polls: spin on Test for the time a
@@ -185,34 +247,42 @@ class WatchedComm:
             time.sleep(0.0005)  # a late rank: stay responsive without burning a core
 
     def _roll_call_and_abort(self, waited: float) -> None:
-        import sys
+        import contextlib
         import time
 
+        from mpinet.engine import pmi
+
+        if self.on_abort is not None:
+            # first: from now on any rank's abort may end this process; never keep a stuck
+            # job alive over a cleanup failure
+            with contextlib.suppress(Exception):
+                self.on_abort()
         comm = self._comm
         rank, size = comm.Get_rank(), comm.Get_size()
         me, got = np.array([rank], dtype=np.int64), np.empty(1, dtype=np.int64)
         sent = [comm.Isend(me, dest=r, tag=_ROLL_CALL_TAG) for r in range(size) if r != rank]
         here = {rank}
-        end = time.monotonic() + 3.0
+        end = time.monotonic() + ROLL_CALL
         while time.monotonic() < end and len(here) < size:
             while comm.Iprobe(tag=_ROLL_CALL_TAG):
                 comm.Recv(got, tag=_ROLL_CALL_TAG)
                 here.add(int(got[0]))
             time.sleep(0.01)
-        missing = sorted(set(range(size)) - here)
+        del sent
         if rank == min(here):
+            missing = sorted(set(range(size)) - here)
             who = ", ".join(map(str, missing)) if missing else "none (all arrived late)"
-            sys.stderr.write(
+            line = (
                 f"mpinet: watchdog: rank {rank} waited {waited:.0f} s in {self.where} for the "
                 f"other ranks; rank(s) that did not arrive: {who}. Aborting the job (raise "
                 f"--timeout if this is legitimately slow)\n"
             )
-            sys.stderr.flush()
-        del sent
-        if self.on_abort is not None:
-            import contextlib
-
-            # never keep a stuck job alive over a cleanup failure
-            with contextlib.suppress(Exception):
-                self.on_abort()
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                sys.stderr.flush()
+                os.write(2, line.encode())
+            pmi.drain_stderr()  # the launcher stops reading a rank it ends
+        else:
+            time.sleep(REPORT_WAIT)  # normally ended by the reporting rank's abort meanwhile
+        if pmi.abort(1):  # hydra: without MPI_Abort's own "Abort(1) on node ..." line
+            time.sleep(REPORT_WAIT)
         comm.Abort(1)
