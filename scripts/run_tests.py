@@ -5,9 +5,12 @@ honest summary line at the end.
 
 A stage fails if pytest fails on *any* rank, if mpiexec dies, or if an MPI
 stage ran no MPI test at all (pytest-mpi skips them silently without
-``--with-mpi``). Usage::
+``--with-mpi``). ``--quick`` is the newcomer's tier: lint, the serial tests not
+marked ``slow`` and the quick MPI tests on 2 ranks (under 3 minutes on a 2-core
+machine); CI runs the whole suite. Usage::
 
-    python scripts/run_tests.py [--ranks 1,2,3,4] [--serial-only | --mpi-only] [-- PYTEST_ARGS]
+    python scripts/run_tests.py [--quick] [--ranks 1,2,3,4] [--serial-only | --mpi-only]
+                                [-- PYTEST_ARGS]
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -48,6 +52,7 @@ def junit_results(files: list[Path]) -> dict[str, str]:
 
 def run_stage(name: str, cmd: list[str], xml_glob: str, tmp: Path, env: dict) -> dict[str, int]:
     print(f"\n=== {name}: {' '.join(cmd)}", flush=True)
+    t0 = time.monotonic()
     try:
         proc = subprocess.run(cmd, cwd=ROOT, env=env, timeout=1800)
         rc = proc.returncode
@@ -73,10 +78,14 @@ def run_stage(name: str, cmd: list[str], xml_glob: str, tmp: Path, env: dict) ->
             print(f"--- {name}: report of {log.stem} ---\n{text}", flush=True)
     print(
         f"=== {name}: {counts['passed']} passed, {counts['failed']} failed, "
-        f"{counts['skipped']} skipped",
+        f"{counts['skipped']} skipped in {minutes(time.monotonic() - t0)}",
         flush=True,
     )
     return counts
+
+
+def minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
 
 
 def lint(python: str) -> bool:
@@ -96,10 +105,19 @@ def main() -> int:
     ap.add_argument(
         "--ranks", default="1,2,3,4", help="rank counts of the MPI stages (default 1,2,3,4)"
     )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="lint, serial tests not marked slow, quick MPI tests on 2 ranks",
+    )
     ap.add_argument("--serial-only", action="store_true")
     ap.add_argument("--mpi-only", action="store_true")
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = ap.parse_args()
+    started = time.monotonic()
+    if args.quick and args.ranks == "1,2,3,4":
+        args.ranks = "2"
+    only = " and not slow" if args.quick else ""
     env = dict(os.environ)
     env.setdefault("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
@@ -110,7 +128,9 @@ def main() -> int:
         stages = []
         if not args.mpi_only:
             xml = tmp / "serial.xml"
-            stages.append(("serial", [*py, "-m", "not mpi", f"--junitxml={xml}"], "serial.xml"))
+            stages.append(
+                ("serial", [*py, "-m", f"not mpi{only}", f"--junitxml={xml}"], "serial.xml")
+            )
         if not args.serial_only:
             try:
                 launcher = find_mpiexec()
@@ -121,7 +141,8 @@ def main() -> int:
             for n in [int(x) for x in args.ranks.split(",") if x]:
                 name = f"mpi-n{n}"
                 xml = tmp / f"{name}-rank{{rank}}.xml"
-                cmd = [*launcher, "-n", str(n), *py, "--with-mpi", "-m", "mpi", f"--junitxml={xml}"]
+                cmd = [*launcher, "-n", str(n), *py, "--with-mpi", "-m", f"mpi{only}"]
+                cmd.append(f"--junitxml={xml}")
                 stages.append((name, cmd, f"{name}-rank*.xml"))
         if not args.mpi_only and not lint(py[0]):
             total["failed"] += 1
@@ -131,9 +152,8 @@ def main() -> int:
             counts = run_stage(name, cmd, pattern, tmp, dict(env, MPINET_TEST_LOGDIR=str(logdir)))
             for key in total:
                 total[key] += counts[key]
-    print(
-        f"\ntotal: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped"
-    )
+    print(f"\ntime: {minutes(time.monotonic() - started)}")
+    print(f"total: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped")
     return 1 if total["failed"] or not total["passed"] else 0
 
 

@@ -249,6 +249,7 @@ def test_chunked_bfs_under_mpi_equals_serial(comm, spec):
             assert bfs_from(topo, src, comm, **kw).histogram.tolist() == want, kw
 
 
+@pytest.mark.slow
 @pytest.mark.mpi
 @pytest.mark.parametrize("kw", DEEP)
 def test_deep_bfs_under_mpi(comm, kw):

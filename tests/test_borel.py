@@ -214,6 +214,7 @@ def test_bad_labels():
             g.parse_label(bad)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p", [5, 7, 11, 13])
 def test_connectivity_rule_exhaustive(p):
     # Independent check of the gcd(T1, T2, k) = 1 criterion on the matrix definition.

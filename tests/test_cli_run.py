@@ -19,6 +19,7 @@ def test_there_is_a_job_per_family():
         assert f'"{fam}' in text, fam
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("job", JOBS, ids=lambda p: str(p.relative_to(ROOT / "jobs")))
 def test_every_job_file_runs_under_mpiexec(run_mpinet, job, tmp_path):
     out = tmp_path / "t.h5"
@@ -47,6 +48,7 @@ def test_every_job_file_runs_under_mpiexec(run_mpinet, job, tmp_path):
     assert res["trace"] == str(out) and out.exists()
 
 
+@pytest.mark.slow
 def test_same_result_on_1_and_3_ranks(run_mpinet):
     args = ["run", str(ROOT / "jobs" / "ms-uniform.toml"), "--json", "--trace-level", "none"]
     a = json.loads(run_mpinet(args, ranks=1).stdout)
@@ -131,6 +133,7 @@ def test_max_steps_exit_code_1(capsys):
     assert "still in flight" in out and "dropped" not in out.split("checks")[0]
 
 
+@pytest.mark.slow
 def test_deadlock_report_and_hop_classes(run_mpinet):
     job = str(ROOT / "jobs" / "buffers" / "deadlock.toml")
     text = run_mpinet(["run", job, "--trace-level", "none"], ranks=1)
@@ -147,6 +150,7 @@ def test_deadlock_report_and_hop_classes(run_mpinet):
     assert res["stats"]["ok"] and res["stats"]["delivered"] == res["stats"]["injected"]
 
 
+@pytest.mark.slow
 def test_bench_backlog_sweep(run_mpinet):
     args = ["bench", "--specs", "star:5;fccn:2@fccn-shortest", "--packets", "1,4", "--json"]
     proc = run_mpinet([*args, "--repeat", "1", "--trace", "none"], ranks=1)
@@ -159,6 +163,7 @@ def test_bench_backlog_sweep(run_mpinet):
     assert all(r["packets"] == r["nodes"] * r["packets_per_node"] for r in rows)
 
 
+@pytest.mark.slow
 def test_bench_says_when_a_run_deadlocked(run_mpinet):
     """A deadlocked run's hop rate is not a throughput: bench says so (JSON and text)."""
     args = ["bench", "--specs", "scc:5", "--packets", "8", "--buffer", "1", "--repeat", "1"]
@@ -172,6 +177,7 @@ def test_bench_says_when_a_run_deadlocked(run_mpinet):
     assert not ok["deadlock"] and ok["delivered"] == ok["packets"]
 
 
+@pytest.mark.slow
 def test_bench_json(run_mpinet):
     proc = run_mpinet(["bench", "--specs", "star:5", "--repeat", "1", "--json"], ranks=2)
     assert proc.returncode == 0, proc.stderr
@@ -179,6 +185,7 @@ def test_bench_json(run_mpinet):
     assert row["ranks"] == 2 and row["packet_hops"] > 0 and row["hops_per_second_per_rank"] > 0
 
 
+@pytest.mark.slow
 def test_collective_jobs_same_on_1_and_3_ranks(run_mpinet):
     for job in ("paper001-scc-broadcast/pipelined-one-port.toml", "baselines/star-mnb-sdc.toml"):
         args = ["run", str(ROOT / "jobs" / job), "--json", "--trace-level", "none"]

@@ -97,6 +97,7 @@ def test_summary_names_the_algorithm(capsys):
     assert "algorithm        broadcast-scc-one-port" in text and "shortest" not in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("job", [SCC_ONE_PORT, MNB_SDC], ids=["broadcast", "mnb"])
 def test_hops_identical_on_1_and_2_ranks(run_mpinet, job, tmp_path):
     tables = []

@@ -70,6 +70,7 @@ def test_missing_networks_are_skipped() -> None:
     assert cc.claims_markdown([], {}) == []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (ROOT / "docs" / "comparison.json").exists(), reason="no JSON")
 def test_committed_report_is_its_json_rendered(tmp_path: Path) -> None:
     """docs/comparison.md says "do not edit": rendering the JSON gives it back."""

@@ -55,6 +55,7 @@ def test_slowdowns_equal_the_theorems(spec):
     assert r["ms_steps"] < run_emulation(topo, "sweep", "sdc")["ms_steps"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["ims:1,2,2", "ims:1,3,2", "ims:2+1,3,2"])
 @pytest.mark.parametrize("algorithm", ["all-dims", "sweep", "broadcast", "mnb"])
 def test_incomplete_macro_stars_emulate_the_star_with_dilation_3(spec, algorithm):

@@ -185,6 +185,7 @@ def test_invalid_arguments() -> None:
         shortest_word(4, 3, perm.identity(13)[0])
 
 
+@pytest.mark.slow
 def test_markdown_and_report() -> None:
     md = schedule_markdown(4, 3, FIG6A)
     assert md.count("\n") == 1 + len(FIG6A)

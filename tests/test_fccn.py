@@ -199,6 +199,7 @@ def test_sroute_vs_bfs_all_pairs(m):
     assert round(100 * (1 - nonshortest / (n * (n - 1))), 2) == {1: 100.0, 2: 81.55, 3: 84.12}[m]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m", [2, 3])
 def test_sroute_distance_is_path_length_all_pairs(m):
     t = FCCN(m)

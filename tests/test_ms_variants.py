@@ -199,6 +199,7 @@ def test_ims_routes_follow_the_translation() -> None:
         assert a["ok"].all() and (a["lengths"] == b["lengths"]).all()
 
 
+@pytest.mark.slow
 def test_ims_1_3_3_routes_to_identity() -> None:
     """IMS((1),3,3), all 8! sources: the merged two-phase route is at most 18 hops."""
     t = from_spec("ims:1,3,3")
@@ -208,6 +209,7 @@ def test_ims_1_3_3_routes_to_identity() -> None:
     assert w["ok"].all() and (w["lengths"] >= dist).all() and w["lengths"].max() == 18
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", CMS_SMALL)
 @pytest.mark.parametrize("name", ["cms-clusters", "shortest"])
 def test_cms_routers_every_pair(spec: str, name: str) -> None:

@@ -172,6 +172,7 @@ def _mpi(mpiexec, args: list[str], delay: str | None, ranks: int = 2):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
 
 
+@pytest.mark.slow
 def test_progress_lines_under_mpiexec(mpiexec):
     proc = _mpi(mpiexec, [*LONG, "--progress"], delay="0")
     assert proc.returncode == 0, proc.stderr
@@ -181,6 +182,7 @@ def test_progress_lines_under_mpiexec(mpiexec):
     assert "checks          all passed" in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", ["--quiet", "--json"])
 def test_nothing_with_quiet_or_json_under_mpiexec(mpiexec, flag):
     proc = _mpi(mpiexec, [*LONG, flag], delay="0")
@@ -188,12 +190,14 @@ def test_nothing_with_quiet_or_json_under_mpiexec(mpiexec, flag):
     assert "[mpinet] step" not in proc.stderr + proc.stdout
 
 
+@pytest.mark.slow
 def test_a_short_run_prints_no_progress(mpiexec):
     proc = _mpi(mpiexec, [*LONG[:-4], "--steps", "5", "--progress"], delay=None)
     assert proc.returncode == 0, proc.stderr
     assert "[mpinet] step" not in proc.stderr  # under the 2 s delay
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a pty")
 def test_the_launchers_terminal_under_mpiexec(mpiexec):
     """Ranks have no controlling terminal under hydra; progress finds mpiexec's."""

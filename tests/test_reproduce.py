@@ -40,6 +40,7 @@ def test_sections_name_existing_jobs_and_errata(reproduce):
         assert entry in anchors, entry
 
 
+@pytest.mark.slow
 def test_quick_subset_writes_tables_verdicts_and_figures(tmp_path):
     out = tmp_path / "docs" / "reproduction.md"
     cmd = [sys.executable, str(SCRIPT), "--quick", "--only", "borel,baselines", "--out", str(out)]
@@ -80,6 +81,7 @@ def quick_report(tmp_path: Path, only: str) -> str:
     return out.read_text()
 
 
+@pytest.mark.slow
 def test_emulation_section_measures_the_emulate_star_jobs(tmp_path):
     text = quick_report(tmp_path, "emulation")
     # MS(2,2) emulating S_5: dimensions 2, 3 are T_j (1 step), 4, 5 are S T S (3): 8 MS steps
@@ -93,6 +95,7 @@ def test_emulation_section_measures_the_emulate_star_jobs(tmp_path):
     assert "FAILED" not in text and "FAIL |" not in text
 
 
+@pytest.mark.slow
 def test_scc_broadcast_section_has_table1_columns(tmp_path):
     text = quick_report(tmp_path, "paper001-scc")
     # SCC_4: eq. 12 is exact (E16), so Table 1's row is reproduced cell by cell

@@ -35,6 +35,7 @@ def all_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return src, dst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,spec", CASES)
 def test_every_ordered_pair(name, spec):
     topo = from_spec(spec)
@@ -46,6 +47,7 @@ def test_every_ordered_pair(name, spec):
     assert (res["lengths"] >= exact).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lookahead", [1, 2, 3, 4])
 def test_borel_cr_every_pair_of_the_paper_example_graphs(lookahead):
     for spec in ("borel:7,2,0,1", "borel:47,2,7,8"):

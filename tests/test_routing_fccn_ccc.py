@@ -171,6 +171,7 @@ def test_shortest_exhaustive_vs_bfs(m: int) -> None:
     np.testing.assert_array_equal(theorem41(s, d, m)[0], bfs.ravel())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("m", "sources"), [(4, 12), (5, 6)])
 def test_shortest_sampled_vs_bfs(m: int, sources: int) -> None:
     t = FCCN(m)

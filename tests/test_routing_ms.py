@@ -269,6 +269,7 @@ def test_large_networks_sample(spec: str, name: str) -> None:
 
 
 # ---------------------------------------------------- against the scalar references
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["ms:2,2", "ms:3,2", "ms:2,3"])
 def test_game_routers_match_the_reference_and_the_step_counts(spec: str) -> None:
     """Vectorized routers = the scalar game hop by hop; the step counts of 3.2's analysis hold:
@@ -293,6 +294,7 @@ def test_game_routers_match_the_reference_and_the_step_counts(spec: str) -> None
             assert (route == ids(g.path)).all(), (t.label(v), name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["ms:2,2", "ms:3,2", "ms:2,3"])
 def test_two_phase_and_emulation_match_section_3_1(spec: str) -> None:
     t = from_spec(spec)

@@ -103,6 +103,7 @@ def test_families_are_checked() -> None:
 
 
 # ------------------------------------------------------- exhaustive SCC routes
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [3, 4, 5])
 @pytest.mark.parametrize("name", SCC_ROUTERS)
 def test_scc_routes_deliver_and_follow_the_cycles(exhaustive, n: int, name: str) -> None:
@@ -139,6 +140,7 @@ def test_paper_example_route() -> None:
     assert [int(split[k][0]) for k in ("lat", "mi_local", "mb_local")] == [4, 4, 1]
 
 
+@pytest.mark.slow
 def test_random_is_reproducible() -> None:
     topo = from_spec("scc:5")
     s, d = all_pairs(topo.num_nodes)

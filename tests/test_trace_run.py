@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 import mpinet.trace
 from mpinet.cli import main
@@ -56,6 +57,7 @@ def _tables(path):
         return {t: tr.table(t) for t in ("packets", "hops", "steps", "links")}, dict(tr.attrs)
 
 
+@pytest.mark.slow
 def test_trace_identical_on_1_2_3_ranks(run_mpinet, tmp_path):
     got = []
     for ranks in (1, 2, 3):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from mpinet.cli import main
 from mpinet.workloads.checks import all_checks, verdict
 
@@ -41,6 +43,7 @@ def test_verify_json(capsys):
     assert all(r["verdict"] != "FAIL" and r["complete"] for r in rows)
 
 
+@pytest.mark.slow
 def test_verify_quick_under_mpiexec(run_mpinet):
     proc = run_mpinet(["verify", "--quick", "--json"], ranks=2, timeout=600)
     assert proc.returncode == 0, proc.stderr
