@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mpinet.engine.deadlock import CHECK_EVERY, PACE
 from mpinet.routing.base import HopContext
 
 
@@ -28,9 +29,45 @@ class RefRecord:
     counters: np.ndarray  # (steps, 3): transmissions, delivered, in_flight
     deadlock_step: int | None = None
     occupancy: dict = field(default_factory=dict)  # (node, port, class) -> packets at the end
+    #: the deadlock's wait-for cycle [(node, port, class of the buffer waited for or None)],
+    #: the last step a packet crossed one of its links, the packets that can never move
+    deadlock_cycle: list = field(default_factory=list)
+    deadlock_closed: int | None = None
+    dead_packets: int | None = None
+    dead_ids: list = field(default_factory=list)  # the ids of those packets, sorted
 
 
-def simulate_reference(topo, router, model, workload, *, seed=0, order="fifo", max_steps=10**5):
+def dead_fronts(queues, live, model, fronts):
+    """The fronts (queues) of ``fronts`` that can never move: docs/architecture.md, "Deadlock".
+
+    Start from ``fronts`` (blocked queues: their head is not delivered by its next hop and
+    waits for a buffer without credit) and drop, until nothing changes, every front whose
+    buffer is not full of packets that all sit in queues still in the set.
+    """
+    use_cls = model.classes == "hops"
+    where = {}  # packet id -> the queue it sits in
+    for key, q in queues.items():
+        for p in q:
+            where[p["pid"]] = key
+    by_buf = defaultdict(list)
+    for p in live.values():
+        if isinstance(p["buf"], tuple):
+            by_buf[p["buf"]].append(p)
+    dead = set(fronts)
+    while True:
+        keep = set()
+        for v, port, c in dead:
+            need = (v, port, c + 1 if use_cls else 0)
+            held = by_buf.get(need, [])
+            if len(held) == model.buffer and all(where.get(p["pid"]) in dead for p in held):
+                keep.add((v, port, c))
+        if keep == dead:
+            return dead, by_buf
+        dead = keep
+
+
+def simulate_reference(topo, router, model, workload, *, seed=0, order="fifo", max_steps=10**5,
+                       check_every=CHECK_EVERY):  # fmt: skip
     """Run ``workload`` under the documented semantics; returns a :class:`RefRecord`.
 
     Parameters
@@ -38,6 +75,7 @@ def simulate_reference(topo, router, model, workload, *, seed=0, order="fifo", m
     topo, router, model : as for :class:`mpinet.engine.core.Engine`
     workload : a unicast workload (``injections(lo, hi, step)``)
     seed, order, max_steps : as for the engine
+    check_every : steps between two deadlock checks (the engine's ``CHECK_EVERY``)
     """
     n = topo.num_nodes
     nb = topo.neighbors(np.arange(n))
@@ -143,6 +181,42 @@ def simulate_reference(topo, router, model, workload, *, seed=0, order="fifo", m
     if finite:
         admit(0)
     t, last, deadlock = 0, workload.last_injection_step, None
+    deg = topo.degree
+    moved = defaultdict(int)  # (node, port) -> the last step a packet crossed it
+    budget = 0  # the steps' moves and active links since the last search, less PACE x its work
+    cycle, closed, dead_ids = [], None, []
+
+    def qid(key):  # the engine's global queue id: the walk's order
+        return (key[0] * deg + key[1]) * ncls + key[2]
+
+    def blocked(since):
+        """Queues whose head waits for a buffer without credit, on links unmoved after ``since``."""
+        out = set()
+        for (v, port, c), q in queues.items():
+            if q and moved[(v, port)] <= since:
+                h = min(q, key=by_age)
+                if int(nb[v, port]) != h["dst"] and not movable(h, v, port):
+                    out.add((v, port, c))
+        return out
+
+    def search(fronts):
+        """Dead fronts among ``fronts``: (cycle, closed, ids of the packets in them)."""
+        nonlocal budget
+        dead, by_buf = dead_fronts(queues, live, model, fronts)
+        budget -= PACE * sum(len(queues[k]) for k in fronts)
+        if not dead:
+            return None
+        f, seen, path = min(dead, key=qid), {}, []
+        while f not in seen:
+            seen[f] = len(path)
+            need = (f[0], f[1], f[2] + 1 if use_cls else 0)
+            path.append((f[0], f[1], need[2] if use_cls else None))
+            oldest = min(by_buf[need], key=by_age)
+            f = next(k for k in dead if any(p is oldest for p in queues[k]))
+        ring = path[seen[f] :]
+        ids = sorted(p["pid"] for k in dead for p in queues[k])
+        return ring, max(moved[(v, port)] for v, port, _ in ring), ids
+
     while (live or t < last) and t < max_steps:
         t += 1
         active = sorted({(v, port) for (v, port, _), q in queues.items() if q})
@@ -155,6 +229,7 @@ def simulate_reference(topo, router, model, workload, *, seed=0, order="fifo", m
                 if p is None:
                     break
                 queues[(v, port, p["hops"] if use_cls else 0)].remove(p)
+                moved[(v, port)] = t
                 hop_rows.append((t, p["pid"], v, nxt, port))
                 moves += 1
                 if p["buf"] == "inj":
@@ -181,8 +256,25 @@ def simulate_reference(topo, router, model, workload, *, seed=0, order="fifo", m
         ndel += inject(t)
         admitted = admit(t) if finite else 0
         counters.append((moves, ndel, len(live)))
-        if finite and live and not moves and not admitted and t >= last:
-            deadlock = t
+        if not finite:
+            continue
+        # the engine's rule: a step after the last injection in which nothing moved (every
+        # blocked front counts), else every check_every steps (not with hop classes, paced
+        # by the work of the searches) the fronts whose link sent nothing in those steps
+        due = t % check_every == 0 and budget >= 0 and not use_cls
+        stale = blocked(t - check_every) if due else set()
+        budget = min(0, budget + moves + len({(v, port) for (v, port, _), q in queues.items()
+                                              if q}))  # fmt: skip
+        if not live:
+            continue
+        if not moves and not admitted and t >= last:
+            found = search(blocked(1 << 62))
+        elif stale:
+            found = search(stale)
+        else:
+            found = None
+        if found is not None:
+            deadlock, (cycle, closed, dead_ids) = t, found
             break
     rows = list(done.values()) + [
         (p["pid"], p["src"], p["dst"], p["inj"], -1, p["hops"], p["adm"]) for p in live.values()
@@ -199,4 +291,8 @@ def simulate_reference(topo, router, model, workload, *, seed=0, order="fifo", m
         counters=np.array(counters, dtype=np.int64).reshape(-1, 3),
         deadlock_step=deadlock,
         occupancy=dict(occupancy),
+        deadlock_cycle=cycle,
+        deadlock_closed=closed,
+        dead_packets=len(dead_ids) if deadlock is not None else None,
+        dead_ids=dead_ids,
     )

@@ -65,7 +65,7 @@ def by_packet(hops):
     return hops[np.lexsort((hops[:, 0], hops[:, 1]))]
 
 
-def assert_matches_reference(rec, ref):
+def assert_matches_reference(rec, ref, topo):
     """Same packet records and paths, steps, counters and deadlock step."""
     np.testing.assert_array_equal(by_id(rec.packets), ref.packets)
     np.testing.assert_array_equal(by_packet(rec.hop_rows), ref.hops)
@@ -73,7 +73,16 @@ def assert_matches_reference(rec, ref):
     np.testing.assert_array_equal(rec.counters[:, :3], ref.counters)
     assert (rec.deadlock or {}).get("step") == ref.deadlock_step
     if ref.deadlock_step is not None:
-        assert rec.deadlock["blocked_packets"] == int((ref.packets[:, 4] < 0).sum())
+        dl = rec.deadlock
+        assert dl["blocked_packets"] == int((ref.packets[:, 4] < 0).sum())
+        assert dl["closed"] == ref.deadlock_closed and dl["dead_packets"] == ref.dead_packets
+        assert cycle_keys(topo, dl) == ref.deadlock_cycle
+
+
+def cycle_keys(topo, dl):
+    """A report's wait-for cycle as the reference's (node, port, class) tuples."""
+    return [(topo.parse_label(c["node"]), topo.ports.index(c["port"]), c["class"])
+            for c in dl["cycle"]]  # fmt: skip
 
 
 def grid():
@@ -105,7 +114,7 @@ def test_engine_equals_reference(spec, kind, buffer, classes, order, tie, wl):
     topo, model, w = make_job(spec, kind, buffer, classes, **wl)
     ref = run_reference(topo, model, w, order=order, tie=tie)
     rec = run_engine(topo, model, w, order=order, tie=tie)
-    assert_matches_reference(rec, ref)
+    assert_matches_reference(rec, ref, topo)
 
 
 @pytest.mark.parametrize("kind", MODELS)
@@ -115,7 +124,7 @@ def test_engine_equals_reference_with_capacity(kind, buffer, classes):
     topo, model, w = make_job("scc:4", kind, buffer, classes, {"local": 2}, packets=3)
     order = ORDERS[buffer % 2]
     assert_matches_reference(run_engine(topo, model, w, order=order),
-                             run_reference(topo, model, w, order=order))  # fmt: skip
+                             run_reference(topo, model, w, order=order), topo)  # fmt: skip
 
 
 #: jobs with 8 packets per node on one-slot buffers: the reference deadlocks on each
@@ -139,7 +148,7 @@ def test_engine_equals_reference_up_to_the_deadlock(spec, kind, order, seed):
     ref = run_reference(topo, model, w, order=order, seed=seed)
     assert ref.deadlock_step is not None  # why the job is in this list
     rec = run_engine(topo, model, w, order=order, seed=seed)
-    assert_matches_reference(rec, ref)
+    assert_matches_reference(rec, ref, topo)
 
 
 # -- invariants read from the hop rows -----------------------------------------------------
@@ -258,7 +267,7 @@ def test_hop_classes_deliver_the_deadlocking_job():
     topo, model, w = make_job("star:4", "all-port", 1, "hops", seed=0, packets=8)
     ref = run_reference(topo, model, w, seed=0)
     rec = run_engine(topo, model, w, seed=0)
-    assert_matches_reference(rec, ref)
+    assert_matches_reference(rec, ref, topo)
     assert rec.deadlock is None and (rec.packets[:, 4] >= 0).all()
     assert rec.packets.shape[0] == 8 * topo.num_nodes
 

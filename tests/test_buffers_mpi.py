@@ -94,3 +94,25 @@ def test_deadlock_report_identical_to_serial(comm, spec, kind, order, seed):
     assert par[0].deadlock == ser[0].deadlock  # step, blocked packets, cycle, message
     undelivered = int((ser[1][:, 4] < 0).sum())
     assert par[0].deadlock["blocked_packets"] == undelivered > 0
+
+
+#: bernoulli jobs that deadlock while still injecting (asserted): found by the periodic check
+WHILE_INJECTING = [
+    ("scc:4", "all-port", 2, 0.6, "fifo"),
+    ("ms:2,2", "sdc", 1, 0.3, "oldest-first"),
+    ("star:5", "one-port", 1, 0.6, "oldest-first"),
+]
+
+
+@pytest.mark.mpi(min_size=1)
+@pytest.mark.parametrize("spec,kind,buffer,rate,order", WHILE_INJECTING)
+def test_deadlock_while_injecting_identical_to_serial(comm, spec, kind, buffer, rate, order):
+    wl = dict(injection="bernoulli", rate=rate, steps=150)
+    args = (spec, kind, buffer, "none", wl)
+    par = _run(*args, comm, seed=5, order=order, tie="first")
+    ser = _run(*args, None, seed=5, order=order, tie="first")
+    dl = ser[0].deadlock
+    assert dl is not None and dl["found"] == "check" and dl["step"] < 149  # while injecting
+    _assert_same(comm, par, ser)
+    assert par[0].deadlock == dl  # step, closed step, counts, cycle, message
+    assert dl["blocked_packets"] == int((ser[1][:, 4] < 0).sum()) > dl["dead_packets"] > 0

@@ -297,3 +297,55 @@ def test_analyze_prints_the_table(capsys, tmp_path):
     assert main(["analyze", path, "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["points"][1]["offered"] == 0.4 and got["bound"]["limited_by"] == "injection"
+
+
+# -- deadlocked loads -------------------------------------------------------------------------
+#: star:5 with one-slot buffers and no hop classes: minimal routing deadlocks from load ~0.2
+DEADLOCKING = {"model.buffer": 1}
+
+
+def test_a_deadlocked_load_is_not_saturated(capsys):
+    """The run stops at its deadlock, found while packets are still injected; the load is
+    called deadlocked (no saturation criterion is evaluated on a stopped run)."""
+    from mpinet.analysis.sweep import format_sweep
+
+    s = Settings(warmup=100, measure=300, drain=100)
+    res = sweep(_plan("star:5", "shortest", **DEADLOCKING), parse_rates("0.02,0.6"), s, None)
+    low, high = res["points"]
+    assert low["stable"] and low["verdict"] == "stable" and not low["deadlocked"]
+    assert high["deadlocked"] and high["verdict"] == "deadlocked" and not high["stable"]
+    assert high["saturated_by"] == ["deadlocked"]
+    # found while injecting: long before the end of injection (warm-up + window + tail)
+    assert high["deadlock_closed"] < high["deadlock_step"] == high["steps"] < s.warmup
+    assert f"deadlock in step {high['deadlock_step']}:" in high["deadlock"]
+    assert [c["name"] for c in high["checks"] if not c["ok"]] == ["no deadlock"]
+    sat = res["saturation"]
+    assert sat["criteria"] == ["deadlocked"] and sat["bracket"] == [0.02, 0.6]
+    assert sat["deadlocked"] == [0.6] and sat["throughput"] == low["accepted"]
+    text = format_sweep(res)
+    assert f"DEADLOCKED in step {high['deadlock_step']:,}" in text
+    assert "0.6000 deadlocked: the network deadlocks there, it does not saturate" in text
+    # the command line: the same verdicts in JSON, exit code 1 (a check failed)
+    args = ["sweep", "--topology", "star:5", "--buffer", "1", "--rates", "0.02,0.6", "--warmup",
+            "100", "--measure", "300", "--drain", "100", "--json", "--quiet"]  # fmt: skip
+    assert main(args) == 1
+    got = json.loads(capsys.readouterr().out)
+    assert [pt["verdict"] for pt in got["points"]] == ["stable", "deadlocked"]
+    assert got["points"][1]["deadlock_step"] == high["deadlock_step"]
+
+
+def test_auto_search_bisects_below_a_deadlocked_load():
+    res = sweep(_plan("star:5", "shortest", **DEADLOCKING), parse_rates("0.02:0.6:auto"),
+                Settings(warmup=100, measure=300, drain=100, coarse=5, bisect=3), None)  # fmt: skip
+    pts = sorted(res["points"], key=lambda pt: pt["run_order"])
+    grid = [pt for pt in pts if pt["offered"] in np.linspace(0.02, 0.6, 5)]
+    first = next(pt for pt in grid if not pt["stable"])
+    assert first["verdict"] == "deadlocked"
+    # the bisection points lie between the last stable grid load and the deadlocked one
+    bis = pts[len([g for g in grid if g["run_order"] <= first["run_order"]]) :][:3]
+    assert len(bis) == 3 and all(pt["offered"] < first["offered"] for pt in bis)
+    sat = res["saturation"]
+    lo, hi = sat["bracket"]
+    assert all(pt["stable"] == (pt["offered"] <= lo) for pt in res["points"])
+    assert next(pt for pt in res["points"] if pt["offered"] == hi)["verdict"] == "deadlocked"
+    assert sat["criteria"] == ["deadlocked"] and hi in sat["deadlocked"]

@@ -115,7 +115,12 @@ def format_sweep(res: dict) -> str:
             "saturated if",
             f"accepted < {1 - s['accept_tol']:.2f} x injected, latency > "
             f"{s['latency_factor']:g} x {z:.2f} = {s['latency_factor'] * z:.1f}, "
-            "an overloaded link (one-port: node) busy every step, or in flight at the cap",
+            "an overloaded link (one-port: node) busy every step, or in flight at the cap"
+            + (
+                "; deadlocked if the run deadlocks (a wait-for cycle of full buffers)"
+                if res["buffer"]
+                else ""
+            ),
         ),  # fmt: skip
     ]
     if b["model_bound"] is not None:
@@ -131,7 +136,7 @@ def format_sweep(res: dict) -> str:
     rows = []
     for pt in res["points"]:
         lat = pt["latency"]
-        verdict = "stable" if pt["stable"] else "SATURATED: " + ",".join(pt["saturated_by"])
+        verdict = _verdict(pt)
         rows.append([
             f"{pt['offered']:.4f}", f"{pt['injected']:.4f}", f"{pt['accepted']:.4f}",
             _f(lat["mean"], ".2f"), _f(lat["p50"], "g"), _f(lat["p99"], "g"),
@@ -152,14 +157,24 @@ def format_sweep(res: dict) -> str:
     out.append("")
     if sat["found"]:
         lo, hi = sat["bracket"]
+        what = (
+            "deadlocked: the network deadlocks there, it does not saturate"
+            if sat["criteria"] == ["deadlocked"]
+            else f"saturated by {', '.join(sat['criteria'])}"
+        )
         out.append(
-            f"{'saturation':<{width}}load {sat['load']:.4f} ({lo:.4f} stable, {hi:.4f} "
-            f"saturated by {', '.join(sat['criteria'])}) = "
+            f"{'saturation':<{width}}load {sat['load']:.4f} ({lo:.4f} stable, {hi:.4f} {what}) = "
             f"{100 * sat['load_fraction_of_bound']:.1f}% of the bound"
         )
     else:
         top = max((pt["offered"] for pt in res["points"]), default=0.0)
         out.append(f"{'saturation':<{width}}none up to load {top:.4f}")
+    dead = [pt for pt in res["points"] if pt.get("deadlocked")]
+    if dead:
+        out.append(
+            f"{'deadlocked':<{width}}{len(dead)} load(s), from {dead[0]['offered']:.4f} (each run "
+            "stopped at its deadlock: its numbers are not a throughput; see the checks)"
+        )
     out.append(
         f"{'throughput':<{width}}{sat['throughput']:.4f} sustained (highest accepted of a "
         f"stable load) = {100 * sat['throughput_fraction_of_bound']:.1f}% of the bound; "
@@ -177,6 +192,15 @@ def format_sweep(res: dict) -> str:
     elif res.get("out_error"):
         out.append(f"{'file':<{width}}NOT WRITTEN (see the error on stderr)")
     return "\n".join(out) + "\n"
+
+
+def _verdict(pt: dict) -> str:
+    """A load's verdict: stable, SATURATED: criteria, or DEADLOCKED in step t."""
+    if pt["stable"]:
+        return "stable"
+    if pt.get("deadlocked"):
+        return f"DEADLOCKED in step {pt['deadlock_step']:,}"
+    return "SATURATED: " + ",".join(pt["saturated_by"])
 
 
 def sweep_stem(path: str | None, spec: str, router: str) -> str:

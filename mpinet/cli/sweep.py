@@ -47,9 +47,13 @@ exact from the router's routes), when a link (under one-port and k-port a
 node) offered at least its capacity (load x its channel load) sent at capacity
 in every step of the window (busy: its queue grows for good, even on a few hot
 links that carry too little traffic to move the means), or when window packets
-are still in flight at the drain cap (drain). With a:b:auto the sweep runs
---coarse loads from a to b upwards until the first saturated one, bisects
---bisect times between the last stable and the first saturated load, and runs
+are still in flight at the drain cap (drain). With finite buffers a load whose
+run deadlocks is "deadlocked", not saturated: the engine finds a wait-for
+cycle of full buffers while packets are still injected (checked every 8 steps)
+and stops the run there, so its other numbers mean nothing; the table says
+DEADLOCKED and the step. With a:b:auto the sweep runs --coarse loads from a to
+b upwards until the first unstable (saturated or deadlocked) one, bisects
+--bisect times between the last stable and the first unstable load, and runs
 b, past saturation (auto alone: a = 5 % and b = 120 % of the bound); the table
 says which criterion fired. The latency criterion usually fires first (with
 the default factor 3, at 80-90 % of the bound: queueing grows smoothly before
@@ -278,6 +282,8 @@ def print_sweep(res: dict, plots: list[str], as_json: bool) -> None:
 def point_line(pt: dict) -> str:
     """One progress line per load."""
     verdict = "stable" if pt["stable"] else "saturated (" + ", ".join(pt["saturated_by"]) + ")"
+    if pt.get("deadlocked"):  # unstable, not saturated: the auto search bisects below it
+        verdict = f"DEADLOCKED in step {pt['deadlock_step']:,}"
     return (
         f"load {pt['offered']:.4f}: accepted {pt['accepted']:.4f}, latency "
         f"{pt['latency']['mean']:.2f}, {verdict}; {pt['seconds']:.1f} s "

@@ -23,7 +23,9 @@ One step ``t`` (1, 2, ...), on every rank:
    and queued; with finite buffers, injections wait in a source queue until
    their node's injection buffer has a slot;
 6. one ``Allreduce`` of the step counters gives the trace row, the
-   termination test and the deadlock test.
+   termination test and the deadlock test (with finite buffers, every
+   ``CHECK_EVERY`` steps and when nothing moves after the last injection:
+   :mod:`mpinet.engine.deadlock`).
 
 Under ``all-port`` with unbounded buffers and FIFO order (no holds, no
 faults) the engine keeps no queues: the departure step of a packet is fixed
@@ -168,6 +170,7 @@ class Engine:
             raise ModelError(f"queues = 'calendar' does not apply here: {why}")
         self.use_calendar = queues != "links" and why is None
         self.cal: DepartureCalendar | None = None
+        self.watch: Any = None  # the deadlock checks of a run with finite buffers
 
     # -- the run ---------------------------------------------------------------
     def run(self, workload: Workload) -> RunRecord:
@@ -209,11 +212,16 @@ class Engine:
         total_injected, total_delivered, in_flight = (int(x) for x in glob[:3])
         counters = []
         t = 0
-        local = np.zeros(8, dtype=np.int64)
-        glob = np.zeros(8, dtype=np.int64)
+        local = np.zeros(10, dtype=np.int64)
+        glob = np.zeros(10, dtype=np.int64)
         last = workload.last_injection_step
         deadlock = None
         op = sum_op()
+        watch = self.watch = None
+        if self.st is not None and self.st.finite:  # deadlocks: see mpinet.engine.deadlock
+            from mpinet.engine.deadlock import Watch
+
+            watch = self.watch = Watch(self)
         while (in_flight > 0 or t < last) and t < self.max_steps:
             t += 1
             if hasattr(comm, "where"):  # the watchdog names the step it waited in
@@ -225,8 +233,11 @@ class Engine:
             n_inj, n_home = self._inject(workload, t)
             entered = self._release_and_admit(t)
             entered += len(self.drops) - ndrop  # a drop frees buffers: not a deadlock
+            check = watch is not None and watch.due(t)
             local[:] = (moves, ndel + n_home, self._live_count(), away, n_inj,
-                        self.msg is not None, self.waiting, entered)  # fmt: skip
+                        self.msg is not None, self.waiting, entered,
+                        watch.scan(t) if check else 0,
+                        self.st.na[0] if watch is not None else 0)  # fmt: skip
             comm.Allreduce(local, glob, op=op)
             if glob[5]:
                 self._raise_collected(self.msg)
@@ -236,12 +247,17 @@ class Engine:
             in_flight = int(glob[2])
             if self.progress is not None and self.rank == 0:
                 self.progress(t, total_delivered, total_injected, in_flight)
-            stalled = not glob[0] and not glob[6] and not glob[7] and t >= last
-            if self.st is not None and self.st.finite and in_flight and stalled:
-                from mpinet.engine.deadlock import wait_for_cycle
-
-                deadlock = wait_for_cycle(self, t, in_flight)
-                break
+            if watch is not None:
+                watch.account(int(glob[0]), int(glob[9]))
+            if watch is not None and in_flight:
+                # after the last injection, a step in which nothing moved, nothing was
+                # admitted and nothing is held: every front counts; else, every
+                # CHECK_EVERY steps, the fronts whose link sent nothing since the last check
+                stalled = not glob[0] and not glob[6] and not glob[7] and t >= last
+                if stalled or glob[8]:
+                    deadlock = watch.find(t, in_flight, stall=bool(stalled))
+                    if deadlock is not None:
+                        break
         stuck = self._stuck() if in_flight else []
         packets = np.concatenate(self.delivered) if self.delivered else np.empty((0, 7), np.int64)
         self.delivered = []  # the per-step pieces: one copy of the records less at the peak
@@ -269,7 +285,7 @@ class Engine:
             lo=self.lo,
             hi=self.hi,
         )
-        self.pool = self.st = self.cal = None  # queues and slots are not needed by the reports
+        self.pool = self.st = self.cal = self.watch = None  # the reports need none of them
         return rec
 
     def _live_count(self) -> int:
@@ -302,6 +318,8 @@ class Engine:
         cnt = out.cnt
         moves, ndel = int(cnt[kn.C_MOVES]), int(cnt[kn.C_DELIV])
         links = out.link[:moves]
+        if self.watch is not None:  # the last step each link moved (a deadlock's "closed")
+            self.watch.moved[links] = t
         if self.msg is None:
             self.msg = self._check(t, links, sdc_port)
         self.delivered.append(out.deliv[:ndel].copy())

@@ -18,16 +18,19 @@ Per load (all reduced over the ranks, identical for any rank count):
 * link utilisation per port class: packets per link per step / capacity over
   the window (the engine's ``load_window``), max and mean over links.
 
-A load is **saturated** when any of: accepted < (1 - ``accept_tol``) x injected
-(throughput), mean latency > ``latency_factor`` x the zero-load latency (the
-mean route length, from the channel-load computation), a link (under one-port
-and k-port a node) offered at least its capacity and busy at capacity in every
-step of the window (busy), or window packets still in flight at the drain cap
-(drain). ``auto`` runs a coarse grid upwards until the first saturated load,
-bisects between the last stable and the first saturated load, and runs the top
-of the grid (past saturation: the accepted curve's plateau). Loads are compared
-with the channel-load bound of the pattern and router
-(:mod:`mpinet.routing.channel_load`).
+A load is **deadlocked** when its run deadlocked (finite buffers: a wait-for
+cycle of full buffers, found by the engine while packets are still injected,
+:mod:`mpinet.engine.deadlock`; the run stops there, so its window statistics
+mean nothing). Otherwise it is **saturated** when any of: accepted < (1 -
+``accept_tol``) x injected (throughput), mean latency > ``latency_factor`` x
+the zero-load latency (the mean route length, from the channel-load
+computation), a link (under one-port and k-port a node) offered at least its
+capacity and busy at capacity in every step of the window (busy), or window
+packets still in flight at the drain cap (drain). Both are unstable: ``auto``
+runs a coarse grid upwards until the first unstable load, bisects between the
+last stable and the first unstable load, and runs the top of the grid (past
+saturation: the accepted curve's plateau). Loads are compared with the
+channel-load bound of the pattern and router (:mod:`mpinet.routing.channel_load`).
 """
 
 from __future__ import annotations
@@ -210,21 +213,22 @@ def channel_bound(p: Plan, comm: Any) -> tuple[ChannelLoad, dict]:
 
 
 def verdict(point: dict, zero_load: float, s: Settings, nodes: int) -> list[str]:
-    """The saturation criteria a point fails (empty: stable).
+    """The criteria a point fails (empty: stable): ``["deadlocked"]`` alone when its run
+    deadlocked (its other numbers are those of a stopped run), else the saturation ones.
 
     Throughput: accepted < (1 - accept_tol) x injected - 3 sigma, where sigma is the
     noise a window's two ends add: sqrt(2 x packets in flight) / (N M), with packets in
     flight = injected x N x mean latency (Little's law). It matters only for tiny
     windows (8 nodes x 50 steps: 0.016; ms:3,2 x 2,000 steps: 0.0001).
     """
-    why = []
-    if point["deadlock"]:
-        why.append("deadlock")
+    why: list[str] = []
     lat = point["latency"]["mean"]
     nm = nodes * s.measure
     flight = point["injected"] * nodes * (lat if math.isfinite(lat) else 0.0)
     sigma = math.sqrt(2.0 * flight) / nm
     point["accept_noise"] = 3 * sigma
+    if point["deadlock"]:
+        return ["deadlocked"]
     if point["accepted"] < (1.0 - s.accept_tol) * point["injected"] - 3 * sigma:
         why.append("throughput")
     if not math.isfinite(lat) or lat > s.latency_factor * zero_load:
@@ -262,6 +266,8 @@ def sweep(
         pt, h = run_point(p, rate, s, tail, comm, channel=cl.load)
         pt["saturated_by"] = verdict(pt, zero, s, p.topo.num_nodes)
         pt["stable"] = not pt["saturated_by"]
+        pt["verdict"] = ("stable" if pt["stable"] else
+                         "deadlocked" if pt["deadlocked"] else "saturated")  # fmt: skip
         pt["run_order"] = len(points)
         points.append(pt)
         hists.append(h)
@@ -334,15 +340,19 @@ def _bound_dict(cl: ChannelLoad, b: dict, model: str) -> dict:
 
 
 def saturation(points: list[dict], ideal: float) -> dict:
-    """The lowest saturated load, the highest stable load below it, and the throughput.
+    """The lowest unstable load, the highest stable load below it, and the throughput.
 
     ``throughput`` is the highest accepted rate among stable loads (sustained);
-    ``peak_accepted`` the highest at any load (past saturation, unbounded queues can
-    still deliver short routes faster than the bottleneck drains long ones).
+    ``peak_accepted`` the highest at any stable or saturated load (past saturation,
+    unbounded queues can still deliver short routes faster than the bottleneck drains
+    long ones); ``deadlocked`` the loads whose run deadlocked. When the lowest unstable
+    load deadlocked, ``criteria`` is ``["deadlocked"]``: the load found is where the
+    network deadlocks, not where it saturates.
     """
     first = next((pt for pt in points if not pt["stable"]), None)
     stable = [pt["accepted"] for pt in points if pt["stable"]]
     best = max(stable, default=0.0)
+    dead = [pt["offered"] for pt in points if pt.get("deadlocked")]
 
     def frac(x: float) -> float:
         return x / ideal if ideal > 0 else math.nan
@@ -351,7 +361,10 @@ def saturation(points: list[dict], ideal: float) -> dict:
         "found": first is not None,
         "throughput": best,
         "throughput_fraction_of_bound": frac(best),
-        "peak_accepted": max((pt["accepted"] for pt in points), default=0.0),
+        "peak_accepted": max(
+            (pt["accepted"] for pt in points if not pt.get("deadlocked")), default=0.0
+        ),
+        "deadlocked": dead,
     }
     if first is None:
         out.update(load=None, bracket=None, criteria=[], load_fraction_of_bound=None)

@@ -97,6 +97,10 @@ def run_point(
         "node_utilisation": _node_utilisation(p, rec, m, comm),
         "busy_overloaded": _busy_overloaded(p, rec, m, rate, channel, comm),
         "deadlock": None if rec.deadlock is None else rec.deadlock["message"],
+        "deadlocked": rec.deadlock is not None,
+        # the step the run stopped and the step its wait-for cycle closed
+        "deadlock_step": None if rec.deadlock is None else rec.deadlock["step"],
+        "deadlock_closed": None if rec.deadlock is None else rec.deadlock.get("closed"),
         "checks": checks,
         "checks_ok": all(c["ok"] for c in checks),
         "engine_seconds": round(comm.allreduce(rec.seconds, op=max_op()), 3),
