@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Generate the results table of docs/deadlock-analysis.md: every router's dependency graph.
+"""Generate the results tables of docs/deadlock-analysis.md: every router's dependency graph.
 
 For each network and router (and the random variants of the routers that
 have one), :func:`mpinet.routing.deadlock_analysis.analyze` builds the channel
 dependency graph with one buffer per link and with hop classes; the table says
 whether each is acyclic, the shortest cycle found, and how many hop classes the
-router's longest route needs. The text between the markers of the document is
-replaced; everything else in it is written by hand. Run (a few minutes)::
+router's longest route needs. The second table is the one paper 000's future
+work asks for: the virtual channels each router needs for deadlock-free
+wormhole routing under each VC policy (:func:`mpinet.routing.deadlock_vc.analyze_vc`,
+the smallest V whose (link, VC) graph is acyclic), sizes 4..8, beside the
+published bounds. The text between each pair of markers of the document is
+replaced; everything else in it is written by hand. Run (the buffer table a few
+minutes, the VC table about half an hour)::
 
     python scripts/deadlock_report.py [--out docs/deadlock-analysis.md] [--quick]
 """
@@ -22,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "scripts"))
+import deadlock_vc_report as vc_report  # noqa: E402
 import reports  # noqa: E402
 
 from mpinet.routing import available_routers, make_router  # noqa: E402
@@ -30,6 +36,8 @@ from mpinet.topology import from_spec  # noqa: E402
 
 BEGIN = "<!-- BEGIN scripts/deadlock_report.py -->"
 END = "<!-- END scripts/deadlock_report.py -->"
+VC_BEGIN = "<!-- BEGIN scripts/deadlock_report.py: virtual channels -->"
+VC_END = "<!-- END scripts/deadlock_report.py: virtual channels -->"
 
 #: one or two sizes per family (quick: the first of each)
 SPECS = [
@@ -104,6 +112,12 @@ def table(quick: bool) -> str:
     )
 
 
+def replace(doc: str, begin: str, end: str, text: str) -> str:
+    """``doc`` with the text between ``begin`` and ``end`` (markers included) replaced."""
+    head, rest = doc.split(begin, 1)
+    return head + text + rest.split(end, 1)[1]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--out", default=str(ROOT / "docs" / "deadlock-analysis.md"))
@@ -111,13 +125,14 @@ def main() -> int:
     args = ap.parse_args()
     path = Path(args.out)
     reports.begin(__file__, args.out)  # refused now, not after the work
-    doc = path.read_text() if path.exists() else f"{BEGIN}\n{END}\n"
-    if BEGIN not in doc or END not in doc:
-        print(f"{path} lacks the markers {BEGIN} / {END}", file=sys.stderr)
-        return 2
-    head, rest = doc.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    reports.write(path, head + table(args.quick) + tail, __file__)
+    doc = path.read_text() if path.exists() else f"{BEGIN}\n{END}\n{VC_BEGIN}\n{VC_END}\n"
+    for b, e in ((BEGIN, END), (VC_BEGIN, VC_END)):
+        if b not in doc or e not in doc:
+            print(f"{path} lacks the markers {b} / {e}", file=sys.stderr)
+            return 2
+    doc = replace(doc, BEGIN, END, table(args.quick))
+    doc = replace(doc, VC_BEGIN, VC_END, vc_report.table(args.quick, VC_BEGIN, VC_END))
+    reports.write(path, doc, __file__)
     print(f"wrote {path}")
     return 0
 

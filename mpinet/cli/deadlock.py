@@ -23,7 +23,18 @@ vertex-transitive network (and by default above 256 nodes), only to the
 translation targets, with the rest obtained by the port-preserving
 automorphisms after a sampled check that the router commutes with them.
 Random routers (shortest with tie=random, scc-random, choice=random) are
-followed through every choice they can make. The analysis runs on one
+followed through every choice they can make.
+
+With --switching wormhole (or cut-through) the channels are (link, VC)
+pairs of the flit engine (docs/switching.md): a packet holding a VC of one
+link waits for the VCs its --vc-policy allows on the next (any: all --vcs
+of them; hops: VC = hops taken; negative-hop: VC = negative hops so far, the
+nodes properly coloured; dateline: VC = ring wrap-arounds so far, CCC and
+SCC). The report gives the VCs the policy needs for the router's routes;
+without --vcs the graph is built with exactly that many, the smallest V for
+which it can be acyclic (none, when it has a cycle: under any, every cycle of
+the one-VC graph stays with more VCs). --switching store-and-forward is the
+packet-buffer analysis above (--buffer-classes). The analysis runs on one
 process (rank 0 under mpiexec). Before it starts, its memory and work are
 estimated from the network and router alone, and an analysis that would not
 fit this machine (or whose dependency graph would exceed 2**27 edges) is
@@ -35,7 +46,55 @@ examples:
   mpinet deadlock star:4 --router shortest --buffer-classes hops
   mpinet deadlock hypercube:6 --router hypercube-ecube --json
   mpinet deadlock scc:5 --router scc-random --destinations all
+  mpinet deadlock star:5 --router shortest --switching wormhole --vc-policy negative-hop
+  mpinet deadlock ccc:4 --router ccc --option mode=sweep --switching wormhole \
+      --vc-policy dateline --vcs 2 --json
 """
+
+
+SWITCHING = ("store-and-forward", "cut-through", "wormhole")
+
+
+def _policies() -> list[str]:
+    from mpinet.routing.vc_policies import VC_POLICIES
+
+    return list(VC_POLICIES)
+
+
+def _max_vcs() -> int:
+    from mpinet.routing.vc_policies import MAX_VCS
+
+    return MAX_VCS
+
+
+def vc_level(args: argparse.Namespace) -> bool:
+    """Whether the analysis is at VC level (``--switching wormhole`` or ``cut-through``)."""
+    return args.switching in ("wormhole", "cut-through")
+
+
+def check_flags(args: argparse.Namespace) -> None:
+    """Refuse flags that the chosen switching would ignore (one line, JobError)."""
+    from mpinet.errors import JobError
+    from mpinet.routing.vc_policies import VC_POLICIES
+
+    vc = [f for f, v in (("--vc-policy", args.vc_policy), ("--vcs", args.vcs)) if v is not None]
+    if vc and not vc_level(args):
+        how = (
+            "without it the analysis is of store-and-forward packet buffers"
+            if args.switching is None
+            else f"--switching {args.switching} is analysed with packet buffers"
+        )
+        raise JobError(
+            f"{' and '.join(vc)} {'need' if len(vc) > 1 else 'needs'} --switching wormhole or "
+            f"cut-through (virtual channels); {how} (--buffer-classes)"
+        )
+    if vc_level(args) and args.buffer_classes != "none":
+        raise JobError(
+            f"--buffer-classes {args.buffer_classes} is for store-and-forward packet buffers; "
+            f"with --switching {args.switching} give --vc-policy hops instead"
+        )
+    if vc_level(args) and args.vc_policy is not None and args.vc_policy not in VC_POLICIES:
+        raise JobError(f"unknown --vc-policy {args.vc_policy!r}; valid: {', '.join(VC_POLICIES)}")
 
 
 def add_parser(sub: Any) -> None:
@@ -52,6 +111,27 @@ def add_parser(sub: Any) -> None:
         choices=("none", "hops"),
         default="none",
         help="none: one channel per link; hops: one per link and hop class",
+    )
+    p.add_argument(
+        "--switching",
+        choices=SWITCHING,
+        default=None,
+        help="wormhole or cut-through: the (link, VC) graph of the flit engine; "
+        "store-and-forward (the default): packet buffers",
+    )
+    p.add_argument(
+        "--vc-policy",
+        default=None,
+        metavar="NAME",
+        help="with --switching wormhole or cut-through: how a packet picks its VC "
+        f"({', '.join(_policies())}; default any)",
+    )
+    p.add_argument(
+        "--vcs",
+        type=arg(Range(1, _max_vcs(), integer=True)),
+        default=None,
+        metavar="V",
+        help="VCs per directed link (default: the fewest the policy needs)",
     )
     p.add_argument(
         "--max-hops",
@@ -88,15 +168,22 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.jobs import plans, resources
     from mpinet.routing import make_router
     from mpinet.routing.deadlock_analysis import setup
+    from mpinet.routing.deadlock_vc import vc_setup
+    from mpinet.routing.vc_policies import make_vc_policy
     from mpinet.topology import from_spec
 
     comm = get_comm()
     here = resources.ranks_on_this_machine(comm)  # collective: before anything can fail
 
     def plan() -> tuple:
+        check_flags(args)
         topo = from_spec(args.spec)
         router = make_router(args.router, topo, **_options(args.option))
-        su = setup(topo, args.buffer_classes, args.max_hops, args.destinations)
+        if vc_level(args):
+            policy = make_vc_policy(args.vc_policy or "any", topo, args.vcs or 1)
+            su = vc_setup(policy, args.max_hops, args.destinations)
+        else:
+            su = setup(topo, args.buffer_classes, args.max_hops, args.destinations)
         # memory and dependencies from the inputs alone, before the first route is followed
         est = plans.plan_deadlock(topo, router, su, comm.Get_size(), here)
         return topo, router, est
@@ -131,7 +218,8 @@ def _analysis(args: argparse.Namespace, topo: Any, router: Any, est: Any, bar: A
     from mpinet.errors import MpinetError, ResourceError
     from mpinet.jobs.resources import available_memory, size_text
     from mpinet.routing.deadlock_analysis import analyze
-    from mpinet.routing.deadlock_literature import star_literature
+    from mpinet.routing.deadlock_literature import star_literature, vc_literature
+    from mpinet.routing.deadlock_vc import analyze_vc
 
     head = f"deadlock {topo.spec} {router.name}"
 
@@ -142,15 +230,22 @@ def _analysis(args: argparse.Namespace, topo: Any, router: Any, est: Any, bar: A
             bar(lambda: f"{head}: {phase}")
 
     try:
-        res = analyze(
-            topo,
-            router,
-            buffer_classes=args.buffer_classes,
-            max_hops=args.max_hops,
-            destinations=args.destinations,
-            seed=args.seed,
-            progress=tell,
-        )
+        if vc_level(args):
+            res = analyze_vc(
+                topo, router, args.vc_policy or "any", vcs=args.vcs, switching=args.switching,
+                max_hops=args.max_hops, destinations=args.destinations, seed=args.seed,
+                progress=tell,
+            )  # fmt: skip
+        else:
+            res = analyze(
+                topo,
+                router,
+                buffer_classes=args.buffer_classes,
+                max_hops=args.max_hops,
+                destinations=args.destinations,
+                seed=args.seed,
+                progress=tell,
+            )
     except MpinetError as exc:
         return None, exc
     except MemoryError:  # the estimate was short of the machine: one line on every rank
@@ -159,7 +254,7 @@ def _analysis(args: argparse.Namespace, topo: Any, router: Any, est: Any, bar: A
             f"{_memory_now(available_memory())}); way out: a smaller network"
         )
     rep = res.report
-    rep["literature"] = star_literature(topo, rep)
+    rep["literature"] = vc_literature(topo, rep) if vc_level(args) else star_literature(topo, rep)
     # the plan beside what it planned for (docs/reliability.md compares the two)
     rep["plan"] = est.as_dict()
     rep["peak_rss_mib"] = round(_peak_rss_mib(), 1)
@@ -194,12 +289,7 @@ def _outcome(outcome: tuple) -> Any:
     return rep
 
 
-def format_report(r: dict) -> str:
-    """Human-readable analysis."""
-    if r["buffer_classes"] == "hops":
-        bufs = f"one channel per link and hop class 1..{r['max_hops']} (0: injection buffers)"
-    else:
-        bufs = "one channel per directed link (no classes)"
+def _routes_text(r: dict) -> str:
     how = {
         "all": "every source to every destination",
         "symmetry": "every source to the translation targets, translated to all destinations",
@@ -207,6 +297,66 @@ def format_report(r: dict) -> str:
     routes = f"{r['pairs']:,} routes: {how}"
     if r["random"]:
         routes += f"; every random choice among up to {r['choices']} candidates"
+    return routes
+
+
+def format_vc_report(r: dict) -> str:
+    """Human-readable analysis at VC level."""
+    from mpinet.routing.vc_policies import VC_POLICIES
+
+    req = r["requirement"]
+    policy = f"{r['vc_policy']} ({VC_POLICIES[r['vc_policy']].summary})"
+    if r["colours"] is not None:
+        policy += f"; {r['colours']} colours"
+    given = "given (--vcs)" if r["vcs_given"] else "the fewest the policy needs"
+    rows = [
+        ("network / router", f"{r['spec']} / {r['router']}"),
+        ("switching", f"{r['switching']}: one channel per (link, VC), {r['vcs']} VCs ({given})"),
+        ("vc_policy", policy),
+        ("routes", _routes_text(r)),
+        ("used", f"{r['channels']:,} channels (the network has {r['links']:,} directed links)"),
+        ("dependencies", f"{r['dependencies']:,}"),
+        ("VCs needed", f"{r['vcs_needed']} ({req['why']})"),
+    ]
+    if r["acyclic"]:
+        rows.append(("graph", f"ACYCLIC: no deadlock is possible with {r['vcs']} VCs"))
+    else:
+        rows.append(
+            (
+                "graph",
+                f"CYCLIC: {r['core_channels']:,} channels on or between cycles; "
+                f"a shortest cycle found has {r['cycle_length']} channels:",
+            )
+        )
+    width = max(len(k) for k, _ in rows)
+    out = [f"{k:<{width}}  {v}" for k, v in rows]
+    for c in r["cycle"] or []:
+        out.append(f"    {c['node']} --{c['port']}--> {c['next']} (VC {c['vc']})")
+    if r["smallest_vcs"] is not None:
+        out.append(f"{'smallest V':<{width}}  {r['smallest_vcs']}")
+    else:
+        out.append(
+            f"{'smallest V':<{width}}  none: the graph has a cycle for every V "
+            f"(vc_policy {r['vc_policy']} adds no order to the VCs it gives)"
+        )
+        out.append("  way out: --vc-policy hops or negative-hop, or a router whose")
+        out.append("  dependencies are acyclic")
+    if r.get("literature"):
+        out.append("published bounds (docs/deadlock-analysis.md):")
+        for e in r["literature"]:
+            out.append(f"  {e['quantity']}: {e['value']}  [{e['source']}; {e['note']}]")
+    return "\n".join(out) + "\n"
+
+
+def format_report(r: dict) -> str:
+    """Human-readable analysis."""
+    if "vc_policy" in r:
+        return format_vc_report(r)
+    if r["buffer_classes"] == "hops":
+        bufs = f"one channel per link and hop class 1..{r['max_hops']} (0: injection buffers)"
+    else:
+        bufs = "one channel per directed link (no classes)"
+    routes = _routes_text(r)
     rows = [
         ("network / router", f"{r['spec']} / {r['router']}"),
         ("channels", bufs),

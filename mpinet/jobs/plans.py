@@ -220,6 +220,8 @@ def deadlock_dependencies(topo: Topology, setup: Any) -> int:
     """The estimated dependencies of a deadlock analysis (:func:`estimate_deadlock`)."""
     links, hops = topo.num_nodes * topo.degree, mean_hops(topo)
     per_turn = min(setup.classes, math.ceil(1.5 * hops)) if setup.top is not None else 1
+    if getattr(setup, "per_turn", None) is not None:  # VC level: the policy's own count
+        per_turn = setup.per_turn(hops)
     return links * max(topo.degree - 1, 1) * per_turn
 
 

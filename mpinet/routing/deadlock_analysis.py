@@ -38,7 +38,17 @@ import numpy as np
 from mpinet.errors import ResourceError, RoutingError
 from mpinet.routing import channel_graph as cg
 from mpinet.routing.base import Router
-from mpinet.routing.route_enum import MAX_STATES, RouteFollower
+from mpinet.routing.deadlock_routes import (  # noqa: F401 (SymmetryError: re-exported)
+    MAX_EDGES,
+    SAMPLES,
+    Progress,
+    SymmetryError,
+    all_keys,
+    quiet,
+    spread,
+    target_keys,
+)
+from mpinet.routing.route_enum import RouteFollower
 from mpinet.routing.walk import default_max_hops
 from mpinet.topology.base import Topology
 
@@ -46,18 +56,7 @@ from mpinet.topology.base import Topology
 AUTO_ALL_PAIRS = 1 << 16
 #: refuse all-destination enumerations above N*N = this
 MAX_ALL_PAIRS = 1 << 26
-#: refuse dependency graphs with more edges than this
-MAX_EDGES = 1 << 27
-#: destinations (and nodes) sampled to check the symmetry assumptions
-SAMPLES = 4
 DESTINATIONS = ("auto", "all", "symmetry")
-
-#: ``progress(phase, done, total)``: what the analysis is doing, and how far it is
-Progress = Callable[[str, int, int], None]
-
-
-def _quiet(phase: str, done: int, total: int) -> None:
-    """The default progress: none."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +68,8 @@ class Setup:
     top: int | None  # the highest hop class (None without classes)
     limit: int  # the longest route followed
     classes: int  # channel classes per link
+    #: VC level: the dependencies per turn, from the mean route length (for the plan)
+    per_turn: Callable[[float], float] | None = None
 
 
 def setup(
@@ -113,112 +114,13 @@ def setup(
     return Setup(mode, fallback, top, limit, classes)
 
 
-def _to_target(f: RouteFollower, target: int, tell: Callable[[int], None]) -> np.ndarray:
-    """Hop keys of the routes from every node to ``target``, sources in bounded chunks.
-
-    The chunks bound the states followed at once (:data:`MAX_STATES`) and give the
-    progress its steps; the union of their keys is that of one call.
-    """
-    n = f.topo.num_nodes
-    acc = np.empty(0, dtype=np.int64)
-    for lo in range(0, n, MAX_STATES):
-        s = np.arange(lo, min(lo + MAX_STATES, n), dtype=np.int64)
-        s = s[s != target]
-        acc = cg.distinct(np.concatenate([acc, f.follow(s, np.full(s.size, target))]))
-        tell(min(lo + MAX_STATES, n))
-    return acc
-
-
-def _all_keys(f: RouteFollower, progress: Progress) -> np.ndarray:
-    """Hop keys of the routes from every node to every node (destinations in chunks)."""
-    n = f.topo.num_nodes
-    step = max(1, MAX_STATES // n)
-    acc = np.empty(0, dtype=np.int64)
-    for lo in range(0, n, step):
-        d = np.repeat(np.arange(lo, min(lo + step, n), dtype=np.int64), n)
-        s = np.tile(np.arange(n, dtype=np.int64), d.size // n)
-        keep = s != d
-        acc = cg.distinct(np.concatenate([acc, f.follow(s[keep], d[keep])]))
-        progress("following routes to every destination", min(lo + step, n) * n, n * n)
-    return acc
-
-
-class SymmetryError(RoutingError):
-    """A sampled check of the symmetry assumptions failed."""
-
-
-def _symmetric_keys(f: RouteFollower, progress: Progress = _quiet) -> np.ndarray:
-    """Hop keys to every destination from the routes to the translation targets.
-
-    Raises :class:`SymmetryError` when a sampled check of the assumptions fails.
-    """
-    topo, n = f.topo, f.topo.num_nodes
-    targets = np.asarray(topo.translation_targets, dtype=np.int64)
-    nodes = np.arange(n, dtype=np.int64)
-    picks = np.random.default_rng(0)
-    samples = picks.choice(n, size=min(SAMPLES, n), replace=False)
-    total = (targets.size + samples.size) * n  # routes followed, checks included
-    what = f"following routes to {targets.size} translation target(s) and {samples.size} checks"
-
-    def tell(base: int) -> Callable[[int], None]:
-        return lambda done: progress(what, base + done, total)
-
-    per_key = [_to_target(f, int(t), tell(k * n)) for k, t in enumerate(targets)]
-    cls = topo.translate(nodes, nodes)[1]
-    # the router must be invariant: routes to d are the translated routes to its target
-    for i, d in enumerate(samples):
-        x, r, q, h = f.decode(_to_target(f, int(d), tell((targets.size + i) * n)))
-        rel, key = topo.translate(x, np.full(x.size, d))
-        k = int(key[0]) if key.size else 0
-        if not np.array_equal(cg.distinct(f.encode(rel, r, q, h)), per_key[k]):
-            raise SymmetryError(
-                f"router {f.router.name!r} is not invariant under the translations of "
-                f"{topo.spec}: its routes to {topo.label(int(d))} are not the translated routes "
-                "to the translation target; use --destinations all"
-            )
-    turns: list[np.ndarray] = []
-    for c in range(targets.size):
-        progress("translating the turns to every node class", c, targets.size)
-        # A_c: the (rel, key) of class-c nodes over all destinations; the same for the class
-        rel, key = topo.translate(np.full(n, targets[c]), nodes)
-        sample = np.flatnonzero(cls == c)
-        for x in picks.choice(sample, size=min(SAMPLES, sample.size), replace=False):
-            r2, k2 = topo.translate(np.full(n, x), nodes)
-            if not np.array_equal(cg.distinct(k2 * n + r2), cg.distinct(key * n + rel)):
-                raise SymmetryError(
-                    f"the translations of {topo.spec} do not act alike on its node classes; "
-                    "use --destinations all"
-                )
-        mask = np.zeros((targets.size, n), dtype=bool)
-        mask[key, rel] = True
-        u = []
-        for k in range(targets.size):
-            x, r, q, h = f.decode(per_key[k])
-            hit = mask[k, x]
-            u.append(f.encode(0, r[hit], q[hit], h[hit]))
-        turns.append(cg.distinct(np.concatenate(u)))
-    del per_key
-    sizes = np.bincount(cls, minlength=targets.size)
-    total = int(sum(sizes[c] * turns[c].size for c in range(targets.size)))
-    if total > MAX_EDGES:
-        raise ResourceError(
-            f"the dependency graph of {topo.spec} would have about {total:,} hops, over the "
-            f"limit of {MAX_EDGES:,}; way out: a smaller network"
-        )
-    out = []
-    for c in range(targets.size):
-        xs = np.flatnonzero(cls == c)
-        # turns[c] encodes node 0, so adding x's offset puts the turn at x
-        out.append((xs[:, None] * (f.deg + 1) * f.deg * f.H + turns[c][None, :]).ravel())
-    return np.concatenate(out)
-
-
 @dataclass
 class Analysis:
     """A dependency graph and its report.
 
-    Channel ids are ``(node * degree + port) * classes + class``; ``src -> dst``
-    are the dependencies, ``channels`` every channel some route uses.
+    Channel ids are ``(node * degree + port) * classes + class`` (``classes``: hop
+    classes, or virtual channels with ``vc_level``); ``src -> dst`` are the
+    dependencies, ``channels`` every channel some route uses.
     """
 
     topo: Topology
@@ -227,9 +129,10 @@ class Analysis:
     dst: np.ndarray
     channels: np.ndarray
     report: dict[str, Any] = field(default_factory=dict)
+    vc_level: bool = False
 
     def channel(self, node: int, port: int, cls: int | None = None) -> int:
-        """Channel id of link ``(node, port)`` in class ``cls`` (None without classes)."""
+        """Channel id of link ``(node, port)`` in class (or VC) ``cls`` (None: 0)."""
         return (int(node) * self.topo.degree + int(port)) * self.classes + int(cls or 0)
 
     def has_dependency(self, a: int, b: int) -> bool:
@@ -237,49 +140,122 @@ class Analysis:
         return bool(((self.src == a) & (self.dst == b)).any())
 
     def describe(self, ch: int) -> dict[str, Any]:
-        """``{node, port, next, class}`` of a channel (the engine's deadlock-report style)."""
+        """``{node, port, next, class}`` of a channel (the engine's deadlock-report style),
+        with ``vc`` (and class None) at VC level."""
         link, c = divmod(int(ch), self.classes)
         node, port = divmod(link, self.topo.degree)
         nxt = int(self.topo.neighbors([node])[0, port])
-        return {
+        out: dict[str, Any] = {
             "node": self.topo.label(node),
             "port": self.topo.ports[port],
             "next": self.topo.label(nxt),
-            "class": c if self.classes > 1 else None,
+            "class": c if self.classes > 1 and not self.vc_level else None,
         }
+        if self.vc_level:
+            out["vc"] = c
+        return out
 
 
-def _graph(
-    f: RouteFollower, keys: np.ndarray, ncls: int, hop_cls: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class HopClasses:
+    """The rule of the packet buffers: one class per link, or hop classes (a hop with
+    ``h`` hops taken holds class ``h`` and waits for class ``h + 1``)."""
+
+    def __init__(self, classes: int, hop_cls: bool):
+        self.vcs, self.hop_cls, self.unit = classes, hop_cls, True
+
+    def held(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lo = c if self.hop_cls else np.zeros_like(c)
+        return lo, lo + 1
+
+    def allowed(self, c: np.ndarray, cur: np.ndarray, nxt: np.ndarray) -> tuple:
+        lo = c + 1 if self.hop_cls else np.zeros_like(c)
+        return lo, lo + 1
+
+
+def _product(a: np.ndarray, alo, ahi, b: np.ndarray, blo, bhi, v: int) -> tuple:
+    """Every pair ``(a*v + i, b*v + j)``, ``i`` in ``[alo, ahi)``, ``j`` in ``[blo, bhi)``."""
+    wa, wb = ahi - alo, bhi - blo
+    per = wa * wb
+    total = int(per.sum())
+    if total > MAX_EDGES:
+        raise ResourceError(
+            f"the (link, VC) dependency graph would have {total:,} dependencies, over the "
+            f"limit of {MAX_EDGES:,}; way out: fewer VCs (--vcs), or a smaller network"
+        )
+    row = np.repeat(np.arange(a.size), per)
+    off = np.arange(total) - np.repeat(np.cumsum(per) - per, per)
+    i, j = np.divmod(off, wb[row])
+    return a[row] * v + alo[row] + i, b[row] * v + blo[row] + j
+
+
+def graph(f: RouteFollower, keys: np.ndarray, rule: Any) -> tuple[np.ndarray, ...]:
     """Dependencies ``src -> dst`` and the channels used, from distinct hop keys.
 
-    A hop ``(x, r, q, h)`` uses channel ``(x, q)`` in class ``h + 1``; arriving over
-    ``r`` it held the channel ``(nb(x, r), rev(r))`` in class ``h``. Temporaries are
+    A hop ``(x, r, q, c)`` uses channel ``(x, q)`` in the classes (VCs)
+    ``rule.allowed(c, x, next)``; arriving over ``r`` it held ``(nb(x, r), rev(r))``
+    in ``rule.held(c)`` and waits for each of them (Dally & Seitz). Distinct keys
+    give distinct dependencies (the class determines both ranges). Temporaries are
     dropped as soon as they are used: this is the analysis's memory peak.
     """
-    deg = f.deg
-    x, r, q, h = f.decode(keys)  # distinct: so are the dependencies, one per hop
-    out_ch = x * deg
-    out_ch += q
+    deg, v = f.deg, rule.vcs
+    x, r, q, c = f.decode(keys)
+    out = x * deg
+    out += q
+    lo2, hi2 = rule.allowed(c, x, f.nb[x, q])
     del q
-    out_ch *= ncls
-    if hop_cls:
-        out_ch += h + 1
+    if lo2.size and int(hi2.max()) > v:
+        raise RoutingError(f"a hop needs VC {int(hi2.max()) - 1}, over the {v} given")
     dep = r < deg
-    xd, rd, hd = x[dep], r[dep], h[dep]
-    del x, r, h
-    src = f.nb[xd, rd]
-    del xd
+    lo1, hi1 = rule.held(c[dep])
+    del c
+    src = f.nb[x[dep], r[dep]]
+    del x
     src *= deg
-    src += f.rev[rd]
-    del rd
-    src *= ncls
-    src += hd
-    del hd
-    dst = out_ch[dep]
-    del dep
-    return src, dst, cg.distinct(out_ch)
+    src += f.rev[r[dep]]
+    del r
+    if rule.unit:
+        channels = cg.distinct(out * v + lo2)
+        src *= v
+        src += lo1
+        dst = out[dep] * v + lo2[dep]
+        return src, dst, channels
+    w = hi2 - lo2
+    used = np.repeat(out * v + lo2, w)
+    used += np.arange(used.size) - np.repeat(np.cumsum(w) - w, w)
+    channels = cg.distinct(used)
+    del used, w
+    src, dst = _product(src, lo1, hi1, out[dep], lo2[dep], hi2[dep], v)
+    return src, dst, channels
+
+
+def follow_keys(
+    f: RouteFollower, mode: str, fallback: bool, progress: Progress = quiet, **sym: Any
+) -> tuple[np.ndarray, str]:
+    """Hop keys at every node, by symmetry (``sym``: :func:`spread`'s swap, colour,
+    reduce) or to every destination; auto falls back to every destination when the
+    symmetry check fails. Returns the keys and the mode used."""
+    if mode == "symmetry":
+        try:
+            swap = {k: sym[k] for k in ("swap", "colour") if k in sym}
+            return spread(f, target_keys(f, progress, **swap), progress, **sym), mode
+        except SymmetryError:
+            if not fallback:
+                raise
+    return all_keys(f, progress), "all"
+
+
+def search(res: Analysis, progress: Progress = quiet) -> tuple[bool, list, int]:
+    """Acyclic?, a shortest cycle found (described channels) and the core's size."""
+    channels = res.channels
+    # every channel a route holds is also one it took, so the edges index into channels
+    a, b = np.searchsorted(channels, res.src), np.searchsorted(channels, res.dst)
+
+    def peeled(done: int, total: int) -> None:
+        progress("searching the dependency graph for cycles (channels peeled)", done, total)
+
+    progress("searching the dependency graph for cycles", 0, 1)
+    acyclic, cyc, core = cg.find_cycle(channels.size, a, b, progress=peeled)
+    return acyclic, [res.describe(int(channels[v])) for v in cyc], core
 
 
 def analyze(
@@ -290,7 +266,7 @@ def analyze(
     max_hops: int | None = None,
     destinations: str = "auto",
     seed: int = 0,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
 ) -> Analysis:
     """Build and check the channel dependency graph of ``router`` on ``topo``.
 
@@ -323,30 +299,12 @@ def analyze(
     f = RouteFollower(topo, router, seed, limit, hop_cls)
     if n * (deg + 1) * deg * f.H >= 1 << 62:
         raise ResourceError(f"{topo.spec} is too large to encode its hops in 64 bits")
-    keys = None
-    if mode == "symmetry":
-        try:
-            keys = _symmetric_keys(f, progress)
-        except SymmetryError:
-            if not su.fallback:
-                raise
-            mode = "all"  # auto: fall back to every destination
-    if keys is None:
-        keys = _all_keys(f, progress)
+    keys, mode = follow_keys(f, mode, su.fallback, progress)
     progress("building the dependency graph", 0, 1)
-    src, dst, channels = _graph(f, keys, ncls, hop_cls)
+    src, dst, channels = graph(f, keys, HopClasses(ncls, hop_cls))
     del keys
-    # every channel a route holds is also one it took, so the edges index into channels
-    a, b = np.searchsorted(channels, src), np.searchsorted(channels, dst)
-
-    def peeled(done: int, total: int) -> None:
-        progress("searching the dependency graph for cycles (channels peeled)", done, total)
-
-    progress("searching the dependency graph for cycles", 0, 1)
-    acyclic, cyc, core = cg.find_cycle(channels.size, a, b, progress=peeled)
-    del a, b
     res = Analysis(topo, ncls, src, dst, channels)
-    cycle = [res.describe(int(channels[v])) for v in cyc]
+    acyclic, cycle, core = search(res, progress)
     res.report = {
         "spec": topo.spec,
         "router": router.name,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -73,12 +74,20 @@ class RouteFollower:
     seed : the seed the random choices are drawn under
     limit : the longest route allowed (longer: RoutingError, e.g. a livelock)
     with_hops : record the hops taken in each key (hop classes), else 0
+    state : optional, a per-route state to track and record instead (virtual-channel
+        policies, :mod:`mpinet.routing.vc_policies`): ``state.size`` key classes,
+        ``state.key(hops, s)`` the class recorded for a hop taken with state ``s``
+        after ``hops`` hops, ``state.advance(cur, nxt, hops, s)`` the state after it
+        (start 0); routes are merged only where their states are equal too
 
     Attributes ``random`` (a random hop was seen), ``max_length`` (the
     longest route) and ``pairs`` (routes followed) accumulate over calls.
     """
 
-    def __init__(self, topo: Topology, router: Router, seed: int, limit: int, with_hops: bool):
+    def __init__(
+        self, topo: Topology, router: Router, seed: int, limit: int, with_hops: bool,
+        state: Any = None,
+    ):  # fmt: skip
         if getattr(router, "holds", False):
             raise RoutingError(
                 f"router {router.name!r} holds packets for scheduled steps; its waits are not "
@@ -89,7 +98,8 @@ class RouteFollower:
         self.nb = neighbor_table(topo).astype(np.int64)
         self.rev = np.asarray(topo.reverse_port, dtype=np.int64)
         self.deg = topo.degree
-        self.H = self.limit + 1 if with_hops else 1
+        self.state = state
+        self.H = state.size if state is not None else (self.limit + 1 if with_hops else 1)
         self.choices = max(CHOICES, self.deg)
         self.random = False
         self.max_length = 0
@@ -164,6 +174,7 @@ class RouteFollower:
         self.pairs += int(cur.size)
         hdr = np.asarray(self.router.init_headers(cur, dst), dtype=np.int64).reshape(cur.size, -1)
         inp = np.full(cur.size, self.deg, dtype=np.int64)
+        st = np.zeros(cur.size, dtype=np.int64)  # the tracked state (0 without one)
         keys: list[np.ndarray] = []
         h = 0
         while cur.size:
@@ -191,11 +202,19 @@ class RouteFollower:
                 self.max_length = max(self.max_length, h + 1)
             # only hops that do not deliver: a packet is consumed at its destination and
             # takes no buffer there (the engine's rule), so its last hop waits for nothing
-            hk = self.encode(x[go], inp[idx][go], ports[go], h if self.with_hops else 0)
+            cols = [nxt[go], dst[idx][go], self.rev[ports[go]], new[go]]
+            if self.state is None:
+                cls = h if self.with_hops else 0
+            else:
+                s = st[idx][go]
+                cls = self.state.key(h, s)
+                cols.append(self.state.advance(x[go], nxt[go], h, s))
+            hk = self.encode(x[go], inp[idx][go], ports[go], cls)
             keys.append(cg.distinct(hk))
-            rows = np.column_stack([nxt[go], dst[idx][go], self.rev[ports[go]], new[go]])
-            rows = cg.distinct_rows(rows)
-            cur, dst, inp, hdr = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3:]
+            rows = cg.distinct_rows(np.column_stack(cols))
+            w = new.shape[1]
+            cur, dst, inp, hdr = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3 : 3 + w]
+            st = rows[:, 3 + w] if self.state is not None else np.zeros(cur.size, np.int64)
             h += 1
         return cg.distinct(np.concatenate(keys)) if keys else np.empty(0, dtype=np.int64)
 
