@@ -161,7 +161,11 @@ def test_router_registry() -> None:
     assert {"ims-two-phase", "ims-star-emulation", "shortest"} <= set(
         available_routers(from_spec("ims:1,2,2"))
     )
-    assert set(available_routers(from_spec("cms:2,2,2"))) == {"shortest", "cms-clusters"}
+    assert set(available_routers(from_spec("cms:2,2,2"))) == {
+        "shortest",
+        "cms-clusters",
+        "anynet-min",
+    }
     with pytest.raises(RoutingError, match="applies to ims"):
         make_router("ims-two-phase", from_spec("ms:2,2"))
     with pytest.raises(RoutingError, match="sdc"):

@@ -217,13 +217,18 @@ def test_hypercube_ecube() -> None:
 # ----------------------------------------------------------------- registry
 def test_registry() -> None:
     assert set(ROUTERS) >= {"shortest", "hypercube-ecube"}
-    assert available_routers(from_spec("hypercube:3")) == ["shortest", "hypercube-ecube"]
+    assert available_routers(from_spec("hypercube:3")) == [
+        "shortest",
+        "hypercube-ecube",
+        "anynet-min",
+    ]
     assert available_routers(from_spec("scc:4")) == [
         "shortest",
         "scc-random",
         "scc-greedy",
         "scc-nobacktrack",
         "scc-optimal",
+        "anynet-min",
     ]
     with pytest.raises(RoutingError, match="unknown router 'nope'; known: shortest"):
         make_router("nope", from_spec("scc:4"))

@@ -13,7 +13,7 @@ import inspect
 from typing import Any
 
 from mpinet.errors import RoutingError
-from mpinet.routing import borel, ccc, fccn, ims, macrostar, scc, star
+from mpinet.routing import anynet_min, borel, ccc, fccn, ims, macrostar, scc, star
 from mpinet.routing.base import HopContext, Router
 from mpinet.routing.ecube import HypercubeEcube
 from mpinet.routing.shortest import ShortestRouter
@@ -32,6 +32,7 @@ ROUTERS: dict[str, type[Router]] = {
         *fccn.ROUTERS_HERE,
         *borel.ROUTERS_HERE,
         *ccc.ROUTERS_HERE,
+        *anynet_min.ROUTERS_HERE,
     )
 }
 

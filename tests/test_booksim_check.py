@@ -1,0 +1,166 @@
+"""scripts/booksim_check.py: the BookSim2 configuration it writes, the output it reads.
+
+The parser is checked on BookSim2's own output, captured once (tests/data/booksim/:
+``booksim CFG injection_rate=R`` with the configuration this script writes, on
+``mpinet export hypercube:4 --format anynet``). CI has no BookSim; the live run is skipped
+unless ``MPINET_BOOKSIM`` names a BookSim2 binary.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import booksim_check as bc  # noqa: E402
+
+DATA = ROOT / "tests" / "data" / "booksim"
+CONVERGED = (DATA / "hypercube-4-L4-converged.txt").read_text()
+UNSTABLE = (DATA / "hypercube-4-L4-unstable.txt").read_text()
+
+
+def args(*extra: str):
+    return bc.parse_args(["--booksim", "/bin/true", *extra])
+
+
+def keys(text: str) -> dict[str, str]:
+    return dict(re.findall(r"^(\w+) = (.*);$", text, re.M))
+
+
+def test_config_is_what_booksim_read():
+    """The captured runs echo their configuration: exactly what the writer gives."""
+    text = bc.booksim_config("hypercube-4.anynet", 4, 2, 4, args())
+    echo = CONVERGED.split("BEGIN Configuration File: hc4.cfg\n")[1].split("END Config")[0]
+    assert keys(text) == keys(echo)
+    k = keys(text)
+    assert (k["topology"], k["routing_function"], k["traffic"]) == ("anynet", "min", "uniform")
+    assert (k["packet_size"], k["num_vcs"], k["vc_buf_size"]) == ("4", "2", "4")
+    assert k["injection_process"] == "bernoulli" and k["injection_rate_uses_flits"] == "0"
+    assert "injection_rate" not in k  # given per run on the command line
+    # the shallowest pipeline: lookahead routing, speculative VA+SA, one cycle of ST
+    pipe = {x: int(k[x]) for x in bc.PIPELINE}
+    assert pipe["routing_delay"] == 0 and pipe["speculative"] == 1
+    assert pipe["vc_alloc_delay"] == pipe["sw_alloc_delay"] == pipe["st_final_delay"] == 1
+    assert pipe["st_prepare_delay"] == pipe["credit_delay"] == 0
+    ablated = keys(bc.booksim_config("x", 1, 2, 4, args("--booksim-set", "num_vcs=8")))
+    assert ablated["num_vcs"] == "8" and ablated["packet_size"] == "1"
+
+
+def test_parse_a_converged_run():
+    row = bc.parse_booksim(CONVERGED)
+    assert row["status"] == "converged" and row["deadlock_warnings"] == 0
+    overall = CONVERGED.split("Overall Traffic Statistics")[1]
+    assert f"Packet latency average = {row['latency']:g} (1 samples)" in overall
+    assert f"Accepted packet rate average = {row['accepted']:g} (1" in overall
+    assert re.search(rf"Time taken is {row['cycles']} cycles", CONVERGED)
+    assert row["run_seconds"] > 0 and row["measured_samples"] >= 3
+    # 4-flit packets; offered 0.05 per node (uniform over 16 nodes, self included)
+    assert row["accepted_flits"] == pytest.approx(4 * row["accepted"], rel=0.01)
+    assert row["accepted"] == pytest.approx(0.05, rel=0.1)
+    # hops count routers: 1 + the mean distance of hypercube:4 over all 16 destinations, 2
+    assert row["hops"] - 1 == pytest.approx(2.0, abs=0.1)
+    # above the zero-load latency 3 H' + 5 + L - 1 = 14 (docs/booksim.md), but not far
+    assert 14 <= row["latency"] < 3 * 14
+    assert bc.booksim_verdict(row | {"offered": 0.05}, 14.0, 16, args()) == []
+
+
+def _fastest_by_distance(name: str) -> tuple[dict[str, str], list[float]]:
+    """BookSim2's ``stats_out`` on hypercube:3 (``pair_stats = 1``, 0.0005 packets per node
+    per cycle; the keys and ``pair_plat`` lines): per distance H = 0..3 the lowest mean
+    latency over the pairs at that distance (a pair that never met another packet)."""
+    text = (DATA / f"hypercube-3-{name}-pairs.txt").read_text()
+    conf = dict(re.findall(r"^%(\w+) = '?([^';]*)'?;$", text, re.M))
+    lat = re.search(r"pair_plat\(1,:\) = \[(.*)\];", text).group(1).split()
+    best = [math.inf] * 4
+    for i, x in enumerate(lat):
+        if x != "-nan":
+            h = bin((i // 8) ^ (i % 8)).count("1")
+            best[h] = min(best[h], float(x))
+    return conf, best
+
+
+@pytest.mark.parametrize("name", ["L1-shallow", "L16-B2", "L16-B3", "L16-B4", "L16-B5", "L16-B8"])
+def test_zero_load_closed_form_against_booksim(name):
+    """3 H + 5 for the head; B >= 5 lets the body follow one flit per cycle, a smaller B
+    advances the worm B flits per 5-cycle credit round trip."""
+    conf, best = _fastest_by_distance(name)
+    assert {k: int(conf[k]) for k in bc.PIPELINE} == bc.PIPELINE
+    flits, b = int(conf["packet_size"]), int(conf["vc_buf_size"])
+    assert best == [bc.booksim_zero_load(h, flits, b) for h in range(4)]
+
+
+def test_default_pipeline_costs_five_cycles_per_hop():
+    conf, best = _fastest_by_distance("L1-default")
+    assert conf["routing_delay"] == "1" and conf["speculative"] == "0"
+    assert best == [7 + 5 * h for h in range(4)]
+
+
+def test_parse_an_unstable_run():
+    row = bc.parse_booksim(UNSTABLE)
+    assert "Aborting simulation" in UNSTABLE and row["status"] == "latency_thres"
+    assert row["cycles"] is None and math.isfinite(row["latency"])
+    why = bc.booksim_verdict(row | {"offered": 0.3}, 14.0, 16, args())
+    assert why[0] == "latency_thres" and "latency" in why
+
+
+def test_verdict_applies_mpinet_sweeps_rule():
+    ok = {"status": "converged", "latency": 20.0, "accepted": 0.1, "measured_samples": 6}
+    a = args()
+    assert bc.booksim_verdict(ok | {"offered": 0.1}, 10.0, 256, a) == []
+    assert bc.booksim_verdict(ok | {"offered": 0.1, "latency": 31.0}, 10.0, 256, a) == ["latency"]
+    assert bc.booksim_verdict(ok | {"offered": 0.12}, 10.0, 256, a) == ["throughput"]
+    stuck = ok | {"offered": 0.1, "status": "deadlock", "accepted": math.nan}
+    assert bc.booksim_verdict(stuck, 10.0, 256, a) == ["deadlock", "throughput"]
+
+
+def test_tables_compare_each_to_its_own_bound():
+    zero = {"latency": 17.0}
+    bs = {"bound": 0.1, "zero": zero, "load": 0.08, "points": [{"offered": 0.09}]}
+    bs |= {"throughput": 0.079, "criteria": ["latency"], "seconds": 30.0}
+    sat = {"load": 0.1, "criteria": ["latency"], "throughput": 0.098}
+    mp = {"saturation": sat, "points": [], "wall_seconds": 3.0}
+    row = {"spec": "hypercube:8", "nodes": 256, "flits": 1, "bound": 0.125, "mean_hops": 4.0}
+    line = bc.results_table([row | {"booksim": bs, "mpinet": mp}], 4)[2]
+    cells = [c.strip() for c in line.split("|")[1:-1]]
+    assert cells[3] == "4.00" and cells[4] == f"{3 * 4 * 255 / 256 + 5:.2f} / 17.00"
+    assert cells[6:9] == ["0.1 (0.80)", "0.08 (0.80)", "1.25"]
+
+
+def test_refuses_a_missing_binary(tmp_path):
+    cmd = [sys.executable, str(ROOT / "scripts" / "booksim_check.py"), "--booksim"]
+    p = subprocess.run([*cmd, str(tmp_path / "nope")], capture_output=True, text=True)
+    assert p.returncode == 1 and p.stderr.strip().count("\n") == 0
+    assert "is not an executable file" in p.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("MPINET_BOOKSIM"), reason="MPINET_BOOKSIM not set")
+def test_live_run_on_hypercube3(tmp_path):
+    """Both simulators on hypercube:3: BookSim's zero-load latency is 3 H' + 5 + L - 1."""
+    out = tmp_path / "booksim.md"
+    out.write_text(f"# x\n\n{bc.BEGIN}\n{bc.END}\ntail\n")
+    cmd = [sys.executable, str(ROOT / "scripts" / "booksim_check.py"), "--booksim"]
+    cmd += [os.environ["MPINET_BOOKSIM"], "--specs", "hypercube:3", "--flits", "1,2"]
+    cmd += ["--workdir", str(tmp_path / "w"), "--out", str(out), "--sample-period", "200"]
+    cmd += ["--speed", "hypercube:3:1:0.1", "--packet-engine"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    assert p.returncode == 0, p.stderr
+    text = out.read_text()
+    assert text.startswith("# x\n") and text.endswith(f"{bc.END}\ntail\n")
+    rows = [ln for ln in text.splitlines() if ln.startswith("| `hypercube:3`")]
+    assert len(rows) == 3  # L = 1, L = 2 (BookSim only), the speed run
+    for row in json.loads((tmp_path / "w" / "results.json").read_text())["rows"]:
+        zero, hops = row["booksim"]["zero"], row["mean_hops"] * 7 / 8  # H' counts self
+        assert zero["hops"] - 1 == pytest.approx(hops, rel=0.15)  # ~100 packets
+        # every packet alone: 3 H + 5 + L - 1 cycles, so the mean follows the mean of H
+        closed = bc.booksim_zero_load(zero["hops"] - 1, row["flits"], 4)
+        assert zero["latency"] == pytest.approx(closed, rel=0.02)
+    assert "mpinet skipped at L = [2]: --packet-engine" in text
