@@ -76,13 +76,22 @@ def add_parser(sub: Any) -> None:
         help="how the engine queues packets: auto (the departure calendar where it applies: "
         "all-port, unbounded, fifo), links (per-link queues), calendar; same answers (auto)",
     )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any job key, e.g. --set model.switching=wormhole --set model.flits=16 (the flit "
+        "engine; docs/switching.md), or --set workload.injection=bernoulli with "
+        "workload.rate and workload.steps instead of --packets (repeatable)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per network")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from mpinet.errors import SpecError
-    from mpinet.jobs import load_job
+    from mpinet.jobs import load_job, parse_set
     from mpinet.jobs.execute import plan
     from mpinet.outputs import scratch_dir
 
@@ -98,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
         raise SpecError(f"--repeat must be >= 1, got {args.repeat}")
     scratch = scratch_dir(comm, prefix="mpinet-bench-")  # removed on every exit path
 
+    extra = [parse_set(x) for x in args.set]
+    bernoulli = any(k == ["workload", "injection"] and v == "bernoulli" for k, v in extra)
+
     def make_plans():
         plans = []
         for item in [s for s in args.specs.split(";") if s]:
@@ -106,13 +118,16 @@ def run(args: argparse.Namespace) -> int:
                 sets = [
                     (["topology"], spec),
                     (["router", "name"], router or "shortest"),
-                    (["workload", "packets"], packets),
                     (["trace", "level"], args.trace),
                     (["model", "kind"], args.model),
-                    (["model", "queues"], args.queues),
                 ]
+                if not bernoulli:
+                    sets.append((["workload", "packets"], packets))
+                if args.queues != "auto":
+                    sets.append((["model", "queues"], args.queues))
                 if args.buffer:
                     sets.append((["model", "buffer"], args.buffer))
+                sets += extra
                 # a trace path from the start: a trace level without one is refused
                 out = os.path.join(tmpdir, "bench.h5") if args.trace != "none" else None
                 plans.append(plan(load_job(None, sets), out=out, ranks=comm.Get_size()))
@@ -169,14 +184,22 @@ def _measure(args: argparse.Namespace, plans: list, comm: Any, tmpdir: str) -> N
             # rate is not comparable with a completed run's, so say so
             "delivered": res["stats"]["delivered"],
             "deadlock": bool(res["stats"].get("deadlock")),
+            # the flit engine: its transmissions are flit-hops (docs/switching.md)
+            "switching": res.get("switching"),
         }
+        unit = "flit-hops" if res.get("switching") else "packet-hops"
+        what = f"{row['packets_per_node']:>4}/node"
+        if p.job.workload["injection"] == "bernoulli":
+            what = f"rate {p.job.workload['rate']}"
+        if res.get("switching"):
+            sw = res["switching"]
+            what += f" {sw['mode']} L={sw['flits']} V={sw['vcs']} B={sw['vc_buffer']}"
         if rank0:
             if args.json:
                 print(json_text(row))
             else:
                 print(
-                    f"{row['spec']:<10} {row['packets_per_node']:>4}/node {row['ranks']} rank(s): "
-                    f"{hops:,} packet-hops in "
+                    f"{row['spec']:<10} {what} {row['ranks']} rank(s): {hops:,} {unit} in "
                     f"{wall:.3f} s -> {row['hops_per_second_per_rank'] / 1e6:.2f} M/s per rank "
                     f"(engine alone {row['engine_hops_per_second_per_rank'] / 1e6:.2f} M/s; "
                     f"setup {setup:.2f} s; trace {args.trace})"
@@ -202,7 +225,15 @@ def _warm(p) -> None:
     from mpinet.workloads import Unicast
 
     small = from_spec("star:4")
-    Engine(small, make_router("shortest", small), p.model).run(Unicast(small, packets=2))
+    r = make_router("shortest", small)
+    if p.model.flit:  # the flit engine's kernels (any policy compiles the same ones)
+        from mpinet.engine.flit.engine import FlitEngine
+        from mpinet.routing.vc_policies import make_vc_policy
+
+        pol = make_vc_policy("any", small, p.model.vcs)
+        FlitEngine(small, r, p.model, pol).run(Unicast(small, packets=2))
+    else:
+        Engine(small, r, p.model).run(Unicast(small, packets=2))
 
     z = np.zeros(1, dtype=np.int64)
     one = np.ones(1, dtype=np.int64) % p.topo.num_nodes

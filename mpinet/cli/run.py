@@ -313,6 +313,18 @@ def _buffers(model: dict) -> str:
     return f", buffer {b} per input port{extra}"
 
 
+def _router_model(r: dict, job: dict) -> str:
+    """``shortest / all-port (fifo), buffer ...``; with switching keys the flit model."""
+    router, m = r.get("router", job["router"]["name"]), job["model"]
+    sw = r.get("switching")
+    if sw:
+        return (
+            f"{router} / {m['kind']}, {sw['mode']}: {sw['flits']} flit(s) per packet, "
+            f"{sw['vcs']} VC(s) of {sw['vc_buffer']} flits per link, vc_policy {sw['vc_policy']}"
+        )
+    return f"{router} / {m['kind']} ({m['order']}){_buffers(m)}"
+
+
 def format_result(r: dict) -> str:
     """Human summary of a run."""
     if "collective" in r["stats"]:
@@ -333,11 +345,7 @@ def format_result(r: dict) -> str:
     rows = [
         ("network", f"{r['spec']} ({r['nodes']:,} nodes) on {r['ranks']} rank(s)"),
         ("workload", f"{w['kind']}, {inj}: {s['injected']:,} packets"),
-        (
-            "router / model",
-            f"{r.get('router', job['router']['name'])} / {job['model']['kind']} "
-            f"({job['model']['order']}){_buffers(job['model'])}",
-        ),
+        ("router / model", _router_model(r, job)),
         *_fault_rows(s),
         ("steps", f"{s['steps']:,} (last delivery in step {s['completion_step']:,})"),
     ]
@@ -375,16 +383,18 @@ def format_result(r: dict) -> str:
                 f"shortest {100 * st['fraction_shortest']:.1f}% (vs exact BFS distance)",
             )
         )
+    unit = "flits" if r.get("switching") else "packets"
+    hop = "flit-hops" if r.get("switching") else "hops"
     for cls, ll in s["link_load"].items():
         rows.append(
             (
                 f"load {cls}",
-                f"max {ll['max']}  mean {ll['mean']:.2f} packets per link "
+                f"max {ll['max']}  mean {ll['mean']:.2f} {unit} per link "
                 f"({ll['links']:,} directed links)",
             )
         )
     rows.append(
-        ("cross-rank", f"{100 * s['cross_rank_fraction']:.1f}% of {s['transmissions']:,} hops")
+        ("cross-rank", f"{100 * s['cross_rank_fraction']:.1f}% of {s['transmissions']:,} {hop}")
     )
     failed = [c for c in s["checks"] if not c["ok"]]
     rows.append(("checks", "all passed" if not failed else f"{len(failed)} FAILED"))
@@ -393,7 +403,7 @@ def format_result(r: dict) -> str:
         (
             "time",
             f"{r['engine_seconds']:.2f} s engine, {r['seconds']:.2f} s in all; "
-            f"{rate / 1e6:.2f} M packet-hops/s per rank",
+            f"{rate / 1e6:.2f} M {'flit' if r.get('switching') else 'packet'}-hops/s per rank",
         )
     )
     if r["trace"]:
@@ -407,14 +417,28 @@ def format_result(r: dict) -> str:
         out.append(f"  FAILED: {c['name']}: {got}. {c['detail']}")
     dl = s.get("deadlock")
     if dl:
+        what = "virtual channels" if r.get("switching") else "full buffers"
+        blocked = f"{dl['blocked_packets']:,} packets blocked"
+        if dl.get("found") == "check":  # found while packets still moved (engine/deadlock.py)
+            blocked = (f"its cycle closed in step {dl['closed']:,}; {dl['dead_packets']:,} packets "
+                       f"can never move, {dl['blocked_packets']:,} undelivered")  # fmt: skip
         out.append(
-            f"  DEADLOCK in step {dl['step']:,}: {dl['blocked_packets']:,} packets blocked; "
-            f"one wait-for cycle of {len(dl['cycle'])} full buffers:"
+            f"  DEADLOCK in step {dl['step']:,}: {blocked}; "
+            f"one wait-for cycle of {len(dl['cycle'])} {what}:"
         )
+        sw = r.get("switching")
         for c in dl["cycle"]:
+            if sw:
+                out.append(f"    {c['node']} --{c['port']}--> {c['next']} (VC {c['vc']}) waits")
+                continue
             cls = "" if c["class"] is None else f" (buffer class {c['class']})"
             out.append(f"    {c['node']} --{c['port']}--> {c['next']}{cls} is full")
-        if job["model"].get("buffer_classes", "none") == "none":
+        if sw and sw["vc_policy"] == "any":
+            out.append(
+                '  way out: model.vc_policy = "hops" or "negative-hop" with enough model.vcs '
+                "(mpinet deadlock --switching ... says how many), or another router"
+            )
+        elif not sw and job["model"].get("buffer_classes", "none") == "none":
             out.append(
                 '  way out: model.buffer_classes = "hops", a larger model.buffer, or another router'
             )

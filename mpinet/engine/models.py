@@ -44,6 +44,13 @@ class Model:
     buffer: int = 0  # slots per input port (and injection port); 0 = unbounded
     classes: str = "none"  # "none" | "hops" (structured buffer pool)
     max_hops: int = 32  # with classes = "hops": classes 0..max_hops (routes up to max_hops + 1)
+    #: switching (docs/switching.md): the flit engine runs when ``flit`` is True
+    switching: str = "store-and-forward"
+    flits: int = 1
+    vcs: int = 1
+    vc_buffer: int = 1
+    vc_policy: str = "any"
+    flit: bool = False
 
     @property
     def name(self) -> str:
@@ -61,6 +68,42 @@ class Model:
 
 
 BUFFER_CLASSES = ("none", "hops")
+SWITCHING = ("store-and-forward", "cut-through", "wormhole")
+
+
+def switching_model(model: Model, switching: str | None, flits: int | None, vcs: int | None,
+                    vc_buffer: int | None, vc_policy: str | None) -> Model:  # fmt: skip
+    """``model`` with the switching keys of docs/switching.md; ``flit`` says whether the flit
+    engine runs: any key other than store-and-forward of one-flit packets on one VC with
+    the default buffer and policy. Packet buffers (``buffer``, ``classes``) and flit keys
+    do not mix: ``vc_buffer`` and ``vc_policy = "hops"`` say the same in flits.
+    """
+    from dataclasses import replace
+
+    sw = "store-and-forward" if switching is None else str(switching)
+    if sw not in SWITCHING:
+        raise ModelError(f"model.switching must be one of {', '.join(SWITCHING)}; got {sw!r}")
+    nf = 1 if flits is None else check_int("model.flits (flits per packet)", flits, 1, 1 << 16)
+    nv = 1 if vcs is None else check_int("model.vcs (virtual channels per link)", vcs, 1, 64)
+    flit = sw != "store-and-forward" or nf > 1 or nv > 1 or vc_buffer is not None
+    flit = flit or vc_policy is not None
+    nb = (4 if sw == "wormhole" else nf) if vc_buffer is None else check_int(
+        "model.vc_buffer (flit slots per virtual channel)", vc_buffer, 1, 1 << 16)  # fmt: skip
+    if not flit:
+        return model
+    if model.buffer or model.classes != "none":
+        raise ModelError(
+            "model.buffer and model.buffer_classes are packet buffers of the store-and-forward "
+            "engine; with switching keys use model.vc_buffer (flit slots per virtual channel) "
+            "and model.vc_policy = 'hops'"
+        )
+    if sw != "wormhole" and nb < nf:
+        raise ModelError(
+            f"model.vc_buffer = {nb} is smaller than model.flits = {nf}: {sw} keeps a whole packet "
+            f"in one buffer; set vc_buffer >= {nf} (or switching = 'wormhole')"
+        )
+    policy = "any" if vc_policy is None else str(vc_policy)
+    return replace(model, switching=sw, flits=nf, vcs=nv, vc_buffer=nb, vc_policy=policy, flit=True)
 
 
 def parse_model(

@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import resolve, sum_op
-from mpinet.engine.core import Engine
-from mpinet.engine.models import Model, parse_model
+from mpinet.engine.models import Model, parse_model, switching_model
 from mpinet.engine.report import gather_hops, gather_packets, summarize
 from mpinet.errors import MpinetError
 from mpinet.jobs.collectives import execute_collective
 from mpinet.jobs.resources import plan_run
 from mpinet.jobs.settings import check_settings
 from mpinet.jobs.spec import Job, JobError
+from mpinet.jobs.switching import check_switching, make_engine
 from mpinet.routing import exact_distance, make_router
 from mpinet.routing.base import Router
 from mpinet.topology import from_spec
@@ -54,6 +54,7 @@ class Plan:
     force: bool
     faults: Any = None  # a FaultSet, or None
     estimate: Any = None  # the plan's resources.Estimate (memory per rank, work)
+    policy: Any = None  # the VC policy of a job with switching keys (docs/switching.md)
 
 
 def plan(
@@ -90,14 +91,20 @@ def plan(
         buffer_classes=job.model["buffer_classes"],
         max_hops=job.model["max_hops"],
     )
+    m = job.model
+    model = switching_model(model, m["switching"], m["flits"], m["vcs"], m["vc_buffer"],
+                            m["vc_policy"])  # fmt: skip
     model.port_capacities(topo)  # validates capacity classes
     est = plan_run(job, topo, ranks, ranks_here, trace_path=trace_path, router=router)
     workload.build(model, router)
     _check_router_used(job, workload)
     if job.model["order"] not in ("fifo", "oldest-first"):
         raise JobError(f"model.order must be fifo or oldest-first, got {job.model['order']!r}")
-    _check_queues(job, model, workload.router, faults, topo)
-    p = Plan(job, topo, workload.router, model, workload, trace_path, force, faults, estimate=est)
+    policy = check_switching(job, model, workload, workload.router, faults)
+    if policy is None:
+        _check_queues(job, model, workload.router, faults, topo)
+    p = Plan(job, topo, workload.router, model, workload, trace_path, force, faults, estimate=est,
+             policy=policy)  # fmt: skip
     if trace_path is not None:  # every value the trace will store, refused now, not at the end
         from mpinet.trace.encode import check_attrs
 
@@ -218,10 +225,8 @@ def execute(
     if p.workload.engine == COLLECTIVE:
         return _execute_collective(p, comm, started, t0, argv, reservation, collective_progress)
     job = p.job
-    engine = Engine(
-        p.topo,
-        p.router,
-        p.model,
+    engine = make_engine(
+        p,
         comm,
         seed=job.seed,
         max_steps=job.max_steps,
@@ -264,6 +269,10 @@ def execute(
         "router": p.router.name,
         "trace": None,
     }
+    if p.model.flit:  # the flit engine: what its transmissions and loads count
+        m = p.model
+        result["switching"] = {"mode": m.switching, "flits": m.flits, "vcs": m.vcs,
+                               "vc_buffer": m.vc_buffer, "vc_policy": m.vc_policy}  # fmt: skip
     if keep_local:
         result["_local"] = {"packets": packets, "link_load": rec.link_load}
     sections, checks = p.workload.summarize(rec.steps, packets, comm)

@@ -41,6 +41,11 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
     buffer = 4              # slots per input port (and per injection port); 0 = unbounded
     buffer_classes = "hops" # none | hops: buffer class = hops taken (deadlock-free)
     max_hops = 32           # hops: classes 0..max_hops (the longest route allowed)
+    switching = "wormhole"  # store-and-forward (default) | cut-through | wormhole
+    flits = 16              # flits per packet (default 1); docs/switching.md
+    vcs = 2                 # virtual channels per directed link (default 1)
+    vc_buffer = 4           # flit slots per VC (default 4 for wormhole, flits otherwise)
+    vc_policy = "hops"      # any (default) | hops | negative-hop: the VC of each hop
 
     [faults]                # failed links and nodes (default: none)
     links = [["1234", "2134"]]  # pairs of neighbour labels
@@ -110,6 +115,11 @@ SCHEMA: dict[str, Any] = {
         "buffer": ((int,), 0, "slots per input port and injection port (0 = unbounded)"),
         "buffer_classes": ((str,), "none", "none | hops (structured buffer pool)"),
         "max_hops": ((int,), 32, "buffer_classes = hops: classes 0..max_hops"),
+        "switching": ((str,), None, "store-and-forward | cut-through | wormhole"),
+        "flits": ((int,), None, "flits per packet (docs/switching.md)"),
+        "vcs": ((int,), None, "virtual channels per directed link"),
+        "vc_buffer": ((int,), None, "flit slots per virtual channel"),
+        "vc_policy": ((str,), None, "any | hops | negative-hop: the VC a packet takes"),
     },
     "faults": {
         "links": ((list,), [], "failed links: pairs of neighbour labels"),
@@ -140,6 +150,9 @@ RULES: dict[str, Range] = {
     "model.capacity": Range(1, 1 << 20, integer=True),  # each port class's value
     "model.buffer": Range(0, 1 << 20, integer=True),
     "model.max_hops": Range(1, 1024, integer=True),
+    "model.flits": Range(1, 1 << 16, integer=True),
+    "model.vcs": Range(1, 64, integer=True),
+    "model.vc_buffer": Range(1, 1 << 16, integer=True),
     "faults.random_links": prob_range(open_hi=True),
     "faults.random_nodes": prob_range(open_hi=True),
     "faults.step": Range(0, 2**31 - 2, integer=True),

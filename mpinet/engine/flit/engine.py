@@ -1,0 +1,442 @@
+"""The flit engine: wormhole, cut-through and store-and-forward of multi-flit packets.
+
+The model is docs/switching.md, step by step; this module runs it on the rank's block of
+nodes with the compiled kernels of :mod:`mpinet.engine.flit.kernels` and the arrays of
+:mod:`mpinet.engine.flit.state`. One step ``t``:
+
+1. :func:`~mpinet.engine.flit.kernels.collect` the requests (front segments with flits);
+2. the port model chooses the links that may send (sdc: one ``Allreduce`` of the movable
+   requests per port);
+3. :func:`~mpinet.engine.flit.kernels.move` allocates VCs and moves flits, link by link in
+   (injection step, packet id) order; :func:`~mpinet.engine.flit.kernels.finish` applies
+   the local arrivals, VC releases and credits;
+4. flits bound for other ranks, and credits owed to them, travel in one ``Alltoallv``
+   (:func:`~mpinet.engine.exchange.exchange_packets`): a head carries its packet's record;
+5. the heads that reached a node are routed there (the router, vectorized over them), and
+   the step's injections join their source queues;
+6. one ``Allreduce`` of the step counters: the trace row, termination, deadlock.
+
+Results are the packet engine's :class:`~mpinet.engine.core.RunRecord`: latency from the
+head's injection to the tail's delivery, link loads in flits, hop rows of the head.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mpinet.engine.comm import block_bounds, resolve, sum_op
+from mpinet.engine.core import CollectiveError, RunRecord, Workload
+from mpinet.engine.exchange import exchange_packets
+from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import state as fs
+from mpinet.engine.models import Model
+from mpinet.engine.state import neighbor_block
+from mpinet.routing.base import HopContext, Router
+from mpinet.topology.base import Topology
+
+SWITCHING = {"store-and-forward": fk.SAF, "cut-through": fk.CUT, "wormhole": fk.WORM}
+
+
+class FlitEngine:
+    """Run unicast traffic at flit level (see the module docstring and docs/switching.md).
+
+    Parameters
+    ----------
+    topo, router, model : the network, the per-hop rule, and the model with its switching
+        keys (``model.switching``, ``flits``, ``vcs``, ``vc_buffer``, ``vc_policy``)
+    policy : the VC policy object (:mod:`mpinet.routing.vc_policies`): ``hop(cur, nxt,
+        hops, state) -> (lo, hi, state)``
+    comm, seed, max_steps, record_hops, progress, load_window : as
+        :class:`~mpinet.engine.core.Engine`
+    """
+
+    def __init__(
+        self,
+        topo: Topology,
+        router: Router,
+        model: Model,
+        policy: Any,
+        comm: Any = None,
+        *,
+        seed: int = 0,
+        max_steps: int = 100_000,
+        record_hops: bool = False,
+        progress: Callable[[int, int, int, int], None] | None = None,
+        load_window: tuple[int, int] | None = None,
+    ) -> None:
+        self.topo, self.router, self.model, self.policy = topo, router, model, policy
+        self.comm = resolve(comm)
+        self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+        self.seed, self.max_steps = int(seed), int(max_steps)
+        self.record_hops, self.progress = record_hops, progress
+        self.load_window = (0, 1 << 62) if load_window is None else tuple(map(int, load_window))
+        self.bounds = block_bounds(topo.num_nodes, self.size)
+        self.lo, self.hi = int(self.bounds[self.rank]), int(self.bounds[self.rank + 1])
+        self.deg = topo.degree
+        self.caps = model.port_capacities(topo)
+        self.rev = np.asarray(topo.reverse_port, dtype=np.int64)
+        self.mode = SWITCHING[model.switching]
+        self.flits, self.vcs, self.bsize = model.flits, model.vcs, model.vc_buffer
+        self.need = 1 if self.mode == fk.WORM else self.flits
+        self.kind = {"all-port": fk.ALL, "sdc": fk.SDC}.get(model.kind, fk.KPORT)
+
+    # -- the run -----------------------------------------------------------------
+    def run(self, workload: Workload) -> RunRecord:
+        """Inject the workload's packets and step until all are delivered."""
+        t0 = time.perf_counter()
+        nbt = neighbor_block(self.topo, self.lo, self.hi).astype(np.int64)
+        self.st = fs.FlitState(self.hi - self.lo, self.deg, self.vcs, self.bsize, nbt,
+                               self.router.header_width)  # fmt: skip
+        self.delivered: list[np.ndarray] = []
+        self.hop_rows: list[np.ndarray] = []
+        self.injected: list[np.ndarray] = []
+        self.msg: str | None = None
+        comm, op = self.comm, sum_op()
+        n_inj, _ = self._inject(workload, 0)
+        mine = np.array([n_inj, sum(d.shape[0] for d in self.delivered), self.msg is not None])
+        tot = np.empty_like(mine)
+        comm.Allreduce(mine, tot, op=op)
+        if tot[2]:
+            self._raise_collected()
+        injected, delivered = int(tot[0]), int(tot[1])
+        in_flight = injected - delivered
+        counters, t, deadlock = [], 0, None
+        last = workload.last_injection_step
+        local, glob = np.zeros(6, np.int64), np.zeros(6, np.int64)
+        while (in_flight > 0 or t < last) and t < self.max_steps:
+            t += 1
+            if hasattr(comm, "where"):
+                comm.where = f"step {t}"
+            flits, ndel, cross = self._step(t)
+            n_inj, n_home = self._inject(workload, t)
+            local[:] = (flits, ndel + n_home, n_inj, cross, self.msg is not None, 0)
+            comm.Allreduce(local, glob, op=op)
+            if glob[4]:
+                self._raise_collected()
+            injected += int(glob[2])
+            delivered += int(glob[1])
+            in_flight = injected - delivered
+            counters.append((glob[0], glob[1], in_flight, glob[3]))
+            if self.progress is not None and self.rank == 0:
+                self.progress(t, delivered, injected, in_flight)
+            # a packet injected at step `last` can first move at last + 1
+            if not glob[0] and in_flight and t > last:
+                from mpinet.engine.flit.deadlock import wait_for_cycle
+
+                deadlock = wait_for_cycle(self, t, in_flight)
+                break
+        return self._record(t, counters, deadlock, in_flight, t0)
+
+    def _record(self, t: int, counters: list, deadlock: Any, in_flight: int, t0: float):
+        st = self.st
+        packets = np.concatenate(self.delivered) if self.delivered else np.empty((0, 7), np.int64)
+        left = self._live_rows()
+        if left.shape[0]:  # still in flight at the end: deliver_step = -1
+            rows = left[:, [0, 1, 2, 4, 4, 5, 6]]
+            rows[:, 4] = -1
+            packets = np.concatenate([packets, rows])
+        hops = None
+        if self.record_hops:
+            hops = np.concatenate(self.hop_rows) if self.hop_rows else np.empty((0, 5), np.int64)
+        rec = RunRecord(
+            steps=t,
+            counters=np.array(counters, dtype=np.int64).reshape(-1, 4),
+            packets=packets,
+            injected_ids=np.concatenate(self.injected) if self.injected else np.empty(0, np.int64),
+            link_load=st.link_load(),
+            hop_rows=hops,
+            stuck=self._stuck() if in_flight else [],
+            deadlock=deadlock,
+            drops=np.empty((0, 4), np.int64),
+            seconds=time.perf_counter() - t0,
+            lo=self.lo,
+            hi=self.hi,
+        )
+        self.st = None
+        return rec
+
+    # -- one step ------------------------------------------------------------------
+    def _step(self, t: int) -> tuple[int, int, int]:
+        st, deg, nvc = self.st, self.deg, self.vcs
+        nact = int(st.nact[0])
+        st.reserve(nact + 1, 0)
+        sc = self._scratch(nact + 1)
+        touched, rq = sc["touched"], sc["rq"]
+        nt = fk.collect(st.nact, st.act, st.inact, st.bhead, st.seg_cnt, st.seg_recv,
+                        st.seg_out, st.seg_pkt, st.seg_hops, st.pkt_inj, st.pkt_pid,
+                        self.mode == fk.SAF,
+                        self.flits, st.nvcbuf, st.lreq, st.lstart, touched, rq, sc["rq_link"],
+                        self.kind == fk.KPORT)  # fmt: skip
+        allow = sc["allow"]
+        allow[:nt] = True
+        sdc_port = -1
+        if self.kind != fk.ALL:
+            first = np.empty(nt, np.int64)
+            demand = np.zeros(deg, np.int64)
+            fk.movable(nt, touched, st.lreq, st.lstart, rq, nvc, self.need, st.seg_ovc,
+                       st.seg_vlo, st.seg_vhi, st.seg_pkt, st.pkt_dst, st.pkt_inj, st.pkt_pid,
+                       st.nbt, st.credit, st.held, deg, first, demand)  # fmt: skip
+            if self.kind == fk.SDC:
+                total = np.empty_like(demand)
+                self.comm.Allreduce(demand, total, op=sum_op())
+                sdc_port = int(np.argmax(total)) if total.any() else -1
+            fk.choose_links(nt, touched, first, rq, st.seg_pkt, st.pkt_inj, st.pkt_pid,
+                            self.kind, self.model.k, sdc_port, deg, allow)  # fmt: skip
+        local, wire, deliv = sc["local"], sc["wire"], sc["deliv"]
+        cred_l, cred_r, rel, drain, hop = (
+            sc["cred_l"],
+            sc["cred_r"],
+            sc["rel"],
+            sc["drain"],
+            sc["hop"],
+        )
+        cnt = sc["cnt"]
+        cnt[:] = 0
+        win = self.load_window[0] <= t < self.load_window[1]
+        fk.move(t, nt, touched, allow, st.lreq, st.lstart, rq, self.mode, self.flits, nvc,
+                self.need, deg, self.lo, self.hi, st.nvcbuf, self.caps, self.rev, st.nbt,
+                st.credit, st.held, st.load, win, st.seg_cnt, st.seg_sent, st.seg_ovc,
+                st.seg_vlo, st.seg_vhi, st.seg_pkt, st.seg_buf, st.seg_hops, st.bocc, st.bhead,
+                st.btail, st.seg_next, st.seg_recv, st.seg_out, st.seg_free, st.nfree,
+                st.pkt_pid, st.pkt_src, st.pkt_dst, st.pkt_inj, st.pkt_adm, st.pkt_state,
+                st.pkt_hdr, st.pkt_nseg, st.lflits, local, wire, deliv, cred_l, cred_r, rel,
+                drain, hop, self.record_hops, cnt)  # fmt: skip
+        nloc, nwire = int(cnt[fk.C_LOCAL]), int(cnt[fk.C_WIRE])
+        loc = local[:nloc]
+        new_local = loc[:, fk.LA_SEG][st.seg_out[loc[:, fk.LA_SEG]] == -1]
+        fs.activate(loc[:, fk.LA_BUF], st.inact, st.act, st.nact)
+        fk.finish(nloc, local, int(cnt[fk.C_REL]), rel, st.held, int(cnt[fk.C_CRED_L]), cred_l,
+                  st.credit, int(cnt[fk.C_DRAIN]), drain, st.seg_cnt, st.seg_recv, st.seg_next,
+                  st.seg_buf, st.seg_pkt, st.bhead, st.btail, st.bocc, st.seg_free, st.nfree,
+                  st.pkt_nseg, st.pkt_free, st.npfree)  # fmt: skip
+        ndel = int(cnt[fk.C_DELIV])
+        if ndel:
+            self.delivered.append(deliv[:ndel].copy())
+        if self.record_hops and cnt[fk.C_HOPS]:
+            self.hop_rows.append(hop[: int(cnt[fk.C_HOPS])].copy())
+        rows, new_remote, rbufs = self._exchange(wire[:nwire], cred_r[: int(cnt[fk.C_CRED_R])])
+        self._check(t, nt, touched, sdc_port, np.concatenate([loc[:, fk.LA_BUF], rbufs]))
+        self._route(np.concatenate([new_local, new_remote]), t)
+        return int(cnt[fk.C_FLITS]), ndel, int(cnt[fk.C_CROSS])
+
+    def _scratch(self, n: int) -> dict:
+        """The step's work arrays, for up to ``n`` requests (kept and grown between steps)."""
+        sc = getattr(self, "_sc", None)
+        if sc is None or sc["rq_link"].size < n:
+            n = max(n, 2 * (sc["rq_link"].size if sc else 0), 1024)
+            sc = {
+                "touched": np.empty(n, np.int64),
+                "rq": np.empty(2 * n, np.int64),  # the requests, then their buckets
+                "rq_link": np.empty(n, np.int64),
+                "allow": np.empty(n, np.bool_),
+                "local": np.empty((n, 3), np.int64),
+                "wire": np.empty((n, fk.W_WIDTH + self.st.hw), np.int64),
+                "deliv": np.empty((n, fk.D_WIDTH), np.int64),
+                "cred_l": np.empty((n, 2), np.int64),
+                "cred_r": np.empty((n, 2), np.int64),
+                "rel": np.empty(n, np.int64),
+                "drain": np.empty(n, np.int64),
+                "hop": np.empty((n if self.record_hops else 1, 5), np.int64),
+                "cnt": np.zeros(fk.NCOUNT, np.int64),
+            }
+            self._sc = sc
+        return sc
+
+    def _exchange(self, wire: np.ndarray, cred: np.ndarray):
+        """Flits to other ranks and credits back; returns (rows, new segments, buffers)."""
+        st = self.st
+        if self.size == 1:
+            return wire, np.empty(0, np.int64), np.empty(0, np.int64)
+        span = self.deg * self.vcs
+        owner = np.searchsorted(self.bounds * span, wire[:, fk.W_BUF], side="right") - 1
+        credits = np.repeat(cred[:, 0], cred[:, 1])
+        cowner = np.searchsorted(self.bounds * span, credits, side="right") - 1
+        rows, back = exchange_packets(self.comm, np.ascontiguousarray(wire), owner, credits,
+                                      cowner)  # fmt: skip
+        if back.size:
+            np.add.at(st.credit, back - self.lo * span, 1)
+        if rows.shape[0] == 0:
+            return rows, np.empty(0, np.int64), np.empty(0, np.int64)
+        heads = int(rows[:, fk.W_HEAD].sum())
+        st.reserve(heads + 1, heads + 1)
+        new = np.empty(heads + 1, np.int64)
+        err = np.zeros(2, np.int64)
+        nn = fk.receive(rows, self.lo, self.deg, self.vcs, st.seg_cnt, st.seg_recv, st.seg_sent,
+                        st.seg_next, st.seg_buf, st.seg_out, st.seg_ovc, st.seg_hops, st.seg_pkt,
+                        st.bhead, st.btail, st.bocc, st.seg_free, st.nfree, st.pkt_pid,
+                        st.pkt_src, st.pkt_dst, st.pkt_inj, st.pkt_adm, st.pkt_state,
+                        st.pkt_hdr, st.pkt_nseg, st.pkt_free, st.npfree, new, err)  # fmt: skip
+        if err[0] and self.msg is None:
+            self.msg = f"flit engine: flits of packet {int(err[1])} arrived without their head"
+        bufs = rows[:, fk.W_BUF] - self.lo * span
+        fs.activate(bufs, st.inact, st.act, st.nact)
+        return rows, new[:nn], bufs
+
+    def _check(self, t: int, nt: int, touched, sdc_port: int, bufs: np.ndarray) -> None:
+        st = self.st
+        out = np.zeros(2, np.int64)
+        fk.check_step(nt, touched, st.lflits, self.caps, self.deg, self.kind, self.model.k,
+                      sdc_port, bufs.size, np.ascontiguousarray(bufs, np.int64), st.bocc,
+                      self.bsize, out)  # fmt: skip
+        if out[0] and self.msg is None:
+            code, where = int(out[0]), int(out[1])
+            if code == 4:
+                node, port = divmod(where // self.vcs, self.deg)
+                what = f"VC {where % self.vcs} of port {self.topo.ports[port]} holds more than "
+                what += f"vc_buffer = {self.bsize} flits"
+            else:
+                node, port = divmod(where, self.deg)
+                what = {
+                    1: f"more flits than the capacity {int(self.caps[port])} of the link",
+                    2: f"more than {self.model.k} ports used",
+                    3: f"ports other than {sdc_port} in one step",
+                }[code]
+            self.msg = (
+                f"model {self.model.name} ({self.model.switching}) violated in step {t} at node "
+                f"{self.topo.label(node + self.lo)}, port {self.topo.ports[port]}: {what}"
+            )
+
+    # -- routing and injection -------------------------------------------------------
+    def _route(self, segs: np.ndarray, t: int) -> None:
+        """Decide the next port (and the VCs its policy allows) of heads that reached a node."""
+        if segs.size == 0 or self.msg is not None:
+            return
+        st, deg = self.st, self.deg
+        p = st.seg_pkt[segs]
+        cur = st.seg_buf[segs] // (deg * self.vcs) + self.lo
+        hops = st.seg_hops[segs]
+        ctx = HopContext(step=t + 1, pids=st.pkt_pid[p], hops=hops, seed=self.seed)
+        ports, new = self.router.next_port(cur, st.pkt_dst[p], st.pkt_hdr[p], ctx)
+        ports = np.asarray(ports, dtype=np.int64)
+        links = self._links(cur, ports, st.pkt_pid[p], hops, t)
+        if links is None:
+            return
+        st.seg_out[segs] = links
+        st.pkt_hdr[p] = new
+        lo_v, hi_v, state = self._vcs(cur, st.nbt[links], hops, st.pkt_state[p], st.pkt_dst[p])
+        st.seg_vlo[segs], st.seg_vhi[segs], st.pkt_state[p] = lo_v, hi_v, state
+
+    def _links(self, cur, ports, pids, hops, t: int) -> np.ndarray | None:
+        """Local link index of each (node, port); None (and the message set) if invalid."""
+        bad = (ports < 0) | (ports >= self.deg)
+        links = (cur - self.lo) * self.deg + np.where(bad, 0, ports)
+        bad |= self.st.nbt[links] < 0
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            self.msg = (
+                f"step {t}: router {self.router.name} chose port {int(ports[i])} at node "
+                f"{self.topo.label(int(cur[i]))} for packet {int(pids[i])}, which has no link "
+                f"there (valid ports are 0..{self.deg - 1} with a neighbour)"
+            )
+            return None
+        return links
+
+    def _vcs(self, cur, nxt, hops, state, dst):
+        """The policy's VC range for the hop ``cur -> nxt`` (no VC for a hop into ``dst``)."""
+        words = getattr(self.policy, "state_words", 0)  # one word at most (negative-hop)
+        state = np.asarray(state, np.int64)
+        lo_v, hi_v, new = self.policy.hop(cur, nxt, hops, state.reshape(-1, 1)[:, :words])
+        lo_v = np.asarray(lo_v, np.int64)
+        hi_v = np.asarray(hi_v, np.int64)
+        last = nxt == dst
+        new = np.asarray(new, np.int64)[:, 0] if words else state
+        new = np.where(last, state, new)
+        bad = ~last & ((lo_v < 0) | (hi_v > self.vcs) | (lo_v >= hi_v))
+        if bad.any() and self.msg is None:
+            i = int(np.flatnonzero(bad)[0])
+            self.msg = (
+                f"vc_policy {self.model.vc_policy!r} needs VC {int(lo_v[i])} for a hop from "
+                f"{self.topo.label(int(cur[i]))} after {int(hops[i])} hops, but vcs = "
+                f"{self.vcs} (VCs 0..{self.vcs - 1}); raise model.vcs"
+            )
+        return lo_v, hi_v, new
+
+    def _inject(self, workload: Workload, step: int) -> tuple[int, int]:
+        """Packets generated at ``step``: routed at their source, queued there; returns
+        (injected, delivered at once: source = destination)."""
+        if step > workload.last_injection_step:
+            return 0, 0
+        pid, src, dst = (
+            np.asarray(a, dtype=np.int64) for a in workload.injections(self.lo, self.hi, step)
+        )
+        if pid.size == 0:
+            return 0, 0
+        self.injected.append(pid)
+        home = src == dst
+        n_home = int(home.sum())
+        if home.any():
+            rec = np.zeros((int(home.sum()), 7), dtype=np.int64)
+            rec[:, 0], rec[:, 1], rec[:, 2] = pid[home], src[home], dst[home]
+            rec[:, 3] = rec[:, 4] = rec[:, 6] = step
+            self.delivered.append(rec)
+        order = np.argsort(pid[~home], kind="stable")  # a source queue is (step, id) ordered
+        pid, src, dst = pid[~home][order], src[~home][order], dst[~home][order]
+        if pid.size == 0 or self.msg is not None:
+            return int(self.injected[-1].size), n_home
+        if hasattr(workload, "headers"):
+            hdr = np.asarray(workload.headers(pid, src, dst, step), dtype=np.int64)
+        else:
+            hdr = np.asarray(self.router.init_headers(src, dst), dtype=np.int64)
+        zero = np.zeros(pid.size, np.int64)
+        ctx = HopContext(step=step + 1, pids=pid, hops=zero, seed=self.seed)
+        ports, new = self.router.next_port(src, dst, hdr, ctx)
+        ports = np.asarray(ports, dtype=np.int64)
+        links = self._links(src, ports, pid, zero, step)
+        if links is None:
+            return int(self.injected[-1].size), n_home
+        st = self.st
+        lo_v, hi_v, state = self._vcs(src, st.nbt[links], zero, zero, dst)
+        st.reserve(pid.size, pid.size)
+        fs.open_sources(pid, src, dst, step, np.ascontiguousarray(new, np.int64), ports, lo_v,
+                        hi_v, state, self.lo, self.deg, st.nvcbuf, self.flits, st.pkt_pid,
+                        st.pkt_src, st.pkt_dst, st.pkt_inj, st.pkt_adm, st.pkt_state, st.pkt_hdr,
+                        st.pkt_nseg, st.pkt_free, st.npfree, st.seg_pkt, st.seg_cnt,
+                        st.seg_recv, st.seg_sent, st.seg_next, st.seg_buf, st.seg_out,
+                        st.seg_ovc, st.seg_vlo, st.seg_vhi, st.seg_hops, st.seg_free, st.nfree,
+                        st.bhead, st.btail, st.inact, st.act, st.nact)  # fmt: skip
+        return int(self.injected[-1].size), n_home
+
+    # -- what is left ----------------------------------------------------------------
+    def _live_rows(self) -> np.ndarray:
+        """(pid, src, dst, cur, inj, hops, adm) of each undelivered packet, from the rank
+        holding its head (so every packet once, whatever the rank count): the segment its
+        head has not left yet, or the one sending it into its destination."""
+        st = self.st
+        used = np.ones(st.nseg, bool)
+        used[st.seg_free[: int(st.nfree[0])]] = False
+        segs = np.flatnonzero(used)
+        dest = st.seg_ovc[segs] == fk.DEST
+        head = segs[(st.seg_sent[segs] == 0) | dest]
+        p = st.seg_pkt[head]
+        last = st.seg_ovc[head] == fk.DEST
+        src_q = st.seg_buf[head] >= st.nvcbuf
+        node = st.seg_buf[head] // (self.deg * self.vcs) + self.lo
+        cur = np.where(last, st.pkt_dst[p], np.where(src_q, st.pkt_src[p], node))
+        hops = st.seg_hops[head] + last
+        cols = (st.pkt_pid[p], st.pkt_src[p], st.pkt_dst[p], cur, st.pkt_inj[p], hops,
+                st.pkt_adm[p])  # fmt: skip
+        return np.stack(cols, axis=1).astype(np.int64).reshape(-1, 7)
+
+    def _stuck(self, limit: int = 10) -> list[dict]:
+        live = self._live_rows()
+        live = live[np.argsort(live[:, 0], kind="stable")[:limit]]
+        mine = [
+            {
+                "id": int(r[0]),
+                "source": self.topo.label(int(r[1])),
+                "dest": self.topo.label(int(r[2])),
+                "at": self.topo.label(int(r[3])),
+                "hops": int(r[5]),
+            }
+            for r in live
+        ]
+        everyone = self.comm.allgather(mine)
+        return sorted((d for part in everyone for d in part), key=lambda d: d["id"])[:limit]
+
+    def _raise_collected(self) -> None:
+        msgs = [m for m in self.comm.allgather(self.msg) if m]
+        raise CollectiveError(msgs[0] if msgs else "a rank failed")

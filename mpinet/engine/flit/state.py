@@ -1,0 +1,202 @@
+"""The flit engine's per-rank arrays: links, buffers, segments, packet records.
+
+Links are the rank's output links, ``(v - lo) * degree + port``; each has ``V`` VCs whose
+sender-side state (credits, held) lives here. Input buffers are the VCs of the links into
+the rank's nodes, ``((w - lo) * degree + q) * V + v`` for the link arriving by ``w``'s port
+``q``, then the source queues, ``NB * degree * V + (w - lo) * degree + port``. A buffer is
+a FIFO of segments (``bhead`` / ``btail`` / ``seg_next``). Segments and packet records come
+from free stacks and grow on demand (:meth:`FlitState.reserve`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.flit import kernels as fk
+from mpinet.engine.pool import aligned_empty
+from mpinet.errors import ResourceError
+
+#: one segment: the flits of one packet in one buffer (48 bytes: fields a step reads together
+#: share a cache line; as eleven arrays they were eleven misses per request)
+SEG = np.dtype(
+    [("pkt", "i4"), ("cnt", "i4"), ("recv", "i4"), ("sent", "i4"), ("next", "i4"),
+     ("buf", "i4"), ("out", "i4"), ("ovc", "i4"), ("vlo", "i4"), ("vhi", "i4"),
+     ("hops", "i4"), ("pad", "i4")], align=True,
+)  # fmt: skip
+#: one packet record on this rank (64 bytes); its router header is a separate array
+PKT = np.dtype(
+    [("pid", "i8"), ("src", "i8"), ("dst", "i8"), ("inj", "i8"), ("adm", "i8"),
+     ("state", "i8"), ("nseg", "i8"), ("pad", "i8")], align=True,
+)  # fmt: skip
+SEG_FIELDS = ("pkt", "cnt", "recv", "sent", "next", "buf", "out", "ovc", "vlo", "vhi", "hops")
+PKT_FIELDS = ("pid", "src", "dst", "inj", "adm", "state", "nseg")
+
+
+class FlitState:
+    """Everything one rank's flit engine keeps between steps.
+
+    Parameters
+    ----------
+    block, deg : the rank's nodes and the degree
+    vcs, vc_buffer : VCs per link and flit slots per VC
+    nbt : the rank's neighbour table (global ids, -1 where a port has no link)
+    hw : router header words
+
+    The kernels take each field of a segment or packet record as a strided view
+    (``seg_cnt``, ``pkt_dst``, ...), made again after the records grow.
+    """
+
+    def __init__(self, block: int, deg: int, vcs: int, vc_buffer: int, nbt: np.ndarray,
+                 hw: int) -> None:  # fmt: skip
+        self.block, self.deg, self.vcs, self.bsize = block, deg, vcs, vc_buffer
+        nl = block * deg
+        self.nvcbuf = nl * vcs
+        nbuf = self.nvcbuf + nl
+        if nbuf >= 2**31:
+            raise ResourceError(
+                f"the flit engine's buffers on this rank ({nbuf:,} = links x (VCs + 1)) exceed "
+                "2**31; use more ranks"
+            )
+        self.nbt = np.ascontiguousarray(nbt, dtype=np.int64)
+        self.credit = np.full(nl * vcs, vc_buffer, dtype=np.int64)
+        self.held = np.zeros(nl * vcs, dtype=np.uint8)
+        self.load = np.zeros(nl, dtype=np.int64)
+        self.lflits = np.zeros(nl, dtype=np.int64)
+        self.lreq = np.zeros(nl, dtype=np.int64)
+        self.lstart = np.zeros(nl, dtype=np.int64)
+        self.bhead = np.full(nbuf, -1, dtype=np.int64)
+        self.btail = np.full(nbuf, -1, dtype=np.int64)
+        self.bocc = np.zeros(nbuf, dtype=np.int64)
+        self.inact = np.zeros(nbuf, dtype=np.uint8)
+        self.act = np.zeros(nbuf, dtype=np.int64)
+        self.nact = np.zeros(1, dtype=np.int64)
+        self.hw = hw
+        self.nseg = self.npkt = 0
+        self.seg = aligned_empty(0, SEG)
+        self.pkt = aligned_empty(0, PKT)
+        self.pkt_hdr = np.zeros((0, hw), np.int64)
+        self.seg_free = np.zeros(0, np.int64)
+        self.nfree = np.zeros(1, dtype=np.int64)
+        self.pkt_free = np.zeros(0, np.int64)
+        self.npfree = np.zeros(1, dtype=np.int64)
+        self._views()
+        self.reserve(1024, 1024)
+
+    def _views(self) -> None:
+        for f in SEG_FIELDS:
+            setattr(self, f"seg_{f}", self.seg[f])
+        for f in PKT_FIELDS:
+            setattr(self, f"pkt_{f}", self.pkt[f])
+
+    # -- capacity ----------------------------------------------------------------
+    def reserve(self, segs: int, pkts: int) -> None:
+        """Make sure ``segs`` more segments and ``pkts`` more packet records are free."""
+        grew = False
+        if self.nfree[0] < segs:
+            self._grow_segs(max(segs, self.nseg))
+            grew = True
+        if self.npfree[0] < pkts:
+            self._grow_pkts(max(pkts, self.npkt))
+            grew = True
+        if grew:
+            self._views()
+
+    def _grow_segs(self, more: int) -> None:
+        old, new = self.nseg, self.nseg + more
+        if new >= 2**31:
+            raise ResourceError(
+                f"the flit engine needs {new:,} segments on one rank; use more ranks"
+            )
+        seg = aligned_empty(new, SEG)
+        seg[:old] = self.seg
+        seg[old:] = 0
+        self.seg = seg
+        free = np.empty(new, np.int64)
+        k = int(self.nfree[0])
+        free[:k] = self.seg_free[:k]
+        free[k : k + more] = np.arange(new - 1, old - 1, -1)  # popped low ids first
+        self.seg_free, self.nfree[0], self.nseg = free, k + more, new
+
+    def _grow_pkts(self, more: int) -> None:
+        old, new = self.npkt, self.npkt + more
+        pkt = aligned_empty(new, PKT)
+        pkt[:old] = self.pkt
+        pkt[old:] = 0
+        self.pkt = pkt
+        h = np.zeros((new, self.hw), np.int64)
+        h[:old] = self.pkt_hdr
+        self.pkt_hdr = h
+        free = np.empty(new, np.int64)
+        k = int(self.npfree[0])
+        free[:k] = self.pkt_free[:k]
+        free[k : k + more] = np.arange(new - 1, old - 1, -1)
+        self.pkt_free, self.npfree[0], self.npkt = free, k + more, new
+
+    @property
+    def segments_used(self) -> int:
+        return self.nseg - int(self.nfree[0])
+
+    @property
+    def packets_used(self) -> int:
+        return self.npkt - int(self.npfree[0])
+
+    def link_load(self) -> np.ndarray:
+        """Flits per output link, (block, degree)."""
+        return self.load.reshape(self.block, self.deg).copy()
+
+
+@njit(cache=True)
+def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, lo, deg, nvcbuf, flits,
+                 pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm, pkt_state, pkt_hdr, pkt_nseg,
+                 pkt_free, npfree, seg_pkt, seg_cnt, seg_recv, seg_sent, seg_next, seg_buf,
+                 seg_out, seg_ovc, seg_vlo, seg_vhi, seg_hops, seg_free, nfree, bhead, btail,
+                 inact, act, nact):  # fmt: skip
+    """Injected packets: a record each and a segment of all ``flits`` flits at the back of
+    the source queue of (source, first port), in the given order."""
+    for i in range(pid.shape[0]):
+        npfree[0] -= 1
+        p = pkt_free[npfree[0]]
+        pkt_pid[p] = pid[i]
+        pkt_src[p] = src[i]
+        pkt_dst[p] = dst[i]
+        pkt_inj[p] = inj
+        pkt_adm[p] = -1
+        pkt_state[p] = state[i]
+        for c in range(pkt_hdr.shape[1]):
+            pkt_hdr[p, c] = hdr[i, c]
+        pkt_nseg[p] = 1
+        nfree[0] -= 1
+        s = seg_free[nfree[0]]
+        link = (src[i] - lo) * deg + port[i]
+        b = nvcbuf + link
+        seg_pkt[s] = p
+        seg_cnt[s] = flits
+        seg_recv[s] = flits
+        seg_sent[s] = 0
+        seg_next[s] = -1
+        seg_buf[s] = b
+        seg_out[s] = link
+        seg_ovc[s] = fk.NO_VC
+        seg_vlo[s] = vlo[i]
+        seg_vhi[s] = vhi[i]
+        seg_hops[s] = 0
+        if btail[b] >= 0:
+            seg_next[btail[b]] = s
+        else:
+            bhead[b] = s
+        btail[b] = s
+        if inact[b] == 0:
+            inact[b] = 1
+            act[nact[0]] = b
+            nact[0] += 1
+
+
+@njit(cache=True)
+def activate(bufs, inact, act, nact):
+    """Add buffers that received a segment to the active list."""
+    for b in bufs:
+        if inact[b] == 0:
+            inact[b] = 1
+            act[nact[0]] = b
+            nact[0] += 1

@@ -1,0 +1,207 @@
+"""The compiled flit engine against its specification (docs/switching.md).
+
+Every case runs :class:`mpinet.engine.flit.engine.FlitEngine` and the plain reference of
+``tests/reference_switching.py`` (written independently from the same page) on the same
+packets and compares them flit for flit: every packet's injection, delivery, hops and
+admission step, every link's flit count, the step count, and on a deadlock its step and
+its wait-for cycle. Closed forms at zero load, conservation, and the same answers on 1-4
+ranks (the MPI test) complete it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from reference_switching import simulate_switching
+
+from mpinet.engine.flit.engine import FlitEngine
+from mpinet.engine.models import parse_model
+from mpinet.routing import make_router
+from mpinet.routing.vc_policies import make_vc_policy
+from mpinet.topology import from_spec
+from mpinet.topology.colouring import colours
+
+MODES = ("store-and-forward", "cut-through", "wormhole")
+
+
+class Packets:
+    """A workload of given packets ``(pid, src, dst, inject step)``."""
+
+    def __init__(self, rows) -> None:
+        self.rows = np.array(rows, dtype=np.int64).reshape(-1, 4)
+        self.pid_space = int(self.rows[:, 0].max()) + 1 if len(self.rows) else 1
+        self.last_injection_step = int(self.rows[:, 3].max()) if len(self.rows) else 0
+
+    def injections(self, lo, hi, step):
+        r = self.rows
+        r = r[(r[:, 3] == step) & (r[:, 1] >= lo) & (r[:, 1] < hi)]
+        return r[:, 0], r[:, 1], r[:, 2]
+
+
+def model(topo, kind="all-port", cap=1, **switching):
+    m = parse_model({"k-port": "k-port:2"}.get(kind, kind), dict.fromkeys(topo.port_classes, cap))
+    return replace(m, flit=True, **switching)
+
+
+def run(topo, router, rows, m, comm=None, max_steps=3000):
+    policy = make_vc_policy(m.vc_policy, topo, m.vcs)
+    return FlitEngine(topo, router, m, policy, comm, max_steps=max_steps).run(Packets(rows))
+
+
+def reference(topo, router, rows, m, max_steps=3000):
+    col = colours(topo, np.arange(topo.num_nodes)).tolist()
+    return simulate_switching(
+        topo, router, rows, switching=m.switching, flits=m.flits, vcs=m.vcs,
+        vc_buffer=m.vc_buffer, vc_policy=m.vc_policy, model=m, colour=col.__getitem__,
+        max_steps=max_steps,
+    )  # fmt: skip
+
+
+def by_pid(a: np.ndarray) -> np.ndarray:
+    return a[np.argsort(a[:, 0], kind="stable")]
+
+
+def assert_same(rec, ref, topo) -> None:
+    assert rec.steps == ref.steps
+    assert np.array_equal(by_pid(rec.packets), by_pid(ref.packets))
+    assert np.array_equal(rec.link_load.ravel(), ref.load.ravel())
+    assert np.array_equal(rec.counters[:, 0], ref.counters[:, 0])  # flits moved per step
+    assert (rec.deadlock is None) == (ref.deadlock_step is None)
+    if rec.deadlock is not None:
+        assert rec.deadlock["step"] == ref.deadlock_step
+        mine = [(c["node"], c["port"], c["vc"]) for c in rec.deadlock["cycle"]]
+        want = [(topo.label(u), topo.ports[p], v) for u, p, v in ref.cycle]
+        assert mine == want
+
+
+# -- zero load: the closed forms -----------------------------------------------------------
+@pytest.mark.parametrize("spec", ["star:5", "scc:4", "ms:2,2", "hypercube:5", "fccn:2"])
+@pytest.mark.parametrize("mode", MODES)
+def test_zero_load_latency_is_the_closed_form(spec, mode):
+    topo = from_spec(spec)
+    router = make_router("shortest", topo)
+    dsts = np.arange(1, topo.num_nodes, max(1, topo.num_nodes // 7))
+    for flits in (1, 2, 4, 16):
+        for cap in (1, 2):
+            buf = 2 * cap if mode == "wormhole" else flits
+            m = model(topo, cap=cap, switching=mode, flits=flits, vcs=2, vc_buffer=buf)
+            for d in dsts:
+                rec = run(topo, router, [(0, 0, int(d), 0)], m)
+                (row,) = rec.packets
+                h, per = int(row[5]), -(-flits // cap)
+                want = h * per if mode == "store-and-forward" else h + per - 1
+                assert row[4] - row[3] == want, (flits, cap, d, h)
+                assert row[6] == row[3]  # admitted at once
+
+
+def test_one_flit_buffers_halve_the_wormhole_rate():
+    topo = from_spec("hypercube:5")
+    router = make_router("hypercube-ecube", topo)
+    m = model(topo, switching="wormhole", flits=8, vcs=1, vc_buffer=1)
+    for d in (1, 3, 7, 31):
+        (row,) = run(topo, router, [(0, 0, d, 0)], m).packets
+        h = int(row[5])
+        assert row[4] - row[3] == (8 if h == 1 else h + 2 * (8 - 1))
+
+
+# -- the reference, flit for flit ----------------------------------------------------------
+def random_case(rng, topo, heavy: bool = False):
+    mode = "wormhole" if heavy else str(rng.choice(MODES))
+    flits = int(rng.choice([4, 8] if heavy else [1, 2, 3, 5]))
+    buf = int(rng.choice([1, 2, 4, 6]))
+    if mode != "wormhole":
+        buf = max(buf, flits)
+    kind = "all-port" if heavy else str(rng.choice(["all-port", "one-port", "k-port", "sdc"]))
+    m = model(topo, kind=kind, cap=int(rng.choice([1, 2])), switching=mode, flits=flits,
+              vcs=1 if heavy else int(rng.choice([1, 2, 3])), vc_buffer=buf)  # fmt: skip
+    n = topo.num_nodes
+    npk, horizon = int(rng.integers(5, 200)), int(rng.integers(1, 8))
+    rows = [(i, int(rng.integers(n)), int(rng.integers(n)), int(rng.integers(horizon)))
+            for i in range(npk)]  # fmt: skip
+    return m, rows
+
+
+NETS = [("star:4", "shortest"), ("scc:4", "scc-greedy"), ("hypercube:4", "shortest"),
+        ("ms:2,2", "ms-merged"), ("ccc:3", "shortest")]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("spec,rname", NETS)
+def test_agrees_with_the_reference(spec, rname, seed):
+    topo = from_spec(spec)
+    router = make_router(rname, topo)
+    rng = np.random.default_rng(seed)
+    for _ in range(4):
+        m, rows = random_case(rng, topo)
+        assert_same(run(topo, router, rows, m), reference(topo, router, rows, m), topo)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("spec,rname", NETS[:4])
+def test_deadlocks_agree_with_the_reference(spec, rname, seed):
+    """Heavy wormhole traffic, one VC of 1-6 flits: the deadlocks, their step and cycle."""
+    topo = from_spec(spec)
+    router = make_router(rname, topo)
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(4):
+        m, rows = random_case(rng, topo, heavy=True)
+        assert_same(run(topo, router, rows, m), reference(topo, router, rows, m), topo)
+
+
+@pytest.mark.parametrize("policy", ["hops", "negative-hop"])
+@pytest.mark.parametrize("spec", ["star:4", "hypercube:4"])
+def test_policies_agree_with_the_reference_and_never_deadlock(spec, policy):
+    topo = from_spec(spec)
+    router = make_router("shortest", topo)
+    pol = make_vc_policy(policy, topo, 8)
+    vcs = pol.needed(router)
+    rng = np.random.default_rng(7)
+    m = model(topo, switching="wormhole", flits=6, vcs=vcs, vc_buffer=1, vc_policy=policy)
+    rows = [(i, int(rng.integers(topo.num_nodes)), int(rng.integers(topo.num_nodes)), i // 40)
+            for i in range(400)]  # fmt: skip
+    rec = run(topo, router, rows, m)
+    assert rec.deadlock is None and (rec.packets[:, 4] >= 0).all()
+    assert_same(rec, reference(topo, router, rows, m), topo)
+
+
+def test_conservation_and_loads():
+    """Every packet once; the flits that crossed links are L x the hops of every packet."""
+    topo = from_spec("ms:2,2")
+    router = make_router("shortest", topo)
+    rng = np.random.default_rng(3)
+    rows = [(i, int(rng.integers(120)), int(rng.integers(120)), int(rng.integers(30)))
+            for i in range(900)]  # fmt: skip
+    m = model(topo, switching="wormhole", flits=5, vcs=7, vc_buffer=3, vc_policy="hops")
+    rec = run(topo, router, rows, m)
+    p = by_pid(rec.packets)
+    assert np.array_equal(p[:, 0], np.arange(900)) and (p[:, 4] >= p[:, 3]).all()
+    assert rec.link_load.sum() == rec.counters[:, 0].sum() == 5 * p[:, 5].sum()
+    assert rec.counters[:, 1].sum() == 900
+
+
+# -- any number of ranks -------------------------------------------------------------------
+@pytest.fixture
+def comm():
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("heavy", [False, True])
+def test_same_answers_on_any_number_of_ranks(comm, heavy):
+    for spec, rname in NETS[:4]:
+        topo = from_spec(spec)
+        router = make_router(rname, topo)
+        rng = np.random.default_rng(11 + heavy)
+        for _ in range(3):
+            m, rows = random_case(rng, topo, heavy=heavy)
+            rec = run(topo, router, rows, m, comm)
+            packets = comm.gather(rec.packets, root=0)
+            loads = comm.gather(rec.link_load, root=0)
+            if comm.Get_rank() == 0:
+                ref = reference(topo, router, rows, m)
+                rec.packets, rec.link_load = np.concatenate(packets), np.concatenate(loads)
+                assert_same(rec, ref, topo)
