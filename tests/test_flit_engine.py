@@ -205,3 +205,25 @@ def test_same_answers_on_any_number_of_ranks(comm, heavy):
                 ref = reference(topo, router, rows, m)
                 rec.packets, rec.link_load = np.concatenate(packets), np.concatenate(loads)
                 assert_same(rec, ref, topo)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("policy", ["hops", "negative-hop"])
+def test_policies_same_answers_on_any_number_of_ranks(comm, policy):
+    """The VC policies' runs (state carried in the head across ranks) as on one rank."""
+    for spec in ("star:4", "ms:2,2"):
+        topo = from_spec(spec)
+        router = make_router("shortest", topo)
+        vcs = make_vc_policy(policy, topo, 16).needed(router)
+        m = model(topo, switching="wormhole", flits=5, vcs=vcs, vc_buffer=2, vc_policy=policy)
+        rng = np.random.default_rng(5)
+        n = topo.num_nodes
+        rows = [(i, int(rng.integers(n)), int(rng.integers(n)), i // 30) for i in range(300)]
+        rec = run(topo, router, rows, m, comm)
+        packets = comm.gather(rec.packets, root=0)
+        loads = comm.gather(rec.link_load, root=0)
+        if comm.Get_rank() == 0:
+            assert rec.deadlock is None
+            ref = reference(topo, router, rows, m)
+            rec.packets, rec.link_load = np.concatenate(packets), np.concatenate(loads)
+            assert_same(rec, ref, topo)

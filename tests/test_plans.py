@@ -161,7 +161,9 @@ def test_routes_followed_in_chunks_give_the_same_graph(monkeypatch):
     t = from_spec("star:5")
     r = make_router("shortest", t, tie="random")
     whole = da.analyze(t, r, buffer_classes="hops", destinations="symmetry")
-    monkeypatch.setattr(da, "MAX_STATES", 7)  # sources followed 7 at a time
+    import mpinet.routing.deadlock_routes as droutes
+
+    monkeypatch.setattr(droutes, "MAX_STATES", 7)  # sources followed 7 at a time
     chunked = da.analyze(t, r, buffer_classes="hops", destinations="symmetry")
     assert np.array_equal(whole.src, chunked.src) and np.array_equal(whole.dst, chunked.dst)
     assert whole.report["pairs"] == chunked.report["pairs"]

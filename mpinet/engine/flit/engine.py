@@ -33,6 +33,7 @@ from mpinet.engine.core import CollectiveError, RunRecord, Workload
 from mpinet.engine.exchange import exchange_packets
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
+from mpinet.engine.flit.dead import CHECK_EVERY, LiveCheck
 from mpinet.engine.models import Model
 from mpinet.engine.state import neighbor_block
 from mpinet.routing.base import HopContext, Router
@@ -50,6 +51,8 @@ class FlitEngine:
         keys (``model.switching``, ``flits``, ``vcs``, ``vc_buffer``, ``vc_policy``)
     policy : the VC policy object (:mod:`mpinet.routing.vc_policies`): ``hop(cur, nxt,
         hops, state) -> (lo, hi, state)``
+    live_check : look for worms blocked for good every 8 steps while packets are injected
+        (:mod:`mpinet.engine.flit.dead`); False: only the stall after the last injection
     comm, seed, max_steps, record_hops, progress, load_window : as
         :class:`~mpinet.engine.core.Engine`
     """
@@ -67,12 +70,14 @@ class FlitEngine:
         record_hops: bool = False,
         progress: Callable[[int, int, int, int], None] | None = None,
         load_window: tuple[int, int] | None = None,
+        live_check: bool = True,
     ) -> None:
         self.topo, self.router, self.model, self.policy = topo, router, model, policy
         self.comm = resolve(comm)
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         self.seed, self.max_steps = int(seed), int(max_steps)
         self.record_hops, self.progress = record_hops, progress
+        self.live_check = live_check  # False: only the stall after the last injection
         self.load_window = (0, 1 << 62) if load_window is None else tuple(map(int, load_window))
         self.bounds = block_bounds(topo.num_nodes, self.size)
         self.lo, self.hi = int(self.bounds[self.rank]), int(self.bounds[self.rank + 1])
@@ -107,6 +112,8 @@ class FlitEngine:
         counters, t, deadlock = [], 0, None
         last = workload.last_injection_step
         local, glob = np.zeros(6, np.int64), np.zeros(6, np.int64)
+        live = LiveCheck(self) if self.live_check and last >= CHECK_EVERY else None
+        self.live = live
         while (in_flight > 0 or t < last) and t < self.max_steps:
             t += 1
             if hasattr(comm, "where"):
@@ -123,6 +130,10 @@ class FlitEngine:
             counters.append((glob[0], glob[1], in_flight, glob[3]))
             if self.progress is not None and self.rank == 0:
                 self.progress(t, delivered, injected, in_flight)
+            if live is not None and t % CHECK_EVERY == 0 and t <= last and in_flight:
+                deadlock = live.find(t, in_flight)  # worms blocked for good, still injecting
+                if deadlock is not None:
+                    break
             # a packet injected at step `last` can first move at last + 1
             if not glob[0] and in_flight and t > last:
                 from mpinet.engine.flit.deadlock import wait_for_cycle

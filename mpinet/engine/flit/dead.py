@@ -1,0 +1,200 @@
+"""Deadlocks of worms found while traffic is still injected (docs/switching.md, "Deadlock").
+
+Every :data:`CHECK_EVERY` steps while packets are injected, the flit engine describes its
+state to :func:`mpinet.engine.waitfor.dead_fronts` (the search the packet engine uses):
+
+* a **front** is the front segment of a buffer (a VC buffer, named by its receiver,
+  ``((w * degree + q) * V + v``, or a source queue, ``NV + w * degree + port``);
+* it **waits** for: the credits of the VC it holds (buffer ``k``: a slot frees only when
+  ``k``'s front moves); its own flits, when it has none (it is a worm's piece whose
+  flits are upstream: the *allocation* ``A(k) = NV + k`` of its own VC, held by the
+  worm's piece at the sender); or a VC for its head: the single VC its policy allows
+  (``k`` if full, ``A(k)`` if another worm holds it), or, with several, a *choice*
+  ``C(f) = 2 NV + f`` held by one pseudo-front per allowed VC, each waiting for that
+  VC as above (the head moves when any of them frees);
+* ``k`` is closed when it has fewer free slots than a head needs; ``A(k)`` while a worm
+  holds it; ``C(f)`` always.
+
+A front that can move waits for nothing. Only fronts that were blocked at this check and
+unchanged since the previous one are listed (the others count as able to move), so a
+deadlock is found 8 to 15 steps after it forms. Dead fronts never move again: the run
+stops, and :func:`walk_cycle` names a cycle of the VCs they wait for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.comm import max_op, sum_op
+from mpinet.engine.flit import kernels as fk
+from mpinet.engine.waitfor import dead_fronts, walk_cycle
+
+CHECK_EVERY = 8
+
+
+@njit(cache=True)
+def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_vlo, seg_vhi,
+          seg_pkt, pkt_pid, pkt_dst, nbt, credit, held, bocc, nvcbuf, deg, nvc, lo, rev, need,
+          bsize, saf, flits, nv, nl, snap, fronts, waits, fpid, hf, hb, closed, cnt):  # fmt: skip
+    """Fronts, waits, holds and closed buffers of the rank (ids in the module docstring).
+
+    ``snap[b]`` = (pid, sent, recv) of buffer ``b``'s front at the previous check; a
+    blocked front is listed only if unchanged. ``cnt`` = (fronts, holds, closed).
+    """
+    gb = lo * deg * nvc  # global id of local VC buffer 0
+    nf = nh = nc = 0
+    for i in range(nact[0]):
+        b = act[i]
+        s = bhead[b]
+        if s < 0:
+            continue
+        fid = gb + b if b < nvcbuf else nv + lo * deg + (b - nvcbuf)
+        p = seg_pkt[s]
+        key0, key1, key2 = pkt_pid[p], seg_sent[s], seg_recv[s]
+        same = snap[b, 0] == key0 and snap[b, 1] == key1 and snap[b, 2] == key2
+        snap[b, 0], snap[b, 1], snap[b, 2] = key0, key1, key2
+        if b < nvcbuf:  # every slot of a VC buffer frees only when its front moves
+            hf[nh], hb[nh] = fid, gb + b
+            nh += 1
+            if bsize - bocc[b] < need:
+                closed[nc] = gb + b
+                nc += 1
+        link = seg_out[s]
+        ovc = seg_ovc[s]
+        wait = -1
+        if link < 0 or ovc == fk.DEST:
+            wait = -1
+        elif seg_cnt[s] <= 0 or (saf and b < nvcbuf and seg_recv[s] < flits):
+            wait = nv + gb + b  # its flits are upstream: the worm's hold of this VC
+        else:
+            w2 = nbt[link]
+            kin = (w2 * deg + rev[link % deg]) * nvc  # the next node's VC 0 of the link
+            if ovc >= 0:
+                k = link * nvc + ovc
+                hf[nh], hb[nh] = fid, nv + kin + ovc  # it holds that VC until its tail
+                nh += 1
+                closed[nc] = nv + kin + ovc
+                nc += 1
+                if credit[k] <= 0:
+                    wait = kin + ovc
+            elif w2 != pkt_dst[p]:
+                lo_v, hi_v = seg_vlo[s], seg_vhi[s]
+                free = False
+                for v in range(lo_v, hi_v):
+                    k = link * nvc + v
+                    if held[k] == 0 and credit[k] >= need:
+                        free = True
+                if not free:
+                    if hi_v - lo_v == 1:
+                        wait = nv + kin + lo_v if held[link * nvc + lo_v] else kin + lo_v
+                    else:
+                        wait = 2 * nv + fid
+        if wait < 0 or not same:
+            continue
+        fronts[nf], waits[nf], fpid[nf] = fid, wait, key0
+        nf += 1
+        if wait >= 2 * nv:  # one pseudo-front per allowed VC, holding the choice
+            closed[nc] = wait
+            nc += 1
+            for v in range(seg_vlo[s], seg_vhi[s]):
+                k = link * nvc + v
+                pf = nv + nl + fid * nvc + v
+                fronts[nf] = pf
+                waits[nf] = nv + kin + v if held[k] else kin + v
+                fpid[nf] = -1
+                nf += 1
+                hf[nh], hb[nh] = pf, wait
+                nh += 1
+    cnt[0], cnt[1], cnt[2] = nf, nh, nc
+
+
+class LiveCheck:
+    """The flit engine's deadlock search during injection (see the module docstring)."""
+
+    def __init__(self, eng: Any) -> None:
+        self.eng = eng
+        n, deg, nvc = eng.topo.num_nodes, eng.deg, eng.vcs
+        self.nv, self.nl = n * deg * nvc, n * deg
+        self.snap = np.full((eng.st.bhead.size, 3), -1, np.int64)
+        self.dead_pids = np.empty(0, np.int64)
+
+    def _node_of_front(self, ids: np.ndarray) -> np.ndarray:
+        deg, nvc, nv, nl = self.eng.deg, self.eng.vcs, self.nv, self.nl
+        ids = np.asarray(ids, np.int64)
+        ids = np.where(ids >= nv + nl, (ids - nv - nl) // nvc, ids)  # a pseudo-front's front
+        return np.where(ids < nv, ids // (deg * nvc), (ids - nv) // deg)
+
+    def _node_of_buffer(self, ids: np.ndarray) -> np.ndarray:
+        deg, nvc, nv = self.eng.deg, self.eng.vcs, self.nv
+        ids = np.asarray(ids, np.int64)
+        node = (ids % nv) // (deg * nvc)  # k and A(k): the receiver
+        return np.where(ids >= 2 * nv, self._node_of_front(ids - 2 * nv), node)
+
+    def _owner(self, node: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.eng.bounds, node, side="right") - 1
+
+    def find(self, t: int, in_flight: int) -> dict | None:
+        """The deadlock report if some worm can never move again; collective."""
+        eng = self.eng
+        st = eng.st
+        m = int(st.nact[0])
+        fronts = np.empty(m * (eng.vcs + 1) + 1, np.int64)
+        waits, fpid = np.empty_like(fronts), np.empty_like(fronts)
+        hf = np.empty(m * (eng.vcs + 2) + 1, np.int64)
+        hb = np.empty_like(hf)
+        closed = np.empty(3 * m + 1, np.int64)
+        cnt = np.zeros(3, np.int64)
+        _scan(st.nact, st.act, st.bhead, st.seg_cnt, st.seg_recv, st.seg_sent, st.seg_out,
+              st.seg_ovc, st.seg_vlo, st.seg_vhi, st.seg_pkt, st.pkt_pid, st.pkt_dst, st.nbt,
+              st.credit, st.held, st.bocc, st.nvcbuf, eng.deg, eng.vcs, eng.lo, eng.rev,
+              eng.need, eng.bsize, eng.mode == fk.SAF, eng.flits, self.nv, self.nl, self.snap,
+              fronts, waits, fpid, hf, hb, closed, cnt)  # fmt: skip
+        nf, nh, nc = (int(x) for x in cnt)
+        if not eng.comm.allreduce(nf, op=max_op()):
+            return None
+        fr, wt, hf, hb = fronts[:nf], waits[:nf], hf[:nh], hb[:nh]
+        fo = lambda ids: self._owner(self._node_of_front(ids))  # noqa: E731
+        bo = lambda ids: self._owner(self._node_of_buffer(ids))  # noqa: E731
+        dead = dead_fronts(eng.comm, fr, wt, hf, hb, closed[:nc], fo, bo)
+        if not eng.comm.allreduce(int(dead.sum()), op=max_op()):
+            return None
+        walk = walk_cycle(eng.comm, fr, wt, dead, hf, hb)
+        real = dead & (fr < self.nv + self.nl)
+        self.dead_pids = np.unique(fpid[:nf][real])  # this rank's, for the tests
+        stuck = int(eng.comm.allreduce(int(real.sum()), op=sum_op()))
+        return self._report(t, in_flight, stuck, walk)
+
+    def _report(self, t: int, in_flight: int, stuck: int, walk: list) -> dict:
+        eng = self.eng
+        topo, deg, nvc, nv = eng.topo, eng.deg, eng.vcs, self.nv
+        rows = []
+        for _, b in walk:
+            if b >= 2 * nv:
+                continue  # a head's choice: the VCs follow
+            k = b % nv
+            w, q, v = k // (deg * nvc), (k // nvc) % deg, k % nvc
+            u = int(topo.neighbors(np.array([w]))[0, q])
+            row = {"node": topo.label(u), "port": topo.ports[int(eng.rev[q])],
+                   "next": topo.label(w), "class": v, "vc": v}  # fmt: skip
+            if not rows or rows[-1] != row:  # held by a worm, then full of it: one VC
+                rows.append(row)
+        if len(rows) > 1 and rows[0] == rows[-1]:
+            rows.pop()
+        hops = " ".join(f"{c['node']} --{c['port']}--> (VC {c['vc']})" for c in rows)
+        end = f" {rows[0]['node']}" if rows else ""
+        return {
+            "step": int(t),
+            "found": "check",
+            "blocked_packets": int(in_flight),
+            "dead_fronts": stuck,
+            "message": f"deadlock in step {t}: {stuck:,} worm pieces can never move "
+            f"({in_flight:,} packets in flight, traffic still injected); wait-for cycle of "
+            f"{len(rows)} virtual channels: {hops}{end}",
+            "cycle": rows,
+            "vcs": nvc,
+            "flits": eng.flits,
+            "switching": eng.model.switching,
+        }
