@@ -8,14 +8,18 @@ routing, VC and switch allocation speculatively in one cycle, one cycle of switc
 traversal), run BookSim at a low load (zero-load latency) and on a grid of loads
 (fractions of the channel bound of anynet's routes) upwards to the first saturated one,
 then bisect. mpinet runs ``mpinet sweep --router anynet-min`` on the same fractions of its
-own bound: with L = 1 the packet engine with ``--buffer V*B`` until the flit engine is
-ready (``mpinet sweep`` reports ``flits``), then ``--flit-args``; L > 1 is skipped with a
-message until then. One rule for both: a load is saturated when its mean latency exceeds
-F x the zero-load latency, when accepted < (1 - T) x offered, or when the run does not
-finish (BookSim: ``latency_thres`` passed, not converged in ``max_samples``, or deadlocked
-while draining; mpinet: its sweep's verdict). ``--speed SPEC:L:RATE`` runs both once at
-that load for the same cycles: wall time and flit-hops per second. BookSim runs are cached
-in ``WORKDIR/cache.json``; its outputs are kept there too. BookSim2 is never vendored.
+own bound (the flit channel bound: the packet bound / L) on the flit engine, with
+``--flit-args`` (``--set model.switching=wormhole --set model.flits=L --set model.vcs=V
+--set model.vc_buffer=B --set model.vc_policy=any`` by default: any VC in any order, as
+anynet's ``min``), at every L; ``--packet-engine`` runs the L = 1 rows on the packet engine
+with ``--buffer V*B`` instead (no VCs). Both also run once at ``--zero-load`` x their bound
+(the measured zero-load latency). One rule for both: a load is saturated when its mean
+latency exceeds F x the zero-load latency, when accepted < (1 - T) x offered, or when the
+run does not finish (BookSim: ``latency_thres`` passed, not converged in ``max_samples``,
+or deadlocked while draining; mpinet: its sweep's verdict, with ``deadlocked`` for a VC
+deadlock). ``--speed SPEC:L:RATE`` runs both once at that load for the same cycles: wall
+time and flit-hops per second. BookSim runs are cached in ``WORKDIR/cache.json``; its
+outputs are kept there too. BookSim2 is never vendored.
 
     python scripts/booksim_check.py --booksim /work/booksim/build/booksim \\
         [--specs hypercube:8,scc:6] [--flits 1,4,16] [--speed 'ms:3,2:16:0.005'] [--out FILE]
@@ -196,30 +200,32 @@ def model_args(a: argparse.Namespace, flits: int, flit: bool) -> list[str]:
     return shlex.split(a.flit_args.format(**keys, vc_policy=a.vc_policy))
 
 
-def flit_engine_ready(a: argparse.Namespace) -> tuple[bool, str]:
-    """Whether ``mpinet sweep`` runs multi-flit packets (its JSON reports ``flits`` = 2)."""
-    args = ["sweep", "--topology", "hypercube:3", "--rates", "0.01", "--warmup", "5"]
-    args += ["--measure", "5", "--json", "--quiet", *model_args(a, 2, True)]
-    p = mpinet(args, 600, check=False)
-    if p.returncode != 0:
-        return False, (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
-    if json.loads(p.stdout).get("flits") == 2:
-        return True, ""
-    return False, "mpinet sweep takes the flit keys but its JSON has no 'flits': 2"
+def flit_engine(a: argparse.Namespace, flits: int) -> bool:
+    """Whether mpinet's side of an L-flit row runs on the flit engine."""
+    return flits > 1 or not a.packet_engine
 
 
 def mpinet_sweep(spec: str, flits: int, bound: float, flit: bool, a: argparse.Namespace) -> dict:
-    """``mpinet sweep`` on the grid of fractions of its own bound (packets per node per step)."""
+    """``mpinet sweep`` on the grid of fractions of its own bound (packets per node per step;
+    ``bound`` is the packet channel bound, a flit link carries 1 / L of it), and once at
+    ``--zero-load`` x that bound (``zero``: its one point)."""
     lo, hi = a.grid[0] * bound / flits, a.grid[-1] * bound / flits
     args = ["sweep", "--topology", spec, "--router", "anynet-min", "--workload", "uniform"]
-    args += ["--rates", f"{lo:.6g}:{hi:.6g}:auto", "--coarse", str(len(a.grid))]
-    args += ["--bisect", str(a.bisect), "--warmup", str(a.warmup_periods * a.sample_period)]
-    args += ["--measure", str(a.max_samples * a.sample_period), "--seed", str(a.seed)]
-    args += ["--accept-tol", str(a.accept_tol), "--latency-factor", str(a.latency_factor)]
-    args += ["--json", "--quiet", *model_args(a, flits, flit)]
+    common = ["--warmup", str(a.warmup_periods * a.sample_period)]
+    common += ["--measure", str(a.max_samples * a.sample_period), "--seed", str(a.seed)]
+    common += ["--accept-tol", str(a.accept_tol), "--latency-factor", str(a.latency_factor)]
+    common += ["--json", "--quiet", *model_args(a, flits, flit)]
+    search = [*args, "--rates", f"{lo:.6g}:{hi:.6g}:auto", "--coarse", str(len(a.grid))]
+    search += ["--bisect", str(a.bisect), *common]
     t0 = time.perf_counter()
-    doc = json.loads(mpinet(args, a.timeout).stdout)
-    doc.update(wall_seconds=round(time.perf_counter() - t0, 1), command=shlex.join(args))
+    doc = json.loads(mpinet(search, a.timeout).stdout)
+    doc.update(wall_seconds=round(time.perf_counter() - t0, 1), command=shlex.join(search))
+    sw = doc.get("switching")
+    if flit and (sw is None or sw["flits"] != flits):  # the row would compare the wrong model
+        sys.exit(f"booksim_check.py: error: mpinet sweep did not run {flits}-flit packets on "
+                 f"the flit engine: {shlex.join(search)}")  # fmt: skip
+    zero = [*args, "--rates", f"{a.zero_load * bound / flits:.6g}", *common]
+    doc["zero"] = json.loads(mpinet(zero, a.timeout).stdout)["points"][0]
     return doc
 
 
@@ -318,8 +324,6 @@ def speed(bs: BookSim, spec: str, flits: int, rate: float, flit: bool) -> dict:
         return out
     # ejected flits x router-to-router hops (BookSim's hops count routers; self packets 1)
     out["booksim_flit_hops"] = row["accepted_flits"] * n * row["cycles"] * (row["hops"] - 1)
-    if flits > 1 and not flit:
-        return out
     args = ["run", "--topology", spec, "--router", "anynet-min", "--seed", str(a.seed)]
     args += ["--set", "workload.injection=bernoulli", "--set", f"workload.steps={row['cycles']}"]
     # mpinet's uniform excludes the source: the same link traffic at rate x (N - 1) / N
@@ -354,7 +358,8 @@ def booksim_zero_load(hops: float, flits: int, vc_buffer: int) -> float:
 def results_table(rows: list[dict], vc_buffer: int) -> list[str]:
     """One row per (network, L): zero-load latency, saturation (x own bound), their ratio."""
     out = [
-        "| network | L | mean hops H | zero-load mpinet | zero-load BookSim: 3H'+5+S / measured "
+        "| network | L | mean hops H | zero-load mpinet: H+L-1 / measured "
+        "| zero-load BookSim: 3H'+5+S / measured "
         "| bound mpinet / BookSim | saturation mpinet (x bound) | saturation BookSim (x bound) "
         "| ratio | fired first: mpinet / BookSim | sustained mpinet / BookSim | seconds |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
@@ -368,8 +373,9 @@ def results_table(rows: list[dict], vc_buffer: int) -> list[str]:
         if m is not None:
             sat, bound = m["saturation"], r["bound"] / fl
             ml = sat["load"]
+            zero = m.get("zero", {}).get("latency", {}).get("mean")
             cells = [
-                f"{r['mean_hops'] + fl - 1:.2f}",
+                f"{r['mean_hops'] + fl - 1:.2f} / {_f(zero, '.2f')}",
                 f"{ml:.4g} ({ml / bound:.2f})" if ml else f"> {m['points'][-1]['offered']:.4g}",
                 _f(ml / bl if ml and bl else None, ".2f"),
                 ",".join(sat["criteria"]) or "—",
@@ -423,7 +429,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--switching", default="wormhole", help="mpinet's switching (flit engine)")
     add("--vc-policy", default="any", help="mpinet's VC policy (anynet: any VC, any order)")
     add("--flit-args", default=FLIT_ARGS, help="mpinet's flit-engine options, a template")
-    add("--packet-engine", action="store_true", help="mpinet's packet engine (L = 1 only)")
+    add(
+        "--packet-engine",
+        action="store_true",
+        help="L = 1 rows on mpinet's packet engine (--buffer V*B; L > 1: the flit engine)",
+    )
     add("--sample-period", type=int, default=500, help="BookSim's (mpinet: the same cycles)")
     add("--warmup-periods", type=int, default=2)
     add("--max-samples", type=int, default=6)
@@ -457,23 +467,18 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"booksim_check.py: error: --booksim {a.booksim} is not an executable file")
     reports.begin(__file__, a.out)
     bs, t0 = BookSim(a), time.perf_counter()
-    ready, why = (False, "--packet-engine") if a.packet_engine else flit_engine_ready(a)
-    rows, speeds, skipped = [], [], set()
+    rows, speeds = [], []
     bounds = {spec: anynet_bound(spec) for spec in dict.fromkeys(s for s, _ in a.rows)}
     for spec, flits in a.rows:
         n, bound, hops = bounds[spec]
         print(f"{spec} L={flits}: bound {bound:.4g}, mean hops {hops:.3f}", file=sys.stderr)
         row = {"spec": spec, "nodes": n, "flits": flits, "bound": bound, "mean_hops": hops}
         row["booksim"] = bs.search(spec, flits, n, bound * n / (n - 1) / flits)
-        if flits == 1 or ready:
-            row["mpinet"] = mpinet_sweep(spec, flits, bound, ready, a)
-        else:
-            skipped.add(flits)
-            print(f"  mpinet skipped at L = {flits}: {why}", file=sys.stderr)
+        row["mpinet"] = mpinet_sweep(spec, flits, bound, flit_engine(a, flits), a)
         rows.append(row)
     for item in filter(None, a.speed.split(";")):
         spec, flits, rate = item.rsplit(":", 2)
-        speeds.append(speed(bs, spec, int(flits), float(rate), ready))
+        speeds.append(speed(bs, spec, int(flits), float(rate), flit_engine(a, int(flits))))
     (bs.dir / "results.json").write_text(json.dumps({"rows": rows, "speeds": speeds}, indent=1))
     head = (
         f"Generated by `python scripts/booksim_check.py` ({time.strftime('%Y-%m-%d')}, "
@@ -482,12 +487,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{a.warmup_periods}, `max_samples` {a.max_samples}; mpinet `--warmup "
         f"{a.warmup_periods * a.sample_period} --measure {a.max_samples * a.sample_period}`; "
         f"loads {a.grid[0]:g}..{a.grid[-1]:g} x bound in {len(a.grid)} steps, {a.bisect} "
-        f"bisections; mpinet: {'the flit engine' if ready else 'the packet engine, --buffer '}"
-        f"{'' if ready else a.vcs * a.vc_buffer}."
-    )
+        f"bisections; mpinet: the flit engine ({a.switching}, vc_policy {a.vc_policy}) "
+        + ("at L > 1, the packet engine with `--buffer "
+           f"{a.vcs * a.vc_buffer}` at L = 1." if a.packet_engine else "at every L.")
+    )  # fmt: skip
     body = [head, ""] + (results_table(rows, a.vc_buffer) if rows else [])
-    if skipped:
-        body += ["", f"mpinet skipped at L = {sorted(skipped)}: {why}."]
     body += ["", *speed_table(speeds)] if speeds else []
     path = Path(a.out)
     doc = path.read_text() if path.exists() else f"# BookSim2\n\n{BEGIN}\n{END}\n"

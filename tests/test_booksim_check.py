@@ -127,10 +127,11 @@ def test_tables_compare_each_to_its_own_bound():
     bs |= {"throughput": 0.079, "criteria": ["latency"], "seconds": 30.0}
     sat = {"load": 0.1, "criteria": ["latency"], "throughput": 0.098}
     mp = {"saturation": sat, "points": [], "wall_seconds": 3.0}
+    mp["zero"] = {"latency": {"mean": 4.25}}
     row = {"spec": "hypercube:8", "nodes": 256, "flits": 1, "bound": 0.125, "mean_hops": 4.0}
     line = bc.results_table([row | {"booksim": bs, "mpinet": mp}], 4)[2]
     cells = [c.strip() for c in line.split("|")[1:-1]]
-    assert cells[3] == "4.00" and cells[4] == f"{3 * 4 * 255 / 256 + 5:.2f} / 17.00"
+    assert cells[3] == "4.00 / 4.25" and cells[4] == f"{3 * 4 * 255 / 256 + 5:.2f} / 17.00"
     assert cells[6:9] == ["0.1 (0.80)", "0.08 (0.80)", "1.25"]
 
 
@@ -144,7 +145,9 @@ def test_refuses_a_missing_binary(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("MPINET_BOOKSIM"), reason="MPINET_BOOKSIM not set")
 def test_live_run_on_hypercube3(tmp_path):
-    """Both simulators on hypercube:3: BookSim's zero-load latency is 3 H' + 5 + L - 1."""
+    """Both simulators on hypercube:3: BookSim's zero-load latency is 3 H' + 5 + L - 1,
+    mpinet's H + L - 1; L = 1 on the packet engine (--packet-engine), L = 2 on the flit
+    engine."""
     out = tmp_path / "booksim.md"
     out.write_text(f"# x\n\n{bc.BEGIN}\n{bc.END}\ntail\n")
     cmd = [sys.executable, str(ROOT / "scripts" / "booksim_check.py"), "--booksim"]
@@ -156,11 +159,16 @@ def test_live_run_on_hypercube3(tmp_path):
     text = out.read_text()
     assert text.startswith("# x\n") and text.endswith(f"{bc.END}\ntail\n")
     rows = [ln for ln in text.splitlines() if ln.startswith("| `hypercube:3`")]
-    assert len(rows) == 3  # L = 1, L = 2 (BookSim only), the speed run
+    assert len(rows) == 3  # L = 1, L = 2, the speed run
     for row in json.loads((tmp_path / "w" / "results.json").read_text())["rows"]:
+        m = row["mpinet"]
+        assert (m.get("switching") or {}).get("flits") == (None if row["flits"] == 1 else 2)
+        assert m["zero"]["latency"]["mean"] == pytest.approx(
+            m["zero"]["hops"]["mean"] + row["flits"] - 1, rel=0.02
+        )
         zero, hops = row["booksim"]["zero"], row["mean_hops"] * 7 / 8  # H' counts self
         assert zero["hops"] - 1 == pytest.approx(hops, rel=0.15)  # ~100 packets
         # every packet alone: 3 H + 5 + L - 1 cycles, so the mean follows the mean of H
         closed = bc.booksim_zero_load(zero["hops"] - 1, row["flits"], 4)
         assert zero["latency"] == pytest.approx(closed, rel=0.02)
-    assert "mpinet skipped at L = [2]: --packet-engine" in text
+    assert "the packet engine with `--buffer 8` at L = 1." in text and "skipped" not in text

@@ -73,6 +73,8 @@ def read_sweep(path: str) -> dict:
         res["port_classes"] = [text(c) for c in a["port_classes"]]
         for k in ("settings", "bound", "saturation"):
             res[k] = json.loads(a[k])
+        if "switching" in a:  # a flit sweep (absent from packet sweeps and older files)
+            res["switching"] = json.loads(a["switching"])
         points, hists = [], []
         for name in sorted(f["loads"]):
             g = f["loads"][name]
@@ -91,7 +93,11 @@ def format_sweep(res: dict) -> str:
     """The sweep as text: what ran, the bound, one row per load, the saturation."""
     s, b, sat = res["settings"], res["bound"], res["saturation"]
     z = res["zero_load_latency"]
+    sw = res.get("switching")
     buf = f"buffer {res['buffer']} per input port" if res["buffer"] else "unbounded buffers"
+    if sw is not None:
+        buf = (f"{sw['mode']}: {sw['flits']} flit(s) per packet, {sw['vcs']} VC(s) of "
+               f"{sw['vc_buffer']} flits per link, vc_policy {sw['vc_policy']}")  # fmt: skip
     worst = max(b["per_class"].items(), key=lambda kv: kv[1]["max_load"])
     how = "exact" if b["exact"] else "estimate"
     head = [
@@ -110,7 +116,10 @@ def format_sweep(res: dict) -> str:
             f"(channel bound {b['channel']:.4f}); {how}, {b['method']}, "
             f"{b['routes']:,} routes",
         ),  # fmt: skip
-        ("zero-load", f"{z:.2f} steps (mean route length)"),
+        (
+            "zero-load",
+            f"{z:.2f} steps (" + (sw["zero_load_form"] if sw else "mean route length") + ")",
+        ),  # fmt: skip
         (
             "saturated if",
             f"accepted < {1 - s['accept_tol']:.2f} x injected, latency > "
@@ -119,10 +128,16 @@ def format_sweep(res: dict) -> str:
             + (
                 "; deadlocked if the run deadlocks (a wait-for cycle of full buffers)"
                 if res["buffer"]
+                else "; deadlocked if the run deadlocks (a wait-for cycle of (node, port, VC))"
+                if sw
                 else ""
             ),
         ),  # fmt: skip
     ]
+    if sw is not None:  # the flit engine's bound: a link carries one flit (c flits) a step
+        head.insert(5, ("flit bound", f"channel bound {b['channel']:.4f} = packet channel "
+                        f"bound {b['packet_channel']:.4f} / L = {sw['flits']} (a link moves "
+                        "flits; loads in packets/node/step, 'acc flits' in flits)"))  # fmt: skip
     if b["model_bound"] is not None:
         head.insert(5, ("model bound", f"{b['model_bound']:.4f} ({b['model']})"))
     head += [("note", n) for n in b.get("notes", [])]
@@ -132,7 +147,7 @@ def format_sweep(res: dict) -> str:
     cols = ["offered", "injected", "accepted", "lat mean", "p50", "p99", "queue", "network",
             "hops", *[f"util {c}"[:14] for c in classes]]  # fmt: skip
     nodes = any(pt.get("node_utilisation") is not None for pt in res["points"])
-    cols += ["util node"] * nodes + ["in flight", "verdict"]
+    cols += ["util node"] * nodes + ["acc flits"] * bool(sw) + ["in flight", "verdict"]
     rows = []
     for pt in res["points"]:
         lat = pt["latency"]
@@ -144,6 +159,7 @@ def format_sweep(res: dict) -> str:
             _f(pt["hops"]["mean"], ".2f"),
             *[f"{pt['utilisation'][c]['max']:.3f}" for c in classes],
             *[_f(pt.get("node_utilisation"), ".3f")] * nodes,
+            *[_f(pt.get("accepted_flits"), ".4f")] * bool(sw),
             f"{pt['in_flight_at_cap']:,}", verdict,
         ])  # fmt: skip
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
@@ -179,6 +195,7 @@ def format_sweep(res: dict) -> str:
         f"{'throughput':<{width}}{sat['throughput']:.4f} sustained (highest accepted of a "
         f"stable load) = {100 * sat['throughput_fraction_of_bound']:.1f}% of the bound; "
         f"peak accepted {sat['peak_accepted']:.4f}"
+        + (f"; in flits: {sat['throughput'] * sw['flits']:.4f} sustained" if sw else "")
     )
     failed = [(pt["offered"], c) for pt in res["points"] for c in pt["checks"] if not c["ok"]]
     out.append(f"{'checks':<{width}}" + ("all passed at every load" if not failed else
@@ -232,6 +249,10 @@ def plot_sweep(res: dict, outdir: Any, stem: str | None = None) -> list[str]:
     b, sat, z = res["bound"], res["saturation"], res["zero_load_latency"]
     title = (f"{res['spec']}, {res['router']}, {res['model']}, {res['pattern']} traffic"
              + (f", buffer {res['buffer']}" if res["buffer"] else ""))  # fmt: skip
+    if res.get("switching"):
+        sw = res["switching"]
+        title += (f", {sw['mode']} L={sw['flits']} V={sw['vcs']} B={sw['vc_buffer']} "
+                  f"{sw['vc_policy']}")  # fmt: skip
 
     def marks(ax: Any) -> None:
         ax.axvline(b["ideal"], color="k", ls="--", lw=1,

@@ -51,7 +51,8 @@ are still in flight at the drain cap (drain). With finite buffers a load whose
 run deadlocks is "deadlocked", not saturated: the engine finds a wait-for
 cycle of full buffers while packets are still injected (checked every 8 steps)
 and stops the run there, so its other numbers mean nothing; the table says
-DEADLOCKED and the step. With a:b:auto the sweep runs --coarse loads from a to
+DEADLOCKED and the step (the flit engine finds its (node, port, VC) cycle
+once injection has stopped and no flit moves). With a:b:auto the sweep runs --coarse loads from a to
 b upwards until the first unstable (saturated or deadlocked) one, bisects
 --bisect times between the last stable and the first unstable load, and runs
 b, past saturation (auto alone: a = 5 % and b = 120 % of the bound); the table
@@ -69,11 +70,27 @@ Bernoulli injection adds load <= 1 (so an all-port hypercube, whose channel
 bound is 2(N-1)/N, never saturates). The saturation throughput (the highest
 accepted rate of a stable load) is reported as a fraction of that bound.
 
+switching: with the model's switching keys (model.switching, flits, vcs,
+vc_buffer, vc_policy; docs/switching.md) every load runs on the flit engine
+with the job's VC policy. The offered load stays in packets (of L flits) per
+node per step; latency runs from the head's injection to the tail's delivery;
+utilisation counts flits; each load adds injected_flits and accepted_flits
+(flits per node per step, L x the packet rates). A link moves its capacity in
+flits per step, so every bound but the injection limit is the packet bound / L
+(the table shows both), a link counts as busy when it sent (1 - T) of its
+capacity over the window (a worm waiting for credits idles an overloaded link
+now and then), and the zero-load latency of the latency criterion is
+the closed form H + ceil(L/c) - 1 (wormhole, cut-through) or H x ceil(L/c)
+(store-and-forward), H the mean route length. Without switching keys the sweep
+runs the packet engine, as before.
+
 examples:
   mpinet sweep jobs/sweep/hypercube-one-port.toml
   mpiexec -n 2 mpinet sweep --topology ms:3,2 --rates 0.01:0.5:auto --out sweep.h5
   mpinet sweep jobs/sweep/ring.toml --rates 0.1,0.3,0.5 --warmup 300 --measure 1000 --json
   mpinet sweep jobs/ms-uniform.toml --set model.buffer=2 --set model.buffer_classes=hops
+  mpinet sweep --topology hypercube:6 --set model.switching=wormhole \
+      --set model.flits=16 --set model.vcs=2 --set model.vc_buffer=4
   mpinet analyze sweep.h5 --plot figs/       # the table again, and the two curves
 
 outputs: --out and --plot are checked before the first load runs (a missing
@@ -141,7 +158,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no line per load on stderr")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a job key, e.g. --set model.buffer=4")  # fmt: skip
+                   help="override a job key, e.g. --set model.buffer=4 or "
+                   "--set model.switching=wormhole --set model.flits=16")  # fmt: skip
     g = p.add_argument_group("job keys as flags")
     g.add_argument("--topology", metavar="SPEC")
     g.add_argument("--workload", metavar="PATTERN", help="uniform | permutation | hotspot | ...")

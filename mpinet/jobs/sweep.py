@@ -47,7 +47,7 @@ from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.errors import JobError
 from mpinet.jobs.execute import Plan
 from mpinet.jobs.sweep_plan import MAX_BISECT, MAX_LOADS, MAX_STEPS
-from mpinet.jobs.sweep_point import run_point, traffic
+from mpinet.jobs.sweep_point import run_point, switching, traffic, zero_load
 from mpinet.routing.channel_load import (
     ChannelLoad,
     pairs_load,
@@ -184,7 +184,12 @@ def check_plan(
 
 
 def channel_bound(p: Plan, comm: Any) -> tuple[ChannelLoad, dict]:
-    """The pattern's link loads under the plan's router, and the saturation bounds."""
+    """The pattern's link loads under the plan's router, and the saturation bounds.
+
+    On the flit engine a link carries ``c`` flits per step, ``c / L`` packets: every bound
+    but the injection limit (packets per node per step) is the packet bound / L;
+    ``packet_channel`` keeps the packet engine's channel bound.
+    """
     comm = resolve(comm)
     topo, pattern = p.topo, p.job.workload["kind"]
     if pattern == "uniform":
@@ -209,6 +214,11 @@ def channel_bound(p: Plan, comm: Any) -> tuple[ChannelLoad, dict]:
     b = saturation_bounds(
         cl.load, caps, topo.port_classes, kind=p.model.kind, k=p.model.k, exists=exists
     )
+    if p.model.flit:  # packets per step of a link that moves c flits: c / L
+        packet_channel = b["channel"]
+        b = saturation_bounds(cl.load, caps / p.model.flits, topo.port_classes,
+                              kind=p.model.kind, k=p.model.k, exists=exists)  # fmt: skip
+        b["packet_channel"] = packet_channel
     return cl, b
 
 
@@ -256,7 +266,7 @@ def sweep(
     t0, cpu0 = time.perf_counter(), time.process_time()
     s.check()
     cl, bound = channel_bound(p, comm)
-    zero = cl.mean_hops
+    zero, zero_form = zero_load(p, cl.mean_hops)
     tail = s.tail if s.tail is not None else int(math.ceil(10 * zero))
     tail = min(tail, s.drain)
     points: list[dict] = []
@@ -301,7 +311,10 @@ def sweep(
     points = [points[i] for i in order]
     hists = [hists[i] for i in order]
     settings = asdict(s) | {"tail": tail, "rates": asdict(rates)}
-    return {
+    flit = switching(p)
+    if flit is not None:  # only here: a packet sweep's output stays what it was
+        flit |= {"mean_hops": cl.mean_hops, "zero_load_form": zero_form}
+    out = {
         "spec": p.topo.spec,
         "nodes": p.topo.num_nodes,
         "ranks": comm.Get_size(),
@@ -322,10 +335,15 @@ def sweep(
         "cpu_seconds": round(comm.allreduce(time.process_time() - cpu0, op=max_op()), 3),
         "_hists": hists,
     }
+    if flit is not None:
+        out["switching"] = flit
+        out["order"] = "oldest-first"  # the flit engine's arbitration, always
+    return out
 
 
 def _bound_dict(cl: ChannelLoad, b: dict, model: str) -> dict:
-    return {
+    extra = {"packet_channel": b["packet_channel"]} if "packet_channel" in b else {}
+    return extra | {
         "ideal": b["ideal"],
         "limited_by": b["limited_by"],
         "channel": b["channel"],

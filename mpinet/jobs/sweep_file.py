@@ -128,6 +128,8 @@ def _write(reservation: Any, res: dict) -> None:
         a["port_classes"] = list(res["port_classes"])
         for key in ("settings", "bound", "saturation"):
             a[key] = _json(res[key])
+        if res.get("switching") is not None:  # flit sweeps only: packet files stay as they were
+            a["switching"] = _json(res["switching"])
         a["seconds"] = float(res["seconds"])
         a["cpu_seconds"] = float(res["cpu_seconds"])
         g = f.create_group("summary")

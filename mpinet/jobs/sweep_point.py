@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
-from mpinet.engine.core import Engine
 from mpinet.engine.exchange import exchange_rows
 from mpinet.jobs.execute import Plan
+from mpinet.jobs.switching import make_engine
 from mpinet.workloads.registry import make_workload
 
 if TYPE_CHECKING:
@@ -28,6 +28,38 @@ def traffic(p: Plan, **keys: Any) -> Any:
     kind = make_workload(w["kind"], w, topo=p.topo, seed=p.job.seed)
     kind.build(p.model, p.router)
     return kind.traffic
+
+
+def switching(p: Plan) -> dict | None:
+    """The switching keys of a flit sweep (docs/switching.md); None on the packet engine."""
+    m = p.model
+    if not m.flit:
+        return None
+    return {"mode": m.switching, "flits": m.flits, "vcs": m.vcs, "vc_buffer": m.vc_buffer,
+            "vc_policy": m.vc_policy}  # fmt: skip
+
+
+def zero_load(p: Plan, hops: float) -> tuple[float, str]:
+    """The zero-load latency the latency criterion uses, and its closed form in words.
+
+    Packet engine: ``H``, the mean route length. Flit engine (docs/switching.md, one
+    packet alone, ``c`` the slowest port's capacity in flits per step): ``H + ceil(L / c)
+    - 1`` under wormhole and cut-through, ``H x ceil(L / c)`` under store-and-forward;
+    wormhole with one-flit VCs ``H + 2 (L - 1)`` (a freed slot is credited a step later;
+    exact for ``H >= 2``, one step per flit over for one-hop routes).
+    """
+    m = p.model
+    if not m.flit:
+        return hops, "mean route length"
+    c = int(min(p.model.port_capacities(p.topo)))
+    per = -(-m.flits // c)
+    if m.switching == "store-and-forward":
+        return hops * per, f"H x ceil(L / c) = {hops:.2f} x {per}, store-and-forward"
+    if m.switching == "wormhole" and m.vc_buffer == 1 and m.flits > 1:
+        return hops + 2 * (m.flits - 1), (
+            f"H + 2 (L - 1) = {hops:.2f} + {2 * (m.flits - 1)}, wormhole with 1-flit VCs"
+        )
+    return hops + per - 1, f"H + ceil(L / c) - 1 = {hops:.2f} + {per - 1}, {m.switching}"
 
 
 def _hist(values: np.ndarray, comm: Any) -> np.ndarray:
@@ -57,14 +89,20 @@ def run_point(
 
     ``channel`` (N, degree): each link's load per unit load (the channel-load
     computation), to find the overloaded links that stayed busy (``busy``).
+
+    A plan with switching keys runs on the flit engine (:func:`make_engine`, with the
+    plan's VC policy): latency is head injection to tail delivery, link loads and
+    utilisation count flits, and the point adds ``injected_flits`` and ``accepted_flits``
+    (the flits of the packets generated, and of the packets delivered, in the window,
+    per node per step; every packet has L flits).
     """
     comm = resolve(comm)
     topo, w, m = p.topo, s.warmup, s.measure
     cpu0, wall0 = time.process_time(), time.perf_counter()
     work = traffic(p, injection="bernoulli", rate=float(rate), steps=w + m + tail)
-    eng = Engine(topo, p.router, p.model, comm, seed=p.job.seed, max_steps=w + m + s.drain,
-                 order=p.job.model["order"], load_window=(w, w + m),
-                 queues=p.job.model["queues"])  # fmt: skip
+    eng = make_engine(p, comm, seed=p.job.seed, max_steps=w + m + s.drain,
+                      order=p.job.model["order"], load_window=(w, w + m),
+                      queues=p.job.model["queues"])  # fmt: skip
     rec = eng.run(work)
     # every packet is in exactly one rank's rows (checked below), so the statistics
     # reduce the local rows without moving them
@@ -95,7 +133,8 @@ def run_point(
         **{k: dist_stats(h) for k, h in hists.items()},
         "utilisation": _utilisation(p, rec, m, comm),
         "node_utilisation": _node_utilisation(p, rec, m, comm),
-        "busy_overloaded": _busy_overloaded(p, rec, m, rate, channel, comm),
+        "busy_overloaded": _busy_overloaded(p, rec, m, rate, channel, comm, s.accept_tol),
+        **_flit_rates(p, n_win, n_acc, nm),
         "deadlock": None if rec.deadlock is None else rec.deadlock["message"],
         "deadlocked": rec.deadlock is not None,
         # the step the run stopped and the step its wait-for cycle closed
@@ -109,6 +148,14 @@ def run_point(
         "cpu_seconds": round(comm.allreduce(time.process_time() - cpu0, op=max_op()), 3),
     }
     return point, hists
+
+
+def _flit_rates(p: Plan, n_win: int, n_acc: int, nm: int) -> dict:
+    """Flit sweeps: the window's injected and accepted rates in flits per node per step."""
+    if not p.model.flit:
+        return {}
+    return {"injected_flits": n_win * p.model.flits / nm,
+            "accepted_flits": n_acc * p.model.flits / nm}  # fmt: skip
 
 
 def run_checks(rec: Any, pid_space: int, left: int, comm: Any) -> list[dict]:
@@ -188,25 +235,39 @@ def _node_utilisation(p: Plan, rec: Any, m: int, comm: Any) -> float | None:
 
 
 def _busy_overloaded(
-    p: Plan, rec: Any, m: int, rate: float, channel: np.ndarray | None, comm: Any
+    p: Plan,
+    rec: Any,
+    m: int,
+    rate: float,
+    channel: np.ndarray | None,
+    comm: Any,
+    tol: float = 0.05,
 ) -> int:
     """Links (under one-port / k-port, nodes) offered at least their capacity (``rate`` x
     their channel load) that sent at capacity in every step of the window.
 
     Such a link's queue grows for good, even when it carries too few packets to move the
     window's means (FCCN's hot links). Below the bound none is offered its capacity, so
-    a near-critical link that happens to stay busy (among thousands) never counts.
+    a near-critical link that happens to stay busy (among thousands) never counts. On the
+    flit engine loads and capacities are in flits (a packet is L of them), and a link
+    counts when it sent at least (1 - ``tol``) of its capacity over the window: a worm
+    waiting for credits leaves an overloaded link idle in a few steps (hypercube:8,
+    anynet-min, L = 16, V = 2, B = 4 at 1.1 x the bound: 99.9 % busy, while the latency
+    and throughput criteria stayed below their thresholds for 3,000 steps).
     """
     if channel is None:
         return 0
     caps = p.model.port_capacities(p.topo).astype(np.float64)
+    if p.model.flit:  # rate x channel is packets; links move flits
+        channel = channel * p.model.flits
     mine = channel[rec.lo : rec.hi]
+    full = 1.0 - tol if p.model.flit else 1.0
     if p.model.kind in ("one-port", "k-port"):
         k = 1 if p.model.kind == "one-port" else p.model.k
         send = float(np.sort(caps)[::-1][:k].sum())
         over = rate * mine.sum(axis=1) >= send
-        busy = rec.link_load.sum(axis=1) >= m * send
+        busy = rec.link_load.sum(axis=1) >= m * send * full
     else:
         over = rate * mine >= caps[None, :]
-        busy = rec.link_load >= m * caps[None, :]
+        busy = rec.link_load >= m * caps[None, :] * full
     return comm.allreduce(int((over & busy).sum()), op=sum_op())
