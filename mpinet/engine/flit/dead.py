@@ -12,12 +12,14 @@ state to :func:`mpinet.engine.waitfor.dead_fronts` (the search the packet engine
   (``k`` if full, ``A(k)`` if another worm holds it), or, with several, a *choice*
   ``C(f) = 2 NV + f`` held by one pseudo-front per allowed VC, each waiting for that
   VC as above (the head moves when any of them frees);
-* ``k`` is closed when it has fewer free slots than a head needs; ``A(k)`` while a worm
-  holds it; ``C(f)`` always.
+* ``k`` is closed when it has fewer free slots than a head needs and its front is listed;
+  ``A(k)`` while a listed front holds it; ``C(f)`` always. A resource whose holder is not
+  listed counts as free (its holder counts as able to move).
 
 A front that can move waits for nothing. Only fronts that were blocked at this check and
 unchanged since the previous one are listed (the others count as able to move), so a
-deadlock is found 8 to 15 steps after it forms. Dead fronts never move again: the run
+deadlock is found 16 to 31 steps after it forms, later where searches must be paced
+(:data:`PACE`). Dead fronts never move again: the run
 stops, and :func:`walk_cycle` names a cycle of the VCs they wait for.
 """
 
@@ -32,7 +34,12 @@ from mpinet.engine.comm import max_op, sum_op
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.waitfor import dead_fronts, walk_cycle
 
-CHECK_EVERY = 8
+CHECK_EVERY = 16
+#: a search listing W fronts (all ranks) lets the next look run only once the steps since
+#: have done PACE x W units of work (flits moved plus active buffers, all ranks): in a
+#: network where many worms wait long without a deadlock, the searches stay a small part
+#: of the run (docs/performance.md) and a deadlock is still found while injecting
+PACE = 128
 
 
 @njit(cache=True)
@@ -56,12 +63,6 @@ def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_v
         key0, key1, key2 = pkt_pid[p], seg_sent[s], seg_recv[s]
         same = snap[b, 0] == key0 and snap[b, 1] == key1 and snap[b, 2] == key2
         snap[b, 0], snap[b, 1], snap[b, 2] = key0, key1, key2
-        if b < nvcbuf:  # every slot of a VC buffer frees only when its front moves
-            hf[nh], hb[nh] = fid, gb + b
-            nh += 1
-            if bsize - bocc[b] < need:
-                closed[nc] = gb + b
-                nc += 1
         link = seg_out[s]
         ovc = seg_ovc[s]
         wait = -1
@@ -74,10 +75,6 @@ def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_v
             kin = (w2 * deg + rev[link % deg]) * nvc  # the next node's VC 0 of the link
             if ovc >= 0:
                 k = link * nvc + ovc
-                hf[nh], hb[nh] = fid, nv + kin + ovc  # it holds that VC until its tail
-                nh += 1
-                closed[nc] = nv + kin + ovc
-                nc += 1
                 if credit[k] <= 0:
                     wait = kin + ovc
             elif w2 != pkt_dst[p]:
@@ -93,9 +90,22 @@ def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_v
                     else:
                         wait = 2 * nv + fid
         if wait < 0 or not same:
-            continue
+            continue  # not listed: it counts as able to move, so do the buffers it holds
         fronts[nf], waits[nf], fpid[nf] = fid, wait, key0
         nf += 1
+        # what it holds, closed only while it is blocked (an unlisted holder frees it)
+        if b < nvcbuf:  # every slot of a VC buffer frees only when its front moves
+            hf[nh], hb[nh] = fid, gb + b
+            nh += 1
+            if bsize - bocc[b] < need:
+                closed[nc] = gb + b
+                nc += 1
+        if ovc >= 0:  # the VC it took, until its tail crosses
+            kv = (nbt[link] * deg + rev[link % deg]) * nvc + ovc
+            hf[nh], hb[nh] = fid, nv + kv
+            nh += 1
+            closed[nc] = nv + kv
+            nc += 1
         if wait >= 2 * nv:  # one pseudo-front per allowed VC, holding the choice
             closed[nc] = wait
             nc += 1
@@ -111,6 +121,82 @@ def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_v
     cnt[0], cnt[1], cnt[2] = nf, nh, nc
 
 
+@njit(cache=True)
+def _spread_local(wb, hfi, hbi, b_live, f_live):
+    """Liveness on one rank: a live buffer frees the fronts waiting for it (``wb``: each
+    front's buffer index, -1 none), a live front the buffers it holds (``hfi`` -> ``hbi``);
+    the fixed point of :func:`mpinet.engine.waitfor.dead_fronts` without messages."""
+    nb_, nf = b_live.size, f_live.size
+    wcnt = np.zeros(nb_ + 1, np.int64)
+    for i in range(nf):
+        if wb[i] >= 0:
+            wcnt[wb[i] + 1] += 1
+    hcnt = np.zeros(nf + 1, np.int64)
+    for k in range(hfi.size):
+        hcnt[hfi[k] + 1] += 1
+    for i in range(nb_):
+        wcnt[i + 1] += wcnt[i]
+    for i in range(nf):
+        hcnt[i + 1] += hcnt[i]
+    wlist, hlist = np.empty(max(wcnt[nb_], 1), np.int64), np.empty(max(hcnt[nf], 1), np.int64)
+    wpos, hpos = wcnt[:-1].copy(), hcnt[:-1].copy()
+    for i in range(nf):
+        if wb[i] >= 0:
+            wlist[wpos[wb[i]]] = i
+            wpos[wb[i]] += 1
+    for k in range(hfi.size):
+        hlist[hpos[hfi[k]]] = hbi[k]
+        hpos[hfi[k]] += 1
+    fst, bst = np.empty(nf + 1, np.int64), np.empty(nb_ + 1, np.int64)
+    n1 = n2 = 0
+    for i in range(nf):
+        if f_live[i]:
+            fst[n1] = i
+            n1 += 1
+    for i in range(nb_):
+        if b_live[i]:
+            bst[n2] = i
+            n2 += 1
+    while n1 > 0 or n2 > 0:
+        if n2 > 0:
+            n2 -= 1
+            b = bst[n2]
+            for k in range(wcnt[b], wcnt[b + 1]):
+                f = wlist[k]
+                if not f_live[f]:
+                    f_live[f] = True
+                    fst[n1] = f
+                    n1 += 1
+        else:
+            n1 -= 1
+            f = fst[n1]
+            for k in range(hcnt[f], hcnt[f + 1]):
+                b = hlist[k]
+                if not b_live[b]:
+                    b_live[b] = True
+                    bst[n2] = b
+                    n2 += 1
+
+
+def dead_here(fronts, waits, hf, hb, closed) -> np.ndarray:
+    """:func:`~mpinet.engine.waitfor.dead_fronts` on one rank, compiled (the same set)."""
+    bufs = np.unique(np.concatenate([waits[waits >= 0], hb, closed]))
+    wb = np.where(waits >= 0, np.searchsorted(bufs, waits), -1)
+    order = np.argsort(fronts, kind="stable")
+    fs = fronts[order]
+    i = np.minimum(np.searchsorted(fs, hf), max(fs.size - 1, 0))
+    known = (fs.size > 0) & (fs[i] == hf) if fs.size else np.zeros(hf.size, bool)
+    hfi = order[i[known]] if fs.size else np.empty(0, np.int64)
+    hbi = np.searchsorted(bufs, hb)
+    b_live = np.ones(bufs.size, bool)
+    b_live[np.searchsorted(bufs, closed)] = False
+    b_live[hbi[~known]] = True  # a holder nobody lists can move
+    f_live = waits < 0
+    _spread_local(wb.astype(np.int64), hfi.astype(np.int64), hbi[known].astype(np.int64),
+                  b_live, f_live)  # fmt: skip
+    return ~f_live
+
+
 class LiveCheck:
     """The flit engine's deadlock search during injection (see the module docstring)."""
 
@@ -120,6 +206,13 @@ class LiveCheck:
         self.nv, self.nl = n * deg * nvc, n * deg
         self.snap = np.full((eng.st.bhead.size, 3), -1, np.int64)
         self.dead_pids = np.empty(0, np.int64)
+        self.budget = 0  # work done since the last search, less PACE x its fronts
+        self.searches = 0
+
+    def due(self, t: int, last: int, in_flight: int, work: int) -> bool:
+        """Whether to look at step ``t`` (``work``: this step's, summed over the ranks)."""
+        self.budget += work
+        return t % CHECK_EVERY == 0 and t <= last and in_flight > 0 and self.budget >= 0
 
     def _node_of_front(self, ids: np.ndarray) -> np.ndarray:
         deg, nvc, nv, nl = self.eng.deg, self.eng.vcs, self.nv, self.nl
@@ -153,12 +246,18 @@ class LiveCheck:
               eng.need, eng.bsize, eng.mode == fk.SAF, eng.flits, self.nv, self.nl, self.snap,
               fronts, waits, fpid, hf, hb, closed, cnt)  # fmt: skip
         nf, nh, nc = (int(x) for x in cnt)
-        if not eng.comm.allreduce(nf, op=max_op()):
+        listed = int(eng.comm.allreduce(nf, op=sum_op()))
+        if not listed:
             return None
+        self.searches += 1
+        self.budget = -PACE * listed
         fr, wt, hf, hb = fronts[:nf], waits[:nf], hf[:nh], hb[:nh]
         fo = lambda ids: self._owner(self._node_of_front(ids))  # noqa: E731
         bo = lambda ids: self._owner(self._node_of_buffer(ids))  # noqa: E731
-        dead = dead_fronts(eng.comm, fr, wt, hf, hb, closed[:nc], fo, bo)
+        if eng.size == 1:
+            dead = dead_here(fr, wt, hf, hb, closed[:nc])
+        else:
+            dead = dead_fronts(eng.comm, fr, wt, hf, hb, closed[:nc], fo, bo)
         if not eng.comm.allreduce(int(dead.sum()), op=max_op()):
             return None
         walk = walk_cycle(eng.comm, fr, wt, dead, hf, hb)

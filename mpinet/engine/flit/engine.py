@@ -114,13 +114,17 @@ class FlitEngine:
         local, glob = np.zeros(6, np.int64), np.zeros(6, np.int64)
         live = LiveCheck(self) if self.live_check and last >= CHECK_EVERY else None
         self.live = live
+
+        def st_nact() -> int:  # the step's work, for pacing the search (0 without it)
+            return int(self.st.nact[0]) if live is not None else 0
+
         while (in_flight > 0 or t < last) and t < self.max_steps:
             t += 1
             if hasattr(comm, "where"):
                 comm.where = f"step {t}"
             flits, ndel, cross = self._step(t)
             n_inj, n_home = self._inject(workload, t)
-            local[:] = (flits, ndel + n_home, n_inj, cross, self.msg is not None, 0)
+            local[:] = (flits, ndel + n_home, n_inj, cross, self.msg is not None, st_nact())
             comm.Allreduce(local, glob, op=op)
             if glob[4]:
                 self._raise_collected()
@@ -130,7 +134,7 @@ class FlitEngine:
             counters.append((glob[0], glob[1], in_flight, glob[3]))
             if self.progress is not None and self.rank == 0:
                 self.progress(t, delivered, injected, in_flight)
-            if live is not None and t % CHECK_EVERY == 0 and t <= last and in_flight:
+            if live is not None and live.due(t, last, in_flight, int(glob[0] + glob[5])):
                 deadlock = live.find(t, in_flight)  # worms blocked for good, still injecting
                 if deadlock is not None:
                     break
