@@ -124,6 +124,23 @@ def figure_lines(pngs: list[Path], out: Path) -> list[str]:
     return [f"![{Path(r).stem}]({r})" for r in rel] or ["(no figures were produced)"]
 
 
+def kept_blocks(out: Path) -> list[str]:
+    """The blocks other scripts own in ``out`` (``<!-- BEGIN scripts/wormhole_report.py...``
+    to its END line), kept at the end of the rewritten report."""
+    if not out.exists():
+        return []
+    lines, keep, inside = out.read_text().splitlines(), [], False
+    for ln in lines:
+        if ln.startswith("<!-- BEGIN scripts/wormhole_report.py"):
+            inside = True
+        if inside:
+            keep.append(ln)
+        if inside and ln.startswith("<!-- END scripts/wormhole_report.py"):
+            inside = False
+            keep.append("")
+    return keep
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smaller sweeps (a couple of minutes)")
@@ -184,11 +201,15 @@ def main(argv: list[str] | None = None) -> int:
         f"[errata.md]({ctx.errata}). Exhaustive route tables: [routing.md](routing.md); the "
         "whole collectives' catalogue: [collectives.md](collectives.md).",
         "",
+        "The sections on switching at the end (between `scripts/wormhole_report.py` markers) "
+        "are written by that script and kept as they are by this one.",
+        "",
         "| section | table | time |",
         "|---|---|---|",
         *summary,
         "",
     ]
+    body += kept_blocks(out)
     reports.write(out, "\n".join(head + body).rstrip() + "\n", __file__)
     print(f"wrote {out} in {total:.0f} s")
     return 0

@@ -32,6 +32,7 @@ MINIMAL = {
     "transpose": ("star:4", []),
     "te": ("star:4", ["model.kind=sdc"]),
     "emulate-star": ("ms:2,2", []),
+    "star-neighbour": ("ms:2,2", ["router.name=ms-star-emulation"]),
     "broadcast": ("scc:4", ["model.kind=one-port"]),
     "mnb": ("star:4", []),
 }

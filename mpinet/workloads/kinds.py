@@ -24,6 +24,7 @@ from mpinet.workloads.broadcast import FloodingBroadcast, TreeBroadcast
 from mpinet.workloads.emulate_star import MODE_MODEL, EmulateStar, packet_checks
 from mpinet.workloads.mnb_routed import RoutedMNB
 from mpinet.workloads.mnb_te import TreeMNB
+from mpinet.workloads.star_neighbour import StarNeighbourKind
 from mpinet.workloads.te import build_te, default_algorithm, te_lower_bound
 from mpinet.workloads.unicast import PATTERNS, Unicast
 
@@ -288,4 +289,5 @@ class MNBKind(WorkloadKind):
 
 
 #: every built-in kind, in the order the registry lists them
-BUILTIN = (UnicastKind, TotalExchangeKind, EmulateStarKind, BroadcastKind, MNBKind)
+BUILTIN = (UnicastKind, TotalExchangeKind, EmulateStarKind, StarNeighbourKind, BroadcastKind,
+           MNBKind)  # fmt: skip
