@@ -419,7 +419,10 @@ def format_result(r: dict) -> str:
     if dl:
         what = "virtual channels" if r.get("switching") else "full buffers"
         blocked = f"{dl['blocked_packets']:,} packets blocked"
-        if dl.get("found") == "check":  # found while packets still moved (engine/deadlock.py)
+        if dl.get("found") == "check" and "dead_fronts" in dl:  # the flit engine's search
+            blocked = (f"found while packets were injected; {dl['dead_fronts']:,} worm pieces "
+                       f"can never move, {dl['blocked_packets']:,} undelivered")  # fmt: skip
+        elif dl.get("found") == "check":  # found while packets still moved (engine/deadlock.py)
             blocked = (f"its cycle closed in step {dl['closed']:,}; {dl['dead_packets']:,} packets "
                        f"can never move, {dl['blocked_packets']:,} undelivered")  # fmt: skip
         out.append(
