@@ -136,6 +136,8 @@ def _watch(done: threading.Event, exiting: threading.Lock) -> None:
             if passed is not None and time.monotonic() - passed[1] > GRACE:
                 stop(passed[0], alone=True)  # the launcher did not forward it
             continue
+        if info.si_signo not in SIGNALS:  # seen once while the process exited: not ours
+            continue
         from mpinet.engine.comm import STOPPING
 
         STOPPING.set()
