@@ -16,6 +16,8 @@ model, with the settings they were measured with); a rerun measures only the
 entries that are missing or were measured with other settings, and
 ``--render`` rewrites the markdown and figures from the JSON alone;
 ``--fresh`` measures everything again. ``--quick`` uses shorter windows.
+The wormhole table (L = 8, V = 2, B = 4; ``scripts/compare_wormhole.py``) is
+measured after the packet entries; ``--wormhole`` measures only its entries.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import compare_wormhole as cw  # noqa: E402
 import reports  # noqa: E402
 from compare_claims import best_row, claims_markdown  # noqa: E402
 from launcher import launch_prefix  # noqa: E402
@@ -231,6 +234,7 @@ def render(data: dict, settings: dict, figures: list[str]) -> str:
             f"{_pct(sat['throughput_fraction_of_bound'])} |"
         )
     out += ["", *(f"![{f}](figures/comparison/{f})" for f in figures), ""]
+    out += cw.markdown(data, list(NETWORKS))
     nets = data["networks"]
     out += ["## The networks", "", "| network | nodes | degree | diameter | mean distance | "
             "degree x diameter |", "|---|---|---|---|---|---|"]  # fmt: skip
@@ -247,6 +251,29 @@ def render(data: dict, settings: dict, figures: list[str]) -> str:
     return "\n".join(out) + "\n"
 
 
+def wormhole(data: dict, stems: list[str], ranks: int, path: Path) -> None:
+    """Measure the missing wormhole entries of ``stems`` (compare_wormhole.py)."""
+    runs, plans = data.setdefault("wormhole", {}), data.setdefault("wormhole_plans", {})
+    for stem in stems:
+        router = cw.router_for(list(data["runs"].values()), stem, NETWORKS[stem])
+        if router is None:
+            print(f"{stem}: no all-port packet entry, no wormhole sweep", flush=True)
+            continue
+        if stem not in data["networks"]:
+            data["networks"][stem] = structure(stem)
+        if plans.get(stem, {}).get("router") != router:
+            plans[stem] = cw.plan(data["networks"][stem]["spec"], router)
+        for pol, v in cw.runs_for(plans[stem]):
+            k = cw.key(stem, router, pol, v)
+            if runs.get(k, {}).get("settings") == cw.SETTINGS:
+                continue
+            r = runs[k] = cw.measure(stem, router, pol, v, ranks, cw.SETTINGS)
+            sat = r["saturation"]
+            print(f"wormhole {k}: saturation {sat['load']} {sat['criteria']} throughput "
+                  f"{sat['throughput']:.4f}; {r['seconds']} s", flush=True)  # fmt: skip
+            reports.write(path, json.dumps(data, indent=1, sort_keys=True) + "\n", __file__)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, default=2)
@@ -254,6 +281,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="shorter windows")
     ap.add_argument("--render", action="store_true", help="only rewrite the markdown")
     ap.add_argument("--fresh", action="store_true", help="measure every entry again")
+    ap.add_argument("--wormhole", action="store_true",
+                    help="measure only the wormhole entries (L = 8, V = 2, B = 4)")  # fmt: skip
     ap.add_argument("--json", default=str(ROOT / "docs" / "comparison.json"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "comparison.md"))
     a = ap.parse_args()
@@ -264,7 +293,7 @@ def main() -> int:
     data.setdefault("runs", {})
     data.setdefault("networks", {})
     stems = a.only.split(",") if a.only else list(NETWORKS)
-    if not a.render:
+    if not a.render and not a.wormhole:
         for stem in stems:
             data["networks"][stem] = structure(stem)
             for model in MODELS:
@@ -280,6 +309,8 @@ def main() -> int:
                           f"{r['bound']['ideal']:.4f}); {r['seconds']} s", flush=True)  # fmt: skip
                     reports.write(path, json.dumps(data, indent=1, sort_keys=True) + "\n",
                                   __file__)  # fmt: skip
+    if not a.render:
+        wormhole(data, stems, a.ranks, path)
     figs = plots(list(data["runs"].values()), Path(a.out).parent / "figures" / "comparison")
     reports.write(a.out, render(data, settings, figs), __file__)
     print(f"wrote {a.out}")
