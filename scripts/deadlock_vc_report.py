@@ -43,9 +43,9 @@ ROUTERS = {
 POLICIES = ("any", "hops", "negative-hop", "dateline")
 #: analyses whose plan estimates more dependencies than this are skipped
 BUDGET = 1 << 24
-#: and networks with more nodes (every route, N^2 of them, is followed per policy: scc:6's
-#: 13 M routes take 1-5 minutes per analysis on this machine; `mpinet deadlock` runs them)
-MAX_NODES = 2048
+#: and networks with more nodes (every route, N^2 of them, is followed per policy: scc:7's
+#: 914 M routes would take hours; `mpinet deadlock` runs one analysis at a time)
+MAX_NODES = 5040
 
 
 def _published(topo: Any, name: str) -> str:

@@ -64,12 +64,14 @@ def highest_load(p: Plan, rates: Rates) -> float:
     """The highest load the sweep may offer (``auto`` alone: the even-load bound x 1.2)."""
     if rates.hi > 0:
         return float(rates.hi)
-    return min(1.0, 1.2 * p.topo.degree / rs.mean_hops(p.topo))
+    flits = p.model.flits if p.model.flit else 1  # a link moves one flit per step
+    return min(1.0, 1.2 * p.topo.degree / rs.mean_hops(p.topo) / flits)
 
 
 def injection_steps(p: Plan, s: Settings) -> int:
     """Steps a load injects: warm-up, window and tail (default 10 x the mean route)."""
-    tail = s.tail if s.tail is not None else math.ceil(10 * rs.mean_hops(p.topo))
+    lat = rs.mean_hops(p.topo) + (p.model.flits - 1 if p.model.flit else 0)  # H + L - 1
+    tail = s.tail if s.tail is not None else math.ceil(10 * lat)
     return s.warmup + s.measure + min(tail, s.drain)
 
 
@@ -99,10 +101,12 @@ def plan_sweep(
     inject = injection_steps(p, s)
     steps = s.warmup + s.measure + s.drain
     n, hops = p.topo.num_nodes, rs.mean_hops(p.topo)
-    work = sum(rate * n * inject * hops / size + STEP_WORK * steps for rate in run)
+    flits = p.model.flits if p.model.flit else 1  # the flit engine's work: flit-hops
+    unit = "flit-hops" if p.model.flit else "packet-hops"
+    work = sum(rate * n * inject * hops * flits / size + STEP_WORK * steps for rate in run)
     if work > MAX_WORK:
         raise ResourceError(
-            f"sweep on {rs.describe(p.topo)} would cost about {work:.1e} packet-hops per rank "
+            f"sweep on {rs.describe(p.topo)} would cost about {work:.1e} {unit} per rank "
             f"({len(run):,} loads up to {hi:g}, each up to {steps:,} steps; an engine step "
             f"counts as {STEP_WORK}), over the limit of {MAX_WORK:.0e}; "
             "way out: fewer loads (--rates, --coarse, --bisect), shorter windows (--warmup, "
@@ -115,5 +119,5 @@ def plan_sweep(
         smaller="lower loads (--rates a:b with a smaller b) or shorter windows (--warmup, "
         "--measure), or a smaller network",
     )
-    est.work, est.work_unit = work, "packet-hops per rank (the whole sweep)"
+    est.work, est.work_unit = work, f"{unit} per rank (the whole sweep)"
     return est
