@@ -66,7 +66,7 @@ PIPELINE = {
 }
 #: stop a BookSim run that warns of deadlock this often while draining (it would spin)
 DRAIN_WARNINGS = 40
-_NUM = r"([-+0-9.eE]+|-?nan|-?inf)"
+_NUM = r"(-?nan|-?inf|[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)"  # nan first: "-nan" is not "-"
 _FIELDS = {
     "latency": "Packet latency average = ",
     "network_latency": "Network latency average = ",

@@ -111,6 +111,14 @@ def test_parse_an_unstable_run():
     assert why[0] == "latency_thres" and "latency" in why
 
 
+def test_parse_a_run_that_measured_nothing():
+    """A deadlocked sample prints "-nan" (scc:6 at 0.8 of its bound): nan, not a crash."""
+    text = UNSTABLE + "\nPacket latency average = -nan\nHops average = -nan\n"
+    row = bc.parse_booksim(text)
+    assert math.isnan(row["hops"])
+    assert math.isnan(row["latency"]) and row["status"] == "latency_thres"
+
+
 def test_verdict_applies_mpinet_sweeps_rule():
     ok = {"status": "converged", "latency": 20.0, "accepted": 0.1, "measured_samples": 6}
     a = args()
