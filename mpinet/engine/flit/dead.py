@@ -121,82 +121,6 @@ def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_v
     cnt[0], cnt[1], cnt[2] = nf, nh, nc
 
 
-@njit(cache=True)
-def _spread_local(wb, hfi, hbi, b_live, f_live):
-    """Liveness on one rank: a live buffer frees the fronts waiting for it (``wb``: each
-    front's buffer index, -1 none), a live front the buffers it holds (``hfi`` -> ``hbi``);
-    the fixed point of :func:`mpinet.engine.waitfor.dead_fronts` without messages."""
-    nb_, nf = b_live.size, f_live.size
-    wcnt = np.zeros(nb_ + 1, np.int64)
-    for i in range(nf):
-        if wb[i] >= 0:
-            wcnt[wb[i] + 1] += 1
-    hcnt = np.zeros(nf + 1, np.int64)
-    for k in range(hfi.size):
-        hcnt[hfi[k] + 1] += 1
-    for i in range(nb_):
-        wcnt[i + 1] += wcnt[i]
-    for i in range(nf):
-        hcnt[i + 1] += hcnt[i]
-    wlist, hlist = np.empty(max(wcnt[nb_], 1), np.int64), np.empty(max(hcnt[nf], 1), np.int64)
-    wpos, hpos = wcnt[:-1].copy(), hcnt[:-1].copy()
-    for i in range(nf):
-        if wb[i] >= 0:
-            wlist[wpos[wb[i]]] = i
-            wpos[wb[i]] += 1
-    for k in range(hfi.size):
-        hlist[hpos[hfi[k]]] = hbi[k]
-        hpos[hfi[k]] += 1
-    fst, bst = np.empty(nf + 1, np.int64), np.empty(nb_ + 1, np.int64)
-    n1 = n2 = 0
-    for i in range(nf):
-        if f_live[i]:
-            fst[n1] = i
-            n1 += 1
-    for i in range(nb_):
-        if b_live[i]:
-            bst[n2] = i
-            n2 += 1
-    while n1 > 0 or n2 > 0:
-        if n2 > 0:
-            n2 -= 1
-            b = bst[n2]
-            for k in range(wcnt[b], wcnt[b + 1]):
-                f = wlist[k]
-                if not f_live[f]:
-                    f_live[f] = True
-                    fst[n1] = f
-                    n1 += 1
-        else:
-            n1 -= 1
-            f = fst[n1]
-            for k in range(hcnt[f], hcnt[f + 1]):
-                b = hlist[k]
-                if not b_live[b]:
-                    b_live[b] = True
-                    bst[n2] = b
-                    n2 += 1
-
-
-def dead_here(fronts, waits, hf, hb, closed) -> np.ndarray:
-    """:func:`~mpinet.engine.waitfor.dead_fronts` on one rank, compiled (the same set)."""
-    bufs = np.unique(np.concatenate([waits[waits >= 0], hb, closed]))
-    wb = np.where(waits >= 0, np.searchsorted(bufs, waits), -1)
-    order = np.argsort(fronts, kind="stable")
-    fs = fronts[order]
-    i = np.minimum(np.searchsorted(fs, hf), max(fs.size - 1, 0))
-    known = (fs.size > 0) & (fs[i] == hf) if fs.size else np.zeros(hf.size, bool)
-    hfi = order[i[known]] if fs.size else np.empty(0, np.int64)
-    hbi = np.searchsorted(bufs, hb)
-    b_live = np.ones(bufs.size, bool)
-    b_live[np.searchsorted(bufs, closed)] = False
-    b_live[hbi[~known]] = True  # a holder nobody lists can move
-    f_live = waits < 0
-    _spread_local(wb.astype(np.int64), hfi.astype(np.int64), hbi[known].astype(np.int64),
-                  b_live, f_live)  # fmt: skip
-    return ~f_live
-
-
 class LiveCheck:
     """The flit engine's deadlock search during injection (see the module docstring)."""
 
@@ -254,10 +178,7 @@ class LiveCheck:
         fr, wt, hf, hb = fronts[:nf], waits[:nf], hf[:nh], hb[:nh]
         fo = lambda ids: self._owner(self._node_of_front(ids))  # noqa: E731
         bo = lambda ids: self._owner(self._node_of_buffer(ids))  # noqa: E731
-        if eng.size == 1:
-            dead = dead_here(fr, wt, hf, hb, closed[:nc])
-        else:
-            dead = dead_fronts(eng.comm, fr, wt, hf, hb, closed[:nc], fo, bo)
+        dead = dead_fronts(eng.comm, fr, wt, hf, hb, closed[:nc], fo, bo)
         if not eng.comm.allreduce(int(dead.sum()), op=max_op()):
             return None
         walk = walk_cycle(eng.comm, fr, wt, dead, hf, hb)
