@@ -466,25 +466,35 @@ class Engine:
     # -- failure paths ---------------------------------------------------------
     def _raise_collected(self, message: str | None) -> None:
         """After a reduction said some rank failed: raise its message on every rank."""
-        msgs = [m for m in self.comm.allgather(message) if m]
-        raise CollectiveError(msgs[0] if msgs else "a rank failed")
+        raise_collected(self.comm, message)
 
     def _stuck(self, limit: int = 10) -> list[dict]:
         """The ``limit`` lowest-id packets still in flight (any rank count gives the same)."""
-        live = self._live_rows()
-        live = live[np.argsort(live[:, 0], kind="stable")[:limit]]
-        mine = [
-            {
-                "id": int(r[0]),
-                "source": self.topo.label(int(r[1])),
-                "dest": self.topo.label(int(r[2])),
-                "at": self.topo.label(int(r[3])),
-                "hops": int(r[5]),
-            }
-            for r in live
-        ]
-        everyone = self.comm.allgather(mine)
-        return sorted((d for part in everyone for d in part), key=lambda d: d["id"])[:limit]
+        return stuck_packets(self.comm, self.topo, self._live_rows(), limit)
+
+
+def raise_collected(comm: Any, message: str | None) -> None:
+    """Raise the first rank's failure message on every rank (collective)."""
+    msgs = [m for m in comm.allgather(message) if m]
+    raise CollectiveError(msgs[0] if msgs else "a rank failed")
+
+
+def stuck_packets(comm: Any, topo: Topology, live: np.ndarray, limit: int = 10) -> list[dict]:
+    """The ``limit`` lowest-id packets of the ranks' ``live`` rows (pid, src, dst, at, _,
+    hops, ...), labelled; the same on any rank count (collective)."""
+    live = live[np.argsort(live[:, 0], kind="stable")[:limit]]
+    mine = [
+        {
+            "id": int(r[0]),
+            "source": topo.label(int(r[1])),
+            "dest": topo.label(int(r[2])),
+            "at": topo.label(int(r[3])),
+            "hops": int(r[5]),
+        }
+        for r in live
+    ]
+    everyone = comm.allgather(mine)
+    return sorted((d for part in everyone for d in part), key=lambda d: d["id"])[:limit]
 
 
 def select_kind_check(model: Model) -> int:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import block_bounds, resolve, sum_op
-from mpinet.engine.core import CollectiveError, RunRecord, Workload
+from mpinet.engine.core import RunRecord, Workload, raise_collected, stuck_packets
 from mpinet.engine.exchange import exchange_packets
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
@@ -106,7 +106,7 @@ class FlitEngine:
         tot = np.empty_like(mine)
         comm.Allreduce(mine, tot, op=op)
         if tot[2]:
-            self._raise_collected()
+            raise_collected(self.comm, self.msg)
         injected, delivered = int(tot[0]), int(tot[1])
         in_flight = injected - delivered
         counters, t, deadlock = [], 0, None
@@ -127,7 +127,7 @@ class FlitEngine:
             local[:] = (flits, ndel + n_home, n_inj, cross, self.msg is not None, st_nact())
             comm.Allreduce(local, glob, op=op)
             if glob[4]:
-                self._raise_collected()
+                raise_collected(self.comm, self.msg)
             injected += int(glob[2])
             delivered += int(glob[1])
             in_flight = injected - delivered
@@ -164,7 +164,7 @@ class FlitEngine:
             injected_ids=np.concatenate(self.injected) if self.injected else np.empty(0, np.int64),
             link_load=st.link_load(),
             hop_rows=hops,
-            stuck=self._stuck() if in_flight else [],
+            stuck=stuck_packets(self.comm, self.topo, self._live_rows()) if in_flight else [],
             deadlock=deadlock,
             drops=np.empty((0, 4), np.int64),
             seconds=time.perf_counter() - t0,
@@ -435,23 +435,3 @@ class FlitEngine:
         cols = (st.pkt_pid[p], st.pkt_src[p], st.pkt_dst[p], cur, st.pkt_inj[p], hops,
                 st.pkt_adm[p])  # fmt: skip
         return np.stack(cols, axis=1).astype(np.int64).reshape(-1, 7)
-
-    def _stuck(self, limit: int = 10) -> list[dict]:
-        live = self._live_rows()
-        live = live[np.argsort(live[:, 0], kind="stable")[:limit]]
-        mine = [
-            {
-                "id": int(r[0]),
-                "source": self.topo.label(int(r[1])),
-                "dest": self.topo.label(int(r[2])),
-                "at": self.topo.label(int(r[3])),
-                "hops": int(r[5]),
-            }
-            for r in live
-        ]
-        everyone = self.comm.allgather(mine)
-        return sorted((d for part in everyone for d in part), key=lambda d: d["id"])[:limit]
-
-    def _raise_collected(self) -> None:
-        msgs = [m for m in self.comm.allgather(self.msg) if m]
-        raise CollectiveError(msgs[0] if msgs else "a rank failed")
