@@ -43,6 +43,30 @@ C_FLITS, C_DELIV, C_LOCAL, C_WIRE, C_CRED_L, C_CRED_R, C_REL, C_HOPS, C_CROSS, C
 NCOUNT = 10
 
 
+@njit(cache=True, inline="always")
+def push_segment(p, b, hops, seg_free, nfree, seg_pkt, seg_cnt, seg_recv, seg_sent, seg_next,
+                 seg_buf, seg_out, seg_ovc, seg_hops, bhead, btail):  # fmt: skip
+    """A new, empty segment of packet ``p`` at the back of buffer ``b`` (its flits, its
+    next port and its VC come later); returns it. The one way a segment is made."""
+    nfree[0] -= 1
+    s = seg_free[nfree[0]]
+    seg_pkt[s] = p
+    seg_cnt[s] = 0
+    seg_recv[s] = 0
+    seg_sent[s] = 0
+    seg_next[s] = -1
+    seg_buf[s] = b
+    seg_out[s] = -1
+    seg_ovc[s] = NO_VC
+    seg_hops[s] = hops
+    if btail[b] >= 0:
+        seg_next[btail[b]] = s
+    else:
+        bhead[b] = s
+    btail[b] = s
+    return s
+
+
 @njit(cache=True)
 def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_hops, pkt_inj,
             pkt_pid, saf, flits, nvcbuf, lreq, lstart, touched, rq_seg, rq_link,
@@ -299,22 +323,9 @@ def move(t, nt, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, de
             b2 = ((w2 * deg + rev[port]) * nvc + ovc) - lo * deg * nvc
             if lo <= w2 < hi:
                 if first:  # a new segment at the back of buffer b2, flits added in finish
-                    nfree[0] -= 1
-                    s2 = seg_free[nfree[0]]
-                    seg_pkt[s2] = p
-                    seg_cnt[s2] = 0
-                    seg_recv[s2] = 0
-                    seg_sent[s2] = 0
-                    seg_next[s2] = -1
-                    seg_buf[s2] = b2
-                    seg_out[s2] = -1
-                    seg_ovc[s2] = NO_VC
-                    seg_hops[s2] = seg_hops[s] + 1
-                    if btail[b2] >= 0:
-                        seg_next[btail[b2]] = s2
-                    else:
-                        bhead[b2] = s2
-                    btail[b2] = s2
+                    s2 = push_segment(p, b2, seg_hops[s] + 1, seg_free, nfree, seg_pkt, seg_cnt,
+                                      seg_recv, seg_sent, seg_next, seg_buf, seg_out, seg_ovc,
+                                      seg_hops, bhead, btail)  # fmt: skip
                     pkt_nseg[p] += 1
                 else:
                     s2 = btail[b2]
@@ -397,22 +408,9 @@ def receive(rows, lo, deg, nvc, seg_cnt, seg_recv, seg_sent, seg_next, seg_buf, 
             for c in range(hw):
                 pkt_hdr[p, c] = rows[i, W_WIDTH + c]
             pkt_nseg[p] = 1
-            nfree[0] -= 1
-            s = seg_free[nfree[0]]
-            seg_pkt[s] = p
-            seg_cnt[s] = 0
-            seg_recv[s] = 0
-            seg_sent[s] = 0
-            seg_next[s] = -1
-            seg_buf[s] = b
-            seg_out[s] = -1
-            seg_ovc[s] = NO_VC
-            seg_hops[s] = rows[i, W_HOPS]
-            if btail[b] >= 0:
-                seg_next[btail[b]] = s
-            else:
-                bhead[b] = s
-            btail[b] = s
+            s = push_segment(p, b, rows[i, W_HOPS], seg_free, nfree, seg_pkt, seg_cnt, seg_recv,
+                             seg_sent, seg_next, seg_buf, seg_out, seg_ovc, seg_hops, bhead,
+                             btail)  # fmt: skip
             new_seg[nn] = s
             nn += 1
         else:

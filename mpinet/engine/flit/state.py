@@ -166,26 +166,14 @@ def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, lo, deg, nvcbuf
         for c in range(pkt_hdr.shape[1]):
             pkt_hdr[p, c] = hdr[i, c]
         pkt_nseg[p] = 1
-        nfree[0] -= 1
-        s = seg_free[nfree[0]]
         link = (src[i] - lo) * deg + port[i]
         b = nvcbuf + link
-        seg_pkt[s] = p
-        seg_cnt[s] = flits
-        seg_recv[s] = flits
-        seg_sent[s] = 0
-        seg_next[s] = -1
-        seg_buf[s] = b
+        s = fk.push_segment(p, b, 0, seg_free, nfree, seg_pkt, seg_cnt, seg_recv, seg_sent,
+                            seg_next, seg_buf, seg_out, seg_ovc, seg_hops, bhead, btail)  # fmt: skip
+        seg_cnt[s] = seg_recv[s] = flits  # the whole packet waits at its source
         seg_out[s] = link
-        seg_ovc[s] = fk.NO_VC
         seg_vlo[s] = vlo[i]
         seg_vhi[s] = vhi[i]
-        seg_hops[s] = 0
-        if btail[b] >= 0:
-            seg_next[btail[b]] = s
-        else:
-            bhead[b] = s
-        btail[b] = s
         if inact[b] == 0:
             inact[b] = 1
             act[nact[0]] = b
