@@ -169,7 +169,8 @@ def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, lo, deg, nvcbuf
         link = (src[i] - lo) * deg + port[i]
         b = nvcbuf + link
         s = fk.push_segment(p, b, 0, seg_free, nfree, seg_pkt, seg_cnt, seg_recv, seg_sent,
-                            seg_next, seg_buf, seg_out, seg_ovc, seg_hops, bhead, btail)  # fmt: skip
+                            seg_next, seg_buf, seg_out, seg_ovc, seg_hops, bhead,
+                            btail)  # fmt: skip
         seg_cnt[s] = seg_recv[s] = flits  # the whole packet waits at its source
         seg_out[s] = link
         seg_vlo[s] = vlo[i]
