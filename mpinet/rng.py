@@ -8,13 +8,15 @@ the key words (wrap-around uint64 arithmetic, one compiled pass over the keys).
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
 
 #: streams used by mpinet itself (any other int is free for callers)
 STREAM_DEST = 1
@@ -61,6 +63,44 @@ def _mix_one(x):
     x = x ^ (x >> _S27)
     x = x * _M2
     return x ^ (x >> _S31)
+
+
+def grid_below(
+    seed: int, keys: np.ndarray, hops: np.ndarray, p: float, stream: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``uniform(seed, keys[None, :], hops[:, None], stream) < p``: (rows, cols) of
+    the hits, rows (hops) major, as ``np.nonzero`` gives them, without making the floats.
+
+    Exact: ``uniform`` is ``(bits >> 11) * 2**-53``, so ``u < p`` is ``bits >> 11 <
+    ceil(p * 2**53)`` (scaling by a power of two is exact).
+    """
+    k = np.ascontiguousarray(np.asarray(keys).astype(np.uint64).ravel())
+    h = np.ascontiguousarray(np.asarray(hops).astype(np.uint64).ravel())
+    thr = np.uint64(min(math.ceil(float(p) * 2.0**53), 2**53)) if p > 0 else np.uint64(0)
+    with np.errstate(over="ignore"):
+        x = _mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF) * _GOLD + np.uint64(stream))
+    out = np.empty(k.size * h.size, dtype=np.int64)
+    n = _grid_below(x, k, h, thr, out)
+    return np.divmod(out[:n], max(k.size, 1))
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_below(x0, k, h, thr, out):
+    """:func:`grid_below` in one pass (each key's first mix once, not once per hop).
+
+    Why compiled: a Bernoulli injection draws one value per node and step; as floats in
+    numpy that was a third of a light flit run (docs/performance.md)."""
+    km = np.empty(k.size, dtype=np.uint64)
+    for c in range(k.size):
+        km[c] = _mix_one(x0 ^ (k[c] * _GOLD))
+    n = 0
+    for r in range(h.size):
+        hh = h[r] + _GOLD
+        for c in range(k.size):
+            if (_mix_one(km[c] ^ hh) >> _S11) < thr:
+                out[n] = r * k.size + c
+                n += 1
+    return n
 
 
 def uniform(seed: int, key: object, hop: object = 0, stream: int = 0) -> np.ndarray:

@@ -30,3 +30,25 @@ def test_block_equals_per_step(pattern, split):
         for g, e in zip(got, want, strict=True):
             assert np.array_equal(g, e), (pattern, split, step)
     assert all(a.size == 0 for a in w.injections(lo, hi, 150))  # past the window
+
+
+@pytest.mark.parametrize("p", [0.0, 1e-9, 0.006, 0.3, 0.5, 0.999999, 1.0])
+@pytest.mark.parametrize("seed", [0, 7, 2**40 + 3])
+def test_grid_below_is_uniform_below(p, seed):
+    keys = np.arange(37, 637, dtype=np.int64)
+    hops = np.array([0, 1, 5, 64, 2**33], dtype=np.int64)
+    u = rng.uniform(seed, keys[None, :], hops[:, None], rng.STREAM_INJECT)
+    want = np.nonzero(u < p)
+    got = rng.grid_below(seed, keys, hops, p, rng.STREAM_INJECT)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+
+
+def test_grid_below_at_the_threshold():
+    """A draw exactly at ``p`` is not below it; one ulp under is."""
+    keys, hops = np.arange(200, dtype=np.int64), np.arange(3, dtype=np.int64)
+    u = rng.uniform(3, keys[None, :], hops[:, None])
+    for v in u.ravel()[:20]:
+        for p in (float(v), float(np.nextafter(v, 1.0))):
+            want = np.nonzero(u < p)
+            got = rng.grid_below(3, keys, hops, p)
+            assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
