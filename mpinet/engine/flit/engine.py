@@ -178,6 +178,8 @@ class FlitEngine:
     # -- one step ------------------------------------------------------------------
     def _step(self, t: int) -> tuple[int, int, int]:
         st, deg, nvc = self.st, self.deg, self.vcs
+        if t % 8 == 0:  # buffers in id order: a step then walks links and buffers in order
+            st.act[: int(st.nact[0])].sort()
         nact = int(st.nact[0])
         st.reserve(nact + 1, 0)
         sc = self._scratch(nact + 1)
