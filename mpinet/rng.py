@@ -38,10 +38,20 @@ def bits(seed: int, key: object, hop: object = 0, stream: int = 0) -> np.ndarray
         k = np.asarray(key).astype(np.uint64)
         h = np.asarray(hop).astype(np.uint64)
         x = _mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF) * _GOLD + np.uint64(stream))
-    k, h = np.broadcast_arrays(k, h)
-    out = np.empty(k.shape, dtype=np.uint64)
-    _bits(x, np.ascontiguousarray(k).ravel(), np.ascontiguousarray(h).ravel(), out.ravel())
+    shape = np.broadcast_shapes(k.shape, h.shape)
+    out = np.empty(shape, dtype=np.uint64)
+    if out.size:  # np.broadcast_to, not broadcast_arrays: numba reads a view's writeable flag,
+        # which warns (FutureWarning) for broadcast_arrays' views when it compiles
+        _bits(x, _flat(k, shape), _flat(h, shape), out.ravel())
     return out if out.ndim else out[()]
+
+
+def _flat(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """``a`` broadcast to ``shape``, contiguous, writeable (one compiled type), flattened."""
+    if a.shape != shape:
+        a = np.broadcast_to(a, shape)
+    a = np.ascontiguousarray(a).ravel()
+    return a if a.flags.writeable else a.copy()
 
 
 @nb.njit(cache=True, nogil=True)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -46,3 +49,15 @@ def test_bits_broadcast_like_numpy():
     assert ((u >= 0) & (u < 1)).all()
     assert np.array_equal(u[:10], rng.uniform(11, np.arange(10)))
     assert rng.bits(11, 1234, 2) == py_bits(11, 1234, 2, 0)  # a scalar key gives a scalar
+
+
+@pytest.mark.parametrize("keys", ["np.empty(0, np.int64)", "np.arange(1)", "np.arange(5)"])
+def test_first_draw_of_a_process_warns_nothing(keys):
+    """numba's first call types its arguments in Python and reads their writeable flag, which
+    warns for broadcast_arrays' views: a sweep's first, empty injection printed a FutureWarning."""
+    code = "import numpy as np; from mpinet import rng; "
+    code += f"rng.integers(3, {keys}, 7); rng.bits(1, 2, {keys})"
+    run = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True
+    )
+    assert run.returncode == 0 and run.stderr == "", run.stderr[-2000:]
