@@ -43,10 +43,16 @@ class Run:
             cmd = [*mpiexec, "-n", str(ranks), *cmd]
         env = dict(os.environ, PYTHONPATH=str(ROOT), MPINET_PROGRESS_DELAY="0")
         self.d = d
-        self.proc = subprocess.Popen(
-            cmd, cwd=d, env=env, text=True, start_new_session=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
+        # an ignored signal stays ignored across exec: under `nohup` (a suite left running on a
+        # login node) mpiexec would ignore SIGHUP and the job run to its end
+        hup = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        try:
+            self.proc = subprocess.Popen(
+                cmd, cwd=d, env=env, text=True, start_new_session=True,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )  # fmt: skip
+        finally:
+            signal.signal(signal.SIGHUP, hup)
         self.out: list[str] = []
         self.err: list[str] = []
         self.readers = [
