@@ -161,7 +161,7 @@ def collective(comm: Any, fn: Callable[[], Any]) -> Any:
             raise RuntimeError("failure injected by MPINET_TEST_FAIL_RANK")
         return fn()
     except BaseException as exc:
-        from mpinet.engine.core import CollectiveError
+        from mpinet.engine.run import CollectiveError
 
         if comm.Get_size() > 1 and not isinstance(exc, (SystemExit, CollectiveError)):
             rank = comm.Get_rank()

@@ -44,8 +44,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -61,48 +60,20 @@ from mpinet.engine.comm import block_bounds, resolve, sum_op
 from mpinet.engine.exchange import exchange_packets
 from mpinet.engine.models import Model, ModelError
 from mpinet.engine.pool import Pool
+from mpinet.engine.run import (  # noqa: F401  (CollectiveError, Workload: re-exported)
+    CollectiveError,
+    RunRecord,
+    Workload,
+    raise_collected,
+    stuck_packets,
+)
 from mpinet.engine.state import LinkState, neighbor_block
-from mpinet.errors import MpinetError
 from mpinet.routing.base import Router
 from mpinet.routing.compiled import rule_of
 from mpinet.topology.base import Topology
 
 #: packet row columns on the wire: pid, src, dst, cur, inj, hops, up, then the header
 _WIRE = ("pid", "src", "dst", "cur", "inj", "hops", "up")
-
-
-class CollectiveError(MpinetError):
-    """An error raised identically on every rank (no abort needed)."""
-
-
-class Workload(Protocol):
-    """What the engine needs from a traffic source (see docs/architecture.md)."""
-
-    #: every packet id is in [0, pid_space)
-    pid_space: int
-    #: no packet is injected after this step
-    last_injection_step: int
-
-    def injections(self, lo: int, hi: int, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(ids, sources, destinations) injected at ``step`` from sources in [lo, hi)."""
-
-
-@dataclass
-class RunRecord:
-    """What one rank holds after a run (local rows; globals are reduced)."""
-
-    steps: int
-    counters: np.ndarray  # (steps, 4): transmissions, delivered, in_flight, cross_rank
-    packets: np.ndarray  # (rows, 7): id, source, dest, inject, deliver, hops, admit step
-    injected_ids: np.ndarray
-    link_load: np.ndarray  # (hi - lo, degree)
-    hop_rows: np.ndarray | None  # (rows, 5): step, packet, from, to, port
-    stuck: list[dict] = field(default_factory=list)
-    deadlock: dict | None = None  # the wait-for report when the run deadlocked
-    drops: np.ndarray | None = None  # (rows, 4): packet, reason code, step, node (faults)
-    seconds: float = 0.0
-    lo: int = 0
-    hi: int = 0
 
 
 def select_kind(model: Model) -> int:
@@ -208,7 +179,7 @@ class Engine:
         glob = np.empty_like(start)
         comm.Allreduce(start, glob, op=sum_op())
         if glob[3]:
-            self._raise_collected(self.msg)
+            raise_collected(self.comm, self.msg)
         total_injected, total_delivered, in_flight = (int(x) for x in glob[:3])
         counters = []
         t = 0
@@ -240,7 +211,7 @@ class Engine:
                         self.st.na[0] if watch is not None else 0)  # fmt: skip
             comm.Allreduce(local, glob, op=op)
             if glob[5]:
-                self._raise_collected(self.msg)
+                raise_collected(self.comm, self.msg)
             counters.append(glob[:4].copy())
             total_delivered += int(glob[1])
             total_injected += int(glob[4])
@@ -258,7 +229,7 @@ class Engine:
                     deadlock = watch.find(t, in_flight, stall=bool(stalled))
                     if deadlock is not None:
                         break
-        stuck = self._stuck() if in_flight else []
+        stuck = stuck_packets(self.comm, self.topo, self._live_rows()) if in_flight else []
         packets = np.concatenate(self.delivered) if self.delivered else np.empty((0, 7), np.int64)
         self.delivered = []  # the per-step pieces: one copy of the records less at the peak
         live = self._live_rows()
@@ -462,39 +433,6 @@ class Engine:
 
     def _enqueue(self, slots: np.ndarray, ports: np.ndarray, new, t: int) -> None:
         enqueue(self, slots, ports, new, t)
-
-    # -- failure paths ---------------------------------------------------------
-    def _raise_collected(self, message: str | None) -> None:
-        """After a reduction said some rank failed: raise its message on every rank."""
-        raise_collected(self.comm, message)
-
-    def _stuck(self, limit: int = 10) -> list[dict]:
-        """The ``limit`` lowest-id packets still in flight (any rank count gives the same)."""
-        return stuck_packets(self.comm, self.topo, self._live_rows(), limit)
-
-
-def raise_collected(comm: Any, message: str | None) -> None:
-    """Raise the first rank's failure message on every rank (collective)."""
-    msgs = [m for m in comm.allgather(message) if m]
-    raise CollectiveError(msgs[0] if msgs else "a rank failed")
-
-
-def stuck_packets(comm: Any, topo: Topology, live: np.ndarray, limit: int = 10) -> list[dict]:
-    """The ``limit`` lowest-id packets of the ranks' ``live`` rows (pid, src, dst, at, _,
-    hops, ...), labelled; the same on any rank count (collective)."""
-    live = live[np.argsort(live[:, 0], kind="stable")[:limit]]
-    mine = [
-        {
-            "id": int(r[0]),
-            "source": topo.label(int(r[1])),
-            "dest": topo.label(int(r[2])),
-            "at": topo.label(int(r[3])),
-            "hops": int(r[5]),
-        }
-        for r in live
-    ]
-    everyone = comm.allgather(mine)
-    return sorted((d for part in everyone for d in part), key=lambda d: d["id"])[:limit]
 
 
 def select_kind_check(model: Model) -> int:

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import block_bounds, max_op, sum_op
-from mpinet.engine.core import RunRecord
 from mpinet.engine.exchange import exchange_rows
+from mpinet.engine.run import RunRecord
 from mpinet.topology.base import Topology
 
 

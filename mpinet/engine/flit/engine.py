@@ -16,7 +16,7 @@ nodes with the compiled kernels of :mod:`mpinet.engine.flit.kernels` and the arr
    the step's injections join their source queues;
 6. one ``Allreduce`` of the step counters: the trace row, termination, deadlock.
 
-Results are the packet engine's :class:`~mpinet.engine.core.RunRecord`: latency from the
+Results are the engines' :class:`~mpinet.engine.run.RunRecord`: latency from the
 head's injection to the tail's delivery, link loads in flits, hop rows of the head.
 """
 
@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import block_bounds, resolve, sum_op
-from mpinet.engine.core import RunRecord, Workload, raise_collected, stuck_packets
 from mpinet.engine.exchange import exchange_packets
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.dead import CHECK_EVERY, LiveCheck
 from mpinet.engine.models import Model
+from mpinet.engine.run import RunRecord, Workload, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
 from mpinet.routing.base import HopContext, Router
 from mpinet.topology.base import Topology
