@@ -32,12 +32,18 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> _S31)
 
 
+def _stream_key(seed: int, stream: int) -> np.uint64:
+    """The first mix of every draw of (seed, stream)."""
+    with np.errstate(over="ignore"):
+        return _mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF) * _GOLD + np.uint64(stream))
+
+
 def bits(seed: int, key: object, hop: object = 0, stream: int = 0) -> np.ndarray:
     """64 random bits per element of ``key`` (broadcast with ``hop``)."""
     with np.errstate(over="ignore"):
         k = np.asarray(key).astype(np.uint64)
         h = np.asarray(hop).astype(np.uint64)
-        x = _mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF) * _GOLD + np.uint64(stream))
+    x = _stream_key(seed, stream)
     shape = np.broadcast_shapes(k.shape, h.shape)
     out = np.empty(shape, dtype=np.uint64)
     if out.size:  # np.broadcast_to, not broadcast_arrays: numba reads a view's writeable flag,
@@ -87,10 +93,8 @@ def grid_below(
     k = np.ascontiguousarray(np.asarray(keys).astype(np.uint64).ravel())
     h = np.ascontiguousarray(np.asarray(hops).astype(np.uint64).ravel())
     thr = np.uint64(min(math.ceil(float(p) * 2.0**53), 2**53)) if p > 0 else np.uint64(0)
-    with np.errstate(over="ignore"):
-        x = _mix(np.uint64(seed & 0xFFFFFFFFFFFFFFFF) * _GOLD + np.uint64(stream))
     out = np.empty(k.size * h.size, dtype=np.int64)
-    n = _grid_below(x, k, h, thr, out)
+    n = _grid_below(_stream_key(seed, stream), k, h, thr, out)
     return np.divmod(out[:n], max(k.size, 1))
 
 

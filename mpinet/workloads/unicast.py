@@ -139,10 +139,15 @@ class Unicast:
             if step >= self.steps:
                 return (np.empty(0, np.int64),) * 3
             return self._block(lo, hi, step)
-        if self.pattern in ("hotspot", "all-to-identity"):
-            keep = src != self.target
-            pid, src = pid[keep], src[keep]
+        keep = self._sources_that_send(src)
+        pid, src = pid[keep], src[keep]
         return pid, src, self._dest(pid, src)
+
+    def _sources_that_send(self, src: np.ndarray) -> np.ndarray | slice:
+        """All of them, but the target under hotspot and all-to-identity (mask or slice)."""
+        if self.pattern in ("hotspot", "all-to-identity"):
+            return src != self.target
+        return slice(None)
 
     def _block(self, lo: int, hi: int, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Bernoulli injections of ``step``, drawn with the following steps' in one block.
@@ -159,9 +164,8 @@ class Unicast:
             steps = np.arange(step, end, dtype=np.int64)
             row, col = rng.grid_below(self.seed, nodes, steps, self.rate, rng.STREAM_INJECT)
             src, pid = nodes[col], steps[row] * n + nodes[col]
-            if self.pattern in ("hotspot", "all-to-identity"):
-                keep = src != self.target
-                pid, src, row = pid[keep], src[keep], row[keep]
+            keep = self._sources_that_send(src)
+            pid, src, row = pid[keep], src[keep], row[keep]
             off = np.searchsorted(row, np.arange(end - step + 1))
             blk = self._blk = (lo, hi, step, end, pid, src, self._dest(pid, src), off)
         a, b = blk[7][step - blk[2]], blk[7][step - blk[2] + 1]
