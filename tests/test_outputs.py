@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -171,6 +172,34 @@ def test_abandon_all_removes_every_temporary(tmp_path):
     assert outputs.abandon_all(final_parts=True) == []
     assert listing(tmp_path) == [] and outputs.live() == []
     del scratch, figs
+
+
+def test_abandon_all_discards_newest_first(tmp_path, monkeypatch):
+    scratch = outputs.scratch_dir(None, prefix=str(tmp_path / "scratch-"))
+    res = reserve(Path(scratch.path) / "bench.h5", SWEEP)  # a timed run's trace in it
+    order = []
+    for obj in (scratch, res):
+        monkeypatch.setattr(
+            obj, "discard", lambda f=False, o=obj, d=obj.discard: order.append(o) or d(f)
+        )
+    assert outputs.abandon_all(final_parts=True) == []
+    assert order == [res, scratch] and listing(tmp_path) == []
+
+
+def test_scratch_dir_removed_when_a_file_appears_during_its_removal(tmp_path, monkeypatch):
+    scratch = outputs.scratch_dir(None, prefix=str(tmp_path / "scratch-"))
+    real, calls = shutil.rmtree, []
+
+    def racing(path, ignore_errors=False):
+        calls.append(path)
+        real(path, ignore_errors=ignore_errors)
+        if len(calls) == 1:  # the main thread wrote a file after the walk: rmdir failed
+            os.makedirs(path)
+            Path(path, ".bench.h5.lock").write_text("")
+
+    monkeypatch.setattr(shutil, "rmtree", racing)
+    scratch.discard()
+    assert len(calls) == 2 and listing(tmp_path) == []
 
 
 # -- a failing disk: GuardedFile and h5_file ----------------------------------------------------

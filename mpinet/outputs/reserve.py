@@ -38,6 +38,8 @@ _LIVE: list[Any] = []
 _LIVE_LOCK = threading.Lock()
 #: seconds a discard waits for a creation or a publication in progress to finish
 LOCK_TIMEOUT = 10.0
+#: times a scratch directory's removal is tried while another thread may still write in it
+RMTREE_TRIES = 5
 
 
 class WriterLock:
@@ -254,7 +256,12 @@ class ScratchDir:
         _register(self)
 
     def discard(self, final_parts: bool = False) -> bool:
-        shutil.rmtree(self.path, ignore_errors=True)
+        # a signal's discard runs beside the main thread, which may create a file in the
+        # directory while rmtree empties it (rmdir then fails): empty it again
+        for _ in range(RMTREE_TRIES):
+            shutil.rmtree(self.path, ignore_errors=True)
+            if not os.path.lexists(self.path):
+                break
         _unregister(self)
         return False
 
@@ -284,8 +291,13 @@ def live() -> list[Any]:
 
 
 def abandon_all(final_parts: bool = False) -> list[str]:
-    """Discard every live reservation of this process; return the paths already committed."""
-    return [r.path for r in live() if r.discard(final_parts)]
+    """Discard every live reservation of this process; return the paths already committed.
+
+    Newest first, like nested ``with`` blocks: the files a command reserved inside its
+    scratch directory go before the directory.
+    """
+    done = [r.path for r in reversed(live()) if r.discard(final_parts)]
+    return done[::-1]  # in the order they were reserved
 
 
 def reserve(
