@@ -30,6 +30,7 @@ import numpy as np
 
 from mpinet.engine.comm import block_bounds, resolve, sum_op
 from mpinet.engine.exchange import exchange_packets
+from mpinet.engine.flit import glue
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.dead import CHECK_EVERY, LiveCheck
@@ -39,6 +40,7 @@ from mpinet.engine.state import neighbor_block
 from mpinet.routing.base import HopContext, Router
 from mpinet.topology.base import Topology
 
+_NONE = np.empty(0, np.int64)
 SWITCHING = {"store-and-forward": fk.SAF, "cut-through": fk.CUT, "wormhole": fk.WORM}
 
 
@@ -224,21 +226,26 @@ class FlitEngine:
                 st.pkt_hdr, st.pkt_nseg, st.lflits, local, wire, deliv, cred_l, cred_r, rel,
                 drain, hop, self.record_hops, cnt)  # fmt: skip
         nloc, nwire = int(cnt[fk.C_LOCAL]), int(cnt[fk.C_WIRE])
-        loc = local[:nloc]
-        new_local = loc[:, fk.LA_SEG][st.seg_out[loc[:, fk.LA_SEG]] == -1]
-        fs.activate(loc[:, fk.LA_BUF], st.inact, st.act, st.nact)
-        fk.finish(nloc, local, int(cnt[fk.C_REL]), rel, st.held, int(cnt[fk.C_CRED_L]), cred_l,
-                  st.credit, int(cnt[fk.C_DRAIN]), drain, st.seg_cnt, st.seg_recv, st.seg_next,
-                  st.seg_buf, st.seg_pkt, st.bhead, st.btail, st.bocc, st.seg_free, st.nfree,
-                  st.pkt_nseg, st.pkt_free, st.npfree)  # fmt: skip
+        out = sc["out"]
+        nnew = glue.settle(nloc, local, int(cnt[fk.C_REL]), rel, int(cnt[fk.C_CRED_L]), cred_l,
+                           int(cnt[fk.C_DRAIN]), drain, st.held, st.credit, st.seg_cnt,
+                           st.seg_recv, st.seg_next, st.seg_buf, st.seg_pkt, st.seg_out,
+                           st.bhead, st.btail, st.bocc, st.seg_free, st.nfree, st.pkt_nseg,
+                           st.pkt_free, st.npfree, st.inact, st.act, st.nact, nt, touched,
+                           st.lflits, self.caps, deg, self.kind, self.model.k, sdc_port,
+                           self.bsize, sc["bufs"], out, sc["new"])  # fmt: skip
+        if out[0]:
+            self._violation(t, out, sdc_port)
         ndel = int(cnt[fk.C_DELIV])
         if ndel:
             self.delivered.append(deliv[:ndel].copy())
         if self.record_hops and cnt[fk.C_HOPS]:
             self.hop_rows.append(hop[: int(cnt[fk.C_HOPS])].copy())
-        rows, new_remote, rbufs = self._exchange(wire[:nwire], cred_r[: int(cnt[fk.C_CRED_R])])
-        self._check(t, nt, touched, sdc_port, np.concatenate([loc[:, fk.LA_BUF], rbufs]))
-        self._routing = np.concatenate([new_local, new_remote])  # routed with the injections
+        new_local = sc["new"][:nnew]
+        if self.size > 1:
+            new_remote = self._exchange(t, wire[:nwire], cred_r[: int(cnt[fk.C_CRED_R])], sdc_port)
+            new_local = np.concatenate([new_local, new_remote])
+        self._routing = new_local  # routed with the injections
         return int(cnt[fk.C_FLITS]), ndel, int(cnt[fk.C_CROSS])
 
     def _scratch(self, n: int) -> dict:
@@ -260,15 +267,16 @@ class FlitEngine:
                 "drain": np.empty(n, np.int64),
                 "hop": np.empty((n if self.record_hops else 1, 5), np.int64),
                 "cnt": np.zeros(fk.NCOUNT, np.int64),
+                "out": np.zeros(2, np.int64),
+                "bufs": np.empty(n, np.int64),
+                "new": np.empty(n, np.int64),
             }
             self._sc = sc
         return sc
 
-    def _exchange(self, wire: np.ndarray, cred: np.ndarray):
-        """Flits to other ranks and credits back; returns (rows, new segments, buffers)."""
+    def _exchange(self, t: int, wire: np.ndarray, cred: np.ndarray, sdc_port: int) -> np.ndarray:
+        """Flits to other ranks and credits back; returns the segments the heads opened."""
         st = self.st
-        if self.size == 1:
-            return wire, np.empty(0, np.int64), np.empty(0, np.int64)
         span = self.deg * self.vcs
         owner = np.searchsorted(self.bounds * span, wire[:, fk.W_BUF], side="right") - 1
         credits = np.repeat(cred[:, 0], cred[:, 1])
@@ -278,7 +286,7 @@ class FlitEngine:
         if back.size:
             np.add.at(st.credit, back - self.lo * span, 1)
         if rows.shape[0] == 0:
-            return rows, np.empty(0, np.int64), np.empty(0, np.int64)
+            return np.empty(0, np.int64)
         heads = int(rows[:, fk.W_HEAD].sum())
         st.reserve(heads + 1, heads + 1)
         new = np.empty(heads + 1, np.int64)
@@ -290,33 +298,36 @@ class FlitEngine:
                         st.pkt_hdr, st.pkt_nseg, st.pkt_free, st.npfree, new, err)  # fmt: skip
         if err[0] and self.msg is None:
             self.msg = f"flit engine: flits of packet {int(err[1])} arrived without their head"
-        bufs = rows[:, fk.W_BUF] - self.lo * span
+        bufs = np.ascontiguousarray(rows[:, fk.W_BUF] - self.lo * span)
         fs.activate(bufs, st.inact, st.act, st.nact)
-        return rows, new[:nn], bufs
+        out = np.zeros(2, np.int64)  # the buffers filled from other ranks, checked as the rest
+        fk.check_step(0, bufs, st.lflits, self.caps, self.deg, self.kind, self.model.k, sdc_port,
+                      bufs.size, bufs, st.bocc, self.bsize, out)  # fmt: skip
+        if out[0]:
+            self._violation(t, out, sdc_port)
+        return new[:nn]
 
-    def _check(self, t: int, nt: int, touched, sdc_port: int, bufs: np.ndarray) -> None:
-        st = self.st
-        out = np.zeros(2, np.int64)
-        fk.check_step(nt, touched, st.lflits, self.caps, self.deg, self.kind, self.model.k,
-                      sdc_port, bufs.size, np.ascontiguousarray(bufs, np.int64), st.bocc,
-                      self.bsize, out)  # fmt: skip
-        if out[0] and self.msg is None:
-            code, where = int(out[0]), int(out[1])
-            if code == 4:
-                node, port = divmod(where // self.vcs, self.deg)
-                what = f"VC {where % self.vcs} of port {self.topo.ports[port]} holds more than "
-                what += f"vc_buffer = {self.bsize} flits"
-            else:
-                node, port = divmod(where, self.deg)
-                what = {
-                    1: f"more flits than the capacity {int(self.caps[port])} of the link",
-                    2: f"more than {self.model.k} ports used",
-                    3: f"ports other than {sdc_port} in one step",
-                }[code]
-            self.msg = (
-                f"model {self.model.name} ({self.model.switching}) violated in step {t} at node "
-                f"{self.topo.label(node + self.lo)}, port {self.topo.ports[port]}: {what}"
-            )
+    def _violation(self, t: int, out: np.ndarray, sdc_port: int) -> None:
+        """The message of a model violation :func:`~mpinet.engine.flit.kernels.check_step`
+        found (the first one of the run)."""
+        if self.msg is not None:
+            return
+        code, where = int(out[0]), int(out[1])
+        if code == 4:
+            node, port = divmod(where // self.vcs, self.deg)
+            what = f"VC {where % self.vcs} of port {self.topo.ports[port]} holds more than "
+            what += f"vc_buffer = {self.bsize} flits"
+        else:
+            node, port = divmod(where, self.deg)
+            what = {
+                1: f"more flits than the capacity {int(self.caps[port])} of the link",
+                2: f"more than {self.model.k} ports used",
+                3: f"ports other than {sdc_port} in one step",
+            }[code]
+        self.msg = (
+            f"model {self.model.name} ({self.model.switching}) violated in step {t} at node "
+            f"{self.topo.label(node + self.lo)}, port {self.topo.ports[port]}: {what}"
+        )
 
     # -- routing and injection -------------------------------------------------------
     def _route(self, segs: np.ndarray, t: int, inj: tuple | None = None) -> None:
@@ -327,23 +338,18 @@ class FlitEngine:
         if self.msg is not None:
             return
         st = self.st
-        p = st.seg_pkt[segs]
-        cur, dst, pid = (
-            st.seg_buf[segs] // (self.deg * self.vcs) + self.lo,
-            st.pkt_dst[p],
-            st.pkt_pid[p],
-        )
-        hdr, hops, state = st.pkt_hdr[p], st.seg_hops[segs], st.pkt_state[p]
         na = segs.size
-        if inj is not None:
-            zero = np.zeros(inj[0].size, np.int64)
-            cur, dst, pid = (
-                np.concatenate(x) for x in ((cur, inj[1]), (dst, inj[2]), (pid, inj[0]))
-            )
-            hdr = np.concatenate([hdr, inj[3]])
-            hops, state = np.concatenate([hops, zero]), np.concatenate([state, zero])
-        if cur.size == 0:
+        if inj is None:
+            inj = (_NONE, _NONE, _NONE, np.empty((0, st.hw), np.int64))
+        m = na + inj[0].size
+        if m == 0:
             return
+        cur, dst, pid, hops, state = (np.empty(m, np.int64) for _ in range(5))
+        hdr = np.empty((m, st.hw), np.int64)
+        glue.gather_heads(segs, inj[0], inj[1], inj[2], inj[3], st.seg_pkt, st.seg_buf,
+                          st.seg_hops, st.pkt_dst, st.pkt_pid, st.pkt_hdr, st.pkt_state,
+                          self.deg * self.vcs, self.lo, cur, dst, pid, hops, state,
+                          hdr)  # fmt: skip
         ctx = HopContext(step=t + 1, pids=pid, hops=hops, seed=self.seed)
         ports, new = self.router.next_port(cur, dst, hdr, ctx)
         ports = np.asarray(ports, dtype=np.int64)
@@ -351,21 +357,20 @@ class FlitEngine:
         if links is None:
             return
         lo_v, hi_v, state = self._vcs(cur, st.nbt[links], hops, state, dst)
-        st.seg_out[segs] = links[:na]
-        st.pkt_hdr[p] = new[:na]
-        st.seg_vlo[segs], st.seg_vhi[segs], st.pkt_state[p] = lo_v[:na], hi_v[:na], state[:na]
-        if inj is None:
+        new = np.ascontiguousarray(new, np.int64).reshape(m, st.hw)
+        glue.set_routes(segs, links, lo_v, hi_v, new, state, st.seg_pkt, st.seg_out,
+                        st.seg_vlo, st.seg_vhi, st.pkt_hdr, st.pkt_state)  # fmt: skip
+        if m == na:
             return
-        m = inj[0].size
-        st.reserve(m, m)
-        fs.open_sources(inj[0], inj[1], inj[2], t, np.ascontiguousarray(new[na:], np.int64),
-                        ports[na:], lo_v[na:], hi_v[na:], state[na:], self.lo, self.deg,
-                        st.nvcbuf, self.flits, st.pkt_pid, st.pkt_src, st.pkt_dst, st.pkt_inj,
-                        st.pkt_adm, st.pkt_state, st.pkt_hdr, st.pkt_nseg, st.pkt_free,
-                        st.npfree, st.seg_pkt, st.seg_cnt, st.seg_recv, st.seg_sent,
-                        st.seg_next, st.seg_buf, st.seg_out, st.seg_ovc, st.seg_vlo, st.seg_vhi,
-                        st.seg_hops, st.seg_free, st.nfree, st.bhead, st.btail, st.inact,
-                        st.act, st.nact)  # fmt: skip
+        st.reserve(m - na, m - na)
+        fs.open_sources(inj[0], inj[1], inj[2], t, new[na:], ports[na:], lo_v[na:], hi_v[na:],
+                        state[na:], self.lo, self.deg, st.nvcbuf, self.flits, st.pkt_pid,
+                        st.pkt_src, st.pkt_dst, st.pkt_inj, st.pkt_adm, st.pkt_state,
+                        st.pkt_hdr, st.pkt_nseg, st.pkt_free, st.npfree, st.seg_pkt,
+                        st.seg_cnt, st.seg_recv, st.seg_sent, st.seg_next, st.seg_buf,
+                        st.seg_out, st.seg_ovc, st.seg_vlo, st.seg_vhi, st.seg_hops,
+                        st.seg_free, st.nfree, st.bhead, st.btail, st.inact, st.act,
+                        st.nact)  # fmt: skip
 
     def _links(self, cur, ports, pids, hops, t: int) -> np.ndarray | None:
         """Local link index of each (node, port); None (and the message set) if invalid."""
