@@ -97,7 +97,8 @@ class FlitEngine:
         t0 = time.perf_counter()
         nbt = neighbor_block(self.topo, self.lo, self.hi).astype(np.int64)
         self.st = fs.FlitState(self.hi - self.lo, self.deg, self.vcs, self.bsize, nbt,
-                               self.router.header_width)  # fmt: skip
+                               self.router.header_width, self.lo, self.rev,
+                               self.caps)  # fmt: skip
         self.delivered: list[np.ndarray] = []
         self.hop_rows: list[np.ndarray] = []
         self.injected: list[np.ndarray] = []
@@ -218,7 +219,7 @@ class FlitEngine:
         cnt[:] = 0
         win = self.load_window[0] <= t < self.load_window[1]
         fk.move(t, nt, touched, allow, st.lreq, st.lstart, rq, self.mode, self.flits, nvc,
-                self.need, deg, self.lo, self.hi, st.nvcbuf, self.caps, self.rev, st.nbt,
+                self.need, deg, self.lo, self.hi, st.nvcbuf, st.lcap, st.down, st.ucred, st.nbt,
                 st.credit, st.held, st.load, win, st.seg_cnt, st.seg_sent, st.seg_ovc,
                 st.seg_vlo, st.seg_vhi, st.seg_pkt, st.seg_buf, st.seg_hops, st.bocc, st.bhead,
                 st.btail, st.seg_next, st.seg_recv, st.seg_out, st.seg_free, st.nfree,
@@ -353,10 +354,11 @@ class FlitEngine:
         ctx = HopContext(step=t + 1, pids=pid, hops=hops, seed=self.seed)
         ports, new = self.router.next_port(cur, dst, hdr, ctx)
         ports = np.asarray(ports, dtype=np.int64)
-        links = self._links(cur, ports, pid, hops, t)
-        if links is None:
+        found = self._links(cur, ports, pid, t)
+        if found is None:
             return
-        lo_v, hi_v, state = self._vcs(cur, st.nbt[links], hops, state, dst)
+        links, nxt = found
+        lo_v, hi_v, state = self._vcs(cur, nxt, hops, state, dst)
         new = np.ascontiguousarray(new, np.int64).reshape(m, st.hw)
         glue.set_routes(segs, links, lo_v, hi_v, new, state, st.seg_pkt, st.seg_out,
                         st.seg_vlo, st.seg_vhi, st.pkt_hdr, st.pkt_state)  # fmt: skip
@@ -372,34 +374,29 @@ class FlitEngine:
                         st.seg_free, st.nfree, st.bhead, st.btail, st.inact, st.act,
                         st.nact)  # fmt: skip
 
-    def _links(self, cur, ports, pids, hops, t: int) -> np.ndarray | None:
-        """Local link index of each (node, port); None (and the message set) if invalid."""
-        bad = (ports < 0) | (ports >= self.deg)
-        links = (cur - self.lo) * self.deg + np.where(bad, 0, ports)
-        bad |= self.st.nbt[links] < 0
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+    def _links(self, cur, ports, pids, t: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Local link of each (node, port) and its far end; None (and the message set) if
+        a port is invalid."""
+        links, nxt = np.empty(cur.size, np.int64), np.empty(cur.size, np.int64)
+        i = glue.links_of(cur, ports, self.lo, self.deg, self.st.nbt, links, nxt)
+        if i >= 0:
             self.msg = (
                 f"step {t}: router {self.router.name} chose port {int(ports[i])} at node "
                 f"{self.topo.label(int(cur[i]))} for packet {int(pids[i])}, which has no link "
                 f"there (valid ports are 0..{self.deg - 1} with a neighbour)"
             )
             return None
-        return links
+        return links, nxt
 
     def _vcs(self, cur, nxt, hops, state, dst):
         """The policy's VC range for the hop ``cur -> nxt`` (no VC for a hop into ``dst``)."""
         words = getattr(self.policy, "state_words", 0)  # one word at most (negative-hop)
-        state = np.asarray(state, np.int64)
         lo_v, hi_v, new = self.policy.hop(cur, nxt, hops, state.reshape(-1, 1)[:, :words])
-        lo_v = np.asarray(lo_v, np.int64)
-        hi_v = np.asarray(hi_v, np.int64)
-        last = nxt == dst
-        new = np.asarray(new, np.int64)[:, 0] if words else state
-        new = np.where(last, state, new)
-        bad = ~last & ((lo_v < 0) | (hi_v > self.vcs) | (lo_v >= hi_v))
-        if bad.any() and self.msg is None:
-            i = int(np.flatnonzero(bad)[0])
+        lo_v = np.ascontiguousarray(lo_v, np.int64)
+        hi_v = np.ascontiguousarray(hi_v, np.int64)
+        new = np.array(new, np.int64)[:, 0] if words else state.copy()
+        i = glue.vc_ranges(nxt, dst, lo_v, hi_v, state, new, self.vcs)
+        if i >= 0 and self.msg is None:
             self.msg = (
                 f"vc_policy {self.model.vc_policy!r} needs VC {int(lo_v[i])} for a hop from "
                 f"{self.topo.label(int(cur[i]))} after {int(hops[i])} hops, but vcs = "

@@ -93,3 +93,33 @@ def set_routes(segs, links, lo_v, hi_v, new_hdr, state, seg_pkt, seg_out, seg_vl
         pkt_state[p] = state[i]
         for c in range(hw):
             pkt_hdr[p, c] = new_hdr[i, c]
+
+
+@njit(cache=True)
+def links_of(cur, ports, lo, deg, nbt, links, nxt):
+    """The local link of each (node, port) and the node it leads to; returns the first
+    index whose port is out of range or has no link there, -1 if none."""
+    bad = -1
+    for i in range(cur.shape[0]):
+        q = ports[i]
+        ok = 0 <= q < deg
+        link = (cur[i] - lo) * deg + (q if ok else 0)
+        links[i] = link
+        nxt[i] = nbt[link]
+        if bad < 0 and (not ok or nbt[link] < 0):
+            bad = i
+    return bad
+
+
+@njit(cache=True)
+def vc_ranges(nxt, dst, lo_v, hi_v, state, new, vcs):
+    """Keep the policy's state across a hop into the destination (no VC is taken there)
+    into ``new``; returns the first other hop whose VC range is empty or outside
+    ``0..vcs - 1``, -1 if none."""
+    bad = -1
+    for i in range(nxt.shape[0]):
+        if nxt[i] == dst[i]:
+            new[i] = state[i]
+        elif bad < 0 and (lo_v[i] < 0 or hi_v[i] > vcs or lo_v[i] >= hi_v[i]):
+            bad = i
+    return bad

@@ -96,24 +96,26 @@ def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_ho
         link = seg_out[s]
         rq_link[n] = link
         rq_seg[n] = s
-        n += 1
         if lreq[link] == 0:
             touched[nt] = link
             nt += 1
+            lstart[link] = n  # a link with one request reads it where it was gathered
         lreq[link] += 1
+        n += 1
     nact[0] = k
     if by_node:
         touched[:nt].sort()
-    pos = n  # the buckets go after the n requests gathered above
+    pos = n  # the buckets of links with several requests go after the n requests
     for j in range(nt):
         link = touched[j]
-        lstart[link] = pos
-        pos += lreq[link]
-        lreq[link] = 0  # refilled below as the fill position
-    for i in range(n):
+        if lreq[link] > 1:
+            pos += lreq[link]
+            lstart[link] = pos  # the bucket's end: filled backwards below
+    for i in range(n - 1, -1, -1):
         link = rq_link[i]
-        rq_seg[lstart[link] + lreq[link]] = rq_seg[i]
-        lreq[link] += 1
+        if lreq[link] > 1:
+            lstart[link] -= 1
+            rq_seg[lstart[link]] = rq_seg[i]
     for j in range(nt):  # insertion sort: a link has few requests (its node's inputs)
         link = touched[j]
         a, m = lstart[link], lreq[link]
@@ -215,7 +217,7 @@ def choose_links(nt, touched, first, rq_seg, seg_pkt, pkt_inj, pkt_pid, kind, k,
 
 @njit(cache=True)
 def move(t, nt, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, deg, lo, hi,
-         nvcbuf, caps, rev, nbt, credit, held, load, in_window, seg_cnt, seg_sent, seg_ovc,
+         nvcbuf, lcap, down, ucred, nbt, credit, held, load, in_window, seg_cnt, seg_sent, seg_ovc,
          seg_vlo, seg_vhi, seg_pkt, seg_buf, seg_hops, bocc, bhead, btail, seg_next, seg_recv,
          seg_out, seg_free, nfree, pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm, pkt_state,
          pkt_hdr, pkt_nseg, lflits, local, wire, deliv, cred_l, cred_r, rel, drain, hop,
@@ -224,15 +226,17 @@ def move(t, nt, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, de
 
     Local head arrivals get their segment now, at the back of their buffer with 0 flits
     (its flits are added by :func:`finish`), so that the packet keeps a segment on this
-    rank whatever drains this step.
+    rank whatever drains this step. ``lcap``, ``down``, ``ucred``: the per-link and
+    per-buffer tables of :class:`~mpinet.engine.flit.state.FlitState`.
     """
     hw = pkt_hdr.shape[1]
+    span = deg * nvc
+    nloc = (hi - lo) * span  # VC buffers on this rank: the relative ids 0..nloc - 1
     for j in range(nt):
         if not allow[j]:
             continue
         link = touched[j]
-        port = link % deg
-        capl = caps[port]
+        capl = lcap[link]
         a = lstart[link]
         for x in range(a, a + lreq[link]):
             if capl <= 0:
@@ -266,7 +270,6 @@ def move(t, nt, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, de
             if in_window:
                 load[link] += n
             b = seg_buf[s]
-            node = link // deg + lo
             if first:
                 seg_ovc[s] = ovc
                 if ovc >= 0:
@@ -278,9 +281,9 @@ def move(t, nt, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, de
                     h = cnt[C_HOPS] - 1
                     hop[h, 0] = t
                     hop[h, 1] = pkt_pid[p]
-                    hop[h, 2] = node
+                    hop[h, 2] = link // deg + lo
                     hop[h, 3] = nbt[link]
-                    hop[h, 4] = port
+                    hop[h, 4] = link % deg
             if ovc >= 0:
                 credit[link * nvc + ovc] -= n
             tail = seg_sent[s] == flits
@@ -289,25 +292,20 @@ def move(t, nt, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, de
                 cnt[C_REL] += 1
             if b < nvcbuf:  # the flits left a VC buffer: credits to its sender
                 bocc[b] -= n
-                wl = b // nvc  # (local node, input port) of the buffer
-                q = wl % deg
-                up = nbt[wl]
-                uport = rev[q]
-                k = (up * deg + uport) * nvc + b % nvc
-                if lo <= up < hi:
+                k = ucred[b]
+                if 0 <= k < nloc:
                     i = cnt[C_CRED_L]
-                    cred_l[i, 0] = k - lo * deg * nvc
+                    cred_l[i, 0] = k
                     cred_l[i, 1] = n
                     cnt[C_CRED_L] += 1
                 else:
                     i = cnt[C_CRED_R]
-                    cred_r[i, 0] = k
+                    cred_r[i, 0] = k + lo * span
                     cred_r[i, 1] = n
                     cnt[C_CRED_R] += 1
             if tail and seg_cnt[s] == 0:
                 drain[cnt[C_DRAIN]] = s
                 cnt[C_DRAIN] += 1
-            w2 = nbt[link]
             if ovc == DEST:
                 if tail:
                     i = cnt[C_DELIV]
@@ -320,8 +318,8 @@ def move(t, nt, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, de
                     deliv[i, 6] = pkt_adm[p]
                     cnt[C_DELIV] += 1
                 continue
-            b2 = ((w2 * deg + rev[port]) * nvc + ovc) - lo * deg * nvc
-            if lo <= w2 < hi:
+            b2 = down[link] + ovc
+            if 0 <= b2 < nloc:
                 if first:  # a new segment at the back of buffer b2, flits added in finish
                     s2 = push_segment(p, b2, seg_hops[s] + 1, seg_free, nfree, seg_pkt, seg_cnt,
                                       seg_recv, seg_sent, seg_next, seg_buf, seg_out, seg_ovc,
@@ -339,7 +337,7 @@ def move(t, nt, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, de
                 i = cnt[C_WIRE]
                 wire[i, W_HEAD] = 1 if first else 0
                 wire[i, W_PID] = pkt_pid[p]
-                wire[i, W_BUF] = b2 + lo * deg * nvc
+                wire[i, W_BUF] = b2 + lo * span
                 wire[i, W_N] = n
                 if first:
                     wire[i, W_SRC] = pkt_src[p]
