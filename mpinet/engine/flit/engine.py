@@ -233,7 +233,7 @@ class FlitEngine:
                            st.seg_recv, st.seg_next, st.seg_buf, st.seg_pkt, st.seg_out,
                            st.bhead, st.btail, st.bocc, st.seg_free, st.nfree, st.pkt_nseg,
                            st.pkt_free, st.npfree, st.inact, st.act, st.nact, nt, touched,
-                           st.lflits, self.caps, deg, self.kind, self.model.k, sdc_port,
+                           st.lflits, st.lcap, deg, self.kind, self.model.k, sdc_port,
                            self.bsize, sc["bufs"], out, sc["new"])  # fmt: skip
         if out[0]:
             self._violation(t, out, sdc_port)
@@ -302,7 +302,7 @@ class FlitEngine:
         bufs = np.ascontiguousarray(rows[:, fk.W_BUF] - self.lo * span)
         fs.activate(bufs, st.inact, st.act, st.nact)
         out = np.zeros(2, np.int64)  # the buffers filled from other ranks, checked as the rest
-        fk.check_step(0, bufs, st.lflits, self.caps, self.deg, self.kind, self.model.k, sdc_port,
+        fk.check_step(0, bufs, st.lflits, st.lcap, self.deg, self.kind, self.model.k, sdc_port,
                       bufs.size, bufs, st.bocc, self.bsize, out)  # fmt: skip
         if out[0]:
             self._violation(t, out, sdc_port)

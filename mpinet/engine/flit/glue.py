@@ -24,7 +24,7 @@ from mpinet.engine.flit import kernels as fk
 @njit(cache=True)
 def settle(nloc, local, nrel, rel, ncl, cred_l, ndrain, drain, held, credit, seg_cnt, seg_recv,
            seg_next, seg_buf, seg_pkt, seg_out, bhead, btail, bocc, seg_free, nfree, pkt_nseg,
-           pkt_free, npfree, inact, act, nact, nt, touched, lflits, caps, deg, kind, k,
+           pkt_free, npfree, inact, act, nact, nt, touched, lflits, lcap, deg, kind, k,
            sdc_port, bsize, bufs, out, new_local):  # fmt: skip
     """The end of the step on this rank; returns the number of ``new_local`` heads.
 
@@ -46,7 +46,7 @@ def settle(nloc, local, nrel, rel, ncl, cred_l, ndrain, drain, held, credit, seg
     fk.finish(nloc, local, nrel, rel, held, ncl, cred_l, credit, ndrain, drain, seg_cnt, seg_recv,
               seg_next, seg_buf, seg_pkt, bhead, btail, bocc, seg_free, nfree, pkt_nseg,
               pkt_free, npfree)  # fmt: skip
-    fk.check_step(nt, touched, lflits, caps, deg, kind, k, sdc_port, nloc, bufs, bocc, bsize,
+    fk.check_step(nt, touched, lflits, lcap, deg, kind, k, sdc_port, nloc, bufs, bocc, bsize,
                   out)  # fmt: skip
     return nn
 

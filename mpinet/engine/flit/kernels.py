@@ -424,10 +424,11 @@ def receive(rows, lo, deg, nvc, seg_cnt, seg_recv, seg_sent, seg_next, seg_buf, 
 
 
 @njit(cache=True)
-def check_step(nt, touched, lflits, caps, deg, kind, k, sdc_port, nbuf_touched, buf_touched,
+def check_step(nt, touched, lflits, lcap, deg, kind, k, sdc_port, nbuf_touched, buf_touched,
                bocc, bsize, out):  # fmt: skip
     """The model, checked again on what moved (independent of ``choose_links``): flits per
-    link, links per node, one port index under sdc, no buffer over its size.
+    link (``lcap``: the capacity of each link), links per node, one port index under sdc,
+    no buffer over its size.
 
     ``out = (code, where)``: 1 capacity, 2 ports per node, 3 sdc, 4 buffer; 0 none.
     Resets ``lflits`` of the touched links.
@@ -439,8 +440,10 @@ def check_step(nt, touched, lflits, caps, deg, kind, k, sdc_port, nbuf_touched, 
         f = lflits[link]
         if f == 0:
             continue
-        if f > caps[link % deg] and out[0] == 0:
+        if f > lcap[link] and out[0] == 0:
             out[0], out[1] = 1, link
+        if kind == ALL:  # no port rule: no divisions
+            continue
         if kind == SDC and link % deg != sdc_port and out[0] == 0:
             out[0], out[1] = 3, link
         if link // deg != node:
