@@ -21,7 +21,7 @@ from numba import njit
 from mpinet.engine.flit import kernels as fk
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def settle(nloc, local, nrel, rel, ncl, cred_l, ndrain, drain, held, credit, seg_cnt, seg_recv,
            seg_next, seg_buf, seg_pkt, seg_out, bhead, btail, bocc, seg_free, nfree, pkt_nseg,
            pkt_free, npfree, inact, act, nact, nt, touched, lflits, lcap, deg, kind, k,
@@ -51,7 +51,7 @@ def settle(nloc, local, nrel, rel, ncl, cred_l, ndrain, drain, held, credit, seg
     return nn
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def gather_heads(segs, ipid, isrc, idst, ihdr, seg_pkt, seg_buf, seg_hops, pkt_dst, pkt_pid,
                  pkt_hdr, pkt_state, span, lo, cur, dst, pid, hops, state, hdr):  # fmt: skip
     """The router's inputs: the heads of ``segs`` (at the node of their buffer), then the
@@ -79,7 +79,7 @@ def gather_heads(segs, ipid, isrc, idst, ihdr, seg_pkt, seg_buf, seg_hops, pkt_d
             hdr[j, c] = ihdr[i, c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def set_routes(segs, links, lo_v, hi_v, new_hdr, state, seg_pkt, seg_out, seg_vlo, seg_vhi,
                pkt_hdr, pkt_state):  # fmt: skip
     """Write the router's and the policy's decisions for the heads of ``segs``."""

@@ -16,6 +16,10 @@ takes from this node and the VC it got there. A step (docs/switching.md, "One st
   written to lists, applied after the moves (:func:`finish`), so nothing that moved in
   step ``t`` moves again in ``t``.
 
+``error_model="numpy"`` on the per-request kernels: no check for a division by zero
+(none divides by anything but the degree and the VC count), which numba's default adds
+to every ``//`` and ``%``.
+
 Why compiled: a step visits every active buffer and every request; in numpy that is a
 sort and a dozen passes per step over arrays the size of the network (the packet engine's
 measurements, docs/performance.md); here it is one pass over what is active.
@@ -67,7 +71,7 @@ def push_segment(p, b, hops, seg_free, nfree, seg_pkt, seg_cnt, seg_recv, seg_se
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_hops, pkt_inj,
             pkt_pid, saf, flits, nvcbuf, lreq, lstart, touched, rq_seg, rq_link,
             by_node):  # fmt: skip
@@ -215,7 +219,7 @@ def choose_links(nt, touched, first, rq_seg, seg_pkt, pkt_inj, pkt_pid, kind, k,
             j = e
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def move(t, nt, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, deg, lo, hi,
          nvcbuf, lcap, down, ucred, nbt, credit, held, load, in_window, seg_cnt, seg_sent, seg_ovc,
          seg_vlo, seg_vhi, seg_pkt, seg_buf, seg_hops, bocc, bhead, btail, seg_next, seg_recv,
@@ -353,7 +357,7 @@ def move(t, nt, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, de
         lreq[touched[j]] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def finish(nloc, local, nrel, rel, held, ncl, cred_l, credit, ndrain, drain, seg_cnt, seg_recv,
            seg_next, seg_buf, seg_pkt, bhead, btail, bocc, seg_free, nfree, pkt_nseg, pkt_free,
            npfree):  # fmt: skip
@@ -423,7 +427,7 @@ def receive(rows, lo, deg, nvc, seg_cnt, seg_recv, seg_sent, seg_next, seg_buf, 
     return nn
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def check_step(nt, touched, lflits, lcap, deg, kind, k, sdc_port, nbuf_touched, buf_touched,
                bocc, bsize, out):  # fmt: skip
     """The model, checked again on what moved (independent of ``choose_links``): flits per
