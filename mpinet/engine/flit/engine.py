@@ -175,7 +175,7 @@ class FlitEngine:
             lo=self.lo,
             hi=self.hi,
         )
-        self.st = None
+        self.st = self._akey = self._akw = None  # the arrays go with the run
         return rec
 
     # -- one step ------------------------------------------------------------------
@@ -187,11 +187,8 @@ class FlitEngine:
         st.reserve(nact + 1, 0)
         sc = self._scratch(nact + 1)
         touched, rq = sc["touched"], sc["rq"]
-        nt = fk.collect(st.nact, st.act, st.inact, st.bhead, st.seg_cnt, st.seg_recv,
-                        st.seg_out, st.seg_pkt, st.seg_hops, st.pkt_inj, st.pkt_pid,
-                        self.mode == fk.SAF,
-                        self.flits, st.nvcbuf, st.lreq, st.lstart, touched, rq, sc["rq_link"],
-                        self.kind == fk.KPORT)  # fmt: skip
+        cargs, margs, sargs = self._args(sc)
+        nt = fk.collect(*cargs)
         allow = sc["allow"]
         allow[:nt] = True
         sdc_port = -1
@@ -207,47 +204,61 @@ class FlitEngine:
                 sdc_port = int(np.argmax(total)) if total.any() else -1
             fk.choose_links(nt, touched, first, rq, st.seg_pkt, st.pkt_inj, st.pkt_pid,
                             self.kind, self.model.k, sdc_port, deg, allow)  # fmt: skip
-        local, wire, deliv = sc["local"], sc["wire"], sc["deliv"]
-        cred_l, cred_r, rel, drain, hop = (
-            sc["cred_l"],
-            sc["cred_r"],
-            sc["rel"],
-            sc["drain"],
-            sc["hop"],
-        )
         cnt = sc["cnt"]
         cnt[:] = 0
         win = self.load_window[0] <= t < self.load_window[1]
-        fk.move(t, nt, touched, allow, st.lreq, st.lstart, rq, self.mode, self.flits, nvc,
-                self.need, deg, self.lo, self.hi, st.nvcbuf, st.lcap, st.down, st.ucred, st.nbt,
-                st.credit, st.held, st.load, win, st.seg_cnt, st.seg_sent, st.seg_ovc,
-                st.seg_vlo, st.seg_vhi, st.seg_pkt, st.seg_buf, st.seg_hops, st.bocc, st.bhead,
-                st.btail, st.seg_next, st.seg_recv, st.seg_out, st.seg_free, st.nfree,
-                st.pkt_pid, st.pkt_src, st.pkt_dst, st.pkt_inj, st.pkt_adm, st.pkt_state,
-                st.pkt_hdr, st.pkt_nseg, st.lflits, local, wire, deliv, cred_l, cred_r, rel,
-                drain, hop, self.record_hops, cnt)  # fmt: skip
-        nloc, nwire = int(cnt[fk.C_LOCAL]), int(cnt[fk.C_WIRE])
+        fk.move(t, nt, win, *margs)
+        nloc = int(cnt[fk.C_LOCAL])
         out = sc["out"]
-        nnew = glue.settle(nloc, local, int(cnt[fk.C_REL]), rel, int(cnt[fk.C_CRED_L]), cred_l,
-                           int(cnt[fk.C_DRAIN]), drain, st.held, st.credit, st.seg_cnt,
-                           st.seg_recv, st.seg_next, st.seg_buf, st.seg_pkt, st.seg_out,
-                           st.bhead, st.btail, st.bocc, st.seg_free, st.nfree, st.pkt_nseg,
-                           st.pkt_free, st.npfree, st.inact, st.act, st.nact, nt, touched,
-                           st.lflits, st.lcap, deg, self.kind, self.model.k, sdc_port,
-                           self.bsize, sc["bufs"], out, sc["new"])  # fmt: skip
+        nnew = glue.settle(nloc, int(cnt[fk.C_REL]), int(cnt[fk.C_CRED_L]), int(cnt[fk.C_DRAIN]),
+                           nt, sdc_port, *sargs)  # fmt: skip
         if out[0]:
             self._violation(t, out, sdc_port)
         ndel = int(cnt[fk.C_DELIV])
         if ndel:
-            self.delivered.append(deliv[:ndel].copy())
+            self.delivered.append(sc["deliv"][:ndel].copy())
         if self.record_hops and cnt[fk.C_HOPS]:
-            self.hop_rows.append(hop[: int(cnt[fk.C_HOPS])].copy())
+            self.hop_rows.append(sc["hop"][: int(cnt[fk.C_HOPS])].copy())
         new_local = sc["new"][:nnew]
         if self.size > 1:
-            new_remote = self._exchange(t, wire[:nwire], cred_r[: int(cnt[fk.C_CRED_R])], sdc_port)
+            wire = sc["wire"][: int(cnt[fk.C_WIRE])]
+            new_remote = self._exchange(t, wire, sc["cred_r"][: int(cnt[fk.C_CRED_R])], sdc_port)
             new_local = np.concatenate([new_local, new_remote])
         self._routing = new_local  # routed with the injections
         return int(cnt[fk.C_FLITS]), ndel, int(cnt[fk.C_CROSS])
+
+    def _args(self, sc: dict) -> tuple[tuple, tuple, tuple]:
+        """The arguments of collect, move (after ``t, nt, in_window``) and settle (after its
+        six counts) that do not change from step to step: made again only when the records
+        or the scratch arrays grew (60 attribute lookups a step were a tenth of a light
+        step's fixed cost)."""
+        st = self.st
+        key = (id(st.seg), id(st.pkt), id(sc))
+        if getattr(self, "_akey", None) == key:
+            return self._akw
+        deg, nvc = self.deg, self.vcs
+        touched, rq = sc["touched"], sc["rq"]
+        cargs = (st.nact, st.act, st.inact, st.bhead, st.seg_cnt, st.seg_recv, st.seg_out,
+                 st.seg_pkt, st.seg_hops, st.pkt_inj, st.pkt_pid, self.mode == fk.SAF,
+                 self.flits, st.nvcbuf, st.lreq, st.lstart, touched, rq, sc["rq_link"],
+                 self.kind == fk.KPORT)  # fmt: skip
+        margs = (touched, sc["allow"], st.lreq, st.lstart, rq, self.mode, self.flits, nvc,
+                 self.need, deg, self.lo, self.hi, st.nvcbuf, st.lcap, st.down, st.ucred,
+                 st.nbt, st.credit, st.held, st.load, st.seg_cnt, st.seg_sent, st.seg_ovc,
+                 st.seg_vlo, st.seg_vhi, st.seg_pkt, st.seg_buf, st.seg_hops, st.bocc, st.bhead,
+                 st.btail, st.seg_next, st.seg_recv, st.seg_out, st.seg_free, st.nfree,
+                 st.pkt_pid, st.pkt_src, st.pkt_dst, st.pkt_inj, st.pkt_adm, st.pkt_state,
+                 st.pkt_hdr, st.pkt_nseg, st.lflits, sc["local"], sc["wire"], sc["deliv"],
+                 sc["cred_l"], sc["cred_r"], sc["rel"], sc["drain"], sc["hop"],
+                 self.record_hops, sc["cnt"])  # fmt: skip
+        sargs = (sc["local"], sc["rel"], sc["cred_l"], sc["drain"], st.held, st.credit,
+                 st.seg_cnt, st.seg_recv, st.seg_next, st.seg_buf, st.seg_pkt, st.seg_out,
+                 st.bhead, st.btail, st.bocc, st.seg_free, st.nfree, st.pkt_nseg, st.pkt_free,
+                 st.npfree, st.inact, st.act, st.nact, touched, st.lflits, st.lcap, deg,
+                 self.kind, self.model.k, self.bsize, sc["bufs"], sc["out"],
+                 sc["new"])  # fmt: skip
+        self._akey, self._akw = key, (cargs, margs, sargs)
+        return self._akw
 
     def _scratch(self, n: int) -> dict:
         """The step's work arrays, for up to ``n`` requests (kept and grown between steps)."""

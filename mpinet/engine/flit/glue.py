@@ -22,10 +22,10 @@ from mpinet.engine.flit import kernels as fk
 
 
 @njit(cache=True, error_model="numpy")
-def settle(nloc, local, nrel, rel, ncl, cred_l, ndrain, drain, held, credit, seg_cnt, seg_recv,
-           seg_next, seg_buf, seg_pkt, seg_out, bhead, btail, bocc, seg_free, nfree, pkt_nseg,
-           pkt_free, npfree, inact, act, nact, nt, touched, lflits, lcap, deg, kind, k,
-           sdc_port, bsize, bufs, out, new_local):  # fmt: skip
+def settle(nloc, nrel, ncl, ndrain, nt, sdc_port, local, rel, cred_l, drain, held, credit,
+           seg_cnt, seg_recv, seg_next, seg_buf, seg_pkt, seg_out, bhead, btail, bocc, seg_free,
+           nfree, pkt_nseg, pkt_free, npfree, inact, act, nact, touched, lflits, lcap, deg, kind,
+           k, bsize, bufs, out, new_local):  # fmt: skip
     """The end of the step on this rank; returns the number of ``new_local`` heads.
 
     ``new_local``: the segments opened by heads that reached a local node (not routed yet:

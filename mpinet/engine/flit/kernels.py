@@ -220,8 +220,8 @@ def choose_links(nt, touched, first, rq_seg, seg_pkt, pkt_inj, pkt_pid, kind, k,
 
 
 @njit(cache=True, error_model="numpy")
-def move(t, nt, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, deg, lo, hi,
-         nvcbuf, lcap, down, ucred, nbt, credit, held, load, in_window, seg_cnt, seg_sent, seg_ovc,
+def move(t, nt, in_window, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, deg,
+         lo, hi, nvcbuf, lcap, down, ucred, nbt, credit, held, load, seg_cnt, seg_sent, seg_ovc,
          seg_vlo, seg_vhi, seg_pkt, seg_buf, seg_hops, bocc, bhead, btail, seg_next, seg_recv,
          seg_out, seg_free, nfree, pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm, pkt_state,
          pkt_hdr, pkt_nseg, lflits, local, wire, deliv, cred_l, cred_r, rel, drain, hop,
