@@ -129,10 +129,10 @@ class Unicast:
 
     def injections(self, lo: int, hi: int, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Packets injected at ``step`` by the sources in ``[lo, hi)``: (ids, sources, dests)."""
-        nodes = np.arange(lo, hi, dtype=np.int64)
         if self.injection == "once":
             if step != 0:
                 return (np.empty(0, np.int64),) * 3
+            nodes = np.arange(lo, hi, dtype=np.int64)
             src = np.repeat(nodes, self.packets)
             pid = src * self.packets + np.tile(np.arange(self.packets), nodes.size)
         else:

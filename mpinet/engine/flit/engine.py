@@ -129,7 +129,10 @@ class FlitEngine:
             flits, ndel, cross = self._step(t)
             n_inj, n_home = self._inject(workload, t)
             local[:] = (flits, ndel + n_home, n_inj, cross, self.msg is not None, st_nact())
-            comm.Allreduce(local, glob, op=op)
+            if self.size == 1:  # the watched communicator's polled call: microseconds a step
+                glob[:] = local
+            else:
+                comm.Allreduce(local, glob, op=op)
             if glob[4]:
                 raise_collected(self.comm, self.msg)
             injected += int(glob[2])
@@ -356,7 +359,7 @@ class FlitEngine:
         m = na + inj[0].size
         if m == 0:
             return
-        cur, dst, pid, hops, state = (np.empty(m, np.int64) for _ in range(5))
+        cur, dst, pid, hops, state = np.empty((5, m), np.int64)
         hdr = np.empty((m, st.hw), np.int64)
         glue.gather_heads(segs, inj[0], inj[1], inj[2], inj[3], st.seg_pkt, st.seg_buf,
                           st.seg_hops, st.pkt_dst, st.pkt_pid, st.pkt_hdr, st.pkt_state,
