@@ -224,6 +224,23 @@ def test_dead_fronts_equal_brute_force(seed):
         assert (nxt, b) in holds
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_one_rank_pass_equals_the_spread_by_messages(seed):
+    """dead_fronts' compiled one-rank pass against the general path run on one rank."""
+    from mpinet.engine.comm import resolve
+    from mpinet.engine.waitfor import _dead_spread
+
+    rng = np.random.default_rng(500 + seed)
+    fronts, waits, holds, closed = random_description(rng)
+    hf = np.array([f for f, _ in holds], np.int64)
+    hb = np.array([b for _, b in holds], np.int64)
+    fast = dead_fronts(None, fronts, waits, hf, hb, closed, _one_rank, _one_rank)
+    slow = _dead_spread(resolve(None), fronts, waits, hf, hb, closed, _one_rank, _one_rank)
+    assert np.array_equal(fast, slow)
+    empty = np.empty(0, np.int64)
+    assert dead_fronts(None, empty, empty, empty, empty, empty, _one_rank, _one_rank).size == 0
+
+
 def _seeds_with_a_deadlock(n):
     out = []
     for s in itertools.count():
