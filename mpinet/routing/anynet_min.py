@@ -32,11 +32,13 @@ import numpy as np
 
 from mpinet.errors import ResourceError, RoutingError
 from mpinet.routing import tables
-from mpinet.routing.base import DROP, HopContext, Router
+from mpinet.routing.base import DROP, CompiledHop, HopContext, Router
 from mpinet.topology.base import Topology
 
 #: largest N*N of the per-source tables (N <= 8,192: 64 MiB of ports)
 MAX_PAIRS = 2**26
+#: this router's code among the compiled hops (:mod:`mpinet.routing.compiled`)
+HOP_CODE = 3
 
 
 class AnynetMinRouter(Router):
@@ -102,6 +104,16 @@ class AnynetMinRouter(Router):
         port = self._port[idx].astype(np.int64)
         return np.where(port == tables.NO_PORT, DROP, port), headers
 
+    def compiled_hop(self) -> CompiledHop | None:
+        """``P[node, dest]`` as the engines' compiled hop (:func:`table_hop_one`); None where
+        some destination is unreachable (the rule never drops)."""
+        self.prepare()
+        n = self.topo.num_nodes
+        if int(np.count_nonzero(self._port == tables.NO_PORT)) != n:  # only the diagonal
+            return None
+        prm = np.array([n, 0, 0], dtype=np.int64)
+        return CompiledHop(HOP_CODE, prm, self._port, np.zeros(1, np.int32))
+
     def route_length(self, src: object, dst: object) -> np.ndarray:
         """Hops of this router's routes, by following the tables (arrays broadcast), int64."""
         self.prepare()
@@ -127,6 +139,14 @@ class AnynetMinRouter(Router):
     def distance(self, src: object, dst: object) -> np.ndarray:
         """Exact shortest distances: the routes are minimal, so their lengths (int64)."""
         return self.route_length(src, dst)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def table_hop_one(cur, dst, n, port_tab):
+    """The port of the hop at ``cur`` for ``dst``: ``port_tab[cur * n + dst]`` (:data:`DROP`
+    where the table has none, as :meth:`AnynetMinRouter.next_port`)."""
+    p = np.int64(port_tab[cur * n + dst])
+    return np.int64(DROP) if p == tables.NO_PORT else p
 
 
 @nb.njit(cache=True, nogil=True)

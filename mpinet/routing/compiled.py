@@ -20,7 +20,7 @@ import numba as nb
 import numpy as np
 
 from mpinet.errors import RoutingError
-from mpinet.routing import fccn, shortest
+from mpinet.routing import anynet_min, fccn, shortest
 from mpinet.routing.base import CompiledHop, Router
 
 #: no compiled rule: the engine calls ``next_port``
@@ -29,6 +29,8 @@ NONE = 0
 TRANSLATED = shortest.HOP_CODE
 #: ``fccn-shortest``: ``ta`` the lowest-bit port table
 FCCN_SHORTEST = fccn.HOP_CODE
+#: ``anynet-min``: ``prm[0] = N``, ``ta`` the N x N port table
+ANYNET_MIN = anynet_min.HOP_CODE
 
 #: what the engine passes for a router without a rule (one compiled signature for all)
 NO_HOP = CompiledHop(NONE, np.zeros(3, np.int64), np.zeros(1, np.uint8), np.zeros(1, np.int32))
@@ -39,10 +41,10 @@ def rule_of(router: Router) -> CompiledHop:
     rule = router.compiled_hop()
     if rule is None or rule.ta.dtype != np.uint8 or rule.tb.dtype != np.int32:
         return NO_HOP
-    if rule.code not in (TRANSLATED, FCCN_SHORTEST):
+    if rule.code not in (TRANSLATED, FCCN_SHORTEST, ANYNET_MIN):
         raise RoutingError(
             f"router {router.name}: compiled hop code {rule.code} is not one of "
-            f"{TRANSLATED}, {FCCN_SHORTEST} (mpinet.routing.compiled)"
+            f"{TRANSLATED}, {FCCN_SHORTEST}, {ANYNET_MIN} (mpinet.routing.compiled)"
         )
     return rule
 
@@ -52,4 +54,6 @@ def hop(code, prm, ta, tb, cur, dst, h):
     """``(port, header after the hop)`` of one packet at ``cur`` for ``dst`` carrying ``h``."""
     if code == TRANSLATED:
         return shortest.translated_hop_one(h, prm[0], prm[1], prm[2] != 0, ta, tb)
+    if code == ANYNET_MIN:
+        return anynet_min.table_hop_one(cur, dst, prm[0], ta), h
     return fccn.shortest_hop_one(cur, dst, h, ta)

@@ -114,6 +114,9 @@ class VCPolicy:
     symmetric: bool = True
     #: bytes the policy holds (negative-hop's colour table)
     table_bytes: int = 0
+    #: the rule in the flit engine's compiled steps (:data:`ANY_VC`, :data:`HOPS_VC`,
+    #: :data:`COUNT_VC`: :meth:`hop`'s values computed there); None: through :meth:`hop`
+    compiled: ClassVar[int | None] = None
 
     def __init__(self, topo: Topology, vcs: int) -> None:
         self.topo = topo
@@ -170,8 +173,15 @@ class VCPolicy:
             )
 
 
+#: compiled rules (:attr:`VCPolicy.compiled`): VCs ``[0, V)``; ``[hops, hops + 1)``; with
+#: a per-link count ``c`` (:meth:`_Counting.counts`), ``[s + c, s + c + 1)`` and state
+#: ``s + c``
+ANY_VC, HOPS_VC, COUNT_VC = 0, 1, 2
+
+
 class AnyVC(VCPolicy):
     name = "any"
+    compiled = ANY_VC
     summary = "any free VC, the lowest first (may deadlock where the routes make a cycle)"
 
 
@@ -196,6 +206,7 @@ class _HopsTracker(Tracker):
 
 class HopsVC(VCPolicy):
     name = "hops"
+    compiled = HOPS_VC
     summary = "VC = hops taken before the hop (structured buffer pool; needs longest route - 1)"
 
     def hop(self, cur: Any, nxt: Any, hops: Any, state: Any = None) -> tuple:
@@ -255,6 +266,7 @@ class _Counting(VCPolicy):
     holds that number."""
 
     state_words = 1
+    compiled = COUNT_VC
     #: what the count is, for the reports (``negative hops``)
     counted = ""
     #: a 2-colouring of every node whose swap turns every counted hop into an uncounted

@@ -171,6 +171,20 @@ class Unicast:
         a, b = blk[7][step - blk[2]], blk[7][step - blk[2] + 1]
         return blk[4][a:b], blk[5][a:b], blk[6][a:b]
 
+    def injection_span(self, lo: int, hi: int, first: int, end: int) -> tuple | None:
+        """The injections of steps ``first .. end - 1`` at once, ``(ids, sources, dests,
+        offsets)`` (step ``first + k``'s are ``offsets[k]:offsets[k + 1]``), when they lie
+        in one Bernoulli block; None otherwise (the caller asks step by step)."""
+        if self.injection != "bernoulli" or first >= self.steps:
+            return None
+        self._block(lo, hi, first)
+        blk = self._blk
+        if end > blk[3]:
+            return None
+        off = blk[7][first - blk[2] : end - blk[2] + 1]
+        a, b = int(off[0]), int(off[-1])
+        return blk[4][a:b], blk[5][a:b], blk[6][a:b], off - a
+
     def _dest(self, pid: np.ndarray, src: np.ndarray) -> np.ndarray:
         n = self.topo.num_nodes
         if self.pattern in patterns.NAMES:  # structure- and label-defined patterns

@@ -30,7 +30,7 @@ import numpy as np
 
 from mpinet.engine.comm import block_bounds, resolve, sum_op
 from mpinet.engine.exchange import exchange_packets
-from mpinet.engine.flit import glue
+from mpinet.engine.flit import chunk, glue
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.dead import CHECK_EVERY, LiveCheck
@@ -53,8 +53,10 @@ class FlitEngine:
         keys (``model.switching``, ``flits``, ``vcs``, ``vc_buffer``, ``vc_policy``)
     policy : the VC policy object (:mod:`mpinet.routing.vc_policies`): ``hop(cur, nxt,
         hops, state) -> (lo, hi, state)``
-    live_check : look for worms blocked for good every 8 steps while packets are injected
+    live_check : look for worms blocked for good every 16 steps while packets are injected
         (:mod:`mpinet.engine.flit.dead`); False: only the stall after the last injection
+    compiled_steps : run many steps per compiled call where :func:`mpinet.engine.flit.chunk.usable`
+        (the same results); False: every step through Python
     comm, seed, max_steps, record_hops, progress, load_window : as
         :class:`~mpinet.engine.core.Engine`
     """
@@ -73,6 +75,7 @@ class FlitEngine:
         progress: Callable[[int, int, int, int], None] | None = None,
         load_window: tuple[int, int] | None = None,
         live_check: bool = True,
+        compiled_steps: bool = True,
     ) -> None:
         self.topo, self.router, self.model, self.policy = topo, router, model, policy
         self.comm = resolve(comm)
@@ -80,6 +83,7 @@ class FlitEngine:
         self.seed, self.max_steps = int(seed), int(max_steps)
         self.record_hops, self.progress = record_hops, progress
         self.live_check = live_check  # False: only the stall after the last injection
+        self.compiled_steps = compiled_steps  # False: every step through Python (the tests)
         self.load_window = (0, 1 << 62) if load_window is None else tuple(map(int, load_window))
         self.bounds = block_bounds(topo.num_nodes, self.size)
         self.lo, self.hi = int(self.bounds[self.rank]), int(self.bounds[self.rank + 1])
@@ -122,34 +126,45 @@ class FlitEngine:
         def st_nact() -> int:  # the step's work, for pacing the search (0 without it)
             return int(self.st.nact[0]) if live is not None else 0
 
+        steps = chunk.Steps(self) if chunk.usable(self) else None
         while (in_flight > 0 or t < last) and t < self.max_steps:
-            t += 1
-            if hasattr(comm, "where"):
-                comm.where = f"step {t}"
-            flits, ndel, cross = self._step(t)
-            n_inj, n_home = self._inject(workload, t)
-            local[:] = (flits, ndel + n_home, n_inj, cross, self.msg is not None, st_nact())
-            if self.size == 1:  # the watched communicator's polled call: microseconds a step
-                glob[:] = local
+            if steps is not None:  # many steps in one compiled call (one rank)
+                rows = steps.run(workload, t, last, in_flight, live)
             else:
-                comm.Allreduce(local, glob, op=op)
-            if glob[4]:
-                raise_collected(self.comm, self.msg)
-            injected += int(glob[2])
-            delivered += int(glob[1])
-            in_flight = injected - delivered
-            counters.append((glob[0], glob[1], in_flight, glob[3]))
-            if self.progress is not None and self.rank == 0:
-                self.progress(t, delivered, injected, in_flight)
-            if live is not None and live.due(t, last, in_flight, int(glob[0] + glob[5])):
-                deadlock = live.find(t, in_flight)  # worms blocked for good, still injecting
-                if deadlock is not None:
-                    break
-            # a packet injected at step `last` can first move at last + 1
-            if not glob[0] and in_flight and t > last:
-                from mpinet.engine.flit.deadlock import wait_for_cycle
+                t += 1
+                if hasattr(comm, "where"):
+                    comm.where = f"step {t}"
+                flits, ndel, cross = self._step(t)
+                n_inj, n_home = self._inject(workload, t)
+                local[:] = (flits, ndel + n_home, n_inj, cross, self.msg is not None, st_nact())
+                if self.size == 1:  # the watched communicator's polled call: microseconds
+                    glob[:] = local
+                else:
+                    comm.Allreduce(local, glob, op=op)
+                if glob[4]:
+                    raise_collected(self.comm, self.msg)
+                rows = [(t, glob[0], glob[1], glob[2], glob[3], glob[5])]
+            stop = False
+            for t, flits, ndel, n_inj, cross, work in rows:
+                injected += int(n_inj)
+                delivered += int(ndel)
+                in_flight = injected - delivered
+                counters.append((flits, ndel, in_flight, cross))
+                if self.progress is not None and self.rank == 0:
+                    self.progress(t, delivered, injected, in_flight)
+                if live is not None and live.due(t, last, in_flight, int(flits + work)):
+                    deadlock = live.find(t, in_flight)  # worms blocked for good, still injecting
+                    if deadlock is not None:
+                        stop = True
+                        break
+                # a packet injected at step `last` can first move at last + 1
+                if not flits and in_flight and t > last:
+                    from mpinet.engine.flit.deadlock import wait_for_cycle
 
-                deadlock = wait_for_cycle(self, t, in_flight)
+                    deadlock = wait_for_cycle(self, t, in_flight)
+                    stop = True
+                    break
+            if stop:
                 break
         return self._record(t, counters, deadlock, in_flight, t0)
 

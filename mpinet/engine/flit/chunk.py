@@ -1,0 +1,384 @@
+"""The flit engine's steps compiled end to end: many steps per call on one rank.
+
+On one rank, with a router that has a compiled hop (:mod:`mpinet.routing.compiled`:
+``shortest`` on translated tables, ``fccn-shortest``, ``anynet-min``), a VC policy with a
+compiled rule (:attr:`~mpinet.routing.vc_policies.VCPolicy.compiled`: ``any``, ``hops``,
+``negative-hop``, ``dateline``) and the all-port model, :func:`run_steps` runs whole steps
+without returning to Python: the kernels of a step (:func:`~mpinet.engine.flit.kernels.collect`,
+:func:`~mpinet.engine.flit.kernels.move`, :func:`~mpinet.engine.flit.glue.settle`), then
+the routing of the heads that reached a node and of the step's injections, exactly as
+:meth:`~mpinet.engine.flit.engine.FlitEngine._route` does it with the router's and the
+policy's vectorized calls. Why: Python between the kernels (the router call, the policy,
+the bookkeeping, the numba dispatch of some 200 arguments) was a quarter of a step on the
+issue's wormhole run (docs/performance.md, "The flit engine").
+
+It returns to Python (:class:`Status`) after the last step asked for (the engine asks up
+to the next deadlock look, every :data:`~mpinet.engine.flit.dead.CHECK_EVERY` steps), when
+the run ends or stalls, on a model or routing error, or before a step for which the
+segment or packet pools, the scratch arrays or the delivery rows might not have room (the
+engine grows them and calls again). Per step it writes one row: flits moved, packets
+delivered, packets injected, flits that crossed ranks (0), and the step's work for the
+deadlock search's pacing (active buffers). The same answers as the step-by-step path, checked by the
+tests on every switching mode and policy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.flit import glue
+from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import state as fs
+from mpinet.engine.flit.dead import CHECK_EVERY as CHECK
+from mpinet.routing import compiled
+from mpinet.routing.vc_policies import ANY_VC, COUNT_VC, HOPS_VC
+
+#: :func:`run_steps`' status codes (``status[0]``); ``status[1]`` is the last step run
+DONE, ROOM, FINISHED, STALL, MODEL_ERR, PORT_ERR, VC_ERR = range(7)
+#: columns of a step row
+R_FLITS, R_DELIV, R_INJ, R_CROSS, R_WORK = range(5)
+#: the counters :func:`run_steps` keeps across steps (rows accumulate in ``deliv``/``hop``)
+KEPT = (fk.C_FLITS, fk.C_DELIV, fk.C_HOPS, fk.C_CROSS)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _vc_range(vpol, vcs, count, hops, state):
+    """``(lo, hi, state after)`` of a hop under the compiled VC rule."""
+    if vpol == ANY_VC:
+        return 0, vcs, state
+    if vpol == HOPS_VC:
+        return hops, hops + 1, state
+    s = state + count  # COUNT_VC
+    return s, s + 1, s
+
+
+@njit(cache=True, error_model="numpy")
+def _route(t, nnew, ni, ia, ipid, isrc, idst, ihdr, rule, vrule, geo, st, osrc, status):
+    """Route the ``nnew`` heads that reached a node and the ``ni`` packets injected at ``t``
+    (rows ``ia..`` of the injection arrays); open the injected packets' source segments.
+    Returns False (``status`` set) on a routing error, as the vectorized path reports it:
+    first an invalid port among all, else the first VC range out of bounds."""
+    code, prm, ta, tb = rule
+    vpol, vcs, lcount = vrule
+    lo, deg, span, nbt = geo
+    new, seg_pkt, seg_buf, seg_hops, seg_out = st[0], st[1], st[2], st[3], st[4]
+    seg_vlo, seg_vhi, pkt_dst, pkt_pid = st[5], st[6], st[7], st[8]
+    pkt_hdr, pkt_state = st[9], st[10]
+    hw = pkt_hdr.shape[1]
+    m = nnew + ni
+    link = np.empty(m, np.int64)
+    hnew = np.zeros(m, np.int64)
+    for i in range(m):  # the ports, all checked before anything is written
+        if i < nnew:
+            s = new[i]
+            p = seg_pkt[s]
+            cur, dst, pid = seg_buf[s] // span + lo, pkt_dst[p], pkt_pid[p]
+            h = pkt_hdr[p, 0] if hw else 0
+        else:
+            j = ia + i - nnew
+            cur, dst, pid = isrc[j], idst[j], ipid[j]
+            h = ihdr[j, 0] if hw else 0
+        port, h2 = compiled.hop(code, prm, ta, tb, cur, dst, h)
+        ok = 0 <= port < deg
+        link[i] = (cur - lo) * deg + (port if ok else 0)
+        hnew[i] = h2
+        if not ok or nbt[link[i]] < 0:
+            status[0], status[1], status[2], status[3], status[4] = PORT_ERR, t, port, cur, pid
+            return False
+    vlo = np.empty(ni, np.int64)
+    vhi = np.empty(ni, np.int64)
+    vst = np.empty(ni, np.int64)
+    ports = np.empty(ni, np.int64)
+    bad = -1
+    for i in range(m):
+        if i < nnew:
+            s = new[i]
+            p = seg_pkt[s]
+            dst, hops, state = pkt_dst[p], seg_hops[s], pkt_state[p]
+        else:
+            j = ia + i - nnew
+            dst, hops, state = idst[j], 0, 0
+        lk = link[i]
+        a, b, s2 = _vc_range(vpol, vcs, lcount[lk], hops, state)
+        if nbt[lk] == dst:  # no VC is taken into the destination: the state stays
+            s2 = state
+        elif bad < 0 and (a < 0 or b > vcs or a >= b):
+            bad = i
+            status[2], status[3], status[4] = a, lk // deg + lo, hops
+        if i < nnew:
+            seg_out[s] = lk
+            seg_vlo[s] = a
+            seg_vhi[s] = b
+            pkt_state[p] = s2
+            if hw:
+                pkt_hdr[p, 0] = hnew[i]
+        else:
+            k = i - nnew
+            vlo[k], vhi[k], vst[k], ports[k] = a, b, s2, lk % deg
+    if ni:
+        hdr = ihdr[ia : ia + ni].copy()
+        if hw:
+            hdr[:, 0] = hnew[nnew:]
+        fs.open_sources(ipid[ia : ia + ni], isrc[ia : ia + ni], idst[ia : ia + ni], t, hdr, ports,
+                        vlo, vhi, vst, *osrc)  # fmt: skip
+    if bad >= 0:
+        status[0], status[1] = VC_ERR, t
+        return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def run_steps(t0, t_end, last, win_lo, win_hi, room, iargs, cargs, margs, sargs, rule, vrule,
+              geo, st, osrc, deliv, rows, status):  # fmt: skip
+    """Run steps ``t0 + 1 .. t_end`` (see the module docstring); returns the last step run.
+
+    ``iargs = (ioff, ipid, isrc, idst, ihdr, hoff, hpid, hsrc, hdst)``: the injections of
+    each step (``ioff[k]:ioff[k + 1]`` for step ``t0 + 1 + k``, sorted by id, source and
+    destination apart) and the packets injected at their destination (delivered at once);
+    ``room = (scratch rows, delivery rows, hop rows or -1)``; ``deliv``: the delivery rows
+    (``move``'s, in ``margs``); ``status[5]``: the packets in flight, in and out.
+    """
+    ioff, ipid, isrc, idst, ihdr, hoff, hpid, hsrc, hdst = iargs
+    nact, act = cargs[0], cargs[1]
+    allow, cnt = margs[1], margs[-1]
+    out = sargs[-2]
+    nfree, npfree = st[11], st[12]
+    scratch, drows, hrows = room
+    in_flight = status[5]
+    for t in range(t0 + 1, t_end + 1):
+        k = t - t0 - 1
+        ia, ni = ioff[k], ioff[k + 1] - ioff[k]
+        ha, nh = hoff[k], hoff[k + 1] - hoff[k]
+        need = nact[0] + 1
+        if (nfree[0] < need + ni or npfree[0] < ni or need > scratch
+                or cnt[fk.C_DELIV] + need + nh > drows
+                or (hrows >= 0 and cnt[fk.C_HOPS] + need > hrows)):  # fmt: skip
+            status[0], status[1] = ROOM, t - 1
+            status[5] = in_flight
+            return t - 1
+        if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
+            act[: nact[0]].sort()
+        nt = fk.collect(*cargs)
+        allow[:nt] = True
+        for c in range(fk.NCOUNT):
+            if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
+                cnt[c] = 0
+        f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
+        fk.move(t, nt, win_lo <= t < win_hi, *margs)
+        nnew = glue.settle(cnt[fk.C_LOCAL], cnt[fk.C_REL], cnt[fk.C_CRED_L], cnt[fk.C_DRAIN], nt,
+                           -1, *sargs)  # fmt: skip
+        if out[0]:
+            status[0], status[1] = MODEL_ERR, t
+            return t
+        for i in range(nh):  # injected at their destination: delivered now
+            r = cnt[fk.C_DELIV]
+            deliv[r, 0], deliv[r, 1], deliv[r, 2] = hpid[ha + i], hsrc[ha + i], hdst[ha + i]
+            deliv[r, 3], deliv[r, 4], deliv[r, 5], deliv[r, 6] = t, t, 0, t
+            cnt[fk.C_DELIV] += 1
+        if not _route(t, nnew, ni, ia, ipid, isrc, idst, ihdr, rule, vrule, geo, st, osrc,
+                      status):  # fmt: skip
+            return t
+        flits, ndel = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
+        rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh
+        rows[k, R_CROSS], rows[k, R_WORK] = cnt[fk.C_CROSS] - x0, nact[0]
+        in_flight += ni + nh - ndel
+        if in_flight <= 0 and t >= last:
+            status[0], status[1], status[5] = FINISHED, t, in_flight
+            return t
+        if flits == 0 and in_flight > 0 and t > last:
+            status[0], status[1], status[5] = STALL, t, in_flight
+            return t
+    status[0], status[1], status[5] = DONE, t_end, in_flight
+    return t_end
+
+
+#: steps one call runs at most (the engine's progress line and the injection blocks)
+MAX_CHUNK = 64
+
+
+def usable(eng: Any) -> bool:
+    """Whether :class:`Steps` can run ``eng``'s run: one rank, all-port, a compiled hop and
+    a compiled VC rule, headers of at most one word."""
+    if not eng.compiled_steps or eng.size != 1 or eng.kind != fk.ALL:
+        return False
+    if eng.router.header_width > 1 or eng.policy.compiled is None:
+        return False
+    return compiled.rule_of(eng.router) is not compiled.NO_HOP
+
+
+class Steps:
+    """The engine's side of :func:`run_steps`: the injections of the steps asked for, room
+    in the pools and scratch arrays, the rows and the errors turned into the engine's."""
+
+    def __init__(self, eng: Any) -> None:
+        self.eng = eng
+        st, lo, deg = eng.st, eng.lo, eng.deg
+        r = compiled.rule_of(eng.router)
+        self.rule = (np.int64(r.code), r.prm, r.ta, r.tb)
+        pol = eng.policy
+        lcount = np.zeros(st.block * deg, np.int64)
+        if pol.compiled == COUNT_VC:
+            links = np.flatnonzero(st.nbt >= 0)
+            lcount[links] = pol.counts(links // deg + lo, st.nbt[links])
+        self.vrule = (np.int64(pol.compiled), np.int64(eng.vcs), lcount)
+        self.geo = (np.int64(lo), np.int64(deg), np.int64(deg * eng.vcs), st.nbt)
+        self.status = np.zeros(8, np.int64)
+
+    def _injections(self, workload: Any, t: int, t_end: int) -> tuple:
+        """The injections of steps ``t + 1 .. t_end`` as the step-by-step path makes them."""
+        eng = self.eng
+        hw = eng.st.hw
+        span = getattr(workload, "injection_span", None)
+        got = span(eng.lo, eng.hi, t + 1, t_end + 1) if span is not None else None
+        if got is not None and not hasattr(workload, "headers"):
+            return self._span(*got)
+        parts, homes = [], []
+        ioff, hoff = [0], [0]
+        for step in range(t + 1, t_end + 1):
+            got = None
+            if step <= workload.last_injection_step:
+                got = workload.injections(eng.lo, eng.hi, step)
+                got = [np.asarray(a, dtype=np.int64) for a in got]
+            if got is None or got[0].size == 0:
+                ioff.append(ioff[-1])
+                hoff.append(hoff[-1])
+                continue
+            pid, src, dst = got
+            eng.injected.append(pid)
+            home = src == dst
+            if home.any():
+                homes.append((pid[home], src[home], dst[home]))
+                pid, src, dst = pid[~home], src[~home], dst[~home]
+            hoff.append(hoff[-1] + int(home.sum()))
+            if pid.size > 1 and not (pid[1:] > pid[:-1]).all():
+                order = np.argsort(pid, kind="stable")  # a source queue is (step, id) ordered
+                pid, src, dst = pid[order], src[order], dst[order]
+            if pid.size and hasattr(workload, "headers"):
+                hdr = np.asarray(workload.headers(pid, src, dst, step), dtype=np.int64)
+            else:
+                hdr = None
+            parts.append((pid, src, dst, hdr))
+            ioff.append(ioff[-1] + pid.size)
+        cat = lambda xs, k: np.concatenate([x[k] for x in xs]) if xs else np.empty(0, np.int64)  # noqa: E731
+        pid, src, dst = cat(parts, 0), cat(parts, 1), cat(parts, 2)
+        if any(x[3] is not None for x in parts):
+            hdr = np.concatenate([x[3].reshape(-1, hw) for x in parts])
+        else:
+            hdr = np.asarray(eng.router.init_headers(src, dst), dtype=np.int64)
+        hdr = np.ascontiguousarray(hdr.reshape(pid.size, hw))
+        hp, hs, hd = cat(homes, 0), cat(homes, 1), cat(homes, 2)
+        return (np.array(ioff, np.int64), pid, src, dst, hdr, np.array(hoff, np.int64), hp, hs, hd)
+
+    def _span(self, pid, src, dst, off) -> tuple:
+        """:meth:`_injections` from a block of steps (ids ascending: each step's sorted)."""
+        eng = self.eng
+        for k in range(off.size - 1):  # the engine's list of injected ids, step by step
+            if off[k + 1] > off[k]:
+                eng.injected.append(pid[off[k] : off[k + 1]])
+        step = np.repeat(np.arange(off.size - 1), np.diff(off))
+        home = src == dst
+        if home.any():
+            hoff = np.searchsorted(step[home], np.arange(off.size))
+            hp, hs, hd = pid[home], src[home], dst[home]
+            pid, src, dst, step = pid[~home], src[~home], dst[~home], step[~home]
+        else:
+            hoff = np.zeros(off.size, np.int64)
+            hp = hs = hd = np.empty(0, np.int64)
+        if pid.size > 1 and not (pid[1:] > pid[:-1]).all():
+            order = np.lexsort((pid, step))  # a source queue is (step, id) ordered
+            pid, src, dst, step = pid[order], src[order], dst[order], step[order]
+        ioff = np.searchsorted(step, np.arange(off.size))
+        hdr = np.asarray(eng.router.init_headers(src, dst), dtype=np.int64)
+        hdr = np.ascontiguousarray(hdr.reshape(pid.size, eng.st.hw))
+        i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
+        return (i64(ioff), i64(pid), i64(src), i64(dst), hdr, i64(hoff), i64(hp), i64(hs),
+                i64(hd))  # fmt: skip
+
+    def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> list[tuple]:
+        """Run from step ``t + 1`` to the next deadlock look (or :data:`MAX_CHUNK` steps, or
+        the end); returns a row ``(step, flits, delivered, injected, cross, work)`` per step
+        run. Errors are raised as the step-by-step path raises them."""
+        from mpinet.engine.run import raise_collected
+
+        eng = self.eng
+        t_end = min(t + MAX_CHUNK, eng.max_steps)
+        if live is not None and t < last:  # stop where the engine looks for a deadlock
+            t_end = min(t_end, (t // CHECK + 1) * CHECK)
+        inj = self._injections(workload, t, t_end)
+        rows = np.zeros((t_end - t, 5), np.int64)
+        status = self.status
+        status[5] = in_flight
+        t0 = t
+        while True:
+            st = eng.st
+            k = t0 - t
+            most = int(np.diff(inj[0][k:]).max(initial=0))  # injections of one step, at most
+            homes = int(np.diff(inj[5][k:]).max(initial=0))
+            need = int(st.nact[0]) + 1
+            st.reserve(2 * need + most, most + 1)
+            sc = eng._scratch(2 * need + homes)
+            cargs, margs, sargs = eng._args(sc)
+            cnt = sc["cnt"]
+            cnt[:] = 0
+            ioff, hoff = inj[0][k:], inj[5][k:]
+            iargs = (ioff, *inj[1:5], hoff, *inj[6:])
+            hop_rows = sc["hop"].shape[0] if eng.record_hops else -1
+            room = (sc["touched"].size, sc["deliv"].shape[0], hop_rows)
+            tl = run_steps(t0, t_end, last, eng.load_window[0], eng.load_window[1], room, iargs,
+                           cargs, margs, sargs, self.rule, self.vrule, self.geo,
+                           self._st(sc), self._osrc(), sc["deliv"], rows[k:], status)  # fmt: skip
+            self._flush(sc)
+            code = int(status[0])
+            if code != ROOM or tl >= t_end:
+                break
+            t0 = tl
+        done = [(s, *rows[s - t - 1]) for s in range(t + 1, int(tl) + 1)]
+        if code in (MODEL_ERR, PORT_ERR, VC_ERR):
+            self._error(code, sc)
+            raise_collected(eng.comm, eng.msg)
+        return done
+
+    def _st(self, sc: dict) -> tuple:
+        st = self.eng.st
+        return (sc["new"], st.seg_pkt, st.seg_buf, st.seg_hops, st.seg_out, st.seg_vlo,
+                st.seg_vhi, st.pkt_dst, st.pkt_pid, st.pkt_hdr, st.pkt_state, st.nfree,
+                st.npfree)  # fmt: skip
+
+    def _osrc(self) -> tuple:
+        eng, st = self.eng, self.eng.st
+        return (eng.lo, eng.deg, st.nvcbuf, eng.flits, st.pkt_pid, st.pkt_src, st.pkt_dst,
+                st.pkt_inj, st.pkt_adm, st.pkt_state, st.pkt_hdr, st.pkt_nseg, st.pkt_free,
+                st.npfree, st.seg_pkt, st.seg_cnt, st.seg_recv, st.seg_sent, st.seg_next,
+                st.seg_buf, st.seg_out, st.seg_ovc, st.seg_vlo, st.seg_vhi, st.seg_hops,
+                st.seg_free, st.nfree, st.bhead, st.btail, st.inact, st.act, st.nact)  # fmt: skip
+
+    def _flush(self, sc: dict) -> None:
+        """The delivery and hop rows of the call, to the engine's lists."""
+        eng, cnt = self.eng, sc["cnt"]
+        n = int(cnt[fk.C_DELIV])
+        if n:
+            eng.delivered.append(sc["deliv"][:n].copy())
+        h = int(cnt[fk.C_HOPS])
+        if eng.record_hops and h:
+            eng.hop_rows.append(sc["hop"][:h].copy())
+
+    def _error(self, code: int, sc: dict) -> None:
+        eng, s = self.eng, self.status
+        t = int(s[1])
+        if code == MODEL_ERR:
+            eng._violation(t, sc["out"], -1)
+        elif code == PORT_ERR:
+            eng.msg = eng.msg or (
+                f"step {t}: router {eng.router.name} chose port {int(s[2])} at node "
+                f"{eng.topo.label(int(s[3]))} for packet {int(s[4])}, which has no link "
+                f"there (valid ports are 0..{eng.deg - 1} with a neighbour)"
+            )
+        else:
+            eng.msg = eng.msg or (
+                f"vc_policy {eng.model.vc_policy!r} needs VC {int(s[2])} for a hop from "
+                f"{eng.topo.label(int(s[3]))} after {int(s[4])} hops, but vcs = "
+                f"{eng.vcs} (VCs 0..{eng.vcs - 1}); raise model.vcs"
+            )

@@ -1,0 +1,155 @@
+"""The flit engine's compiled runs of many steps against its step-by-step path.
+
+:mod:`mpinet.engine.flit.chunk` routes inside the compiled loop with the router's compiled
+hop and the policy's compiled rule; the step-by-step path calls the router and the policy
+(vectorized). Both must give the same run, row for row: every counter, every packet row
+in order, link loads, hop rows, injected ids, deadlock reports and errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from mpinet.engine.flit import chunk
+from mpinet.engine.flit.engine import FlitEngine
+from mpinet.engine.models import parse_model
+from mpinet.errors import MpinetError
+from mpinet.routing import make_router
+from mpinet.routing.vc_policies import make_vc_policy
+from mpinet.topology import from_spec
+from mpinet.workloads.unicast import Unicast
+
+MODES = ("store-and-forward", "cut-through", "wormhole")
+#: networks whose routers have a compiled hop (translated tables, fccn, anynet-min)
+NETS = [("star:4", "shortest"), ("ms:2,2", "shortest"), ("scc:4", "shortest"),
+        ("fccn:2", "fccn-shortest"), ("ms:2,2", "anynet-min"),
+        ("hypercube:4", "anynet-min")]  # fmt: skip
+
+
+class Packets:
+    """Given packets ``(pid, src, dst, inject step)``, some injected at their destination."""
+
+    def __init__(self, rows) -> None:
+        self.rows = np.array(rows, dtype=np.int64).reshape(-1, 4)
+        self.pid_space = int(self.rows[:, 0].max()) + 1
+        self.last_injection_step = int(self.rows[:, 3].max())
+
+    def injections(self, lo, hi, step):
+        r = self.rows
+        r = r[(r[:, 3] == step) & (r[:, 1] >= lo) & (r[:, 1] < hi)]
+        return r[:, 0], r[:, 1], r[:, 2]
+
+
+def model(topo, mode, flits, vcs, buf, policy="any", cap=1, kind="all-port"):
+    m = parse_model(kind, dict.fromkeys(topo.port_classes, cap))
+    return replace(m, flit=True, switching=mode, flits=flits, vcs=vcs, vc_buffer=buf,
+                   vc_policy=policy)  # fmt: skip
+
+
+def both(topo, router, m, workload, **kw):
+    """The run compiled in chunks and step by step; the first asserted to use the chunks."""
+    out = []
+    for compiled_steps in (True, False):
+        pol = make_vc_policy(m.vc_policy, topo, m.vcs)
+        eng = FlitEngine(topo, router, m, pol, compiled_steps=compiled_steps, **kw)
+        assert chunk.usable(eng) == compiled_steps
+        out.append(eng.run(workload))
+    return out
+
+
+def assert_identical(a, b) -> None:
+    assert a.steps == b.steps
+    assert np.array_equal(a.counters, b.counters)
+    assert np.array_equal(a.packets, b.packets)  # the same rows in the same order
+    assert np.array_equal(a.link_load, b.link_load)
+    assert np.array_equal(a.injected_ids, b.injected_ids)
+    assert (a.hop_rows is None) == (b.hop_rows is None)
+    if a.hop_rows is not None:
+        assert np.array_equal(a.hop_rows, b.hop_rows)
+    assert a.deadlock == b.deadlock
+    assert a.stuck == b.stuck
+
+
+def random_rows(rng, n, npk, horizon):
+    rows = [(i, int(rng.integers(n)), int(rng.integers(n)), int(rng.integers(horizon)))
+            for i in range(npk)]  # fmt: skip
+    return rows  # some with source = destination: delivered at once
+
+
+@pytest.mark.parametrize("spec,rname", NETS)
+@pytest.mark.parametrize("mode", MODES)
+def test_chunks_equal_the_steps(spec, rname, mode):
+    topo = from_spec(spec)
+    router = make_router(rname, topo)
+    rng = np.random.default_rng(len(spec) * 7 + MODES.index(mode))
+    for policy in ("any", "hops", "negative-hop"):
+        flits = int(rng.choice([1, 3, 6]))
+        buf = flits if mode != "wormhole" else int(rng.choice([1, 2, 4]))
+        vcs = make_vc_policy(policy, topo, 16).needed(router) if policy != "any" else 2
+        m = model(topo, mode, flits, vcs, buf, policy, cap=int(rng.choice([1, 2])))
+        rows = random_rows(rng, topo.num_nodes, int(rng.integers(50, 400)), 40)
+        a, b = both(topo, router, m, Packets(rows), record_hops=True, load_window=(5, 60))
+        assert_identical(a, b)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_deadlocks_found_alike(seed):
+    """``any`` with one VC under heavy wormhole traffic: deadlocks while injecting (the live
+    search) and after (the stall), the same step and cycle both ways."""
+    topo = from_spec("star:4")
+    router = make_router("shortest", topo)
+    rng = np.random.default_rng(seed)
+    m = model(topo, "wormhole", 8, 1, int(rng.choice([1, 2])))
+    rows = random_rows(rng, 24, 600, 200 if seed % 2 else 10)
+    a, b = both(topo, router, m, Packets(rows), max_steps=5000)
+    assert_identical(a, b)
+    assert a.deadlock is not None
+
+
+def test_bernoulli_run_with_growing_pools():
+    """A longer uniform run: the pools and scratch arrays grow during the compiled calls."""
+    topo = from_spec("ms:2,3")
+    router = make_router("anynet-min", topo)
+    m = model(topo, "wormhole", 16, 2, 4)
+    w = Unicast(topo, injection="bernoulli", rate=0.01, steps=300, seed=3)
+    a, b = both(topo, router, m, w)
+    assert_identical(a, b)
+    assert a.counters[:, 0].sum() > 100_000
+
+
+def test_dateline_policy_on_scc():
+    topo = from_spec("scc:4")
+    router = make_router("shortest", topo)
+    vcs = make_vc_policy("dateline", topo, 16).needed(router)
+    m = model(topo, "wormhole", 4, vcs, 2, "dateline")
+    rows = random_rows(np.random.default_rng(9), topo.num_nodes, 300, 30)
+    a, b = both(topo, router, m, Packets(rows))
+    assert_identical(a, b)
+
+
+def test_too_few_vcs_is_the_same_error():
+    topo = from_spec("star:4")
+    router = make_router("shortest", topo)
+    m = model(topo, "wormhole", 4, 2, 2, "hops")
+    rows = random_rows(np.random.default_rng(1), 24, 100, 5)
+    errors = []
+    for compiled_steps in (True, False):
+        pol = make_vc_policy("hops", topo, 2)
+        with pytest.raises(MpinetError) as exc:
+            FlitEngine(topo, router, m, pol, compiled_steps=compiled_steps).run(Packets(rows))
+        errors.append(str(exc.value))
+    assert errors[0] == errors[1] and "raise model.vcs" in errors[0]
+
+
+def test_not_used_where_the_steps_need_python():
+    topo = from_spec("star:4")
+    m = model(topo, "wormhole", 4, 2, 2)
+    pol = make_vc_policy("any", topo, 2)
+    greedy = FlitEngine(topo, make_router("shortest", topo, tie="random"), m, pol)
+    assert not chunk.usable(greedy)  # no compiled hop: random ties
+    one = model(topo, "wormhole", 4, 2, 2, kind="one-port")
+    one_port = FlitEngine(topo, make_router("shortest", topo), one, pol)
+    assert not chunk.usable(one_port)
