@@ -32,6 +32,27 @@ def test_block_equals_per_step(pattern, split):
     assert all(a.size == 0 for a in w.injections(lo, hi, 150))  # past the window
 
 
+@pytest.mark.parametrize("split", [(0, 24), (7, 24)])
+def test_span_equals_per_step(split):
+    """``injection_span`` (the flit engine's compiled steps) against the definition, spans
+    inside, across and past the blocks, in any order."""
+    topo = from_spec("star:4")
+    w = Unicast(topo, "uniform", injection="bernoulli", rate=0.3, steps=150, seed=5)
+    lo, hi = split
+    for first, end in [(1, 17), (49, 65), (60, 80), (130, 160), (149, 150), (0, 64), (5, 6)]:
+        got = w.injection_span(lo, hi, first, end)
+        assert got is not None
+        pid, src, dst, off = got
+        assert off.size == end - first + 1 and off[0] == 0 and off[-1] == pid.size
+        for k, step in enumerate(range(first, end)):
+            want = per_step(w, lo, hi, step) if step < 150 else (np.empty(0, np.int64),) * 3
+            a, b = off[k], off[k + 1]
+            for g, e in zip((pid[a:b], src[a:b], dst[a:b]), want, strict=True):
+                assert np.array_equal(g, e), (first, end, step)
+    assert w.injection_span(lo, hi, 150, 170) is None  # past the window: nothing to draw
+    assert w.injection_span(lo, hi, 0, 100) is None  # longer than a block: step by step
+
+
 @pytest.mark.parametrize("p", [0.0, 1e-9, 0.006, 0.3, 0.5, 0.999999, 1.0])
 @pytest.mark.parametrize("seed", [0, 7, 2**40 + 3])
 def test_grid_below_is_uniform_below(p, seed):

@@ -177,11 +177,16 @@ class Unicast:
         in one Bernoulli block; None otherwise (the caller asks step by step)."""
         if self.injection != "bernoulli" or first >= self.steps:
             return None
-        self._block(lo, hi, first)
+        stop = min(end, self.steps)  # no injections from self.steps on
         blk = self._blk
-        if end > blk[3]:
+        if blk is None or blk[:2] != (lo, hi) or not blk[2] <= first < stop <= blk[3]:
+            self._blk = None  # a block from `first` (the same keys: the same draws)
+            self._block(lo, hi, first)
+            blk = self._blk
+        if stop > blk[3]:
             return None
-        off = blk[7][first - blk[2] : end - blk[2] + 1]
+        off = blk[7][first - blk[2] : stop - blk[2] + 1]
+        off = np.concatenate([off, np.full(end - stop, off[-1], off.dtype)])
         a, b = int(off[0]), int(off[-1])
         return blk[4][a:b], blk[5][a:b], blk[6][a:b], off - a
 

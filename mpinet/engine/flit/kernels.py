@@ -444,6 +444,7 @@ def check_step(nt, touched, lflits, lcap, deg, kind, k, sdc_port, nbuf_touched, 
         f = lflits[link]
         if f == 0:
             continue
+        lflits[link] = 0
         if f > lcap[link] and out[0] == 0:
             out[0], out[1] = 1, link
         if kind == ALL:  # no port rule: no divisions
@@ -455,8 +456,6 @@ def check_step(nt, touched, lflits, lcap, deg, kind, k, sdc_port, nbuf_touched, 
         used += 1
         if kind == KPORT and used > k and out[0] == 0:
             out[0], out[1] = 2, link
-    for j in range(nt):
-        lflits[touched[j]] = 0
     for i in range(nbuf_touched):
         b = buf_touched[i]
         if bocc[b] > bsize and out[0] == 0:
