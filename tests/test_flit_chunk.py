@@ -153,3 +153,16 @@ def test_not_used_where_the_steps_need_python():
     one = model(topo, "wormhole", 4, 2, 2, kind="one-port")
     one_port = FlitEngine(topo, make_router("shortest", topo), one, pol)
     assert not chunk.usable(one_port)
+
+
+def test_sort_active_sorts_any_list():
+    from mpinet.engine.flit.state import sort_active
+
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 2, 5, 100, 3000):
+        for pre in (0, n // 2, n):
+            ids = rng.choice(10 * n + 10, size=n, replace=False).astype(np.int32)
+            ids[:pre] = np.sort(ids[:pre])  # a sorted prefix, then anything
+            act = np.concatenate([ids, np.full(3, -7, np.int32)])  # past n: untouched
+            sort_active(act, n, np.empty(n + 1, np.int64))
+            assert np.array_equal(act[:n], np.sort(ids)) and (act[n:] == -7).all()

@@ -142,7 +142,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, iargs, cargs, margs, sargs,
     (``move``'s, in ``margs``); ``status[5]``: the packets in flight, in and out.
     """
     ioff, ipid, isrc, idst, ihdr, hoff, hpid, hsrc, hdst = iargs
-    nact, act = cargs[0], cargs[1]
+    nact, act, rq = cargs[0], cargs[1], cargs[17]
     allow, cnt = margs[1], margs[-1]
     out = sargs[-2]
     nfree, npfree = st[11], st[12]
@@ -160,7 +160,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, iargs, cargs, margs, sargs,
             status[5] = in_flight
             return t - 1
         if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
-            act[: nact[0]].sort()
+            fs.sort_active(act, nact[0], rq)
         nt = fk.collect(*cargs)
         allow[:nt] = True
         for c in range(fk.NCOUNT):

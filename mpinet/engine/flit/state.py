@@ -211,3 +211,30 @@ def activate(bufs, inact, act, nact):
             inact[b] = 1
             act[nact[0]] = b
             nact[0] += 1
+
+
+@njit(cache=True)
+def sort_active(act, n, tmp):
+    """Sort ``act[:n]`` ascending: its sorted prefix (what the last sort left, compacted in
+    order) merged with the rest sorted (a few hundred buffers activated since); a full sort
+    of the whole list every 8 steps cost twice as much. ``tmp``: scratch of ``n``."""
+    p = 1
+    while p < n and act[p - 1] < act[p]:
+        p += 1
+    if p >= n:
+        return
+    act[p:n].sort()
+    tmp[:p] = act[:p]
+    i, j, k = 0, p, 0
+    while i < p and j < n:
+        if tmp[i] < act[j]:
+            act[k] = tmp[i]
+            i += 1
+        else:
+            act[k] = act[j]
+            j += 1
+        k += 1
+    while i < p:
+        act[k] = tmp[i]
+        i += 1
+        k += 1
