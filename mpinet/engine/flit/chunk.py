@@ -371,14 +371,6 @@ class Steps:
         if code == MODEL_ERR:
             eng._violation(t, sc["out"], -1)
         elif code == PORT_ERR:
-            eng.msg = eng.msg or (
-                f"step {t}: router {eng.router.name} chose port {int(s[2])} at node "
-                f"{eng.topo.label(int(s[3]))} for packet {int(s[4])}, which has no link "
-                f"there (valid ports are 0..{eng.deg - 1} with a neighbour)"
-            )
+            eng.port_error(t, int(s[2]), int(s[3]), int(s[4]))
         else:
-            eng.msg = eng.msg or (
-                f"vc_policy {eng.model.vc_policy!r} needs VC {int(s[2])} for a hop from "
-                f"{eng.topo.label(int(s[3]))} after {int(s[4])} hops, but vcs = "
-                f"{eng.vcs} (VCs 0..{eng.vcs - 1}); raise model.vcs"
-            )
+            eng.vc_error(int(s[2]), int(s[3]), int(s[4]))

@@ -409,13 +409,25 @@ class FlitEngine:
         links, nxt = np.empty(cur.size, np.int64), np.empty(cur.size, np.int64)
         i = glue.links_of(cur, ports, self.lo, self.deg, self.st.nbt, links, nxt)
         if i >= 0:
-            self.msg = (
-                f"step {t}: router {self.router.name} chose port {int(ports[i])} at node "
-                f"{self.topo.label(int(cur[i]))} for packet {int(pids[i])}, which has no link "
-                f"there (valid ports are 0..{self.deg - 1} with a neighbour)"
-            )
+            self.port_error(t, int(ports[i]), int(cur[i]), int(pids[i]))
             return None
         return links, nxt
+
+    def port_error(self, t: int, port: int, node: int, pid: int) -> None:
+        """The message of a router's port with no link (the first error of the run)."""
+        self.msg = self.msg or (
+            f"step {t}: router {self.router.name} chose port {port} at node "
+            f"{self.topo.label(node)} for packet {pid}, which has no link "
+            f"there (valid ports are 0..{self.deg - 1} with a neighbour)"
+        )
+
+    def vc_error(self, vc: int, node: int, hops: int) -> None:
+        """The message of a VC the policy needs above ``vcs`` (the first error of the run)."""
+        self.msg = self.msg or (
+            f"vc_policy {self.model.vc_policy!r} needs VC {vc} for a hop from "
+            f"{self.topo.label(node)} after {hops} hops, but vcs = "
+            f"{self.vcs} (VCs 0..{self.vcs - 1}); raise model.vcs"
+        )
 
     def _vcs(self, cur, nxt, hops, state, dst):
         """The policy's VC range for the hop ``cur -> nxt`` (no VC for a hop into ``dst``)."""
@@ -425,12 +437,8 @@ class FlitEngine:
         hi_v = np.ascontiguousarray(hi_v, np.int64)
         new = np.array(new, np.int64)[:, 0] if words else state.copy()
         i = glue.vc_ranges(nxt, dst, lo_v, hi_v, state, new, self.vcs)
-        if i >= 0 and self.msg is None:
-            self.msg = (
-                f"vc_policy {self.model.vc_policy!r} needs VC {int(lo_v[i])} for a hop from "
-                f"{self.topo.label(int(cur[i]))} after {int(hops[i])} hops, but vcs = "
-                f"{self.vcs} (VCs 0..{self.vcs - 1}); raise model.vcs"
-            )
+        if i >= 0:
+            self.vc_error(int(lo_v[i]), int(cur[i]), int(hops[i]))
         return lo_v, hi_v, new
 
     def _inject(self, workload: Workload, step: int) -> tuple[int, int]:
