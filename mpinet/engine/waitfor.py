@@ -193,36 +193,12 @@ def _dead_one_rank(fronts, waits, hold_front, hold_buffer, closed):
             h_bufs[h_fill[h_of[e]]] = h_buf[e]
             h_fill[h_of[e]] += 1
     f_live = waits < 0
-    fstack = np.empty(nf + 1, np.int64)
-    bstack = np.empty(nbuf + 1, np.int64)
-    ftop = btop = 0
-    for j in range(nf):
-        if f_live[j]:
-            fstack[ftop] = j
-            ftop += 1
-    for i in range(nbuf):
-        if b_live[i]:
-            bstack[btop] = i
-            btop += 1
-    while ftop > 0 or btop > 0:
-        if btop > 0:
-            btop -= 1
-            i = bstack[btop]
-            for k in range(w_ptr[i], w_ptr[i + 1]):
-                j = w_front[k]
-                if not f_live[j]:
-                    f_live[j] = True
-                    fstack[ftop] = j
-                    ftop += 1
-        else:
-            ftop -= 1
-            j = fstack[ftop]
-            for k in range(h_ptr[j], h_ptr[j + 1]):
-                i = h_bufs[k]
-                if not b_live[i]:
-                    b_live[i] = True
-                    bstack[btop] = i
-                    btop += 1
+    fl, bl = np.flatnonzero(f_live), np.flatnonzero(b_live)
+    fstack, bstack = np.empty(nf + 1, np.int64), np.empty(nbuf + 1, np.int64)
+    fstack[: fl.size], bstack[: bl.size] = fl, bl
+    nowhere = np.zeros(max(w_front.size, h_bufs.size), np.int64)  # every id is local here
+    _spread(f_live, b_live, fstack, fl.size, bstack, bl.size, w_ptr, w_front, nowhere, nowhere,
+            h_ptr, h_bufs, nowhere, nowhere, 0, nowhere, nowhere, nowhere, 0)  # fmt: skip
     return ~f_live
 
 
