@@ -70,6 +70,7 @@ class AnynetMinRouter(Router):
         tables.check_table_bytes(topo, need, "router 'anynet-min' tables", max_table_bytes)
         self.build_seconds: float | None = None
         self._port: np.ndarray | None = None
+        self._reach: bool | None = None  # every destination reachable (compiled_hop)
 
     def prepare(self) -> None:
         """Build the tables now (otherwise done on first use); sets :attr:`build_seconds`."""
@@ -109,7 +110,9 @@ class AnynetMinRouter(Router):
         some destination is unreachable (the rule never drops)."""
         self.prepare()
         n = self.topo.num_nodes
-        if int(np.count_nonzero(self._port == tables.NO_PORT)) != n:  # only the diagonal
+        if self._reach is None:  # a scan of the N x N table: once (engines ask every run)
+            self._reach = int(np.count_nonzero(self._port == tables.NO_PORT)) == n
+        if not self._reach:  # a port missing off the diagonal
             return None
         prm = np.array([n, 0, 0], dtype=np.int64)
         return CompiledHop(HOP_CODE, prm, self._port, np.zeros(1, np.int32))

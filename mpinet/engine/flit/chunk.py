@@ -7,7 +7,7 @@ compiled rule (:attr:`~mpinet.routing.vc_policies.VCPolicy.compiled`: ``any``, `
 without returning to Python: the kernels of a step (:func:`~mpinet.engine.flit.kernels.collect`,
 :func:`~mpinet.engine.flit.kernels.move`, :func:`~mpinet.engine.flit.glue.settle`), then
 the routing of the heads that reached a node and of the step's injections, exactly as
-:meth:`~mpinet.engine.flit.engine.FlitEngine._route` does it with the router's and the
+:func:`mpinet.engine.flit.heads.route` does it with the router's and the
 policy's vectorized calls. Why: Python between the kernels (the router call, the policy,
 the bookkeeping, the numba dispatch of some 200 arguments) was a quarter of a step on the
 issue's wormhole run (docs/performance.md, "The flit engine").
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from mpinet.engine.flit import glue
+from mpinet.engine.flit import glue, heads
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.dead import CHECK_EVERY as CHECK
@@ -371,6 +371,6 @@ class Steps:
         if code == MODEL_ERR:
             eng._violation(t, sc["out"], -1)
         elif code == PORT_ERR:
-            eng.port_error(t, int(s[2]), int(s[3]), int(s[4]))
+            heads.port_error(eng, t, int(s[2]), int(s[3]), int(s[4]))
         else:
-            eng.vc_error(int(s[2]), int(s[3]), int(s[4]))
+            heads.vc_error(eng, int(s[2]), int(s[3]), int(s[4]))

@@ -30,17 +30,16 @@ import numpy as np
 
 from mpinet.engine.comm import block_bounds, resolve, sum_op
 from mpinet.engine.exchange import exchange_packets
-from mpinet.engine.flit import chunk, glue
+from mpinet.engine.flit import chunk, glue, heads
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.dead import CHECK_EVERY, LiveCheck
 from mpinet.engine.models import Model
 from mpinet.engine.run import RunRecord, Workload, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
-from mpinet.routing.base import HopContext, Router
+from mpinet.routing.base import Router
 from mpinet.topology.base import Topology
 
-_NONE = np.empty(0, np.int64)
 SWITCHING = {"store-and-forward": fk.SAF, "cut-through": fk.CUT, "wormhole": fk.WORM}
 
 
@@ -109,7 +108,7 @@ class FlitEngine:
         self.msg: str | None = None
         comm, op = self.comm, sum_op()
         self._routing = np.empty(0, np.int64)  # heads that reached a node this step
-        n_inj, _ = self._inject(workload, 0)
+        n_inj, _ = heads.inject(self, workload, 0)
         mine = np.array([n_inj, sum(d.shape[0] for d in self.delivered), self.msg is not None])
         tot = np.empty_like(mine)
         comm.Allreduce(mine, tot, op=op)
@@ -135,7 +134,7 @@ class FlitEngine:
                 if hasattr(comm, "where"):
                     comm.where = f"step {t}"
                 flits, ndel, cross = self._step(t)
-                n_inj, n_home = self._inject(workload, t)
+                n_inj, n_home = heads.inject(self, workload, t)
                 local[:] = (flits, ndel + n_home, n_inj, cross, self.msg is not None, st_nact())
                 if self.size == 1:  # the watched communicator's polled call: microseconds
                     glob[:] = local
@@ -358,123 +357,6 @@ class FlitEngine:
             f"model {self.model.name} ({self.model.switching}) violated in step {t} at node "
             f"{self.topo.label(node + self.lo)}, port {self.topo.ports[port]}: {what}"
         )
-
-    # -- routing and injection -------------------------------------------------------
-    def _route(self, segs: np.ndarray, t: int, inj: tuple | None = None) -> None:
-        """Decide the next port (and the VCs its policy allows) of the heads that reached a
-        node in step ``t`` and of the packets injected at ``t``, in one router call (a call
-        costs tens of microseconds however few packets it routes); open the injected
-        packets' source segments. ``inj``: (ids, sources, destinations, headers)."""
-        if self.msg is not None:
-            return
-        st = self.st
-        na = segs.size
-        if inj is None:
-            inj = (_NONE, _NONE, _NONE, np.empty((0, st.hw), np.int64))
-        m = na + inj[0].size
-        if m == 0:
-            return
-        cur, dst, pid, hops, state = np.empty((5, m), np.int64)
-        hdr = np.empty((m, st.hw), np.int64)
-        glue.gather_heads(segs, inj[0], inj[1], inj[2], inj[3], st.seg_pkt, st.seg_buf,
-                          st.seg_hops, st.pkt_dst, st.pkt_pid, st.pkt_hdr, st.pkt_state,
-                          self.deg * self.vcs, self.lo, cur, dst, pid, hops, state,
-                          hdr)  # fmt: skip
-        ctx = HopContext(step=t + 1, pids=pid, hops=hops, seed=self.seed)
-        ports, new = self.router.next_port(cur, dst, hdr, ctx)
-        ports = np.asarray(ports, dtype=np.int64)
-        found = self._links(cur, ports, pid, t)
-        if found is None:
-            return
-        links, nxt = found
-        lo_v, hi_v, state = self._vcs(cur, nxt, hops, state, dst)
-        new = np.ascontiguousarray(new, np.int64).reshape(m, st.hw)
-        glue.set_routes(segs, links, lo_v, hi_v, new, state, st.seg_pkt, st.seg_out,
-                        st.seg_vlo, st.seg_vhi, st.pkt_hdr, st.pkt_state)  # fmt: skip
-        if m == na:
-            return
-        st.reserve(m - na, m - na)
-        fs.open_sources(inj[0], inj[1], inj[2], t, new[na:], ports[na:], lo_v[na:], hi_v[na:],
-                        state[na:], self.lo, self.deg, st.nvcbuf, self.flits, st.pkt_pid,
-                        st.pkt_src, st.pkt_dst, st.pkt_inj, st.pkt_adm, st.pkt_state,
-                        st.pkt_hdr, st.pkt_nseg, st.pkt_free, st.npfree, st.seg_pkt,
-                        st.seg_cnt, st.seg_recv, st.seg_sent, st.seg_next, st.seg_buf,
-                        st.seg_out, st.seg_ovc, st.seg_vlo, st.seg_vhi, st.seg_hops,
-                        st.seg_free, st.nfree, st.bhead, st.btail, st.inact, st.act,
-                        st.nact)  # fmt: skip
-
-    def _links(self, cur, ports, pids, t: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """Local link of each (node, port) and its far end; None (and the message set) if
-        a port is invalid."""
-        links, nxt = np.empty(cur.size, np.int64), np.empty(cur.size, np.int64)
-        i = glue.links_of(cur, ports, self.lo, self.deg, self.st.nbt, links, nxt)
-        if i >= 0:
-            self.port_error(t, int(ports[i]), int(cur[i]), int(pids[i]))
-            return None
-        return links, nxt
-
-    def port_error(self, t: int, port: int, node: int, pid: int) -> None:
-        """The message of a router's port with no link (the first error of the run)."""
-        self.msg = self.msg or (
-            f"step {t}: router {self.router.name} chose port {port} at node "
-            f"{self.topo.label(node)} for packet {pid}, which has no link "
-            f"there (valid ports are 0..{self.deg - 1} with a neighbour)"
-        )
-
-    def vc_error(self, vc: int, node: int, hops: int) -> None:
-        """The message of a VC the policy needs above ``vcs`` (the first error of the run)."""
-        self.msg = self.msg or (
-            f"vc_policy {self.model.vc_policy!r} needs VC {vc} for a hop from "
-            f"{self.topo.label(node)} after {hops} hops, but vcs = "
-            f"{self.vcs} (VCs 0..{self.vcs - 1}); raise model.vcs"
-        )
-
-    def _vcs(self, cur, nxt, hops, state, dst):
-        """The policy's VC range for the hop ``cur -> nxt`` (no VC for a hop into ``dst``)."""
-        words = getattr(self.policy, "state_words", 0)  # one word at most (negative-hop)
-        lo_v, hi_v, new = self.policy.hop(cur, nxt, hops, state.reshape(-1, 1)[:, :words])
-        lo_v = np.ascontiguousarray(lo_v, np.int64)
-        hi_v = np.ascontiguousarray(hi_v, np.int64)
-        new = np.array(new, np.int64)[:, 0] if words else state.copy()
-        i = glue.vc_ranges(nxt, dst, lo_v, hi_v, state, new, self.vcs)
-        if i >= 0:
-            self.vc_error(int(lo_v[i]), int(cur[i]), int(hops[i]))
-        return lo_v, hi_v, new
-
-    def _inject(self, workload: Workload, step: int) -> tuple[int, int]:
-        """Packets generated at ``step``: routed at their source with the step's arrivals
-        and queued there; returns (injected, delivered at once: source = destination)."""
-        segs, self._routing = self._routing, np.empty(0, np.int64)
-        if step > workload.last_injection_step:
-            self._route(segs, step)
-            return 0, 0
-        pid, src, dst = (
-            np.asarray(a, dtype=np.int64) for a in workload.injections(self.lo, self.hi, step)
-        )
-        if pid.size == 0:
-            self._route(segs, step)
-            return 0, 0
-        self.injected.append(pid)
-        home = src == dst
-        n_home = int(home.sum())
-        if n_home:
-            rec = np.zeros((n_home, 7), dtype=np.int64)
-            rec[:, 0], rec[:, 1], rec[:, 2] = pid[home], src[home], dst[home]
-            rec[:, 3] = rec[:, 4] = rec[:, 6] = step
-            self.delivered.append(rec)
-            pid, src, dst = pid[~home], src[~home], dst[~home]
-        if pid.size > 1 and not (pid[1:] > pid[:-1]).all():
-            order = np.argsort(pid, kind="stable")  # a source queue is (step, id) ordered
-            pid, src, dst = pid[order], src[order], dst[order]
-        if pid.size == 0 or self.msg is not None:
-            self._route(segs, step)
-            return int(self.injected[-1].size), n_home
-        if hasattr(workload, "headers"):
-            hdr = np.asarray(workload.headers(pid, src, dst, step), dtype=np.int64)
-        else:
-            hdr = np.asarray(self.router.init_headers(src, dst), dtype=np.int64)
-        self._route(segs, step, (pid, src, dst, hdr.reshape(pid.size, self.st.hw)))
-        return int(self.injected[-1].size), n_home
 
     # -- what is left ----------------------------------------------------------------
     def _live_rows(self) -> np.ndarray:
