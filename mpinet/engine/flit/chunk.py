@@ -58,9 +58,10 @@ def _vc_range(vpol, vcs, count, hops, state):
 @njit(cache=True, error_model="numpy")
 def _route(t, nnew, ni, ia, ipid, isrc, idst, ihdr, rule, vrule, geo, st, osrc, status):
     """Route the ``nnew`` heads that reached a node and the ``ni`` packets injected at ``t``
-    (rows ``ia..`` of the injection arrays); open the injected packets' source segments.
-    Returns False (``status`` set) on a routing error, as the vectorized path reports it:
-    first an invalid port among all, else the first VC range out of bounds."""
+    (rows ``ia..`` of the injection arrays) as :func:`mpinet.engine.flit.heads.route` does,
+    with the same glue, the router's and the policy's calls replaced by their compiled rules;
+    open the injected packets' source segments. Returns False (``status`` set) on a routing
+    error: first an invalid port among all, else the first VC range out of bounds."""
     code, prm, ta, tb = rule
     vpol, vcs, lcount = vrule
     lo, deg, span, nbt = geo
@@ -69,63 +70,45 @@ def _route(t, nnew, ni, ia, ipid, isrc, idst, ihdr, rule, vrule, geo, st, osrc, 
     pkt_hdr, pkt_state = st[9], st[10]
     hw = pkt_hdr.shape[1]
     m = nnew + ni
-    link = np.empty(m, np.int64)
-    hnew = np.zeros(m, np.int64)
-    for i in range(m):  # the ports, all checked before anything is written
-        if i < nnew:
-            s = new[i]
-            p = seg_pkt[s]
-            cur, dst, pid = seg_buf[s] // span + lo, pkt_dst[p], pkt_pid[p]
-            h = pkt_hdr[p, 0] if hw else 0
-        else:
-            j = ia + i - nnew
-            cur, dst, pid = isrc[j], idst[j], ipid[j]
-            h = ihdr[j, 0] if hw else 0
-        port, h2 = compiled.hop(code, prm, ta, tb, cur, dst, h)
-        ok = 0 <= port < deg
-        link[i] = (cur - lo) * deg + (port if ok else 0)
-        hnew[i] = h2
-        if not ok or nbt[link[i]] < 0:
-            status[0], status[1], status[2], status[3], status[4] = PORT_ERR, t, port, cur, pid
-            return False
-    vlo = np.empty(ni, np.int64)
-    vhi = np.empty(ni, np.int64)
-    vst = np.empty(ni, np.int64)
-    ports = np.empty(ni, np.int64)
-    bad = -1
-    for i in range(m):
-        if i < nnew:
-            s = new[i]
-            p = seg_pkt[s]
-            dst, hops, state = pkt_dst[p], seg_hops[s], pkt_state[p]
-        else:
-            j = ia + i - nnew
-            dst, hops, state = idst[j], 0, 0
-        lk = link[i]
-        a, b, s2 = _vc_range(vpol, vcs, lcount[lk], hops, state)
-        if nbt[lk] == dst:  # no VC is taken into the destination: the state stays
-            s2 = state
-        elif bad < 0 and (a < 0 or b > vcs or a >= b):
-            bad = i
-            status[2], status[3], status[4] = a, lk // deg + lo, hops
-        if i < nnew:
-            seg_out[s] = lk
-            seg_vlo[s] = a
-            seg_vhi[s] = b
-            pkt_state[p] = s2
-            if hw:
-                pkt_hdr[p, 0] = hnew[i]
-        else:
-            k = i - nnew
-            vlo[k], vhi[k], vst[k], ports[k] = a, b, s2, lk % deg
-    if ni:
-        hdr = ihdr[ia : ia + ni].copy()
+    segs, ib = new[:nnew], ia + ni
+    cur, dst, pid, hops, state = np.empty((5, m), np.int64)
+    hdr = np.empty((m, hw), np.int64)
+    glue.gather_heads(segs, ipid[ia:ib], isrc[ia:ib], idst[ia:ib], ihdr[ia:ib], seg_pkt,
+                      seg_buf, seg_hops, pkt_dst, pkt_pid, pkt_hdr, pkt_state, span, lo, cur,
+                      dst, pid, hops, state, hdr)  # fmt: skip
+    ports = np.empty(m, np.int64)
+    for i in range(m):  # the router's rule
+        ports[i], h2 = compiled.hop(code, prm, ta, tb, cur[i], dst[i], hdr[i, 0] if hw else 0)
         if hw:
-            hdr[:, 0] = hnew[nnew:]
-        fs.open_sources(ipid[ia : ia + ni], isrc[ia : ia + ni], idst[ia : ia + ni], t, hdr, ports,
-                        vlo, vhi, vst, *osrc)  # fmt: skip
+            hdr[i, 0] = h2
+    links, nxt = np.empty(m, np.int64), np.empty(m, np.int64)
+    i = glue.links_of(cur, ports, lo, deg, nbt, links, nxt)
+    if i >= 0:
+        status[0], status[1], status[2], status[3], status[4] = (
+            PORT_ERR,
+            t,
+            ports[i],
+            cur[i],
+            pid[i],
+        )
+        return False
+    lo_v, hi_v, after = np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64)
+    for i in range(m):  # the policy's rule
+        lo_v[i], hi_v[i], after[i] = _vc_range(vpol, vcs, lcount[links[i]], hops[i], state[i])
+    bad = glue.vc_ranges(nxt, dst, lo_v, hi_v, state, after, vcs)
+    glue.set_routes(segs, links, lo_v, hi_v, hdr, after, seg_pkt, seg_out, seg_vlo, seg_vhi,
+                    pkt_hdr, pkt_state)  # fmt: skip
+    if ni:
+        fs.open_sources(ipid[ia:ib], isrc[ia:ib], idst[ia:ib], t, hdr[nnew:], ports[nnew:],
+                        lo_v[nnew:], hi_v[nnew:], after[nnew:], *osrc)  # fmt: skip
     if bad >= 0:
-        status[0], status[1] = VC_ERR, t
+        status[0], status[1], status[2], status[3], status[4] = (
+            VC_ERR,
+            t,
+            lo_v[bad],
+            cur[bad],
+            hops[bad],
+        )
         return False
     return True
 
@@ -246,29 +229,15 @@ class Steps:
                 ioff.append(ioff[-1])
                 hoff.append(hoff[-1])
                 continue
-            pid, src, dst = got
-            eng.injected.append(pid)
-            home = src == dst
-            if home.any():
-                homes.append((pid[home], src[home], dst[home]))
-                pid, src, dst = pid[~home], src[~home], dst[~home]
-            hoff.append(hoff[-1] + int(home.sum()))
-            if pid.size > 1 and not (pid[1:] > pid[:-1]).all():
-                order = np.argsort(pid, kind="stable")  # a source queue is (step, id) ordered
-                pid, src, dst = pid[order], src[order], dst[order]
-            if pid.size and hasattr(workload, "headers"):
-                hdr = np.asarray(workload.headers(pid, src, dst, step), dtype=np.int64)
-            else:
-                hdr = None
+            eng.injected.append(got[0])
+            pid, src, dst, hdr, home = heads.queued(eng, workload, step, *got)
+            homes.append(home)
+            hoff.append(hoff[-1] + home[0].size)
             parts.append((pid, src, dst, hdr))
             ioff.append(ioff[-1] + pid.size)
         cat = lambda xs, k: np.concatenate([x[k] for x in xs]) if xs else np.empty(0, np.int64)  # noqa: E731
         pid, src, dst = cat(parts, 0), cat(parts, 1), cat(parts, 2)
-        if any(x[3] is not None for x in parts):
-            hdr = np.concatenate([x[3].reshape(-1, hw) for x in parts])
-        else:
-            hdr = np.asarray(eng.router.init_headers(src, dst), dtype=np.int64)
-        hdr = np.ascontiguousarray(hdr.reshape(pid.size, hw))
+        hdr = np.concatenate([x[3] for x in parts]) if parts else np.empty((0, hw), np.int64)
         hp, hs, hd = cat(homes, 0), cat(homes, 1), cat(homes, 2)
         return (np.array(ioff, np.int64), pid, src, dst, hdr, np.array(hoff, np.int64), hp, hs, hd)
 

@@ -119,23 +119,35 @@ def inject(eng: Any, workload: Workload, step: int) -> tuple[int, int]:
         route(eng, segs, step)
         return 0, 0
     eng.injected.append(pid)
-    home = src == dst
-    n_home = int(home.sum())
+    pid, src, dst, hdr, home = queued(eng, workload, step, pid, src, dst)
+    n_home = home[0].size
     if n_home:
         rec = np.zeros((n_home, 7), dtype=np.int64)
-        rec[:, 0], rec[:, 1], rec[:, 2] = pid[home], src[home], dst[home]
+        rec[:, 0], rec[:, 1], rec[:, 2] = home
         rec[:, 3] = rec[:, 4] = rec[:, 6] = step
         eng.delivered.append(rec)
-        pid, src, dst = pid[~home], src[~home], dst[~home]
-    if pid.size > 1 and not (pid[1:] > pid[:-1]).all():
-        order = np.argsort(pid, kind="stable")  # a source queue is (step, id) ordered
-        pid, src, dst = pid[order], src[order], dst[order]
     if pid.size == 0 or eng.msg is not None:
         route(eng, segs, step)
         return int(eng.injected[-1].size), n_home
-    if hasattr(workload, "headers"):
-        hdr = np.asarray(workload.headers(pid, src, dst, step), dtype=np.int64)
-    else:
-        hdr = np.asarray(eng.router.init_headers(src, dst), dtype=np.int64)
-    route(eng, segs, step, (pid, src, dst, hdr.reshape(pid.size, eng.st.hw)))
+    route(eng, segs, step, (pid, src, dst, hdr))
     return int(eng.injected[-1].size), n_home
+
+
+def queued(eng: Any, workload: Workload, step: int, pid, src, dst) -> tuple:
+    """The packets injected at ``step`` as their source queues take them: ``(ids, sources,
+    destinations, headers, home)``, in id order (a source queue is (step, id) ordered), with
+    ``home`` the (ids, sources, destinations) of those injected at their destination,
+    delivered at once. Also the compiled steps' (:mod:`mpinet.engine.flit.chunk`)."""
+    is_home = src == dst
+    home = (pid[is_home], src[is_home], dst[is_home])
+    if is_home.any():
+        pid, src, dst = pid[~is_home], src[~is_home], dst[~is_home]
+    if pid.size > 1 and not (pid[1:] > pid[:-1]).all():
+        order = np.argsort(pid, kind="stable")
+        pid, src, dst = pid[order], src[order], dst[order]
+    if hasattr(workload, "headers"):
+        hdr = workload.headers(pid, src, dst, step) if pid.size else np.empty((0, eng.st.hw))
+    else:
+        hdr = eng.router.init_headers(src, dst)
+    hdr = np.ascontiguousarray(np.asarray(hdr, dtype=np.int64).reshape(pid.size, eng.st.hw))
+    return pid, src, dst, hdr, home
