@@ -78,6 +78,8 @@ def _route(t, nnew, ni, ia, ipid, isrc, idst, ihdr, rule, vrule, geo, st, osrc, 
                       dst, pid, hops, state, hdr)  # fmt: skip
     ports = np.empty(m, np.int64)
     for i in range(m):  # the router's rule
+        if i + 8 < m:  # the rule's table entry, a cache miss, eight heads ahead
+            compiled.touch(code, prm, ta, cur[i + 8], dst[i + 8])
         ports[i], h2 = compiled.hop(code, prm, ta, tb, cur[i], dst[i], hdr[i, 0] if hw else 0)
         if hw:
             hdr[i, 0] = h2

@@ -33,6 +33,7 @@ from numba import njit
 from mpinet.engine.comm import max_op, sum_op
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.waitfor import dead_fronts, walk_cycle
+from mpinet.prefetch import prefetch
 
 CHECK_EVERY = 16
 #: a search listing W fronts (all ranks) lets the next look run only once the steps since
@@ -53,7 +54,14 @@ def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_v
     """
     gb = lo * deg * nvc  # global id of local VC buffer 0
     nf = nh = nc = 0
-    for i in range(nact[0]):
+    na = nact[0]
+    snap0 = snap[:, 0]
+    for i in range(na):
+        if i + 16 < na:  # ahead of use, as in the step's kernels
+            prefetch(bhead, act[i + 16])
+            prefetch(snap0, act[i + 16])
+        if i + 8 < na:
+            prefetch(seg_cnt, bhead[act[i + 8]])
         b = act[i]
         s = bhead[b]
         if s < 0:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit import kernels as fk
+from mpinet.prefetch import prefetch
 
 
 @njit(cache=True, error_model="numpy")
@@ -34,6 +35,9 @@ def settle(nloc, nrel, ncl, ndrain, nt, sdc_port, local, rel, cred_l, drain, hel
     """
     nn = 0
     for i in range(nloc):
+        if i + 8 < nloc:  # the arrivals' segments and buffers, scattered: ahead of use
+            prefetch(seg_out, local[i + 8, fk.LA_SEG])
+            prefetch(inact, local[i + 8, fk.LA_BUF])
         s, b = local[i, fk.LA_SEG], local[i, fk.LA_BUF]
         if seg_out[s] == -1:
             new_local[nn] = s

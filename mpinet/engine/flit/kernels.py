@@ -30,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mpinet.prefetch import prefetch
+
 #: ``seg_ovc`` before the head crossed the output link, and for a hop into the destination
 NO_VC, DEST = -1, -2
 #: switching codes
@@ -85,7 +87,13 @@ def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_ho
     k = 0
     n = 0
     nt = 0
-    for i in range(nact[0]):
+    na = nact[0]
+    for i in range(na):
+        # the buffer's head, then its segment record, ahead of use: two misses in a chain
+        if i + 16 < na:
+            prefetch(bhead, act[i + 16])
+        if i + 8 < na:
+            prefetch(seg_cnt, bhead[act[i + 8]])
         b = act[i]
         s = bhead[b]
         if s < 0:
@@ -237,6 +245,13 @@ def move(t, nt, in_window, touched, allow, lreq, lstart, rq_seg, mode, flits, nv
     span = deg * nvc
     nloc = (hi - lo) * span  # VC buffers on this rank: the relative ids 0..nloc - 1
     for j in range(nt):
+        # ahead of use: the link's bucket, its first request's segment, the receiving buffer
+        if j + 16 < nt:
+            prefetch(lstart, touched[j + 16])
+        if j + 8 < nt:
+            l8 = touched[j + 8]
+            prefetch(seg_cnt, rq_seg[lstart[l8]])
+            prefetch(btail, down[l8])
         if not allow[j]:
             continue
         link = touched[j]
