@@ -257,7 +257,7 @@ class FlitEngine:
         touched, rq = sc["touched"], sc["rq"]
         cargs = (st.nact, st.act, st.inact, st.bhead, st.seg_cnt, st.seg_recv, st.seg_out,
                  st.seg_pkt, st.seg_hops, st.pkt_inj, st.pkt_pid, self.mode == fk.SAF,
-                 self.flits, st.nvcbuf, st.lreq, st.lstart, touched, rq, sc["rq_link"],
+                 self.flits, st.nvcbuf, st.lreq, st.lstart, touched, rq, sc["rq_prev"],
                  self.kind == fk.KPORT)  # fmt: skip
         margs = (touched, sc["allow"], st.lreq, st.lstart, rq, self.mode, self.flits, nvc,
                  self.need, deg, self.lo, self.hi, st.nvcbuf, st.lcap, st.down, st.ucred,
@@ -280,12 +280,12 @@ class FlitEngine:
     def _scratch(self, n: int) -> dict:
         """The step's work arrays, for up to ``n`` requests (kept and grown between steps)."""
         sc = getattr(self, "_sc", None)
-        if sc is None or sc["rq_link"].size < n:
-            n = max(n, 2 * (sc["rq_link"].size if sc else 0), 1024)
+        if sc is None or sc["rq_prev"].size < n:
+            n = max(n, 2 * (sc["rq_prev"].size if sc else 0), 1024)
             sc = {
                 "touched": np.empty(n, np.int64),
                 "rq": np.empty(2 * n, np.int64),  # the requests, then their buckets
-                "rq_link": np.empty(n, np.int64),
+                "rq_prev": np.empty(n, np.int64),  # a link's requests chained
                 "allow": np.empty(n, np.bool_),
                 "local": np.empty((n, 3), np.int64),
                 "wire": np.empty((n, fk.W_WIDTH + self.st.hw), np.int64),

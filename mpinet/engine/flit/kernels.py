@@ -75,7 +75,7 @@ def push_segment(p, b, hops, seg_free, nfree, seg_pkt, seg_cnt, seg_recv, seg_se
 
 @njit(cache=True, error_model="numpy")
 def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_hops, pkt_inj,
-            pkt_pid, saf, flits, nvcbuf, lreq, lstart, touched, rq_seg, rq_link,
+            pkt_pid, saf, flits, nvcbuf, lreq, lstart, touched, rq_seg, rq_prev,
             by_node):  # fmt: skip
     """Requests of the step, bucketed by output link and sorted by (age, pid) per link.
 
@@ -83,10 +83,12 @@ def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_ho
     number of touched links: the requests of link ``touched[j]`` are ``rq_seg[lstart[l] :
     lstart[l] + lreq[l]]``. ``by_node``: ``touched`` ascending (k-port groups a node's
     links); else in first-request order (the order of links never changes a result).
+    ``rq_prev``: scratch as ``rq_seg``'s first half.
     """
     k = 0
     n = 0
     nt = 0
+    top = touched.shape[0]  # links with several requests, listed down from the end
     na = nact[0]
     for i in range(na):
         # the buffer's head, then its segment record, ahead of use: two misses in a chain
@@ -106,37 +108,35 @@ def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_ho
         if saf and b < nvcbuf and seg_recv[s] < flits:  # not wholly received yet
             continue
         link = seg_out[s]
-        rq_link[n] = link
         rq_seg[n] = s
         if lreq[link] == 0:
             touched[nt] = link
             nt += 1
-            lstart[link] = n  # a link with one request reads it where it was gathered
+        elif lreq[link] == 1:  # nt + these <= n <= touched's size: no overlap
+            top -= 1
+            touched[top] = link
+        rq_prev[n] = lstart[link]  # a link's requests chained, latest first
+        lstart[link] = n  # a link with one request reads it where it was gathered
         lreq[link] += 1
         n += 1
     nact[0] = k
     if by_node:
         touched[:nt].sort()
     pos = n  # the buckets of links with several requests go after the n requests
-    for j in range(nt):
+    for j in range(top, touched.shape[0]):
         link = touched[j]
-        if lreq[link] > 1:
-            pos += lreq[link]
-            lstart[link] = pos  # the bucket's end: filled backwards below
-    for i in range(n - 1, -1, -1):
-        link = rq_link[i]
-        if lreq[link] > 1:
-            lstart[link] -= 1
-            rq_seg[lstart[link]] = rq_seg[i]
-    for j in range(nt):  # insertion sort: a link has few requests (its node's inputs)
-        link = touched[j]
-        a, m = lstart[link], lreq[link]
-        for x in range(a + 1, a + m):
+        m = lreq[link]
+        x = lstart[link]
+        for y in range(pos + m - 1, pos - 1, -1):  # the chain, back in gathering order
+            rq_seg[y] = rq_seg[x]
+            x = rq_prev[x]
+        lstart[link] = pos
+        for x in range(pos + 1, pos + m):  # insertion sort: few requests (a node's inputs)
             s = rq_seg[x]
             p = seg_pkt[s]
             ki, kp, kh = pkt_inj[p], pkt_pid[p], seg_hops[s]
             y = x - 1
-            while y >= a:
+            while y >= pos:
                 r = rq_seg[y]
                 q = seg_pkt[r]
                 if pkt_inj[q] < ki or (pkt_inj[q] == ki and pkt_pid[q] < kp):
@@ -146,6 +146,7 @@ def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_ho
                 rq_seg[y + 1] = r
                 y -= 1
             rq_seg[y + 1] = s
+        pos += m
     return nt
 
 
