@@ -55,6 +55,13 @@ def _vc_range(vpol, vcs, count, hops, state):
     return s, s + 1, s
 
 
+@njit(cache=True, inline="always")
+def _fail(status, code, t, a, b, c):
+    """A routing error for :meth:`Steps._error`: ``status[:5] = (code, t, a, b, c)``; False."""
+    status[0], status[1], status[2], status[3], status[4] = code, t, a, b, c
+    return False
+
+
 @njit(cache=True, error_model="numpy")
 def _route(t, nnew, ni, ia, ipid, isrc, idst, ihdr, rule, vrule, geo, st, osrc, status):
     """Route the ``nnew`` heads that reached a node and the ``ni`` packets injected at ``t``
@@ -86,14 +93,7 @@ def _route(t, nnew, ni, ia, ipid, isrc, idst, ihdr, rule, vrule, geo, st, osrc, 
     links, nxt = np.empty(m, np.int64), np.empty(m, np.int64)
     i = glue.links_of(cur, ports, lo, deg, nbt, links, nxt)
     if i >= 0:
-        status[0], status[1], status[2], status[3], status[4] = (
-            PORT_ERR,
-            t,
-            ports[i],
-            cur[i],
-            pid[i],
-        )
-        return False
+        return _fail(status, PORT_ERR, t, ports[i], cur[i], pid[i])
     lo_v, hi_v, after = np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64)
     for i in range(m):  # the policy's rule
         lo_v[i], hi_v[i], after[i] = _vc_range(vpol, vcs, lcount[links[i]], hops[i], state[i])
@@ -104,14 +104,7 @@ def _route(t, nnew, ni, ia, ipid, isrc, idst, ihdr, rule, vrule, geo, st, osrc, 
         fs.open_sources(ipid[ia:ib], isrc[ia:ib], idst[ia:ib], t, hdr[nnew:], ports[nnew:],
                         lo_v[nnew:], hi_v[nnew:], after[nnew:], *osrc)  # fmt: skip
     if bad >= 0:
-        status[0], status[1], status[2], status[3], status[4] = (
-            VC_ERR,
-            t,
-            lo_v[bad],
-            cur[bad],
-            hops[bad],
-        )
-        return False
+        return _fail(status, VC_ERR, t, lo_v[bad], cur[bad], hops[bad])
     return True
 
 
