@@ -7,11 +7,8 @@ naming the network and the size.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from mpinet import perm
 from mpinet.errors import ResourceError
 from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.base import Topology
@@ -71,26 +68,11 @@ def neighbor_table(topo: Topology, limit: int = MAX_TABLE_BYTES) -> np.ndarray:
     out = np.empty((n, topo.degree), dtype=id_dtype(n))
     for lo in range(0, n, _CHUNK):
         ids = np.arange(lo, min(lo + _CHUNK, n))
-        if isinstance(topo, PermCayley):
-            _perm_neighbors(topo, ids, out[lo : lo + _CHUNK])
+        if isinstance(topo, PermCayley):  # ranks only what moves, straight into the table
+            topo.neighbors_into(ids, out[lo : lo + _CHUNK])
         else:
             out[lo : lo + _CHUNK] = topo.neighbors(ids)
     return out
-
-
-def _perm_neighbors(topo: PermCayley, ids: np.ndarray, out: np.ndarray) -> None:
-    """``topo.neighbors(ids)`` of a permutation Cayley graph, ranking only what moves.
-
-    A generator moving positions ``<= J`` leaves the rank digits above ``J``
-    unchanged, so ``rank(pi * g) = rank(pi) - rank(pi) % (J+1)! + rank(prefix)``,
-    where the prefix is the first ``J+1`` symbols of ``pi * g`` (ranking only
-    compares symbols, so the prefix ranks as it stands).
-    """
-    p = perm.unrank(ids, topo.k)
-    for col, g in enumerate(topo.gens):
-        top = int(np.flatnonzero(g != np.arange(g.size)).max()) + 1
-        block = math.factorial(top)
-        out[:, col] = ids - ids % block + perm.rank(p[:, g[:top]])
 
 
 def distances_from(topo: Topology, source: int, nb: np.ndarray | None = None) -> np.ndarray:

@@ -3,7 +3,11 @@
 ``from_spec("scc:5")`` builds a topology from its spec string. Spec forms:
 ``star:N``, ``scc:N``, ``ms:L,N``, ``ims:M,L,N`` (IMS((M), L, N); ``M`` may be
 ``M1+M2+...``), ``cms:C,L,N`` (CMS((C), L, N)), ``fccn:M``, ``borel:P,A,T1,T2``,
-``hypercube:N``, ``ccc:N``.
+``hypercube:N``, ``ccc:N``, ``cayley:K:GENS`` (the Cayley graph of the symmetric
+group S_K with position generators in cycle notation, e.g.
+``cayley:5:(1 2),(1 3),(1 4),(1 5)``, which is ``star:5``), ``pancake:N``,
+``bubble:N``, ``transposition:N``. ``rotator:N`` is recognised and refused (a
+directed graph), with its undirected ``cayley:`` form in the message.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from mpinet.errors import SpecError
 from mpinet.topology.base import Topology
 from mpinet.topology.borel import Borel
+from mpinet.topology.cayley import Bubble, Cayley, Pancake, Rotator, Transposition
 from mpinet.topology.ccc import CCC
 from mpinet.topology.cms import ClusteredMacroStar
 from mpinet.topology.fccn import FCCN
@@ -32,6 +37,11 @@ FAMILIES: dict[str, type[Topology]] = {
         Borel,
         Hypercube,
         CCC,
+        Cayley,
+        Pancake,
+        Bubble,
+        Transposition,
+        Rotator,
     )
 }
 
@@ -40,11 +50,15 @@ __all__ = ["FAMILIES", "Topology", "from_spec", "spec_forms"]
 
 def spec_forms() -> list[str]:
     """The accepted spec forms, e.g. ``["star:N", "scc:N", ...]``."""
-    return [cls.spec_form for cls in FAMILIES.values()]
+    return [cls.spec_form for cls in FAMILIES.values() if getattr(cls, "listed", True)]
 
 
 def from_spec(spec: str) -> Topology:
     """Build a topology from a spec string such as ``"ms:3,2"``.
+
+    A family with a ``from_params(params)`` classmethod parses its own
+    parameters (``cayley:K:GENS``, whose generators hold commas and colons);
+    the others get ``params`` split on commas.
 
     Raises
     ------
@@ -63,6 +77,9 @@ def from_spec(spec: str) -> Topology:
     cls = FAMILIES.get(fam)
     if cls is None:
         raise SpecError(f"unknown topology family {fam!r}; known: {', '.join(spec_forms())}")
+    own = getattr(cls, "from_params", None)
+    if own is not None:
+        return own(params)
     args = [a.strip() for a in params.split(",")] if params.strip() else []
     nwant = cls.spec_form.count(",") + 1
     if len(args) != nwant:
