@@ -76,13 +76,13 @@ def _need(tr: Any, table: str, columns: list[str]) -> None:
 
 
 def _topology(attrs: dict):
-    from mpinet.topology import from_spec
+    from mpinet.netfile import load_topology
 
     spec = attrs.get("topology")
     if not spec:
         return None
     try:
-        return from_spec(str(spec))
+        return load_topology(str(spec))
     except MpinetError:
         return None
 

@@ -170,14 +170,13 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.routing.deadlock_analysis import setup
     from mpinet.routing.deadlock_vc import vc_setup
     from mpinet.routing.vc_policies import make_vc_policy
-    from mpinet.topology import from_spec
 
     comm = get_comm()
     here = resources.ranks_on_this_machine(comm)  # collective: before anything can fail
 
     def plan() -> tuple:
         check_flags(args)
-        topo = from_spec(args.spec)
+        topo = resources.load_network(args.spec, here)
         router = make_router(args.router, topo, **_options(args.option))
         if vc_level(args):
             policy = make_vc_policy(args.vc_policy or "any", topo, args.vcs or 1)

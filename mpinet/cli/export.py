@@ -62,16 +62,16 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.cli.rank0 import alone, wait_for_rank0
     from mpinet.errors import OutputError
     from mpinet.jobs import plans_io
-    from mpinet.jobs.resources import ranks_on_this_machine
+    from mpinet.jobs.resources import load_network, ranks_on_this_machine
     from mpinet.outputs import EXPORTS, check_target, reserve, write_file
-    from mpinet.topology import export, from_spec
+    from mpinet.topology import export
 
     comm = get_comm()
     kind = EXPORTS[args.format]
     here = ranks_on_this_machine(comm)  # collective: before anything can fail
 
     def plan():
-        topo = from_spec(args.spec)
+        topo = load_network(args.spec, here)
         # bytes (2 GiB at most), one chunk's memory on rank 0, the time (jobs/plans_io.py)
         est = plans_io.plan_export(topo, args.format, comm.Get_size(), here)
         if comm.Get_rank() == 0 and args.out is not None:

@@ -51,6 +51,19 @@ def add_parser(sub: Any) -> None:
         help="BFS from this node only (paper notation, e.g. '<3, 34125>', or '#ID')",
     )
     p.add_argument("--histogram", action="store_true", help="also print the distance histogram")
+    p.add_argument(
+        "--sources",
+        metavar="K",
+        type=_sources_k,
+        help="BFS from K sampled sources (networks that are not vertex-transitive and too "
+        "large for all sources): an ESTIMATE, labelled as one",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the --sources sample (default 0)")
+    p.add_argument(
+        "--allow-disconnected",
+        action="store_true",
+        help="read a file network of several components (reported; distances within them)",
+    )
     progress.add_arguments(p)
     from mpinet.cli.info_faults import FAULTS_HELP
 
@@ -65,6 +78,13 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _sources_k(text: str) -> int:
+    """``--sources K``: a positive integer."""
+    from mpinet.values import Range, arg
+
+    return arg(Range(1, None, integer=True), "K")(text)
+
+
 def _fault_k(text: str) -> int:
     """``--fault-diameter K``: an integer in [1, MAX_K] (``engine.fault_info``)."""
     from mpinet.engine.fault_info import MAX_K
@@ -75,7 +95,6 @@ def _fault_k(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from mpinet.engine.info import network_info, plan_info
-    from mpinet.topology import from_spec
 
     comm = get_comm()
 
@@ -86,19 +105,22 @@ def run(args: argparse.Namespace) -> int:
     def plan() -> tuple:
         from mpinet.jobs import plans
 
-        topo = from_spec(args.spec)
+        topo = resources.load_network(args.spec, here, args.allow_disconnected)
         src = None if args.source is None else topo.parse_label(args.source)
         # memory (MemAvailable or MPINET_MEMORY_LIMIT) and a lower bound of the work first:
         # refused in seconds, before the orbits or any table exist
-        plans.plan_info(topo, comm.Get_size(), src, here)
-        plan_info(topo, comm.Get_size(), src, here)
+        plans.plan_info(topo, comm.Get_size(), src, here, args.sources)
+        plan_info(topo, comm.Get_size(), src, here, args.sources)
         return topo, src, _plan_faults(args, topo, comm.Get_size(), here)
 
     topo, src, faults = agree(comm, plan)
     bar = progress.for_command(args, comm.Get_rank())
     try:
         tell = bar.counter(f"info {topo.spec}: BFS")
-        info = collective(comm, lambda: network_info(topo, src, comm, progress=tell))
+        info = collective(
+            comm,
+            lambda: network_info(topo, src, comm, tell, sources=args.sources, seed=args.seed),
+        )
         extra = collective(comm, lambda: _fault_metrics(args, topo, faults, info, comm))
     finally:
         bar.close()
@@ -190,11 +212,16 @@ def format_info(info: dict, histogram: bool = False) -> str:
         ("vertex-transitive", "yes" if info["vertex_transitive"] else "no"),
         ("BFS", info["scope"] + (f"; source {info['source']}" if info["source"] else "")),
     ]
-    if info["diameter"] is not None:
+    if info.get("components", 1) > 1:
+        rows.append(("components", f"{info['components']:,} (distances within components)"))
+    if info.get("estimate"):
+        rows.append(("diameter", f">= {info['diameter_lower_bound']} (estimate: sampled sources)"))
+    elif info["diameter"] is not None:
         rows.append(("diameter", str(info["diameter"])))
     else:
         rows.append(("eccentricity", str(info["eccentricity"])))
-    rows.append(("avg distance", f"{info['avg_distance']:.6f} (incl. source, as paper 000)"))
+    est = " ESTIMATE," if info.get("estimate") else ""
+    rows.append(("avg distance", f"{info['avg_distance']:.6f} ({est}incl. source, as paper 000)"))
     rows.append(("", f"{info['avg_distance_excl_source']:.6f} (excl. source)"))
     rows.append(("ranks / time", f"{info['ranks']} / {info['seconds']:.2f} s"))
     mem = f"{info['peak_rss_mib']:.0f} MiB max per rank, "

@@ -85,13 +85,12 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.engine.routes import engine_lengths, parse_pairs, route_report
     from mpinet.jobs import plans, resources
     from mpinet.routing import make_router
-    from mpinet.topology import from_spec
 
     comm = get_comm()
     here = resources.ranks_on_this_machine(comm)  # collective: before anything can fail
 
     def plan():
-        topo = from_spec(args.spec)
+        topo = resources.load_network(args.spec, here)
         resources.check_ids(topo, comm.Get_size())
         router = make_router(args.router, topo, **_options(args.option))
         kind, total = parse_pairs(args.pairs, topo)

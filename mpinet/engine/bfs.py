@@ -61,10 +61,15 @@ class Distances:
         return int(self.histogram.size - 1)
 
     def averages(self, num_nodes: int) -> tuple[float, float]:
-        """Average distance including the source (paper 000) and excluding it."""
+        """Average distance including the source (paper 000) and excluding it.
+
+        Over the pairs the BFS reached: on a disconnected network, the pairs
+        within a component (on a connected one, ``sources * num_nodes`` pairs).
+        """
         total = float(np.dot(np.arange(self.histogram.size, dtype=np.float64), self.histogram))
-        per_source = total / self.sources
-        return per_source / num_nodes, per_source / max(num_nodes - 1, 1)
+        pairs = float(self.histogram.sum()) if self.histogram.size else 1.0
+        pairs = pairs if pairs > 0 else float(self.sources * num_nodes)
+        return total / pairs, total / max(pairs - self.sources, 1.0)
 
 
 def available_memory() -> int:
@@ -324,18 +329,25 @@ class _Exchange:
 
 
 def bfs_all_sources(
-    topo: Topology, comm: Any = None, progress: Callable[[int, int], None] | None = None
+    topo: Topology,
+    comm: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+    sources: np.ndarray | None = None,
 ) -> Distances:
     """Distance distribution over all ordered pairs, sources split over ranks.
 
     Uses ``topo.source_orbits()`` (representatives and weights under
-    automorphisms) when the topology provides it, else every node once.
+    automorphisms) when the topology provides it, else every node once; or the
+    given ``sources`` (node ids, weight 1 each: a sample).
     ``progress(done, total)``: called after each batch with this rank's source words.
     """
     comm = resolve(comm)
     rank, size = comm.Get_rank(), comm.Get_size()
     n = topo.num_nodes
-    if hasattr(topo, "source_orbits"):
+    if sources is not None:
+        reps = topo.check_ids(sources, "sources")
+        weights = np.ones(reps.size, dtype=np.int64)
+    elif hasattr(topo, "source_orbits"):
         reps, weights = topo.source_orbits()
     else:
         reps, weights = np.arange(n, dtype=np.int64), np.ones(n, dtype=np.int64)

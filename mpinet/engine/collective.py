@@ -158,7 +158,7 @@ def run_collective(
             nodes = ports = msgs = nodes[:0]
         local = nodes - lo
         target = table[local, ports] if nodes.size else nodes
-        back = np.asarray(topo.reverse_port)[ports] if nodes.size else nodes
+        back = topo.reverse_of(nodes, ports) if nodes.size else nodes
         rows = np.stack([target, msgs, back], axis=1)
         if record_hops and nodes.size:
             hop_rows.append(np.stack([np.full_like(nodes, t), msgs, nodes, target, ports], 1))

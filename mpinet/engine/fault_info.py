@@ -198,11 +198,11 @@ def surviving_info(topo: Topology, faults: FaultSet, comm: Any = None) -> dict:
 def _edges(topo: Topology, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every undirected link once, as (node, port) with the smaller directed id."""
     n, deg = topo.num_nodes, topo.degree
-    rev = np.asarray(topo.reverse_port, dtype=np.int64)
     node = np.repeat(np.arange(n, dtype=np.int64), deg)
     port = np.tile(np.arange(deg, dtype=np.int64), n)
     nb = table[port, node].astype(np.int64)
-    keep = (nb < n) & (node * deg + port < nb * deg + rev[port])
+    back = np.where(nb < n, topo.reverse_of(node, port), 0)
+    keep = (nb < n) & (node * deg + port < nb * deg + back)
     return node[keep], port[keep]
 
 
@@ -221,8 +221,8 @@ def _firsts(topo: Topology, kind: str, table: np.ndarray) -> np.ndarray:
     nb = table[:, reps].T  # (reps, degree)
     link = (reps[:, None] * deg + ports)[nb < n]
     # a link between two representatives would be counted twice: keep the smaller id
-    rev = np.asarray(topo.reverse_port, dtype=np.int64)
-    back = (nb.astype(np.int64) * deg + rev[None, :])[nb < n]
+    rev = topo.reverse_of(np.repeat(reps, deg), np.tile(ports, reps.size)).reshape(nb.shape)
+    back = (nb.astype(np.int64) * deg + rev)[nb < n]
     twice = np.isin(back, link) & (back < link)
     return link[~twice]
 
@@ -245,8 +245,9 @@ def fault_cases(topo: Topology, k: int, kind: str, table: np.ndarray | None = No
     b = np.tile(every, first.size)
     if kind == "links":  # the same undirected link twice is not a set of two
         deg = topo.degree
-        rev = np.asarray(topo.reverse_port, dtype=np.int64)
-        back_a = table[a % deg, a // deg].astype(np.int64) * deg + rev[a % deg]
+        back_a = table[a % deg, a // deg].astype(np.int64) * deg + topo.reverse_of(
+            a // deg, a % deg
+        )
         same = (a == b) | (back_a == b)
     else:
         same = a == b
@@ -289,7 +290,6 @@ def plan_fault_diameter(topo: Topology, k: int) -> int:
 def _cut(table: np.ndarray, topo: Topology, case: np.ndarray, kind: str) -> list[tuple]:
     """Point the failed directed links of ``case`` at the sentinel; returns what to restore."""
     n, deg = topo.num_nodes, topo.degree
-    rev = topo.reverse_port
     saved = []
     links = []
     if kind == "nodes":
@@ -300,9 +300,10 @@ def _cut(table: np.ndarray, topo: Topology, case: np.ndarray, kind: str) -> list
     for u, p in links:
         w = int(table[p, u])
         if w < n:
-            saved += [(p, u, w), (rev[p], w, u)]
+            q = int(topo.reverse_of(np.array([u]), np.array([p]))[0])
+            saved += [(p, u, w), (q, w, u)]
             table[p, u] = n
-            table[rev[p], w] = n
+            table[q, w] = n
     return saved
 
 

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from mpinet import theory
 from mpinet.engine.bfs import (
     bfs_all_sources,
@@ -22,7 +24,7 @@ from mpinet.engine.bfs import (
     estimate_bfs_bytes,
 )
 from mpinet.engine.comm import max_op, resolve, sum_op
-from mpinet.errors import ResourceError
+from mpinet.errors import JobError, ResourceError, check_int
 from mpinet.topology.base import Topology
 
 #: bit-parallel BFS work (word operations) above which all-sources is refused
@@ -41,8 +43,27 @@ def ranks_on_this_machine(comm: Any = None) -> int:
     return sum(h == host for h in comm.allgather(host))
 
 
-def plan_info(topo: Topology, size: int, source: int | None, ranks_here: int | None = None) -> str:
-    """Choose the algorithm and check it fits; return ``"single"`` or ``"all"``.
+def affordable_sources(topo: Topology, levels: float) -> int:
+    """How many sources the bit-parallel BFS can search within :data:`MAX_ALL_SOURCES_WORK`."""
+    per_source = topo.num_nodes * max(topo.degree, 1) * max(levels, 1.0) / 64
+    return max(0, int(MAX_ALL_SOURCES_WORK / per_source) // 64 * 64)
+
+
+def sample_sources(topo: Topology, count: int, seed: int = 0) -> np.ndarray:
+    """``count`` distinct node ids drawn uniformly with ``seed`` (the same on every rank)."""
+    count = check_int("--sources K", count, 1, topo.num_nodes)
+    rng = np.random.default_rng([int(seed), 0x5EED])
+    return np.sort(rng.choice(topo.num_nodes, size=count, replace=False)).astype(np.int64)
+
+
+def plan_info(
+    topo: Topology,
+    size: int,
+    source: int | None,
+    ranks_here: int | None = None,
+    sources: int | None = None,
+) -> str:
+    """Choose the algorithm and check it fits; return ``"single"``, ``"all"`` or ``"sample"``.
 
     Parameters
     ----------
@@ -51,6 +72,8 @@ def plan_info(topo: Topology, size: int, source: int | None, ranks_here: int | N
         Ranks of the job.
     source : int or None
         ``--source`` node id, if any.
+    sources : int, optional
+        ``--sources K``: that many sampled sources (not vertex-transitive networks).
     ranks_here : int, optional
         Ranks on this machine (:func:`ranks_on_this_machine`); default ``size``.
 
@@ -61,22 +84,37 @@ def plan_info(topo: Topology, size: int, source: int | None, ranks_here: int | N
     """
     here = size if ranks_here is None else ranks_here
     if source is not None or topo.vertex_transitive:
+        if sources is not None:
+            raise JobError(
+                "--sources K samples the sources of a network that is not vertex-transitive; "
+                + ("give --source or --sources, not both" if source is not None else
+                   f"{topo.spec} is vertex-transitive: one source gives the exact distribution")
+            )  # fmt: skip
         check_memory(lambda r: estimate_bfs_bytes(topo, r), size, here, f"BFS on {topo.spec}")
         return "single"
     check_memory(
         lambda r: estimate_all_sources_bytes(topo, r), size, here, f"all-sources BFS on {topo.spec}"
     )
-    nsrc = topo.source_orbits()[0].size if hasattr(topo, "source_orbits") else topo.num_nodes
     forms = theory.closed_forms(topo.family, spec_params(topo))
     depths = [cf.value for cf in forms if cf.quantity == "diameter"]
     levels = max([d for d in depths if d > 0] or [64])
+    if sources is not None:
+        nsrc = check_int("--sources K", sources, 1, topo.num_nodes)
+    elif hasattr(topo, "source_orbits"):
+        nsrc = topo.source_orbits()[0].size
+    else:
+        nsrc = topo.num_nodes
     work = nsrc / 64 * topo.num_nodes * topo.degree * levels
     if work > MAX_ALL_SOURCES_WORK:
+        afford = affordable_sources(topo, levels)
+        what = f"{nsrc:,} sampled sources" if sources is not None else "all-sources BFS"
         raise ResourceError(
-            f"all-sources BFS on {topo.spec} ({topo.num_nodes} nodes, not vertex-transitive) "
-            "is too large for one machine; pass --source LABEL for one source's distances"
+            f"{what} on {topo.spec} ({topo.num_nodes:,} nodes, not vertex-transitive) is too "
+            f"large for one machine (about {work:.1e} word operations, limit "
+            f"{MAX_ALL_SOURCES_WORK:.0e}); it can afford about {afford:,} sources: pass "
+            f"--sources K (K <= {afford:,}, an estimate) or --source LABEL for one source"
         )
-    return "all"
+    return "sample" if sources is not None else "all"
 
 
 def network_info(
@@ -84,6 +122,8 @@ def network_info(
     source: int | None = None,
     comm: Any = None,
     progress: Callable[[int, int], None] | None = None,
+    sources: int | None = None,
+    seed: int = 0,
 ) -> dict:
     """Exact N, degree, diameter, average distances and distance histogram.
 
@@ -97,6 +137,9 @@ def network_info(
     progress : callable, optional
         ``progress(done, total)`` during the BFS: nodes reached of N (one source), or this
         rank's source batches searched (all sources).
+    sources : int, optional
+        Search from this many sources drawn with ``seed`` (:func:`sample_sources`): the
+        result is an estimate, and says so.
 
     Returns
     -------
@@ -104,14 +147,15 @@ def network_info(
     """
     comm = resolve(comm)
     size = comm.Get_size()
-    mode = plan_info(topo, size, source, ranks_on_this_machine(comm))
+    mode = plan_info(topo, size, source, ranks_on_this_machine(comm), sources)
     t0 = time.perf_counter()
     if mode == "single":
         src = topo.identity if source is None else source
         dist = bfs_from(topo, src, comm, progress=progress)
     else:
         src = None
-        dist = bfs_all_sources(topo, comm, progress=progress)
+        sample = sample_sources(topo, sources, seed) if mode == "sample" else None
+        dist = bfs_all_sources(topo, comm, progress=progress, sources=sample)
     seconds = comm.allreduce(time.perf_counter() - t0, op=max_op())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     rss_max = comm.allreduce(rss, op=max_op())
@@ -120,10 +164,21 @@ def network_info(
     covers_all = mode == "all" or topo.vertex_transitive
     if mode == "all":
         scope = "all ordered pairs (all sources, not vertex-transitive)"
+    elif mode == "sample":
+        scope = (
+            f"ESTIMATE from {sources:,} sampled sources of {topo.num_nodes:,} (seed {seed}): "
+            "the largest distance found is a lower bound of the diameter"
+        )
     elif topo.vertex_transitive:
         scope = "one source; vertex-transitive, so this is every source's distribution"
     else:
         scope = "one source only (not vertex-transitive): eccentricity, not diameter"
+    parts = int(getattr(topo, "num_components", 1))
+    if parts > 1:
+        scope += (
+            f"; {parts} components: distances and averages are within components, "
+            "the diameter is the largest component's"
+        )
     checks = []
     if covers_all:
         measured = {"diameter": dist.diameter, "avg_distance": incl}
@@ -134,6 +189,9 @@ def network_info(
     info.update(
         {
             "diameter": dist.diameter if covers_all else None,
+            "estimate": mode == "sample",
+            "sampled_sources": sources if mode == "sample" else None,
+            "diameter_lower_bound": dist.diameter if mode == "sample" else None,
             "eccentricity": dist.diameter if mode == "single" else None,
             "avg_distance": incl,
             "avg_distance_excl_source": excl,

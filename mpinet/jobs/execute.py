@@ -23,13 +23,12 @@ from mpinet.engine.models import Model, parse_model, switching_model
 from mpinet.engine.report import gather_hops, gather_packets, summarize
 from mpinet.errors import MpinetError
 from mpinet.jobs.collectives import execute_collective
-from mpinet.jobs.resources import plan_run
+from mpinet.jobs.resources import load_network, plan_run
 from mpinet.jobs.settings import check_settings
 from mpinet.jobs.spec import Job, JobError
 from mpinet.jobs.switching import check_switching, make_engine
 from mpinet.routing import exact_distance, make_router
 from mpinet.routing.base import Router
-from mpinet.topology import from_spec
 from mpinet.topology.base import Topology
 from mpinet.workloads.base import COLLECTIVE, WorkloadKind
 from mpinet.workloads.registry import make_workload
@@ -73,7 +72,7 @@ def plan(
     (:func:`~mpinet.jobs.resources.plan_run`); once the router exists, again with
     its header and tables.
     """
-    topo = from_spec(job.topology)
+    topo = load_network(job.topology, ranks_here or ranks)
     trace_path = _trace_target(job, out, force)  # refused before any work
     check_settings(job, out)
     plan_run(job, topo, ranks, ranks_here, trace_path=trace_path)

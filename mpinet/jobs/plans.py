@@ -29,7 +29,13 @@ from mpinet.jobs.resources import (
 from mpinet.topology.base import Topology
 
 
-def plan_info(topo: Topology, size: int, source: int | None, ranks_here: int | None) -> Estimate:
+def plan_info(
+    topo: Topology,
+    size: int,
+    source: int | None,
+    ranks_here: int | None,
+    sources: int | None = None,
+) -> Estimate:
     """Check ``mpinet info``'s BFS against this machine before it starts.
 
     The memory is the BFS's own estimate (:mod:`mpinet.engine.bfs`). The work of
@@ -38,19 +44,22 @@ def plan_info(topo: Topology, size: int, source: int | None, ranks_here: int | N
     before the orbits themselves are computed (which takes minutes on fccn:8).
     """
     from mpinet.engine import bfs
-    from mpinet.engine.info import MAX_ALL_SOURCES_WORK
+    from mpinet.engine.info import MAX_ALL_SOURCES_WORK, affordable_sources
 
     check_ids(topo, size)
     single = source is not None or topo.vertex_transitive
     n = topo.num_nodes
     if not single:
-        nsrc = -(-n // int(getattr(topo, "orbit_group_order", 1)))
+        nsrc = sources or -(-n // int(getattr(topo, "orbit_group_order", 1)))
         levels = max(1.0, 2 * mean_hops(topo))  # the diameter where the papers give one
         work = nsrc / 64 * n * topo.degree * levels
         if work > MAX_ALL_SOURCES_WORK:
+            afford = affordable_sources(topo, levels)
+            what = f"BFS from {nsrc:,} sampled sources" if sources else "all-sources BFS"
             raise ResourceError(
-                f"all-sources BFS on {describe(topo)}, not vertex-transitive, is at least "
-                f"{work:.1e} word operations (limit {MAX_ALL_SOURCES_WORK:.0e}); way out: "
+                f"{what} on {describe(topo)}, not vertex-transitive, is at least "
+                f"{work:.1e} word operations (limit {MAX_ALL_SOURCES_WORK:.0e}); it can afford "
+                f"about {afford:,} sources; way out: --sources K (K <= {afford:,}; an estimate), "
                 "--source LABEL for one source's distances, or a smaller network"
             )
     fn = bfs.estimate_bfs_bytes if single else bfs.estimate_all_sources_bytes

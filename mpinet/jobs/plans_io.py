@@ -35,13 +35,13 @@ def estimate_analyze(traces: list[dict], chunk_rows: int, stretch: bool) -> Esti
     from mpinet.analysis import memory_bound
     from mpinet.analysis.summary import STRETCH_NODE_LIMIT
     from mpinet.jobs.resources import stretch_tables
-    from mpinet.topology import from_spec
+    from mpinet.netfile import load_topology
 
     est = Estimate("analyze " + " and ".join(str(a.get("topology")) for a in traces))
     work = 0
     for attrs in traces:
         try:
-            topo = from_spec(str(attrs.get("topology")))
+            topo = load_topology(str(attrs.get("topology")))
         except MpinetError:
             topo = None  # summarize skips stretch and says why
         degree = int(attrs.get("degree") or (topo.degree if topo is not None else 1))

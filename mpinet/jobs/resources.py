@@ -104,6 +104,18 @@ def _available() -> tuple[int, str]:
     return have, "MemAvailable"
 
 
+def load_network(spec: str, ranks_here: int = 1, allow_disconnected: bool = False) -> Topology:
+    """The topology of a spec (``file:PATH`` read from disk), planned against this machine.
+
+    A file whose reading would not fit in :func:`available_memory` with
+    ``ranks_here`` ranks reading it is refused before it is read.
+    """
+    from mpinet.netfile import load_topology
+
+    memory = available_memory()
+    return load_topology(spec, allow_disconnected, memory=memory, ranks_here=ranks_here)
+
+
 def ranks_on_this_machine(comm: Any) -> int:
     """Ranks of ``comm`` sharing this rank's host (collective: call it on every rank)."""
     host = socket.gethostname()

@@ -68,6 +68,7 @@ trace level would ignore or that the run could never reach.
 from __future__ import annotations
 
 import copy
+import os
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -390,9 +391,23 @@ def load_job(path: str | None, sets: list[tuple[list[str], Any]] = ()) -> Job:
     if path is not None:
         source = str(path)
         raw = _parse_toml(path, read_job_text(path))
+        _anchor_network_file(raw, Path(path).parent)
     for keys, value in sets:
         merge(raw, keys, value)
     return validate(raw, source)
+
+
+def _anchor_network_file(raw: dict, base: Path) -> None:
+    """A job file's ``file:PATH`` topology names a path relative to the job file."""
+    spec = raw.get("topology")
+    if not isinstance(spec, str) or not spec.strip().lower().startswith("file:"):
+        return
+    from mpinet.netfile import FORMATS
+
+    head, sep, rest = spec.strip()[5:].partition(":")
+    fmt, path = (head + sep, rest) if sep and head.lower() in FORMATS else ("", spec.strip()[5:])
+    if path and not os.path.isabs(path):
+        raw["topology"] = f"file:{fmt}{os.path.normpath(os.path.join(str(base), path))}"
 
 
 def read_job_text(path: str | Path) -> str:

@@ -209,10 +209,11 @@ def graph(f: RouteFollower, keys: np.ndarray, rule: Any) -> tuple[np.ndarray, ..
     lo1, hi1 = rule.held(c[dep])
     del c
     src = f.nb[x[dep], r[dep]]
-    del x
+    back = f.topo.reverse_of(x[dep], r[dep])
+    del x, r
     src *= deg
-    src += f.rev[r[dep]]
-    del r
+    src += back
+    del back
     if rule.unit:
         channels = cg.distinct(out * v + lo2)
         src *= v

@@ -96,7 +96,6 @@ class RouteFollower:
         self.topo, self.router, self.seed = topo, router, int(seed)
         self.limit, self.with_hops = int(limit), with_hops
         self.nb = neighbor_table(topo).astype(np.int64)
-        self.rev = np.asarray(topo.reverse_port, dtype=np.int64)
         self.deg = topo.degree
         self.state = state
         self.H = state.size if state is not None else (self.limit + 1 if with_hops else 1)
@@ -202,7 +201,7 @@ class RouteFollower:
                 self.max_length = max(self.max_length, h + 1)
             # only hops that do not deliver: a packet is consumed at its destination and
             # takes no buffer there (the engine's rule), so its last hop waits for nothing
-            cols = [nxt[go], dst[idx][go], self.rev[ports[go]], new[go]]
+            cols = [nxt[go], dst[idx][go], self.topo.reverse_of(x[go], ports[go]), new[go]]
             if self.state is None:
                 cls = h if self.with_hops else 0
             else:

@@ -66,6 +66,21 @@ class Topology(ABC):
             out[lo : lo + _CHUNK] = self._neighbors(a[lo : lo + _CHUNK])
         return out
 
+    #: whether :attr:`reverse_port` holds at every node (False for some file networks)
+    uniform_reverse: bool = True
+
+    def reverse_ports(self, ids: object) -> np.ndarray:
+        """The port of each neighbour that leads back: ``(len(ids), degree)`` int64, -1 = none."""
+        a = self.check_ids(ids)
+        rev = np.asarray(self.reverse_port, dtype=np.int64)
+        out = np.broadcast_to(rev, (a.size, self.degree)).copy()
+        out[self.neighbors(a) < 0] = -1
+        return out
+
+    def reverse_of(self, nodes: np.ndarray, ports: np.ndarray) -> np.ndarray:
+        """The reverse port of each link ``(nodes[i], ports[i])`` (unchecked ids, int64)."""
+        return np.asarray(self.reverse_port, dtype=np.int64)[np.asarray(ports, dtype=np.intp)]
+
     def label(self, node: int) -> str:
         """The paper's label of one node."""
         return self._label(int(self.check_ids([node], "node")[0]))

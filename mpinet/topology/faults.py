@@ -96,7 +96,7 @@ def _with_reverse(topo: Topology, nodes: np.ndarray, ports: np.ndarray) -> np.nd
     deg = topo.degree
     nxt = topo.neighbors(nodes)[np.arange(nodes.size), ports]
     ok = nxt >= 0
-    rev = np.asarray(topo.reverse_port, dtype=np.int64)[ports[ok]]
+    rev = topo.reverse_of(nodes[ok], ports[ok])
     return np.concatenate([nodes * deg + ports, nxt[ok] * deg + rev])
 
 
@@ -157,9 +157,9 @@ def make_faults(
             down_nodes.extend(ids[u < random_nodes].tolist())
         if random_links > 0:
             nb = topo.neighbors(ids)
-            rev = np.asarray(topo.reverse_port, dtype=np.int64)
+            rev = topo.reverse_ports(ids)
             link = ids[:, None] * deg + np.arange(deg)
-            back = np.where(nb >= 0, nb * deg + rev[None, :], -1)
+            back = np.where(nb >= 0, nb * deg + rev, -1)
             canon = np.minimum(
                 link, np.where(back >= 0, back, link)
             )  # one draw per undirected link
@@ -203,7 +203,6 @@ class SurvivingGraph(Topology):
         self.spec = base.spec
         self.num_nodes = base.num_nodes
         self.ports, self.port_classes = base.ports, base.port_classes
-        self.reverse_port = base.reverse_port
         self.vertex_transitive = False
         self.regular = False
         self.identity = base.identity
@@ -211,6 +210,17 @@ class SurvivingGraph(Topology):
     @property
     def translation_targets(self) -> None:  # faults break the symmetry
         return None
+
+    @property
+    def reverse_port(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.base.reverse_port
+
+    @property
+    def uniform_reverse(self) -> bool:  # type: ignore[override]
+        return self.base.uniform_reverse
+
+    def reverse_of(self, nodes: np.ndarray, ports: np.ndarray) -> np.ndarray:
+        return self.base.reverse_of(nodes, ports)
 
     def _neighbors(self, ids: np.ndarray) -> np.ndarray:
         return self.faults.neighbors(ids)

@@ -51,7 +51,7 @@ def hypercube_schedule(topo: Topology, source: int) -> tuple[np.ndarray, ...]:
 def greedy_schedule(topo: Topology, source: int) -> tuple[np.ndarray, ...]:
     """Greedy one-port broadcast on any topology (see the module docstring)."""
     nb = neighbor_table(topo).astype(np.int64)
-    reverse = np.asarray(topo.reverse_port, dtype=np.int64)
+    reverse = topo.reverse_ports(np.arange(topo.num_nodes))
     exists = nb >= 0
     safe = np.maximum(nb, 0)
     when = np.full(topo.num_nodes, -1, dtype=np.int64)

@@ -66,8 +66,7 @@ class TreeBroadcast:
         up[self.source] = False
         pport = np.argmax(up, axis=1)
         parent = np.where(up.any(axis=1), nb[np.arange(n), pport], -1)
-        rev = np.asarray(topo.reverse_port)
-        down_port = rev[pport]  # port at the parent that leads to the child
+        down_port = topo.reverse_of(np.arange(n), pport)  # the parent's port to the child
         # subtree finishing times, deepest level first
         finish = np.zeros(n, dtype=np.int64)
         kids = np.flatnonzero(parent >= 0)

@@ -39,7 +39,6 @@ class RoutedMNB:
         self.name = f"multinode broadcast (router {router.name})"
         self.messages = topo.num_nodes
         self.nb = neighbor_table(topo).astype(np.int64)
-        self.rev = np.asarray(topo.reverse_port, dtype=np.int64)
         self.k = {"one-port": 1, "sdc": 1, "k-port": model.k}.get(model.kind, topo.degree)
         e = np.empty(0, dtype=np.int64)
         self.qv, self.qp, self.qm = e, e, e  # the rank's queue, oldest first

@@ -134,7 +134,6 @@ class TreeMNB:
         for rows in self.schedule:
             for h, g in rows:
                 self.path[int(nb[h, g])] = self.path[int(h)] + [int(g)]
-        self.rev = np.asarray(topo.reverse_port, dtype=np.int64)
         self.depth = max(len(p) for p in self.path.values())
 
     @property
@@ -148,7 +147,7 @@ class TreeMNB:
     def _source_at(self, x: np.ndarray, h: int) -> np.ndarray:
         """Source of the message at tree position ``h`` of its tree, for nodes ``x``."""
         for g in reversed(self.path[h]):  # x * h^-1: undo the path, last generator first
-            x = self.nb[x, self.rev[g]]
+            x = self.nb[x, self.topo.reverse_of(x, g)]
         return x
 
     def transmissions(self, step: int, held: Holdings):

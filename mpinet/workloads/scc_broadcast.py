@@ -146,7 +146,7 @@ def relay(
         Step each node was informed (-1: not yet) and the port it arrived on at
         the receiver; updated in place.
     reverse : ndarray
-        Reverse port of each port.
+        Reverse port of each port, or ``(N, degree)``: of each link (file networks).
     step : int
         The step being built.
     senders, ports : ndarray
@@ -168,7 +168,7 @@ def relay(
     first.sort()
     senders, ports, target = senders[first], ports[first], target[first]
     when[target] = step
-    arrival[target] = reverse[ports]
+    arrival[target] = reverse[ports] if reverse.ndim == 1 else reverse[senders, ports]
     log.append((np.full(senders.size, step), senders, ports))
     return int(target.size)
 

@@ -80,7 +80,7 @@ def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_v
             wait = nv + gb + b  # its flits are upstream: the worm's hold of this VC
         else:
             w2 = nbt[link]
-            kin = (w2 * deg + rev[link % deg]) * nvc  # the next node's VC 0 of the link
+            kin = (w2 * deg + rev[link]) * nvc  # the next node's VC 0 of the link
             if ovc >= 0:
                 k = link * nvc + ovc
                 if credit[k] <= 0:
@@ -109,7 +109,7 @@ def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_v
                 closed[nc] = gb + b
                 nc += 1
         if ovc >= 0:  # the VC it took, until its tail crosses
-            kv = (nbt[link] * deg + rev[link % deg]) * nvc + ovc
+            kv = (nbt[link] * deg + rev[link]) * nvc + ovc
             hf[nh], hb[nh] = fid, nv + kv
             nh += 1
             closed[nc] = nv + kv
@@ -205,7 +205,8 @@ class LiveCheck:
             k = b % nv
             w, q, v = k // (deg * nvc), (k // nvc) % deg, k % nvc
             u = int(topo.neighbors(np.array([w]))[0, q])
-            row = {"node": topo.label(u), "port": topo.ports[int(eng.rev[q])],
+            back = int(topo.reverse_ports(np.array([w]))[0, q])
+            row = {"node": topo.label(u), "port": topo.ports[back],
                    "next": topo.label(w), "class": v, "vc": v}  # fmt: skip
             if not rows or rows[-1] != row:  # held by a worm, then full of it: one VC
                 rows.append(row)

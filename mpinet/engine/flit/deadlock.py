@@ -25,8 +25,8 @@ def _edges(eng: Any) -> list[tuple[int, int]]:
         if s < 0 or b >= st.nvcbuf or st.seg_cnt[s] <= 0 or st.seg_out[s] < 0:
             continue
         wq, v = divmod(int(b), nvc)  # the buffer: (local node, input port), VC
-        up, q = int(st.nbt[wq]), wq % deg
-        me = (up * deg + int(eng.rev[q])) * nvc + v  # named by its sender's link
+        up = int(st.nbt[wq])
+        me = (up * deg + int(eng.rev[wq])) * nvc + v  # named by its sender's link
         link = int(st.seg_out[s])
         w2 = int(st.nbt[link])
         if w2 == int(st.pkt_dst[st.seg_pkt[s]]):

@@ -88,7 +88,8 @@ class FlitEngine:
         self.lo, self.hi = int(self.bounds[self.rank]), int(self.bounds[self.rank + 1])
         self.deg = topo.degree
         self.caps = model.port_capacities(topo)
-        self.rev = np.asarray(topo.reverse_port, dtype=np.int64)
+        # the reverse port of each of the rank's links (it may differ by node: file networks)
+        self.rev = topo.reverse_ports(np.arange(self.lo, self.hi)).ravel()
         self.mode = SWITCHING[model.switching]
         self.flits, self.vcs, self.bsize = model.flits, model.vcs, model.vc_buffer
         self.need = 1 if self.mode == fk.WORM else self.flits

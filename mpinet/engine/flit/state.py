@@ -42,7 +42,7 @@ class FlitState:
     vcs, vc_buffer : VCs per link and flit slots per VC
     nbt : the rank's neighbour table (global ids, -1 where a port has no link)
     hw : router header words
-    lo, rev, caps : the rank's first node, the reverse port of each port, the flits per
+    lo, rev, caps : the rank's first node, the reverse port of each of its links, the flits per
         step of each port (for the per-link tables below)
 
     The kernels take each field of a segment or packet record as a strided view
@@ -97,12 +97,12 @@ class FlitState:
         w = self.nbt.ravel()
         #: the receiver's VC 0 of each link, relative to this rank's first buffer (global
         #: VC-buffer ids minus ``lo * deg * V``: outside ``[0, nvcbuf)`` on another rank)
-        self.down = np.where(w >= 0, (w * deg + rev[port]) * nvc - lo * deg * nvc, -1)
+        self.down = np.where(w >= 0, (w * deg + rev) * nvc - lo * deg * nvc, -1)
         b = np.arange(self.nvcbuf, dtype=np.int64)
         wl = b // nvc
         up = w[wl]
         #: the sender's credit counter of each VC buffer, relative as ``down``
-        self.ucred = np.where(up >= 0, (up * deg + rev[wl % deg]) * nvc + b % nvc - lo * deg * nvc,
+        self.ucred = np.where(up >= 0, (up * deg + rev[wl]) * nvc + b % nvc - lo * deg * nvc,
                               -1)  # fmt: skip
 
     def _views(self) -> None:

@@ -1,0 +1,144 @@
+"""Networks from files: ``file:PATH`` specs, read beside the engine (file I/O lives here).
+
+:func:`load_topology` is :func:`mpinet.topology.from_spec` plus ``file:PATH``:
+the commands call it for every spec. Three formats, told apart by the file's
+suffix or, failing that, by its first token:
+
+``edgelist``
+    ``u v [port [class]]`` per line, ``#`` comments (:mod:`.edgelist`).
+``graphml``
+    GraphML nodes and edges, optional ``label`` and ``port`` attributes
+    (:mod:`.graphml`); networkx's writer and ``mpinet export`` round trip.
+``anynet``
+    BookSim2's anynet file: routers and their nodes and links, one virtual node
+    per router (:mod:`.anynet`).
+
+Every rank reads the whole file: the topology is a table of all nodes, as a
+built-in family's ``neighbors`` is. Reading is planned first: a file whose
+tables would not fit is refused before any array is allocated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import numpy as np
+
+from mpinet.errors import ResourceError, SpecError
+from mpinet.topology import from_spec
+from mpinet.topology.base import Topology
+from mpinet.topology.filegraph import FileError, FileGraph
+
+FORMATS = ("edgelist", "graphml", "anynet")
+_SUFFIX = {
+    ".graphml": "graphml",
+    ".xml": "graphml",
+    ".anynet": "anynet",
+    ".edges": "edgelist",
+    ".edgelist": "edgelist",
+    ".el": "edgelist",
+}
+
+__all__ = ["FORMATS", "FileError", "detect_format", "estimate_read_bytes", "load_topology"]
+
+
+def load_topology(
+    spec: str, allow_disconnected: bool = False, memory: int | None = None, ranks_here: int = 1
+) -> Topology:
+    """A topology from its spec: a built-in family, or ``file:PATH`` read from disk.
+
+    Parameters
+    ----------
+    spec : str
+        ``FAMILY:PARAMS`` or ``file:PATH`` (``file:FORMAT:PATH`` names the format).
+    allow_disconnected : bool
+        Accept a file network of several components.
+    memory : int, optional
+        Bytes this machine can give; a file whose reading needs more (times
+        ``ranks_here``, the ranks reading it on this machine) is refused.
+
+    Raises
+    ------
+    FileError
+        The file cannot be read (the message names the file, the line, the fault).
+    ResourceError
+        Reading would not fit in ``memory``.
+    """
+    if not isinstance(spec, str) or not spec.strip().lower().startswith("file:"):
+        return from_spec(spec)
+    fmt, path = _split(spec.strip())
+    return read_network(path, fmt, allow_disconnected, memory, ranks_here, spec=spec.strip())
+
+
+def _split(spec: str) -> tuple[str | None, str]:
+    rest = spec[5:]
+    head, sep, tail = rest.partition(":")
+    if sep and head.lower() in FORMATS:
+        return head.lower(), tail
+    return None, rest
+
+
+def detect_format(path: str, head: bytes) -> str:
+    """The format of a file from its suffix, else from its first bytes."""
+    fmt = _SUFFIX.get(os.path.splitext(path)[1].lower())
+    if fmt:
+        return fmt
+    text = head.lstrip()
+    if text.startswith(b"<"):
+        return "graphml"
+    if text.split(b" ", 1)[0].strip() == b"router":
+        return "anynet"
+    return "edgelist"
+
+
+def estimate_read_bytes(path: str, fmt: str | None = None) -> int:
+    """Peak bytes of reading ``path`` (the bytes, the parse arrays, the tables)."""
+    from mpinet.netfile import edgelist
+
+    size = os.path.getsize(path)
+    # an edge list line has at least 4 bytes ("0 1\n"); GraphML and anynet are wordier
+    lines = size // (4 if fmt in (None, "edgelist") else 12) + 1
+    return size + lines * edgelist.BYTES_PER_LINE
+
+
+def read_network(
+    path: str,
+    fmt: str | None = None,
+    allow_disconnected: bool = False,
+    memory: int | None = None,
+    ranks_here: int = 1,
+    spec: str | None = None,
+) -> FileGraph:
+    """Read a network file (see the module docstring for the formats)."""
+    spec = spec or f"file:{path}"
+    if not path:
+        raise SpecError("file:PATH needs a path, e.g. file:jobs/networks/ring.edges")
+    if not os.path.isfile(path):
+        why = "is a directory" if os.path.isdir(path) else "does not exist"
+        raise FileError(f"network file {path!r} {why}")
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    fmt = fmt or detect_format(path, head)
+    if fmt not in FORMATS:
+        raise SpecError(f"network file format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+    if memory is not None:
+        need = estimate_read_bytes(path, fmt) * max(1, ranks_here)
+        if need > memory:
+            raise ResourceError(
+                f"reading {path} ({os.path.getsize(path):,} bytes) as {fmt} could need up to "
+                f"{need / 2**30:,.1f} GiB on this machine ({ranks_here} rank(s) each read it), "
+                f"over the {memory / 2**30:,.1f} GiB available; use fewer ranks per machine"
+            )
+    buf = np.fromfile(path, dtype=np.uint8)
+    digest = hashlib.sha256(buf).hexdigest()
+    if fmt == "edgelist":
+        from mpinet.netfile.edgelist import parse
+    elif fmt == "graphml":
+        from mpinet.netfile.graphml import parse
+    else:
+        from mpinet.netfile.anynet import parse
+    got = parse(buf, path)
+    del buf
+    info = {"path": path, "format": fmt, "sha256": digest, "links_listed": got.pop("links")}
+    return FileGraph(spec, **got, info=info, allow_disconnected=allow_disconnected)

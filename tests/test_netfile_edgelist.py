@@ -1,0 +1,157 @@
+"""The edge-list reader and the file network it builds (``file:PATH``).
+
+Round trips of every family through ``mpinet export --format edgelist``, ports in
+the file's order with reverse ports checked on every link, labels kept, and every
+bad-file case's one-line message (file, line, fault).
+"""
+
+from __future__ import annotations
+
+import io
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from mpinet.errors import ResourceError, TopologyError
+from mpinet.jobs.spec import load_job
+from mpinet.netfile import load_topology
+from mpinet.topology import export, from_spec
+from mpinet.topology.filegraph import FileError
+
+FAMILIES = ["star:4", "scc:4", "ms:2,2", "fccn:2", "hypercube:4", "ccc:3", "borel:7,3,2,1"]
+
+
+def write(tmp_path, text: str, name: str = "net.edges") -> str:
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def exported(topo, fmt: str = "edgelist") -> str:
+    buf = io.StringIO()
+    export.write(topo, fmt, buf)
+    return buf.getvalue()
+
+
+def check_reverse(g) -> None:
+    ids = np.arange(g.num_nodes)
+    nb, rev = g.neighbors(ids), g.reverse_ports(ids)
+    has = nb >= 0
+    node, port = np.nonzero(has)
+    assert np.array_equal(nb[nb[node, port], rev[node, port]], node)
+    assert (rev[~has] == -1).all()
+
+
+@pytest.mark.parametrize("spec", FAMILIES)
+def test_export_round_trip_is_identical(tmp_path, spec):
+    topo = from_spec(spec)
+    g = load_topology("file:" + write(tmp_path, exported(topo)))
+    ids = np.arange(topo.num_nodes)
+    assert g.num_nodes == topo.num_nodes
+    assert np.array_equal(g.neighbors(ids), topo.neighbors(ids))
+    assert g.ports == topo.ports and g.port_classes == topo.port_classes
+    assert g.uniform_reverse and g.reverse_port == tuple(topo.reverse_port)
+    check_reverse(g)
+
+
+def test_ports_follow_the_file_order_and_reverses_differ_by_node(tmp_path):
+    # a triangle and a tail, listed once each: ports in line order at both ends
+    g = load_topology("file:" + write(tmp_path, "# t\n0 1\n1 2\n2 0\n2 3\n"))
+    assert g.neighbors(np.arange(4)).tolist() == [[1, 2, -1], [0, 2, -1], [1, 0, 3], [2, -1, -1]]
+    assert g.degree == 3 and not g.regular and not g.vertex_transitive
+    check_reverse(g)
+    assert not g.uniform_reverse
+    with pytest.raises(TopologyError, match="differs from node to node"):
+        g.reverse_port  # noqa: B018
+    assert g.reverse_of(np.array([0, 2]), np.array([1, 2])).tolist() == [1, 0]
+
+
+def test_random_graph_from_networkx(tmp_path):
+    G = nx.random_regular_graph(3, 40, seed=5)
+    text = "".join(f"{u} {v}\n" for u, v in G.edges())
+    g = load_topology("file:" + write(tmp_path, text))
+    check_reverse(g)
+    nb = g.neighbors(range(40))
+    got = {tuple(sorted((int(u), int(v)))) for u, row in enumerate(nb) for v in row}
+    assert got == {tuple(sorted(e)) for e in G.edges()}
+
+
+def test_sparse_ids_are_kept_as_labels(tmp_path):
+    g = load_topology("file:" + write(tmp_path, "10 500\n500 7\n7 10\n"))
+    assert g.num_nodes == 3
+    assert g.labels([0, 1, 2]) == ["7", "10", "500"]
+    assert g.parse_label("500") == 2 and g.parse_label("#1") == 1
+    with pytest.raises(TopologyError, match="no node labelled '8'"):
+        g.parse_label("8")
+    huge = load_topology("file:" + write(tmp_path, "0 4000000000000\n4000000000000 9\n9 0\n"))
+    assert huge.labels([0, 1, 2]) == ["0", "9", "4000000000000"]
+
+
+def test_named_ports_need_both_directions(tmp_path):
+    text = "0 1 a x\n1 0 a x\n1 2 b x\n2 1 a x\n2 0 b x\n0 2 b x\n"
+    g = load_topology("file:" + write(tmp_path, text))
+    assert g.ports == ("a", "b") and g.port_classes == ("x", "x")
+    assert g.neighbors([0, 1, 2]).tolist() == [[1, 2], [0, 2], [1, 0]]
+    check_reverse(g)
+
+
+BAD = [
+    ("0 1\n1 1\n", r"net.edges line 2: self loop at node 1"),
+    ("0 1\n1 2\n0 1\n", r"line 3: duplicate link 0 1 \(first at line 1\)"),
+    ("0 1\n1 0\n1 2\n", r"line 3: link 1 2 is listed in one direction only, but line 1"),
+    ("0 1\nx 2\n", r"line 2: node id 'x' is not a non-negative integer"),
+    ("0 -1\n", r"line 1: node id '-1' is not a non-negative integer"),
+    ("0 1\n# c\n7\n", r"line 3: a link needs two node ids, found one \('7'\)"),
+    ("0 1 a b c\n", r"line 1: too many fields at 'c'"),
+    ("0 99999999999999999999\n", r"line 1: node id '99999999999999999999' is too large"),
+    ("# only comments\n\n", r"net.edges: no links \(an empty network\)"),
+    ("", r"net.edges: no links"),
+    ("0 1 a\n1 0\n", r"line 2: no port name, but line 1 names its port"),
+    ("0 1 a\n1 2 a\n", r"line 1: a port name is the port at the line's first node"),
+    ("0 1 a x\n1 0 a y\n", r"line 2: port 'a' has class 'y', but line 1 gives it 'x'"),
+    ("0 1 a\n1 0 a\n0 2 a\n2 0 a\n", r"node 0 has port 0 twice \(lines 1 and 3\)"),
+    ("0 1\n2 3\n", r"is disconnected: 2 components .* `mpinet info --allow-disconnected`"),
+]
+
+
+@pytest.mark.parametrize("text,match", BAD)
+def test_bad_files_are_refused_naming_line_and_fault(tmp_path, text, match):
+    with pytest.raises(TopologyError, match=match):
+        load_topology("file:" + write(tmp_path, text))
+
+
+def test_degree_limit(tmp_path):
+    text = "".join(f"0 {i}\n" for i in range(1, 300))
+    with pytest.raises(FileError, match="node 0 has 299 ports, over the limit of 254"):
+        load_topology("file:" + write(tmp_path, text))
+
+
+def test_missing_file_and_format(tmp_path):
+    with pytest.raises(FileError, match="does not exist"):
+        load_topology(f"file:{tmp_path}/nothing.edges")
+    with pytest.raises(FileError, match="is a directory"):
+        load_topology(f"file:{tmp_path}")
+    p = write(tmp_path, "0 1\n", "x.txt")
+    assert load_topology(f"file:edgelist:{p}").num_nodes == 2
+
+
+def test_disconnected_allowed_reports_components(tmp_path):
+    g = load_topology("file:" + write(tmp_path, "0 1\n2 3\n3 4\n"), allow_disconnected=True)
+    assert g.num_components == 2 and g.describe()["components"] == 2
+
+
+def test_memory_plan_refuses_before_reading(tmp_path):
+    p = write(tmp_path, "0 1\n" * 1000)
+    with pytest.raises(ResourceError, match="could need up to .* over the .* available"):
+        load_topology("file:" + p, memory=10_000)
+
+
+def test_job_file_paths_are_relative_to_the_job(tmp_path):
+    (tmp_path / "nets").mkdir()
+    write(tmp_path / "nets", "0 1\n1 2\n2 0\n", "tri.edges")
+    job = tmp_path / "job.toml"
+    job.write_text('topology = "file:nets/tri.edges"\n[workload]\nkind = "uniform"\n')
+    spec = load_job(str(job)).topology
+    assert spec == f"file:{tmp_path}/nets/tri.edges"
+    assert load_topology(spec).num_nodes == 3
