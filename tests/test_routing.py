@@ -129,7 +129,7 @@ def test_all_pairs_tables_and_best_ports() -> None:
 
 
 def test_table_limits() -> None:
-    with pytest.raises(ResourceError, match=r"fccn:5 .*2\*\*24"):
+    with pytest.raises(ResourceError, match=r"fccn:5 .*2\*\*26"):
         make_router("shortest", from_spec("fccn:5"))
     with pytest.raises(ResourceError, match=r"scc:6 \(3,600 nodes.*limit of 1,000 bytes"):
         make_router("shortest", from_spec("scc:6"), max_table_bytes=1000)

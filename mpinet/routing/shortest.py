@@ -14,9 +14,11 @@ packet's record, so a hop reads no second scattered array (measured on scc:8,
 8 packets per node: a two-word header cost about 50 ns per move in ``select``
 alone, a cache miss on the header array).
 
-Without translations (FCCN) the tables are per destination: ``(N, N)`` next
-ports and distances from a bit-parallel BFS, allowed up to N*N = 2**24 pairs
-(fccn:4); the header is empty.
+Without translations (FCCN, networks read from files) the tables are per
+destination: ``(N, N)`` next ports and distances from a bit-parallel BFS,
+allowed up to N*N = 2**26 pairs (N <= 8,192); the header is empty, and with
+tie ``first`` a hop is one gather ``P[node * N + dest]``, compiled as
+``anynet-min``'s (:func:`~mpinet.routing.anynet_min.table_hop_one`).
 
 With ``faults`` (a :class:`~mpinet.topology.faults.FaultSet`) the tables are
 per destination on the surviving graph (the faults break the symmetry), up to
@@ -38,14 +40,14 @@ import numba as nb
 import numpy as np
 
 from mpinet.errors import ResourceError, RoutingError
-from mpinet.routing import tables
+from mpinet.routing import anynet_min, tables
 from mpinet.routing.base import DROP, CompiledHop, HopContext, Router
 from mpinet.topology.base import Topology
 
 #: the code of the translated-tables hop (:mod:`mpinet.routing.compiled`)
 HOP_CODE = 1
-#: largest N*N of per-destination tables (topologies without translations)
-MAX_PAIRS = 2**24
+#: largest N*N of per-destination tables (topologies without translations): 64 MiB of ports
+MAX_PAIRS = 2**26
 #: the same with faults (any family: the surviving graph has no symmetry to use)
 MAX_PAIRS_FAULTS = 2**26
 TIES = ("first", "random")
@@ -110,7 +112,7 @@ class ShortestRouter(Router):
                 raise ResourceError(
                     f"router 'shortest' on {topo.spec} ({n:,} nodes, not vertex-transitive) needs "
                     f"per-destination tables of N*N = {n * n:,} entries, over the limit of "
-                    f"2**24 = {MAX_PAIRS:,} (N <= 4,096, e.g. fccn:4)"
+                    f"2**26 = {MAX_PAIRS:,} (N <= 8,192)"
                 )
             need = tables.neighbor_table_bytes(topo) + tables.all_pairs_tables_bytes(n, topo.degree)
         self.table_bytes = int(need)
@@ -207,10 +209,14 @@ class ShortestRouter(Router):
         return port, out
 
     def compiled_hop(self) -> CompiledHop | None:
-        """Translated tables with tie ``first``: :func:`translated_hop_one` (else None)."""
-        if not (self.translated and self.tie == "first" and self.faults is None):
+        """Tie ``first`` without faults: :func:`translated_hop_one` on translated tables, else
+        the per-destination table's gather (``anynet-min``'s rule); None otherwise."""
+        if not (self.tie == "first" and self.faults is None):
             return None
         self.prepare()
+        if not self.translated:
+            prm = np.array([self.topo.num_nodes, 0, 0], dtype=np.int64)
+            return CompiledHop(anynet_min.HOP_CODE, prm, self._port, np.zeros(1, np.int32))
         n, many = self.topo.num_nodes, int(self.targets.size > 1)
         prm = np.array([n, self.topo.degree, many], dtype=np.int64)
         return CompiledHop(HOP_CODE, prm, self._port, self._nb_flat)
