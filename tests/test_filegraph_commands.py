@@ -9,7 +9,6 @@ reverse ports differ from node to node.
 
 from __future__ import annotations
 
-import io
 import json
 
 import networkx as nx
@@ -163,6 +162,7 @@ def test_cli_commands_on_a_file_network(tmp_path, capsys, monkeypatch):
     assert res["stats"]["delivered"] == 2 * g.num_nodes
     code, out, err = cli(capsys, "analyze", "run.h5")
     assert code == 0, err
+    assert "stretch         mean 1.0000" in out
     faults = ("--set", "model.buffer=2", "--set", "faults.random_links=0.05")
     code, out, err = cli(capsys, "run", str(job), *faults, "--out", "f.h5", "--json")
     assert code == 0, err
@@ -175,6 +175,10 @@ def test_cli_commands_on_a_file_network(tmp_path, capsys, monkeypatch):
     code, out, err = cli(capsys, "sweep", str(job), "--rates", "0.1:0.3:2")
     assert code == 0, err
     assert "of the bound" in out
+    with open("irr.edges", "a") as fh:  # the file changes: the trace no longer matches it
+        fh.write("0 31\n")
+    code, out, err = cli(capsys, "analyze", "run.h5")
+    assert code == 0 and "missing or changed since the run" in out
 
 
 def test_cli_refusals_are_one_line(tmp_path, capsys):
@@ -186,4 +190,3 @@ def test_cli_refusals_are_one_line(tmp_path, capsys):
     assert code == 0 and "components         2" in out
     code, out, err = cli(capsys, "info", "star:4", "--sources", "3")
     assert code == 2 and "vertex-transitive" in err
-    io.StringIO()

@@ -82,9 +82,13 @@ def _topology(attrs: dict):
     if not spec:
         return None
     try:
-        return load_topology(str(spec))
+        topo = load_topology(str(spec))
     except MpinetError:
         return None
+    digest = attrs.get("network_sha256")
+    if digest and getattr(topo, "file_info", {}).get("sha256") != str(digest):
+        return None  # the network file changed since the run
+    return topo
 
 
 def _distance(topo: Any) -> tuple[Any, str | None]:
@@ -92,7 +96,10 @@ def _distance(topo: Any) -> tuple[Any, str | None]:
     from mpinet.routing import exact_distance
 
     if topo is None:
-        return None, "the trace's topology spec cannot be rebuilt"
+        return None, (
+            "the trace's topology cannot be rebuilt (an unknown spec, or a network file "
+            "that is missing or changed since the run)"
+        )
     if topo.family not in _CLOSED_FORM_FAMILIES and topo.num_nodes > STRETCH_NODE_LIMIT:
         return None, (
             f"{topo.spec} has {topo.num_nodes:,} nodes > {STRETCH_NODE_LIMIT:,} "

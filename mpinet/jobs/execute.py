@@ -343,6 +343,8 @@ def _attrs(p: Plan, size: int, steps: int, started: str, argv: list[str] | None)
     job = p.job
     return {
         "topology": p.topo.spec,
+        # a file network: its contents, so that analyze never pairs the trace with another file
+        **({"network_sha256": p.topo.file_info["sha256"]} if hasattr(p.topo, "file_info") else {}),
         "nodes": p.topo.num_nodes,
         "degree": p.topo.degree,
         "ports": list(p.topo.ports),
