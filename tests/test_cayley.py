@@ -413,3 +413,19 @@ def test_info_on_two_ranks(run_mpinet):
     for key in ("diameter", "avg_distance", "histogram", "spec"):
         assert one[key] == two[key], key
     assert sum(one["histogram"]) == 720
+
+
+@pytest.mark.parametrize("pattern", ["reversal", "transpose", "antipodal"])
+def test_permutation_patterns_run_on_cayley_forms_as_on_star(pattern):
+    from mpinet.engine.core import Engine
+    from mpinet.engine.models import parse_model
+    from mpinet.workloads import Unicast
+
+    recs = []
+    for spec in ("star:5", "cayley:5:(1 2),(1 3),(1 4),(1 5)"):
+        topo = from_spec(spec)
+        w = Unicast(topo, seed=1, pattern=pattern, packets=2)
+        router = make_router("shortest", topo)
+        recs.append(Engine(topo, router, parse_model("all-port"), None, seed=1).run(w))
+    assert recs[0].steps == recs[1].steps
+    assert np.array_equal(recs[0].packets, recs[1].packets)

@@ -40,11 +40,12 @@ import numpy as np
 
 from mpinet import perm, rng
 from mpinet.routing.tables import all_pairs_tables, distances_from, neighbor_table
+from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.base import Topology
 
 NAMES = ("nearest-neighbour", "antipodal", "reversal", "transpose")
-#: families whose labels are permutations of all k symbols
-PERMUTATION_FAMILIES = ("star", "ms", "ims", "scc")
+#: families whose labels are permutations of all k symbols (SCC: its permutation part)
+PERMUTATION_FAMILIES = ("star", "ms", "ims", "scc", "cayley", "pancake", "bubble", "transposition")
 #: antipodal without translations needs all-pairs BFS up to this many nodes
 MAX_ALL_PAIRS_NODES = 4096
 
@@ -53,7 +54,7 @@ def check(topo: Topology, name: str) -> None:
     """Raise WorkloadError when pattern ``name`` does not apply to ``topo``."""
     from mpinet.workloads.unicast import WorkloadError  # unicast imports this module
 
-    if name in ("reversal", "transpose") and topo.family not in PERMUTATION_FAMILIES:
+    if name in ("reversal", "transpose") and not _permutations(topo):
         raise WorkloadError(
             f"workload pattern {name!r} needs a network whose labels are permutations "
             f"({', '.join(PERMUTATION_FAMILIES)}), not {topo.spec}"
@@ -85,6 +86,11 @@ def _neighbour(topo: Topology, seed: int, pid: np.ndarray, src: np.ndarray) -> n
     return nb[np.arange(src.size), col]
 
 
+def _permutations(topo: Topology) -> bool:
+    """Whether the labels of ``topo`` are permutations (a position-generator Cayley graph, SCC)."""
+    return isinstance(topo, PermCayley) or topo.family == "scc"
+
+
 def _relabel(topo: Topology, name: str, src: np.ndarray) -> np.ndarray:
     """Reversal or transpose of the permutation part of the labels."""
     if topo.family == "scc":
@@ -102,7 +108,7 @@ def _inverse(topo: Topology):
     fam = topo.family
     if topo.translation_targets is None:
         return None
-    if fam in ("star", "ms", "ims"):
+    if isinstance(topo, PermCayley):  # x -> d^-1 x, inverted: rel -> s * rel
         return lambda s, rel: perm.rank(perm.compose(topo.perms(s), topo.perms(rel)))
     if fam == "scc":
 
