@@ -211,10 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
             "hypercube, CCC) on an MPI job. Run under `mpiexec -n R mpinet ...` to split the "
             "work over R ranks; results do not depend on R."
         ),
-        epilog=f"Topology specs: {' '.join(spec_forms())} (ims: incomplete and cms: clustered "
-        "macro-star, e.g. ims:2+2,3,3; cayley: the Cayley graph of S_K from generators in "
-        "cycle notation, quoted, e.g. 'cayley:4:(1,2),(1,3),(1,4)' is star:4; the README's "
-        "Topologies table has each family). "
+        epilog=f"Topology specs: {' '.join(spec_forms())} file:PATH (ims: incomplete and cms: "
+        "clustered macro-star, e.g. ims:2+2,3,3; cayley: the Cayley graph of S_K from "
+        "generators in cycle notation, quoted, e.g. 'cayley:4:(1,2),(1,3),(1,4)' is star:4; "
+        "file: a network read from an edge list, GraphML or BookSim anynet file; the README's "
+        "Topologies table and docs/networks.md have each). "
         "`mpinet COMMAND --help` explains each command.",
     )
     p.add_argument("--version", action="version", version=f"mpinet {__version__}")

@@ -15,10 +15,14 @@ paper 000 averages, and excluding it) and the distance histogram. Beside
 every figure the papers' closed form is printed where one exists, and every
 disagreement is flagged (docs/errata.md explains each).
 
-Vertex-transitive networks (star, scc, ms, borel, hypercube, ccc) need one
-BFS; FCCN is not vertex-transitive and is searched from all sources (up to
-its automorphisms), which the output says. The work is split over the ranks
-of the MPI job; the answer is identical for any number of ranks.
+Vertex-transitive networks (star, scc, ms, borel, hypercube, ccc and the
+Cayley specs) need one BFS; FCCN and networks read from files (file:PATH) are
+searched from all sources (FCCN up to its automorphisms), which the output
+says. When all sources are too many, the refusal says how many the machine
+can afford: --sources K searches from K sampled sources and labels the result
+an ESTIMATE. A file network of several components needs --allow-disconnected
+(components are reported; distances are within them). The work is split over
+the ranks of the MPI job; the answer is identical for any number of ranks.
 
 examples:
   mpinet info scc:5
@@ -27,6 +31,8 @@ examples:
   mpinet info scc:5 --source '<3, 34125>'
   mpinet info ms:2,2 --faults 'random_links=0.05,seed=3'
   mpinet info star:5 --fault-diameter 2
+  mpinet info file:jobs/networks/cubic40.edges
+  mpiexec -n 2 mpinet info file:big.edges --sources 4096
 
 With --faults (or --faults-file JOB, its [faults] and seed) the surviving
 graph is searched too: its components, and its diameter and average distance
@@ -43,7 +49,9 @@ def add_parser(sub: Any) -> None:
         description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("spec", metavar="SPEC", help="topology spec, e.g. scc:6, ms:3,2, fccn:3")
+    p.add_argument(
+        "spec", metavar="SPEC", help="topology spec, e.g. scc:6, ms:3,2, fccn:3, file:net.graphml"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument(
         "--source",
@@ -220,7 +228,7 @@ def format_info(info: dict, histogram: bool = False) -> str:
         rows.append(("diameter", str(info["diameter"])))
     else:
         rows.append(("eccentricity", str(info["eccentricity"])))
-    est = " ESTIMATE," if info.get("estimate") else ""
+    est = "ESTIMATE, " if info.get("estimate") else ""
     rows.append(("avg distance", f"{info['avg_distance']:.6f} ({est}incl. source, as paper 000)"))
     rows.append(("", f"{info['avg_distance_excl_source']:.6f} (excl. source)"))
     rows.append(("ranks / time", f"{info['ranks']} / {info['seconds']:.2f} s"))

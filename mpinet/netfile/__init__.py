@@ -92,14 +92,20 @@ def detect_format(path: str, head: bytes) -> str:
     return "edgelist"
 
 
-def estimate_read_bytes(path: str, fmt: str | None = None) -> int:
-    """Peak bytes of reading ``path`` (the bytes, the parse arrays, the tables)."""
+def estimate_read_bytes(size: int, lines: int) -> int:
+    """Peak bytes of reading a file of ``size`` bytes and ``lines`` lines (the bytes, the
+    parse arrays, the tables): a link takes at most a line in every format."""
     from mpinet.netfile import edgelist
 
-    size = os.path.getsize(path)
-    # an edge list line has at least 4 bytes ("0 1\n"); GraphML and anynet are wordier
-    lines = size // (4 if fmt in (None, "edgelist") else 12) + 1
     return size + lines * edgelist.BYTES_PER_LINE
+
+
+def _refuse(path: str, fmt: str, size: int, need: int, ranks_here: int, memory: int) -> None:
+    raise ResourceError(
+        f"reading {path} ({size:,} bytes) as {fmt} could need up to {need / 2**30:,.1f} GiB "
+        f"on this machine ({ranks_here} rank(s) each read it), over the "
+        f"{memory / 2**30:,.1f} GiB available; use fewer ranks per machine"
+    )
 
 
 def read_network(
@@ -122,15 +128,14 @@ def read_network(
     fmt = fmt or detect_format(path, head)
     if fmt not in FORMATS:
         raise SpecError(f"network file format must be one of {', '.join(FORMATS)}; got {fmt!r}")
-    if memory is not None:
-        need = estimate_read_bytes(path, fmt) * max(1, ranks_here)
-        if need > memory:
-            raise ResourceError(
-                f"reading {path} ({os.path.getsize(path):,} bytes) as {fmt} could need up to "
-                f"{need / 2**30:,.1f} GiB on this machine ({ranks_here} rank(s) each read it), "
-                f"over the {memory / 2**30:,.1f} GiB available; use fewer ranks per machine"
-            )
+    size = os.path.getsize(path)
+    if memory is not None and size * max(1, ranks_here) > memory:
+        _refuse(path, fmt, size, size * max(1, ranks_here), ranks_here, memory)
     buf = np.fromfile(path, dtype=np.uint8)
+    if memory is not None:  # the lines counted, before any parse array exists
+        need = estimate_read_bytes(size, int(np.count_nonzero(buf == 10)) + 1)
+        if need * max(1, ranks_here) > memory:
+            _refuse(path, fmt, size, need * max(1, ranks_here), ranks_here, memory)
     digest = hashlib.sha256(buf).hexdigest()
     if fmt == "edgelist":
         from mpinet.netfile.edgelist import parse
