@@ -138,7 +138,8 @@ CASES: list[Case] = [
         C(
             "info-fccn8",
             "info fccn:8",
-            r"all-sources BFS on fccn:8 .* word operations \(limit .*\); way out: --source LABEL",
+            r"all-sources BFS on fccn:8 .* word operations \(limit .*\); it can afford about 64 "
+            r"sources; way out: --sources K \(K <= 64; an estimate\), --source LABEL",
         ),
         C("info-fccn8-mpi", "info fccn:8", r"all-sources BFS on fccn:8 .* --source LABEL", ranks=2),
         C(

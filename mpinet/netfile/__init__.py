@@ -102,10 +102,14 @@ def estimate_read_bytes(size: int, lines: int) -> int:
 
 def _refuse(path: str, fmt: str, size: int, need: int, ranks_here: int, memory: int) -> None:
     raise ResourceError(
-        f"reading {path} ({size:,} bytes) as {fmt} could need up to {need / 2**30:,.1f} GiB "
-        f"on this machine ({ranks_here} rank(s) each read it), over the "
-        f"{memory / 2**30:,.1f} GiB available; use fewer ranks per machine"
+        f"reading {path} ({size:,} bytes) as {fmt} could need up to {_mib(need)} on this "
+        f"machine ({ranks_here} rank(s) each read it), over the {_mib(memory)} available; "
+        "use fewer ranks per machine, or a machine with more memory"
     )
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / 2**30:,.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:,.1f} MiB"
 
 
 def read_network(
