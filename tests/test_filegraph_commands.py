@@ -190,3 +190,49 @@ def test_cli_refusals_are_one_line(tmp_path, capsys):
     assert code == 0 and "components         2" in out
     code, out, err = cli(capsys, "info", "star:4", "--sources", "3")
     assert code == 2 and "vertex-transitive" in err
+
+
+def _expected_by_paths(topo, dist):
+    """Expected link loads of uniform traffic under uniform random ties, by enumerating
+    every shortest path with its probability (plain Python, independent of the kernel)."""
+    n, deg = topo.num_nodes, topo.degree
+    nb = topo.neighbors(np.arange(n))
+    load = np.zeros((n, deg))
+
+    def walk_from(v, d, prob):
+        if v == d:
+            return
+        best = [p for p in range(deg) if nb[v, p] >= 0 and dist[nb[v, p], d] == dist[v, d] - 1]
+        for p in best:
+            load[v, p] += prob / len(best)
+            walk_from(int(nb[v, p]), d, prob / len(best))
+
+    for s in range(n):
+        for d in range(n):
+            walk_from(s, d, 1.0)
+    return load / (n - 1)
+
+
+@pytest.mark.parametrize("spec", ["file:jobs/networks/cubic40.edges", "fccn:2"])
+def test_channel_load_flows_are_exact(spec):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    topo = load_topology(spec.replace("file:", f"file:{root}/"))
+    n = topo.num_nodes
+    first = make_router("shortest", topo)
+    flows = uniform_load(topo, first)
+    assert flows.exact and flows.method == "all-pairs"
+    walked = np.zeros((n, topo.degree))
+    for d in range(n):  # the routes themselves, walked (the method the flows replace)
+        from mpinet.routing.channel_load import route_counts
+
+        src = np.arange(n)[np.arange(n) != d]
+        walked += route_counts(topo, first, src, np.full(src.size, d))[0]
+    assert np.allclose(flows.load * (n - 1), walked, rtol=0, atol=1e-9)
+    rnd = make_router("shortest", topo, tie="random")
+    got = uniform_load(topo, rnd)
+    s, d = np.divmod(np.arange(n * n), n)
+    dist = first.distance(s, d).reshape(n, n)
+    assert np.allclose(got.load, _expected_by_paths(topo, dist))
+    assert got.mean_hops == pytest.approx(dist.sum() / (n * (n - 1)))

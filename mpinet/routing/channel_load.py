@@ -17,7 +17,10 @@ How the routes are counted (``method``):
   the load of link (v, p) is then the sum over destinations d of the
   target's count at (f_d(v), p), where f_d moves d to its target. Exact, and
   N routes per target instead of N (N - 1).
-* ``all-pairs`` (uniform traffic, otherwise): every ordered pair, exact;
+* ``all-pairs`` (uniform traffic, otherwise): every ordered pair, exact; a router
+  with per-destination tables (``shortest`` on FCCN and file networks) pushes
+  each destination's flows down its shortest-path DAG instead
+  (``router.uniform_flows``), exact for tie ``random`` too (its expectation);
   ``sampled-pairs`` above :data:`ALL_PAIRS_LIMIT` pairs: that many uniformly
   random pairs, an estimate (``exact=False``).
 * ``pairs``: the given (source, destination, weight) list, exact for that
@@ -182,6 +185,16 @@ def uniform_load(
         A route does not arrive.
     """
     n = topo.num_nodes
+    flows = getattr(router, "uniform_flows", None)
+    mine = np.arange(share[0], n, share[1], dtype=np.int64)  # destinations of this process
+    got = flows(mine) if flows is not None else None
+    if got is not None:  # the router's own DAG flows: exact, random ties in expectation
+        load, hops = got[0], np.array([got[1]])
+        if reduce is not None:
+            load, hops = reduce(load), reduce(hops)
+        notes = ["every destination's shortest-path DAG; random ties split evenly (expected)"]
+        return ChannelLoad(load / (n - 1), float(hops[0]) / (n * (n - 1)), "all-pairs",
+                           True, n * (n - 1), notes)  # fmt: skip
     s, d = _sample_pairs(n, min(CHECK_PAIRS, n * (n - 1)), seed + 1)
     randomized = _randomized(topo, router, s, d)
     seeds = [seed + i for i in range(RANDOM_SEEDS)] if randomized else [seed]
@@ -196,7 +209,6 @@ def uniform_load(
         notes.append("the router does not commute with the translations: pairs routed")
     load, hops = np.zeros((n, topo.degree)), np.zeros(1)
     if n * (n - 1) <= ALL_PAIRS_LIMIT:  # every ordered pair: exact
-        mine = np.arange(share[0], n, share[1], dtype=np.int64)  # destinations
         for sd in seeds:
             c, h = _to_dests(topo, router, mine, sd)
             load, hops = load + c, hops + h
