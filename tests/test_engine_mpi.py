@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from mpinet.engine.core import Engine
 from mpinet.engine.models import parse_model
 from mpinet.engine.report import gather_hops, gather_packets, summarize
+from mpinet.netfile import load_topology
 from mpinet.routing import make_router
-from mpinet.topology import from_spec
 from mpinet.workloads import Unicast
+
+#: a network read from a file (per-destination tables, reverse ports that differ by node)
+CUBIC40 = f"file:{Path(__file__).resolve().parent.parent / 'jobs' / 'networks' / 'cubic40.edges'}"
 
 CASES = [
     ("scc:5", "all-port", dict(pattern="uniform", packets=3)),
@@ -23,6 +28,7 @@ CASES = [
         dict(pattern="uniform", injection="bernoulli", rate=0.2, steps=8),
     ),
     ("ccc:5", "all-port", dict(pattern="uniform", packets=2)),
+    (CUBIC40, "one-port", dict(pattern="uniform", packets=3)),
 ]
 
 
@@ -34,7 +40,7 @@ def comm():
 
 
 def _run(spec, model, wl, comm):
-    topo = from_spec(spec)
+    topo = load_topology(spec)
     router = make_router("shortest", topo, tie="random")
     w = Unicast(topo, seed=11, **wl)
     eng = Engine(topo, router, parse_model(model), comm, seed=11, record_hops=True)
@@ -65,12 +71,12 @@ def test_identical_to_serial(comm, spec, model, wl):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("spec", ["scc:5", "ms:3,2", "borel:47,2,1,7", "fccn:3"])
+@pytest.mark.parametrize("spec", ["scc:5", "ms:3,2", "borel:47,2,1,7", "fccn:3", CUBIC40])
 def test_collectives_identical_to_serial(comm, spec):
     from mpinet.engine.collective import run_collective
     from mpinet.workloads.broadcast import FloodingBroadcast, TreeBroadcast
 
-    topo = from_spec(spec)
+    topo = load_topology(spec)
     for prog, model in (
         (FloodingBroadcast(topo, 3), "all-port"),
         (TreeBroadcast(topo, 3), "one-port"),
@@ -92,7 +98,7 @@ def test_collectives_identical_to_serial(comm, spec):
 )
 def test_departure_calendar_equals_link_queues(comm, spec, router, wl):
     """The calendar under MPI: the same packets, hops and loads as the per-link queues."""
-    topo = from_spec(spec)
+    topo = load_topology(spec)
     out = []
     for queues in ("calendar", "links"):
         eng = Engine(topo, make_router(router, topo), parse_model("all-port"), comm, seed=3,
