@@ -155,3 +155,10 @@ def test_job_file_paths_are_relative_to_the_job(tmp_path):
     spec = load_job(str(job)).topology
     assert spec == f"file:{tmp_path}/nets/tri.edges"
     assert load_topology(spec).num_nodes == 3
+
+
+def test_unknown_format_is_named(tmp_path):
+    from mpinet.errors import SpecError
+
+    with pytest.raises(SpecError, match="unknown network file format 'csv'"):
+        load_topology(f"file:csv:{tmp_path}/x.edges")

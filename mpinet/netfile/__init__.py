@@ -68,6 +68,12 @@ def load_topology(
     if not isinstance(spec, str) or not spec.strip().lower().startswith("file:"):
         return from_spec(spec)
     fmt, path = _split(spec.strip())
+    head, sep, _ = path.partition(":")
+    if fmt is None and sep and head.isalpha() and not os.path.exists(path):
+        raise SpecError(
+            f"unknown network file format {head!r} in {spec.strip()!r}; formats: "
+            f"{', '.join(FORMATS)} (file:FORMAT:PATH), or file:PATH to tell by the suffix"
+        )
     return read_network(path, fmt, allow_disconnected, memory, ranks_here, spec=spec.strip())
 
 
