@@ -46,7 +46,7 @@ def bad(tmp_path: Path, name: str, text: str, match: str) -> None:
 
 
 def edges_by_label(g) -> set[frozenset[str]]:
-    nb = g.neighbor_table()
+    nb = g.neighbors(range(g.num_nodes))
     v, p = np.nonzero(nb >= 0)
     return {frozenset((g.label(int(a)), g.label(int(nb[a, q])))) for a, q in zip(v, p, strict=True)}
 
@@ -139,7 +139,7 @@ def test_graphml_forward_references_and_one_way_directed(tmp_path):
     path.write_text(graphml(edge("a", "b") + edge("b", "c") + edge("c", "a") + NODES3, "directed"))
     g = read_network(str(path))
     assert g.num_nodes == 3 and g.edges == 3 and [g.label(i) for i in range(3)] == ["a", "b", "c"]
-    np.testing.assert_array_equal(g.neighbor_table(), [[1, 2], [0, 2], [1, 0]])
+    np.testing.assert_array_equal(g.neighbors(range(g.num_nodes)), [[1, 2], [0, 2], [1, 0]])
 
 
 def test_graphml_port_names_without_index(tmp_path):
@@ -151,7 +151,7 @@ def test_graphml_port_names_without_index(tmp_path):
         read_network(str(path))  # node d has no link
     g = read_network(str(path), allow_disconnected=True)
     assert g.ports == ("x", "y") and g.port_classes == ("ring", "ring")
-    np.testing.assert_array_equal(g.neighbor_table()[:3], [[1, 2], [2, 0], [0, 1]])
+    np.testing.assert_array_equal(g.neighbors(range(g.num_nodes))[:3], [[1, 2], [2, 0], [0, 1]])
     assert g.reverse_port == (1, 0)
 
 
@@ -257,7 +257,9 @@ def test_anynet_export_round_trip(tmp_path, spec):
 def test_anynet_sample_ring():
     g = load_topology(f"file:{SAMPLES / 'ring8.anynet'}")
     ring = np.arange(8)
-    np.testing.assert_array_equal(g.neighbor_table(), np.c_[(ring + 1) % 8, (ring - 1) % 8])
+    np.testing.assert_array_equal(
+        g.neighbors(range(g.num_nodes)), np.c_[(ring + 1) % 8, (ring - 1) % 8]
+    )
     assert g.reverse_port == (1, 0) and g.file_info["format"] == "anynet"
 
 
@@ -271,10 +273,10 @@ def test_anynet_forms_booksim_reads(tmp_path):
     # each link once (BookSim adds the reverse), node heads, latencies of 1, tabs, blank lines
     g = anynet(tmp_path, "router 0 node 0 router 1 1\n\nrouter 1\trouter 2 node 1\n"
                "router 2 router 0\r\nnode 2 router 2 3\nnode 3 router 0\n")  # fmt: skip
-    np.testing.assert_array_equal(g.neighbor_table(), [[1, 2], [0, 2], [1, 0]])
+    np.testing.assert_array_equal(g.neighbors(range(g.num_nodes)), [[1, 2], [0, 2], [1, 0]])
     # each link from both ends, routers of degree 1 and 2, no terminals
     g = anynet(tmp_path, "router 0 router 1\nrouter 1 router 0 router 2\nrouter 2 router 1\n")
-    np.testing.assert_array_equal(g.neighbor_table(), [[1, -1], [0, 2], [1, -1]])
+    np.testing.assert_array_equal(g.neighbors(range(g.num_nodes)), [[1, -1], [0, 2], [1, -1]])
 
 
 def test_anynet_latencies(tmp_path):

@@ -157,9 +157,9 @@ def make_faults(
             down_nodes.extend(ids[u < random_nodes].tolist())
         if random_links > 0:
             nb = topo.neighbors(ids)
-            rev = topo.reverse_ports(ids)
+            rev = topo.reverse_of(np.repeat(ids, deg), np.tile(np.arange(deg), ids.size))
             link = ids[:, None] * deg + np.arange(deg)
-            back = np.where(nb >= 0, nb * deg + rev, -1)
+            back = np.where(nb >= 0, nb * deg + rev.reshape(nb.shape), -1)
             canon = np.minimum(
                 link, np.where(back >= 0, back, link)
             )  # one draw per undirected link

@@ -130,11 +130,10 @@ def port_tables(
     nb : (N, degree) int32 (int64 from 2**31 nodes), ``-1`` = no port
     rev : (N, degree) uint8, the port of ``nb[v, p]`` that leads back (255 = no port)
     """
-    deg_of = np.bincount(src, minlength=n)
-    order = np.argsort(src, kind="stable")
     if port is None:
+        order = np.argsort(src, kind="stable")
         start = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(deg_of, out=start[1:])
+        np.cumsum(np.bincount(src, minlength=n), out=start[1:])
         port = np.empty(src.size, dtype=np.int64)
         port[order] = np.arange(src.size) - start[src[order]]
     port = np.asarray(port, dtype=np.int64)
@@ -148,9 +147,7 @@ def port_tables(
     dt = np.int32 if n < 2**31 else np.int64
     nbt = np.full((n, degree), -1, dtype=dt)
     cell = src * degree + port
-    taken = np.zeros(n * degree, dtype=np.int64)
-    np.add.at(taken, cell, 1) if cell.size < 4096 else _count(cell, taken)
-    clash = np.flatnonzero(taken > 1)
+    clash = np.flatnonzero(np.bincount(cell, minlength=n * degree) > 1)
     if clash.size:
         c = int(clash[0])
         i = np.flatnonzero(cell == c)
@@ -224,12 +221,6 @@ def _reverse(nbt, rev):
                     if nbt[y, q] == x:
                         rev[x, p] = q
                         break
-
-
-@nb.njit(cache=True, nogil=True)
-def _count(cell, taken):
-    for c in cell:
-        taken[c] += 1
 
 
 @nb.njit(cache=True, nogil=True)
@@ -339,12 +330,6 @@ class FileGraph(Topology):
     def reverse_of(self, nodes: np.ndarray, ports: np.ndarray) -> np.ndarray:
         """The reverse port of each link ``(nodes[i], ports[i])`` (unchecked ids, int64)."""
         return self._rev[np.asarray(nodes, np.intp), np.asarray(ports, np.intp)].astype(np.int64)
-
-    def neighbor_table(self) -> np.ndarray:
-        """The whole ``(N, degree)`` neighbour table (read-only view; ``-1`` = no port)."""
-        t = self._nb.view()
-        t.flags.writeable = False
-        return t
 
     def describe(self) -> dict:
         d = super().describe()

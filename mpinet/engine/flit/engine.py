@@ -89,7 +89,8 @@ class FlitEngine:
         self.deg = topo.degree
         self.caps = model.port_capacities(topo)
         # the reverse port of each of the rank's links (it may differ by node: file networks)
-        self.rev = topo.reverse_ports(np.arange(self.lo, self.hi)).ravel()
+        nodes = np.repeat(np.arange(self.lo, self.hi, dtype=np.int64), self.deg)
+        self.rev = topo.reverse_of(nodes, np.tile(np.arange(self.deg), self.hi - self.lo))
         self.mode = SWITCHING[model.switching]
         self.flits, self.vcs, self.bsize = model.flits, model.vcs, model.vc_buffer
         self.need = 1 if self.mode == fk.WORM else self.flits
