@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from mpinet.cli import agree, collective, get_comm, progress
+from mpinet.cli import agree, collective, get_comm, progress, seed_arg
 
 HELP = """\
 Compute a network's exact metrics by breadth-first search: number of nodes,
@@ -66,7 +66,9 @@ def add_parser(sub: Any) -> None:
         help="BFS from K sampled sources (networks that are not vertex-transitive and too "
         "large for all sources): an ESTIMATE, labelled as one",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the --sources sample (default 0)")
+    p.add_argument(
+        "--seed", type=seed_arg, default=0, help="seed of the --sources sample (default 0)"
+    )
     p.add_argument(
         "--allow-disconnected",
         action="store_true",

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mpinet import theory
+from mpinet import rng, theory
 from mpinet.engine.bfs import (
     bfs_all_sources,
     bfs_from,
@@ -27,6 +27,8 @@ from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.errors import JobError, ResourceError, check_int
 from mpinet.topology.base import Topology
 
+#: the counter-based stream of ``--sources K``'s sample (:mod:`mpinet.rng`)
+STREAM_SOURCES = 13
 #: bit-parallel BFS work (word operations) above which all-sources is refused
 MAX_ALL_SOURCES_WORK = 4e10
 
@@ -52,8 +54,9 @@ def affordable_sources(topo: Topology, levels: float) -> int:
 def sample_sources(topo: Topology, count: int, seed: int = 0) -> np.ndarray:
     """``count`` distinct node ids drawn uniformly with ``seed`` (the same on every rank)."""
     count = check_int("--sources K", count, 1, topo.num_nodes)
-    rng = np.random.default_rng([int(seed), 0x5EED])
-    return np.sort(rng.choice(topo.num_nodes, size=count, replace=False)).astype(np.int64)
+    # the K nodes of smallest counter-based key: a uniform sample, as every rank draws it
+    key = rng.bits(seed, np.arange(topo.num_nodes, dtype=np.int64), 0, STREAM_SOURCES)
+    return np.sort(np.argpartition(key, count - 1)[:count]).astype(np.int64)
 
 
 def plan_info(
