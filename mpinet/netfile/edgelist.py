@@ -175,20 +175,19 @@ def _names(buf, h3, s3, h4, s4, ntok, line_of, source):
     index = np.empty(uniq.size, dtype=np.int64)
     index[order] = np.arange(uniq.size)
     names = tuple(_token(buf, int(s3[first[k]])) for k in order)
-    has_cls = ntok >= 4
-    classes = []
-    for k in order:
-        rows = inv == k
-        cls = h4[rows & has_cls]
-        if cls.size and (cls != cls[0]).any():
-            bad = np.flatnonzero(rows & has_cls)
-            j = bad[np.flatnonzero(h4[bad] != h4[bad[0]])[0]]
-            raise FileError(
-                f"{source} line {line_of[j]}: port {names[index[k]]!r} has class "
-                f"{_token(buf, int(s4[j]))!r}, but line {line_of[bad[0]]} gives it "
-                f"{_token(buf, int(s4[bad[0]]))!r}"
-            )
-        classes.append(
-            _token(buf, int(s4[np.flatnonzero(rows & has_cls)[0]])) if cls.size else "link"
+    # one class per name: every classed line's class against the name's first classed line
+    rows = np.flatnonzero(ntok >= 4)
+    named, at = np.unique(inv[rows], return_index=True)
+    ref = np.full(uniq.size, -1, dtype=np.int64)  # the name's first classed line
+    ref[named] = rows[at]
+    bad = np.flatnonzero(h4[rows] != h4[ref[inv[rows]]])
+    if bad.size:
+        j = rows[bad[0]]
+        i = ref[inv[j]]
+        raise FileError(
+            f"{source} line {line_of[j]}: port {names[index[inv[j]]]!r} has class "
+            f"{_token(buf, int(s4[j]))!r}, but line {line_of[i]} gives it "
+            f"{_token(buf, int(s4[i]))!r}"
         )
-    return names, tuple(classes), index[inv]
+    classes = tuple(_token(buf, int(s4[ref[k]])) if ref[k] >= 0 else "link" for k in order)
+    return names, classes, index[inv]
