@@ -140,16 +140,37 @@ def test_agrees_with_the_reference(spec, rname, seed):
         assert_same(run(topo, router, rows, m), reference(topo, router, rows, m), topo)
 
 
-@pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("spec,rname", NETS[:4])
-def test_deadlocks_agree_with_the_reference(spec, rname, seed):
-    """Heavy wormhole traffic, one VC of 1-6 flits: the deadlocks, their step and cycle."""
+#: heavy wormhole draws (``random_case(rng(seed), heavy=True)``, four per seed) and whether
+#: each deadlocks, measured once: 10 of 32 do. ``shortest`` on hypercube:4 fixes the lowest
+#: differing dimension first (e-cube: an acyclic channel graph), so none of its draws can.
+DEADLOCKS = [
+    ("star:4", "shortest", 104, (0, 1, 0, 0)),
+    ("star:4", "shortest", 116, (1, 0, 0, 0)),
+    ("scc:4", "scc-greedy", 104, (0, 1, 1, 0)),
+    ("scc:4", "scc-greedy", 109, (1, 0, 1, 0)),
+    ("scc:4", "scc-greedy", 110, (1, 0, 0, 0)),
+    ("ms:2,2", "ms-merged", 103, (0, 1, 0, 0)),
+    ("ms:2,2", "ms-merged", 104, (0, 1, 1, 0)),
+    ("hypercube:4", "shortest", 104, (0, 0, 0, 0)),
+]
+
+
+@pytest.mark.parametrize("spec,rname,seed,verdicts", DEADLOCKS)
+def test_deadlocks_agree_with_the_reference(spec, rname, seed, verdicts):
+    """Heavy wormhole traffic, one VC of 1-6 flits: the deadlocks are there, at the reference's
+    step with its cycle, and the runs beside them deliver every packet as the reference does."""
     topo = from_spec(spec)
     router = make_router(rname, topo)
-    rng = np.random.default_rng(100 + seed)
-    for _ in range(4):
+    rng = np.random.default_rng(seed)
+    for dead in verdicts:
         m, rows = random_case(rng, topo, heavy=True)
-        assert_same(run(topo, router, rows, m), reference(topo, router, rows, m), topo)
+        rec, ref = run(topo, router, rows, m), reference(topo, router, rows, m)
+        assert (rec.deadlock is not None) == bool(dead) == (ref.deadlock_step is not None)
+        if dead:  # a real deadlock: a cycle of held VCs and packets that never arrive
+            assert len(rec.deadlock["cycle"]) >= 2 and (ref.packets[:, 4] < 0).any()
+        else:
+            assert (ref.packets[:, 4] >= 0).all()
+        assert_same(rec, ref, topo)
 
 
 @pytest.mark.parametrize("policy", ["hops", "negative-hop"])
