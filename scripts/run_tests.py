@@ -7,7 +7,8 @@ A stage fails if pytest fails on *any* rank, if mpiexec dies, or if an MPI
 stage ran no MPI test at all (pytest-mpi skips them silently without
 ``--with-mpi``). ``--quick`` is the newcomer's tier: lint, the serial tests not
 marked ``slow`` and the quick MPI tests on 2 ranks (under 3 minutes on a 2-core
-machine); CI runs the whole suite. Usage::
+machine); CI runs the whole suite. Before the summary line it names what was not tested
+and why (optional stages such as parallel HDF5, and every other skip reason). Usage::
 
     python scripts/run_tests.py [--quick] [--ranks 1,2,3,4] [--serial-only | --mpi-only]
                                 [-- PYTEST_ARGS]
@@ -28,6 +29,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from launcher import find_mpiexec  # noqa: E402
+
+#: optional stages the suite cannot run everywhere: (name, words of their skip reason, why
+#: and where to read more); each is named in the summary when its tests were skipped
+OPTIONAL = [
+    (
+        "parallel HDF5",
+        "h5py is built without MPI",
+        "h5py built without MPI (docs/parallel-hdf5.md; scripts/parallel_hdf5.sh builds one)",
+    ),
+]
 
 
 def junit_results(files: list[Path]) -> dict[str, str]:
@@ -50,6 +61,42 @@ def junit_results(files: list[Path]) -> dict[str, str]:
     return out
 
 
+def skip_reasons(files: list[Path]) -> dict[str, str]:
+    """Test id -> the reason it was skipped, on any rank (the first reason seen)."""
+    out: dict[str, str] = {}
+    for f in files:
+        for case in ET.parse(f).getroot().iter("testcase"):
+            for child in case.iter("skipped"):
+                tid = f"{case.get('classname')}::{case.get('name')}"
+                out.setdefault(tid, child.get("message") or "no reason given")
+    return out
+
+
+def h5py_has_mpi(python: str) -> bool | None:
+    """Whether the interpreter's h5py is built with MPI (None: h5py does not import)."""
+    probe = "import h5py; print(h5py.get_config().mpi)"
+    r = subprocess.run([python, "-c", probe], capture_output=True, text=True)
+    return None if r.returncode else r.stdout.strip() == "True"
+
+
+def not_tested(skips: dict[str, str], python: str) -> list[str]:
+    """The summary's lines on what was not tested: the optional stages whose tests were
+    skipped (or, for parallel HDF5, cannot run with this h5py), then every other reason."""
+    lines, rest = [], dict(skips)
+    for stage, words, why in OPTIONAL:
+        hit = [t for t, r in skips.items() if words in r]
+        for t in hit:
+            del rest[t]
+        if hit or (stage == "parallel HDF5" and h5py_has_mpi(python) is False):
+            lines.append(f"{stage}: not tested: {why}; {len(hit)} test(s) skipped")
+    counts: dict[str, int] = {}
+    for reason in rest.values():
+        counts[reason] = counts.get(reason, 0) + 1
+    for reason, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+        lines.append(f"skipped {n} test(s): {reason[:200]}")
+    return lines
+
+
 def run_stage(name: str, cmd: list[str], xml_glob: str, tmp: Path, env: dict) -> dict[str, int]:
     print(f"\n=== {name}: {' '.join(cmd)}", flush=True)
     t0 = time.monotonic()
@@ -61,6 +108,7 @@ def run_stage(name: str, cmd: list[str], xml_glob: str, tmp: Path, env: dict) ->
         rc = -1
     files = sorted(tmp.glob(xml_glob))
     res = junit_results(files) if files else {}
+    SKIPS.update({f"{name}::{t}": r for t, r in skip_reasons(files).items()})
     counts = {s: sum(1 for v in res.values() if v == s) for s in ("passed", "failed", "skipped")}
     problems = []
     if rc not in (0,) and counts["failed"] == 0:
@@ -82,6 +130,10 @@ def run_stage(name: str, cmd: list[str], xml_glob: str, tmp: Path, env: dict) ->
         flush=True,
     )
     return counts
+
+
+#: test id (stage-qualified) -> skip reason, over every stage run
+SKIPS: dict[str, str] = {}
 
 
 def minutes(seconds: float) -> str:
@@ -152,6 +204,11 @@ def main() -> int:
             counts = run_stage(name, cmd, pattern, tmp, dict(env, MPINET_TEST_LOGDIR=str(logdir)))
             for key in total:
                 total[key] += counts[key]
+    gaps = not_tested(SKIPS, py[0])
+    if gaps:
+        print("\nnot tested:")
+        for line in gaps:
+            print(f"  {line}")
     print(f"\ntime: {minutes(time.monotonic() - started)}")
     print(f"total: {total['passed']} passed, {total['failed']} failed, {total['skipped']} skipped")
     return 1 if total["failed"] or not total["passed"] else 0
