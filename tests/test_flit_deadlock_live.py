@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_flit_engine import by_pid, check_on_every_rank
 
 from mpinet.engine.flit.engine import FlitEngine
 from mpinet.engine.models import Model, switching_model
@@ -100,12 +101,26 @@ def comm():
     "case", [DEADLOCKING[i] for i in (0, 1, 3, 6)], ids=lambda c: f"{c[0]}-{c[2]}-{c[4]}"
 )
 def test_same_deadlock_on_any_number_of_ranks(comm, case):
+    """Every rank reports the one-rank deadlock, and the ranks' packet rows and link loads,
+    gathered, are the one-rank run's (checked on every rank, failing on all together)."""
     spec, rname, sw, flits, vcs, buf, rate = case
     eng, topo = engine(spec, rname, sw, flits, vcs, buf, comm=comm)
-    d = eng.run(traffic(topo, rate)).deadlock
+    rec = eng.run(traffic(topo, rate))
     eng1, _ = engine(spec, rname, sw, flits, vcs, buf)
-    d1 = eng1.run(traffic(topo, rate)).deadlock
-    assert d["step"] == d1["step"] and d["message"] == d1["message"]
-    assert d["cycle"] == d1["cycle"] and d["dead_fronts"] == d1["dead_fronts"]
+    rec1 = eng1.run(traffic(topo, rate))
     pids = np.unique(np.concatenate(comm.allgather(eng.live.dead_pids)))  # a worm's pieces
-    assert np.array_equal(pids, eng1.live.dead_pids)  # may sit on two ranks
+    packets = np.concatenate(comm.allgather(rec.packets))  # may sit on two ranks
+    loads = np.concatenate(comm.allgather(rec.link_load))
+
+    def check():
+        d, d1 = rec.deadlock, rec1.deadlock
+        assert d is not None and d["found"] == "check"
+        assert d["step"] == d1["step"] and d["message"] == d1["message"]
+        assert d["cycle"] == d1["cycle"] and d["dead_fronts"] == d1["dead_fronts"]
+        assert np.array_equal(pids, eng1.live.dead_pids)
+        assert rec.steps == rec1.steps  # and the counters but the last (flits crossing ranks)
+        assert np.array_equal(rec.counters[:, :3], rec1.counters[:, :3])
+        assert np.array_equal(by_pid(packets), by_pid(rec1.packets))
+        assert np.array_equal(loads, rec1.link_load)
+
+    check_on_every_rank(comm, check)

@@ -216,6 +216,36 @@ def comm():
 CUBIC40 = f"file:{Path(__file__).resolve().parent.parent / 'jobs' / 'networks' / 'cubic40.edges'}"
 
 
+def check_on_every_rank(comm, check) -> None:
+    """Run ``check()`` on every rank; fail on every rank when it fails on any (so no rank is
+    left waiting in a collective call while another one has left the test)."""
+    try:
+        check()
+        err = None
+    except AssertionError as exc:
+        err = f"rank {comm.Get_rank()}: {exc!r}"[:1500]
+    errors = [e for e in comm.allgather(err) if e]
+    assert not errors, "\n".join(errors)
+
+
+def assert_same_on_every_rank(comm, rec, ref, topo, rows) -> None:
+    """Each rank's own part (its links' loads, the packets it injected, the rows it
+    recorded) is the reference's, and the whole run gathered on each rank is its run."""
+    packets, loads = comm.allgather(rec.packets), comm.allgather(rec.link_load)
+
+    def check():
+        lo, hi = rec.lo, rec.hi
+        assert np.array_equal(rec.link_load, ref.load[lo:hi])
+        r = np.array(rows, np.int64).reshape(-1, 4)
+        assert np.array_equal(np.sort(rec.injected_ids), r[(r[:, 1] >= lo) & (r[:, 1] < hi), 0])
+        mine = by_pid(rec.packets)
+        assert np.array_equal(mine, ref.packets[np.isin(ref.packets[:, 0], mine[:, 0])])
+        whole = replace(rec, packets=np.concatenate(packets), link_load=np.concatenate(loads))
+        assert_same(whole, ref, topo)  # the steps, counters and deadlock this rank saw
+
+    check_on_every_rank(comm, check)
+
+
 @pytest.mark.mpi
 @pytest.mark.parametrize("heavy", [False, True])
 def test_same_answers_on_any_number_of_ranks(comm, heavy):
@@ -226,12 +256,8 @@ def test_same_answers_on_any_number_of_ranks(comm, heavy):
         for _ in range(3):
             m, rows = random_case(rng, topo, heavy=heavy)
             rec = run(topo, router, rows, m, comm)
-            packets = comm.gather(rec.packets, root=0)
-            loads = comm.gather(rec.link_load, root=0)
-            if comm.Get_rank() == 0:
-                ref = reference(topo, router, rows, m)
-                rec.packets, rec.link_load = np.concatenate(packets), np.concatenate(loads)
-                assert_same(rec, ref, topo)
+            ref = comm.bcast(reference(topo, router, rows, m) if comm.Get_rank() == 0 else None)
+            assert_same_on_every_rank(comm, rec, ref, topo, rows)
 
 
 @pytest.mark.mpi
@@ -247,10 +273,10 @@ def test_policies_same_answers_on_any_number_of_ranks(comm, policy):
         n = topo.num_nodes
         rows = [(i, int(rng.integers(n)), int(rng.integers(n)), i // 30) for i in range(300)]
         rec = run(topo, router, rows, m, comm)
-        packets = comm.gather(rec.packets, root=0)
-        loads = comm.gather(rec.link_load, root=0)
-        if comm.Get_rank() == 0:
-            assert rec.deadlock is None
-            ref = reference(topo, router, rows, m)
-            rec.packets, rec.link_load = np.concatenate(packets), np.concatenate(loads)
-            assert_same(rec, ref, topo)
+        ref = comm.bcast(reference(topo, router, rows, m) if comm.Get_rank() == 0 else None)
+        check_on_every_rank(comm, lambda: assert_no_deadlock(rec, ref))  # noqa: B023
+        assert_same_on_every_rank(comm, rec, ref, topo, rows)
+
+
+def assert_no_deadlock(rec, ref) -> None:
+    assert rec.deadlock is None and ref.deadlock_step is None
