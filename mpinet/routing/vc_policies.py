@@ -327,33 +327,76 @@ class NegativeHopVC(_Counting):
 
 
 class DatelineVC(_Counting):
-    """VC = ring wrap-arounds so far, this one included (Dally & Seitz 1987's dateline).
+    """VC = dateline crossings so far, this one included (Dally & Seitz 1987).
 
-    A hop over a ring's wrap-around link is counted: on CCC between ring positions
-    ``N - 1`` and ``0``, on SCC between ``i = n`` and ``i = 2`` (rings of three nodes or
-    more). Other families have no rings: every hop takes VC 0.
+    A hop over a ring's dateline link is counted: on CCC between ring positions
+    ``N - 1`` and ``0``, on SCC between ``i = n`` and ``i = 2``; on a network that is
+    one ring (every node of degree 2, connected: a cycle, such as a file network or
+    star:3, scc:3) over the link of node 0's first port. Elsewhere nothing would be
+    counted and every hop would take VC 0: refused (:data:`APPLIES`), since a policy
+    that orders nothing deadlocks where ``any`` does.
     """
 
     name = "dateline"
-    summary = "VC = ring wrap-arounds so far (CCC, SCC; Dally & Seitz's dateline)"
+    summary = "VC = dateline crossings so far (CCC, SCC, a network that is one ring)"
     counted = "dateline crossings"
 
     def __init__(self, topo: Topology, vcs: int) -> None:
         super().__init__(topo, vcs)
         fam = topo.family
+        #: CCC/SCC ring length (0: the network is one ring, cut at ``self.cut``)
         self.ring = {"ccc": getattr(topo, "n", 0), "scc": getattr(topo, "ring", 0)}.get(fam, 0)
-        if self.ring < 3:
+        self.cut: tuple[int, int] | None = None
+        if self.ring < 3:  # scc:3's rings have two nodes, but the whole network is one ring
             self.ring = 0
-        # SCC's translations keep ring positions; CCC's rotate them
-        self.symmetric = fam != "ccc"
+            cut = ring_cut(topo)
+            if isinstance(cut, str):
+                self._refuse(cut)
+            self.cut = cut
+        # SCC's translations keep ring positions; CCC's rotate them, a ring's move the cut
+        self.symmetric = fam == "scc" and self.cut is None
+
+    def _refuse(self, why: str) -> None:
+        raise RoutingError(
+            f"vc_policy 'dateline' orders nothing on {self.topo.spec}: it {why}, so every hop "
+            f"would take VC 0; dateline applies to {APPLIES}; use vc_policy 'hops' or "
+            "'negative-hop' here (deadlock-free with the vcs they ask for)"
+        )
 
     def counts(self, cur: Any, nxt: Any) -> np.ndarray:
         cur, nxt = _as(cur), _as(nxt)
-        if not self.ring:
-            return np.zeros(cur.size, np.int64)
+        if self.cut is not None:
+            a, b = self.cut
+            return (((cur == a) & (nxt == b)) | ((cur == b) & (nxt == a))).astype(np.int64)
         i, j, last = cur % self.ring, nxt % self.ring, self.ring - 1
         same = cur - i == nxt - j  # a ring link, not a cube or lateral one
         return (same & (((i == last) & (j == 0)) | ((i == 0) & (j == last)))).astype(np.int64)
+
+
+#: where dateline orders the VCs (its refusal names them)
+APPLIES = (
+    "ccc:N, scc:N (N >= 4) and networks that are one ring (every node of degree 2, connected: "
+    "a cycle)"
+)
+
+
+def ring_cut(topo: Topology) -> tuple[int, int] | str:
+    """The dateline link ``(0, first neighbour of 0)`` of a network that is one ring, or
+    why ``topo`` is not one (a phrase after "it")."""
+    n = topo.num_nodes
+    if topo.degree != 2:
+        return f"has nodes of degree {topo.degree}, not one ring"
+    if getattr(topo, "num_components", 1) != 1:
+        return f"has {topo.num_components} components, not one ring"
+    step = 1 << 20
+    for lo in range(0, n, step):
+        nb = topo.neighbors(np.arange(lo, min(n, lo + step), dtype=np.int64))
+        if (nb < 0).any():
+            return "has nodes of degree 1 (a path), not one ring"
+        if (nb[:, 0] == nb[:, 1]).any():
+            return "has two links between one pair of nodes, not one ring"
+    # connected and 2-regular without parallel links: a cycle of n >= 3 nodes
+    return 0, int(topo.neighbors([0])[0, 0])
 
 
 #: every policy by its ``model.vc_policy`` name
