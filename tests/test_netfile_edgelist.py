@@ -121,10 +121,19 @@ def test_bad_files_are_refused_naming_line_and_fault(tmp_path, text, match):
         load_topology("file:" + write(tmp_path, text))
 
 
-def test_degree_limit(tmp_path):
-    text = "".join(f"0 {i}\n" for i in range(1, 300))
-    with pytest.raises(FileError, match="node 0 has 299 ports, over the limit of 254"):
-        load_topology("file:" + write(tmp_path, text))
+def test_degree_limit_is_the_port_masks_and_applied_at_read_time(tmp_path):
+    from mpinet.routing.tables import mask_dtype
+    from mpinet.topology.filegraph import MAX_DEGREE
+
+    assert MAX_DEGREE == 8 * np.dtype(mask_dtype(MAX_DEGREE)).itemsize  # the widest mask
+    star = "".join(f"0 {i}\n" for i in range(1, MAX_DEGREE + 1))
+    g = load_topology("file:" + write(tmp_path, star))
+    assert g.degree == MAX_DEGREE and mask_dtype(g.degree) == np.uint64
+    text = star + f"0 {MAX_DEGREE + 1}\n"
+    with pytest.raises(FileError, match=r"node 0 has 65 ports, over the limit of 64 \(routing"):
+        load_topology("file:" + write(tmp_path, text, "big.edges"))
+    with pytest.raises(ResourceError, match=r"degree 65 is over the limit of 64 \(routing"):
+        mask_dtype(MAX_DEGREE + 1)
 
 
 def test_missing_file_and_format(tmp_path):

@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.errors import SpecError
     from mpinet.jobs import load_job, parse_set
     from mpinet.jobs.execute import plan
+    from mpinet.jobs.netcheck import same_network
     from mpinet.outputs import scratch_dir
 
     comm = get_comm()
@@ -135,7 +136,9 @@ def run(args: argparse.Namespace) -> int:
 
     tmpdir = scratch.path
     with scratch:  # the traces of the timed runs; removed on every exit, signals included
-        _measure(args, agree(comm, make_plans), comm, tmpdir)
+        plans = agree(comm, make_plans)
+        same_network(comm, *(p.topo for p in plans))  # one file on every rank, before any work
+        _measure(args, plans, comm, tmpdir)
     return 0
 
 

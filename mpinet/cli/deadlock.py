@@ -165,7 +165,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpinet.cli.rank0 import wait_for_rank0
     from mpinet.cli.routes import _options
-    from mpinet.jobs import plans, resources
+    from mpinet.jobs import netcheck, plans, resources
     from mpinet.routing import make_router
     from mpinet.routing.deadlock_analysis import setup
     from mpinet.routing.deadlock_vc import vc_setup
@@ -188,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
         return topo, router, est
 
     topo, router, est = agree(comm, plan)
+    netcheck.same_network(comm, topo)  # one file on every rank (its sha256), before any work
     outcome: tuple = (None, None)
     if comm.Get_rank() == 0:
         bar = progress.for_command(args, 0)

@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
 
     comm = get_comm()
 
-    from mpinet.jobs import resources
+    from mpinet.jobs import netcheck, resources
 
     here = resources.ranks_on_this_machine(comm)  # collective: before anything can fail
 
@@ -124,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         return topo, src, _plan_faults(args, topo, comm.Get_size(), here)
 
     topo, src, faults = agree(comm, plan)
+    netcheck.same_network(comm, topo)  # one file on every rank (its sha256), before any work
     bar = progress.for_command(args, comm.Get_rank())
     try:
         tell = bar.counter(f"info {topo.spec}: BFS")

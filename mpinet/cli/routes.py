@@ -83,7 +83,7 @@ def _options(items: list[str]) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from mpinet.engine.routes import engine_lengths, parse_pairs, route_report
-    from mpinet.jobs import plans, resources
+    from mpinet.jobs import netcheck, plans, resources
     from mpinet.routing import make_router
 
     comm = get_comm()
@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         return topo, router
 
     topo, router = agree(comm, plan)
+    netcheck.same_network(comm, topo)  # one file on every rank (its sha256), before any work
     bar = progress.for_command(args, comm.Get_rank())
     try:
         share = " (rank 0's share)" if comm.Get_size() > 1 else ""

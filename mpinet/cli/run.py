@@ -147,6 +147,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpinet.jobs import load_job, parse_set
     from mpinet.jobs.execute import execute, plan, reserve_trace
+    from mpinet.jobs.netcheck import same_network
     from mpinet.jobs.resources import ranks_on_this_machine
 
     comm = get_comm(args.timeout)
@@ -162,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
         return plan(job, out=args.out, force=args.force, ranks=comm.Get_size(), ranks_here=here)
 
     p = agree(comm, make_plan)
+    same_network(comm, p.topo)  # one file on every rank (its sha256), before any work
     res = agree(comm, lambda: reserve_trace(p, comm))  # the trace's temporary file, now
     rank0 = comm.Get_rank() == 0
     bar = progress.for_command(args, comm.Get_rank())

@@ -180,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.analysis.sweep import sweep_stem
     from mpinet.jobs import load_job, parse_set
     from mpinet.jobs.execute import plan
+    from mpinet.jobs.netcheck import same_network
     from mpinet.jobs.sweep import Settings, check_plan, parse_rates, sweep
     from mpinet.outputs import SWEEP, check_target, reserve
 
@@ -210,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
         return p, parse_rates(args.rates), s, (stem, figures)
 
     p, rates, settings, (stem, figures) = agree(comm, make)
+    same_network(comm, p.topo)  # one file on every rank (its sha256), before any work
     out = None
     if args.out is not None:  # the writer lock and the temporary file, now
         out = agree(comm, lambda: reserve(args.out, SWEEP, comm, force=args.force,

@@ -40,7 +40,15 @@ _SUFFIX = {
     ".el": "edgelist",
 }
 
-__all__ = ["FORMATS", "FileError", "detect_format", "estimate_read_bytes", "load_topology"]
+__all__ = [
+    "FORMATS",
+    "FileError",
+    "detect_format",
+    "estimate_read_bytes",
+    "files_read",
+    "load_topology",
+    "read_network",
+]
 
 
 def load_topology(
@@ -98,12 +106,27 @@ def detect_format(path: str, head: bytes) -> str:
     return "edgelist"
 
 
-def estimate_read_bytes(size: int, lines: int) -> int:
-    """Peak bytes of reading a file of ``size`` bytes and ``lines`` lines (the bytes, the
-    parse arrays, the tables): a link takes at most a line in every format."""
+#: peak bytes of reading, per byte of the file, by format (beside the file's own bytes):
+#: measured peaks over the interpreter's on dense files of 1-24 MB (docs/networks.md, "The
+#: read plan"), rounded up. GraphML and anynet keep a Python object per node id and per
+#: line or element; an edge list's scan arrays are per line (:data:`edgelist.BYTES_PER_LINE`).
+PER_BYTE = {"edgelist": 0, "graphml": 14, "anynet": 12}
+#: bytes of any read beside those (the readers' fixed buffers: expat's chunk, small tables)
+FIXED_BYTES = 8 << 20
+
+
+def estimate_read_bytes(size: int, lines: int, fmt: str = "edgelist") -> int:
+    """Peak bytes of reading a file of ``size`` bytes and ``lines`` lines as ``fmt``.
+
+    The file's bytes, plus per format what its parse holds at its peak: an edge list's
+    scan arrays and tables are sized by its lines (a line is at most one link); GraphML
+    and anynet build Python objects per element or token, bounded by the bytes (a
+    one-line 24 MB GraphML file is 24 MB of elements, not one line).
+    """
     from mpinet.netfile import edgelist
 
-    return size + lines * edgelist.BYTES_PER_LINE
+    body = lines * edgelist.BYTES_PER_LINE if fmt == "edgelist" else size * PER_BYTE[fmt]
+    return size + body + FIXED_BYTES
 
 
 def _refuse(path: str, fmt: str, size: int, need: int, ranks_here: int, memory: int) -> None:
@@ -118,6 +141,17 @@ def _mib(nbytes: int) -> str:
     return f"{nbytes / 2**30:,.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:,.1f} MiB"
 
 
+#: (path, identity) of every network file this process has read, the identity being
+#: (device, inode, size, mtime) as :func:`mpinet.outputs.target.identity` gives it: an output
+#: must never be one of them (:func:`~mpinet.outputs.target.check_target` refuses it)
+READ: list[tuple[str, tuple]] = []
+
+
+def files_read() -> tuple[tuple[str, tuple], ...]:
+    """The network files read so far by this process: (absolute path, identity)."""
+    return tuple(READ)
+
+
 def read_network(
     path: str,
     fmt: str | None = None,
@@ -126,27 +160,37 @@ def read_network(
     ranks_here: int = 1,
     spec: str | None = None,
 ) -> FileGraph:
-    """Read a network file (see the module docstring for the formats)."""
+    """Read a network file (see the module docstring for the formats).
+
+    The path is checked for what it is (:mod:`.source`: a FIFO, a device, a directory,
+    a loop of links, an unreadable file: one line each); its stated size is planned
+    against ``memory`` before a byte is read, its bytes (the ones read, never more than
+    stated) again before any parse array exists; binary content is refused before any
+    reader quotes it.
+    """
+    from mpinet.netfile import source
+
     spec = spec or f"file:{path}"
     if not path:
         raise SpecError("file:PATH needs a path, e.g. file:jobs/networks/ring.edges")
-    if not os.path.isfile(path):
-        why = "is a directory" if os.path.isdir(path) else "does not exist"
-        raise FileError(f"network file {path!r} {why}")
-    with open(path, "rb") as fh:
-        head = fh.read(4096)
-    fmt = fmt or detect_format(path, head)
+    st = source.check_path(path)
+    ranks = max(1, ranks_here)
+    guess = fmt or _SUFFIX.get(os.path.splitext(path)[1].lower()) or "graphml"  # the dearest
+    if memory is not None and st.st_size * ranks > memory:
+        _refuse(path, guess, st.st_size, st.st_size * ranks, ranks_here, memory)
+    buf = source.read_bytes(path, st)
+    size = int(buf.size)
+    digest = hashlib.sha256(buf).hexdigest()  # of the bytes as they are on disk
+    source.check_binary(buf, path)
+    buf = source.normalize(buf)
+    fmt = fmt or detect_format(path, bytes(buf[:4096]))
     if fmt not in FORMATS:
         raise SpecError(f"network file format must be one of {', '.join(FORMATS)}; got {fmt!r}")
-    size = os.path.getsize(path)
-    if memory is not None and size * max(1, ranks_here) > memory:
-        _refuse(path, fmt, size, size * max(1, ranks_here), ranks_here, memory)
-    buf = np.fromfile(path, dtype=np.uint8)
-    if memory is not None:  # the lines counted, before any parse array exists
-        need = estimate_read_bytes(size, int(np.count_nonzero(buf == 10)) + 1)
-        if need * max(1, ranks_here) > memory:
-            _refuse(path, fmt, size, need * max(1, ranks_here), ranks_here, memory)
-    digest = hashlib.sha256(buf).hexdigest()
+    if memory is not None:  # bytes and lines counted, before any parse array exists
+        lines = int(np.count_nonzero(buf == 10)) + 1 if fmt == "edgelist" else 0
+        need = estimate_read_bytes(size, lines, fmt)
+        if need * ranks > memory:
+            _refuse(path, fmt, size, need * ranks, ranks_here, memory)
     if fmt == "edgelist":
         from mpinet.netfile.edgelist import parse
     elif fmt == "graphml":
@@ -155,5 +199,7 @@ def read_network(
         from mpinet.netfile.anynet import parse
     got = parse(buf, path)
     del buf
+    full = os.path.abspath(path)
+    READ.append((full, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)))
     info = {"path": path, "format": fmt, "sha256": digest, "links_listed": got.pop("links")}
     return FileGraph(spec, **got, info=info, allow_disconnected=allow_disconnected)

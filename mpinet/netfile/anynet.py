@@ -40,14 +40,31 @@ from array import array
 
 import numpy as np
 
-from mpinet.topology.filegraph import FileError, links_from_pairs, port_tables
+from mpinet.topology.filegraph import QUOTE_CHARS, FileError, links_from_pairs, port_tables, shown
 
 _ROUTER, _NODE = b"router", b"node"
 _KINDS = (_ROUTER, _NODE)
 
 
 def _text(tok: bytes) -> str:
-    return tok.decode("utf-8", "replace")
+    """A token as a message shows it: as it is when short and printable, else quoted and cut."""
+    text = tok.decode("utf-8", "replace")
+    return text if len(text) <= QUOTE_CHARS and text.isprintable() else shown(tok)
+
+
+#: words other tools use for a router, with what BookSim's reader does with them
+_ALIASES = (b"switch", b"Switch", b"Router", b"ROUTER", b"sw", b"s")
+
+
+def _unknown(tok: bytes, where: str) -> str:
+    """The words for a token that is neither ``router`` nor ``node``."""
+    if tok in _ALIASES or tok.lower() == b"switch":
+        return (
+            f"unknown token {shown(tok)} {where}: BookSim's anynet names a switch `router` "
+            "(its reader knows only `router` and `node`, and stops on any other word with "
+            "'illegal head type'); write `router ID`"
+        )
+    return f"unknown token {shown(tok)} {where}"
 
 
 class _Lines:
@@ -66,9 +83,9 @@ class _Lines:
 
     def number(self, kind: bytes, tok: bytes | None) -> int:
         if tok is None:
-            self.fail(f"{_text(kind)!r} needs an id after it")
+            self.fail(f"{shown(kind)} needs an id after it")
         if not tok.isdigit():
-            self.fail(f"{_text(kind)} id {_text(tok)!r} is not a non-negative integer")
+            self.fail(f"{_text(kind)} id {shown(tok)} is not a non-negative integer")
         if len(tok) > 18:
             self.fail(f"{_text(kind)} id {_text(tok)} is too large (ids must be below 10**18)")
         return int(tok)
@@ -86,7 +103,7 @@ class _Lines:
     def read(self, toks: list[bytes]) -> None:
         head = toks[0]
         if head not in _KINDS:
-            self.fail(f"unknown token {_text(head)!r} (a line starts with router ID or node ID)")
+            self.fail(_unknown(head, "(a line starts with router ID or node ID)"))
         hid = self.number(head, toks[1] if len(toks) > 1 else None)
         if head == _ROUTER:
             first = self.heads.setdefault(hid, self.line)
@@ -101,15 +118,19 @@ class _Lines:
             kind = toks[i]
             if kind not in _KINDS:
                 self.fail(
-                    f"unknown token {_text(kind)!r} (expected router ID or node ID, "
-                    "each optionally followed by one latency)"
+                    _unknown(
+                        kind,
+                        "(expected router ID or node ID, each optionally followed by one latency)",
+                    )
                 )
             bid = self.number(kind, toks[i + 1] if i + 1 < len(toks) else None)
             i += 2
             lat = 1
             if i < len(toks) and toks[i] not in _KINDS:
-                if not toks[i].isdigit() or int(toks[i]) == 0:
-                    self.fail(f"latency {_text(toks[i])!r} is not a positive integer")
+                if not toks[i].isdigit() or not toks[i].strip(b"0"):
+                    self.fail(f"latency {shown(toks[i])} is not a positive integer")
+                if len(toks[i]) > 18:  # int() of 5,000 digits raises; BookSim's atoi wraps
+                    self.fail(f"latency {shown(toks[i])} is too large (links are unit-latency)")
                 lat = int(toks[i])
                 i += 1
             if head == _NODE and kind == _NODE:

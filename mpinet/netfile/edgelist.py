@@ -13,16 +13,16 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from mpinet.topology.filegraph import FileError, links_from_pairs, port_tables
+from mpinet.topology.filegraph import QUOTE_CHARS, FileError, links_from_pairs, port_tables, shown
 
 #: bytes of working memory per line of the file (scan arrays, links, sorts; measured x1.5)
 BYTES_PER_LINE = 320
 
 _ERRORS = {
-    1: "node id {tok!r} is not a non-negative integer",
-    2: "a link needs two node ids, found one ({tok!r})",
-    3: "too many fields at {tok!r} (expected: u v [port [class]])",
-    4: "node id {tok!r} is too large (ids must be below 2**62)",
+    1: "node id {tok} is not a non-negative integer",
+    2: "a link needs two node ids, found one ({tok})",
+    3: "too many fields at {tok} (expected: u v [port [class]])",
+    4: "node id {tok} is too large (ids must be below 2**62)",
 }
 
 
@@ -61,9 +61,10 @@ def _scan(buf, u, v, line_of, ntok, h3, s3, h4, s4):
                     c = buf[j]
                     if c < 48 or c > 57:
                         return m, 1, line, a, i
-                    x = x * 10 + (c - 48)
-                    if x >= limit:
+                    d = np.int64(c - 48)
+                    if x > (limit - 1 - d) // 10:  # checked before the product could wrap
                         return m, 4, line, a, i
+                    x = x * 10 + d
                 if tok == 0:
                     u[m] = x
                 else:
@@ -91,6 +92,7 @@ def _scan(buf, u, v, line_of, ntok, h3, s3, h4, s4):
 
 
 def _token(buf: np.ndarray, a: int) -> str:
+    """The token at byte ``a`` as text (a port name or class; a message quotes it shown)."""
     b = a
     while b < buf.size and buf[b] not in (32, 9, 13, 10):
         b += 1
@@ -117,7 +119,7 @@ def parse(buf: np.ndarray, source: str) -> dict:
     s4 = np.zeros(cap, np.int64)
     m, err, line, a, b = _scan(buf, u, v, line_of, ntok, h3, s3, h4, s4)
     if err:
-        tok = bytes(buf[a:b]).decode("utf-8", "replace")
+        tok = shown(bytes(buf[a : min(b, a + 4 * QUOTE_CHARS)]), size=b - a)  # never copied whole
         raise FileError(f"{source} line {line}: " + _ERRORS[err].format(tok=tok))
     u, v, line_of, ntok = u[:m], v[:m], line_of[:m], ntok[:m]
     if m == 0:
@@ -185,9 +187,9 @@ def _names(buf, h3, s3, h4, s4, ntok, line_of, source):
         j = rows[bad[0]]
         i = ref[inv[j]]
         raise FileError(
-            f"{source} line {line_of[j]}: port {names[index[inv[j]]]!r} has class "
-            f"{_token(buf, int(s4[j]))!r}, but line {line_of[i]} gives it "
-            f"{_token(buf, int(s4[i]))!r}"
+            f"{source} line {line_of[j]}: port {shown(names[index[inv[j]]])} has class "
+            f"{shown(_token(buf, int(s4[j])))}, but line {line_of[i]} gives it "
+            f"{shown(_token(buf, int(s4[i])))}"
         )
     classes = tuple(_token(buf, int(s4[ref[k]])) if ref[k] >= 0 else "link" for k in order)
     return names, classes, index[inv]

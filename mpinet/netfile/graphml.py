@@ -28,7 +28,14 @@ from xml.parsers import expat
 
 import numpy as np
 
-from mpinet.topology.filegraph import MAX_DEGREE, FileError, links_from_pairs, port_tables
+from mpinet.topology.filegraph import (
+    DEGREE_WHY,
+    MAX_DEGREE,
+    FileError,
+    links_from_pairs,
+    port_tables,
+    shown,
+)
 
 #: bytes handed to expat at a time
 CHUNK = 1 << 20
@@ -105,7 +112,7 @@ class _Reader:
             self.in_graph = True
             self.edgedefault = attrs.get("edgedefault", "directed")
             if self.edgedefault not in ("directed", "undirected"):
-                self.fail(f"edgedefault {self.edgedefault!r} is not directed or undirected")
+                self.fail(f"edgedefault {shown(self.edgedefault)} is not directed or undirected")
         elif tag == "node":
             self.start_node(attrs)
 
@@ -121,7 +128,7 @@ class _Reader:
         if nid is None:
             self.fail(f"node {len(self.labels) + 1} has no id attribute")
         if nid in self.ids:
-            self.fail(f"node id {nid!r} declared twice")
+            self.fail(f"node id {shown(nid)} declared twice")
         self.node = len(self.labels)
         self.ids[nid] = self.node
         self.labels.append(nid)
@@ -150,8 +157,8 @@ class _Reader:
         d = attrs.get("directed")
         if d is not None and d != ("true" if self.edgedefault == "directed" else "false"):
             self.fail(
-                f"edge {self.edge} has directed={d!r} in a graph of edgedefault="
-                f"{self.edgedefault!r}; mixed graphs are not supported"
+                f"edge {self.edge} has directed={shown(d)} in a graph of edgedefault="
+                f"{shown(self.edgedefault)}; mixed graphs are not supported"
             )
         self.attrs = {}
 
@@ -180,8 +187,16 @@ class _Reader:
         self.open_edge = False
         a = self.attrs
         idx = a.get("port_index")
-        if idx is not None and not idx.isdigit():
-            self.fail(f"edge {self.edge}: port_index {idx!r} is not a non-negative integer")
+        if idx is not None:
+            if not (idx.isascii() and idx.isdigit()):  # not '²' nor '٣': int() takes those
+                self.fail(
+                    f"edge {self.edge}: port_index {shown(idx)} is not a non-negative integer"
+                )
+            if len(idx) > 6 or int(idx) >= MAX_DEGREE:  # a 100-digit index never becomes an int
+                self.fail(
+                    f"edge {self.edge}: port_index {shown(idx)} is over {MAX_DEGREE - 1} (at most "
+                    f"{MAX_DEGREE} ports: {DEGREE_WHY})"
+                )
         self.pidx.append(-1 if idx is None else int(idx))
         name = a.get("port")
         self.pname.append(-1 if name is None else self.names.setdefault(name, len(self.names)))
@@ -235,7 +250,9 @@ def _resolve(r: _Reader, u: np.ndarray, v: np.ndarray) -> None:
     for (nid, k), (edge, line) in zip(r.pending.items(), r.pending_at, strict=True):
         i = r.ids.get(nid)
         if i is None:
-            raise FileError(f"{r.source} line {line}: edge {edge} names node {nid!r}, not declared")
+            raise FileError(
+                f"{r.source} line {line}: edge {edge} names node {shown(nid)}, not declared"
+            )
         fix[-1 - k] = i
     for a in (u, v):
         neg = a < 0
@@ -252,8 +269,8 @@ def _labels(labels: list[str], source: str, ids: dict) -> np.ndarray | None:
         again = [i for i, s in enumerate(labels) if s == uniq[k]][1]
         names = list(ids)
         raise FileError(
-            f"{source}: node {names[again]!r} has label {str(uniq[k])!r}, as node "
-            f"{names[first[k]]!r} does (labels name nodes, so they must differ; drop the "
+            f"{source}: node {shown(names[again])} has label {shown(str(uniq[k]))}, as node "
+            f"{shown(names[first[k]])} does (labels name nodes, so they must differ; drop the "
             "label data to use the GraphML ids)"
         )
     return arr
@@ -293,21 +310,24 @@ def _ports(r: _Reader, line: np.ndarray, source: str, once: bool):
     deg = int(port.max()) + 1
     if deg > MAX_DEGREE:
         i = int(np.argmax(port))
-        raise FileError(f"{source} line {line[i]}: port index {port[i]} is over {MAX_DEGREE - 1}")
+        raise FileError(
+            f"{source} line {line[i]}: {deg} port names, over the limit of {MAX_DEGREE} ports "
+            f"({DEGREE_WHY})"
+        )
     labels = names if idx[0] < 0 else [f"p{p + 1}" for p in range(deg)]
     if idx[0] >= 0 and (name >= 0).any():
         rows = _one_each(port, name)
         if rows:
             i, j = rows
             raise FileError(
-                f"{source} line {line[i]}: port {port[i]} is named {names[name[i]]!r}, but "
-                f"{names[name[j]]!r} at line {line[j]}"
+                f"{source} line {line[i]}: port {port[i]} is named {shown(names[name[i]])}, but "
+                f"{shown(names[name[j]])} at line {line[j]}"
             )
         rows = _one_each(name, port)
         if rows:
             i, j = rows
             raise FileError(
-                f"{source} line {line[i]}: port {names[name[i]]!r} has index {port[i]}, but "
+                f"{source} line {line[i]}: port {shown(names[name[i]])} has index {port[i]}, but "
                 f"{port[j]} at line {line[j]}"
             )
         k = np.flatnonzero(name >= 0)
@@ -319,8 +339,9 @@ def _ports(r: _Reader, line: np.ndarray, source: str, once: bool):
     if rows:
         i, j = rows
         raise FileError(
-            f"{source} line {line[i]}: port {labels[port[i]]!r} has class "
-            f"{classes[cls[i]]!r}, but {classes[cls[j]]!r} at line {line[j]} (one class per port)"
+            f"{source} line {line[i]}: port {shown(labels[port[i]])} has class "
+            f"{shown(classes[cls[i]])}, but {shown(classes[cls[j]])} at line {line[j]} "
+            "(one class per port)"
         )
     out = ["link"] * deg
     k = np.flatnonzero(cls >= 0)

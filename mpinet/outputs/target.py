@@ -51,6 +51,23 @@ def _same(a: str, b: str) -> bool:
         return False
 
 
+def _not_an_input(full: str, err: type, noun: str) -> None:
+    """Refuse an output that is a network file this process read (a link or a hard link to
+    it too): ``export file:x.edges --out x.edges --force`` would replace its own input."""
+    from mpinet.netfile import files_read
+
+    mine = identity(full)
+    if mine is None:
+        return
+    for path, ident in files_read():
+        if ident == mine:
+            via = "" if path == full else f" ({path}, by another name)"
+            raise err(
+                f"{noun} path {full} is the network file{via} this command reads; an output "
+                f"never replaces its input: choose another path for the {noun}"
+            )
+
+
 def check_target(
     path: Any,
     kind: Kind,
@@ -130,6 +147,7 @@ def check_target(
     for other, what in protect:
         if other and os.path.exists(full) and _same(other, full):
             raise err(f"{noun} path {full} is {what} itself; choose another path for the {noun}")
+    _not_an_input(full, err, noun)
     with contextlib.suppress(OSError, ValueError):
         limit = os.pathconf(folder, "PC_NAME_MAX")
         if len(f".{name}{LONGEST_SUFFIX}".encode()) > limit:

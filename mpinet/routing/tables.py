@@ -120,7 +120,9 @@ def mask_dtype(degree: int) -> np.dtype:
     for t in (np.uint8, np.uint16, np.uint32, np.uint64):
         if degree <= 8 * np.dtype(t).itemsize:
             return np.dtype(t)
-    raise ResourceError(f"port masks support degree <= 64, got {degree}")
+    from mpinet.topology.filegraph import DEGREE_WHY, MAX_DEGREE
+
+    raise ResourceError(f"degree {degree} is over the limit of {MAX_DEGREE} ({DEGREE_WHY})")
 
 
 def best_port_masks(nb: np.ndarray, dist: np.ndarray) -> np.ndarray:

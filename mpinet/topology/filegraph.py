@@ -20,12 +20,47 @@ import numpy as np
 from mpinet.errors import TopologyError
 from mpinet.topology.base import Topology
 
-#: largest degree of a file graph: port tables are uint8 with 255 meaning "no port"
-MAX_DEGREE = 254
+#: largest degree of a network mpinet can route: the routing tables and the engines keep a
+#: node's set of ports as one bit per port of an unsigned 64-bit word (routing/tables.py's
+#: port masks), so a node has at most 64 ports. The readers refuse more at read time, so
+#: every command (``info`` too) has the same limit.
+MAX_DEGREE = 64
+#: why, in the words of the messages
+DEGREE_WHY = "routing tables keep a node's ports as bits of one 64-bit mask"
+#: the most characters of a file's content a message quotes
+QUOTE_CHARS = 60
+#: the most characters of a message about a file (whatever it quotes)
+MESSAGE_CHARS = 500
+
+
+def shown(text: str | bytes, most: int = QUOTE_CHARS, size: int | None = None) -> str:
+    """File content as a message quotes it: printable, escaped, at most ``most`` characters.
+
+    ``repr`` escapes control characters; a longer text is cut and says how long it was
+    (``size``: its length where ``text`` is already a cut of it).
+    """
+    unit = "bytes" if isinstance(text, bytes) else "characters"
+    if isinstance(text, bytes):
+        size = len(text) if size is None else size
+        text = text[: 4 * most].decode("utf-8", "replace")
+    size = len(text) if size is None else size
+    if size <= most and len(text) <= most:
+        return repr(text)
+    return f"{text[:most]!r}... ({size:,} {unit})"
 
 
 class FileError(TopologyError):
-    """A network file that cannot be read: the message names the file, the line and the fault."""
+    """A network file that cannot be read: the message names the file, the line and the fault.
+
+    The message is one line of at most :data:`MESSAGE_CHARS` printable characters, whatever
+    a reader put in it (a file's content is quoted with :func:`shown`; this is the net).
+    """
+
+    def __init__(self, message: str) -> None:
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(message))
+        if len(text) > MESSAGE_CHARS:
+            text = text[: MESSAGE_CHARS - 4] + " ..."
+        super().__init__(text)
 
 
 def links_from_pairs(
@@ -98,7 +133,10 @@ def links_from_pairs(
 
 
 def _name(labels: np.ndarray | None, i: int) -> str:
-    return str(i) if labels is None else str(labels[i])
+    if labels is None:
+        return str(i)
+    text = str(labels[i])
+    return text if len(text) <= QUOTE_CHARS and text.isprintable() else shown(text)
 
 
 def port_tables(
@@ -142,7 +180,7 @@ def port_tables(
         worst = _name(labels, int(src[np.argmax(port)]))
         raise FileError(
             f"{source}: node {worst} has {degree} ports, over the limit of {MAX_DEGREE} "
-            "(routing tables keep a port in one byte)"
+            f"({DEGREE_WHY})"
         )
     dt = np.int32 if n < 2**31 else np.int64
     nbt = np.full((n, degree), -1, dtype=dt)
@@ -299,9 +337,10 @@ class FileGraph(Topology):
         self.component, self.num_components = comp, int(count)
         if count > 1 and not allow_disconnected:
             sizes = np.bincount(comp)
+            far = _name(labels, int(np.flatnonzero(comp == 1)[0]))
             raise TopologyError(
                 f"{spec} is disconnected: {count} components (largest {sizes.max():,} of "
-                f"{self.num_nodes:,} nodes; node {self.label(int(np.flatnonzero(comp == 1)[0]))} "
+                f"{self.num_nodes:,} nodes; node {far} "
                 "is not reachable from the first node); only `mpinet info --allow-disconnected` "
                 "reads such a network"
             )
