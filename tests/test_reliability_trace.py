@@ -59,7 +59,7 @@ def test_every_dataset_has_units_description_and_checksum(runs, name):
         assert ds.fletcher32 and ds.chunks, ds.name
     f = dsets[0].file
     assert all(g.attrs["description"] for g in f.values())
-    assert f.attrs["layout_version"] == trace.LAYOUT_VERSION == "1.1"
+    assert f.attrs["layout_version"] == trace.LAYOUT_VERSION == "1.2"
     f.close()
 
 

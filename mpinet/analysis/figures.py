@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from mpinet.analysis.switching import short
+
 #: per-step series are thinned to at most this many points (block maxima)
 MAX_POINTS = 4000
 #: the per-link heat map is drawn when nodes x degree is at most this
@@ -22,14 +24,23 @@ _RUN_FIELDS = ("topology", "workload", "collective", "router", "model", "seed", 
 
 
 def _run_fields(s: dict) -> dict[str, str]:
-    """What names a run, as ``{field: text}`` (the router is meaningless for collectives)."""
+    """What names a run, as ``{field: text}`` (the router is meaningless for collectives);
+    a flit run adds its switching (``wormhole L=16 V=2 B=4 any``) after the model."""
     a = s["attrs"]
     out = {}
     for k in _RUN_FIELDS:
         if k not in a or (k == "router" and s["kind"] == "collective"):
             continue
         out[k] = f"{k} {a[k]}" if k in ("router", "seed", "mpi_size") else str(a[k])
+        if k == "model" and s.get("switching") is not None:
+            out["switching"] = short(s["switching"])
     return out
+
+
+def unit(summaries: list[dict]) -> str:
+    """What the runs' link loads and transmissions count: flits on the flit engine."""
+    units = {s.get("load_unit") or "packets" for s in summaries}
+    return units.pop() if len(units) == 1 else "packets or flits"
 
 
 def title(summaries: list[dict], what: str) -> str:
@@ -176,7 +187,7 @@ def draw_steps(plt: Any, summaries: list[dict], chunk_rows: int) -> Any:
         if "in_flight" in y:
             bottom.plot(x, y["in_flight"], label=lab)
     per = " (maximum per block of steps)" if thinned else ""
-    top.set_ylabel(f"transmissions\n(packets per step){per}")
+    top.set_ylabel(f"transmissions\n({unit(summaries)} per step){per}")
     bottom.set_ylabel(f"in flight after the step\n(packets){per}")
     bottom.set_xlabel("step")
     for ax in (top, bottom):
@@ -209,7 +220,7 @@ def draw_link_load(plt: Any, summaries: list[dict]) -> Any:
         ax.set_xscale("symlog", linthresh=1)
         ax.set_yscale("log")
         scale = ", log scale"
-    ax.set_xlabel(f"load (packets sent over the link during the run{scale})")
+    ax.set_xlabel(f"load ({unit(summaries)} sent over the link during the run{scale})")
     ax.set_ylabel(f"directed links{' (log scale)' if skewed else ''}")
     if len(summaries) > 1:
         ax.legend(fontsize="small")
@@ -240,8 +251,8 @@ def draw_link_heatmap(plt: Any, s: dict, load: np.ndarray) -> Any:
     ax.set_yticklabels(ports if len(ports) == deg else [f"port {j}" for j in range(deg)])
     ax.set_xlabel("node id")
     ax.set_ylabel("output port")
-    unit = "packets per directed link" + (" (log scale)" if skewed else "")
-    fig.colorbar(im, ax=ax, label=unit)
+    what = f"{unit([s])} per directed link" + (" (log scale)" if skewed else "")
+    fig.colorbar(im, ax=ax, label=what)
     ax.set_title(title([s], "link load per node and port"))
     return fig
 

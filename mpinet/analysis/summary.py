@@ -27,7 +27,8 @@ import numpy as np
 from mpinet.analysis.compare import compare
 from mpinet.analysis.counted import CountedTrace
 from mpinet.analysis.hist import IntHistogram, SparseHistogram, gini, hist_stats
-from mpinet.analysis.validate import consistency, in_range, value_limits
+from mpinet.analysis.switching import switching_of
+from mpinet.analysis.validate import FlitPackets, consistency, in_range, value_limits
 from mpinet.errors import CorruptTraceError, MpinetError, TraceError
 
 #: rows read per table per block by default (2**18: 48 MiB of working arrays up to degree 4)
@@ -75,20 +76,51 @@ def _need(tr: Any, table: str, columns: list[str]) -> None:
         raise TraceError(f"trace {tr.path}: table {table!r} lacks column {missing[0]!r}")
 
 
-def _topology(attrs: dict):
+def _topology(attrs: dict, trace_path: str = ""):
+    """The run's network, rebuilt; None when it cannot be (and stretch is skipped).
+
+    A file network is the file whose sha256 the trace stores: first at the absolute path
+    the run read (``network_path``, layout 1.2), then at the spec's path as given (relative
+    to the current directory, as before), then relative to the trace's directory.
+    """
     from mpinet.netfile import load_topology
 
     spec = attrs.get("topology")
     if not spec:
         return None
-    try:
-        topo = load_topology(str(spec))
-    except MpinetError:
-        return None
     digest = attrs.get("network_sha256")
-    if digest and getattr(topo, "file_info", {}).get("sha256") != str(digest):
-        return None  # the network file changed since the run
-    return topo
+    if not digest:
+        try:
+            return load_topology(str(spec))
+        except MpinetError:
+            return None
+    for cand in _network_specs(str(spec), attrs, trace_path):
+        try:
+            topo = load_topology(cand)
+        except MpinetError:
+            continue
+        if getattr(topo, "file_info", {}).get("sha256") == str(digest):
+            return topo
+    return None  # missing everywhere, or changed since the run
+
+
+def _network_specs(spec: str, attrs: dict, trace_path: str) -> list[str]:
+    """Where a file network may be now: ``file:FORMAT:PATH`` specs, most exact first."""
+    from mpinet.netfile import FORMATS
+
+    fmt, path = None, ""
+    if spec.lower().startswith("file:"):  # file:PATH or file:FORMAT:PATH
+        head, sep, tail = spec[5:].partition(":")
+        fmt, path = (head.lower(), tail) if sep and head.lower() in FORMATS else (None, spec[5:])
+    fmt = attrs.get("network_format") or fmt
+    pre = f"file:{fmt}:" if fmt in FORMATS else "file:"
+    out = []
+    if isinstance(attrs.get("network_path"), str) and attrs["network_path"]:
+        out.append(pre + attrs["network_path"])
+    out.append(spec)
+    if path and not os.path.isabs(path) and trace_path:
+        out.append(pre + os.path.join(os.path.dirname(os.path.abspath(trace_path)), path))
+    return list(dict.fromkeys(out))
 
 
 def _distance(topo: Any) -> tuple[Any, str | None]:
@@ -112,13 +144,17 @@ def _distance(topo: Any) -> tuple[Any, str | None]:
 
 
 def _packets(
-    tr: Any, chunk_rows: int, distance: Any, limits: tuple[int | None, int]
+    tr: Any, chunk_rows: int, distance: Any, limits: tuple[int | None, int], sw: dict | None
 ) -> dict[str, Any]:
-    """Latency, hops (route length), and with ``distance`` exact distance and stretch."""
+    """Latency, hops (route length), and with ``distance`` exact distance and stretch; for a
+    flit trace (``sw``) also what its checks need (:func:`~.validate.flit_packets`)."""
     cols = ["source", "dest", "inject_step", "deliver_step", "hops"]
+    if sw is not None:
+        cols.append("id")
     _need(tr, "packets", cols)
     lat, hop, dist = IntHistogram(), IntHistogram(), IntHistogram()
     total = undelivered = all_hops = 0
+    flit = None if sw is None else FlitPackets(sw)
     last = -1
     s_sum, s_max, n_short, n_mov = 0.0, 0.0, 0, 0
     nodes, steps = limits
@@ -134,6 +170,8 @@ def _packets(
         late = (ch["deliver_step"] >= 0) & (ch["deliver_step"] < ch["inject_step"])
         in_range(tr, "/packets/deliver_step", np.where(late, -2, 0), -1, None, total)
         all_hops += int(ch["hops"].sum(dtype=np.int64))
+        if flit is not None:
+            flit.add(ch)
         done = ch["deliver_step"] >= 0
         total += int(done.size)
         undelivered += int(done.size - done.sum())
@@ -169,6 +207,8 @@ def _packets(
         "hops": {"unit": "hops", **hop.stats(), "histogram": hop.counts.tolist()},
         "distance": None,
     }
+    if flit is not None:
+        out["flit_packets"] = flit.result()
     if distance is not None:
         out["distance"] = {"unit": "hops", **dist.stats(), "histogram": dist.counts.tolist()}
         out["stretch"] = {
@@ -224,7 +264,9 @@ def _steps(tr: Any, columns: list[str], chunk_rows: int, keep: str | None = None
     return out
 
 
-def _links(tr: Any, topo: Any, attrs: dict, chunk_rows: int, nodes: int | None) -> dict[str, Any]:
+def _links(
+    tr: Any, topo: Any, attrs: dict, chunk_rows: int, nodes: int | None, unit: str = "packets"
+) -> dict[str, Any]:
     _need(tr, "links", ["load"])
     rows = tr.nrows("links")
     if nodes is not None and rows != nodes:
@@ -275,7 +317,7 @@ def _links(tr: Any, topo: Any, attrs: dict, chunk_rows: int, nodes: int | None) 
     by_class = {c: one(h) for c, h in hists.items()}
     means = [c["mean"] for c in by_class.values() if c["mean"]]
     return {
-        "unit": "packets per directed link",
+        "unit": f"{unit} per directed link",
         "existing_links": int(overall.counts.sum()),
         "classes": by_class,
         # paper 004 Cor. 3.3: on a balanced MS(l, n), l = Theta(n), the expected loads of
@@ -290,15 +332,26 @@ def _links(tr: Any, topo: Any, attrs: dict, chunk_rows: int, nodes: int | None) 
     }
 
 
-def _hops_table(tr: Any, chunk_rows: int, degree: int) -> dict[str, Any]:
-    _need(tr, "hops", ["port"])
-    counts = IntHistogram()
+def _hops_table(
+    tr: Any, chunk_rows: int, degree: int, in_flight: np.ndarray | None = None
+) -> dict[str, Any]:
+    """Rows and rows per port; with ``in_flight`` (sorted ids of the packets not delivered,
+    a flit trace's) also the rows per port of those packets."""
+    cols = ["port"] if in_flight is None else ["port", "packet"]
+    _need(tr, "hops", cols)
+    counts, late = IntHistogram(), IntHistogram()
     rows = 0
-    for ch in tr.iter_chunks("hops", ["port"], chunk_rows):
+    for ch in tr.iter_chunks("hops", cols, chunk_rows):
         in_range(tr, "/hops/port", ch["port"], 0, degree - 1, rows)
         counts.add(ch["port"])
+        if in_flight is not None and in_flight.size:
+            i = np.searchsorted(in_flight, ch["packet"]).clip(max=in_flight.size - 1)
+            late.add(ch["port"][in_flight[i] == ch["packet"]])
         rows += len(ch["port"])
-    return {"rows": rows, "per_port": counts.counts.tolist()}
+    out: dict[str, Any] = {"rows": rows, "per_port": counts.counts.tolist()}
+    if in_flight is not None:
+        out["per_port_in_flight"] = late.counts.tolist()
+    return out
 
 
 def summarize(
@@ -345,7 +398,8 @@ def _summarize(tr: Any, chunk_rows: int, stretch: bool) -> dict[str, Any]:
     attrs = tr.attrs
     checks = tr.checks
     collective = "collective" in attrs
-    topo = _topology(attrs)
+    sw = None if collective else switching_of(tr, attrs)
+    topo = _topology(attrs, tr.path)
     degree = int(attrs.get("degree") or (topo.degree if topo else 1))
     out: dict[str, Any] = {
         "path": os.path.abspath(tr.path),
@@ -355,6 +409,9 @@ def _summarize(tr: Any, chunk_rows: int, stretch: bool) -> dict[str, Any]:
         "steps_run": attrs.get("steps"),
         "chunk_rows": chunk_rows,
         "memory_bound_bytes": memory_bound(chunk_rows, degree),
+        # what /links/load, /steps/transmissions and cross_rank count, and the flit switching
+        "load_unit": None if collective else "packets" if sw is None else "flits",
+        "switching": sw,
     }
     if collective:
         st = _steps(tr, ["transmissions", "informed", "duplicates"], chunk_rows, keep="informed")
@@ -375,7 +432,7 @@ def _summarize(tr: Any, chunk_rows: int, stretch: bool) -> dict[str, Any]:
         if stretch:
             distance, reason = _distance(topo)
         limits = value_limits(tr, attrs, topo)
-        out.update(_packets(tr, chunk_rows, distance, limits))
+        out.update(_packets(tr, chunk_rows, distance, limits, sw))
         if distance is None:
             out["stretch"] = {
                 "packets": 0,
@@ -391,13 +448,23 @@ def _summarize(tr: Any, chunk_rows: int, stretch: bool) -> dict[str, Any]:
         trans = st["transmissions"]["total"]
         cross = st["cross_rank"]["total"] if st["cross_rank"] else None
         out["cross_rank"] = {
+            "unit": out["load_unit"],
             "hops": cross,
             "transmissions": trans,
             "fraction": None if cross is None else cross / trans if trans else 0.0,
         }
         links = "links" in tr.tables
-        out["links"] = _links(tr, topo, attrs, chunk_rows, limits[0]) if links else None
-        out["hops_table"] = _hops_table(tr, chunk_rows, degree) if "hops" in tr.tables else None
+        unit = out["load_unit"]
+        out["links"] = _links(tr, topo, attrs, chunk_rows, limits[0], unit) if links else None
+        late = (out.get("flit_packets") or {}).get("in_flight_ids")
+        if "hops" in tr.tables:
+            out["hops_table"] = _hops_table(
+                tr, chunk_rows, degree, late if late is not None and late.size else None
+            )
+        else:
+            out["hops_table"] = None
+        if sw is not None:  # not JSON, and no longer needed
+            out["flit_packets"].pop("in_flight_ids")
     out["checks"] = checks
     out["checks_ok"] = all(bool(c.get("ok")) for c in checks)
     out["consistency"] = consistency(out)

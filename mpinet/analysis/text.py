@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mpinet.analysis.switching import describe
+
 #: root attributes shown first, in this order (the rest follow under "attributes")
 _RUN_KEYS = (
     "topology",
@@ -58,14 +60,15 @@ def _stretch(st: dict) -> str:
     )
 
 
-def _steps_rows(st: dict) -> list[tuple[str, str]]:
+def _steps_rows(st: dict, unit: str = "packets") -> list[tuple[str, str]]:
     if not st["count"]:
         return []
     tr, fl = st["transmissions"], st["in_flight"]
+    what = " flits" if unit == "flits" else ""
     rows = [
         (
             "transmissions",
-            f"{tr['total']:,} in all, mean {tr['mean']:.1f} per step,"
+            f"{tr['total']:,}{what} in all, mean {tr['mean']:.1f} per step,"
             f" max {tr['max']:,} in step {tr['max_step']}",
         )
     ]
@@ -82,6 +85,7 @@ def _steps_rows(st: dict) -> list[tuple[str, str]]:
 
 def _load_rows(ln: dict, spec: str) -> list[tuple[str, str]]:
     rows = []
+    unit = "flits, " if ln.get("unit", "").startswith("flits") else ""
     for cls, c in {**ln["classes"], "all links": ln["all"]}.items():
         if not c["links"]:
             continue
@@ -89,7 +93,7 @@ def _load_rows(ln: dict, spec: str) -> list[tuple[str, str]]:
             (
                 f"load {cls}",
                 f"max {c['max']:,}  mean {c['mean']:.2f}  max/mean {_num(c['max_over_mean'], 2)}"
-                f"  gini {c['gini']:.3f}  ({c['links']:,} directed links)",
+                f"  gini {c['gini']:.3f}  ({unit}{c['links']:,} directed links)",
             )
         )
     if ln["class_mean_ratio"] is not None:
@@ -137,14 +141,18 @@ def format_summary(s: dict, *, all_attrs: bool = True) -> str:
         if s.get("hops_table") is not None:
             rows.append(("/hops table", f"{s['hops_table']['rows']:,} rows (one per transmission)"))
     else:
-        pk = s["packets"]
+        pk, sw = s["packets"], s.get("switching")
+        order = a.get("order") if sw is None else "oldest-first"  # the flit engine's, always
         rows.append(
             (
                 "workload",
-                f"{a.get('workload')}, router {a.get('router')}, model "
-                f"{a.get('model')} ({a.get('order')})",
+                f"{a.get('workload')}, router {a.get('router')}, model {a.get('model')} ({order})",
             )
         )
+        if sw is not None:  # a packet trace's output stays what it was
+            rows.append(("switching", describe(sw)))
+            units = "flits: link loads, transmissions, cross-rank; heads: hops, /hops rows"
+            rows.append(("counted in", units))
         rows.append(
             (
                 "packets",
@@ -163,13 +171,17 @@ def format_summary(s: dict, *, all_attrs: bool = True) -> str:
         if s.get("distance"):
             rows.append(("exact distance", _dist(s["distance"], "hops")))
         rows.append(("stretch", _stretch(s["stretch"])))
-        rows.extend(_steps_rows(s["steps"]))
+        rows.extend(_steps_rows(s["steps"], s.get("load_unit") or "packets"))
         if s["links"] is not None:
             rows.extend(_load_rows(s["links"], str(a.get("topology") or "")))
         cr = s["cross_rank"]
         if cr["fraction"] is not None:
             rows.append(
-                ("cross-rank", f"{100 * cr['fraction']:.1f}% of {cr['transmissions']:,} hops")
+                (
+                    "cross-rank",
+                    f"{100 * cr['fraction']:.1f}% of {cr['transmissions']:,} "
+                    + ("flits sent" if sw is not None else "hops"),
+                )
             )
         if s["hops_table"] is not None:
             rows.append(("/hops table", f"{s['hops_table']['rows']:,} rows"))

@@ -282,6 +282,7 @@ def execute(
         hops = gather_hops(rec, traffic.pid_space, comm) if rec.hop_rows is not None else None
         attrs = _attrs(p, size, rec.steps, started, argv)
         attrs.update(p.workload.trace_attrs(sections))
+        attrs.update(_unit_attrs(p))
         tables = {
             "packets": {
                 name: np.ascontiguousarray(packets[:, i])
@@ -302,7 +303,10 @@ def execute(
                 name: np.ascontiguousarray(hops[:, i])
                 for i, name in enumerate(["step", "packet", "from_node", "to_node", "port"])
             }
-        _write(p, comm, result, attrs, tables, stats["checks"], reservation)
+        from mpinet.trace.columns import FLIT_COLUMNS
+
+        meta = FLIT_COLUMNS if p.model.flit else None
+        _write(p, comm, result, attrs, tables, stats["checks"], reservation, meta)
     result["seconds"] = round(time.perf_counter() - t0, 4)
     result.update(_peak_rss(comm))
     if p.estimate is not None:  # the plan's estimate beside the measured peak
@@ -343,8 +347,7 @@ def _attrs(p: Plan, size: int, steps: int, started: str, argv: list[str] | None)
     job = p.job
     return {
         "topology": p.topo.spec,
-        # a file network: its contents, so that analyze never pairs the trace with another file
-        **({"network_sha256": p.topo.file_info["sha256"]} if hasattr(p.topo, "file_info") else {}),
+        **_network_attrs(p.topo),
         "nodes": p.topo.num_nodes,
         "degree": p.topo.degree,
         "ports": list(p.topo.ports),
@@ -364,6 +367,33 @@ def _attrs(p: Plan, size: int, steps: int, started: str, argv: list[str] | None)
         "start_time": started,
         "end_time": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+
+
+def _network_attrs(topo: Topology) -> dict:
+    """A file network's contents (sha256) and where it was read: the absolute path and the
+    format, so that analyze finds it from any directory and never pairs the trace with
+    another file (the spec keeps the path as given, often relative)."""
+    info = getattr(topo, "file_info", None)
+    if not info:
+        return {}
+    out = {"network_sha256": info["sha256"]}
+    if info.get("path"):
+        out["network_path"] = os.path.abspath(str(info["path"]))
+        out["network_format"] = str(info.get("format") or "")
+    return out
+
+
+def _unit_attrs(p: Plan) -> dict:
+    """What a unicast trace's loads and transmissions count and, on the flit engine, its
+    switching (layout 1.2; :mod:`mpinet.analysis.switching` reads them)."""
+    m = p.model
+    if not m.flit:
+        return {"load_unit": "packets"}
+    # "order": the flit engine arbitrates oldest first whatever model.order says
+    return {"load_unit": "flits", "switching": m.switching, "flits": int(m.flits),
+            "vcs": int(m.vcs), "vc_buffer": int(m.vc_buffer), "vc_policy": str(m.vc_policy),
+            "order": "oldest-first",
+            "capacities": [int(c) for c in m.port_capacities(p.topo)]}  # fmt: skip
 
 
 def _write(p: Plan, comm: Any, result: dict, attrs, tables, checks, reservation, meta=None) -> None:

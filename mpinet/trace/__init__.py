@@ -5,7 +5,7 @@
 ``column``, ``iter_chunks``, ``checks``, ``nrows``, ``job``, ``column_info``, ``verify``,
 ``to_pandas``). :mod:`mpinet.trace.reserve` checks and reserves a path before a run.
 
-Layout 1.1
+Layout 1.2
 ----------
 Root attributes: the caller's ``attrs`` plus ``layout_version``, ``mpinet_version``,
 ``layout`` (``"single"``, ``"split"`` or ``"parallel"``: one file written by all ranks with
@@ -20,7 +20,13 @@ column per check key: ``name`` and ``detail`` as UTF-8 strings, ``ok`` as bool,
 attribute) so that ints, floats and strings read back as they were written.
 1.1 added ``units``/``description``, the checksums, ``parts`` and, in ``mpinet run``'s
 traces, ``/steps/step`` and a JSON ``job`` attribute (1.0 wrote a Python repr); the reader
-reads both.
+reads both. 1.2 added, in ``mpinet run``'s unicast traces, ``load_unit`` (``"packets"``, or
+``"flits"`` on the flit engine: what ``/links/load``, ``/steps/transmissions`` and
+``/steps/cross_rank`` count; ``/packets/hops`` and ``/hops`` rows are the head's) with, for
+flit runs, ``switching``, ``flits``, ``vcs``, ``vc_buffer``, ``vc_policy``, ``capacities``
+(flits per step of each port) and ``order = "oldest-first"``; and for ``file:`` networks
+``network_path`` (absolute) and ``network_format`` beside ``network_sha256``. Flit traces of
+1.1 read alike: :mod:`mpinet.analysis.switching` derives the switching from the stored job.
 
 Storage: chunks of about 1 MiB of rows (HDF5's default chunk cache), each with a
 fletcher32 checksum that HDF5 verifies on every read, gzip level 1 with the shuffle

@@ -64,6 +64,23 @@ COLUMNS: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 
+#: the columns whose meaning differs in a trace of the flit engine (``load_unit = "flits"``,
+#: layout 1.2): links and steps count flits, hop rows and packet hops are the head's
+FLIT_COLUMNS: dict[str, dict[str, tuple[str, str]]] = {
+    "links": {"load": ("flits", "(node, port): flits sent on that directed link over the run")},
+    "steps": {
+        "transmissions": ("flits", "flits sent over links in the step"),
+        "cross_rank": ("flits", "flits sent between nodes of different MPI ranks"),
+    },
+    "packets": {
+        "hops": ("hops", "links the packet's head crossed, also by a packet not delivered"),
+        "inject_step": ("step", "step in which the head was injected (0: before step 1)"),
+        "deliver_step": ("step", "step in which the tail reached dest; -1: never delivered"),
+    },
+    "hops": {"step": ("step", "step in which the packet's head made the hop")},
+}
+
+
 def column_meta(
     table: str, column: str, meta: dict[str, dict[str, tuple[str, str]]] | None = None
 ) -> tuple[str, str]:

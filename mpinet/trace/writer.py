@@ -44,7 +44,7 @@ from mpinet.trace.encode import (
 from mpinet.trace.reserve import Reservation, reserve
 from mpinet.values import env_number
 
-LAYOUT_VERSION = "1.1"
+LAYOUT_VERSION = "1.2"
 CONSOLIDATE_MIB = 64.0
 MPIO_BLOCK_BYTES = 1 << 28  # parallel path: bytes per write call, well below 2 GiB
 
