@@ -61,7 +61,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpinet.cli.rank0 import alone, wait_for_rank0
     from mpinet.errors import OutputError
-    from mpinet.jobs import plans_io
+    from mpinet.jobs import netcheck, plans_io
     from mpinet.jobs.resources import load_network, ranks_on_this_machine
     from mpinet.outputs import EXPORTS, check_target, reserve, write_file
     from mpinet.topology import export
@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         return topo, est
 
     topo, est = agree(comm, plan)
+    netcheck.same_network(comm, topo)  # one file on every rank (its sha256), before any work
     if comm.Get_rank() != 0:
         wait_for_rank0(comm, plans_io.seconds(est), "the export on rank 0")
         return 0
