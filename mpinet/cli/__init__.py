@@ -13,6 +13,7 @@ are removed, rank 0 prints one line, and the exit code is 130 or 143.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
@@ -40,6 +41,20 @@ def launch_rank() -> int:
     return 0
 
 
+def say_error(message: str, where: str = "error") -> None:
+    """The CLI's one error printer: ``mpinet: error: MESSAGE`` on rank 0 (capped, one line).
+
+    ``where``: ``"error on rank R"`` for a rank's own line. A standard error that cannot
+    be written (a full device) leaves nothing else to tell: the exit code stands.
+    """
+    from mpinet.outputs.stdio import one_line
+
+    if where == "error" and launch_rank() != 0:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        print(f"mpinet: {where}: {one_line(message)}", file=sys.stderr)
+
+
 def launched_by_mpi() -> bool:
     """True when an MPI launcher (mpiexec, srun) started this process."""
     return any(v in os.environ for v in _RANK_VARS + _SIZE_VARS)
@@ -54,6 +69,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """One line on stderr and exit code 2, like every other refusal (no usage block)."""
+        # capped by say_error's stream (outputs.stdio.capped) like every error line
         self.exit(2, f"mpinet: error: {message}; `{self.prog} --help` shows the usage\n")
 
 
@@ -166,7 +182,7 @@ def collective(comm: Any, fn: Callable[[], Any]) -> Any:
         if comm.Get_size() > 1 and not isinstance(exc, (SystemExit, CollectiveError)):
             rank = comm.Get_rank()
             if isinstance(exc, MpinetError):
-                print(f"mpinet: error on rank {rank}: {exc}", file=sys.stderr)
+                say_error(str(exc), f"error on rank {rank}")
             else:
                 traceback.print_exc()
                 print(f"mpinet: rank {rank} failed; aborting the MPI job", file=sys.stderr)
@@ -232,33 +248,59 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mpinet`` console script; returns the exit code."""
-    from mpinet.cli.signals import interrupts
+def main(argv: Sequence[str] | None = None, *, meet: bool = False) -> int:
+    """Entry point of the ``mpinet`` console script; returns the exit code.
 
+    ``meet``: end with the ranks' watched barrier (:func:`meet_at_exit`), inside the
+    signal handling like the command itself (the console script; a rank that finished
+    first, e.g. every rank but 0 during ``export``, waits there).
+    """
+    from mpinet.cli.signals import interrupts, launcher_pid
+    from mpinet.outputs.stdio import StreamError, guard
+
+    launcher = launcher_pid() if launch_rank() == 0 and launched_by_mpi() else None
     try:
-        # SIGINT/SIGTERM: clean up, one line, exit 130/143; first of all, so that every
+        # SIGINT/SIGTERM/SIGHUP: clean up, one line, exit 128 + N; first of all, so that every
         # thread started later (numpy's BLAS pool, MPI) leaves the signals to the watcher
-        with interrupts():
-            args = build_parser().parse_args(argv)
-            return int(args.func(args) or 0)
+        with interrupts(), guard(launcher):
+            try:
+                args = build_parser().parse_args(argv)
+                code = int(args.func(args) or 0)
+                sys.stdout.flush()  # here, not at exit: a full device is one line
+            except StreamError as exc:
+                code = _stream_failed(exc)
+            except SystemExit:  # argparse: --help, --version, a refusal
+                with contextlib.suppress(StreamError):
+                    sys.stdout.flush()
+                if sys.stdout.failed is not None:
+                    raise SystemExit(_stream_failed(sys.stdout.failed)) from None
+                raise
+            if meet:
+                meet_at_exit()
+            return code
     except MpinetError as exc:
-        if launch_rank() == 0:
-            print(f"mpinet: error: {exc}", file=sys.stderr)
+        say_error(str(exc))
         return 2
     except KeyboardInterrupt:  # only where interrupts() could not take the signal
         _abandon_traces(launch_rank())
         if launch_rank() == 0:
             print("mpinet: interrupted by SIGINT; stopped with exit code 130", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # output piped into `head` and closed: not an error of ours
-        sys.stderr.close()
+
+
+#: exit code of a command whose results could not be written to standard output
+OUTPUT_NOT_WRITTEN = 3
+
+
+def _stream_failed(exc: Any) -> int:
+    """stdout failed: EPIPE (the reader went away) is a quiet 0, anything else one line, 3."""
+    if exc.quiet:
         return 0
+    say_error(str(exc))
+    return OUTPUT_NOT_WRITTEN
 
 
 def console() -> None:
-    """Console-script wrapper: meet the other ranks (:func:`meet_at_exit`), exit with the code."""
-    code = main()
-    meet_at_exit()
+    """Console-script wrapper: run the command, meet the other ranks, exit with the code."""
+    code = main(meet=True)
     sys.exit(code)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from mpinet.cli import agree, get_comm, progress
+from mpinet.cli import agree, get_comm, progress, say_error
 
 HELP = """\
 Write a network in a format other tools read, streamed in chunks of nodes:
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 res, lambda fh: export.write(topo, args.format, fh, progress=tell)))  # fmt: skip
         except OutputError as exc:  # a full disk, a read-only file system: one line
             bar.close()
-            print(f"mpinet: error: {exc}", file=sys.stderr)
+            say_error(str(exc))
             return OUTPUT_NOT_WRITTEN
     finally:
         bar.close()

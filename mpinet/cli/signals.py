@@ -48,13 +48,18 @@ def exit_code(signum: int) -> int:
     return 128 + int(signum)
 
 
-def _message(signum: int, committed: list[str], had_trace: bool) -> str:
+def _message(signum: int, committed: list[str], nouns: list[str]) -> str:
+    """The line rank 0 says; ``nouns``: what each live reservation was (``"trace"``,
+    ``"GraphML file"``; ``""`` for a scratch directory)."""
     name = signal.Signals(signum).name
     text = f"mpinet: interrupted by {name}; stopped with exit code {exit_code(signum)}"
+    noun = next((n for n in nouns if n), "")
     if committed:
-        text += f"; the trace {committed[0]} had been written completely"
-    elif had_trace:
-        text += "; no trace written, its temporary files removed"
+        text += f"; the {noun or 'output'} {committed[0]} had been written completely"
+    elif noun:
+        text += f"; no {noun} written, its temporary files removed"
+    elif nouns:
+        text += "; its temporary files removed"
     return text
 
 
@@ -77,9 +82,9 @@ def stop(signum: int, alone: bool = False) -> None:
 
     STOPPING.set()  # the main thread, if it gets data from stopped peers, waits for the exit
     rank, launched = launch_rank(), launched_by_mpi()
-    had_trace = bool(live())
+    nouns = [getattr(getattr(r, "kind", None), "noun", "") for r in live()]
     committed = abandon_all(final_parts=rank == 0)
-    line = _message(signum, committed, had_trace)
+    line = _message(signum, committed, nouns)
     if launched and alone:
         _say(line.replace("mpinet:", f"mpinet: rank {rank}", 1))
         os._exit(exit_code(signum))  # not finalized: the launcher ends the other ranks
@@ -90,7 +95,7 @@ def stop(signum: int, alone: bool = False) -> None:
     os._exit(exit_code(signum))
 
 
-def _launcher_pid() -> int | None:
+def launcher_pid() -> int | None:
     """``mpiexec`` above this rank on this host: its proxy's parent (Linux ``/proc``)."""
     try:
         with open(f"/proc/{os.getppid()}/stat") as fh:
@@ -115,7 +120,7 @@ def _pass_on(signum: int) -> bool:
     SIGHUP goes as SIGTERM: hydra would die of SIGHUP, its proxies killing every rank
     before any could remove its temporaries.
     """
-    pid = _launcher_pid()
+    pid = launcher_pid()
     if pid is None:
         return False
     try:

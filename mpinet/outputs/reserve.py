@@ -22,6 +22,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -49,6 +50,7 @@ class WriterLock:
         folder, name = os.path.split(path)
         self.path = os.path.join(folder, f".{name}.lock")
         self.fd: int | None = None
+        self.exclusive = False  # flock held (not a file system without locks)
 
     def acquire(self, noun: str, target: str, error: type[Exception]) -> None:
         """Take the lock, or raise ``error`` naming the command that holds it."""
@@ -74,6 +76,8 @@ class WriterLock:
                     os.close(fd)
                     raise
                 # no locks on this file system: exclusive publication still protects the name
+            else:
+                self.exclusive = True
             try:  # the file may have been removed by its previous holder meanwhile
                 same = os.path.samestat(os.fstat(fd), os.stat(self.path))
             except FileNotFoundError:
@@ -135,8 +139,16 @@ class Reservation:
             yield
 
     def take(self) -> None:
-        """Rank 0: hold the writer lock (refused if another command writes this path)."""
+        """Rank 0: hold the writer lock (refused if another command writes this path).
+
+        Temporaries of this name left by a writer killed outright (SIGKILL: the launcher's
+        proxy when ``mpiexec`` dies of SIGHUP, the OOM killer) are removed now: every
+        writer holds the lock for as long as its temporary exists, so with the lock taken
+        none of them is alive.
+        """
         self.writer_lock.acquire(self.kind.noun, self.path, self.kind.error)
+        if self.writer_lock.exclusive:
+            remove_stale(self.folder, self.name)
 
     def create(self) -> None:
         """Create the temporary file (empty; the writer fills it)."""
@@ -282,6 +294,19 @@ def _unregister(obj: Any) -> None:
     with _LIVE_LOCK:
         if obj in _LIVE:
             _LIVE.remove(obj)
+
+
+def remove_stale(folder: str, name: str) -> list[str]:
+    """Remove ``.NAME.tmp-TOKEN`` files in ``folder`` (call only with NAME's lock held)."""
+    stale = re.compile(rf"\.{re.escape(name)}\.tmp-[0-9a-f]{{8}}")
+    gone = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder or "."):
+            if stale.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    gone.append(entry.name)
+    return gone
 
 
 def live() -> list[Any]:
