@@ -79,12 +79,30 @@ def assert_same(rec, ref, topo) -> None:
 
 
 # -- zero load: the closed forms -----------------------------------------------------------
+def bfs_distances(topo, src: int) -> list[int]:
+    """Hops from ``src`` to every node: a plain breadth-first search over the neighbour table
+    (no router, no engine), the H of the closed forms for minimal routers."""
+    nb = topo.neighbors(np.arange(topo.num_nodes)).tolist()
+    dist, frontier = {src: 0}, [src]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for w in nb[u]:
+                if w >= 0 and w not in dist:
+                    dist[w] = dist[u] + 1
+                    nxt.append(w)
+        frontier = nxt
+    return [dist[v] for v in range(topo.num_nodes)]
+
+
 @pytest.mark.parametrize("spec", ["star:5", "scc:4", "ms:2,2", "hypercube:5", "fccn:2"])
 @pytest.mark.parametrize("mode", MODES)
 def test_zero_load_latency_is_the_closed_form(spec, mode):
     topo = from_spec(spec)
     router = make_router("shortest", topo)
+    dist = bfs_distances(topo, 0)
     dsts = np.arange(1, topo.num_nodes, max(1, topo.num_nodes // 7))
+    assert len({dist[d] for d in dsts}) >= 2  # routes of several lengths
     for flits in (1, 2, 4, 16):
         for cap in (1, 2):
             buf = 2 * cap if mode == "wormhole" else flits
@@ -92,19 +110,21 @@ def test_zero_load_latency_is_the_closed_form(spec, mode):
             for d in dsts:
                 rec = run(topo, router, [(0, 0, int(d), 0)], m)
                 (row,) = rec.packets
-                h, per = int(row[5]), -(-flits // cap)
+                h, per = dist[d], -(-flits // cap)  # shortest routes: H = the BFS distance
                 want = h * per if mode == "store-and-forward" else h + per - 1
                 assert row[4] - row[3] == want, (flits, cap, d, h)
-                assert row[6] == row[3]  # admitted at once
+                assert row[5] == h and row[6] == row[3]  # its hops; admitted at once
 
 
 def test_one_flit_buffers_halve_the_wormhole_rate():
     topo = from_spec("hypercube:5")
     router = make_router("hypercube-ecube", topo)
     m = model(topo, switching="wormhole", flits=8, vcs=1, vc_buffer=1)
+    dist = bfs_distances(topo, 0)
     for d in (1, 3, 7, 31):
         (row,) = run(topo, router, [(0, 0, d, 0)], m).packets
-        h = int(row[5])
+        h = dist[d]
+        assert h == bin(d).count("1") and row[5] == h  # the bits to correct
         assert row[4] - row[3] == (8 if h == 1 else h + 2 * (8 - 1))
 
 

@@ -15,6 +15,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 from reference_switching import SWITCHING, simulate_switching
+from test_flit_engine import bfs_distances
 
 from mpinet.engine.models import parse_model
 from mpinet.routing import make_router
@@ -69,11 +70,14 @@ FAMILIES = [("hypercube:4", "hypercube-ecube"), ("star:4", "shortest"),
 
 
 def routes_of_several_lengths(topo, router):
-    """(src, dst, H): the first pair of each length: shortest, longest and two between."""
+    """(src, dst, H): the first pair of each length: shortest, longest and two between. H is
+    the pair's BFS distance (the routers are minimal), not a length the router gives."""
     s, d, lengths, _ = all_routes(topo, router)
+    dist = {src: bfs_distances(topo, src) for src in np.unique(s).tolist()}
     first = {}
-    for i, h in enumerate(lengths.tolist()):
-        first.setdefault(h, (int(s[i]), int(d[i]), h))
+    for src, dst in zip(s.tolist(), d.tolist(), strict=True):
+        h = dist[src][dst]
+        first.setdefault(h, (src, dst, h))
     hs = sorted(first)
     pick = {hs[0], hs[-1], hs[len(hs) // 3], hs[(2 * len(hs)) // 3]}
     return [first[h] for h in sorted(pick)]
