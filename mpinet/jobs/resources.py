@@ -318,8 +318,10 @@ def packets_state(
     record_hops: bool = False,
     trace: bool = False,
     capacity: int = 1,
+    flit: bool = False,
 ) -> None:
-    """Pool, step buffers, injection temporaries and records of a workload footprint."""
+    """Pool, step buffers, injection temporaries and records of a workload footprint
+    (``flit``: only the records; :mod:`mpinet.jobs.plans_flit` has the flit engine's own)."""
     from mpinet.engine import kernels as kn
     from mpinet.engine.pool import slot_bytes
 
@@ -327,14 +329,15 @@ def packets_state(
     flight = -(-fp.in_flight // size)
     slot = slot_bytes(topo.num_nodes, header_width)
     per_step = -(-fp.per_step // size)
-    # the pool doubles when it fills; injected all at once, it is allocated to size
-    est.add("packet pool", (1 if per_step >= flight else 2) * flight * slot, RUN)
-    moves = min(flight, b * topo.degree * capacity)  # a step moves at most one per link slot
-    # link, delivery row (7), one move row (arrival or wire) with its header, two credits
-    row = 8 * (1 + 7 + max(kn.A_WIDTH, kn.W_WIDTH) + header_width + 2) + 40 * record_hops
-    est.add("step buffers", 1.25 * moves * row, RUN)  # the buffers grow by 1.25x at most
-    # the router's vectorized temporaries over the largest injection or step of arrivals
-    est.add("injection", max(per_step, moves) * (128 + 16 * header_width), RUN)
+    if not flit:
+        # the pool doubles when it fills; injected all at once, it is allocated to size
+        est.add("packet pool", (1 if per_step >= flight else 2) * flight * slot, RUN)
+        moves = min(flight, b * topo.degree * capacity)  # at most one move per link slot
+        # link, delivery row (7), one move row (arrival or wire) with its header, two credits
+        row = 8 * (1 + 7 + max(kn.A_WIDTH, kn.W_WIDTH) + header_width + 2) + 40 * record_hops
+        est.add("step buffers", 1.25 * moves * row, RUN)  # the buffers grow by 1.25x at most
+        # the router's vectorized temporaries over the largest injection or step of arrivals
+        est.add("injection", max(per_step, moves) * (128 + 16 * header_width), RUN)
     records = fp.packets if fp.concentrated and size > 1 else -(-fp.packets // size)
     est.add("delivered rows", records * 64, RUN)  # kept during the run, with the ids
     est.add("packet records", records * RECORD_BYTES, END)
@@ -419,12 +422,26 @@ def estimate_run(
     if cls is not None and cls.engine == COLLECTIVE:
         collective_state(est, topo, size, fp.messages if fp is not None else 1)
         return base(est)
-    engine_state(est, topo, size, job.model)
     if router is None:
         from mpinet.routing import ROUTERS
 
         router = ROUTERS.get(job.router["name"])  # class attributes only
-    if fp is not None:
+    from mpinet.jobs import plans_flit
+
+    flit = plans_flit.flit_model(job.model)
+    if flit is not None:  # the flit engine's links, VC buffers, segments and records
+        hw = int(getattr(router, "header_width", 0) or 0)
+        live = plans_flit.injects_late(job, topo)
+        flight = plans_flit.in_flight(job, topo, fp, flit) if fp is not None else None
+        plans_flit.flit_state(est, topo, size, flit, fp, hw, live=live, in_flight=flight)
+        if fp is not None:
+            packets_state(est, topo, size, fp, hw, record_hops=job.trace["level"] == "hops"
+                          and trace_path is not None, trace=trace_path is not None,
+                          flit=True)  # fmt: skip
+            est.work, est.work_unit = est.work * flit.flits, "flit-hops per rank"
+    else:
+        engine_state(est, topo, size, job.model)
+    if fp is not None and flit is None:
         caps = [int(v) for v in (job.model.get("capacity") or {}).values()] or [1]
         packets_state(
             est,
@@ -464,6 +481,17 @@ def fewer_packets(job: Any, topo: Topology, size: int, have_per_rank: int, **kw:
     return f"fewer packets (workload.packets <= {lo} fits), or a smaller network"
 
 
+def _smaller(job: Any, topo: Topology, size: int, have: int, flit: Any, kw: dict) -> str:
+    """The job-specific ways out: fewer VCs (flit runs), fewer packets, a smaller network."""
+    ways = fewer_packets(job, topo, size, have, **kw)
+    if flit is not None and flit.vcs > 1:
+        from mpinet.jobs.plans_flit import fewer_vcs
+
+        vcs = fewer_vcs(job, topo, size, have, **kw)
+        ways = ways if vcs is None else f"{vcs}, or {ways}"
+    return ways
+
+
 def plan_run(
     job: Any,
     topo: Topology,
@@ -481,14 +509,19 @@ def plan_run(
     cls = WORKLOADS.get(job.workload["kind"])
     fp = cls.footprint(job.workload, topo) if cls is not None else None
     check_ids(topo, size, fp.packets if fp is not None else 0)
+    from mpinet.jobs import plans_flit
+
+    flit = plans_flit.flit_model(job.model)
+    if flit is not None:  # the flit engine's int32 buffer ids
+        plans_flit.check_buffers(topo, flit, size)
     here = size if ranks_here is None else ranks_here
     est = check(
         lambda r: estimate_run(job, topo, r, footprint=fp, **kw),
         size,
         here,
-        smaller=lambda: fewer_packets(job, topo, size, available_memory() // max(here, 1), **kw),
+        smaller=lambda: _smaller(job, topo, size, available_memory() // max(here, 1), flit, kw),
     )
-    if cls is None or cls.engine != COLLECTIVE:  # int32 queue indices (engine/state.py)
+    if flit is None and (cls is None or cls.engine != COLLECTIVE):  # int32 (engine/state.py)
         m = job.model
         classes = (m.get("max_hops") or 32) + 1 if m.get("buffer_classes") == "hops" else 1
         queues = -(-topo.num_nodes // size) * topo.degree * classes

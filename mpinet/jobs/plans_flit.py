@@ -1,0 +1,205 @@
+"""The flit engine's part of a run's plan: links, VC buffers, segments and flits per rank.
+
+Sizes follow :mod:`mpinet.engine.flit.state` (``B = ceil(N / R)`` nodes, ``nl = B * degree``
+links, ``V`` VCs per link, ``nl * V`` VC buffers and ``nl`` source queues):
+
+* per VC buffer, :data:`VC_BYTES` through the run (its sender's credit counter and hold
+  flag, its receiver's FIFO ends, occupancy, active flag and slot in the active list), and
+  :data:`SNAP_BYTES` more per buffer when worms are searched for deadlocks while traffic
+  is injected (:class:`~mpinet.engine.flit.dead.LiveCheck`); while the per-VC tables are
+  built the index temporaries make it :data:`VC_BUILD_BYTES` (tracemalloc);
+* per link, :data:`LINK_BYTES` (int64 neighbour and reverse-port tables, capacities,
+  the receiver's first VC, flit counts) and a source queue;
+* per packet in flight, its record and its segments (one per buffer its flits occupy:
+  ``ceil(L / B) + 1`` for a worm of ``L`` flits in ``B``-flit buffers, 2 otherwise), in
+  pools that double as they fill, and the step's scratch rows per active buffer.
+
+Measured peaks against this plan are in docs/reliability.md ("The estimate").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+from mpinet.errors import MpinetError, ResourceError
+from mpinet.jobs.resources import RUN, Estimate, describe, mean_hops
+from mpinet.topology.base import Topology
+
+#: per VC buffer: ucred (int64), credit (int32), held (uint8); bhead, btail, bocc, act
+#: (int32) and inact (uint8)
+VC_BYTES = 8 + 4 + 1 + 4 * 4 + 1
+#: per VC buffer while FlitState._tables builds ucred: the buffer, link and sender index
+#: arrays (int64) and the expression's temporaries (41 measured with tracemalloc)
+VC_BUILD_BYTES = 41
+#: per buffer (VC buffers and source queues) of the live deadlock check's snapshot (3 int64)
+SNAP_BYTES = 24
+#: per link: nbt, rev, down, load (int64), lcap, lflits, lreq, lstart (int32), the int32
+#: neighbour block nbt is made from, and its source queue's FIFO ends, occupancy and flags
+LINK_BYTES = 4 * 8 + 4 * 4 + 4 + 17
+#: per segment: its 48-byte record and its slot in the free stack
+SEG_BYTES = 48 + 8
+#: per packet record: its 64-byte record and its free-stack slot (plus 8 per header word)
+PKT_BYTES = 64 + 8
+#: per active buffer: its request's entries in a step's scratch (touched, requests and
+#: their buckets, chain, allow, the buffers filled, heads to route)
+REQUEST_BYTES = 8 + 16 + 8 + 1 + 8 + 8
+#: per flit moved in a step: its local row, delivery row, credits, release and drain entries
+MOVE_BYTES = 24 + 56 + 32 + 16
+#: int64 words of a wire row (flits to another rank), before the header
+WIRE_WIDTH = 11
+#: injections made ahead for one compiled call of many steps (chunk.MAX_CHUNK steps)
+CHUNK_STEPS = 64
+
+
+def flit_model(model: dict) -> Any:
+    """The :class:`~mpinet.engine.models.Model` the flit engine runs for a job's ``[model]``
+    section, or None: the packet engine runs it, or its keys are refused later (by the
+    same :func:`~mpinet.engine.models.switching_model` the run calls)."""
+    from mpinet.engine.models import parse_model, switching_model
+
+    try:
+        m = switching_model(parse_model("all-port"), model.get("switching"), model.get("flits"),
+                            model.get("vcs"), model.get("vc_buffer"),
+                            model.get("vc_policy"))  # fmt: skip
+    except (MpinetError, TypeError, ValueError):
+        return None
+    return m if m.flit else None
+
+
+def injects_late(job: Any, topo: Topology) -> bool:
+    """Whether the run injects after step :data:`~mpinet.engine.flit.dead.CHECK_EVERY`, when
+    the flit engine searches for dead worms while injecting (and keeps its snapshot)."""
+    from mpinet.engine.flit.dead import CHECK_EVERY
+
+    w = job.workload
+    if w.get("injection") == "bernoulli":
+        return int(w.get("steps") or 0) - 1 >= CHECK_EVERY  # the last step is steps - 1
+    if w.get("kind") == "te":  # the schedule injects each offset before its first hop
+        from mpinet.workloads.te import default_algorithm
+
+        return (w.get("algorithm") or default_algorithm(topo)) == "schedule"
+    return w.get("kind") == "emulate-star"  # injects star step by star step
+
+
+def segments_per_packet(m: Any, hops: float) -> int:
+    """Buffers one packet's flits occupy at most: a worm spreads over ``ceil(L / B) + 1``
+    (never more than its route's buffers plus its source queue); a cut-through or
+    store-and-forward packet over its source queue or last buffer and the next."""
+    if m.switching != "wormhole":
+        return 2
+    return max(2, min(-(-m.flits // m.vc_buffer) + 1, math.ceil(2 * hops) + 1))
+
+
+def flit_buffers(nodes: int, degree: int, vcs: int) -> tuple[int, int, int]:
+    """(links, VC buffers, all buffers) of one rank holding ``nodes`` nodes."""
+    nl = nodes * degree
+    return nl, nl * vcs, nl * (vcs + 1)
+
+
+def flit_state(
+    est: Estimate,
+    topo: Topology,
+    size: int,
+    m: Any,
+    fp: Any,
+    header_width: int,
+    *,
+    live: bool,
+    in_flight: int | None = None,
+) -> None:
+    """Add the flit engine's per-rank arrays to ``est`` (phase ``run``).
+
+    Parameters
+    ----------
+    est : Estimate
+    topo : Topology
+    size : int
+        Ranks.
+    m : Model
+        From :func:`flit_model` (``switching``, ``flits``, ``vcs``, ``vc_buffer``).
+    fp : Footprint or None
+        The workload's packets (None: only the engine's own arrays).
+    header_width : int
+        The router's header words (one more int64 per packet record and wire row each).
+    live : bool
+        Worms are searched for deadlocks while traffic is injected (a snapshot per buffer).
+    in_flight : int, optional
+        Packets in the engine at once (whole network; default ``fp.in_flight``).
+    """
+    b = -(-topo.num_nodes // size)
+    nl, nvc, nbuf = flit_buffers(b, topo.degree, m.vcs)
+    est.add("flit links", nl * LINK_BYTES, RUN)
+    per_vc = max(VC_BYTES + SNAP_BYTES * live, VC_BUILD_BYTES)  # the run's, or the build's
+    est.add("VC buffers", nvc * per_vc + nl * SNAP_BYTES * live, RUN)
+    if fp is None:
+        return
+    flight = -(-(fp.in_flight if in_flight is None else in_flight) // size)
+    per_step = -(-fp.per_step // size)
+    # a VC is held by one worm from its head to its tail: the pieces beyond the source
+    # queues are at most one per VC buffer; the packets still at their source one each
+    in_vc = min(flight * (segments_per_packet(m, mean_hops(topo)) - 1), nvc)
+    active = min(flight, nl) + in_vc
+    # the pool doubles when full, and a step keeps room for two segments per active buffer
+    est.add("segments", 2 * (flight + in_vc + 2 * active + per_step) * SEG_BYTES, RUN)
+    est.add("flit packet records", 2 * (flight + per_step) * (PKT_BYTES + 8 * header_width), RUN)
+    # the scratch is allocated for twice the active buffers but written (resident) as used:
+    # a request and a move row per active buffer
+    row = MOVE_BYTES + (8 * (WIRE_WIDTH + header_width) if size > 1 else 0)
+    est.add("step scratch", active * (REQUEST_BYTES + row), RUN)
+    ahead = min(CHUNK_STEPS * per_step, -(-fp.packets // size))
+    est.add("injection", max(per_step * (128 + 16 * header_width),
+                             ahead * (40 + 8 * header_width)), RUN)  # fmt: skip
+
+
+def in_flight(job: Any, topo: Topology, fp: Any, m: Any) -> int:
+    """Packets in the flit engine at once, at most (whole network).
+
+    A job that injects once has them all at once. Uniform Bernoulli traffic well below
+    saturation (offered flits per link and step ``rho = r H L / ports <= 1/2``, ``ports``
+    the links a node may use in a step) holds about ``N r (H + L) / (1 - rho)``, twice that
+    for chance; anything heavier or less even may queue all its packets at their sources.
+    """
+    w = job.workload
+    if w.get("injection") != "bernoulli" or w.get("kind") != "uniform" or fp.concentrated:
+        return fp.in_flight
+    kind = str(job.model.get("kind") or "all-port")
+    ports = {"all-port": topo.degree}.get(kind, 1)
+    if kind.startswith("k-port:") and kind[7:].isdigit():
+        ports = min(int(kind[7:]), topo.degree)
+    hops, rate = mean_hops(topo), float(w.get("rate") or 0.0)
+    rho = rate * hops * m.flits / ports
+    if rho > 0.5:
+        return fp.in_flight
+    return min(fp.in_flight, math.ceil(2 * topo.num_nodes * rate * (hops + m.flits) / (1 - rho)))
+
+
+def fewer_vcs(job: Any, topo: Topology, size: int, have_per_rank: int, **kw: Any) -> str | None:
+    """The way out by VCs: the most ``model.vcs`` below the job's that fit, or None."""
+    from mpinet.jobs.resources import estimate_run
+
+    vcs = int(job.model.get("vcs") or 1)
+
+    def fits(v: int) -> bool:
+        trial = replace(job, model={**job.model, "vcs": v})
+        return estimate_run(trial, topo, size, **kw).bytes <= have_per_rank
+
+    lo, hi = 0, vcs
+    while hi - lo > 1:  # the largest v < vcs that fits (0: none)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return f"fewer VCs (model.vcs <= {lo} fits)" if lo else None
+
+
+def check_buffers(topo: Topology, m: Any, size: int) -> None:
+    """Refuse a run whose buffers on one rank exceed the flit engine's int32 ids."""
+    b = -(-topo.num_nodes // size)
+    _, _, nbuf = flit_buffers(b, topo.degree, m.vcs)
+    if nbuf >= 2**31:
+        more = -(-topo.num_nodes * topo.degree * (m.vcs + 1) // (2**31 - 1))
+        raise ResourceError(
+            f"flit run on {describe(topo)} with vcs = {m.vcs} is {nbuf:,} buffers per rank "
+            f"(links x (VCs + 1)) on {size} rank(s), over the flit engine's 2**31; way out: "
+            f"{more} or more ranks, or fewer VCs"
+        )
