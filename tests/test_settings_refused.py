@@ -9,13 +9,16 @@
 
 from __future__ import annotations
 
+import re
+
 import networkx as nx
 import numpy as np
 import pytest
 
-from mpinet.errors import RoutingError
-from mpinet.jobs import load_job, parse_set
+from mpinet.errors import JobError, RoutingError
+from mpinet.jobs import load_job, parse_set, settings
 from mpinet.jobs.execute import execute, plan
+from mpinet.jobs.settings import check_settings
 from mpinet.netfile import load_topology as from_spec
 from mpinet.routing import make_router
 from mpinet.routing.deadlock_vc import analyze_vc
@@ -125,3 +128,80 @@ def test_dateline_on_ccc_and_scc_is_unchanged():
     for spec in ("ccc:3", "scc:4"):
         pol = make_vc_policy("dateline", from_spec(spec), 2)
         assert pol.cut is None and pol.ring == 3
+
+
+# -- packet-engine keys with the flit engine ---------------------------------------------------
+MODES = ("store-and-forward", "cut-through", "wormhole")
+#: each packet-engine key the flit engine would not read, with values that used to pass
+PACKET_KEYS = [("model.buffer", "0"), ("model.buffer", "4"), ("model.buffer_classes", "none"),
+               ("model.buffer_classes", "hops"), ("model.max_hops", "8"),
+               ("model.order", "fifo"), ("model.queues", "auto")]  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("key", "value"), PACKET_KEYS)
+def test_packet_keys_given_to_a_flit_job_are_refused_before_any_work(mode, key, value):
+    """0 as well as 4: a key given is refused whatever its value, by the settings check
+    that runs before the network's memory is planned or the workload built."""
+    flits = "model.flits=4" if mode != "store-and-forward" else "model.vcs=2"
+    j = job("topology=star:4", f"model.switching={mode}", flits, f"{key}={value}")
+    with pytest.raises(JobError, match=rf"^<flags>: {re.escape(key)} has no effect with "
+                                       r"model\.(flits|switching|vcs)"):  # fmt: skip
+        check_settings(j)
+    with pytest.raises(JobError, match=rf"{re.escape(key)} has no effect"):
+        plan(j)
+
+
+def test_packet_keys_stay_with_the_packet_engine_and_defaults_with_the_flit_engine():
+    """Store-and-forward of one-flit packets given explicitly is the packet engine: its
+    buffers apply; a flit job that does not give them runs with their defaults."""
+    p = plan(job("topology=star:4", "model.switching=store-and-forward", "model.buffer=4",
+                 "model.buffer_classes=hops", "model.order=oldest-first"))  # fmt: skip
+    assert not p.model.flit and p.model.buffer == 4 and p.model.classes == "hops"
+    p = plan(job("topology=star:4", "model.switching=wormhole", "model.flits=4"))
+    assert p.model.flit and p.model.buffer == 0 and p.model.vc_buffer == 4
+
+
+@pytest.mark.parametrize("key", ["model.buffer=0", "model.buffer=4"])
+def test_the_refusal_says_what_to_use(key):
+    msg = (r"model\.buffer has no effect with model\.flits: model\.buffer and "
+           r"model\.buffer_classes are packet buffers of the store-and-forward engine; with "
+           r"switching keys use model\.vc_buffer \(flit slots per virtual channel\) and "
+           r"model\.vc_policy = 'hops' instead$")  # fmt: skip
+    with pytest.raises(JobError, match=msg):
+        check_settings(job("topology=star:4", "model.flits=4", key))
+
+
+# -- packets that cannot arrive within max_steps --------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("flits", "cap"), [(8, 1), (8, 2), (9, 2), (1000, 1)])
+def test_packets_that_cannot_arrive_are_refused_exactly_where_the_run_would_fail(
+    mode, flits, cap, monkeypatch
+):
+    """hypercube:1 (two nodes, every route one hop): with max_steps = ceil(L / c) the run
+    delivers every packet; one step fewer is refused naming both numbers, and the same run
+    with the check switched off indeed delivers nothing (the bound is the engine's)."""
+    need = -(-flits // cap)
+
+    def j(steps: int):
+        return job("topology=hypercube:1", f"model.switching={mode}", f"model.flits={flits}",
+                   f"model.vc_buffer={flits}", f"model.capacity={{cube = {cap}}}",
+                   f"max_steps={steps}", "trace.level=none")  # fmt: skip
+
+    if flits <= 9:
+        res = execute(plan(j(need)), None)["stats"]
+        assert res["ok"] and res["delivered"] == res["injected"] == 2
+    msg = (rf"model\.flits = {flits:,} cannot arrive within max_steps = {need - 1:,}: even "
+           rf"over one link a packet needs ceil\(L / c\) = {need:,} steps \(L = {flits:,} "
+           rf"flits, c = {cap} flit\(s\) per step")  # fmt: skip
+    with pytest.raises(JobError, match=msg):
+        check_settings(j(need - 1))
+    if flits <= 9:
+        monkeypatch.setattr(settings, "_check_arrival", lambda job: None)
+        res = execute(plan(j(need - 1)), None)["stats"]
+        assert not res["ok"] and res["delivered"] == 0
+
+
+def test_one_flit_packets_are_never_refused_for_max_steps():
+    check_settings(job("topology=star:4", "max_steps=1"))
+    check_settings(job("topology=star:4", "model.switching=wormhole", "max_steps=1"))

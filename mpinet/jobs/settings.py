@@ -11,6 +11,7 @@ were given.
 from __future__ import annotations
 
 from mpinet.jobs.spec import Job, JobError
+from mpinet.jobs.switching import check_packet_keys
 
 
 def check_settings(job: Job, out: str | None = None) -> None:
@@ -48,6 +49,7 @@ def check_settings(job: Job, out: str | None = None) -> None:
             "nodes; remove it or set faults.links, nodes, random_links or random_nodes"
         )
     _check_reach(job)
+    check_packet_keys(job)  # before max_hops's own rule: with flits it means nothing at all
     m = job.model
     if "model.max_hops" in job.given and m["buffer_classes"] != "hops":
         raise JobError(
@@ -89,6 +91,7 @@ def _check_reach(job: Job) -> None:
             f"max_steps = {last:,}, so injection would end there; raise max_steps to at least "
             f"{steps:,} or lower workload.steps"
         )
+    _check_arrival(job)
     step = job.faults["step"]
     if step > last:
         raise JobError(
@@ -96,3 +99,32 @@ def _check_reach(job: Job) -> None:
             f"max_steps = {last:,} at the latest; lower faults.step or raise max_steps to at "
             f"least {step:,}"
         )
+
+
+#: a packet's zero-load latency over H hops (docs/switching.md, "Closed forms")
+FORMS = {
+    "store-and-forward": "H x ceil(L / c)",
+    "cut-through": "H + ceil(L / c) - 1",
+    "wormhole": "H + ceil(L / c) - 1",
+}
+
+
+def _check_arrival(job: Job) -> None:
+    """Refuse packets that cannot arrive by ``max_steps``: over one link, the shortest a
+    route can be, a packet of L flits needs ``ceil(L / c)`` steps under every switching
+    mode, ``c`` the largest link capacity (a packet injected at step 0 is delivered at
+    step ``ceil(L / c)`` at the earliest); the run would end with none delivered."""
+    m, last = job.model, job.max_steps
+    flits = m["flits"] or 1
+    cap = max([1, *(m["capacity"] or {}).values()])
+    need = -(-flits // cap)
+    if need <= last:
+        return
+    mode = m["switching"] or "store-and-forward"
+    raise JobError(
+        f"{job.source}: model.flits = {flits:,} cannot arrive within max_steps = {last:,}: even "
+        f"over one link a packet needs ceil(L / c) = {need:,} steps (L = {flits:,} flits, c = "
+        f"{cap} flit(s) per step on the fastest link; over H hops {mode} needs "
+        f"{FORMS.get(mode, FORMS['wormhole'])}); raise max_steps to at least {need:,} or "
+        "lower model.flits"
+    )

@@ -13,12 +13,58 @@ from typing import Any
 from mpinet.jobs.spec import Job, JobError
 
 #: keys of [model] that the flit engine has no use for (it arbitrates by age, keeps no
-#: per-link packet queues, and counts buffers in flits)
+#: per-link packet queues, and buffers flits in virtual channels); given with switching
+#: keys they are refused (:func:`mpinet.jobs.settings.check_settings`), 0 or not
+_BUFFERS = (
+    "model.buffer and model.buffer_classes are packet buffers of the store-and-forward "
+    "engine; with switching keys use model.vc_buffer (flit slots per virtual channel) "
+    "and model.vc_policy = 'hops' instead"
+)
 PACKET_ONLY = {
     "model.order": "the flit engine serves each link oldest packet first (injection step, "
-    "then id), always",
-    "model.queues": "the flit engine keeps flits in virtual-channel buffers, not packet queues",
+    "then id), always; remove it",
+    "model.queues": "the flit engine keeps flits in virtual-channel buffers, not packet "
+    "queues; remove it",
+    "model.buffer": _BUFFERS,
+    "model.buffer_classes": _BUFFERS,
+    "model.max_hops": "it bounds the packet buffer classes of the store-and-forward engine; "
+    "the flit engine's VCs are model.vcs (model.vc_policy = 'hops': VC = hops taken); "
+    "remove it",
 }
+#: the switching keys: any of them given runs the flit engine (unless they say the packet
+#: model: store-and-forward of one-flit packets on one VC)
+SWITCHING_KEYS = ("switching", "flits", "vcs", "vc_buffer", "vc_policy")
+
+
+def flit_keys(job: Job) -> str | None:
+    """The switching keys ``job`` gives, as a message names them, when they run the flit
+    engine; None when it runs on the packet engine."""
+    from mpinet.engine.models import Model, switching_model
+
+    m = job.model
+    model = switching_model(Model(), *(m[k] for k in SWITCHING_KEYS))
+    if not model.flit:
+        return None
+    keys = sorted(f"model.{k}" for k in SWITCHING_KEYS if f"model.{k}" in job.given)
+    return ", ".join(keys) or "the switching keys"
+
+
+def check_packet_keys(job: Job) -> None:
+    """Refuse a packet-engine key given to a job that runs on the flit engine.
+
+    Raises
+    ------
+    JobError
+        ``job.toml: model.buffer has no effect with model.flits: model.buffer and ...``
+    """
+    given = [k for k in PACKET_ONLY if k in job.given]
+    if not given:
+        return
+    what = flit_keys(job)
+    if what is None:
+        return
+    key = given[0]  # given at all, 0 or "none" as well: the engine would not read it
+    raise JobError(f"{job.source}: {key} has no effect with {what}: {PACKET_ONLY[key]}")
 
 
 def check_switching(job: Job, model: Any, workload: Any, router: Any, faults: Any) -> Any:
@@ -33,12 +79,10 @@ def check_switching(job: Job, model: Any, workload: Any, router: Any, faults: An
     """
     if not model.flit:
         return None
-    keys = sorted(k for k in job.given if k.startswith("model.") and k.partition(".")[2] in
-                  ("switching", "flits", "vcs", "vc_buffer", "vc_policy"))  # fmt: skip
-    what = ", ".join(keys) or "the switching keys"
+    what = flit_keys(job) or "the switching keys"
     if workload.engine != "unicast":
         raise JobError(
-            f"{job.source}: {what} {'applies' if len(keys) == 1 else 'apply'} to unicast "
+            f"{job.source}: {what} {'apply' if ',' in what else 'applies'} to unicast "
             f"traffic; workload.kind = {job.workload['kind']!r} runs on the collective engine, "
             "which moves messages whole; remove them"
         )
@@ -52,9 +96,7 @@ def check_switching(job: Job, model: Any, workload: Any, router: Any, faults: An
             f"{job.source}: {what} with [faults]: the flit engine does not model failed links "
             "yet; remove one or the other"
         )
-    for key, why in PACKET_ONLY.items():
-        if key in job.given:
-            raise JobError(f"{job.source}: {key} has no effect with {what}: {why}; remove it")
+    check_packet_keys(job)  # done by check_settings already; kept for direct callers
     from mpinet.routing.vc_policies import make_vc_policy
 
     policy = make_vc_policy(model.vc_policy, router.topo, model.vcs)
