@@ -118,7 +118,7 @@ def load_matrix(s: dict, chunk_rows: int) -> np.ndarray | None:
         deg = int(np.prod(next(tr.iter_chunks("links", ["load"], 1))["load"].shape[1:]))
         if n * deg > HEATMAP_MAX_CELLS:
             return None
-        topo = _topology(s["attrs"])
+        topo, _ = _topology(s["attrs"], s["path"])
         out = np.empty((n, deg), dtype=np.float64)
         start = 0
         for ch in tr.iter_chunks("links", ["load"], chunk_rows):

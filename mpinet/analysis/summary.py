@@ -76,8 +76,8 @@ def _need(tr: Any, table: str, columns: list[str]) -> None:
         raise TraceError(f"trace {tr.path}: table {table!r} lacks column {missing[0]!r}")
 
 
-def _topology(attrs: dict, trace_path: str = ""):
-    """The run's network, rebuilt; None when it cannot be (and stretch is skipped).
+def _topology(attrs: dict, trace_path: str = "") -> tuple[Any, str | None]:
+    """The run's network, rebuilt, or (None, why it cannot be: stretch is then skipped).
 
     A file network is the file whose sha256 the trace stores: first at the absolute path
     the run read (``network_path``, layout 1.2), then at the spec's path as given (relative
@@ -87,25 +87,32 @@ def _topology(attrs: dict, trace_path: str = ""):
 
     spec = attrs.get("topology")
     if not spec:
-        return None
+        return None, "the trace names no topology"
     digest = attrs.get("network_sha256")
     if not digest:
         try:
-            return load_topology(str(spec))
-        except MpinetError:
-            return None
-    for cand in _network_specs(str(spec), attrs, trace_path):
+            return load_topology(str(spec)), None
+        except MpinetError as exc:
+            return None, f"the trace's topology {spec} cannot be rebuilt ({exc})"
+    seen = []
+    for cand, path in _network_specs(str(spec), attrs, trace_path):
+        if path and not os.path.isfile(path):
+            seen.append(f"no file {path}")
+            continue
         try:
             topo = load_topology(cand)
-        except MpinetError:
+        except MpinetError as exc:
+            text = " ".join(str(exc).split())
+            seen.append(f"{path or cand} unreadable ({text[:120]})")
             continue
         if getattr(topo, "file_info", {}).get("sha256") == str(digest):
-            return topo
-    return None  # missing everywhere, or changed since the run
+            return topo, None
+        seen.append(f"{path or cand} has changed (another sha256)")
+    return None, f"the network file is missing or changed since the run: {'; '.join(seen)}"
 
 
-def _network_specs(spec: str, attrs: dict, trace_path: str) -> list[str]:
-    """Where a file network may be now: ``file:FORMAT:PATH`` specs, most exact first."""
+def _network_specs(spec: str, attrs: dict, trace_path: str) -> list[tuple[str, str]]:
+    """Where a file network may be now: ``(file:FORMAT:PATH, PATH)``, most exact first."""
     from mpinet.netfile import FORMATS
 
     fmt, path = None, ""
@@ -116,22 +123,22 @@ def _network_specs(spec: str, attrs: dict, trace_path: str) -> list[str]:
     pre = f"file:{fmt}:" if fmt in FORMATS else "file:"
     out = []
     if isinstance(attrs.get("network_path"), str) and attrs["network_path"]:
-        out.append(pre + attrs["network_path"])
-    out.append(spec)
-    if path and not os.path.isabs(path) and trace_path:
-        out.append(pre + os.path.join(os.path.dirname(os.path.abspath(trace_path)), path))
-    return list(dict.fromkeys(out))
+        out.append(attrs["network_path"])
+    if path:
+        out.append(os.path.abspath(path))
+        if not os.path.isabs(path) and trace_path:
+            out.append(os.path.join(os.path.dirname(os.path.abspath(trace_path)), path))
+    if not out:
+        return [(spec, "")]
+    return [(pre + p, p) for p in dict.fromkeys(out)]
 
 
-def _distance(topo: Any) -> tuple[Any, str | None]:
+def _distance(topo: Any, why: str | None = None) -> tuple[Any, str | None]:
     """(distance function, None) or (None, reason it is skipped)."""
     from mpinet.routing import exact_distance
 
     if topo is None:
-        return None, (
-            "the trace's topology cannot be rebuilt (an unknown spec, or a network file "
-            "that is missing or changed since the run)"
-        )
+        return None, why or "the trace's topology cannot be rebuilt"
     if topo.family not in _CLOSED_FORM_FAMILIES and topo.num_nodes > STRETCH_NODE_LIMIT:
         return None, (
             f"{topo.spec} has {topo.num_nodes:,} nodes > {STRETCH_NODE_LIMIT:,} "
@@ -399,7 +406,7 @@ def _summarize(tr: Any, chunk_rows: int, stretch: bool) -> dict[str, Any]:
     checks = tr.checks
     collective = "collective" in attrs
     sw = None if collective else switching_of(tr, attrs)
-    topo = _topology(attrs, tr.path)
+    topo, why = _topology(attrs, tr.path)
     degree = int(attrs.get("degree") or (topo.degree if topo else 1))
     out: dict[str, Any] = {
         "path": os.path.abspath(tr.path),
@@ -430,7 +437,7 @@ def _summarize(tr: Any, chunk_rows: int, stretch: bool) -> dict[str, Any]:
     else:
         distance, reason = (None, "not requested (--no-stretch)")
         if stretch:
-            distance, reason = _distance(topo)
+            distance, reason = _distance(topo, why)
         limits = value_limits(tr, attrs, topo)
         out.update(_packets(tr, chunk_rows, distance, limits, sw))
         if distance is None:
