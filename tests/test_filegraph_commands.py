@@ -14,7 +14,8 @@ import json
 import networkx as nx
 import numpy as np
 import pytest
-from test_flit_engine import assert_same, random_case, reference, run
+from test_flit_engine import assert_same, bfs_distances, random_case, reference, run
+from test_sweep import count_routes
 
 from mpinet.cli import main
 from mpinet.engine import fault_info as fi
@@ -221,6 +222,9 @@ def _expected_by_paths(topo, dist):
 
 @pytest.mark.parametrize("spec", ["file:jobs/networks/cubic40.edges", "fccn:2"])
 def test_channel_load_flows_are_exact(spec):
+    """The flows pushed down each destination's shortest-path DAG are the routes themselves,
+    counted by the test's own hop loop; under random ties, the expectation over every
+    shortest path, with distances from a plain BFS (not the router's tables)."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
@@ -229,16 +233,13 @@ def test_channel_load_flows_are_exact(spec):
     first = make_router("shortest", topo)
     flows = uniform_load(topo, first)
     assert flows.exact and flows.method == "all-pairs"
-    walked = np.zeros((n, topo.degree))
-    for d in range(n):  # the routes themselves, walked (the method the flows replace)
-        from mpinet.routing.channel_load import route_counts
-
-        src = np.arange(n)[np.arange(n) != d]
-        walked += route_counts(topo, first, src, np.full(src.size, d))[0]
+    s, d = np.divmod(np.arange(n * n), n)
+    walked, hops = count_routes(topo, first, s[s != d], d[s != d])
     assert np.allclose(flows.load * (n - 1), walked, rtol=0, atol=1e-9)
+    assert flows.mean_hops == pytest.approx(hops / (n * (n - 1)), rel=1e-12)
+    dist = np.array([bfs_distances(topo, v) for v in range(n)])
+    assert hops == dist.sum()  # the routes are shortest
     rnd = make_router("shortest", topo, tie="random")
     got = uniform_load(topo, rnd)
-    s, d = np.divmod(np.arange(n * n), n)
-    dist = first.distance(s, d).reshape(n, n)
     assert np.allclose(got.load, _expected_by_paths(topo, dist))
     assert got.mean_hops == pytest.approx(dist.sum() / (n * (n - 1)))

@@ -72,7 +72,7 @@ FAMILIES = [("hypercube:4", "hypercube-ecube"), ("star:4", "shortest"),
 def routes_of_several_lengths(topo, router):
     """(src, dst, H): the first pair of each length: shortest, longest and two between. H is
     the pair's BFS distance (the routers are minimal), not a length the router gives."""
-    s, d, lengths, _ = all_routes(topo, router)
+    s, d, _, _ = all_routes(topo, router)
     dist = {src: bfs_distances(topo, src) for src in np.unique(s).tolist()}
     first = {}
     for src, dst in zip(s.tolist(), d.tolist(), strict=True):
