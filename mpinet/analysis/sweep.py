@@ -171,32 +171,14 @@ def format_sweep(res: dict) -> str:
         out.append("  ".join(v.rjust(w) if i < len(r) - 1 else v
                              for i, (v, w) in enumerate(zip(r, widths, strict=True))))  # fmt: skip
     out.append("")
-    if sat["found"]:
-        lo, hi = sat["bracket"]
-        what = (
-            "deadlocked: the network deadlocks there, it does not saturate"
-            if sat["criteria"] == ["deadlocked"]
-            else f"saturated by {', '.join(sat['criteria'])}"
-        )
-        out.append(
-            f"{'saturation':<{width}}load {sat['load']:.4f} ({lo:.4f} stable, {hi:.4f} {what}) = "
-            f"{100 * sat['load_fraction_of_bound']:.1f}% of the bound"
-        )
-    else:
-        top = max((pt["offered"] for pt in res["points"]), default=0.0)
-        out.append(f"{'saturation':<{width}}none up to load {top:.4f}")
+    out.append(f"{'saturation':<{width}}{saturation_text(res)}")
     dead = [pt for pt in res["points"] if pt.get("deadlocked")]
     if dead:
         out.append(
             f"{'deadlocked':<{width}}{len(dead)} load(s), from {dead[0]['offered']:.4f} (each run "
             "stopped at its deadlock: its numbers are not a throughput; see the checks)"
         )
-    out.append(
-        f"{'throughput':<{width}}{sat['throughput']:.4f} sustained (highest accepted of a "
-        f"stable load) = {100 * sat['throughput_fraction_of_bound']:.1f}% of the bound; "
-        f"peak accepted {sat['peak_accepted']:.4f}"
-        + (f"; in flits: {sat['throughput'] * sw['flits']:.4f} sustained" if sw else "")
-    )
+    out.append(f"{'throughput':<{width}}{_throughput(sat, sw)}")
     failed = [(pt["offered"], c) for pt in res["points"] for c in pt["checks"] if not c["ok"]]
     out.append(f"{'checks':<{width}}" + ("all passed at every load" if not failed else
                f"{len(failed)} FAILED"))  # fmt: skip
@@ -209,6 +191,63 @@ def format_sweep(res: dict) -> str:
     elif res.get("out_error"):
         out.append(f"{'file':<{width}}NOT WRITTEN (see the error on stderr)")
     return "\n".join(out) + "\n"
+
+
+def saturation_text(res: dict) -> str:
+    """The saturation line: the bracket measured, or "not found" and what was measured.
+
+    A sweep file written before the bracket needed both ends (``why`` absent) is read
+    the same way: a bracket whose lower end was not a stable load measured is not shown.
+    """
+    sat, pts = res["saturation"], res["points"]
+    first = next((pt for pt in pts if not pt["stable"]), None)
+    below = [pt for pt in pts if pt["stable"] and first and pt["offered"] < first["offered"]]
+    if sat["found"] and below:
+        lo, hi = sat["bracket"]
+        what = (
+            "deadlocked: the network deadlocks there, it does not saturate"
+            if sat["criteria"] == ["deadlocked"]
+            else f"saturated by {', '.join(sat['criteria'])}"
+        )
+        return (
+            f"load {sat['load']:.4f} ({lo:.4f} stable, {hi:.4f} {what}) = "
+            f"{100 * sat['load_fraction_of_bound']:.1f}% of the bound"
+        )
+    if first is None:
+        top = max((pt["offered"] for pt in pts), default=None)
+        if top is None:
+            return "not found: no load was measured"
+        return f"not found: every load measured was stable, up to {top:.4f}: saturation is above it"
+    crit = first["saturated_by"]
+    what = "deadlocked" if crit == ["deadlocked"] else f"saturated by {', '.join(crit)}"
+    return (
+        f"not found: no stable load was measured below {first['offered']:.4f} ({what}), so "
+        "there is no bracket: saturation is somewhere below it; measure lower loads"
+    )
+
+
+def _throughput(sat: dict, sw: dict | None) -> str:
+    """The throughput line: the highest accepted rate of a stable load, if one was measured."""
+    peak = sat.get("peak_accepted")
+    tail = "; no load delivered without deadlocking" if peak is None else (
+        f"; peak accepted {peak:.4f}")  # fmt: skip
+    best = sat["throughput"]
+    if best is None or not any_stable(sat):
+        return "none sustained: no load measured was stable" + tail
+    return (
+        f"{best:.4f} sustained (highest accepted of a stable load) = "
+        f"{100 * sat['throughput_fraction_of_bound']:.1f}% of the bound"
+        + tail
+        + (f"; in flits: {best * sw['flits']:.4f} sustained" if sw else "")
+    )
+
+
+def any_stable(sat: dict) -> bool:
+    """Whether the sweep measured a stable load (files before ``highest_stable``: assume so
+    where the throughput is positive)."""
+    if "highest_stable" in sat:
+        return sat["highest_stable"] is not None
+    return bool(sat.get("throughput"))
 
 
 def _verdict(pt: dict) -> str:
@@ -257,10 +296,16 @@ def plot_sweep(res: dict, outdir: Any, stem: str | None = None) -> list[str]:
     def marks(ax: Any) -> None:
         ax.axvline(b["ideal"], color="k", ls="--", lw=1,
                    label=f"bound {b['ideal']:.3f} ({b['limited_by']})")  # fmt: skip
-        if sat["found"]:
+        found = saturation_text(res)
+        if not found.startswith("not found"):
             ax.axvline(sat["load"], color="tab:red", ls=":", lw=1.2,
                        label=f"saturation {sat['load']:.3f} "
                              f"({100 * sat['load_fraction_of_bound']:.0f}% of bound)")  # fmt: skip
+        else:  # no bracket measured: say so in the legend, draw no line
+            first = [p["offered"] for p in pts if not p["stable"]]
+            why = (f"no stable load below {min(first):.3f}" if first else
+                   f"stable up to {float(x.max()):.3f}" if x.size else "no load")  # fmt: skip
+            ax.plot([], [], " ", label=f"saturation not found ({why})")
         ax.set_xlabel("offered load (packets per node per step)")
         ax.set_xlim(0, max(float(x.max()) if x.size else 1.0, b["ideal"]) * 1.05)
         ax.grid(alpha=0.3)

@@ -358,42 +358,63 @@ def _bound_dict(cl: ChannelLoad, b: dict, model: str) -> dict:
 
 
 def saturation(points: list[dict], ideal: float) -> dict:
-    """The lowest unstable load, the highest stable load below it, and the throughput.
+    """The saturation bracket the sweep measured, and the throughput, or why there is none.
 
-    ``throughput`` is the highest accepted rate among stable loads (sustained);
-    ``peak_accepted`` the highest at any stable or saturated load (past saturation,
-    unbounded queues can still deliver short routes faster than the bottleneck drains
-    long ones); ``deadlocked`` the loads whose run deadlocked. When the lowest unstable
-    load deadlocked, ``criteria`` is ``["deadlocked"]``: the load found is where the
-    network deadlocks, not where it saturates.
+    ``found`` only when both ends of a bracket were measured: the lowest unstable load
+    and a stable load below it; ``load`` is their midpoint. Otherwise ``load``,
+    ``bracket`` and ``load_fraction_of_bound`` are None and ``why`` says what was
+    measured: every load stable (saturation above the highest), or no stable load below
+    the lowest unstable one (saturation somewhere below it). ``highest_stable`` and
+    ``lowest_unstable`` are the loads measured either way (None: none such).
+
+    ``throughput`` is the highest accepted rate among stable loads (sustained; None
+    without a stable load); ``peak_accepted`` the highest at any stable or saturated
+    load (past saturation, unbounded queues can still deliver short routes faster than
+    the bottleneck drains long ones); ``deadlocked`` the loads whose run deadlocked.
+    ``criteria`` are the lowest unstable load's (``["deadlocked"]``: the network
+    deadlocks there, it does not saturate).
     """
     first = next((pt for pt in points if not pt["stable"]), None)
-    stable = [pt["accepted"] for pt in points if pt["stable"]]
-    best = max(stable, default=0.0)
+    stable = [pt for pt in points if pt["stable"]]
+    best = max((pt["accepted"] for pt in stable), default=None)
     dead = [pt["offered"] for pt in points if pt.get("deadlocked")]
 
-    def frac(x: float) -> float:
-        return x / ideal if ideal > 0 else math.nan
+    def frac(x: float | None) -> float | None:
+        return None if x is None or ideal <= 0 else x / ideal
 
+    top = max((pt["offered"] for pt in stable), default=None)
     out: dict[str, Any] = {
-        "found": first is not None,
+        "found": False,
+        "load": None,
+        "bracket": None,
+        "load_fraction_of_bound": None,
+        "criteria": [] if first is None else first["saturated_by"],
+        "highest_stable": top,
+        "lowest_unstable": None if first is None else first["offered"],
         "throughput": best,
         "throughput_fraction_of_bound": frac(best),
         "peak_accepted": max(
-            (pt["accepted"] for pt in points if not pt.get("deadlocked")), default=0.0
+            (pt["accepted"] for pt in points if not pt.get("deadlocked")), default=None
         ),
         "deadlocked": dead,
     }
     if first is None:
-        out.update(load=None, bracket=None, criteria=[], load_fraction_of_bound=None)
+        out["why"] = (
+            "no load was measured" if top is None else
+            f"every load measured was stable, up to {top:.4f}: saturation is above it"
+        )  # fmt: skip
         return out
-    below = [pt["offered"] for pt in points if pt["stable"] and pt["offered"] < first["offered"]]
-    lo = max(below, default=0.0)
+    below = [pt["offered"] for pt in stable if pt["offered"] < first["offered"]]
+    if not below:
+        crit = first["saturated_by"]
+        what = "deadlocked" if crit == ["deadlocked"] else f"saturated by {', '.join(crit)}"
+        out["why"] = (  # the words of the text's line (mpinet.analysis.sweep.saturation_text)
+            f"no stable load was measured below {first['offered']:.4f} ({what}), so there is "
+            "no bracket: saturation is somewhere below it; measure lower loads"
+        )
+        return out
+    lo = max(below)
     mid = (lo + first["offered"]) / 2
-    out.update(
-        load=mid,
-        bracket=[lo, first["offered"]],
-        criteria=first["saturated_by"],
-        load_fraction_of_bound=frac(mid),
-    )
+    out.update(found=True, load=mid, bracket=[lo, first["offered"]],
+               load_fraction_of_bound=frac(mid), why=None)  # fmt: skip
     return out
