@@ -194,7 +194,7 @@ def test_errors_one_line_exit_2(traces, tmp_path, capsys):
     assert "not an mpinet trace" in err and err.count("\n") == 1
     assert _analyze([traces["uni"], "--chunk-rows", "0"]) == 2
     assert "--chunk-rows" in capsys.readouterr().err
-    with pytest.raises(TraceError):
+    with pytest.raises(TraceError, match=r"trace file .*nope\.h5 does not exist"):
         summarize(str(missing))
 
 

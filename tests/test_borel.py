@@ -209,8 +209,14 @@ def test_validation(spec, match):
 
 def test_bad_labels():
     g = Borel(47, 2, 1, 7)
-    for bad in ("abc", "foo:3", "1081", "-1", "cr:0"):
-        with pytest.raises(TopologyError):
+    for bad, says in (
+        ("abc", r"must be an integer in \[0, 1,080\], got 'abc'"),
+        ("foo:3", r"must be a GCR number j, 'gcr:j' or 'cr:c' with j, c in \[0, 1080\]"),
+        ("1081", r"must be in \[0, 1,080\], got 1081"),
+        ("-1", r"must be in \[0, 1,080\], got -1"),
+        ("cr:0", r"has no CR numbering here: it needs T1 = 0"),
+    ):
+        with pytest.raises(TopologyError, match=says):
             g.parse_label(bad)
 
 

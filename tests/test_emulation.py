@@ -179,7 +179,7 @@ def test_invalid_arguments() -> None:
         word_perm(2, 2, ["S3"])
     with pytest.raises(TopologyError, match="distinct"):
         ct_word(2, 2, 3, 3)
-    with pytest.raises(TopologyError):
+    with pytest.raises(TopologyError, match=r"needs 3 <= l\*n\+1 <= 20 symbols, got l\*n\+1 = 22"):
         allport_schedule(7, 3)  # k = 22 symbols
     with pytest.raises(TopologyError, match="k!"):
         shortest_word(4, 3, perm.identity(13)[0])

@@ -102,8 +102,13 @@ def test_parse_faults():
         "nodes": ["<2, 1234>", "<3, 1234>"],
         "links": [["1234", "2134"]],
     }
-    for bad in ("random=0.1", "seed=x", "links=1234", "random_links=lots"):
-        with pytest.raises(JobError):
+    for bad, says in (
+        ("random=0.1", "--faults takes random_links=, random_nodes=, seed=, nodes=, links="),
+        ("seed=x", r"--faults seed must be an integer in \[0, "),
+        ("links=1234", "--faults links are A-B pairs joined by ';', got '1234'"),
+        ("random_links=lots", r"--faults random_links must be a probability in \[0, 1\)"),
+    ):
+        with pytest.raises(JobError, match=says):
             parse_faults(bad)
 
 

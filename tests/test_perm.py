@@ -132,15 +132,17 @@ def test_cluster_property(k):
 
 
 def test_unrank_errors():
-    with pytest.raises(TopologyError):
+    with pytest.raises(TopologyError, match=r"rank must be in \[0, 119\] for k=5"):
         perm.unrank([math.factorial(5)], 5)
-    with pytest.raises(TopologyError):
+    with pytest.raises(TopologyError, match=r"rank must be in \[0, 119\] for k=5"):
         perm.unrank([-1], 5)
-    with pytest.raises(TopologyError):
+    with pytest.raises(
+        TopologyError, match=r"k \(number of symbols\) must be in \[1, 20\], got 21"
+    ):
         perm.unrank([0], perm.MAX_SYMBOLS + 1)
-    with pytest.raises(TopologyError):
+    with pytest.raises(TopologyError, match=r"k \(number of symbols\) must be in \[1, 20\], got 0"):
         perm.unrank([0], 0)
-    with pytest.raises(TopologyError):
+    with pytest.raises(TopologyError, match=r"shape \(M, k\) with k <= 20, got \(1, 21\)"):
         perm.rank(np.zeros((1, perm.MAX_SYMBOLS + 1), dtype=np.uint8))
 
 

@@ -167,7 +167,7 @@ def test_plot_without_matplotlib(traces, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(PlotError, match=r"mpinet\[plot\]"):
         plot_summary(s, str(tmp_path))
-    with pytest.raises(PlotError):
+    with pytest.raises(PlotError, match=r"mpinet\[plot\]"):
         plot_compare([s, s], str(tmp_path))
     assert _analyze([traces["short"], "--plot", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err

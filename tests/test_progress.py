@@ -120,9 +120,9 @@ def test_where_progress_goes(monkeypatch):
 
 
 def test_quiet_and_progress_exclude_each_other(capsys):
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exc:
         main(["info", "star:4", "--quiet", "--progress"])
-    assert "not allowed with" in capsys.readouterr().err
+    assert exc.value.code == 2 and "not allowed with" in capsys.readouterr().err
 
 
 def test_no_terminal_outside_a_launcher(monkeypatch):

@@ -221,5 +221,5 @@ def test_not_a_trace_is_still_exit_2(tmp_path, capsys):
     (tmp_path / "x.h5").write_text("text")
     code, _, err = analyze(capsys, str(tmp_path / "x.h5"))
     assert code == 2 and "not an mpinet trace" in err[0]
-    with pytest.raises(TraceError):
+    with pytest.raises(TraceError, match=r"trace file .*missing\.h5 does not exist"):
         trace.open(tmp_path / "missing.h5")

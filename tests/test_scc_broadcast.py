@@ -142,11 +142,11 @@ def test_running_time_in_lateral_steps():
 
 def test_model_enforced():
     topo = from_spec("scc:5")
-    with pytest.raises(CollectiveError, match="one-port"):
+    with pytest.raises(CollectiveError, match=r"model one-port violated in step 1 .* allows 1"):
         _run(topo, SCCMultiPortBroadcast(topo, 0), "one-port")
-    with pytest.raises(CollectiveError):
+    with pytest.raises(CollectiveError, match=r"model one-port violated in step 2 .* allows 1"):
         _run(topo, SCCOnePortBroadcast(topo, 0, messages=3, interval=1), "one-port")
-    with pytest.raises(CollectiveError):
+    with pytest.raises(CollectiveError, match=r"model k-port:2 violated in step 3 .* allows 2"):
         _run(topo, SCCMultiPortBroadcast(topo, 0, messages=3, interval=1), "k-port:2")
 
 

@@ -292,7 +292,7 @@ def test_watched_comm_parks_while_stopping(monkeypatch, fail):
     ecomm.STOPPING.set()
     try:
         if fail:
-            with pytest.raises(RuntimeError):
+            with pytest.raises(RuntimeError, match="peer gone"):  # the peer's own error
                 watched.Allreduce(None, None)
         else:
             watched.Allreduce(None, None)

@@ -54,7 +54,7 @@ def test_parse_agrees_with_check(x):
     try:
         want = rng.check("v", x)
     except MpinetError:
-        with pytest.raises(MpinetError):
+        with pytest.raises(MpinetError, match=r"^v must be in \(0, 1,000\], got "):
             rng.parse("v", repr(x))
     else:
         assert rng.parse("v", repr(x)) == want
@@ -104,13 +104,13 @@ def test_messages_name_the_value_the_range_and_what_it_is():
 
 
 def test_the_error_class_is_the_callers():
-    with pytest.raises(TopologyError):
+    with pytest.raises(TopologyError, match=r"^n must be in \[1, 1,048,576\], got 0$"):
         COUNT.check("n", 0, error=TopologyError)
-    with pytest.raises(JobError):
+    with pytest.raises(JobError, match=r"^n must be an integer in \[0, 5\], got 'x'$"):
         values.integer("n", "x", 0, 5, error=JobError)
     assert values.finite("f", 2, 0, 3) == 2.0 and isinstance(values.finite("f", 2, 0, 3), float)
     assert values.probability("p", 1) == 1.0
-    with pytest.raises(MpinetError):
+    with pytest.raises(MpinetError, match=r"^p must be in \[0, 1\) \(a probability\), got 1$"):
         values.probability("p", 1, open_hi=True)
 
 
@@ -163,7 +163,7 @@ def test_environment_values_and_defaults():
     assert values.env_number("MPINET_MEMORY_LIMIT", None, env) == 2 << 30
     assert values.env_number("MPINET_PROGRESS_DELAY", 2.0, env) == 2.0  # empty: unset
     assert values.env_number("MPINET_TRACE_CONSOLIDATE_MIB", 64.0, {}) == 64.0
-    with pytest.raises(KeyError):  # every variable mpinet reads is in the table
+    with pytest.raises(KeyError, match="MPINET_NOT_A_VARIABLE"):  # every variable read is listed
         values.env_number("MPINET_NOT_A_VARIABLE", 0, {})
 
 
@@ -209,7 +209,7 @@ def test_json_text_is_strict():
     got = json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c}"))
     assert got == {"a": None, "1": [2.5, [3, None]], "b": "s", "c": [0, 1, 2], "d": None,
                    "e": [1.0, None]}  # fmt: skip
-    with pytest.raises(TypeError):  # an object it does not know fails loudly
+    with pytest.raises(TypeError, match="type object is not JSON serializable"):  # loudly
         values.json_text({"x": object()})
 
 
