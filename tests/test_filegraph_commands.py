@@ -24,6 +24,7 @@ from mpinet.engine.info import network_info
 from mpinet.engine.models import parse_model
 from mpinet.netfile import load_topology
 from mpinet.routing import make_router
+from mpinet.routing.base import HopContext
 from mpinet.routing.channel_load import uniform_load
 from mpinet.topology import export, from_spec
 from mpinet.workloads import Unicast
@@ -149,6 +150,28 @@ def cli(capsys, *argv):
     return code, out.out, out.err
 
 
+def dependency_graph(topo, router) -> nx.DiGraph:
+    """The channel dependencies of every route, followed one packet at a time: link (u, p)
+    -> the next link of the route, where a link's buffer is taken by every hop but the
+    last (the hop into the destination takes none), as docs/deadlock-analysis.md counts them."""
+    nb = topo.neighbors(np.arange(topo.num_nodes)).tolist()
+    deps = nx.DiGraph()
+    for s in range(topo.num_nodes):
+        for d in range(topo.num_nodes):
+            hdr, u, hops, prev = router.init_headers(np.array([s]), np.array([d])), s, 0, None
+            while u != d:
+                ctx = HopContext(step=hops, pids=np.array([0]), hops=np.array([hops]))
+                ports, hdr = router.next_port(np.array([u]), np.array([d]), hdr, ctx)
+                link, u, hops = (u, int(ports[0])), nb[u][int(ports[0])], hops + 1
+                if u == d:
+                    break
+                deps.add_node(link)
+                if prev is not None:
+                    deps.add_edge(prev, link)
+                prev = link
+    return deps
+
+
 def test_cli_commands_on_a_file_network(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     g, G = irregular(tmp_path)
@@ -173,8 +196,20 @@ def test_cli_commands_on_a_file_network(tmp_path, capsys, monkeypatch):
     faults = ("--set", "model.buffer=2", "--set", "faults.random_links=0.05")
     code, out, err = cli(capsys, "run", str(job), *faults, "--out", "f.h5", "--json")
     assert code == 0, err
+    deps = dependency_graph(g, make_router("shortest", g))
+    assert not nx.is_directed_acyclic_graph(deps)  # so the verdict must be CYCLIC, exit 1
     code, out, err = cli(capsys, "deadlock", spec, "--router", "shortest")
-    assert code in (0, 1) and "irr.edges" in out + err
+    assert code == 1 and "CYCLIC" in out and "ACYCLIC" not in out and "irr.edges" in out
+    code, out, err = cli(capsys, "deadlock", spec, "--router", "shortest", "--json")
+    rep = json.loads(out)
+    assert code == 1 and rep["acyclic"] is False
+    assert (rep["channels"], rep["dependencies"]) == (
+        deps.number_of_nodes(),
+        deps.number_of_edges(),
+    )
+    cyc = [(g.parse_label(c["node"]), g.ports.index(c["port"])) for c in rep["cycle"]]
+    assert len(cyc) == rep["cycle_length"] >= 2
+    assert all(deps.has_edge(a, b) for a, b in zip(cyc, cyc[1:] + cyc[:1], strict=True))
     code, out, err = cli(capsys, "routes", spec, "--router", "shortest")
     assert code == 0, err
     code, out, err = cli(capsys, "export", spec, "--format", "graphml", "--out", "irr.graphml")
