@@ -16,7 +16,7 @@ import pytest
 from mpinet.engine.flit import chunk
 from mpinet.engine.flit.engine import FlitEngine
 from mpinet.engine.models import parse_model
-from mpinet.errors import MpinetError
+from mpinet.engine.run import CollectiveError
 from mpinet.routing import make_router
 from mpinet.routing.vc_policies import make_vc_policy
 from mpinet.topology import from_spec
@@ -138,7 +138,7 @@ def test_too_few_vcs_is_the_same_error():
     errors = []
     for compiled_steps in (True, False):
         pol = make_vc_policy("hops", topo, 2)
-        with pytest.raises(MpinetError) as exc:
+        with pytest.raises(CollectiveError, match=r"'hops' needs VC 2 .*raise model\.vcs$") as exc:
             FlitEngine(topo, router, m, pol, compiled_steps=compiled_steps).run(Packets(rows))
         errors.append(str(exc.value))
     assert errors[0] == errors[1] and "raise model.vcs" in errors[0]

@@ -155,8 +155,11 @@ def test_parse_rates():
     assert r.kind == "range" and r.values == pytest.approx([0.1, 0.2, 0.3, 0.4, 0.5])
     r = parse_rates("0.01:0.5:auto")
     assert (r.kind, r.lo, r.hi) == ("auto", 0.01, 0.5)
-    for bad in ("0.5:0.1:auto", "0:0.5:3", "1.5", "a,b", "0.1:0.2", "0.1:0.2:1"):
-        with pytest.raises(JobError):
+    for bad, match in [("0.5:0.1:auto", "first load must be below the second"),
+                       ("0:0.5:3", r"in \(0, 1\], got 0.0"), ("1.5", r"in \(0, 1\], got 1.5"),
+                       ("a,b", "takes auto, .*; got 'a,b'"), ("0.1:0.2", "; got '0.1:0.2'"),
+                       ("0.1:0.2:1", r"n in \[2, 1,000\] loads .*, got 1")]:  # fmt: skip
+        with pytest.raises(JobError, match=match):
             parse_rates(bad)
 
 

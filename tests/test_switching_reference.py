@@ -446,7 +446,14 @@ def test_one_flit_packets_are_the_same_under_every_mode(spec, kind, policy, vcs,
 def test_refusals():
     topo = from_spec("star:4")
     router = make_router("shortest", topo)
-    for kw in (dict(flits=0), dict(vcs=0), dict(vc_buffer=0), dict(switching=CT, flits=4,
-               vc_buffer=3), dict(switching=SAF, flits=2, vc_buffer=1)):  # fmt: skip
-        with pytest.raises(ValueError):
+    # the values named (flits, vcs, vc_buffer; default 1, 1, 4): each refusal is its own
+    cases = [
+        (dict(flits=0), "0, 1, 4"),
+        (dict(vcs=0), "1, 0, 4"),
+        (dict(vc_buffer=0), "1, 1, 0"),
+        (dict(switching=CT, flits=4, vc_buffer=3), "4, 1, 3"),
+        (dict(switching=SAF, flits=2, vc_buffer=1), "2, 1, 1"),
+    ]
+    for kw, named in cases:
+        with pytest.raises(ValueError, match=f"must be >= 1 and B >= L here: {named}$"):
             simulate_switching(topo, router, [(0, 0, 5, 0)], **kw)
