@@ -20,7 +20,6 @@ Two algorithms, both giving identical answers for any number of ranks:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,15 +72,11 @@ class Distances:
 
 
 def available_memory() -> int:
-    """Bytes of memory available to this machine (MemAvailable), best effort."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    """Bytes of memory available to this machine: MemAvailable, the cgroup's limit or
+    ``MPINET_MEMORY_LIMIT``, whichever is smallest (:mod:`mpinet.engine.limits`)."""
+    from mpinet.engine.limits import memory
+
+    return memory().machine
 
 
 def _plan(n: int, size: int, chunk: int | None, exchange: int | None) -> tuple[int, int, int, int]:
@@ -140,9 +135,19 @@ def check_memory(estimate: Callable[[int], int], size: int, ranks_here: int, wha
     what : str
         The computation, for the message.
     """
+    from mpinet.engine.limits import memory
+
     have = available_memory()
     per_rank = estimate(size)
     need = per_rank * ranks_here
+    rank = memory()
+    if rank.rank is not None and per_rank > rank.rank:  # ulimit -v, per process
+        more = next((r for r in (size << i for i in range(1, 21)) if estimate(r) <= rank.rank), 0)
+        raise ResourceError(
+            f"{what} needs about {per_rank / 2**30:.1f} GiB per rank, but {rank.rank_origin}; "
+            + (f"use {more} or more ranks, " if more else "")
+            + "a larger ulimit -v, or a smaller network"
+        )
     if need <= have:
         return
     if per_rank <= have:

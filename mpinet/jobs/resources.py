@@ -37,7 +37,6 @@ The available memory is ``MemAvailable`` of ``/proc/meminfo``, or
 from __future__ import annotations
 
 import math
-import os
 import re
 import socket
 from collections.abc import Callable
@@ -84,24 +83,21 @@ def available_memory() -> int:
 
 
 def _available() -> tuple[int, str]:
-    """Available bytes and where the figure comes from."""
-    have = None
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    have = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    if have is None:
-        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    from mpinet.values import env_number
+    """Available bytes on this machine and where the figure comes from."""
+    from mpinet.engine.limits import memory
 
-    limit = env_number(MEMORY_ENV)  # a size in [1M, 1P] (mpinet.values.ENV), or None
-    if limit is not None and limit < have:
-        return limit, MEMORY_ENV
-    return have, "MemAvailable"
+    got = memory()
+    return got.machine, got.machine_origin
+
+
+def per_rank_memory(ranks_here: int = 1) -> int:
+    """Bytes one of ``ranks_here`` ranks on this machine may use: its share of the machine's
+    memory, or what ``ulimit -v`` leaves it, whichever is smaller."""
+    from mpinet.engine.limits import memory
+
+    got = memory()
+    share = got.machine // max(ranks_here, 1)
+    return share if got.rank is None else min(share, got.rank)
 
 
 def load_network(spec: str, ranks_here: int = 1, allow_disconnected: bool = False) -> Topology:
@@ -216,9 +212,14 @@ def check(
         ``<what> needs about X per rank (parts), Y for the R rank(s) on this machine,
         but Z is available; way out: ...``
     """
+    from mpinet.engine.limits import Memory, memory
+
     here = size if ranks_here is None else ranks_here
     est = estimate(size)
-    have, origin = _available() if have is None else (have, "given")
+    got = memory() if have is None else Memory(have, "given")
+    if got.rank is not None and est.bytes > got.rank:
+        _refuse_rank(estimate, est, size, got, smaller, serial)
+    have, origin = got.machine, got.machine_origin
     need = est.bytes + (here - 1) * BASE_BYTES if serial else est.bytes * here
     if need <= have:
         return est
@@ -238,6 +239,30 @@ def check(
         f"{est.what} needs about {size_text(est.bytes)} {who} ({est.largest()}), "
         f"{size_text(need)} for the {here} rank(s) on this machine, but {size_text(have)} "
         f"is available ({origin}); way out: {', or '.join(ways)}"
+    )
+
+
+def _refuse_rank(
+    estimate: Callable[[int], Estimate],
+    est: Estimate,
+    size: int,
+    got: Any,
+    smaller: str | Callable[[], str],
+    serial: bool,
+) -> None:
+    """Refuse an estimate over the per-process limit (``ulimit -v``), naming it."""
+    ways = []
+    if not serial:  # more ranks shrink the distributed parts
+        more = next((r for r in (size << i for i in range(1, 21))
+                     if estimate(r).bytes <= got.rank), 0)  # fmt: skip
+        if more:
+            ways.append(f"{more} or more ranks")
+    ways.append("a larger ulimit -v")
+    ways.append(smaller if isinstance(smaller, str) else smaller())
+    who = "on rank 0" if serial else "per rank"
+    raise ResourceError(
+        f"{est.what} needs about {size_text(est.bytes)} {who} ({est.largest()}), but "
+        f"{got.rank_origin}; way out: {', or '.join(ways)}"
     )
 
 
@@ -519,7 +544,7 @@ def plan_run(
         lambda r: estimate_run(job, topo, r, footprint=fp, **kw),
         size,
         here,
-        smaller=lambda: _smaller(job, topo, size, available_memory() // max(here, 1), flit, kw),
+        smaller=lambda: _smaller(job, topo, size, per_rank_memory(here), flit, kw),
     )
     if flit is None and (cls is None or cls.engine != COLLECTIVE):  # int32 (engine/state.py)
         m = job.model
