@@ -21,7 +21,12 @@ links only) and the ratio of the class means (paper 004 Cor. 3.3), the
 cross-rank fraction, the checks stored in the trace, and cross-checks between
 its tables (/packets hops, /links/load, /steps, /hops). Collective traces
 (broadcast, mnb, te): steps, transmissions, informed pairs per step,
-duplicates.
+duplicates. Traces of the flit engine (wormhole, cut-through, store-and-forward
+of L-flit packets): the summary, --json and the figures name the switching
+(mode, L, VCs, VC buffer, VC policy); link loads and transmissions count flits,
+hops and /hops rows the head's, and the cross-checks are their flit
+counterparts (link loads = L x hops of delivered packets, 1 to L flits per hop
+of a packet in flight, no packet faster than its switching allows).
 
 Every table is read in blocks of --chunk-rows rows, so memory stays bounded
 whatever the trace's size: about chunk_rows x 8 bytes x max(24, 5 x degree)
