@@ -93,6 +93,7 @@ class Case:
     prefix: str = "mpinet: error: "  # how the stderr line starts ("mpinet: interrupted by ")
     limit: float = LIMIT
     xfail: str = ""  # mpinet still misbehaves: the precise defect (strict xfail)
+    wdirs: tuple = ()  # MPMD: one rank per directory (``-wdir``), the same command in each
     cap: int = 0  # address space of every process in bytes (0: CAP); see BEFORE_WORK
     section: str = ""  # the heading it is listed under (set by :func:`section`)
 
@@ -249,6 +250,11 @@ def run_case(c: Case, d: Path, traces: Callable[[], dict], mpiexec: list[str]) -
     out: list[str] = []
     err: list[str] = []
     readers = [
+    if c.wdirs:  # mpiexec -n 1 -wdir A python -m mpinet ARGS : -n 1 -wdir B ... (the last below)
+        prefix = [*mpiexec]
+        for w in c.wdirs[:-1]:
+            prefix += ["-n", "1", "-wdir", str(d / w), sys.executable, "-m", "mpinet", *argv, ":"]
+        prefix += ["-n", "1", "-wdir", str(d / c.wdirs[-1])]
         threading.Thread(target=lambda: out.extend(iter(proc.stdout.readline, "")), daemon=True),
         threading.Thread(target=lambda: err.extend(iter(proc.stderr.readline, "")), daemon=True),
     ]
@@ -399,6 +405,9 @@ def make_traces(d: Path, mpiexec: list[str]) -> dict[str, Path]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     mpinet = [sys.executable, "-m", "mpinet", "run", "--topology", "star:4", "--quiet"]
     serial = [*mpinet, "--packets", "2", "--trace-level", "hops", "--out", "t.h5"]
+    if c.wdirs:
+        each = [f"-n 1 -wdir {w} mpinet {c.cmd}" for w in c.wdirs]
+        return f"{env + ' ' if env else ''}mpiexec " + " : ".join(each)
     subprocess.run(serial, cwd=d, env=env, check=True, capture_output=True, timeout=120)
     env["MPINET_TRACE_CONSOLIDATE_MIB"] = "0"
     split = [*mpiexec, "-n", "2", *mpinet, "--out", "s.h5"]
@@ -411,7 +420,7 @@ def run_and_check(c: Case, tmp_path: Path, request: pytest.FixtureRequest) -> Ou
     """The whole test of one case: set up, run, check, compare with the document; the
     outcome is returned for checks of the module's own."""
     traces = lambda: request.getfixturevalue("catalogue_traces")  # noqa: E731
-    mpiexec = request.getfixturevalue("mpiexec") if c.ranks > 1 else []
+    mpiexec = request.getfixturevalue("mpiexec") if c.ranks > 1 or c.wdirs else []
     if c.fs:
         with SmallFS(c.fs) as d:
             try:
