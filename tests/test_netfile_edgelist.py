@@ -125,7 +125,7 @@ def test_degree_limit_is_the_port_masks_and_applied_at_read_time(tmp_path):
     from mpinet.routing.tables import mask_dtype
     from mpinet.topology.filegraph import MAX_DEGREE
 
-    assert MAX_DEGREE == 8 * np.dtype(mask_dtype(MAX_DEGREE)).itemsize  # the widest mask
+    assert np.dtype(mask_dtype(MAX_DEGREE)).itemsize * 8 == MAX_DEGREE  # the widest mask
     star = "".join(f"0 {i}\n" for i in range(1, MAX_DEGREE + 1))
     g = load_topology("file:" + write(tmp_path, star))
     assert g.degree == MAX_DEGREE and mask_dtype(g.degree) == np.uint64
@@ -171,3 +171,165 @@ def test_unknown_format_is_named(tmp_path):
 
     with pytest.raises(SpecError, match="unknown network file format 'csv'"):
         load_topology(f"file:csv:{tmp_path}/x.edges")
+
+
+# -- issue 32: files that cannot lie -------------------------------------------------------------
+@pytest.mark.parametrize("big", [2**62, 2**63 - 1, 2**63, 2**64, 2**64 + 2, 10**19, 10**100])
+def test_ids_of_any_width_are_refused_never_wrapped(tmp_path, big):
+    # 0 - 1 - BIG - 0 is a triangle only if BIG were read as another id (2**64 + 2 was 2)
+    text = f"0 1\n1 {big}\n{big} 0\n"
+    with pytest.raises(
+        FileError, match=r"line 2: node id '\d+'(\.\.\. \(\d+ bytes\))? is too large"
+    ):
+        load_topology("file:" + write(tmp_path, text))
+
+
+def test_the_largest_id_is_kept_as_a_label(tmp_path):
+    top = 2**62 - 1
+    g = load_topology("file:" + write(tmp_path, f"0 1\n1 {top}\n{top} 0\n"))
+    assert g.num_nodes == 3 and g.label(2) == str(top)
+
+
+def test_bom_and_cr_only_lines_are_read_as_their_lines(tmp_path):
+    text = "0 1\n1 2\n2 3\n3 0\n0 2\n"
+    want = load_topology("file:" + write(tmp_path, text, "lf.edges"))
+    for raw in (b"\xef\xbb\xbf" + text.encode(), text.replace("\n", "\r").encode(),
+                b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode()):  # fmt: skip
+        p = tmp_path / "x.edges"
+        p.write_bytes(raw)
+        g = load_topology(f"file:{p}")
+        assert g.neighbors(np.arange(4)).tolist() == want.neighbors(np.arange(4)).tolist()
+        assert g.file_info["sha256"] != want.file_info["sha256"]  # the bytes as on disk
+    p.write_bytes(b"0 1\r1 2\r2 x\r")  # the line an editor shows
+    with pytest.raises(FileError, match=r"x\.edges line 3: node id 'x'"):
+        load_topology(f"file:{p}")
+
+
+@pytest.mark.parametrize(
+    "raw,match",
+    [
+        (b"0 1\n1 2\n2\x000\n", r"line 3: a NUL byte at byte 9: binary content"),
+        (
+            b"\x7fELF\x02\x01\x01\x00" + bytes(64),
+            r"line 1: a NUL byte at byte 7: an ELF executable",
+        ),
+        ("0 1\n1 2\n".encode("utf-16"), r"line 1: a NUL byte at byte 3: UTF-16 text"),
+    ],
+)
+def test_binary_content_is_refused_by_line_and_offset(tmp_path, raw, match):
+    p = tmp_path / "bin.edges"
+    p.write_bytes(raw)
+    with pytest.raises(FileError, match=match):
+        load_topology(f"file:{p}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["0 1\n1 " + "x" * (1 << 20) + "\n", "0 " + "9" * (1 << 20) + "\n", "0 1 a b " + "c" * 10**6],
+)
+def test_messages_quote_at_most_a_few_hundred_bytes(tmp_path, text):
+    with pytest.raises(FileError) as e:
+        load_topology("file:" + write(tmp_path, text))
+    msg = str(e.value)
+    assert len(msg) < 400 and msg.isprintable() and "bytes)" in msg, msg
+
+
+def test_paths_that_are_not_regular_files_are_named(tmp_path, monkeypatch):
+    import os
+
+    from mpinet.netfile import source
+
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    (tmp_path / "gone").symlink_to("nowhere")
+    for path, says in [
+        (tmp_path / "pipe", "is a FIFO \\(named pipe\\), not a regular file"),
+        ("/dev/zero", "is a character device, not a regular file"),
+        (tmp_path / "a", "is a loop of symbolic links"),
+        (tmp_path / "gone", "does not exist"),
+        (tmp_path, "is a directory, not a regular file"),
+    ]:
+        with pytest.raises(FileError, match=says):
+            load_topology(f"file:{path}")
+    p = write(tmp_path, "0 1\n")
+
+    def denied(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(source.os, "open", denied)  # root reads any file: the error is made
+    with pytest.raises(FileError, match=r"net\.edges' cannot be read: permission denied"):
+        load_topology(f"file:{p}")
+
+
+def test_files_stating_size_zero_are_read_bounded(monkeypatch):
+    from mpinet.netfile import source
+
+    with pytest.raises(FileError, match=r"/proc/self/status line 1: node id 'Name:'"):
+        load_topology("file:/proc/self/status")  # its content, not an empty network
+    monkeypatch.setattr(source, "UNSIZED_BYTES", 16)
+    with pytest.raises(FileError, match=r"states size 0 but gives over 0 MiB \(a /proc"):
+        load_topology("file:/proc/self/status")
+
+
+def test_the_read_plan_counts_bytes_for_graphml_and_anynet(tmp_path):
+    from mpinet.netfile import estimate_read_bytes
+
+    one_line = (
+        "<graphml><graph>"
+        + "".join(f'<node id="{i}"/>' for i in range(20000))
+        + "</graph></graphml>"
+    )
+    p = write(tmp_path, one_line, "one.graphml")
+    size = len(one_line)
+    need = estimate_read_bytes(size, 1, "graphml")
+    assert need >= 10 * size  # a Python object per element: bytes, not lines, count
+    with pytest.raises(ResourceError, match=r"reading .*one\.graphml .* as graphml could need"):
+        load_topology(f"file:{p}", memory=need - 1)
+    with pytest.raises(FileError, match="no links|empty"):  # the plan passes: the reader runs
+        load_topology(f"file:{p}", memory=need)
+    assert estimate_read_bytes(size, 1, "anynet") > 10 * size
+    assert estimate_read_bytes(size, 1, "edgelist") < 2 * size + (8 << 20)  # one line, one link
+
+
+def test_an_output_is_never_the_network_file_it_reads(tmp_path):
+    from mpinet.errors import OutputError
+    from mpinet.outputs import EXPORTS, check_target
+
+    text = exported(from_spec("star:3"))  # an mpinet export: --force may replace a copy
+    p = write(tmp_path, text, "x.edges")
+    (tmp_path / "link.edges").symlink_to("x.edges")
+    other = write(tmp_path, text, "other.edges")  # the same bytes, another file
+    load_topology(f"file:{p}")
+    for out in (p, tmp_path / "link.edges"):
+        with pytest.raises(OutputError, match="is the network file .*this command reads"):
+            check_target(str(out), EXPORTS["edgelist"], force=True)
+    assert check_target(other, EXPORTS["edgelist"], force=True).path == other
+
+
+class FakeComm:
+    def __init__(self, every):
+        self.every = every
+
+    def Get_size(self):
+        return len(self.every)
+
+    def allgather(self, mine):
+        return self.every
+
+
+def test_ranks_holding_different_files_are_refused_naming_them(tmp_path):
+    from mpinet.jobs.netcheck import same_network
+
+    a = load_topology("file:" + write(tmp_path, "0 1\n1 2\n2 0\n", "x.edges"))
+    b = load_topology("file:" + write(tmp_path, "0 1\n1 2\n2 3\n3 0\n", "y.edges"))
+    b.file_info["path"] = a.file_info["path"]  # one name, two files
+    mine = lambda t: [("file", t.file_info["path"], t.file_info["sha256"])]  # noqa: E731
+    same_network(FakeComm([mine(a), mine(a), mine(a)]), a)
+    with pytest.raises(FileError, match=r"x\.edges differs between ranks: ranks 0, 2 read sha256 "
+                       + a.file_info["sha256"][:12] + "; rank 1 read sha256 "
+                       + b.file_info["sha256"][:12]):  # fmt: skip
+        same_network(FakeComm([mine(a), mine(b), mine(a)]), a)
+    with pytest.raises(FileError, match=r"the ranks loaded different networks: rank 0 loaded "
+                       r"file:.*x\.edges .*; rank 1 loaded star:4"):  # fmt: skip
+        same_network(FakeComm([mine(a), [("spec", "star:4", None)]]), a)

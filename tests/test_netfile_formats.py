@@ -344,3 +344,70 @@ def test_cli_names_the_file_and_line(tmp_path, capsys):
         assert main(["info", f"file:{path}"]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and re.search(re.escape(f"{path} {where}"), err[0])
+
+
+# -- issue 32: files that cannot lie -------------------------------------------------------------
+PORT_INDEX = (
+    '<graphml><key id="i" for="edge" attr.name="port_index"/><graph edgedefault="directed">\n'
+    '<node id="a"/><node id="b"/>\n'
+    '<edge source="a" target="b"><data key="i">{i}</data></edge>\n'
+    '<edge source="b" target="a"><data key="i">0</data></edge>\n</graph></graphml>\n'
+)
+
+
+@pytest.mark.parametrize(
+    "index,says",
+    [
+        (2**64, r"port_index '18446744073709551616' is over 63 \(at most 64 ports: routing"),
+        (2**70, r"port_index '1180591620717411303424' is over 63"),
+        ("9" * 5000, r"port_index '9{60}'\.\.\. \(5,000 characters\) is over 63"),
+        (64, r"port_index '64' is over 63"),
+        ("²", r"port_index '²' is not a non-negative integer"),
+        ("٣", r"port_index '٣' is not a non-negative integer"),
+        ("-1", r"port_index '-1' is not a non-negative integer"),
+    ],
+)
+def test_graphml_port_index_of_any_width_is_refused(tmp_path, index, says):
+    bad(tmp_path, "t.graphml", PORT_INDEX.format(i=index), r"line 3: edge 1: " + says)
+
+
+def test_graphml_port_index_63_is_the_last_port(tmp_path):
+    path = tmp_path / "t.graphml"
+    path.write_text(PORT_INDEX.format(i=63))
+    g = read_network(str(path))
+    assert g.degree == 64 and g.neighbors([0])[0, 63] == 1 and g.neighbors([0])[0, 0] == -1
+
+
+def test_graphml_with_bom_and_cr_only_lines_reads_the_same_network(tmp_path):
+    text = (SAMPLES / "petersen.graphml").read_text()
+    want = load_topology(f"file:{SAMPLES / 'petersen.graphml'}")
+    path = tmp_path / "p.graphml"
+    path.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r").encode())
+    g = read_network(str(path))
+    same_neighbours(want, g)
+    bad(tmp_path, "q.graphml", text.replace("\n", "\r").replace('<node id="3"', '<node id="0"'),
+        r"line \d+: node id '0' declared twice")  # fmt: skip
+
+
+def test_anynet_switch_and_long_tokens_get_clear_short_words(tmp_path):
+    with pytest.raises(
+        FileError, match=r"line 1: unknown token 'switch' .*names a switch `router`"
+    ):
+        anynet(tmp_path, "switch 0 router 1\n")
+    with pytest.raises(FileError, match=r"line 2: unknown token 'Switch' .*write `router ID`"):
+        anynet(tmp_path, "router 0 router 1\nrouter 1 Switch 0\n")
+    with pytest.raises(FileError, match=r"unknown token 'hub' \(a line starts") as e:
+        anynet(tmp_path, "hub 0 router 1\n")
+    assert "BookSim's anynet names" not in str(e.value)
+    with pytest.raises(FileError) as e:
+        anynet(tmp_path, "router 0 " + "z" * (1 << 20) + " 1\n")
+    assert len(str(e.value)) < 400 and "(1,048,576 bytes)" in str(e.value)
+    with pytest.raises(FileError, match=r"latency '9{60}'\.\.\. \(5,000 bytes\) is too large"):
+        anynet(tmp_path, "router 0 router 1 " + "9" * 5000 + "\nrouter 1 router 0\n")
+
+
+def test_anynet_cr_only_lines_are_lines(tmp_path):
+    path = tmp_path / "r.anynet"
+    path.write_bytes(b"router 0 router 1\rrouter 1 router 2\rrouter 2 router 0\r")
+    g = read_network(str(path))
+    assert g.num_nodes == 3 and g.edges == 3

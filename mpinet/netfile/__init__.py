@@ -107,12 +107,13 @@ def detect_format(path: str, head: bytes) -> str:
 
 
 #: peak bytes of reading, per byte of the file, by format (beside the file's own bytes):
-#: measured peaks over the interpreter's on dense files of 1-24 MB (docs/networks.md, "The
-#: read plan"), rounded up. GraphML and anynet keep a Python object per node id and per
-#: line or element; an edge list's scan arrays are per line (:data:`edgelist.BYTES_PER_LINE`).
-PER_BYTE = {"edgelist": 0, "graphml": 14, "anynet": 12}
+#: GraphML and anynet keep a Python object per node id and per line or element, so their
+#: densest files (short ids; GraphML's edges before its nodes) peaked at 10.6 and 11 bytes
+#: a byte above the file (docs/networks.md, "The read plan"); 1.2x that. An edge list's
+#: scan arrays are per line (:data:`edgelist.BYTES_PER_LINE`).
+PER_BYTE = {"edgelist": 0, "graphml": 14, "anynet": 13}
 #: bytes of any read beside those (the readers' fixed buffers: expat's chunk, small tables)
-FIXED_BYTES = 8 << 20
+FIXED_BYTES = 4 << 20
 
 
 def estimate_read_bytes(size: int, lines: int, fmt: str = "edgelist") -> int:

@@ -15,8 +15,10 @@ import numpy as np
 
 from mpinet.topology.filegraph import QUOTE_CHARS, FileError, links_from_pairs, port_tables, shown
 
-#: bytes of working memory per line of the file (scan arrays, links, sorts; measured x1.5)
-BYTES_PER_LINE = 320
+#: bytes of working memory per line of the file (scan arrays, links, sorts): the peak above
+#: the file measured 177-211 per line on dense and sparse ids (docs/networks.md, "The read
+#: plan"), and 1.2x the most
+BYTES_PER_LINE = 256
 
 _ERRORS = {
     1: "node id {tok} is not a non-negative integer",
