@@ -106,7 +106,7 @@ def steps_series(
 
 def load_matrix(s: dict, chunk_rows: int) -> np.ndarray | None:
     """``/links/load`` as floats with NaN where no link exists, or ``None`` when too large."""
-    from mpinet.analysis.summary import _topology
+    from mpinet.analysis.network import rebuild
     from mpinet.trace import open_trace
 
     with open_trace(s["path"]) as tr:
@@ -118,7 +118,7 @@ def load_matrix(s: dict, chunk_rows: int) -> np.ndarray | None:
         deg = int(np.prod(next(tr.iter_chunks("links", ["load"], 1))["load"].shape[1:]))
         if n * deg > HEATMAP_MAX_CELLS:
             return None
-        topo, _ = _topology(s["attrs"], s["path"])
+        topo, _ = rebuild(s["attrs"], s["path"])
         out = np.empty((n, deg), dtype=np.float64)
         start = 0
         for ch in tr.iter_chunks("links", ["load"], chunk_rows):
