@@ -8,9 +8,7 @@ the trace.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,6 +25,7 @@ from mpinet.jobs.resources import load_network, plan_run
 from mpinet.jobs.settings import check_settings
 from mpinet.jobs.spec import Job, JobError
 from mpinet.jobs.switching import check_switching, make_engine
+from mpinet.jobs.trace_attrs import run_attrs, unit_attrs
 from mpinet.routing import exact_distance, make_router
 from mpinet.routing.base import Router
 from mpinet.topology.base import Topology
@@ -107,7 +106,7 @@ def plan(
     if trace_path is not None:  # every value the trace will store, refused now, not at the end
         from mpinet.trace.encode import check_attrs
 
-        check_attrs(_attrs(p, ranks, 0, "", None))
+        check_attrs(run_attrs(p, ranks, 0, "", None) | unit_attrs(p))
     return p
 
 
@@ -280,9 +279,9 @@ def execute(
     stats["ok"] = stats["ok"] and all(c["ok"] for c in checks)
     if p.trace_path is not None:
         hops = gather_hops(rec, traffic.pid_space, comm) if rec.hop_rows is not None else None
-        attrs = _attrs(p, size, rec.steps, started, argv)
+        attrs = run_attrs(p, size, rec.steps, started, argv)
         attrs.update(p.workload.trace_attrs(sections))
-        attrs.update(_unit_attrs(p))
+        attrs.update(unit_attrs(p))
         tables = {
             "packets": {
                 name: np.ascontiguousarray(packets[:, i])
@@ -341,59 +340,6 @@ def _peak_rss(comm: Any) -> dict:
         "peak_rss_mib": round(comm.allreduce(rss, op=max_op()), 1),
         "peak_rss_mib_all_ranks": round(comm.allreduce(rss, op=sum_op()), 1),
     }
-
-
-def _attrs(p: Plan, size: int, steps: int, started: str, argv: list[str] | None) -> dict:
-    job = p.job
-    return {
-        "topology": p.topo.spec,
-        **_network_attrs(p.topo),
-        "nodes": p.topo.num_nodes,
-        "degree": p.topo.degree,
-        "ports": list(p.topo.ports),
-        "port_classes": list(p.topo.port_classes),
-        "model": p.model.name,
-        "order": job.model["order"],
-        "buffer": p.model.buffer,
-        "buffer_classes": p.model.classes,
-        "workload": job.workload["kind"],
-        "router": p.router.name,
-        "seed": job.seed,
-        "mpi_size": size,
-        "steps": int(steps),
-        "trace_level": job.trace["level"],
-        "command_line": " ".join(argv if argv is not None else sys.argv),
-        "job": json.dumps(job.as_dict(), default=str),
-        "start_time": started,
-        "end_time": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-
-
-def _network_attrs(topo: Topology) -> dict:
-    """A file network's contents (sha256) and where it was read: the absolute path and the
-    format, so that analyze finds it from any directory and never pairs the trace with
-    another file (the spec keeps the path as given, often relative)."""
-    info = getattr(topo, "file_info", None)
-    if not info:
-        return {}
-    out = {"network_sha256": info["sha256"]}
-    if info.get("path"):
-        out["network_path"] = os.path.abspath(str(info["path"]))
-        out["network_format"] = str(info.get("format") or "")
-    return out
-
-
-def _unit_attrs(p: Plan) -> dict:
-    """What a unicast trace's loads and transmissions count and, on the flit engine, its
-    switching (layout 1.2; :mod:`mpinet.analysis.switching` reads them)."""
-    m = p.model
-    if not m.flit:
-        return {"load_unit": "packets"}
-    # "order": the flit engine arbitrates oldest first whatever model.order says
-    return {"load_unit": "flits", "switching": m.switching, "flits": int(m.flits),
-            "vcs": int(m.vcs), "vc_buffer": int(m.vc_buffer), "vc_policy": str(m.vc_policy),
-            "order": "oldest-first",
-            "capacities": [int(c) for c in m.port_capacities(p.topo)]}  # fmt: skip
 
 
 def _write(p: Plan, comm: Any, result: dict, attrs, tables, checks, reservation, meta=None) -> None:
@@ -485,7 +431,7 @@ def _execute_collective(
             name: np.ascontiguousarray(rows[:, i])
             for i, name in enumerate(["transmissions", "informed", "duplicates"])
         }
-        attrs = _attrs(p, comm.Get_size(), res["steps"], started, argv)
+        attrs = run_attrs(p, comm.Get_size(), res["steps"], started, argv)
         attrs["collective"] = res["collective"]
         attrs["router"] = router
         attrs.update(p.workload.trace_attrs(sections))
