@@ -25,20 +25,21 @@ automorphisms after a sampled check that the router commutes with them.
 Random routers (shortest with tie=random, scc-random, choice=random) are
 followed through every choice they can make.
 
-With --switching wormhole (or cut-through) the channels are (link, VC)
-pairs of the flit engine (docs/switching.md): a packet holding a VC of one
-link waits for the VCs its --vc-policy allows on the next (any: all --vcs
-of them; hops: VC = hops taken; negative-hop: VC = negative hops so far, the
-nodes properly coloured; dateline: VC = ring wrap-arounds so far, CCC and
-SCC). The report gives the VCs the policy needs for the router's routes;
-without --vcs the graph is built with exactly that many, the smallest V for
-which it can be acyclic (none, when it has a cycle: under any, every cycle of
-the one-VC graph stays with more VCs). --switching store-and-forward is the
-packet-buffer analysis above (--buffer-classes). The analysis runs on one
-process (rank 0 under mpiexec). Before it starts, its memory and work are
-estimated from the network and router alone, and an analysis that would not
-fit this machine (or whose dependency graph would exceed 2**27 edges) is
-refused in one line; past 2 s a progress line says what it is doing.
+With --switching wormhole (or cut-through) the channels are (link, VC) pairs
+of the flit engine (docs/switching.md): a packet holding a VC of one link
+waits for the VCs its --vc-policy allows on the next (any: all --vcs of
+them; hops: VC = hops taken; negative-hop: VC = negative hops so far, the
+nodes properly coloured; dateline: VC = dateline crossings so far, on CCC,
+SCC or a network that is one ring, refused elsewhere). The report gives the
+VCs the policy needs for the router's routes; without --vcs the graph is
+built with exactly that many, the smallest V for which it can be acyclic
+(none, when it has a cycle: under any, every cycle of the one-VC graph stays
+with more VCs). --switching store-and-forward is the packet-buffer analysis
+above (--buffer-classes). The analysis runs on one process (rank 0 under
+mpiexec). Before it starts, its memory and work are estimated from the
+network and router alone, and an analysis that would not fit this machine
+(or whose dependency graph would exceed 2**27 edges) is refused in one line;
+past 2 s a progress line says what it is doing.
 Exit code 0: acyclic; 1: a cycle; 2: bad input or refused.
 
 examples:

@@ -68,7 +68,11 @@ saturates at load capacity / L. one-port and k-port add the node bound (a node
 sends K packets per step), sdc the dimension bound (one dimension per step);
 Bernoulli injection adds load <= 1 (so an all-port hypercube, whose channel
 bound is 2(N-1)/N, never saturates). The saturation throughput (the highest
-accepted rate of a stable load) is reported as a fraction of that bound.
+accepted rate of a stable load) is reported as a fraction of that bound. The
+saturation load is the midpoint of a measured bracket, a stable load and the
+lowest unstable load above it; without both ends (one unstable load, or only
+stable ones) it is "not found", with what was measured (--json: found false,
+load and bracket null; the throughput null without a stable load).
 
 switching: with the model's switching keys (model.switching, flits, vcs,
 vc_buffer, vc_policy; docs/switching.md) every load runs on the flit engine
