@@ -9,7 +9,9 @@ per value of latency, hops and distance (at most ``steps + 1`` each) and one pai
 distinct link load, plus the exact-distance tables when stretch is computed (the
 ``shortest`` router's BFS tables are ``O(N)``; networks above :data:`STRETCH_NODE_LIMIT`
 nodes without a closed-form distance skip stretch and say so). :func:`memory_bound` gives
-the figure for a chunk size and degree. Nothing grows with the number of rows.
+the figure for a chunk size and degree. Nothing grows with the number of rows but, for a
+flit trace, the ids of the packets still in flight (8 bytes each, at most
+:data:`~.validate.IN_FLIGHT_IDS_LIMIT`; beyond, the per-port check takes its loosest ranges).
 
 Tables and columns added by later layout versions are ignored; ``/links``, ``/hops`` and
 the ``/steps`` columns other than ``transmissions`` are optional (a section is ``None``
