@@ -9,9 +9,11 @@ any load runs.
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
+from test_flit_engine import check_on_every_rank
 
 from mpinet.analysis.sweep import format_sweep, read_sweep
 from mpinet.cli import main
@@ -215,9 +217,14 @@ def test_same_flit_sweep_on_1_and_2_ranks():
                      (_job("jobs/switching/deadlock.toml"), "0.01,0.3")):  # fmt: skip
         many = sweep(p, parse_rates(rates), s, comm)
         one = sweep(p, parse_rates(rates), s, None)
-        assert many["ranks"] == comm.Get_size() and one["ranks"] == 1
-        assert _numbers(many) == _numbers(one)
-        for a, b in zip(many["_hists"], one["_hists"], strict=True):
-            assert all(np.array_equal(a[k], b[k]) for k in a)
-        verdicts = {pt["verdict"] for pt in one["points"]}
-        assert "stable" in verdicts and verdicts - {"stable"}
+        # on every rank, failing on all together (none left waiting in the next sweep)
+        check_on_every_rank(comm, partial(_same_sweep, many, one, comm.Get_size()))
+
+
+def _same_sweep(many: dict, one: dict, size: int) -> None:
+    assert many["ranks"] == size and one["ranks"] == 1
+    assert _numbers(many) == _numbers(one)
+    for a, b in zip(many["_hists"], one["_hists"], strict=True):
+        assert all(np.array_equal(a[k], b[k]) for k in a)
+    verdicts = {pt["verdict"] for pt in one["points"]}
+    assert "stable" in verdicts and verdicts - {"stable"}
