@@ -145,6 +145,26 @@ def test_packets_in_flight_give_ranges_that_hold(runs, capsys):
                                              zip(heads, late_p, strict=True)]  # fmt: skip
 
 
+def test_too_many_packets_in_flight_give_the_ranges_without_ids(runs, monkeypatch):
+    """Beyond IN_FLIGHT_IDS_LIMIT ids the per-port ranges are the loosest: 1 to L flits for
+    every head hop; they still hold, and the total stays exact."""
+    from mpinet.analysis import validate
+
+    path = runs["deadlock"]
+    tight = {c["name"]: c for c in summarize(path)["consistency"]}
+    monkeypatch.setattr(validate, "IN_FLIGHT_IDS_LIMIT", 1)
+    loose = {c["name"]: c for c in summarize(path)["consistency"]}
+    name = "link load per port = flits x /hops per port (in flight: 1 to flits per hop)"
+    with mpinet.trace.open(path) as tr:
+        heads = np.bincount(tr.column("hops", "port"), minlength=tr.attrs["degree"])
+        flits = tr.attrs["flits"]
+    assert loose[name]["ok"] and loose[name]["expected"] == [[h, flits * h] for h in heads]
+    assert loose[name]["expected"] != tight[name]["expected"]
+    assert {k: v for k, v in loose.items() if k != name} == {
+        k: v for k, v in tight.items() if k != name
+    }
+
+
 def test_text_json_and_figures_name_the_switching(runs, capsys, tmp_path):
     path = runs["wormhole", "hops"]
     code, out, err = analyze(capsys, path)
