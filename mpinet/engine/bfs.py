@@ -338,13 +338,16 @@ def bfs_all_sources(
     comm: Any = None,
     progress: Callable[[int, int], None] | None = None,
     sources: np.ndarray | None = None,
+    levels: int | None = None,
 ) -> Distances:
     """Distance distribution over all ordered pairs, sources split over ranks.
 
     Uses ``topo.source_orbits()`` (representatives and weights under
     automorphisms) when the topology provides it, else every node once; or the
     given ``sources`` (node ids, weight 1 each: a sample).
-    ``progress(done, total)``: called after each batch with this rank's source words.
+    ``progress(done, total)``: called after each batch with this rank's source words;
+    given the expected ``levels`` of a search, after every level too, in source words x
+    levels (a deep network's batch takes minutes).
     """
     comm = resolve(comm)
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -362,14 +365,21 @@ def bfs_all_sources(
     lo, hi = int(bounds[rank]), int(bounds[rank + 1])
     table = _port_table(topo)
     local = np.zeros(1, dtype=np.int64)
+    per = max(int(levels or 1), 1)  # progress units per source word
     for w in range(lo, hi, _SOURCE_WORDS):
         top = min(w + _SOURCE_WORDS, hi)
-        h = _bitset_bfs(table, srcs[64 * w : 64 * top], wword[w:top])
+        tell = None
+        if progress is not None and levels:
+
+            def tell(level: int, w: int = w, top: int = top) -> None:
+                progress((w - lo) * per + min(level, per - 1) * (top - w), (hi - lo) * per)
+
+        h = _bitset_bfs(table, srcs[64 * w : 64 * top], wword[w:top], tell)
         if h.size > local.size:
             h, local = local, h
         local[: h.size] += h
         if progress is not None:
-            progress(top - lo, hi - lo)
+            progress((top - lo) * per, (hi - lo) * per)
     depth = comm.allreduce(int(local.size), op=max_op())
     hist = np.zeros(depth, dtype=np.int64)
     hist[: local.size] = local
@@ -406,11 +416,17 @@ def _pack_by_weight(reps: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, 
     return np.concatenate(srcs), np.concatenate(wword)
 
 
-def _bitset_bfs(table: np.ndarray, sources: np.ndarray, word_weights: np.ndarray) -> np.ndarray:
+def _bitset_bfs(
+    table: np.ndarray,
+    sources: np.ndarray,
+    word_weights: np.ndarray,
+    on_level: Callable[[int], None] | None = None,
+) -> np.ndarray:
     """Weighted distance histogram from 64 sources per word (``-1`` = no source).
 
     Rows are nodes plus the sentinel row ``N`` (always zero, the target of
     missing ports), so every port is one gather of whole rows, no masks.
+    ``on_level(level)`` is called after each level.
     """
     deg, rows = table.shape
     words = word_weights.size
@@ -432,4 +448,6 @@ def _bitset_bfs(table: np.ndarray, sources: np.ndarray, word_weights: np.ndarray
         visited |= new
         front, new = new, front
         hist.append(int(np.dot(counts, word_weights)))
+        if on_level is not None:
+            on_level(len(hist) - 1)
     return np.array(hist, dtype=np.int64)

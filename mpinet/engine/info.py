@@ -6,14 +6,17 @@ exact figure and each is marked as agreeing or not.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import resource
 import socket
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from mpinet import rng, theory
 from mpinet.engine.bfs import (
@@ -31,6 +34,79 @@ from mpinet.topology.base import Topology
 STREAM_SOURCES = 13
 #: bit-parallel BFS work (word operations) above which all-sources is refused
 MAX_ALL_SOURCES_WORK = 4e10
+#: word operations a second of the bit-parallel BFS on one rank (1.8-2.2e8 measured on
+#: paths, star:8 and scc:7 with 16-word batches): the time a refusal states
+BFS_RATE = 2e8
+#: BFS from this many sampled sources (a queue each, ``O(N * degree)``) estimate the depth
+#: of a network with no closed-form diameter (file networks) before an all-sources search
+DEPTH_SAMPLES = 4
+#: the sampled depths of the networks planned in this process (a plan and its run share it)
+_DEPTHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@njit(cache=True)
+def _eccentricity(table: np.ndarray, src: int, dist: np.ndarray, queue: np.ndarray) -> int:
+    """Eccentricity of ``src`` by one queue BFS over the ``(degree, N + 1)`` port table
+    (:func:`mpinet.engine.bfs._port_table`; the sentinel ``N`` is a missing port)."""
+    n = table.shape[1] - 1
+    dist[:] = -1
+    dist[src] = 0
+    queue[0] = src
+    head, tail = 0, 1
+    while head < tail:
+        v = queue[head]
+        head += 1
+        d = dist[v] + 1
+        for p in range(table.shape[0]):
+            w = table[p, v]
+            if w < n and dist[w] < 0:
+                dist[w] = d
+                queue[tail] = w
+                tail += 1
+    return int(dist[queue[tail - 1]])
+
+
+def sample_depth(topo: Topology, samples: int = DEPTH_SAMPLES, seed: int = 0) -> int:
+    """The largest eccentricity of ``samples`` sources drawn as ``--sources`` draws them.
+
+    Every batch of an all-sources BFS searches at least that deep (the diameter is at
+    least it and at most twice any eccentricity). Work ``samples * N * degree``, memory
+    the port table the all-sources BFS builds anyway (check it first) and ``8 N``.
+    """
+    from mpinet.engine.bfs import _port_table
+
+    table = _port_table(topo)
+    n = topo.num_nodes
+    dist = np.empty(n + 1, table.dtype)
+    queue = np.empty(n + 1, table.dtype)
+    srcs = sample_sources(topo, min(samples, n), seed)
+    return max(_eccentricity(table, int(s), dist, queue) for s in srcs)
+
+
+def bfs_levels(topo: Topology) -> tuple[int, bool]:
+    """Levels an all-sources BFS of ``topo`` searches, and whether they were sampled:
+    the papers' diameter + 1 where there is one, else :func:`sample_depth` + 1."""
+    forms = theory.closed_forms(topo.family, spec_params(topo))
+    depths = [int(cf.value) for cf in forms if cf.quantity == "diameter" and cf.value > 0]
+    if depths:
+        return max(depths) + 1, False
+    try:
+        return _DEPTHS[topo], True
+    except (KeyError, TypeError):
+        pass
+    levels = sample_depth(topo) + 1
+    with contextlib.suppress(TypeError):  # not weakly referable: sampled again next time
+        _DEPTHS[topo] = levels
+    return levels, True
+
+
+def duration(seconds: float) -> str:
+    """``2.5 hours``, ``14 minutes`` or ``40 s``."""
+    if seconds >= 5400:
+        return f"{seconds / 3600:,.1f} hours"
+    if seconds >= 90:
+        return f"{seconds / 60:.0f} minutes"
+    return f"{seconds:.0f} s"
 
 
 def spec_params(topo: Topology) -> tuple[int, ...]:
@@ -98,26 +174,44 @@ def plan_info(
     check_memory(
         lambda r: estimate_all_sources_bytes(topo, r), size, here, f"all-sources BFS on {topo.spec}"
     )
-    forms = theory.closed_forms(topo.family, spec_params(topo))
-    depths = [cf.value for cf in forms if cf.quantity == "diameter"]
-    levels = max([d for d in depths if d > 0] or [64])
+    levels, sampled = bfs_levels(topo)  # after the memory check: it builds the port table
     if sources is not None:
         nsrc = check_int("--sources K", sources, 1, topo.num_nodes)
     elif hasattr(topo, "source_orbits"):
         nsrc = topo.source_orbits()[0].size
     else:
         nsrc = topo.num_nodes
-    work = nsrc / 64 * topo.num_nodes * topo.degree * levels
+    # a word of 64 sources costs the same however few of its bits are sources
+    work = -(-nsrc // 64) * topo.num_nodes * topo.degree * levels
     if work > MAX_ALL_SOURCES_WORK:
-        afford = affordable_sources(topo, levels)
-        what = f"{nsrc:,} sampled sources" if sources is not None else "all-sources BFS"
-        raise ResourceError(
-            f"{what} on {topo.spec} ({topo.num_nodes:,} nodes, not vertex-transitive) is too "
-            f"large for one machine (about {work:.1e} word operations, limit "
-            f"{MAX_ALL_SOURCES_WORK:.0e}); it can afford about {afford:,} sources: pass "
-            f"--sources K (K <= {afford:,}, an estimate) or --source LABEL for one source"
-        )
+        raise too_much_work(topo, nsrc if sources is not None else None, work, levels, sampled,
+                            size)  # fmt: skip
     return "sample" if sources is not None else "all"
+
+
+def too_much_work(
+    topo: Topology, sampled_sources: int | None, work: float, levels: float, sampled: bool,
+    size: int,
+) -> ResourceError:  # fmt: skip
+    """The refusal of a BFS over :data:`MAX_ALL_SOURCES_WORK`: its work and time, the depth
+    where it was sampled, and the sources it could afford (``--sources K``)."""
+    afford = affordable_sources(topo, levels)
+    what = f"BFS from {sampled_sources:,} sampled sources" if sampled_sources else "all-sources BFS"
+    depth = f", depth about {int(levels) - 1:,} by {DEPTH_SAMPLES} sampled BFS" if sampled else ""
+    way = (
+        f"it can afford about {afford:,} sources; way out: --sources K (K <= {afford:,}; an "
+        "estimate), --source LABEL for one source's distances, or a smaller network"
+        if afford
+        else "not even 64 sources (one word of the bit-parallel search) fit; way out: "
+        "--source LABEL for one source's distances, or a smaller network"
+    )
+    return ResourceError(
+        f"{what} on {topo.spec} ({topo.num_nodes:,} nodes, degree {topo.degree}), not "
+        f"vertex-transitive{depth}, is {'about' if sampled else 'at least'} {work:.1e} word "
+        f"operations (limit "
+        f"{MAX_ALL_SOURCES_WORK:.0e}; about {duration(work / BFS_RATE / size)} on {size} "
+        f"rank(s)); {way}"
+    )
 
 
 def network_info(
@@ -158,7 +252,8 @@ def network_info(
     else:
         src = None
         sample = sample_sources(topo, sources, seed) if mode == "sample" else None
-        dist = bfs_all_sources(topo, comm, progress=progress, sources=sample)
+        levels = bfs_levels(topo)[0]  # progress level by level: a deep batch takes minutes
+        dist = bfs_all_sources(topo, comm, progress=progress, sources=sample, levels=levels)
     seconds = comm.allreduce(time.perf_counter() - t0, op=max_op())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     rss_max = comm.allreduce(rss, op=max_op())

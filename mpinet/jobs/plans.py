@@ -38,30 +38,21 @@ def plan_info(
 ) -> Estimate:
     """Check ``mpinet info``'s BFS against this machine before it starts.
 
-    The memory is the BFS's own estimate (:mod:`mpinet.engine.bfs`). The work of
-    the all-sources BFS (not vertex-transitive, no ``--source``) is bounded below
+    The memory is the BFS's own estimate (:mod:`mpinet.engine.bfs`), checked first. The
+    work of the all-sources BFS (not vertex-transitive, no ``--source``) is bounded below
     with at least ``N / orbit_group_order`` sources, so a hopeless case is refused
-    before the orbits themselves are computed (which takes minutes on fccn:8).
+    before the orbits themselves are computed (which takes minutes on fccn:8). Its depth
+    is the papers' diameter, or where they give none (file networks) the deepest of a
+    few sampled BFS (:func:`mpinet.engine.info.bfs_levels`): a path is as deep as it is
+    long, not ``log N``.
     """
+    from mpinet import theory
     from mpinet.engine import bfs
-    from mpinet.engine.info import MAX_ALL_SOURCES_WORK, affordable_sources
+    from mpinet.engine.info import MAX_ALL_SOURCES_WORK, bfs_levels, spec_params, too_much_work
 
     check_ids(topo, size)
     single = source is not None or topo.vertex_transitive
     n = topo.num_nodes
-    if not single:
-        nsrc = sources or -(-n // int(getattr(topo, "orbit_group_order", 1)))
-        levels = max(1.0, 2 * mean_hops(topo))  # the diameter where the papers give one
-        work = nsrc / 64 * n * topo.degree * levels
-        if work > MAX_ALL_SOURCES_WORK:
-            afford = affordable_sources(topo, levels)
-            what = f"BFS from {nsrc:,} sampled sources" if sources else "all-sources BFS"
-            raise ResourceError(
-                f"{what} on {describe(topo)}, not vertex-transitive, is at least "
-                f"{work:.1e} word operations (limit {MAX_ALL_SOURCES_WORK:.0e}); it can afford "
-                f"about {afford:,} sources; way out: --sources K (K <= {afford:,}; an estimate), "
-                "--source LABEL for one source's distances, or a smaller network"
-            )
     fn = bfs.estimate_bfs_bytes if single else bfs.estimate_all_sources_bytes
     what = "BFS" if single else "all-sources BFS"
 
@@ -72,7 +63,18 @@ def plan_info(
         est.work_unit = "neighbour look-ups per rank"
         return est
 
-    return check(estimate, size, ranks_here)
+    forms = theory.closed_forms(topo.family, spec_params(topo))
+    sampled = not single and not any(cf.quantity == "diameter" for cf in forms)
+    # the papers' diameter, about, costs nothing: checked first; a sampled depth builds the
+    # port table, so memory first
+    est = check(estimate, size, ranks_here) if sampled else None
+    if not single:
+        nsrc = sources or -(-n // int(getattr(topo, "orbit_group_order", 1)))
+        levels = float(bfs_levels(topo)[0]) if sampled else max(1.0, 2 * mean_hops(topo))
+        work = -(-nsrc // 64) * n * topo.degree * levels  # a word costs 64 sources
+        if work > MAX_ALL_SOURCES_WORK:
+            raise too_much_work(topo, sources, work, levels, sampled, size)
+    return est if est is not None else check(estimate, size, ranks_here)
 
 
 #: pairs ``mpinet routes`` enumerates at most, whatever the kind (``all`` had this cap)
