@@ -3,7 +3,8 @@
 On one rank, with a router that has a compiled hop (:mod:`mpinet.routing.compiled`:
 ``shortest`` on translated tables, ``fccn-shortest``, ``anynet-min``), a VC policy with a
 compiled rule (:attr:`~mpinet.routing.vc_policies.VCPolicy.compiled`: ``any``, ``hops``,
-``negative-hop``, ``dateline``) and the all-port model, :func:`run_steps` runs whole steps
+``negative-hop``, ``dateline``) and any port model (``all-port``, ``one-port``,
+``k-port:K``, ``sdc``: on one rank its demand is the rank's), :func:`run_steps` runs whole steps
 without returning to Python: the kernels of a step (:func:`~mpinet.engine.flit.kernels.collect`,
 :func:`~mpinet.engine.flit.kernels.move`, :func:`~mpinet.engine.flit.step_end.settle`), then
 the routing of the heads that reached a node and of the step's injections, exactly as
@@ -136,15 +137,18 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
             fs.sort_active(bufs.act, bufs.nact[0], so.rq)
         nt = fk.collect(prm, segs, pkts, links, bufs, so)
-        fk.port_model(nt, prm, segs, pkts, links, so, -1)
+        sdc = -1
+        if prm.kind == fk.SDC:  # one rank: the demand is the rank's
+            sdc = fk.sdc_port(fk.sdc_demand(nt, prm, segs, pkts, links, so))
+        fk.port_model(nt, prm, segs, pkts, links, so, sdc)
         for c in range(fk.NCOUNT):
             if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
                 cnt[c] = 0
         f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
         fk.move(t, nt, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so)
-        nnew = step_end.settle(nt, -1, prm, segs, pkts, links, bufs, so)
+        nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
         if so.out[0]:
-            status[0], status[1] = MODEL_ERR, t
+            status[0], status[1], status[2] = MODEL_ERR, t, sdc
             return t
         for i in range(nh):  # injected at their destination: delivered now
             r = cnt[fk.C_DELIV]
@@ -173,14 +177,28 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
 MAX_CHUNK = 64
 
 
+COMPILED = "compiled steps"
+
+
+def path(eng: Any) -> str:
+    """Which path runs ``eng``'s steps: :data:`COMPILED`, or ``"step by step: <why>"``."""
+    if not eng.compiled_steps:
+        return "step by step: asked for (compiled_steps=False)"
+    if eng.size != 1:
+        return f"step by step: {eng.size} ranks (the compiled steps run on one rank)"
+    hw = eng.router.header_width
+    if eng.policy.compiled is None:
+        return f"step by step: vc_policy {eng.model.vc_policy!r} has no compiled rule"
+    if compiled.rule_of(eng.router) is compiled.NO_HOP:
+        return f"step by step: router {eng.router.name!r} has no compiled hop"
+    if hw > 1:
+        return f"step by step: router {eng.router.name!r} carries a header of {hw} words"
+    return COMPILED
+
+
 def usable(eng: Any) -> bool:
-    """Whether :class:`Steps` can run ``eng``'s run: one rank, all-port, a compiled hop and
-    a compiled VC rule, headers of at most one word."""
-    if not eng.compiled_steps or eng.size != 1 or eng.kind != fk.ALL:
-        return False
-    if eng.router.header_width > 1 or eng.policy.compiled is None:
-        return False
-    return compiled.rule_of(eng.router) is not compiled.NO_HOP
+    """Whether :class:`Steps` can run ``eng``'s run (:func:`path`)."""
+    return path(eng) == COMPILED
 
 
 class Steps:
@@ -312,7 +330,7 @@ class Steps:
         eng, s = self.eng, self.status
         t = int(s[1])
         if code == MODEL_ERR:
-            eng._violation(t, so.out, -1)
+            eng._violation(t, so.out, int(s[2]))
         elif code == PORT_ERR:
             heads.port_error(eng, t, int(s[2]), int(s[3]), int(s[4]))
         else:

@@ -132,7 +132,9 @@ class FlitEngine:
         def st_nact() -> int:  # the step's work, for pacing the search (0 without it)
             return int(self.st.nact[0]) if live is not None else 0
 
-        steps = chunk.Steps(self) if chunk.usable(self) else None
+        #: which path runs the steps and why (``mpinet run --json``: switching.steps)
+        self.steps_path = chunk.path(self)
+        steps = chunk.Steps(self) if self.steps_path == chunk.COMPILED else None
         while (in_flight > 0 or t < last) and t < self.max_steps:
             if steps is not None:  # many steps in one compiled call (one rank)
                 rows = steps.run(workload, t, last, in_flight, live)
@@ -217,7 +219,7 @@ class FlitEngine:
             demand = fk.sdc_demand(nt, prm, segs, pkts, links, so)
             total = np.empty_like(demand)
             self.comm.Allreduce(demand, total, op=sum_op())
-            sdc_port = int(np.argmax(total)) if total.any() else -1
+            sdc_port = int(fk.sdc_port(total))
         fk.port_model(nt, prm, segs, pkts, links, so, sdc_port)
         cnt = so.cnt
         cnt[:] = 0

@@ -240,11 +240,12 @@ def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
 
 @njit(cache=True, error_model="numpy")
 def port_model(nt, prm, segs, pkts, links, so, sdc_port):
-    """The port model's choice of the links that send (one-port, k-port, sdc; all-port:
-    every touched link); ``sdc_port`` the step's port under sdc (-1: none)."""
-    for j in range(nt):
-        so.allow[j] = True
+    """The port model's choice of the links that send (``so.allow``): every touched link
+    under all-port, else :func:`choose_links` on the movable requests; ``sdc_port`` the
+    step's port under sdc (:func:`sdc_port`, or over all ranks; -1: none)."""
     if prm.kind == ALL:
+        for j in range(nt):
+            so.allow[j] = True
         return
     first = np.empty(nt, np.int64)
     demand = np.zeros(prm.deg, np.int64)
@@ -254,12 +255,22 @@ def port_model(nt, prm, segs, pkts, links, so, sdc_port):
 
 @njit(cache=True, error_model="numpy")
 def sdc_demand(nt, prm, segs, pkts, links, so):
-    """The movable requests per port (sdc: the step's port is the one most in demand,
-    over all ranks)."""
+    """The movable requests of the rank per port (sdc's choice, summed over the ranks)."""
     first = np.empty(nt, np.int64)
     demand = np.zeros(prm.deg, np.int64)
     movable(nt, prm, segs, pkts, links, so, first, demand)
     return demand
+
+
+@njit(cache=True)
+def sdc_port(demand):
+    """sdc's port of the step: the one with the most movable requests (the lowest of
+    equals), -1 if none can move."""
+    best = -1
+    for q in range(demand.shape[0]):
+        if demand[q] > 0 and (best < 0 or demand[q] > demand[best]):
+            best = q
+    return best
 
 
 @njit(cache=True, inline="always")
