@@ -70,7 +70,7 @@ def _fail(status, code, t, a, b, c):
 
 
 @njit(cache=True, error_model="numpy")
-def _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, status):
+def route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, status):
     """Route the ``nnew`` heads that reached a node and the ``ni`` packets injected at ``t``
     (rows ``ia..`` of the injections) as :func:`mpinet.engine.flit.route_heads.route` does,
     with the router's and the policy's calls replaced by their compiled rules; open the
@@ -156,7 +156,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             deliv[r, 2] = inj.hdst[ha + i]
             deliv[r, 3], deliv[r, 4], deliv[r, 5], deliv[r, 6] = t, t, 0, t
             cnt[fk.C_DELIV] += 1
-        if not _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
+        if not route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
                       status):  # fmt: skip
             return t
         flits, ndel = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
@@ -184,8 +184,6 @@ def path(eng: Any) -> str:
     """Which path runs ``eng``'s steps: :data:`COMPILED`, or ``"step by step: <why>"``."""
     if not eng.compiled_steps:
         return "step by step: asked for (compiled_steps=False)"
-    if eng.size != 1:
-        return f"step by step: {eng.size} ranks (the compiled steps run on one rank)"
     hw = eng.router.header_width
     if eng.policy.compiled is None:
         return f"step by step: vc_policy {eng.model.vc_policy!r} has no compiled rule"

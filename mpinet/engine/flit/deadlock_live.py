@@ -55,6 +55,15 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
     deg, nvc, lo, need, bsize, nvcbuf = prm.deg, prm.nvc, prm.lo, prm.need, prm.bsize, prm.nvcbuf
     saf = prm.mode == fk.SAF
     act, head, nbt, credit, held = bufs.act, bufs.head, links.nbt, links.credit, links.held
+    seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc = (
+        segs.cnt,
+        segs.recv,
+        segs.sent,
+        segs.out,
+        segs.ovc,
+    )
+    seg_vlo, seg_vhi, seg_pkt, pkt_pid, pkt_dst = segs.vlo, segs.vhi, segs.pkt, pkts.pid, pkts.dst
+    bocc = bufs.occ
     gb = lo * deg * nvc  # global id of local VC buffer 0
     nf = nh = nc = 0
     na = bufs.nact[0]
@@ -64,22 +73,22 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
             prefetch(head, act[i + 16])
             prefetch(snap0, act[i + 16])
         if i + 8 < na:
-            prefetch(segs.cnt, head[act[i + 8]])
+            prefetch(seg_cnt, head[act[i + 8]])
         b = act[i]
         s = head[b]
         if s < 0:
             continue
         fid = gb + b if b < nvcbuf else nv + lo * deg + (b - nvcbuf)
-        p = segs.pkt[s]
-        key0, key1, key2 = pkts.pid[p], segs.sent[s], segs.recv[s]
+        p = seg_pkt[s]
+        key0, key1, key2 = pkt_pid[p], seg_sent[s], seg_recv[s]
         same = snap[b, 0] == key0 and snap[b, 1] == key1 and snap[b, 2] == key2
         snap[b, 0], snap[b, 1], snap[b, 2] = key0, key1, key2
-        link = segs.out[s]
-        ovc = segs.ovc[s]
+        link = seg_out[s]
+        ovc = seg_ovc[s]
         wait = -1
         if link < 0 or ovc == fk.DEST:
             wait = -1
-        elif segs.cnt[s] <= 0 or (saf and b < nvcbuf and segs.recv[s] < prm.flits):
+        elif seg_cnt[s] <= 0 or (saf and b < nvcbuf and seg_recv[s] < prm.flits):
             wait = nv + gb + b  # its flits are upstream: the worm's hold of this VC
         else:
             w2 = nbt[link]
@@ -87,8 +96,8 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
             if ovc >= 0:
                 if credit[vc_id(link, ovc, nvc)] <= 0:
                     wait = kin + ovc
-            elif w2 != pkts.dst[p]:
-                lo_v, hi_v = segs.vlo[s], segs.vhi[s]
+            elif w2 != pkt_dst[p]:
+                lo_v, hi_v = seg_vlo[s], seg_vhi[s]
                 free = False
                 for v in range(lo_v, hi_v):
                     k = vc_id(link, v, nvc)
@@ -107,7 +116,7 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
         if b < nvcbuf:  # every slot of a VC buffer frees only when its front moves
             hf[nh], hb[nh] = fid, gb + b
             nh += 1
-            if bsize - bufs.occ[b] < need:
+            if bsize - bocc[b] < need:
                 closed[nc] = gb + b
                 nc += 1
         if ovc >= 0:  # the VC it took, until its tail crosses
@@ -119,7 +128,7 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
         if wait >= 2 * nv:  # one pseudo-front per allowed VC, holding the choice
             closed[nc] = wait
             nc += 1
-            for v in range(segs.vlo[s], segs.vhi[s]):
+            for v in range(seg_vlo[s], seg_vhi[s]):
                 k = vc_id(link, v, nvc)
                 pf = nv + nl + fid * nvc + v
                 fronts[nf] = pf

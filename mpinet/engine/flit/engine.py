@@ -36,6 +36,7 @@ from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
 from mpinet.engine.flit.layout import Params, StepOut
+from mpinet.engine.flit.ranks import RankSteps
 from mpinet.engine.models import Model
 from mpinet.engine.run import RunRecord, Workload, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
@@ -134,10 +135,17 @@ class FlitEngine:
 
         #: which path runs the steps and why (``mpinet run --json``: switching.steps)
         self.steps_path = chunk.path(self)
-        steps = chunk.Steps(self) if self.steps_path == chunk.COMPILED else None
+        compiled = self.steps_path == chunk.COMPILED
+        steps = chunk.Steps(self) if compiled and self.size == 1 else None
+        ranks = RankSteps(self) if compiled and self.size > 1 else None
         while (in_flight > 0 or t < last) and t < self.max_steps:
             if steps is not None:  # many steps in one compiled call (one rank)
                 rows = steps.run(workload, t, last, in_flight, live)
+            elif ranks is not None:  # compiled calls and one exchange a step
+                t += 1
+                if hasattr(comm, "where"):
+                    comm.where = f"step {t}"
+                rows = ranks.step(workload, t, live is not None)
             else:
                 t += 1
                 if hasattr(comm, "where"):
@@ -174,6 +182,8 @@ class FlitEngine:
                     break
             if stop:
                 break
+        if ranks is not None:
+            ranks.close()
         return self._record(t, counters, deadlock, in_flight, t0)
 
     def _record(self, t: int, counters: list, deadlock: Any, in_flight: int, t0: float):
@@ -337,4 +347,6 @@ class FlitEngine:
         hops = st.seg_hops[head] + last
         cols = (st.pkt_pid[p], st.pkt_src[p], st.pkt_dst[p], cur, st.pkt_inj[p], hops,
                 st.pkt_adm[p])  # fmt: skip
-        return np.stack(cols, axis=1).astype(np.int64).reshape(-1, 7)
+        rows = np.stack(cols, axis=1).astype(np.int64).reshape(-1, 7)
+        # by id: the pools' growth (which differs between the step paths) orders segments
+        return rows[np.argsort(rows[:, 0], kind="stable")]

@@ -52,32 +52,33 @@ NCOUNT = 10
 
 
 @njit(cache=True, inline="always")
-def push_segment(p, b, hops, segs, bufs):
+def push_segment(p, b, hops, seg_free, nfree, seg_pkt, seg_cnt, seg_recv, seg_sent, seg_next,
+                 seg_buf, seg_out, seg_ovc, seg_hops, bhead, btail):  # fmt: skip
     """A new, empty segment of packet ``p`` at the back of buffer ``b`` (its flits, its
     next port and its VC come later); returns it. The one way a segment is made."""
-    segs.nfree[0] -= 1
-    s = segs.free[segs.nfree[0]]
-    segs.pkt[s] = p
-    segs.cnt[s] = 0
-    segs.recv[s] = 0
-    segs.sent[s] = 0
-    segs.next[s] = -1
-    segs.buf[s] = b
-    segs.out[s] = -1
-    segs.ovc[s] = NO_VC
-    segs.hops[s] = hops
-    if bufs.tail[b] >= 0:
-        segs.next[bufs.tail[b]] = s
+    nfree[0] -= 1
+    s = seg_free[nfree[0]]
+    seg_pkt[s] = p
+    seg_cnt[s] = 0
+    seg_recv[s] = 0
+    seg_sent[s] = 0
+    seg_next[s] = -1
+    seg_buf[s] = b
+    seg_out[s] = -1
+    seg_ovc[s] = NO_VC
+    seg_hops[s] = hops
+    if btail[b] >= 0:
+        seg_next[btail[b]] = s
     else:
-        bufs.head[b] = s
-    bufs.tail[b] = s
+        bhead[b] = s
+    btail[b] = s
     return s
 
 
 @njit(cache=True, inline="always")
-def _older(pkts, p, q):
+def _older(pkt_inj, pkt_pid, p, q):
     """Whether packet record ``p`` was injected before ``q`` (ties: the lower id)."""
-    return pkts.inj[p] < pkts.inj[q] or (pkts.inj[p] == pkts.inj[q] and pkts.pid[p] < pkts.pid[q])
+    return pkt_inj[p] < pkt_inj[q] or (pkt_inj[p] == pkt_inj[q] and pkt_pid[p] < pkt_pid[q])
 
 
 @njit(cache=True, error_model="numpy")
@@ -90,33 +91,42 @@ def collect(prm, segs, pkts, links, bufs, so):
     ascending (it groups a node's links); else in first-request order (the order of links
     never changes a result). ``so.rq_prev``: scratch as ``so.rq``'s first half.
     """
-    saf = prm.mode == SAF
+    saf, flits, nvcbuf = prm.mode == SAF, prm.flits, prm.nvcbuf
     by_node = prm.kind == KPORT
-    act, head, cnt, lreq, lstart = bufs.act, bufs.head, segs.cnt, links.nreq, links.start
+    act, head, active, nact = bufs.act, bufs.head, bufs.active, bufs.nact
+    seg_cnt, seg_recv, seg_out, seg_pkt, seg_hops = (
+        segs.cnt,
+        segs.recv,
+        segs.out,
+        segs.pkt,
+        segs.hops,
+    )
+    pkt_inj, pkt_pid = pkts.inj, pkts.pid
+    lreq, lstart = links.nreq, links.start
     touched, rq, rq_prev = so.touched, so.rq, so.rq_prev
     k = 0
     n = 0
     nt = 0
     top = touched.shape[0]  # links with several requests, listed down from the end
-    na = bufs.nact[0]
+    na = nact[0]
     for i in range(na):
         # the buffer's head, then its segment record, ahead of use: two misses in a chain
         if i + 16 < na:
             prefetch(head, act[i + 16])
         if i + 8 < na:
-            prefetch(cnt, head[act[i + 8]])
+            prefetch(seg_cnt, head[act[i + 8]])
         b = act[i]
         s = head[b]
         if s < 0:
-            bufs.active[b] = 0
+            active[b] = 0
             continue
         act[k] = b
         k += 1
-        if cnt[s] <= 0:
+        if seg_cnt[s] <= 0:
             continue
-        if saf and b < prm.nvcbuf and segs.recv[s] < prm.flits:  # not wholly received yet
+        if saf and b < nvcbuf and seg_recv[s] < flits:  # not wholly received yet
             continue
-        link = segs.out[s]
+        link = seg_out[s]
         rq[n] = s
         if lreq[link] == 0:
             touched[nt] = link
@@ -128,7 +138,7 @@ def collect(prm, segs, pkts, links, bufs, so):
         lstart[link] = n  # a link with one request reads it where it was gathered
         lreq[link] += 1
         n += 1
-    bufs.nact[0] = k
+    nact[0] = k
     if by_node:
         touched[:nt].sort()
     pos = n  # the buckets of links with several requests go after the n requests
@@ -142,15 +152,15 @@ def collect(prm, segs, pkts, links, bufs, so):
         lstart[link] = pos
         for x in range(pos + 1, pos + m):  # insertion sort: few requests (a node's inputs)
             s = rq[x]
-            p = segs.pkt[s]
-            kh = segs.hops[s]
+            p = seg_pkt[s]
+            kh = seg_hops[s]
             y = x - 1
             while y >= pos:
                 r = rq[y]
-                q = segs.pkt[r]
-                if _older(pkts, q, p):
+                q = seg_pkt[r]
+                if _older(pkt_inj, pkt_pid, q, p):
                     break
-                if q == p and segs.hops[r] > kh:  # one packet twice: nearer its head first
+                if q == p and seg_hops[r] > kh:  # one packet twice: nearer its head first
                     break
                 rq[y + 1] = r
                 y -= 1
@@ -160,50 +170,55 @@ def collect(prm, segs, pkts, links, bufs, so):
 
 
 @njit(cache=True, inline="always")
-def allocate_vc(link, s, p, prm, segs, pkts, links):
+def allocate_vc(link, s, p, nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held, credit):
     """VC allocation for a head about to cross ``link``: ``DEST`` into its destination,
     else the lowest VC its policy allows that no packet holds and that has the credits a
     head needs (``need``), else ``NO_VC`` (start-of-step state: nothing moved this step
     changes the answer, as credits and releases are applied after the moves)."""
-    if links.nbt[link] == pkts.dst[p]:
+    if nbt[link] == pkt_dst[p]:
         return DEST
-    for v in range(segs.vlo[s], segs.vhi[s]):
-        k = vc_id(link, v, prm.nvc)
-        if links.held[k] == 0 and links.credit[k] >= prm.need:
+    for v in range(seg_vlo[s], seg_vhi[s]):
+        k = vc_id(link, v, nvc)
+        if held[k] == 0 and credit[k] >= need:
             return v
     return NO_VC
-
-
-@njit(cache=True, inline="always")
-def _can_move(s, link, prm, segs, pkts, links):
-    """Whether request ``s`` can send a flit over ``link`` now (start-of-step state)."""
-    ovc = segs.ovc[s]
-    if ovc == DEST:
-        return True
-    if ovc >= 0:
-        return links.credit[vc_id(link, ovc, prm.nvc)] > 0
-    return allocate_vc(link, s, segs.pkt[s], prm, segs, pkts, links) != NO_VC
 
 
 @njit(cache=True)
 def movable(nt, prm, segs, pkts, links, so, first, demand):
     """Per touched link, the request index of its oldest movable request (-1: none);
-    ``demand[port]`` counts the movable requests per port (sdc's choice)."""
+    ``demand[port]`` counts the movable requests per port (sdc's choice). A request can
+    move if it has a VC with credits, or is a head into its destination, or a head for
+    which :func:`allocate_vc` finds a VC."""
+    nvc, need, deg = prm.nvc, prm.need, prm.deg
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
+    pkt_dst, touched, rq = pkts.dst, so.touched, so.rq
     for j in range(nt):
-        link = so.touched[j]
+        link = touched[j]
         first[j] = -1
-        a = links.start[link]
-        for x in range(a, a + links.nreq[link]):
-            if _can_move(so.rq[x], link, prm, segs, pkts, links):
+        a = lstart[link]
+        for x in range(a, a + lreq[link]):
+            s = rq[x]
+            ovc = seg_ovc[s]
+            if ovc == DEST:
+                ok = True
+            elif ovc >= 0:
+                ok = credit[vc_id(link, ovc, nvc)] > 0
+            else:
+                ok = allocate_vc(link, s, seg_pkt[s], nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi,
+                                 held, credit) != NO_VC  # fmt: skip
+            if ok:
                 if first[j] < 0:
                     first[j] = x
-                demand[link_port(link, prm.deg)] += 1
+                demand[link_port(link, deg)] += 1
 
 
 @njit(cache=True)
 def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
     """``so.allow[j]``: touched link ``j`` may send this step under the port model."""
-    touched, allow, deg = so.touched, so.allow, prm.deg
+    touched, allow, deg, rq = so.touched, so.allow, prm.deg, so.rq
+    seg_pkt, pkt_inj, pkt_pid = segs.pkt, pkts.inj, pkts.pid
     for j in range(nt):
         allow[j] = first[j] >= 0
     if prm.kind == SDC:
@@ -222,8 +237,8 @@ def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
                 for x in range(j, e):
                     if not allow[x] or first[x] < 0:
                         continue
-                    if best < 0 or _older(pkts, segs.pkt[so.rq[first[x]]],
-                                          segs.pkt[so.rq[first[best]]]):  # fmt: skip
+                    if best < 0 or _older(pkt_inj, pkt_pid, seg_pkt[rq[first[x]]],
+                                          seg_pkt[rq[first[best]]]):  # fmt: skip
                         best = x
                 if best < 0:
                     break
@@ -244,8 +259,7 @@ def port_model(nt, prm, segs, pkts, links, so, sdc_port):
     under all-port, else :func:`choose_links` on the movable requests; ``sdc_port`` the
     step's port under sdc (:func:`sdc_port`, or over all ranks; -1: none)."""
     if prm.kind == ALL:
-        for j in range(nt):
-            so.allow[j] = True
+        so.allow[:nt] = True
         return
     first = np.empty(nt, np.int64)
     demand = np.zeros(prm.deg, np.int64)
@@ -273,153 +287,150 @@ def sdc_port(demand):
     return best
 
 
-@njit(cache=True, inline="always")
-def switch(t, link, s, p, ovc, first, n, in_window, prm, segs, pkts, links, so):
-    """``n`` flits of segment ``s`` cross ``link``; a head takes its VC (``held``), leaves
-    its source (``adm``) and is counted as a hop (with its row if kept)."""
-    cnt = so.cnt
-    segs.cnt[s] -= n
-    segs.sent[s] += n
-    links.flits[link] += n
-    cnt[C_FLITS] += n
-    if in_window:
-        links.load[link] += n
-    if first:
-        segs.ovc[s] = ovc
-        if ovc >= 0:
-            links.held[vc_id(link, ovc, prm.nvc)] = 1
-        if segs.buf[s] >= prm.nvcbuf:  # the head leaves its source
-            pkts.adm[p] = t - 1
-        cnt[C_HOPS] += 1
-        if prm.record_hops:
-            h = cnt[C_HOPS] - 1
-            so.hop[h, 0] = t
-            so.hop[h, 1] = pkts.pid[p]
-            so.hop[h, 2] = link_node(link, prm.lo, prm.deg)
-            so.hop[h, 3] = links.nbt[link]
-            so.hop[h, 4] = link_port(link, prm.deg)
-
-
-@njit(cache=True, inline="always")
-def credits(link, s, ovc, n, tail, nloc, prm, segs, links, bufs, so):
-    """Credits of a move: the VC taken loses ``n`` (released at the tail), the buffer the
-    flits left returns ``n`` to its sender (local, or owed to another rank); a segment
-    whose tail left is drained (popped in :func:`~mpinet.engine.flit.step_end.finish`)."""
-    cnt = so.cnt
-    if ovc >= 0:
-        k = vc_id(link, ovc, prm.nvc)
-        links.credit[k] -= n
-        if tail:
-            so.rel[cnt[C_REL]] = k
-            cnt[C_REL] += 1
-    b = segs.buf[s]
-    if b < prm.nvcbuf:  # the flits left a VC buffer: credits to its sender
-        bufs.occ[b] -= n
-        k = bufs.ucred[b]
-        if 0 <= k < nloc:
-            i = cnt[C_CRED_L]
-            so.cred_l[i, 0] = k
-            so.cred_l[i, 1] = n
-            cnt[C_CRED_L] += 1
-        else:
-            i = cnt[C_CRED_R]
-            so.cred_r[i, 0] = k + prm.lo * prm.deg * prm.nvc
-            so.cred_r[i, 1] = n
-            cnt[C_CRED_R] += 1
-    if tail and segs.cnt[s] == 0:
-        so.drain[cnt[C_DRAIN]] = s
-        cnt[C_DRAIN] += 1
-
-
-@njit(cache=True, inline="always")
-def hand_over(t, link, s, p, ovc, first, n, tail, nloc, prm, segs, pkts, links, bufs, so):
-    """Where the flits go: delivered (the tail into its destination), into a buffer of this
-    rank (a head opens its segment there now, its flits added at the step's end), or onto
-    the wire to the rank that owns the next node (a head carries its packet's record)."""
-    cnt = so.cnt
-    if ovc == DEST:
-        if tail:
-            i = cnt[C_DELIV]
-            d = so.deliv
-            d[i, 0], d[i, 1], d[i, 2] = pkts.pid[p], pkts.src[p], pkts.dst[p]
-            d[i, 3], d[i, 4], d[i, 5], d[i, 6] = pkts.inj[p], t, segs.hops[s] + 1, pkts.adm[p]
-            cnt[C_DELIV] += 1
-        return
-    b2 = links.down[link] + ovc
-    if 0 <= b2 < nloc:
-        if first:  # a new segment at the back of buffer b2, flits added in finish
-            s2 = push_segment(p, b2, segs.hops[s] + 1, segs, bufs)
-            pkts.nseg[p] += 1
-        else:
-            s2 = bufs.tail[b2]
-        i = cnt[C_LOCAL]
-        so.local[i, LA_SEG] = s2
-        so.local[i, LA_N] = n
-        so.local[i, LA_BUF] = b2
-        cnt[C_LOCAL] += 1
-        return
-    cnt[C_CROSS] += n
-    i = cnt[C_WIRE]
-    w = so.wire
-    w[i, W_HEAD] = 1 if first else 0
-    w[i, W_PID] = pkts.pid[p]
-    w[i, W_BUF] = b2 + prm.lo * prm.deg * prm.nvc
-    w[i, W_N] = n
-    if first:
-        w[i, W_SRC], w[i, W_DST] = pkts.src[p], pkts.dst[p]
-        w[i, W_INJ], w[i, W_ADM] = pkts.inj[p], pkts.adm[p]
-        w[i, W_HOPS], w[i, W_STATE] = segs.hops[s] + 1, pkts.state[p]
-        for c in range(pkts.hdr.shape[1]):
-            w[i, W_WIDTH + c] = pkts.hdr[p, c]
-    cnt[C_WIRE] += 1
-
-
 @njit(cache=True, error_model="numpy")
 def move(t, nt, in_window, prm, segs, pkts, links, bufs, so):
     """Serve every allowed link (see the module docstring); fill the step's lists.
 
     Per request, in (age, id) order on its link, a router's stages: VC allocation
-    (:func:`allocate_vc`, a head only), the switch (:func:`switch`: ``min(flits present,
-    credits, capacity left)`` flits), credits (:func:`credits`), the hand-over
-    (:func:`hand_over`). Local head arrivals get their segment now, at the back of their
-    buffer with 0 flits, so that the packet keeps a segment on this rank whatever drains
-    this step.
+    (:func:`allocate_vc`, a head only), the switch (``min(flits present, credits, capacity
+    left)`` flits cross; a head takes its VC, leaves its source, is counted as a hop),
+    credits (the VC taken loses them, released at the tail; the buffer the flits left
+    returns them to its sender, local or owed to another rank; a segment whose tail left
+    is drained), the hand-over (delivered, into a buffer of this rank, or onto the wire).
+    Local head arrivals get their segment now, at the back of their buffer with 0 flits,
+    so that the packet keeps a segment on this rank whatever drains this step.
+
+    The bundles' arrays are taken apart here, once: numba copies and reference-counts a
+    whole bundle wherever one is handed to a function inlined in the loop (measured: 14x
+    slower).
     """
-    nloc = (prm.hi - prm.lo) * prm.deg * prm.nvc  # VC buffers on this rank: ids 0..nloc - 1
-    touched, lstart, rq = so.touched, links.start, so.rq
+    flits, nvc, need, deg, lo = prm.flits, prm.nvc, prm.need, prm.deg, prm.lo
+    nvcbuf, record_hops = prm.nvcbuf, prm.record_hops
+    nloc = (prm.hi - lo) * deg * nvc  # VC buffers on this rank: the relative ids 0..nloc - 1
+    gbase = lo * deg * nvc  # the global id of the rank's first VC buffer
+    seg_cnt, seg_sent, seg_ovc, seg_vlo, seg_vhi = segs.cnt, segs.sent, segs.ovc, segs.vlo, segs.vhi
+    seg_pkt, seg_buf, seg_hops, seg_next, seg_recv = (
+        segs.pkt,
+        segs.buf,
+        segs.hops,
+        segs.next,
+        segs.recv,
+    )
+    seg_out, seg_free, nfree = segs.out, segs.free, segs.nfree
+    pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm = pkts.pid, pkts.src, pkts.dst, pkts.inj, pkts.adm
+    pkt_state, pkt_hdr, pkt_nseg = pkts.state, pkts.hdr, pkts.nseg
+    nbt, lcap, down, credit, held = links.nbt, links.cap, links.down, links.credit, links.held
+    load, lflits, lreq, lstart = links.load, links.flits, links.nreq, links.start
+    bocc, bhead, btail, ucred = bufs.occ, bufs.head, bufs.tail, bufs.ucred
+    touched, allow, rq, cnt = so.touched, so.allow, so.rq, so.cnt
+    local, wire, deliv, cred_l, cred_r = so.local, so.wire, so.deliv, so.cred_l, so.cred_r
+    rel, drain, hop = so.rel, so.drain, so.hop
+    hw = pkt_hdr.shape[1]
     for j in range(nt):
         # ahead of use: the link's bucket, its first request's segment, the receiving buffer
         if j + 16 < nt:
             prefetch(lstart, touched[j + 16])
         if j + 8 < nt:
             l8 = touched[j + 8]
-            prefetch(segs.cnt, rq[lstart[l8]])
-            prefetch(bufs.tail, links.down[l8])
-        if not so.allow[j]:
+            prefetch(seg_cnt, rq[lstart[l8]])
+            prefetch(btail, down[l8])
+        if not allow[j]:
             continue
         link = touched[j]
-        capl = links.cap[link]
+        capl = lcap[link]
         a = lstart[link]
-        for x in range(a, a + links.nreq[link]):
+        for x in range(a, a + lreq[link]):
             if capl <= 0:
                 break
             s = rq[x]
-            p = segs.pkt[s]
-            ovc = segs.ovc[s]
+            p = seg_pkt[s]
+            ovc = seg_ovc[s]
+            # -- VC allocation (a head) ---------------------------------------------
             first = ovc == NO_VC
             if first:
-                ovc = allocate_vc(link, s, p, prm, segs, pkts, links)
+                ovc = allocate_vc(link, s, p, nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held,
+                                  credit)  # fmt: skip
                 if ovc == NO_VC:
                     continue
-            n = min(segs.cnt[s], capl)
+            n = min(seg_cnt[s], capl)
             if ovc >= 0:
-                n = min(n, links.credit[vc_id(link, ovc, prm.nvc)])
+                n = min(n, credit[vc_id(link, ovc, nvc)])
             if n <= 0:
                 continue
+            # -- switch: n flits cross the link ---------------------------------------
             capl -= n
-            switch(t, link, s, p, ovc, first, n, in_window, prm, segs, pkts, links, so)
-            tail = segs.sent[s] == prm.flits
-            credits(link, s, ovc, n, tail, nloc, prm, segs, links, bufs, so)
-            hand_over(t, link, s, p, ovc, first, n, tail, nloc, prm, segs, pkts, links, bufs, so)
+            seg_cnt[s] -= n
+            seg_sent[s] += n
+            lflits[link] += n
+            cnt[C_FLITS] += n
+            if in_window:
+                load[link] += n
+            b = seg_buf[s]
+            if first:
+                seg_ovc[s] = ovc
+                if ovc >= 0:
+                    held[vc_id(link, ovc, nvc)] = 1
+                if b >= nvcbuf:  # the head leaves its source
+                    pkt_adm[p] = t - 1
+                cnt[C_HOPS] += 1
+                if record_hops:
+                    h = cnt[C_HOPS] - 1
+                    hop[h, 0], hop[h, 1] = t, pkt_pid[p]
+                    hop[h, 2], hop[h, 3] = link_node(link, lo, deg), nbt[link]
+                    hop[h, 4] = link_port(link, deg)
+            # -- credits ----------------------------------------------------------------
+            tail = seg_sent[s] == flits
+            if ovc >= 0:
+                credit[vc_id(link, ovc, nvc)] -= n
+                if tail:  # the tail releases the VC (applied at the step's end)
+                    rel[cnt[C_REL]] = vc_id(link, ovc, nvc)
+                    cnt[C_REL] += 1
+            if b < nvcbuf:  # the flits left a VC buffer: credits to its sender
+                bocc[b] -= n
+                k = ucred[b]
+                if 0 <= k < nloc:
+                    i = cnt[C_CRED_L]
+                    cred_l[i, 0], cred_l[i, 1] = k, n
+                    cnt[C_CRED_L] += 1
+                else:
+                    i = cnt[C_CRED_R]
+                    cred_r[i, 0], cred_r[i, 1] = k + gbase, n
+                    cnt[C_CRED_R] += 1
+            if tail and seg_cnt[s] == 0:
+                drain[cnt[C_DRAIN]] = s
+                cnt[C_DRAIN] += 1
+            # -- hand-over ----------------------------------------------------------------
+            if ovc == DEST:  # delivered with its tail
+                if tail:
+                    i = cnt[C_DELIV]
+                    deliv[i, 0], deliv[i, 1], deliv[i, 2] = pkt_pid[p], pkt_src[p], pkt_dst[p]
+                    deliv[i, 3], deliv[i, 4] = pkt_inj[p], t
+                    deliv[i, 5], deliv[i, 6] = seg_hops[s] + 1, pkt_adm[p]
+                    cnt[C_DELIV] += 1
+                continue
+            b2 = down[link] + ovc
+            if 0 <= b2 < nloc:  # into a buffer of this rank
+                if first:  # a new segment at the back of buffer b2, flits added at the end
+                    s2 = push_segment(p, b2, seg_hops[s] + 1, seg_free, nfree, seg_pkt, seg_cnt,
+                                      seg_recv, seg_sent, seg_next, seg_buf, seg_out, seg_ovc,
+                                      seg_hops, bhead, btail)  # fmt: skip
+                    pkt_nseg[p] += 1
+                else:
+                    s2 = btail[b2]
+                i = cnt[C_LOCAL]
+                local[i, LA_SEG], local[i, LA_N], local[i, LA_BUF] = s2, n, b2
+                cnt[C_LOCAL] += 1
+                continue
+            cnt[C_CROSS] += n  # onto the wire: a head carries its packet's record
+            i = cnt[C_WIRE]
+            wire[i, W_HEAD], wire[i, W_PID] = 1 if first else 0, pkt_pid[p]
+            wire[i, W_BUF], wire[i, W_N] = b2 + gbase, n
+            if first:
+                wire[i, W_SRC], wire[i, W_DST] = pkt_src[p], pkt_dst[p]
+                wire[i, W_INJ], wire[i, W_ADM] = pkt_inj[p], pkt_adm[p]
+                wire[i, W_HOPS], wire[i, W_STATE] = seg_hops[s] + 1, pkt_state[p]
+                for c in range(hw):
+                    wire[i, W_WIDTH + c] = pkt_hdr[p, c]
+            cnt[C_WIRE] += 1
     for j in range(nt):  # nreq is this step's bucket count: zero what this step set
-        links.nreq[touched[j]] = 0
+        lreq[touched[j]] = 0

@@ -11,9 +11,14 @@ compiles to structs of arrays (a field read costs what an argument read costs):
 * :class:`Buffers`: per input buffer (VC buffers, then source queues) its FIFO of segments;
 * :class:`StepOut`: a step's scratch and its outputs (requests, arrivals, credits, rows);
 
-and the run's constants as :class:`Params`. Why named tuples and not ``structref``: numba
-compiles them as fast as separate arguments, caches them on disk like any signature, and a
-bundle is rebuilt only when a pool grows (:meth:`~mpinet.engine.flit.state.FlitState.reserve`).
+and the run's constants as :class:`Params`. A bundle is rebuilt only when a pool grows
+(:meth:`~mpinet.engine.flit.state.FlitState.reserve`); numba caches kernels on named tuples
+like any signature. Two costs, measured, shape how the kernels use them: a kernel takes its
+arrays out of the bundles once, before its loops (numba copies and reference-counts a whole
+bundle wherever one is handed to a function inlined in a loop: ``move`` ran 14x slower), so
+per-request helpers take arrays; and numba's dispatcher types every array of every bundle
+on each call from Python (about 30 us for a step's bundles), which the multi-rank steps
+avoid (:class:`mpinet.engine.flit.ranks.Direct`).
 
 Index formulas (docs/switching.md): the rank's links are ``(node - lo) * degree + port``; a
 link's VC ``v`` is ``link * V + v`` (the sender's credit counter and hold flag); the VC

@@ -21,18 +21,20 @@ def gather_heads(heads, ipid, isrc, idst, ihdr, prm, segs, pkts, cur, dst, pid, 
     """The router's inputs: the heads of segments ``heads`` (at the node of their buffer),
     then the injected packets ``ipid`` (at their source, no hops, state 0)."""
     na = heads.shape[0]
-    hw = pkts.hdr.shape[1]
-    span = prm.deg * prm.nvc
+    pkt_hdr, seg_pkt, seg_buf, seg_hops = pkts.hdr, segs.pkt, segs.buf, segs.hops
+    pkt_dst, pkt_pid, pkt_state = pkts.dst, pkts.pid, pkts.state
+    hw = pkt_hdr.shape[1]
+    span, lo = prm.deg * prm.nvc, prm.lo
     for i in range(na):
         s = heads[i]
-        p = segs.pkt[s]
-        cur[i] = buffer_node(segs.buf[s], span, prm.lo)
-        dst[i] = pkts.dst[p]
-        pid[i] = pkts.pid[p]
-        hops[i] = segs.hops[s]
-        state[i] = pkts.state[p]
+        p = seg_pkt[s]
+        cur[i] = buffer_node(seg_buf[s], span, lo)
+        dst[i] = pkt_dst[p]
+        pid[i] = pkt_pid[p]
+        hops[i] = seg_hops[s]
+        state[i] = pkt_state[p]
         for c in range(hw):
-            hdr[i, c] = pkts.hdr[p, c]
+            hdr[i, c] = pkt_hdr[p, c]
     for i in range(ipid.shape[0]):
         j = na + i
         cur[j] = isrc[i]
@@ -47,16 +49,18 @@ def gather_heads(heads, ipid, isrc, idst, ihdr, prm, segs, pkts, cur, dst, pid, 
 @njit(cache=True, error_model="numpy")
 def set_routes(heads, links, lo_v, hi_v, new_hdr, state, segs, pkts):
     """Write the router's and the policy's decisions for the heads of ``heads``."""
-    hw = pkts.hdr.shape[1]
+    pkt_hdr, pkt_state, seg_pkt = pkts.hdr, pkts.state, segs.pkt
+    seg_out, seg_vlo, seg_vhi = segs.out, segs.vlo, segs.vhi
+    hw = pkt_hdr.shape[1]
     for i in range(heads.shape[0]):
         s = heads[i]
-        p = segs.pkt[s]
-        segs.out[s] = links[i]
-        segs.vlo[s] = lo_v[i]
-        segs.vhi[s] = hi_v[i]
-        pkts.state[p] = state[i]
+        p = seg_pkt[s]
+        seg_out[s] = links[i]
+        seg_vlo[s] = lo_v[i]
+        seg_vhi[s] = hi_v[i]
+        pkt_state[p] = state[i]
         for c in range(hw):
-            pkts.hdr[p, c] = new_hdr[i, c]
+            pkt_hdr[p, c] = new_hdr[i, c]
 
 
 @njit(cache=True)

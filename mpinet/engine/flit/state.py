@@ -182,42 +182,48 @@ class FlitState:
 def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, prm, segs, pkts, bufs):
     """Injected packets: a record each and a segment of all ``flits`` flits at the back of
     the source queue of (source, first port), in the given order."""
+    pkt_free, npfree, pkt_hdr = pkts.free, pkts.nfree, pkts.hdr
+    seg_cnt, seg_recv, seg_out, seg_vlo, seg_vhi = segs.cnt, segs.recv, segs.out, segs.vlo, segs.vhi
+    active, act, nact = bufs.active, bufs.act, bufs.nact
     for i in range(pid.shape[0]):
-        pkts.nfree[0] -= 1
-        p = pkts.free[pkts.nfree[0]]
+        npfree[0] -= 1
+        p = pkt_free[npfree[0]]
         pkts.pid[p] = pid[i]
         pkts.src[p] = src[i]
         pkts.dst[p] = dst[i]
         pkts.inj[p] = inj
         pkts.adm[p] = -1
         pkts.state[p] = state[i]
-        for c in range(pkts.hdr.shape[1]):
-            pkts.hdr[p, c] = hdr[i, c]
+        for c in range(pkt_hdr.shape[1]):
+            pkt_hdr[p, c] = hdr[i, c]
         pkts.nseg[p] = 1
         link = link_id(src[i], port[i], prm.lo, prm.deg)
         b = source_queue(prm.nvcbuf, link)
-        s = fk.push_segment(p, b, 0, segs, bufs)
-        segs.cnt[s] = segs.recv[s] = prm.flits  # the whole packet waits at its source
-        segs.out[s] = link
-        segs.vlo[s] = vlo[i]
-        segs.vhi[s] = vhi[i]
-        activate_one(b, bufs)
+        s = fk.push_segment(p, b, 0, segs.free, segs.nfree, segs.pkt, seg_cnt, seg_recv,
+                            segs.sent, segs.next, segs.buf, seg_out, segs.ovc, segs.hops,
+                            bufs.head, bufs.tail)  # fmt: skip
+        seg_cnt[s] = seg_recv[s] = prm.flits  # the whole packet waits at its source
+        seg_out[s] = link
+        seg_vlo[s] = vlo[i]
+        seg_vhi[s] = vhi[i]
+        activate_one(b, active, act, nact)
 
 
 @njit(cache=True, inline="always")
-def activate_one(b, bufs):
-    """Buffer ``b`` into the active list (once)."""
-    if bufs.active[b] == 0:
-        bufs.active[b] = 1
-        bufs.act[bufs.nact[0]] = b
-        bufs.nact[0] += 1
+def activate_one(b, active, act, nact):
+    """Buffer ``b`` into the active list ``act[:nact[0]]`` (once)."""
+    if active[b] == 0:
+        active[b] = 1
+        act[nact[0]] = b
+        nact[0] += 1
 
 
 @njit(cache=True)
 def activate(ids, bufs):
     """Add buffers that received a segment to the active list."""
+    active, act, nact = bufs.active, bufs.act, bufs.nact
     for b in ids:
-        activate_one(b, bufs)
+        activate_one(b, active, act, nact)
 
 
 @njit(cache=True)

@@ -32,19 +32,20 @@ def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
     ``so.new``: the segments opened by heads that reached a local node (not routed yet:
     ``segs.out = -1``); ``so.bufs``: the buffers checked; ``so.out`` as :func:`check_step`.
     """
-    cnt, local = so.cnt, so.local
+    cnt, local, seg_out, new, sbufs = so.cnt, so.local, segs.out, so.new, so.bufs
+    active, act, nact = bufs.active, bufs.act, bufs.nact
     nloc = cnt[fk.C_LOCAL]
     nn = 0
     for i in range(nloc):
         if i + 8 < nloc:  # the arrivals' segments and buffers, scattered: ahead of use
-            prefetch(segs.out, local[i + 8, fk.LA_SEG])
-            prefetch(bufs.active, local[i + 8, fk.LA_BUF])
+            prefetch(seg_out, local[i + 8, fk.LA_SEG])
+            prefetch(active, local[i + 8, fk.LA_BUF])
         s, b = local[i, fk.LA_SEG], local[i, fk.LA_BUF]
-        if segs.out[s] == -1:
-            so.new[nn] = s
+        if seg_out[s] == -1:
+            new[nn] = s
             nn += 1
-        so.bufs[i] = b
-        activate_one(b, bufs)
+        sbufs[i] = b
+        activate_one(b, active, act, nact)
     finish(segs, pkts, links, bufs, so)
     check_step(nt, sdc_port, prm, links, bufs, so.touched, nloc, so.bufs, so.out)
     return nn
@@ -53,29 +54,44 @@ def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
 @njit(cache=True, error_model="numpy")
 def finish(segs, pkts, links, bufs, so):
     """The step's lists applied: local arrivals, VC releases, credits, drained segments."""
-    cnt, local = so.cnt, so.local
+    cnt, local, rel, cred_l, drain = so.cnt, so.local, so.rel, so.cred_l, so.drain
+    seg_cnt, seg_recv, seg_buf, seg_next, seg_pkt = (
+        segs.cnt,
+        segs.recv,
+        segs.buf,
+        segs.next,
+        segs.pkt,
+    )
+    seg_free, nfree, pkt_nseg, pkt_free, npfree = (
+        segs.free,
+        segs.nfree,
+        pkts.nseg,
+        pkts.free,
+        pkts.nfree,
+    )
+    bocc, bhead, btail, held, credit = bufs.occ, bufs.head, bufs.tail, links.held, links.credit
     for i in range(cnt[fk.C_LOCAL]):
         s, n, b = local[i, fk.LA_SEG], local[i, fk.LA_N], local[i, fk.LA_BUF]
-        segs.cnt[s] += n
-        segs.recv[s] += n
-        bufs.occ[b] += n
+        seg_cnt[s] += n
+        seg_recv[s] += n
+        bocc[b] += n
     for i in range(cnt[fk.C_REL]):
-        links.held[so.rel[i]] = 0
+        held[rel[i]] = 0
     for i in range(cnt[fk.C_CRED_L]):
-        links.credit[so.cred_l[i, 0]] += so.cred_l[i, 1]
+        credit[cred_l[i, 0]] += cred_l[i, 1]
     for i in range(cnt[fk.C_DRAIN]):
-        s = so.drain[i]
-        b = segs.buf[s]
-        bufs.head[b] = segs.next[s]  # a drained segment is its buffer's front
-        if bufs.head[b] < 0:
-            bufs.tail[b] = -1
-        p = segs.pkt[s]
-        pkts.nseg[p] -= 1
-        if pkts.nseg[p] == 0:
-            pkts.free[pkts.nfree[0]] = p
-            pkts.nfree[0] += 1
-        segs.free[segs.nfree[0]] = s
-        segs.nfree[0] += 1
+        s = drain[i]
+        b = seg_buf[s]
+        bhead[b] = seg_next[s]  # a drained segment is its buffer's front
+        if bhead[b] < 0:
+            btail[b] = -1
+        p = seg_pkt[s]
+        pkt_nseg[p] -= 1
+        if pkt_nseg[p] == 0:
+            pkt_free[npfree[0]] = p
+            npfree[0] += 1
+        seg_free[nfree[0]] = s
+        nfree[0] += 1
 
 
 @njit(cache=True, error_model="numpy")
@@ -89,27 +105,29 @@ def check_step(nt, sdc_port, prm, links, bufs, touched, nbuf, buf_ids, out):
     """
     out[0] = 0
     node, used = -1, 0
+    lflits, lcap, bocc = links.flits, links.cap, bufs.occ
+    kind, deg, k, bsize = prm.kind, prm.deg, prm.k, prm.bsize
     for j in range(nt):
         link = touched[j]
-        f = links.flits[link]
+        f = lflits[link]
         if f == 0:
             continue
-        links.flits[link] = 0
-        if f > links.cap[link] and out[0] == 0:
+        lflits[link] = 0
+        if f > lcap[link] and out[0] == 0:
             out[0], out[1] = CAPACITY, link
-        if prm.kind == fk.ALL:  # no port rule: no divisions
+        if kind == fk.ALL:  # no port rule: no divisions
             continue
-        if prm.kind == fk.SDC and link_port(link, prm.deg) != sdc_port and out[0] == 0:
+        if kind == fk.SDC and link_port(link, deg) != sdc_port and out[0] == 0:
             out[0], out[1] = SDC_PORT, link
-        here = link_node(link, 0, prm.deg)
+        here = link_node(link, 0, deg)
         if here != node:
             node, used = here, 0
         used += 1
-        if prm.kind == fk.KPORT and used > prm.k and out[0] == 0:
+        if kind == fk.KPORT and used > k and out[0] == 0:
             out[0], out[1] = PORTS, link
     for i in range(nbuf):
         b = buf_ids[i]
-        if bufs.occ[b] > prm.bsize and out[0] == 0:
+        if bocc[b] > bsize and out[0] == 0:
             out[0], out[1] = BUFFER, b
 
 
@@ -118,34 +136,58 @@ def receive(rows, prm, segs, pkts, bufs, new_seg, err):
     """Flits from other ranks: a head opens a packet record and a segment at the back of its
     buffer (``new_seg`` lists them, to be routed); later flits join that segment. Returns
     the number of heads; ``err = (1, pid)`` for flits whose head never came (a bug)."""
-    hw = pkts.hdr.shape[1]
+    pkt_hdr, pkt_free, npfree, pkt_pid, pkt_nseg = (
+        pkts.hdr,
+        pkts.free,
+        pkts.nfree,
+        pkts.pid,
+        pkts.nseg,
+    )
+    seg_free, nfree, seg_pkt, seg_cnt, seg_recv = (
+        segs.free,
+        segs.nfree,
+        segs.pkt,
+        segs.cnt,
+        segs.recv,
+    )
+    seg_sent, seg_next, seg_buf, seg_out, seg_ovc = (
+        segs.sent,
+        segs.next,
+        segs.buf,
+        segs.out,
+        segs.ovc,
+    )
+    seg_hops, bhead, btail, bocc = segs.hops, bufs.head, bufs.tail, bufs.occ
+    hw = pkt_hdr.shape[1]
     base = prm.lo * prm.deg * prm.nvc
     nn = 0
     for i in range(rows.shape[0]):
         b = rows[i, fk.W_BUF] - base
         n = rows[i, fk.W_N]
         if rows[i, fk.W_HEAD]:
-            pkts.nfree[0] -= 1
-            p = pkts.free[pkts.nfree[0]]
-            pkts.pid[p] = rows[i, fk.W_PID]
+            npfree[0] -= 1
+            p = pkt_free[npfree[0]]
+            pkt_pid[p] = rows[i, fk.W_PID]
             pkts.src[p] = rows[i, fk.W_SRC]
             pkts.dst[p] = rows[i, fk.W_DST]
             pkts.inj[p] = rows[i, fk.W_INJ]
             pkts.adm[p] = rows[i, fk.W_ADM]
             pkts.state[p] = rows[i, fk.W_STATE]
             for c in range(hw):
-                pkts.hdr[p, c] = rows[i, fk.W_WIDTH + c]
-            pkts.nseg[p] = 1
-            s = fk.push_segment(p, b, rows[i, fk.W_HOPS], segs, bufs)
+                pkt_hdr[p, c] = rows[i, fk.W_WIDTH + c]
+            pkt_nseg[p] = 1
+            s = fk.push_segment(p, b, rows[i, fk.W_HOPS], seg_free, nfree, seg_pkt, seg_cnt,
+                                seg_recv, seg_sent, seg_next, seg_buf, seg_out, seg_ovc, seg_hops,
+                                bhead, btail)  # fmt: skip
             new_seg[nn] = s
             nn += 1
         else:
-            s = bufs.tail[b]
-            if s < 0 or pkts.pid[segs.pkt[s]] != rows[i, fk.W_PID]:
+            s = btail[b]
+            if s < 0 or pkt_pid[seg_pkt[s]] != rows[i, fk.W_PID]:
                 err[0] = 1
                 err[1] = rows[i, fk.W_PID]
                 continue
-        segs.cnt[s] += n
-        segs.recv[s] += n
-        bufs.occ[b] += n
+        seg_cnt[s] += n
+        seg_recv[s] += n
+        bocc[b] += n
     return nn
