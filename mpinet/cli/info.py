@@ -130,9 +130,17 @@ def run(args: argparse.Namespace) -> int:
         tell = bar.counter(f"info {topo.spec}: BFS")
         info = collective(
             comm,
-            lambda: network_info(topo, src, comm, tell, sources=args.sources, seed=args.seed),
+            _memory_guard(
+                lambda: network_info(topo, src, comm, tell, sources=args.sources, seed=args.seed),
+                f"info {topo.spec}",
+            ),
         )
-        extra = collective(comm, lambda: _fault_metrics(args, topo, faults, info, comm))
+        extra = collective(
+            comm,
+            _memory_guard(
+                lambda: _fault_metrics(args, topo, faults, info, comm), f"info {topo.spec} (faults)"
+            ),  # fmt: skip
+        )
     finally:
         bar.close()
     info.update(extra)
@@ -146,6 +154,20 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(_format_faults(info))
         sys.stdout.flush()
     return 0
+
+
+def _memory_guard(fn: Any, what: str) -> Any:
+    """``fn`` with a MemoryError the plan did not foresee turned into one line (exit 2 on
+    one rank; on more, the failing rank's line and the job aborted, never a traceback)."""
+    from mpinet.jobs.resources import out_of_memory
+
+    def guarded() -> Any:
+        try:
+            return fn()
+        except MemoryError:
+            raise out_of_memory(what) from None
+
+    return guarded
 
 
 def _plan_faults(args: argparse.Namespace, topo: Any, size: int, here: int) -> Any:

@@ -100,6 +100,22 @@ def per_rank_memory(ranks_here: int = 1) -> int:
     return share if got.rank is None else min(share, got.rank)
 
 
+def out_of_memory(what: str, planned: int | None = None) -> ResourceError:
+    """The one line of a MemoryError the plan did not foresee: what ran out, the plan's
+    figure and the limits this process has now (:func:`mpinet.engine.limits.memory`)."""
+    from mpinet.engine.limits import memory
+
+    got = memory()
+    have = f"{size_text(got.machine)} available ({got.machine_origin})"
+    if got.rank is not None:
+        have += f", {got.rank_origin}"
+    plan = f" (planned about {size_text(planned)} per rank)" if planned else ""
+    return ResourceError(
+        f"{what} ran out of memory{plan}; {have}; way out: fewer ranks on this machine, "
+        "a larger limit, or a smaller network"
+    )
+
+
 def load_network(spec: str, ranks_here: int = 1, allow_disconnected: bool = False) -> Topology:
     """The topology of a spec (``file:PATH`` read from disk), planned against this machine.
 
