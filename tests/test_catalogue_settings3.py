@@ -221,8 +221,8 @@ CASES: list[Case] = [
             f"{SWEEP} --rates 0.05,0.1",
             None,
             code=0,
-            stdout=r"\nsaturation +not found: every load measured was stable, up to 0\.1000: "
-            r"saturation is above it",
+            stdout=r"\nsaturation +not found: none up to load 0\.1000 \(every load measured was "
+            r"stable\): saturation is above it",
         ),
         C(
             "set3-sweep-all-stable-json",
