@@ -10,9 +10,10 @@ links, ``V`` VCs per link, ``nl * V`` VC buffers and ``nl`` source queues):
   built the index temporaries make it :data:`VC_BUILD_BYTES` (tracemalloc);
 * per link, :data:`LINK_BYTES` (int64 neighbour and reverse-port tables, capacities,
   the receiver's first VC, flit counts) and a source queue;
-* per packet in flight, its record and its segments (one per buffer its flits occupy:
-  ``ceil(L / B) + 1`` for a worm of ``L`` flits in ``B``-flit buffers, 2 otherwise), in
-  pools that double as they fill, and the step's scratch rows per active buffer.
+* per packet in flight, its record and its segments (one per buffer its flits occupy: its
+  source queue and up to one per flit along its route, ``min(L, hops)``; 2 for
+  store-and-forward), at most one per VC beyond the source queues (a VC belongs to one
+  worm), in pools that double as they fill, and the step's scratch rows per active buffer.
 
 Measured peaks against this plan are in docs/reliability.md ("The estimate").
 """
@@ -84,12 +85,13 @@ def injects_late(job: Any, topo: Topology) -> bool:
 
 
 def segments_per_packet(m: Any, hops: float) -> int:
-    """Buffers one packet's flits occupy at most: a worm spreads over ``ceil(L / B) + 1``
-    (never more than its route's buffers plus its source queue); a cut-through or
-    store-and-forward packet over its source queue or last buffer and the next."""
-    if m.switching != "wormhole":
+    """Buffers one packet's flits occupy at most: its source queue and, flits moving one a
+    step, one buffer per flit along its route (``min(L, route)``; the buffer size only
+    bounds how far a blocked worm compresses); store-and-forward: the buffer it leaves and
+    the one it fills."""
+    if m.switching == "store-and-forward":
         return 2
-    return max(2, min(-(-m.flits // m.vc_buffer) + 1, math.ceil(2 * hops) + 1))
+    return 1 + max(1, min(m.flits, math.ceil(2 * hops) + 1))
 
 
 def flit_buffers(nodes: int, degree: int, vcs: int) -> tuple[int, int, int]:
