@@ -83,6 +83,15 @@ CASES: list[Case] = [
             stdout=r"\nchecks +all passed",
         ),
         C(
+            "set3-dateline-ring-file-runs-mpi",
+            f"{RUN} --topology file:ring.edges {DATELINE} --set model.flits=8 --packets 16",
+            None,
+            code=0,
+            files={"ring.edges": RING},
+            stdout=r"\nchecks +all passed",
+            ranks=2,
+        ),
+        C(
             "set3-dateline-ring-file-acyclic",
             f"deadlock file:ring.edges {DEADLOCK}",
             None,
