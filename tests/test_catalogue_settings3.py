@@ -186,6 +186,13 @@ CASES: list[Case] = [
             ranks=2,
         ),
         C(
+            "set3-flits-sweep-drain",
+            "sweep --topology star:4 --rates 0.01 --warmup 10 --measure 20 --drain 10 --quiet "
+            f"{WH} --set model.flits=1000",
+            r"sweep drain \(--drain\) = 10 is too short for packets of 1,000 flits: one needs at "
+            r"least ceil\(L / c\) = 1,000 steps .*raise --drain to at least 999$",
+        ),
+        C(
             "set3-flits-max-steps-exact-runs",
             f"{RUN} --topology hypercube:1 {WH} --set model.flits=8 --max-steps 8",
             None,
