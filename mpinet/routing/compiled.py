@@ -21,7 +21,7 @@ import numpy as np
 
 from mpinet.errors import RoutingError
 from mpinet.prefetch import prefetch
-from mpinet.routing import anynet_min, fccn, shortest
+from mpinet.routing import anynet_min, fccn, shortest, source_routes
 from mpinet.routing.base import CompiledHop, Router
 
 #: no compiled rule: the engine calls ``next_port``
@@ -32,6 +32,10 @@ TRANSLATED = shortest.HOP_CODE
 FCCN_SHORTEST = fccn.HOP_CODE
 #: ``anynet-min``: ``prm[0] = N``, ``ta`` the N x N port table
 ANYNET_MIN = anynet_min.HOP_CODE
+#: routes computed at injection (:mod:`mpinet.routing.source_routes`): the header word
+#: indexes the packet's route row and hop (``row * prm[0] + hop``), ``ta`` the flat
+#: (rows, prm[0]) route table (:func:`~mpinet.routing.source_routes.source_rule`)
+SOURCE = source_routes.HOP_CODE
 
 #: what the engine passes for a router without a rule (one compiled signature for all)
 NO_HOP = CompiledHop(NONE, np.zeros(3, np.int64), np.zeros(1, np.uint8), np.zeros(1, np.int32))
@@ -42,10 +46,10 @@ def rule_of(router: Router) -> CompiledHop:
     rule = router.compiled_hop()
     if rule is None or rule.ta.dtype != np.uint8 or rule.tb.dtype != np.int32:
         return NO_HOP
-    if rule.code not in (TRANSLATED, FCCN_SHORTEST, ANYNET_MIN):
+    if rule.code not in (TRANSLATED, FCCN_SHORTEST, ANYNET_MIN, SOURCE):
         raise RoutingError(
             f"router {router.name}: compiled hop code {rule.code} is not one of "
-            f"{TRANSLATED}, {FCCN_SHORTEST}, {ANYNET_MIN} (mpinet.routing.compiled)"
+            f"{TRANSLATED}, {FCCN_SHORTEST}, {ANYNET_MIN}, {SOURCE} (mpinet.routing.compiled)"
         )
     return rule
 
@@ -57,6 +61,8 @@ def hop(code, prm, ta, tb, cur, dst, h):
         return shortest.translated_hop_one(h, prm[0], prm[1], prm[2] != 0, ta, tb)
     if code == ANYNET_MIN:
         return anynet_min.table_hop_one(cur, dst, prm[0], ta), h
+    if code == SOURCE:
+        return source_routes.source_hop_one(h, ta)
     return fccn.shortest_hop_one(cur, dst, h, ta)
 
 

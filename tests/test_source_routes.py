@@ -1,0 +1,211 @@
+"""Routes computed at injection (mpinet.routing.source_routes) against the step-by-step walk."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpinet.engine.core import Engine
+from mpinet.engine.models import parse_model
+from mpinet.engine.report import gather_hops, gather_packets
+from mpinet.errors import RoutingError
+from mpinet.routing import ROUTERS, make_router
+from mpinet.routing import compiled as cp
+from mpinet.routing.base import DROP, WAIT, Router
+from mpinet.routing.source_routes import (
+    PORT_DROP,
+    PORT_END,
+    SourceRouted,
+    source_headers,
+    source_rule,
+    walk_routes,
+)
+from mpinet.routing.walk import walk
+from mpinet.topology import from_spec
+from mpinet.topology.faults import make_faults
+from mpinet.workloads import Unicast
+
+#: one small network per family (as tests/test_routers_everywhere.py)
+INSTANCE = {
+    "star": "star:5",
+    "scc": "scc:4",
+    "ms": "ms:2,2",
+    "ims": "ims:1,3,2",
+    "cms": "cms:3,2,2",
+    "fccn": "fccn:3",
+    "borel": "borel:47,2,1,7",
+    "hypercube": "hypercube:5",
+    "ccc": "ccc:4",
+}
+#: every registered router on a network of each family it applies to (generic ones on scc:4
+#: and ms:2,2), and shortest with random ties
+CASES = [
+    (name, INSTANCE[fam], {})
+    for name, cls in ROUTERS.items()
+    for fam in (cls.families or ["scc", "ms"])
+] + [("shortest", "scc:4", {"tie": "random"}), ("shortest", "fccn:3", {"tie": "random"})]
+
+
+def random_pairs(topo, m: int, seed: int):
+    g = np.random.default_rng(seed)
+    src = g.integers(0, topo.num_nodes, m)
+    dst = g.integers(0, topo.num_nodes, m)
+    pids = g.permutation(10 * m)[:m].astype(np.int64)
+    return src, dst, pids
+
+
+def check_against_walk(router, src, dst, pids, seed: int) -> np.ndarray:
+    """walk_routes's rows replayed on the network visit walk's nodes, hop for hop."""
+    topo = router.topo
+    ref = walk(topo, router, src, dst, seed=seed, pids=pids, paths=True)
+    assert ref["ok"].all()
+    ports, nhops = walk_routes(
+        router, src, dst, pids, seed=seed, max_hops=max(1, int(ref["lengths"].max(initial=0)))
+    )
+    assert np.array_equal(nhops, ref["lengths"])
+    m = src.size
+    past = np.arange(ports.shape[1])[None, :] >= nhops[:, None]
+    assert (ports[past] == PORT_END).all() and (ports[~past] < topo.degree).all()
+    nodes = np.asarray(src, np.int64).copy()
+    for h in range(int(nhops.max(initial=0))):
+        go = np.flatnonzero(nhops > h)
+        nodes[go] = topo.neighbors(nodes[go])[np.arange(go.size), ports[go, h]]
+        assert np.array_equal(nodes[go], ref["paths"][go, h + 1])
+    assert np.array_equal(nodes, dst)
+    used = np.bincount(ports[~past].astype(np.int64), minlength=topo.degree)
+    assert np.array_equal(used, ref["port_counts"])  # the same ports, not only the same nodes
+    assert m == nhops.size
+    return ports
+
+
+@pytest.mark.parametrize("name,spec,opts", CASES)
+def test_every_router_walks_the_routes_of_the_step_by_step_walk(name, spec, opts):
+    topo = from_spec(spec)
+    router = make_router(name, topo, **opts)
+    for seed in (0, 5):
+        src, dst, pids = random_pairs(topo, 600, seed)
+        check_against_walk(router, src, dst, pids, seed)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    case=st.sampled_from(
+        [("scc-random", "scc:4", {}), ("shortest", "scc:4", {"tie": "random"}),
+         ("ms-balls-to-boxes", "ms:2,2", {}), ("ms-merged", "ms:2,2", {}),
+         ("borel-cr", "borel:47,2,1,7", {}), ("ims-two-phase", "ims:1,3,2", {})]
+    ),
+    seed=st.integers(0, 2**31),
+    pair_seed=st.integers(0, 2**31),
+)  # fmt: skip
+def test_random_choices_follow_the_pids_and_seed(case, seed, pair_seed):
+    name, spec, opts = case
+    router = make_router(name, from_spec(spec), **opts)
+    src, dst, pids = random_pairs(router.topo, 40, pair_seed)
+    check_against_walk(router, src, dst, pids, seed)
+
+
+@pytest.mark.parametrize(
+    "name,spec",
+    [("scc-random", "scc:4"), ("ms-balls-to-boxes", "ms:2,2"), ("borel-cr", "borel:47,2,1,7"),
+     ("shortest", "star:5"), ("scc-optimal", "scc:4"), ("borel-two-phase", "borel:47,2,1,7")],
+)  # fmt: skip
+def test_a_packet_engine_run_through_route_rows_is_the_routers_run(name, spec):
+    topo = from_spec(spec)
+
+    def run(router, queues):
+        w = Unicast(topo, "uniform", packets=3, seed=7)
+        eng = Engine(topo, router, parse_model("all-port"), None, seed=7, record_hops=True,
+                     queues=queues)  # fmt: skip
+        rec = eng.run(w)
+        pk, _ = gather_packets(rec, w.pid_space, eng.comm)
+        return pk, gather_hops(rec, w.pid_space, eng.comm)
+
+    pk, hops = run(make_router(name, topo), "links")
+    wrapped = SourceRouted(make_router(name, topo), max_hops=254)
+    spk, shops = run(wrapped, "links")
+    assert np.array_equal(pk, spk) and np.array_equal(hops, shops)
+    assert wrapped.nfree == wrapped.table.shape[0]  # every row freed on its last hop
+    cpk, chops = run(SourceRouted(make_router(name, topo), max_hops=254), "auto")
+    assert np.array_equal(pk, cpk) and np.array_equal(hops, chops)
+
+
+def test_dropped_packets_are_dropped_where_the_router_drops_them():
+    topo = from_spec("scc:4")
+    f = make_faults(topo, random_links=0.15, random_nodes=0.05, seed=3)
+
+    def run(router):
+        w = Unicast(topo, "uniform", packets=3, seed=2)
+        eng = Engine(topo, router, parse_model("all-port"), None, seed=2, faults=f,
+                     record_hops=True)  # fmt: skip
+        rec = eng.run(w)
+        return (
+            gather_packets(rec, w.pid_space, eng.comm)[0],
+            gather_hops(rec, w.pid_space, eng.comm),
+            rec,
+        )
+
+    pk, hops, rec = run(make_router("scc-random", topo, faults=f))
+    wrapped = SourceRouted(make_router("scc-random", topo, faults=f), max_hops=60)
+    spk, shops, srec = run(wrapped)
+    assert np.array_equal(pk, spk) and np.array_equal(hops, shops)
+    assert rec.drops.shape[0] > 0 and np.array_equal(rec.drops, srec.drops)
+    src, dst, pids = random_pairs(topo, 400, 1)
+    ports, nhops = walk_routes(make_router("scc-random", topo, faults=f), src, dst, pids, 0)
+    dropped = ports[np.arange(src.size), np.minimum(nhops, ports.shape[1] - 1)] == PORT_DROP
+    assert dropped.any()  # the faults cut some destinations off: rows end with the marker
+    assert (ports[dropped, :][:, :1] != PORT_END).all()
+
+
+def test_the_compiled_hop_reads_the_rows():
+    topo = from_spec("ms:2,2")
+    router = make_router("ms-two-phase", topo)
+    src, dst, pids = random_pairs(topo, 300, 4)
+    ports, nhops = walk_routes(router, src, dst, pids, seed=1, max_hops=24)
+    table = np.ascontiguousarray(ports)
+    rule = source_rule(table)
+    assert rule.code == cp.SOURCE
+    h = source_headers(np.arange(src.size), ports.shape[1])
+    for i in range(src.size):  # the scalar rule, as the compiled steps call it
+        hi, cur = int(h[i]), int(src[i])
+        for k in range(int(nhops[i])):
+            port, hi = cp.hop(rule.code, rule.prm, rule.ta, rule.tb, cur, int(dst[i]), hi)
+            assert port == ports[i, k]
+            cur = int(topo.neighbors(np.array([cur]))[0, port])
+        assert cur == dst[i] and hi == h[i] + nhops[i]
+    table[0, 0] = PORT_DROP
+    assert cp.hop(rule.code, rule.prm, rule.ta, rule.tb, 0, 1, 0) == (DROP, 0)
+
+
+class _Bad(Router):
+    name = "bad"
+
+    def __init__(self, topo, port, holds=False):
+        super().__init__(topo)
+        self.port = port
+        self.holds = holds
+
+    def next_port(self, nodes, dests, headers, ctx):
+        return np.full(nodes.size, self.port), headers
+
+
+def test_refusals_name_the_router():
+    topo = from_spec("star:4")
+    src, dst = np.array([0, 1]), np.array([5, 7])
+    for router, what in [
+        (_Bad(topo, 0, holds=True), "holds packets"),
+        (_Bad(topo, WAIT), "chose port -1"),
+        (_Bad(topo, topo.degree), f"chose port {topo.degree}"),
+    ]:
+        with pytest.raises(RoutingError, match=f"router bad.*{what}"):
+            walk_routes(router, src, dst, [0, 1])
+    with pytest.raises(RoutingError, match="router bad: the route of packet 0 .* longer than "
+                       "max_hops = 9 hops"):  # fmt: skip
+        walk_routes(_Bad(topo, 0), src, dst, [0, 1], max_hops=9)  # back and forth on port 0
+    with pytest.raises(RoutingError, match="max_hops must be in 1..254, got 255"):
+        walk_routes(make_router("shortest", topo), src, dst, [0, 1], max_hops=255)
+    with pytest.raises(RoutingError, match="router bad.*holds packets"):
+        SourceRouted(_Bad(topo, 0, holds=True))
+    with pytest.raises(RoutingError, match="router shortest: routes computed at injection"):
+        SourceRouted(make_router("shortest", topo)).set_faults(None)
