@@ -304,3 +304,203 @@ def test_watched_comm_parks_while_stopping(monkeypatch, fail):
     parked.clear()
     watched.Allreduce(None, None)  # not stopping: no wait
     assert parked == []
+
+
+# -- every command, every output device, every message (issue 32) -----------------------------
+def test_a_signal_names_what_was_not_written():
+    """The line names the output's kind; a scratch directory alone is 'temporary files'."""
+    from mpinet.cli.signals import _message
+
+    assert _message(15, [], []) == "mpinet: interrupted by SIGTERM; stopped with exit code 143"
+    assert _message(1, [], ["GraphML file", ""]).endswith(
+        "exit code 129; no GraphML file written, its temporary files removed"
+    )
+    assert _message(2, [], [""]).endswith("exit code 130; its temporary files removed")
+    assert _message(2, ["t.h5"], ["trace"]).endswith("; the trace t.h5 had been written completely")
+
+
+def test_one_line_escapes_and_caps_a_message_of_megabytes():
+    from mpinet.outputs.stdio import MESSAGE_BYTES, one_line
+
+    head, tail = "refused: got '", "'; way out: a smaller file"
+    text = head + ("\0\x01binary\n" * 5_000_000) + tail  # 45 MB with NULs and newlines
+    t0 = time.process_time()
+    line = one_line(text)
+    assert time.process_time() - t0 < 5  # never the whole text escaped
+    assert len(line.encode()) <= MESSAGE_BYTES and line.isprintable()
+    assert line.startswith(head + "\\x00\\x01binary\\n") and line.endswith("binary\\n" + tail)
+    shown = line.replace("\\x00", "\0").replace("\\x01", "\1").replace("\\n", "\n")
+    first, rest = shown.split(" [... ", 1)
+    cut, last = rest.split(" bytes cut ...] ", 1)
+    # the bytes said cut are exactly those not shown
+    assert len(first) + int(cut.replace(",", "")) + len(last) == len(text)
+    assert text.startswith(first) and text.endswith(last)
+
+
+def test_one_line_keeps_short_lines_and_escapes_every_unprintable():
+    from mpinet.outputs.stdio import one_line
+
+    assert one_line("plain; way out: x") == "plain; way out: x"
+    odd = "a\tb\rc\x1b[2J\x7f\u202e\u2028" + b"\xff".decode("utf-8", "surrogateescape")
+    assert one_line(odd) == "a\\tb\\rc\\x1b[2J\\x7f\\u202e\\u2028\\xff"
+    assert one_line("é" * 300).endswith("é" * 25) and len(one_line("é" * 300).encode()) <= 400
+
+
+def test_every_error_line_on_stderr_is_capped_whoever_prints_it():
+    """print(f"mpinet: error: {e}") in any command goes through the guarded stderr."""
+    import io
+
+    from mpinet.outputs.stdio import GuardedStream
+
+    raw = io.StringIO()
+    err = GuardedStream(raw, "standard error", errors=True)
+    print("mpinet: error: " + "x\n" * 10_000 + "end", file=err)
+    print("mpinet: error on rank 1: a\x00b", file=err)
+    print("[mpinet] step 3 (progress: unchanged)\r", file=err)
+    lines = raw.getvalue().split("\n")
+    assert len(lines[0].encode()) <= 400 + len("mpinet: error: ") and "bytes cut" in lines[0]
+    assert lines[1] == "mpinet: error on rank 1: a\\x00b"
+    assert lines[2] == "[mpinet] step 3 (progress: unchanged)\r"
+
+
+class _Broken:
+    """A stream whose writes fail with ``errno_``."""
+
+    def __init__(self, errno_: int) -> None:
+        self.errno, self.calls = errno_, 0
+
+    def write(self, text: str) -> int:
+        self.calls += 1
+        raise OSError(self.errno, os.strerror(self.errno))
+
+    flush = write
+
+
+@pytest.mark.parametrize("err", [28, 32], ids=["ENOSPC", "EPIPE"])
+def test_a_failed_stdout_write_raises_once_then_goes_nowhere(err):
+    from mpinet.outputs.stdio import GuardedStream, StreamError
+
+    raw = _Broken(err)
+    out = GuardedStream(raw, "standard output")
+    with pytest.raises(StreamError, match="cannot write the results to standard output") as exc:
+        out.write("results\n")
+    assert exc.value.quiet is (err == 32)
+    out.write("more")
+    out.flush()  # the exit flush: nothing raised, nothing tried
+    assert raw.calls == 1
+
+
+def test_stdout_full_and_closed_on_one_process(tmp_path):
+    """``> /dev/full``: exit 3, one line; ``| head -1``: exit 0, nothing on stderr."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([*MPINET, "info", "star:5"], stdout=full, stderr=subprocess.PIPE,
+                           text=True, env=env, cwd=tmp_path, timeout=120)  # fmt: skip
+    assert r.returncode == 3
+    assert r.stderr == (
+        "mpinet: error: cannot write the results to standard output: No space left on device\n"
+    )
+    cmd = [*MPINET, "export", "star:8", "--format", "edgelist"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=tmp_path)  # fmt: skip
+    assert proc.stdout.readline().startswith(b"# mpinet export star:8")
+    proc.stdout.close()  # 2 MB still to come: the next write meets EPIPE
+    assert proc.wait(timeout=120) == 0
+    assert proc.stderr.read() == b""  # no "Exception ignored ... BrokenPipeError"
+
+
+def test_launcher_room_sees_dev_full_files_and_pipes(tmp_path):
+    """What rank 0 learns of the launcher's stdout (its pid stands for mpiexec here)."""
+    from mpinet.outputs.stdio import launcher_room
+
+    def room(stdout) -> int | None:
+        child = subprocess.Popen(["sleep", "30"], stdout=stdout)
+        try:
+            return launcher_room(child.pid)
+        finally:
+            child.kill()
+            child.wait()
+
+    with open("/dev/full", "w") as full:
+        assert room(full) == 0
+    with open(tmp_path / "out.txt", "w") as fh:
+        st = os.statvfs(tmp_path)
+        assert abs(room(fh) - st.f_bavail * st.f_frsize) < 64 << 20
+    assert room(subprocess.PIPE) is None
+    assert launcher_room(2**22 + 12345) is None  # no such process
+
+
+def test_the_next_writer_removes_temporaries_a_killed_one_left(tmp_path):
+    """A writer killed outright (SIGKILL) leaves ``.NAME.tmp-*``; the next one to take
+    the lock removes them, and never while another writer holds the lock."""
+    import fcntl
+
+    from mpinet.errors import OutputError
+    from mpinet.outputs import EXPORTS, reserve
+
+    stale = tmp_path / ".x.edges.tmp-deadbeef"
+    other = tmp_path / ".y.edges.tmp-deadbeef"  # another name's: kept
+    for p in (stale, other):
+        p.write_bytes(b"half an export")
+    (tmp_path / ".x.edges.lock").write_text("pid 1 on gone")  # its holder died
+    res = reserve(tmp_path / "x.edges", EXPORTS["edgelist"])
+    assert not stale.exists() and other.exists()
+    res.discard()
+    stale.write_bytes(b"a live writer's")
+    fd = os.open(tmp_path / ".x.edges.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another writer, alive
+    try:
+        with pytest.raises(OutputError, match="being written by another mpinet command"):
+            reserve(tmp_path / "x.edges", EXPORTS["edgelist"])
+        assert stale.exists()
+    finally:
+        os.close(fd)
+
+
+COMMANDS = {
+    "export": (["export", "star:9", "--format", "graphml", "--out", "x.graphml"], "export"),
+    "routes": (["routes", "ms:3,2", "--router", "ms-balls-to-boxes", "--pairs", "all"], "routes"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("cmd", sorted(COMMANDS))
+@pytest.mark.parametrize("sig", SIGS, ids=lambda s: signal.Signals(s).name)
+def test_every_rank_of_a_command_stops_on_a_signal(tmp_path, mpiexec, cmd, ranks, sig):
+    """Ranks that finished first (all but 0 during ``export``) wait inside the handling:
+    they used to exit 15 (hydra's banner) on SIGTERM and print a traceback on SIGINT."""
+    import catalogue
+
+    args, word = COMMANDS[cmd]
+    case = catalogue.Case(
+        f"t-{cmd}", " ".join([*args, "--progress"]), None, ranks=ranks,
+        env={"MPINET_PROGRESS_DELAY": "0"}, signal=(sig, f"[mpinet] {word}"),
+    )  # fmt: skip
+    o = catalogue.run_case(case, tmp_path, lambda: {}, mpiexec)
+    assert o.code == 128 + sig, o.stderr[-3000:]
+    lines = [ln for ln in o.lines if not ln.startswith("[mpinet] ")]
+    assert len(lines) == 1 and lines[0].startswith(f"mpinet: interrupted by {sig.name}")
+    assert "Traceback" not in o.stderr + o.stdout and "BAD TERMINATION" not in o.stdout
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_sighup_to_mpiexec_leaves_what_the_next_writer_removes(tmp_path, mpiexec):
+    """Hydra dies of SIGHUP and its proxy SIGKILLs every rank (measured: no signal reaches
+    them first), so the export's temporary stays; the next export of the name removes it."""
+    import catalogue
+
+    case = catalogue.Case(
+        "t-hup", "export star:9 --format graphml --out x.graphml --progress", None, ranks=2,
+        env={"MPINET_PROGRESS_DELAY": "0"}, signal=(signal.SIGHUP, "[mpinet] export"),
+    )  # fmt: skip
+    o = catalogue.run_case(case, tmp_path, lambda: {}, mpiexec)
+    assert o.code == -signal.SIGHUP
+    assert [ln for ln in o.lines if not ln.startswith("[mpinet] ")] == []  # no line: killed
+    left = sorted(os.listdir(tmp_path))
+    assert len(left) == 2 and left[0] == ".x.graphml.lock" and ".x.graphml.tmp-" in left[1]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([*MPINET, "export", "star:4", "--format", "graphml", "--out", "x.graphml"],
+                       cwd=tmp_path, env=env, capture_output=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0 and os.listdir(tmp_path) == ["x.graphml"]

@@ -127,6 +127,13 @@ def launcher_room(pid: int) -> int | None:
     return vfs.f_bavail * vfs.f_frsize
 
 
+def _fileno(stream: TextIO) -> int | None:
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):  # a StringIO, pytest's capture
+        return None
+
+
 class GuardedStream:
     """A text stream whose write errors raise :class:`StreamError` once, then go nowhere.
 
@@ -151,6 +158,9 @@ class GuardedStream:
     ) -> None:
         self._stream, self._name, self._launcher = stream, name, launcher
         self._errors = errors
+        # stdout is written with os.write: Python's buffered writer took a short write on a
+        # full file system (65,536 of 600,000 bytes on a 64 KiB tmpfs) and then raised nothing
+        self._fd = None if errors else _fileno(stream)
         self._pending = 0  # bytes written since the launcher's room was last checked
         self._checked = False  # the first write is checked (the stream may flush each line)
         self.failed: StreamError | None = None
@@ -184,7 +194,13 @@ class GuardedStream:
         try:
             self._pending += len(text)
             self._check(force=False)
-            return self._stream.write(text)
+            if self._fd is None:
+                return self._stream.write(text)
+            self._stream.flush()  # anything written before the guard
+            data = memoryview(text.encode(self._stream.encoding or "utf-8", "backslashreplace"))
+            while data:
+                data = data[os.write(self._fd, data) :]
+            return len(text)
         except OSError as exc:
             return self._failed(exc) or len(text)
 
