@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mpinet.errors import RoutingError
+from mpinet.routing.rings import APPLIES, ring_cut
 from mpinet.topology.base import Topology
 from mpinet.values import Range
 
@@ -371,32 +372,6 @@ class DatelineVC(_Counting):
         i, j, last = cur % self.ring, nxt % self.ring, self.ring - 1
         same = cur - i == nxt - j  # a ring link, not a cube or lateral one
         return (same & (((i == last) & (j == 0)) | ((i == 0) & (j == last)))).astype(np.int64)
-
-
-#: where dateline orders the VCs (its refusal names them)
-APPLIES = (
-    "ccc:N, scc:N (N >= 4) and networks that are one ring (every node of degree 2, connected: "
-    "a cycle)"
-)
-
-
-def ring_cut(topo: Topology) -> tuple[int, int] | str:
-    """The dateline link ``(0, first neighbour of 0)`` of a network that is one ring, or
-    why ``topo`` is not one (a phrase after "it")."""
-    n = topo.num_nodes
-    if topo.degree != 2:
-        return f"has nodes of degree {topo.degree}, not one ring"
-    if getattr(topo, "num_components", 1) != 1:
-        return f"has {topo.num_components} components, not one ring"
-    step = 1 << 20
-    for lo in range(0, n, step):
-        nb = topo.neighbors(np.arange(lo, min(n, lo + step), dtype=np.int64))
-        if (nb < 0).any():
-            return "has nodes of degree 1 (a path), not one ring"
-        if (nb[:, 0] == nb[:, 1]).any():
-            return "has two links between one pair of nodes, not one ring"
-    # connected and 2-regular without parallel links: a cycle of n >= 3 nodes
-    return 0, int(topo.neighbors([0])[0, 0])
 
 
 #: every policy by its ``model.vc_policy`` name
