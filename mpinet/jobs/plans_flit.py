@@ -143,9 +143,11 @@ def flit_state(
     # queues are at most one per VC buffer; the packets still at their source one each
     in_vc = min(flight * (segments_per_packet(m, mean_hops(topo)) - 1), nvc)
     active = min(flight, nl) + in_vc
-    # the pool doubles when full, and a step keeps room for two segments per active buffer
-    est.add("segments", 2 * (flight + in_vc + 2 * active + per_step) * SEG_BYTES, RUN)
-    est.add("flit packet records", 2 * (flight + per_step) * (PKT_BYTES + 8 * header_width), RUN)
+    # the pool doubles when full, and a step keeps room for two segments per active buffer;
+    # a step's injections are in flight already (a source queue's segment each)
+    est.add("segments", 2 * (flight + in_vc + 2 * active) * SEG_BYTES, RUN)
+    records = 2 * max(flight, per_step) * (PKT_BYTES + 8 * header_width)
+    est.add("flit packet records", records, RUN)
     # the scratch is allocated for twice the active buffers but written (resident) as used:
     # a request and a move row per active buffer
     row = MOVE_BYTES + (8 * (WIRE_WIDTH + header_width) if size > 1 else 0)
@@ -160,8 +162,9 @@ def in_flight(job: Any, topo: Topology, fp: Any, m: Any) -> int:
 
     A job that injects once has them all at once. Uniform Bernoulli traffic well below
     saturation (offered flits per link and step ``rho = r H L / ports <= 1/2``, ``ports``
-    the links a node may use in a step) holds about ``N r (H + L) / (1 - rho)``, twice that
-    for chance; anything heavier or less even may queue all its packets at their sources.
+    the links a node may use in a step) holds about ``N r (H + L) / (1 - rho)`` (Little's
+    law, a packet living ``H + L`` steps, longer as links fill), and a quarter more for
+    chance; anything heavier or less even may queue all its packets at their sources.
     """
     w = job.workload
     if w.get("injection") != "bernoulli" or w.get("kind") != "uniform" or fp.concentrated:
@@ -174,7 +177,8 @@ def in_flight(job: Any, topo: Topology, fp: Any, m: Any) -> int:
     rho = rate * hops * m.flits / ports
     if rho > 0.5:
         return fp.in_flight
-    return min(fp.in_flight, math.ceil(2 * topo.num_nodes * rate * (hops + m.flits) / (1 - rho)))
+    held = 1.25 * topo.num_nodes * rate * (hops + m.flits) / (1 - rho)
+    return min(fp.in_flight, math.ceil(held) + 64)  # a few more: small networks fluctuate
 
 
 def fewer_vcs(job: Any, topo: Topology, size: int, have_per_rank: int, **kw: Any) -> str | None:
