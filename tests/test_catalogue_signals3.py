@@ -241,9 +241,7 @@ CASES = [
             r"^N in star:N must be in \[3, 20\], got 9+ \[\.\.\. [\d,]+ bytes cut \.\.\.\] 9+$",
             ranks=2,
             files={
-                "job.toml": Given(
-                    f'topology = "star:{"9" * 4000}"\n', "`job.toml`: a 4,000-digit `star:N`"
-                )
+                "job.toml": Given(f'topology = "star:{"9" * 4000}"\n', ": a 4,000-digit `star:N`")
             },
         ),  # fmt: skip
     ),

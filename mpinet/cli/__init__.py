@@ -259,33 +259,33 @@ def main(argv: Sequence[str] | None = None, *, meet: bool = False) -> int:
     from mpinet.outputs.stdio import StreamError, guard
 
     launcher = launcher_pid() if launch_rank() == 0 and launched_by_mpi() else None
-    try:
-        # SIGINT/SIGTERM/SIGHUP: clean up, one line, exit 128 + N; first of all, so that every
-        # thread started later (numpy's BLAS pool, MPI) leaves the signals to the watcher
-        with interrupts(), guard(launcher):
-            try:
-                args = build_parser().parse_args(argv)
-                code = int(args.func(args) or 0)
-                sys.stdout.flush()  # here, not at exit: a full device is one line
-            except StreamError as exc:
-                code = _stream_failed(exc)
-            except SystemExit:  # argparse: --help, --version, a refusal
-                with contextlib.suppress(StreamError):
-                    sys.stdout.flush()
-                if sys.stdout.failed is not None:
-                    raise SystemExit(_stream_failed(sys.stdout.failed)) from None
-                raise
-            if meet:
-                meet_at_exit()
-            return code
-    except MpinetError as exc:
-        say_error(str(exc))
-        return 2
-    except KeyboardInterrupt:  # only where interrupts() could not take the signal
-        _abandon_traces(launch_rank())
-        if launch_rank() == 0:
-            print("mpinet: interrupted by SIGINT; stopped with exit code 130", file=sys.stderr)
-        return 130
+    # SIGINT/SIGTERM/SIGHUP: clean up, one line, exit 128 + N; first of all, so that every
+    # thread started later (numpy's BLAS pool, MPI) leaves the signals to the watcher; the
+    # error lines inside the guarded streams too (capped; a launcher's full stderr checked)
+    with interrupts(), guard(launcher):
+        try:
+            args = build_parser().parse_args(argv)
+            code = int(args.func(args) or 0)
+            sys.stdout.flush()  # here, not at exit: a full device is one line
+        except StreamError as exc:
+            code = _stream_failed(exc)
+        except MpinetError as exc:
+            say_error(str(exc))
+            code = 2
+        except KeyboardInterrupt:  # only where interrupts() could not take the signal
+            _abandon_traces(launch_rank())
+            if launch_rank() == 0:
+                print("mpinet: interrupted by SIGINT; stopped with exit code 130", file=sys.stderr)
+            code = 130
+        except SystemExit:  # argparse: --help, --version, a refusal
+            with contextlib.suppress(StreamError):
+                sys.stdout.flush()
+            if sys.stdout.failed is not None:
+                raise SystemExit(_stream_failed(sys.stdout.failed)) from None
+            raise
+        if meet:
+            meet_at_exit()
+        return code
 
 
 #: exit code of a command whose results could not be written to standard output

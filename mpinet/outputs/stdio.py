@@ -111,10 +111,10 @@ class StreamError(OutputError):
         self.quiet = exc.errno == errno.EPIPE
 
 
-def launcher_room(pid: int) -> int | None:
-    """Bytes the launcher ``pid`` can still write on its stdout (0: ``/dev/full``); None
-    when unbounded or unknown (a terminal, a pipe, a process we cannot inspect)."""
-    path = f"/proc/{pid}/fd/1"
+def launcher_room(pid: int, fd: int = 1) -> int | None:
+    """Bytes the launcher ``pid`` can still write on its descriptor ``fd`` (0: ``/dev/full``);
+    None when unbounded or unknown (a terminal, a pipe, a process we cannot inspect)."""
+    path = f"/proc/{pid}/fd/{fd}"
     try:
         st = os.stat(path)
         if stat.S_ISCHR(st.st_mode):
@@ -181,7 +181,7 @@ class GuardedStream:
         if self._launcher is None or not (first or force or self._pending >= CHECK_EVERY):
             return
         self._checked = True
-        room, pending = launcher_room(self._launcher), self._pending
+        room, pending = launcher_room(self._launcher, 2 if self._errors else 1), self._pending
         self._pending = 0
         if room is not None and room < pending:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -227,11 +227,12 @@ class GuardedStream:
 def guard(launcher: int | None = None) -> Iterator[tuple[GuardedStream, GuardedStream]]:
     """``sys.stdout`` and ``sys.stderr`` guarded while the block runs; restored after.
 
-    ``launcher``: the pid of the launcher whose stdout rank 0's output ends in.
+    ``launcher``: the pid of the launcher whose stdout and stderr rank 0's output ends in.
     """
     old_out, old_err = sys.stdout, sys.stderr
     out = GuardedStream(old_out, "standard output", launcher)
-    err = GuardedStream(old_err, "standard error", errors=True)
+    # hydra exits 255 with lines of its own when it cannot write a rank's stderr either
+    err = GuardedStream(old_err, "standard error", launcher, errors=True)
     sys.stdout, sys.stderr = out, err
     try:
         yield out, err
