@@ -231,7 +231,7 @@ CASES = [
             files={
                 "job.toml": Given(
                     f'topology = "star:4"\n[model]\nkind = "{"y" * 20000}"\n',
-                    '`job.toml`: `topology = "star:4"`, a 20,000-character `model.kind`',
+                    ': `topology = "star:4"`, a 20,000-character `model.kind`',
                 )
             },
         ),  # fmt: skip
