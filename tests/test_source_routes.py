@@ -14,6 +14,14 @@ from mpinet.errors import RoutingError
 from mpinet.routing import ROUTERS, make_router
 from mpinet.routing import compiled as cp
 from mpinet.routing.base import DROP, WAIT, Router
+from mpinet.routing.route_tables import (
+    PATH_COMPILED,
+    PATH_TABLE,
+    PATH_WALKED,
+    RouteTable,
+    compile_routes,
+    random_choices,
+)
 from mpinet.routing.source_routes import (
     PORT_DROP,
     PORT_END,
@@ -209,3 +217,120 @@ def test_refusals_name_the_router():
         SourceRouted(_Bad(topo, 0, holds=True))
     with pytest.raises(RoutingError, match="router shortest: routes computed at injection"):
         SourceRouted(make_router("shortest", topo)).set_faults(None)
+
+
+# -- translated route tables and the choice of path -------------------------------------------
+#: routers whose routes are not translation-invariant (found by RouteTable's check)
+NOT_INVARIANT = {"borel-cr"}
+TABLE_CASES = [
+    (name, spec, opts)
+    for name, spec, opts in CASES
+    if from_spec(spec).translation_targets is not None
+    and name not in NOT_INVARIANT
+    and make_router(name, from_spec(spec), **opts).compiled_hop() is None
+    and not random_choices(make_router(name, from_spec(spec), **opts))
+]
+
+
+def test_every_router_has_a_compiled_path():
+    """No registered router is left to next_port: a compiled hop, a table, or walked rows."""
+    seen = set()
+    for name, spec, opts in CASES:
+        topo = from_spec(spec)
+        router = make_router(name, topo, **opts)
+        run, path, why = compile_routes(router)
+        seen.add(path)
+        if router.compiled_hop() is not None:
+            assert (run, path, why) == (router, PATH_COMPILED, "")
+        elif (name, spec, opts) in TABLE_CASES:
+            assert path == PATH_TABLE and isinstance(run, RouteTable), why
+        else:
+            assert path == PATH_WALKED and isinstance(run, SourceRouted) and why
+        assert cp.rule_of(run) is not cp.NO_HOP
+    assert seen == {PATH_COMPILED, PATH_TABLE, PATH_WALKED}
+
+
+@pytest.mark.parametrize("name,spec,opts", TABLE_CASES)
+def test_translated_route_tables_route_as_the_router(name, spec, opts):
+    topo = from_spec(spec)
+    router = make_router(name, topo, **opts)
+    table = RouteTable(router)
+    src, dst, pids = random_pairs(topo, 800, 9)
+    ref = walk(topo, router, src, dst, seed=4, pids=pids, paths=True)
+    got = walk(topo, table, src, dst, seed=4, pids=pids, paths=True)
+    assert np.array_equal(ref["paths"], got["paths"])
+    assert np.array_equal(ref["port_counts"], got["port_counts"])
+
+
+def test_route_tables_refuse_what_they_cannot_route_exactly():
+    topo = from_spec("scc:4")
+    for router, what in [
+        (make_router("scc-random", topo), "its choices are random"),
+        (make_router("shortest", from_spec("fccn:3"), tie="first"), "no translations"),
+        (make_router("scc-greedy", topo), "rows, over the limit of 100"),
+    ]:
+        with pytest.raises(RoutingError, match=f"router {router.name} .*: .*{what}"):
+            RouteTable(router, max_rows=100 if "limit" in what else 1 << 20)
+
+    # anynet-min's parents are the lowest ids (BookSim's rule): not translation-invariant
+    skewed = make_router("anynet-min", topo)
+    with pytest.raises(RoutingError, match="router anynet-min on scc:4: .*\\(not translation-inv"):
+        RouteTable(skewed)
+    skewed.compiled_hop = lambda: None  # as a router without a compiled hop
+    run, path, why = compile_routes(skewed)
+    assert path == PATH_WALKED and "not translation-invariant" in why
+    assert isinstance(run, SourceRouted) and run.by_engine and cp.rule_of(run).code == cp.SOURCE
+
+
+@pytest.mark.parametrize(
+    "name,spec",
+    [
+        ("ms-two-phase", "ms:2,2"),
+        ("scc-greedy", "scc:4"),
+        ("ims-star-emulation", "ims:1,3,2"),
+        ("ccc", "ccc:4"),
+    ],
+)
+def test_packet_engine_routes_table_rows_inside_the_calendar(name, spec):
+    """queues auto: the calendar reads the rows in its compiled loop (SOURCE)."""
+    topo = from_spec(spec)
+
+    def run(router, queues):
+        w = Unicast(topo, "uniform", packets=3, seed=5)
+        eng = Engine(topo, router, parse_model("all-port"), None, seed=5, record_hops=True,
+                     queues=queues)  # fmt: skip
+        rec = eng.run(w)
+        assert eng.use_calendar == (queues == "calendar")
+        return gather_packets(rec, w.pid_space, eng.comm)[0], gather_hops(
+            rec, w.pid_space, eng.comm
+        )
+
+    pk, hops = run(make_router(name, topo), "links")
+    table = RouteTable(make_router(name, topo))
+    for queues in ("links", "calendar"):
+        tpk, thops = run(table, queues)
+        assert np.array_equal(pk, tpk) and np.array_equal(hops, thops)
+
+
+@pytest.mark.parametrize("mode", ["wormhole", "cut-through"])
+def test_flit_engine_runs_table_rows_as_the_router(mode):
+    from dataclasses import replace
+
+    from mpinet.engine.flit.engine import FlitEngine
+    from mpinet.routing.vc_policies import make_vc_policy
+
+    topo = from_spec("ms:2,2")
+    m = replace(parse_model("all-port"), flit=True, switching=mode, flits=4, vcs=2,
+                vc_buffer=2 if mode == "wormhole" else 4, vc_policy="any")  # fmt: skip
+
+    def run(router, compiled_steps):
+        w = Unicast(topo, injection="bernoulli", rate=0.02, steps=60, seed=3)
+        eng = FlitEngine(topo, router, m, make_vc_policy("any", topo, 2), seed=3,
+                         record_hops=True, compiled_steps=compiled_steps)  # fmt: skip
+        return eng.run(w)
+
+    a = run(make_router("ms-merged", topo), False)
+    for compiled_steps in (False, True):
+        b = run(RouteTable(make_router("ms-merged", topo)), compiled_steps)
+        assert a.steps == b.steps and np.array_equal(a.packets, b.packets)
+        assert np.array_equal(a.counters, b.counters) and np.array_equal(a.hop_rows, b.hop_rows)

@@ -11,7 +11,10 @@ the same scalar function, so both give the same answers by construction.
 One dispatcher, :func:`hop`, branches on the rule's code: numba cannot cache
 a kernel that takes a compiled function as an argument (it compiles it again
 in every process), so the set of rules is closed here. Adding one is a code
-and a scalar function in the router's module, and a branch below.
+and a scalar function in the router's module, and a branch below; then change the
+files whose kernels inline :func:`hop` (``engine/calendar_kernels.py``,
+``engine/flit/chunk.py``): numba's cache is keyed on a kernel's own file, and a
+cached kernel keeps the old branches.
 """
 
 from __future__ import annotations

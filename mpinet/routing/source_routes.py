@@ -196,13 +196,21 @@ class SourceRouted(Router):
         One that does not hold packets (refused by :func:`walk_routes` otherwise).
     max_hops : int
         Width of the table: the longest route, 1..254.
+    release : {"last-hop", "engine"}
+        Who frees a row: :meth:`next_port` on the route's last hop (every hop goes
+        through it), or the engine through :meth:`release` when the packet is
+        delivered or dropped (hops taken by the compiled rule, :meth:`compiled_hop`,
+        which the engine reads again after a call that may have grown the table).
     """
 
     distributed = False
     header_width = 1
 
-    def __init__(self, router: Router, max_hops: int = 64) -> None:
+    def __init__(self, router: Router, max_hops: int = 64, release: str = "last-hop") -> None:
         super().__init__(router.topo)
+        if release not in ("last-hop", "engine"):
+            raise RoutingError(f"SourceRouted: release must be last-hop or engine, got {release!r}")
+        self.by_engine = release == "engine"
         if router.holds:
             walk_routes(router, [], [], [], max_hops=max_hops)  # the refusal, one place
         if not 1 <= int(max_hops) <= MAX_HOPS:
@@ -242,7 +250,8 @@ class SourceRouted(Router):
         port = self.table.reshape(-1)[h].astype(np.int64)
         dropped = port == PORT_DROP
         port[dropped] = DROP
-        self._release(h[h == self.last[h // self.width]] // self.width)
+        if not self.by_engine:
+            self._release(h[h == self.last[h // self.width]] // self.width)
         return port, (h + (~dropped).astype(np.int64)).reshape(-1, 1)
 
     def _walk(self, nodes, dests, pids, ctx: HopContext) -> np.ndarray:
@@ -263,6 +272,17 @@ class SourceRouted(Router):
         drops = ports[np.arange(m), at] == PORT_DROP
         self.last[rows] = start + np.maximum(nhops - 1 + drops, 0)
         return start
+
+    def compiled_hop(self) -> CompiledHop | None:
+        """The rule reading the current table (:data:`mpinet.routing.compiled.SOURCE`), for an
+        engine that frees rows (``release="engine"``) and reads the rule again after every
+        :meth:`next_port` call (the table may have grown); None otherwise."""
+        return source_rule(self.table) if self.by_engine else None
+
+    def release(self, headers: object) -> None:
+        """Free the rows of packets delivered or dropped (``release="engine"``): their words."""
+        words = np.asarray(headers, dtype=np.int64).reshape(-1)
+        self._release(words[words >= 0] // self.width)
 
     def _release(self, rows: np.ndarray) -> None:
         self.free[self.nfree : self.nfree + rows.size] = rows
