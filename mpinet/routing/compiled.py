@@ -24,7 +24,7 @@ import numpy as np
 
 from mpinet.errors import RoutingError
 from mpinet.prefetch import prefetch
-from mpinet.routing import anynet_min, fccn, shortest, source_routes
+from mpinet.routing import anynet_min, dor, fccn, shortest, source_routes
 from mpinet.routing.base import CompiledHop, Router
 
 #: no compiled rule: the engine calls ``next_port``
@@ -39,6 +39,8 @@ ANYNET_MIN = anynet_min.HOP_CODE
 #: indexes the packet's route row and hop (``row * prm[0] + hop``), ``ta`` the flat
 #: (rows, prm[0]) route table (:func:`~mpinet.routing.source_routes.source_rule`)
 SOURCE = source_routes.HOP_CODE
+#: ``dor`` (:mod:`mpinet.routing.dor`) without random ties: ``prm = (K, N, mode)``
+DOR = dor.HOP_CODE
 
 #: what the engine passes for a router without a rule (one compiled signature for all)
 NO_HOP = CompiledHop(NONE, np.zeros(3, np.int64), np.zeros(1, np.uint8), np.zeros(1, np.int32))
@@ -49,10 +51,11 @@ def rule_of(router: Router) -> CompiledHop:
     rule = router.compiled_hop()
     if rule is None or rule.ta.dtype != np.uint8 or rule.tb.dtype != np.int32:
         return NO_HOP
-    if rule.code not in (TRANSLATED, FCCN_SHORTEST, ANYNET_MIN, SOURCE):
+    if rule.code not in (TRANSLATED, FCCN_SHORTEST, ANYNET_MIN, SOURCE, DOR):
         raise RoutingError(
             f"router {router.name}: compiled hop code {rule.code} is not one of "
-            f"{TRANSLATED}, {FCCN_SHORTEST}, {ANYNET_MIN}, {SOURCE} (mpinet.routing.compiled)"
+            f"{TRANSLATED}, {FCCN_SHORTEST}, {ANYNET_MIN}, {SOURCE}, {DOR} "
+            "(mpinet.routing.compiled)"
         )
     return rule
 
@@ -66,6 +69,8 @@ def hop(code, prm, ta, tb, cur, dst, h):
         return anynet_min.table_hop_one(cur, dst, prm[0], ta), h
     if code == SOURCE:
         return source_routes.source_hop_one(h, ta)
+    if code == DOR:
+        return dor.dor_hop_one(cur, dst, prm[0], prm[1], prm[2]), h
     return fccn.shortest_hop_one(cur, dst, h, ta)
 
 
