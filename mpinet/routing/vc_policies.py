@@ -23,6 +23,7 @@ and the (link, VC) dependencies are read off the classes (:meth:`VCPolicy.held`,
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar
 
 import numpy as np
@@ -331,7 +332,8 @@ class DatelineVC(_Counting):
     """VC = dateline crossings so far, this one included (Dally & Seitz 1987).
 
     A hop over a ring's dateline link is counted: on CCC between ring positions
-    ``N - 1`` and ``0``, on SCC between ``i = n`` and ``i = 2``; on a network that is
+    ``N - 1`` and ``0``, on SCC between ``i = n`` and ``i = 2``; on a torus two classes
+    per dimension ring (:mod:`mpinet.routing.torus_rings`); on a network that is
     one ring (every node of degree 2, connected: a cycle, such as a file network or
     star:3, scc:3) over the link of node 0's first port. Elsewhere nothing would be
     counted and every hop would take VC 0: refused (:data:`APPLIES`), since a policy
@@ -339,12 +341,21 @@ class DatelineVC(_Counting):
     """
 
     name = "dateline"
-    summary = "VC = dateline crossings so far (CCC, SCC, a network that is one ring)"
+    summary = "VC = dateline crossings so far (CCC, SCC, a ring; torus: 2 classes per ring)"
     counted = "dateline crossings"
 
     def __init__(self, topo: Topology, vcs: int) -> None:
         super().__init__(topo, vcs)
         fam = topo.family
+        #: torus:K,N: two VC classes per dimension ring (:mod:`mpinet.routing.torus_rings`)
+        self.torus = fam == "torus"
+        if self.torus:  # its translations move the datelines; no compiled rule
+            from mpinet.routing import torus_rings  # which subclasses Tracker
+
+            self.ring, self.cut, self.symmetric, self.compiled = 0, None, False, None
+            self.hop = functools.partial(torus_rings.hop, self)
+            self.tracker = functools.partial(torus_rings.TorusTracker, self)
+            return
         #: CCC/SCC ring length (0: the network is one ring, cut at ``self.cut``)
         self.ring = {"ccc": getattr(topo, "n", 0), "scc": getattr(topo, "ring", 0)}.get(fam, 0)
         self.cut: tuple[int, int] | None = None
@@ -360,7 +371,7 @@ class DatelineVC(_Counting):
     def _refuse(self, why: str) -> None:
         raise RoutingError(
             f"vc_policy 'dateline' orders nothing on {self.topo.spec}: it {why}, so every hop "
-            f"would take VC 0; dateline applies to {APPLIES}; use vc_policy 'hops' or "
+            f"would take VC 0; dateline applies to torus:K,N, {APPLIES}; use vc_policy 'hops' or "
             "'negative-hop' here (deadlock-free with the vcs they ask for)"
         )
 
