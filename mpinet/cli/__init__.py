@@ -6,8 +6,11 @@ rank. Errors found while validating are agreed on by all ranks before any
 collective work starts, so no rank waits for another that gave up. Anything
 that fails during the collective phase aborts the whole MPI job.
 
-SIGINT and SIGTERM (:mod:`mpinet.cli.signals`): on every rank the trace's temporary files
-are removed, rank 0 prints one line, and the exit code is 130 or 143.
+SIGINT, SIGTERM and SIGHUP (:mod:`mpinet.cli.signals`), on every rank from the parse to the
+ranks' last barrier: the outputs' temporary files are removed, rank 0 prints one line, and the
+exit code is 130, 143 or 129. Standard output and error (:mod:`mpinet.outputs.stdio`): a failed
+write of the results is one line and exit code 3, a closed pipe a quiet 0, and every error line
+(:func:`say_error`, or any ``mpinet: ...:`` line printed) is capped at 400 bytes and escaped.
 """
 
 from __future__ import annotations
