@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the pages whose blocks are checked
-FILES = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")),
+FILES = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")),
          "jobs/README.md"]  # fmt: skip
 #: marker keys that may be given more than once
 REPEAT = ("run", "setup", "mask-re", "env")
