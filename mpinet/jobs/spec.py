@@ -11,7 +11,7 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
     kind = "uniform"        # uniform | permutation | hotspot | all-to-identity | locality
                             # | broadcast | mnb | te (collectives) | emulate-star
     packets = 8             # per node, with injection = "once"
-    injection = "once"      # once | bernoulli
+    injection = "once"      # once | bernoulli | on_off
     rate = 0.05             # bernoulli: probability per node per step
     steps = 200             # bernoulli: number of injection steps
     target = "1234567"      # hotspot: label of the target (default: the identity)
@@ -89,8 +89,20 @@ SCHEMA: dict[str, Any] = {
     "workload": {
         "kind": ((str,), "uniform", "traffic pattern, or broadcast | mnb | te | emulate-star"),
         "packets": ((int,), 1, "packets per node (injection once)"),
-        "injection": ((str,), "once", "once | bernoulli"),
-        "rate": ((float, int), None, "bernoulli: injection probability per node per step"),
+        "injection": ((str,), "once", "once | bernoulli | on_off (BookSim's bursty process)"),
+        "rate": (
+            (float, int),
+            None,
+            "bernoulli, on_off: packets per node per step (bernoulli: the probability)",
+        ),
+        "rate_uses_flits": (
+            (int,),
+            0,
+            "1: rate is in flits per node per step (BookSim's injection_rate_uses_flits)",
+        ),
+        "burst_alpha": ((float, int), 0.5, "on_off: P(off -> on) per step (< 0: derived)"),
+        "burst_beta": ((float, int), 0.5, "on_off: P(on -> off) per step (< 0: derived)"),
+        "burst_r1": ((float, int), -1.0, "on_off: injection probability when on (< 0: derived)"),
         "steps": ((int,), None, "bernoulli: number of injection steps"),
         "target": ((str, int), None, "hotspot: label of the target (default: the identity)"),
         "locality": (
@@ -162,6 +174,10 @@ RULES: dict[str, Range] = {
     "workload.packets": Range(1, 1 << 20, integer=True),
     "workload.rate": prob_range(open_lo=True),
     "workload.steps": Range(1, 1 << 30, integer=True),
+    "workload.rate_uses_flits": Range(0, 1, integer=True),
+    "workload.burst_alpha": Range(-1, 1),
+    "workload.burst_beta": Range(-1, 1),
+    "workload.burst_r1": Range(-1, 1),
     "workload.locality": prob_range(),  # one value, or each of a non-empty list
     "workload.messages": Range(1, 1 << 20, integer=True),
     "workload.interval": Range(1, 2**31 - 2, integer=True),
