@@ -33,6 +33,7 @@ _COLLECTIVE_KEYS = ("algorithm", "emulation", "messages", "interval", "source")
 _UNICAST_KEYS = ("packets", "injection", "rate", "steps", "target", "locality")
 #: the keys of BookSim's injection (on_off's bursts, the rate in flits)
 _BURST_KEYS = ("burst_alpha", "burst_beta", "burst_r1")
+_BURST_DEFAULTS = (0.5, 0.5, -1.0)
 _INJECTION_KEYS = ("rate_uses_flits", *_BURST_KEYS)
 
 
@@ -61,7 +62,9 @@ class UnicastKind(WorkloadKind):
             seed=self.seed,
             target=target,
             locality=w["locality"],
-            burst=tuple(float(w.get(k, d)) for k, d in zip(_BURST_KEYS, (0.5, 0.5, -1.0), strict=True)),
+            burst=tuple(
+                float(w.get(k, d)) for k, d in zip(_BURST_KEYS, _BURST_DEFAULTS, strict=True)
+            ),
         )
         self.traffic = Unicast(topo, kind, rate=float(w["rate"] or 0.0), **self._args)
 
@@ -90,7 +93,7 @@ class UnicastKind(WorkloadKind):
 
     @classmethod
     def unused_keys(cls, kind: str, workload: dict) -> dict[str, str]:
-        out = _others(kind, _UNICAST_KEYS)
+        out = _others(kind, _UNICAST_KEYS + _INJECTION_KEYS)
         inj = workload["injection"]
         if inj != "on_off":
             out.update({k: "applies to injection = 'on_off' only" for k in _BURST_KEYS})
