@@ -18,6 +18,11 @@ the line before its fence (renderers hide it), that says how the block is checke
 * a ``python`` block is run (``python block.py``), must exit 0, and the block after it
   marked ``output`` is its stdout;
 * ``ci``: the block is the README's test command, which must equal ``.ci/run``'s;
+* a ``toml`` block is a job, or part of one (a ``[model]`` section alone), and is validated
+  as a job file is (:func:`check_toml`: ``mpinet.jobs.spec``, and the choices of the string
+  keys); no marker needed. ``keys=all``: the block names every key of the schema (a list of
+  every key stays complete); ``defaults``: a key with a default shows that default, except
+  those of ``examples=KEY,...``;
 * ``skip="why"``: not run here (a cluster, apt, a benchmark); ``static="why"``: not a
   program's input or output (a diagram, a template, a usage line).
 
@@ -272,6 +277,53 @@ def check_block(b: Block, followers: list[Block], every: bool = False) -> Outcom
     return res
 
 
+def check_toml(b: Block) -> list[str]:
+    """What is wrong with a TOML block: syntax, unknown keys, types, ranges, choices; with
+    ``keys=all`` a schema key it leaves out, with ``defaults`` a default it misstates."""
+    import tomllib
+
+    import gen_reference
+
+    from mpinet.jobs import spec
+
+    try:
+        raw = tomllib.loads("\n".join(b.body))
+    except tomllib.TOMLDecodeError as exc:
+        return [f"{b.id}: not valid TOML: {exc}"]
+    given = {f"{s}.{k}" if isinstance(v, dict) else s: v2
+             for s, v in raw.items() for k, v2 in (v.items() if isinstance(v, dict) else [(s, v)])
+             if s in spec.SCHEMA}  # fmt: skip
+    try:
+        if "topology" in raw:
+            spec.validate(raw, source=b.id)
+        for key, value in raw.items():
+            if key not in spec.SCHEMA:
+                raise spec.JobError(f"{b.id}: unknown key {key!r}; valid: {', '.join(spec.SCHEMA)}")
+            if isinstance(spec.SCHEMA[key], dict):
+                spec.check_section(b.id, key, value)
+            else:
+                spec.check_value(b.id, key, value)
+    except spec.JobError as exc:
+        return [str(exc)]
+    table = gen_reference.choices()
+    errors = [f"{b.id}: {k} = {v!r} is not one of {', '.join(table[k])}"
+              for k, v in given.items() if not gen_reference.accepts(k, v, table)]  # fmt: skip
+    every = {(f"{s}.{k}" if isinstance(v, dict) else s): d
+             for s, v in spec.SCHEMA.items()
+             for k, d in (v.items() if isinstance(v, dict) else [(s, v)])}  # fmt: skip
+    if b.opts.get("keys") == "all":
+        errors += [
+            f"{b.id}: the block lacks the key {k} (keys=all)" for k in every if k not in given
+        ]
+    if b.opts.get("defaults"):
+        examples = str(b.opts.get("examples", "")).split(",")
+        for k, v in given.items():
+            default = every[k][1]
+            if isinstance(default, (str, int, float)) and k not in examples and v != default:
+                errors.append(f"{b.id}: {k} = {v!r} but its default is {default!r} (defaults)")
+    return errors
+
+
 def executable(blocks: list[Block]) -> list[tuple[Block, list[Block]]]:
     """The blocks to run, each with the ``output`` blocks that follow it."""
     out: list[tuple[Block, list[Block]]] = []
@@ -338,6 +390,7 @@ def main() -> int:
     problems = [
         f"{i}: no <!-- docs: ... --> marker (see scripts/docs.py)" for i in unmarked(blocks)
     ]
+    problems += [e for b in blocks if b.kind() == "toml" for e in check_toml(b)]
     updates: dict = {}
     total = time.perf_counter()
     pairs = executable(all_blocks())  # an exec or python block with its output blocks

@@ -41,6 +41,8 @@ class Block:
                 return k
         if self.lang == "python":
             return "python"
+        if self.lang == "toml":  # validated against the job schema (docs.check_toml)
+            return "toml"
         if "run" in o or any(ln.startswith("$ ") for ln in self.body):
             return "console"
         return "unmarked"
