@@ -220,7 +220,18 @@ def _abandon_traces(rank: int) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``mpinet`` parser with every subcommand."""
-    from mpinet.cli import analyze, bench, deadlock, export, info, routes, run, sweep, verify
+    from mpinet.cli import (
+        analyze,
+        bench,
+        booksim,
+        deadlock,
+        export,
+        info,
+        routes,
+        run,
+        sweep,
+        verify,
+    )
     from mpinet.topology import spec_forms  # the families the registry has, never a stale list
 
     p = Parser(
@@ -248,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_parser(sub)
     bench.add_parser(sub)
     sweep.add_parser(sub)
+    booksim.add_parser(sub)
     return p
 
 
