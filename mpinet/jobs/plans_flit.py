@@ -75,7 +75,7 @@ def injects_late(job: Any, topo: Topology) -> bool:
     from mpinet.engine.flit.dead import CHECK_EVERY
 
     w = job.workload
-    if w.get("injection") == "bernoulli":
+    if w.get("injection") in ("bernoulli", "on_off"):
         return int(w.get("steps") or 0) - 1 >= CHECK_EVERY  # the last step is steps - 1
     if w.get("kind") == "te":  # the schedule injects each offset before its first hop
         from mpinet.workloads.te import default_algorithm
