@@ -46,6 +46,8 @@ INSTANCE = {
     "borel": "borel:47,2,1,7",
     "hypercube": "hypercube:5",
     "ccc": "ccc:4",
+    "mesh": "mesh:4,2",
+    "torus": "torus:4,2",
 }
 #: every registered router on a network of each family it applies to (generic ones on scc:4
 #: and ms:2,2), and shortest with random ties
@@ -53,7 +55,13 @@ CASES = [
     (name, INSTANCE[fam], {})
     for name, cls in ROUTERS.items()
     for fam in (cls.families or ["scc", "ms"])
+    if fam in INSTANCE  # test_every_family_has_a_network says which are missing
 ] + [("shortest", "scc:4", {"tie": "random"}), ("shortest", "fccn:3", {"tie": "random"})]
+
+
+def test_every_family_has_a_network():
+    missing = {f for cls in ROUTERS.values() for f in cls.families} - set(INSTANCE)
+    assert not missing, f"give INSTANCE a small network of {sorted(missing)}"
 
 
 def random_pairs(topo, m: int, seed: int):
@@ -316,6 +324,7 @@ def test_packet_engine_routes_table_rows_inside_the_calendar(name, spec):
 def test_flit_engine_runs_table_rows_as_the_router(mode):
     from dataclasses import replace
 
+    from mpinet.engine.flit import chunk
     from mpinet.engine.flit.engine import FlitEngine
     from mpinet.routing.vc_policies import make_vc_policy
 
@@ -327,6 +336,7 @@ def test_flit_engine_runs_table_rows_as_the_router(mode):
         w = Unicast(topo, injection="bernoulli", rate=0.02, steps=60, seed=3)
         eng = FlitEngine(topo, router, m, make_vc_policy("any", topo, 2), seed=3,
                          record_hops=True, compiled_steps=compiled_steps)  # fmt: skip
+        assert chunk.usable(eng) == compiled_steps  # the rows read inside the compiled steps
         return eng.run(w)
 
     a = run(make_router("ms-merged", topo), False)
@@ -334,3 +344,26 @@ def test_flit_engine_runs_table_rows_as_the_router(mode):
         b = run(RouteTable(make_router("ms-merged", topo)), compiled_steps)
         assert a.steps == b.steps and np.array_equal(a.packets, b.packets)
         assert np.array_equal(a.counters, b.counters) and np.array_equal(a.hop_rows, b.hop_rows)
+
+
+def test_rows_walked_at_injection_and_freed_by_the_engine():
+    """The compiled engines' protocol: walk_rows at injection, the rule hop by hop (re-read
+    after the table grows), release with the words carried at delivery; rows are reused."""
+    topo = from_spec("scc:4")
+    router = make_router("scc-random", topo)
+    run = SourceRouted(make_router("scc-random", topo), max_hops=30, release="engine")
+    nbt = topo.neighbors(np.arange(topo.num_nodes))
+    for batch in range(4):  # 300 packets a batch: the table grows, then rows are reused
+        src, dst, pids = random_pairs(topo, 300, batch)
+        words = run.walk_rows(src, dst, pids, 6, batch)
+        rule = cp.rule_of(run)
+        ref = walk(topo, router, src, dst, seed=6, pids=pids, paths=True)
+        for i in range(src.size):
+            cur, h = int(src[i]), int(words[i])
+            for k in range(int(ref["lengths"][i])):
+                port, h = cp.hop(rule.code, rule.prm, rule.ta, rule.tb, cur, int(dst[i]), h)
+                cur = int(nbt[cur, port])
+                assert cur == ref["paths"][i, k + 1]
+            words[i] = h
+        run.release(words)
+        assert run.nfree == run.table.shape[0] and run.table.shape[0] == 512

@@ -184,23 +184,25 @@ class SourceRouted(Router):
 
     A packet's first call (header -1, set by :meth:`init_headers`) walks its route
     (:func:`walk_routes`, with its pid, the run's seed and step) into a free row of
-    the table; every hop then reads the row through :func:`source_hop_one`, and the
-    row is freed on the route's last hop or drop. The engine sees the router's own
-    ports, so a run gives the router's own results (tested on the packet engine).
-    A packet the engine drops without asking the router (a failed link or
-    destination) keeps its row: the table grows by doubling.
+    the table, or the engine walks a batch at injection (:meth:`walk_rows`); every
+    hop then reads the row through :func:`source_hop_one`. The engine sees the
+    router's own ports, so a run gives the router's own results (tested on both
+    engines). A row is ``max_hops + 1`` ports wide, so a packet's word stays in its
+    row after the last hop (the row of any word a packet carries: ``word // width``).
 
     Parameters
     ----------
     router : Router
         One that does not hold packets (refused by :func:`walk_routes` otherwise).
     max_hops : int
-        Width of the table: the longest route, 1..254.
+        The longest route, 1..254 (a longer one raises when walked).
     release : {"last-hop", "engine"}
-        Who frees a row: :meth:`next_port` on the route's last hop (every hop goes
-        through it), or the engine through :meth:`release` when the packet is
+        Who frees a row: :meth:`next_port` on the route's last hop or drop (every hop
+        goes through it), or the engine through :meth:`release` when the packet is
         delivered or dropped (hops taken by the compiled rule, :meth:`compiled_hop`,
-        which the engine reads again after a call that may have grown the table).
+        which the engine reads again after a call that may have grown the table). A
+        packet the engine drops without asking the router (a failed link or
+        destination) keeps its row with ``"last-hop"``: the table grows by doubling.
     """
 
     distributed = False
@@ -215,7 +217,7 @@ class SourceRouted(Router):
             walk_routes(router, [], [], [], max_hops=max_hops)  # the refusal, one place
         if not 1 <= int(max_hops) <= MAX_HOPS:
             raise RoutingError(f"SourceRouted: max_hops must be in 1..{MAX_HOPS}, got {max_hops}")
-        self.inner, self.width = router, int(max_hops)
+        self.inner, self.max_hops, self.width = router, int(max_hops), int(max_hops) + 1
         self.name = router.name  # engines' messages name the router
         self.fault_tolerant = router.fault_tolerant
         self.table = np.full((64, self.width), PORT_END, dtype=np.uint8)
@@ -246,7 +248,9 @@ class SourceRouted(Router):
         h = np.asarray(headers, dtype=np.int64).reshape(-1).copy()
         fresh = np.flatnonzero(h < 0)
         if fresh.size:
-            h[fresh] = self._walk(nodes[fresh], dests[fresh], ctx.pids[fresh], ctx)
+            h[fresh] = self.walk_rows(
+                nodes[fresh], dests[fresh], ctx.pids[fresh], ctx.seed, ctx.step
+            )
         port = self.table.reshape(-1)[h].astype(np.int64)
         dropped = port == PORT_DROP
         port[dropped] = DROP
@@ -254,8 +258,9 @@ class SourceRouted(Router):
             self._release(h[h == self.last[h // self.width]] // self.width)
         return port, (h + (~dropped).astype(np.int64)).reshape(-1, 1)
 
-    def _walk(self, nodes, dests, pids, ctx: HopContext) -> np.ndarray:
-        ports, nhops = walk_routes(self.inner, nodes, dests, pids, ctx.seed, ctx.step, self.width)
+    def walk_rows(self, src, dst, pids, seed: int, step: int) -> np.ndarray:
+        """Walk the routes of packets at their sources into free rows; their words, (M,)."""
+        ports, nhops = walk_routes(self.inner, src, dst, pids, seed, step, self.max_hops)
         m = nhops.size
         while self.nfree < m:  # double the table; the new rows go on the stack
             n = self.table.shape[0]
@@ -265,22 +270,23 @@ class SourceRouted(Router):
             self._release(np.arange(2 * n - 1, n - 1, -1, dtype=np.int64))
         self.nfree -= m
         rows = self.free[self.nfree : self.nfree + m][::-1].copy()
-        self.table[rows] = ports
+        self.table[rows, : self.max_hops] = ports
+        self.table[rows, self.max_hops] = PORT_END
         start = source_headers(rows, self.width)
         # the last read: the route's last hop, or the hop where it says DROP
-        at = np.minimum(nhops, self.width - 1)
-        drops = ports[np.arange(m), at] == PORT_DROP
+        drops = ports[np.arange(m), np.minimum(nhops, self.max_hops - 1)] == PORT_DROP
         self.last[rows] = start + np.maximum(nhops - 1 + drops, 0)
         return start
 
     def compiled_hop(self) -> CompiledHop | None:
         """The rule reading the current table (:data:`mpinet.routing.compiled.SOURCE`), for an
         engine that frees rows (``release="engine"``) and reads the rule again after every
-        :meth:`next_port` call (the table may have grown); None otherwise."""
+        call that may have walked rows (the table may have grown); None otherwise."""
         return source_rule(self.table) if self.by_engine else None
 
     def release(self, headers: object) -> None:
-        """Free the rows of packets delivered or dropped (``release="engine"``): their words."""
+        """Free the rows of packets delivered or dropped (``release="engine"``), from the
+        header words they carry then (-1: no row)."""
         words = np.asarray(headers, dtype=np.int64).reshape(-1)
         self._release(words[words >= 0] // self.width)
 
