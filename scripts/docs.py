@@ -66,6 +66,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docs_blocks import ROOT, Block, align, all_blocks, normal, parse  # noqa: E402,F401
+from docs_toml import check_toml  # noqa: E402,F401
 
 CHECKED_LANGS = ("console", "text", "python", "bash", "sh", "")
 SHOWN_PATH = "/home/you/mpinet"
@@ -277,53 +278,6 @@ def check_block(b: Block, followers: list[Block], every: bool = False) -> Outcom
     return res
 
 
-def check_toml(b: Block) -> list[str]:
-    """What is wrong with a TOML block: syntax, unknown keys, types, ranges, choices; with
-    ``keys=all`` a schema key it leaves out, with ``defaults`` a default it misstates."""
-    import tomllib
-
-    import gen_reference
-
-    from mpinet.jobs import spec
-
-    try:
-        raw = tomllib.loads("\n".join(b.body))
-    except tomllib.TOMLDecodeError as exc:
-        return [f"{b.id}: not valid TOML: {exc}"]
-    given = {f"{s}.{k}" if isinstance(v, dict) else s: v2
-             for s, v in raw.items() for k, v2 in (v.items() if isinstance(v, dict) else [(s, v)])
-             if s in spec.SCHEMA}  # fmt: skip
-    try:
-        if "topology" in raw:
-            spec.validate(raw, source=b.id)
-        for key, value in raw.items():
-            if key not in spec.SCHEMA:
-                raise spec.JobError(f"{b.id}: unknown key {key!r}; valid: {', '.join(spec.SCHEMA)}")
-            if isinstance(spec.SCHEMA[key], dict):
-                spec.check_section(b.id, key, value)
-            else:
-                spec.check_value(b.id, key, value)
-    except spec.JobError as exc:
-        return [str(exc)]
-    table = gen_reference.choices()
-    errors = [f"{b.id}: {k} = {v!r} is not one of {', '.join(table[k])}"
-              for k, v in given.items() if not gen_reference.accepts(k, v, table)]  # fmt: skip
-    every = {(f"{s}.{k}" if isinstance(v, dict) else s): d
-             for s, v in spec.SCHEMA.items()
-             for k, d in (v.items() if isinstance(v, dict) else [(s, v)])}  # fmt: skip
-    if b.opts.get("keys") == "all":
-        errors += [
-            f"{b.id}: the block lacks the key {k} (keys=all)" for k in every if k not in given
-        ]
-    if b.opts.get("defaults"):
-        examples = str(b.opts.get("examples", "")).split(",")
-        for k, v in given.items():
-            default = every[k][1]
-            if isinstance(default, (str, int, float)) and k not in examples and v != default:
-                errors.append(f"{b.id}: {k} = {v!r} but its default is {default!r} (defaults)")
-    return errors
-
-
 def executable(blocks: list[Block]) -> list[tuple[Block, list[Block]]]:
     """The blocks to run, each with the ``output`` blocks that follow it."""
     out: list[tuple[Block, list[Block]]] = []
@@ -384,7 +338,7 @@ def main() -> int:
     if args.list:
         for b in blocks:
             why = b.opts.get("skip") or b.opts.get("static") or ""
-            kind = b.kind() if b.lang in CHECKED_LANGS or b.opts else "-"  # toml, markdown
+            kind = b.kind() if b.lang in (*CHECKED_LANGS, "toml") or b.opts else "-"  # markdown
             print(f"{b.id:28} {b.lang or '-':8} {kind:8} {why}")
         return 0
     problems = [
