@@ -233,10 +233,12 @@ def check(
     here = size if ranks_here is None else ranks_here
     est = estimate(size)
     got = memory() if have is None else Memory(have, "given")
-    if got.rank is not None and est.bytes > got.rank:
-        _refuse_rank(estimate, est, size, got, smaller, serial)
     have, origin = got.machine, got.machine_origin
     need = est.bytes + (here - 1) * BASE_BYTES if serial else est.bytes * here
+    # the smallest limit binds: one rank's share of the machine, or what ulimit -v leaves it
+    share = have - (here - 1) * BASE_BYTES if serial else have // max(here, 1)
+    if got.rank is not None and got.rank < share and est.bytes > got.rank:
+        _refuse_rank(estimate, est, size, got, smaller, serial)
     if need <= have:
         return est
     ways = []
