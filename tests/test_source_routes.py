@@ -14,6 +14,7 @@ from mpinet.errors import RoutingError
 from mpinet.routing import ROUTERS, make_router
 from mpinet.routing import compiled as cp
 from mpinet.routing.base import DROP, WAIT, Router
+from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.route_tables import (
     PATH_COMPILED,
     PATH_TABLE,
@@ -25,7 +26,6 @@ from mpinet.routing.route_tables import (
 from mpinet.routing.source_routes import (
     PORT_DROP,
     PORT_END,
-    SourceRouted,
     source_headers,
     source_rule,
     walk_routes,
@@ -77,9 +77,8 @@ def check_against_walk(router, src, dst, pids, seed: int) -> np.ndarray:
     topo = router.topo
     ref = walk(topo, router, src, dst, seed=seed, pids=pids, paths=True)
     assert ref["ok"].all()
-    ports, nhops = walk_routes(
-        router, src, dst, pids, seed=seed, max_hops=max(1, int(ref["lengths"].max(initial=0)))
-    )
+    width = max(1, int(ref["lengths"].max(initial=0)))  # the longest route fills its row
+    ports, nhops = walk_routes(router, src, dst, pids, seed=seed, max_hops=width)
     assert np.array_equal(nhops, ref["lengths"])
     m = src.size
     past = np.arange(ports.shape[1])[None, :] >= nhops[:, None]
@@ -90,6 +89,9 @@ def check_against_walk(router, src, dst, pids, seed: int) -> np.ndarray:
         nodes[go] = topo.neighbors(nodes[go])[np.arange(go.size), ports[go, h]]
         assert np.array_equal(nodes[go], ref["paths"][go, h + 1])
     assert np.array_equal(nodes, dst)
+    trimmed, again = walk_routes(router, src, dst, pids, seed=seed, max_hops=400, trim=True)
+    assert np.array_equal(again, nhops) and trimmed.shape[1] == width + 1
+    assert np.array_equal(trimmed[:, :width], ports) and (trimmed[:, width] == PORT_END).all()
     used = np.bincount(ports[~past].astype(np.int64), minlength=topo.degree)
     assert np.array_equal(used, ref["port_counts"])  # the same ports, not only the same nodes
     assert m == nhops.size
@@ -139,11 +141,11 @@ def test_a_packet_engine_run_through_route_rows_is_the_routers_run(name, spec):
         return pk, gather_hops(rec, w.pid_space, eng.comm)
 
     pk, hops = run(make_router(name, topo), "links")
-    wrapped = SourceRouted(make_router(name, topo), max_hops=254)
+    wrapped = SourceRouted(make_router(name, topo), width=5)  # long routes chain rows
     spk, shops = run(wrapped, "links")
     assert np.array_equal(pk, spk) and np.array_equal(hops, shops)
     assert wrapped.nfree == wrapped.table.shape[0]  # every row freed on its last hop
-    cpk, chops = run(SourceRouted(make_router(name, topo), max_hops=254), "auto")
+    cpk, chops = run(SourceRouted(make_router(name, topo)), "auto")
     assert np.array_equal(pk, cpk) and np.array_equal(hops, chops)
 
 
@@ -163,7 +165,7 @@ def test_dropped_packets_are_dropped_where_the_router_drops_them():
         )
 
     pk, hops, rec = run(make_router("scc-random", topo, faults=f))
-    wrapped = SourceRouted(make_router("scc-random", topo, faults=f), max_hops=60)
+    wrapped = SourceRouted(make_router("scc-random", topo, faults=f), width=3)
     spk, shops, srec = run(wrapped)
     assert np.array_equal(pk, spk) and np.array_equal(hops, shops)
     assert rec.drops.shape[0] > 0 and np.array_equal(rec.drops, srec.drops)
@@ -219,8 +221,10 @@ def test_refusals_name_the_router():
     with pytest.raises(RoutingError, match="router bad: the route of packet 0 .* longer than "
                        "max_hops = 9 hops"):  # fmt: skip
         walk_routes(_Bad(topo, 0), src, dst, [0, 1], max_hops=9)  # back and forth on port 0
-    with pytest.raises(RoutingError, match="max_hops must be in 1..254, got 255"):
-        walk_routes(make_router("shortest", topo), src, dst, [0, 1], max_hops=255)
+    with pytest.raises(RoutingError, match="max_hops must be in 1..65536, got 65537"):
+        walk_routes(make_router("shortest", topo), src, dst, [0, 1], max_hops=65537)
+    with pytest.raises(RoutingError, match="width must be in 2..256, got 1"):
+        SourceRouted(make_router("shortest", topo), width=1)
     with pytest.raises(RoutingError, match="router bad.*holds packets"):
         SourceRouted(_Bad(topo, 0, holds=True))
     with pytest.raises(RoutingError, match="router shortest: routes computed at injection"):
@@ -346,18 +350,22 @@ def test_flit_engine_runs_table_rows_as_the_router(mode):
         assert np.array_equal(a.counters, b.counters) and np.array_equal(a.hop_rows, b.hop_rows)
 
 
-def test_rows_walked_at_injection_and_freed_by_the_engine():
+@pytest.mark.parametrize("width", [4, 32])
+def test_rows_walked_at_injection_and_freed_by_the_engine(width):
     """The compiled engines' protocol: walk_rows at injection, the rule hop by hop (re-read
-    after the table grows), release with the words carried at delivery; rows are reused."""
+    after the table grows), release with the words carried at delivery; rows are reused.
+    Width 4: a route of more than 3 hops goes on in linked rows."""
     topo = from_spec("scc:4")
     router = make_router("scc-random", topo)
-    run = SourceRouted(make_router("scc-random", topo), max_hops=30, release="engine")
+    run = SourceRouted(make_router("scc-random", topo), width=width, release="engine")
     nbt = topo.neighbors(np.arange(topo.num_nodes))
+    most = 0
     for batch in range(4):  # 300 packets a batch: the table grows, then rows are reused
         src, dst, pids = random_pairs(topo, 300, batch)
         words = run.walk_rows(src, dst, pids, 6, batch)
         rule = cp.rule_of(run)
         ref = walk(topo, router, src, dst, seed=6, pids=pids, paths=True)
+        most = max(most, int(np.maximum(1, -(-ref["lengths"] // (width - 1))).sum()))
         for i in range(src.size):
             cur, h = int(src[i]), int(words[i])
             for k in range(int(ref["lengths"][i])):
@@ -366,4 +374,5 @@ def test_rows_walked_at_injection_and_freed_by_the_engine():
                 assert cur == ref["paths"][i, k + 1]
             words[i] = h
         run.release(words)
-        assert run.nfree == run.table.shape[0] and run.table.shape[0] == 512
+        assert run.nfree == run.table.shape[0]  # every row back on the stack
+    assert run.table.shape[0] <= 2 * most  # reused: four batches in the room of one

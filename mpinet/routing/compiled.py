@@ -36,8 +36,9 @@ FCCN_SHORTEST = fccn.HOP_CODE
 #: ``anynet-min``: ``prm[0] = N``, ``ta`` the N x N port table
 ANYNET_MIN = anynet_min.HOP_CODE
 #: routes computed at injection (:mod:`mpinet.routing.source_routes`): the header word
-#: indexes the packet's route row and hop (``row * prm[0] + hop``), ``ta`` the flat
-#: (rows, prm[0]) route table (:func:`~mpinet.routing.source_routes.source_rule`)
+#: indexes the packet's route row and cell (``row * prm[0] + cell``), ``ta`` the flat
+#: (rows, prm[0]) route table, ``tb`` the rows' links
+#: (:func:`~mpinet.routing.source_routes.source_rule`)
 SOURCE = source_routes.HOP_CODE
 #: ``dor`` (:mod:`mpinet.routing.dor`) without random ties: ``prm = (K, N, mode)``
 DOR = dor.HOP_CODE
@@ -68,7 +69,7 @@ def hop(code, prm, ta, tb, cur, dst, h):
     if code == ANYNET_MIN:
         return anynet_min.table_hop_one(cur, dst, prm[0], ta), h
     if code == SOURCE:
-        return source_routes.source_hop_one(h, ta)
+        return source_routes.source_hop_one(h, prm[0], ta, tb)
     if code == DOR:
         return dor.dor_hop_one(cur, dst, prm[0], prm[1], prm[2]), h
     return fccn.shortest_hop_one(cur, dst, h, ta)

@@ -25,18 +25,14 @@ import numpy as np
 
 from mpinet.errors import RoutingError
 from mpinet.routing.base import HopContext, Router
-from mpinet.routing.source_routes import (
-    MAX_HOPS,
-    SourceRouted,
-    source_headers,
-    source_rule,
-    walk_routes,
-)
+from mpinet.routing.route_rows import SourceRouted
+from mpinet.routing.source_routes import PORT_END, source_headers, source_rule, walk_routes
+from mpinet.routing.walk import default_max_hops
 
 #: most rows (``K * N``) built by default: about a second of walking at 1 us a hop
 MAX_ROWS = 1 << 20
 #: pairs checked against the router's own walk when a table is built
-CHECK_PAIRS = 512
+CHECK_PAIRS = 2048
 
 #: how a router routes in the engines' compiled steps (:func:`compile_routes`)
 PATH_COMPILED = "compiled hop"
@@ -86,9 +82,11 @@ class RouteTable(Router):
         n = topo.num_nodes
         src = np.tile(np.arange(n, dtype=np.int64), targets.size)
         dst = np.repeat(np.asarray(targets, dtype=np.int64), n)
-        ports, nhops = walk_routes(router, src, dst, np.arange(src.size), 0, 0, MAX_HOPS)
-        self.width = max(1, int(nhops.max(initial=0)))
-        self.table = np.ascontiguousarray(ports[:, : self.width])
+        self.max_hops = default_max_hops(topo)
+        self.table, _ = walk_routes(
+            router, src, dst, np.arange(src.size), 0, 0, self.max_hops, True
+        )
+        self.width = self.table.shape[1]  # the longest route and its end
         self.rule = source_rule(self.table)
         self._check(CHECK_PAIRS)
 
@@ -102,10 +100,11 @@ class RouteTable(Router):
         n = self.topo.num_nodes
         src, dst = g.integers(0, n, m), g.integers(0, n, m)
         pids, seed = g.integers(0, 1 << 40, m), int(g.integers(0, 1 << 31))
-        ports, nhops = walk_routes(self.inner, src, dst, pids, seed, 0, MAX_HOPS)
+        ports, _ = walk_routes(self.inner, src, dst, pids, seed, 0, self.max_hops, True)
         rows = self.init_headers(src, dst)[:, 0] // self.width
-        same = (ports[:, : self.width] == self.table[rows]).all(1)  # rows end with 255 too
-        same &= (ports[:, self.width :] == 255).all(1)
+        w = min(self.width, ports.shape[1])
+        same = (ports[:, :w] == self.table[rows, :w]).all(1)
+        same &= (ports[:, w:] == PORT_END).all(1) & (self.table[rows, w:] == PORT_END).all(1)
         if not same.all():
             i = int(np.flatnonzero(~same)[0])
             raise RoutingError(
@@ -171,4 +170,4 @@ def compile_routes(
             return RouteTable(router, max_rows), PATH_TABLE, ""
         except RoutingError as exc:
             why = str(exc)
-    return SourceRouted(router, MAX_HOPS, release="engine"), PATH_WALKED, why
+    return SourceRouted(router, release="engine"), PATH_WALKED, why
