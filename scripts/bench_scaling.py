@@ -52,6 +52,7 @@ def measure(a: argparse.Namespace) -> list[dict]:
         for spec, steps in zip(a.specs, a.steps, strict=True):
             for name, keys in engines(a).items():
                 for r in a.ranks:
+                    load = os.getloadavg()[0]  # a shared machine: how busy, beside the times
                     sets = [*keys, "workload.injection=bernoulli", f"workload.steps={steps}"]
                     cmd = [*find_mpiexec(), "-n", str(r), sys.executable, "-m", "mpinet",
                            "bench", "--phases", "--json", "--specs", spec,
@@ -61,7 +62,7 @@ def measure(a: argparse.Namespace) -> list[dict]:
                     if out.returncode:
                         sys.exit(f"bench_scaling.py: error: {' '.join(cmd)}: {out.stderr.strip()}")
                     row = json.loads(out.stdout.strip().splitlines()[-1])
-                    row["engine"] = name
+                    row["engine"], row["loadavg"] = name, load
                     print(f"  {spec} {name} {r} rank(s): {row['engine_seconds']:.3f} s engine",
                           file=sys.stderr, flush=True)  # fmt: skip
                     key = (spec, name, r)
@@ -76,8 +77,8 @@ def measured_table(rows: list[dict]) -> list[str]:
     out = [
         "| network | engine | ranks | steps | hops | engine s | M hops/s in all "
         "| efficiency (rate / R x 1-rank rate) | per step us: compute / exchange / waiting "
-        "| exchange bytes per rank per step |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| exchange bytes per rank per step | load average |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         base = one.get((r["spec"], r["engine"]))
@@ -90,7 +91,8 @@ def measured_table(rows: list[dict]) -> list[str]:
             f"| `{r['spec']}` | {r['engine']} | {r['ranks']} | {r['steps']:,} | {r['hops']:,} "
             f"| {r['engine_seconds']:.3f} | {r['hops_per_second'] / 1e6:.2f} | {eff} "
             f"| {r['compute_us_per_step']:.0f} / {r['exchange_us_per_step']:.0f} / "
-            f"{'—' if wait != wait else f'{wait:.0f}'} | {sent:,.0f} |"
+            f"{'—' if wait != wait else f'{wait:.0f}'} | {sent:,.0f} "
+            f"| {r.get('loadavg', float('nan')):.1f} |"
         )
     return out
 
@@ -136,10 +138,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add = ap.add_argument
     add("--ranks", default="1,2,4", help="rank counts measured (1,2,4)")
     add("--specs", default="ms:3,2;ms:3,3", help="';'-separated networks measured")
-    add("--steps", default="2000,40", help="injection steps per measured network (2000,40)")
+    add("--steps", default="2000,4", help="injection steps per measured network (2000,4)")
     add("--rate", type=float, default=0.006, help="the flit runs' Bernoulli rate (0.006)")
     add("--packet-rate", type=float, default=0.1, help="the packet runs' rate (0.1)")
-    add("--repeat", type=int, default=2, help="runs per measurement, the best kept (2)")
+    add("--repeat", type=int, default=1, help="runs per measurement, the best kept (1)")
     add("--rounds", type=int, default=1, help="alternated rounds over all rank counts (1)")
     add("--project", default="ms:3,3;scc:10;fccn:8", help="networks projected")
     add("--project-ranks", default="16,64,256,1024", help="rank counts projected")
