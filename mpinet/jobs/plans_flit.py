@@ -24,6 +24,8 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import state as fs
 from mpinet.errors import MpinetError, ResourceError
 from mpinet.jobs.resources import RUN, Estimate, describe, mean_hops
 from mpinet.topology.base import Topology
@@ -40,16 +42,16 @@ SNAP_BYTES = 24
 #: neighbour block nbt is made from, and its source queue's FIFO ends, occupancy and flags
 LINK_BYTES = 4 * 8 + 4 * 4 + 4 + 17
 #: per segment: its 48-byte record and its slot in the free stack
-SEG_BYTES = 48 + 8
+SEG_BYTES = fs.SEG.itemsize + 8
 #: per packet record: its 64-byte record and its free-stack slot (plus 8 per header word)
-PKT_BYTES = 64 + 8
+PKT_BYTES = fs.PKT.itemsize + 8
 #: per active buffer: its request's entries in a step's scratch (touched, requests and
 #: their buckets, chain, allow, the buffers filled, heads to route)
 REQUEST_BYTES = 8 + 16 + 8 + 1 + 8 + 8
 #: per flit moved in a step: its local row, delivery row, credits, release and drain entries
-MOVE_BYTES = 24 + 56 + 32 + 16
+MOVE_BYTES = 24 + 8 * fk.D_WIDTH + 32 + 16
 #: int64 words of a wire row (flits to another rank), before the header
-WIRE_WIDTH = 11
+WIRE_WIDTH = fk.W_WIDTH
 #: injections made ahead for one compiled call of many steps (chunk.MAX_CHUNK steps)
 CHUNK_STEPS = 64
 
