@@ -114,7 +114,8 @@ def test_torus_throughput_and_long_packets(tmp_path):
     cfg = tmp_path / "torus.cfg"
     cfg.write_text("topology = torus; k = 4; n = 2; routing_function = dim_order;\n"
                    "num_vcs = 4; vc_buf_size = 4; packet_size = 4; sim_type = throughput;\n"
-                   "injection_rate = 0.1; injection_rate_uses_flits = 1; sample_period = 100;\n")  # fmt: skip
+                   "injection_rate = 0.1; injection_rate_uses_flits = 1;\n"
+                   "sample_period = 100;\n")  # fmt: skip
     r = mpinet(["booksim", str(cfg), "router=ideal", "--json"])
     assert r.returncode == 0, r.stderr
     j = json.loads(r.stdout)

@@ -190,8 +190,12 @@ def read_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
         The file is missing, unreadable, binary, not UTF-8 or not BookSim syntax; an
         override has no ``=`` or is not ``key=value``.
     """
+    import os
+
     from mpinet.jobs.inputs import read_input
 
+    if os.path.isdir(path):  # read_input's own words are a job file's
+        raise ConfigError(f"BookSim configuration {path} is a directory, not a file")
     data = read_input(path, "BookSim configuration", CONFIG_BYTES,
                       hint="a BookSim configuration is a small text file")  # fmt: skip
     if b"\0" in data:

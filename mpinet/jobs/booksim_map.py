@@ -82,7 +82,8 @@ def to_job(cfg: Config) -> tuple[dict, Measure, dict]:
 
     def bad(key: str, why: str) -> ConfigError:
         at, dflt = where.get(key, cfg.path), "" if key in where else " (BookSim's default)"
-        return ConfigError(f"{at}: {key} = {_clip(str(v[key]))}{dflt}: {why}")
+        shown = _clip(str(v[key])) if v[key] != "" else '""'
+        return ConfigError(f"{at}: {key} = {shown}{dflt}: {why}")
 
     for name in where:
         k = KEYS[name]
