@@ -343,11 +343,18 @@ def test_flit_engine_runs_table_rows_as_the_router(mode):
         assert chunk.usable(eng) == compiled_steps  # the rows read inside the compiled steps
         return eng.run(w)
 
-    a = run(make_router("ms-merged", topo), False)
-    for compiled_steps in (False, True):
-        b = run(RouteTable(make_router("ms-merged", topo)), compiled_steps)
+    def same(a, b):
         assert a.steps == b.steps and np.array_equal(a.packets, b.packets)
         assert np.array_equal(a.counters, b.counters) and np.array_equal(a.hop_rows, b.hop_rows)
+
+    a = run(make_router("ms-merged", topo), False)
+    for compiled_steps in (False, True):
+        same(a, run(RouteTable(make_router("ms-merged", topo)), compiled_steps))
+    # random choices: rows walked at the first hop, chained (width 4), freed on the last hop
+    a = run(make_router("ms-merged", topo, choice="random"), False)
+    rows = SourceRouted(make_router("ms-merged", topo, choice="random"), width=4)
+    same(a, run(rows, False))
+    assert rows.nfree == rows.table.shape[0]
 
 
 @pytest.mark.parametrize("width", [4, 32])
@@ -376,3 +383,28 @@ def test_rows_walked_at_injection_and_freed_by_the_engine(width):
         run.release(words)
         assert run.nfree == run.table.shape[0]  # every row back on the stack
     assert run.table.shape[0] <= 2 * most  # reused: four batches in the room of one
+
+
+@pytest.mark.parametrize("width", [3, 32])
+def test_a_packet_from_another_rank_is_walked_again_from_its_source(width):
+    """rewalk: the receiving rank's row, positioned after the hops taken (chains followed)."""
+    topo = from_spec("ms:2,2")
+    router = make_router("ms-balls-to-boxes", topo, choice="random")
+    run = SourceRouted(make_router("ms-balls-to-boxes", topo, choice="random"), width=width,
+                       release="engine")  # fmt: skip
+    src, dst, pids = random_pairs(topo, 200, 3)
+    ref = walk(topo, router, src, dst, seed=2, pids=pids, paths=True)
+    go = ref["lengths"] > 0
+    src, dst, pids = src[go], dst[go], pids[go]
+    lengths, paths = ref["lengths"][go], ref["paths"][go]
+    taken = np.random.default_rng(0).integers(0, lengths)  # hops before the crossing
+    words = run.rewalk(src, dst, pids, 2, 7, taken)
+    rule = cp.rule_of(run)
+    nbt = topo.neighbors(np.arange(topo.num_nodes))
+    for i in range(src.size):
+        cur, h = int(paths[i, taken[i]]), int(words[i])
+        for k in range(int(taken[i]), int(lengths[i])):
+            port, h = cp.hop(rule.code, rule.prm, rule.ta, rule.tb, cur, int(dst[i]), h)
+            cur = int(nbt[cur, port])
+            assert cur == paths[i, k + 1]
+    assert width > 8 or (taken > width - 1).any()  # width 3: crossings past a row's end

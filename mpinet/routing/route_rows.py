@@ -6,6 +6,8 @@ into rows of a table ``width`` cells wide, chained when it is longer than a row
 (:data:`~mpinet.routing.source_routes.PORT_NEXT`, ``links``), and read one cell a hop
 by the compiled rule or :meth:`SourceRouted.next_port`. Rows are reused: a stack of
 free rows, freed on a route's last hop or by the engine when the packet is delivered.
+A word names a row of the rank that walked it: a packet that crosses to another rank
+gets a row there (:meth:`SourceRouted.rewalk`), and the sending rank frees its own.
 """
 
 from __future__ import annotations
@@ -148,6 +150,23 @@ class SourceRouted(Router):
         end = rows[first + nrows - 1] * self.width + (cells - 1) % per  # the last cell read
         self.last[rows[first + nrows - 1]] = np.where(cells > 0, end, -1)
         return start
+
+    def rewalk(self, src, dst, pids, seed: int, step: int, hops) -> np.ndarray:
+        """Words of packets received from another rank, ``hops`` hops into their routes.
+
+        A word names a row of the rank that walked it, so the receiving rank walks the
+        route again from its source (the same route: the router is oblivious) and skips
+        the hops taken. ``step`` is passed to the router, which does not read it.
+        """
+        words = self.walk_rows(src, dst, pids, seed, step)
+        k = np.asarray(hops, dtype=np.int64).reshape(-1).copy()
+        per = self.width - 1
+        while True:  # follow the links past the rows already travelled
+            far = np.flatnonzero(k > per)  # k == per: the link cell, followed by the hop
+            if far.size == 0:
+                return words + k
+            words[far] = self.links[words[far] // self.width].astype(np.int64) * self.width
+            k[far] -= per
 
     def compiled_hop(self) -> CompiledHop | None:
         """The rule reading the current table (:data:`mpinet.routing.compiled.SOURCE`), for an
