@@ -157,6 +157,14 @@ def compile_routes(
     routers that hold packets or route around faults appearing during the run (their
     routes change after injection). ``path`` is one of the ``PATH_*`` names, ``why``
     says why a faster path did not apply ("" for a compiled hop).
+
+    The router returned for :data:`PATH_WALKED` is a
+    :class:`~mpinet.routing.route_rows.SourceRouted` the engine drives: it gives packets
+    their words at injection (``walk_rows``, or the first ``next_port`` call), reads
+    ``compiled_hop()`` again after any call that walked rows (the table may grow), frees
+    a packet's rows (``release``) when it is delivered, dropped or sent to another rank,
+    and gives a received packet a row of its own (``rewalk``). The other paths need
+    nothing: their tables are the same on every rank.
     """
     if router.compiled_hop() is not None:
         return router, PATH_COMPILED, ""
