@@ -129,6 +129,27 @@ def test_torus_throughput_and_long_packets(tmp_path):
     assert ov["plat"]["minimum"] == 0 and ov["plat"]["average"] > 3 * 15 / 16
 
 
+def test_a_deadlock_ends_the_measurement_where_the_engine_found_it(tmp_path, monkeypatch):
+    """anynet's min on an 8-ring with one VC: wormhole packets close the ring's cycle."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ring.anynet").write_text(
+        "".join(f"router {i} node {i} router {(i + 1) % 8} router {(i - 1) % 8}\n"
+                for i in range(8)))  # fmt: skip
+    (tmp_path / "ring.cfg").write_text(
+        "topology = anynet; routing_function = min; network_file = ring.anynet;\n"
+        "num_vcs = 1; vc_buf_size = 2; packet_size = 8; injection_rate = 0.9;\n"
+        "injection_rate_uses_flits = 1; sample_period = 100;\n")  # fmt: skip
+    res = run(prepare("ring.cfg", ["router=ideal"]), SerialComm())
+    out, step = res["outcome"], int(re.search(r"step (\d+)", res["deadlock"]).group(1))
+    assert not out.stable and out.reason.startswith(f"deadlocked at step {step}: ")
+    assert "wait-for cycle of 8 virtual channels" in out.reason
+    times = [x["time"] for k, x in out.items if k == "stats"]
+    assert times and max(times) <= step
+    assert [x for _, x in out.items[-2:]] == ["WARNING: Possible network deadlock.",
+                                              "Simulation unstable, ending ..."]  # fmt: skip
+    assert res["overall"] is None
+
+
 def test_help_is_short_and_narrow():
     r = mpinet(["booksim", "--help"])
     lines = r.stdout.splitlines()

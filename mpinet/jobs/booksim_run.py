@@ -146,6 +146,20 @@ def _engine_run(prep: Prepared, steps: int, comm: Any) -> Any:
     return eng.run(kind.traffic)
 
 
+def _cut_at_deadlock(out: Any, dl: dict) -> None:
+    """The run stopped where the engine found a deadlock: the periods after that step are
+    not the network's, so the measurement ends there, unstable (BookSim would warn of a
+    possible deadlock and never finish)."""
+    step, kept = int(dl["step"]), []
+    for kind, x in out.items:
+        if kind == "stats" and x["time"] > step:
+            break
+        kept.append((kind, x))
+    out.items = [*kept, ("line", "WARNING: Possible network deadlock."),
+                 ("line", "Simulation unstable, ending ...")]  # fmt: skip
+    out.stable, out.reason = False, f"deadlocked at step {step}: {dl['message']}"
+
+
 def run(prep: Prepared, comm: Any) -> dict:
     """Run and measure; the result as ``--json`` prints it (collective)."""
     comm = resolve(comm)
@@ -163,6 +177,8 @@ def run(prep: Prepared, comm: Any) -> dict:
             break
         horizon = max(2 * horizon, out.need_horizon)
     deadlock = rec.deadlock
+    if deadlock is not None and int(deadlock["step"]) < out.need_horizon:
+        _cut_at_deadlock(out, deadlock)
     result: dict[str, Any] = {"outcome": out, "overall": None, "time_taken": None}
     if out.stable:
         last = _engine_run(prep, out.stop, comm)
