@@ -175,6 +175,15 @@ def test_deadlock_verdicts(spec, policy, vcs, acyclic):
     assert rep["acyclic"] is acyclic
 
 
+@pytest.mark.parametrize("vcs", [2, 3, 8])
+def test_torus_dateline_needs_two_vcs_whatever_v(vcs):
+    """Two classes need two VCs: the halves V makes do not change what is needed."""
+    topo = from_spec("torus:6,2")
+    rep = analyze_vc(topo, make_router("dor", topo, tie="plus"), "dateline", vcs=vcs).report
+    assert rep["acyclic"] and rep["vcs_needed"] == 2 and rep["smallest_vcs"] == 2
+    assert make_vc_policy("dateline", topo, vcs).needed(make_router("dor", topo)) == 2
+
+
 def test_torus_dateline_classes_by_hand():
     topo = from_spec("torus:4,2")  # id = x + 4 y
     pol = make_vc_policy("dateline", topo, 4)

@@ -81,3 +81,8 @@ class TorusTracker(Tracker):
         self, c: np.ndarray, cur: np.ndarray, nxt: np.ndarray, swapped: bool = False
     ) -> tuple:
         return vc_range(advance(self.policy.topo, cur, nxt, c) & 1, self.vcs)
+
+    def lowest(self, c: np.ndarray, cur: np.ndarray, nxt: np.ndarray) -> np.ndarray:
+        """The hop's class: VC 0 is the least a class-0 hop needs, VC 1 a class-1 hop's (two
+        VCs, one a half), whatever halves this V makes (:func:`vc_need.lowest_vcs`)."""
+        return advance(self.policy.topo, cur, nxt, c) & 1

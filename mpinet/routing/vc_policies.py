@@ -33,6 +33,9 @@ from mpinet.routing.rings import APPLIES, ring_cut
 from mpinet.topology.base import Topology
 from mpinet.values import Range
 
+#: the switching modes (docs/switching.md), the one list every layer and command checks
+#: against: the packet model first, then the flit engine's two
+SWITCHING = ("store-and-forward", "cut-through", "wormhole")
 #: the most VCs per link a policy is built with
 MAX_VCS = 64
 #: nodes up to which negative-hop keeps a colour table (a byte per node) instead of
@@ -371,8 +374,8 @@ class DatelineVC(_Counting):
     def _refuse(self, why: str) -> None:
         raise RoutingError(
             f"vc_policy 'dateline' orders nothing on {self.topo.spec}: it {why}, so every hop "
-            f"would take VC 0; dateline applies to torus:K,N, {APPLIES}; use vc_policy 'hops' or "
-            "'negative-hop' here (deadlock-free with the vcs they ask for)"
+            f"would take VC 0; dateline applies to {APPLIES}, and to torus:K,N; use "
+            "vc_policy 'hops' or 'negative-hop' here (deadlock-free with the vcs they ask for)"
         )
 
     def counts(self, cur: Any, nxt: Any) -> np.ndarray:
