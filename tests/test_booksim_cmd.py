@@ -88,14 +88,24 @@ def test_output_reads_as_booksims_and_says_what_json_says():
     assert "mpinet booksim: not modeled by the ideal router: credit_delay = 2" in text.stdout
 
 
-def test_figures_equal_a_sweep_of_the_same_window_and_traffic():
+@pytest.mark.parametrize(
+    ("overrides", "runs"),
+    [
+        (["injection_rate=0.2"], 2),
+        # 16-flit worms outlast the extra period: the first run is repeated with more traffic
+        (["sample_period=10", "max_samples=4", "warmup_periods=1", "packet_size=16",
+          "injection_rate=0.02"], 3),
+    ],
+)  # fmt: skip
+def test_figures_equal_a_sweep_of_the_same_window_and_traffic(overrides, runs):
     """The overall block is the sweep's point with warm-up = the last reset, window = the
     measurement and injection until the traffic stopped (the same job, seed and draws)."""
     from mpinet.jobs.sweep import Settings
     from mpinet.jobs.sweep_point import run_point
 
-    prep = prepare(MESH, ["router=ideal", "injection_rate=0.2"])
+    prep = prepare(MESH, ["router=ideal", *overrides])
     res = run(prep, SerialComm())
+    assert res["runs"] == runs
     out, ov = res["outcome"], res["overall"]
     assert out.stable and out.reset > 0 and out.drain_time > out.reset
     w, m = out.reset, out.drain_time - out.reset

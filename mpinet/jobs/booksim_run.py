@@ -8,7 +8,8 @@ on it across ranks); :func:`run` runs the engine and replays BookSim's measureme
    that plus the drain allowance; the replay decides the warm-up, the convergence and
    where traffic stops (latency: the step after the last measured packet's delivery;
    throughput: the end of the measurement). If it read past the traffic, the run is
-   repeated with traffic up to there (twice the horizon, at most :data:`MAX_RUNS` runs);
+   repeated with traffic up to there (twice the horizon, at most :data:`MAX_RUNS` runs, and
+   never past the drain allowance, which the plan's memory estimate counted);
 2. when the measurement converged, a second run with the traffic generated only before
    that step, which then drains, for the overall statistics. Its first steps are the
    first run's (the engine is causal, the draws keyed by node and step).
@@ -122,9 +123,9 @@ def prepare(path: str, overrides: list[str], ranks: int = 1, ranks_here: int | N
 
     cfg = read_config(path, overrides)
     raw, measure, info = to_job(cfg)
-    horizon = (measure.max_samples + 1) * measure.sample_period
-    raw["workload"]["steps"] = horizon
-    raw["max_steps"] = horizon + drain_steps(measure)
+    # the longest traffic a run may get (run's cap), so the plan counts its packets
+    raw["workload"]["steps"] = traffic_cap(measure)
+    raw["max_steps"] = traffic_cap(measure) + drain_steps(measure)
     job = validate(raw, f"BookSim configuration {path}")
     return Prepared(plan(job, ranks=ranks, ranks_here=ranks_here), measure, info, cfg)
 
@@ -132,6 +133,11 @@ def prepare(path: str, overrides: list[str], ranks: int = 1, ranks_here: int | N
 def drain_steps(m: Measure) -> int:
     """Steps a run may take after its traffic (BookSim drains without a limit)."""
     return max(DRAIN_PERIODS * m.sample_period, 10_000)
+
+
+def traffic_cap(m: Measure) -> int:
+    """The most steps of traffic a run gets: the periods, one more, and the drain allowance."""
+    return (m.max_samples + 1) * m.sample_period + drain_steps(m)
 
 
 def _engine_run(prep: Prepared, steps: int, comm: Any) -> Any:
@@ -173,9 +179,14 @@ def run(prep: Prepared, comm: Any) -> dict:
         runs += 1
         src = RecordSource(rec, nodes, flits, horizon, comm)
         out = single_sim(src, m)
-        if out.need_horizon <= horizon or runs >= MAX_RUNS:
+        if out.need_horizon <= horizon or runs >= MAX_RUNS or horizon >= traffic_cap(m):
             break
-        horizon = max(2 * horizon, out.need_horizon)
+        horizon = min(max(2 * horizon, out.need_horizon), traffic_cap(m))
+    if out.need_horizon > horizon and out.stable:  # the replay read past the traffic
+        out.stable = False
+        out.reason = (f"the measured packets were not delivered within {horizon} steps of "
+                      "traffic (mpinet's drain allowance)")  # fmt: skip
+        out.items.append(("line", "Simulation unstable, ending ..."))
     deadlock = rec.deadlock
     if deadlock is not None and int(deadlock["step"]) < out.need_horizon:
         _cut_at_deadlock(out, deadlock)
