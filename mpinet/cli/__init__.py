@@ -218,6 +218,38 @@ def _abandon_traces(rank: int) -> None:
         pass
 
 
+def versions() -> str:
+    """``mpinet X``, then the versions of what runs it: numba, numpy, mpi4py, the MPI library."""
+    import importlib.metadata as md
+
+    def v(dist: str) -> str:
+        try:
+            return f"{dist} {md.version(dist)}"
+        except md.PackageNotFoundError:
+            return f"{dist} absent"
+
+    parts = [v("numba"), v("numpy"), v("mpi4py"), v("h5py")]
+    try:  # the library's own words (MPICH Version: x.y, Open MPI vx.y ...), started as
+        from mpinet.engine.comm import world  # every command starts it (its defaults)
+
+        world()
+        from mpi4py import MPI
+
+        parts.append(" ".join(MPI.Get_library_version().split()[:3])[:60])
+    except Exception:  # mpi4py without a library it can load: the version line still prints
+        parts.append("no MPI library loaded")
+    return f"mpinet {__version__}\n{'; '.join(parts)}"
+
+
+class _Version(argparse.Action):
+    """``--version``: two lines as :func:`versions` writes them (argparse's own action would
+    refill them), the MPI library looked up only when asked."""
+
+    def __call__(self, parser: Any, *_: Any) -> NoReturn:
+        parser._print_message(versions() + "\n", sys.stdout)  # rank 0's, like --help
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full ``mpinet`` parser with every subcommand."""
     from mpinet.cli import (
@@ -231,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
         run,
         sweep,
         verify,
+        warmup,
     )
     from mpinet.topology import spec_forms  # the families the registry has, never a stale list
 
@@ -248,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Topologies table and docs/networks.md have each). "
         "`mpinet COMMAND --help` explains each command.",
     )
-    p.add_argument("--version", action="version", version=f"mpinet {__version__}")
+    p.add_argument("--version", action=_Version, nargs=0, help="print the versions and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     info.add_parser(sub)
     run.add_parser(sub)
@@ -260,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_parser(sub)
     sweep.add_parser(sub)
     booksim.add_parser(sub)
+    warmup.add_parser(sub)
     return p
 
 
