@@ -13,33 +13,18 @@ from mpinet.jobs.spec import key_arg
 from mpinet.values import Range, arg, json_text
 
 HELP = """\
-Measure the engine: uniform traffic (every node sends P packets to random
-destinations, shortest-path routing, all-port model) on each network, run under
-the current MPI job. Router tables are built once before timing (reported as
-setup). Each measurement is the best of --repeat runs of the whole job: the
-engine's steps (routing decisions, arbitration, model checks, Alltoallv),
-the end-of-run reductions and checks, and writing the summary trace.
-
-A network may name its router as SPEC@ROUTER (default: shortest), e.g.
-fccn:6@fccn-shortest, where the shortest router's tables would not fit.
---packets takes a list: the same network at several backlogs (packets per
-node injected at step 0) shows whether the cost per hop depends on the
-backlog (with per-link queues it should not). With --buffer a run may
-deadlock: its row says so ("deadlock": true, "delivered" < "packets"; the
-text line adds "not comparable"), since its hop rate is not a throughput.
+Measure the engine: uniform traffic (P packets per node to random
+destinations, all-port) on each network, under the current MPI job, the best
+of --repeat runs of the whole job (steps, end-of-run checks, summary trace);
+router tables are built before timing. SPEC@ROUTER names a router; --packets
+takes a list (a backlog sweep); --phases splits a step into compute, exchange
+and waiting. More in docs/commands.md; results in docs/performance.md.
 
 examples:
   mpinet bench
-  mpiexec -n 2 mpinet bench --specs ms:3,2 --packets 8 --json
-  mpinet bench --specs ms:3,2 --packets 1,8,64,256 --trace none
-  mpinet bench --specs scc:8 --queues links   # the per-link queues, for comparison
-  mpiexec -n 2 mpinet bench --specs "ms:3,3;scc:8;fccn:6@fccn-shortest" --repeat 1
-  python scripts/bench_engine.py          # 1 and 2 ranks, markdown for docs/performance.md
-  mpiexec -n 2 mpinet bench --specs ms:3,2 --phases --set model.switching=wormhole ...
-  python scripts/bench_scaling.py         # 1, 2, 4 ranks split into phases; the projection
-
---phases times the engine alone (no trace, no end-of-run checks) with its communicator
-wrapped: each row adds a step's compute, exchange and waiting (mpinet/cli/bench_phases.py).
+  mpiexec -n 2 mpinet bench --specs ms:3,2 --packets 1,8,64 --json
+  mpiexec -n 2 mpinet bench --specs "ms:3,3;fccn:6@fccn-shortest" --repeat 1
+  mpinet bench --specs ms:3,2 --phases --set model.switching=wormhole
 """
 
 DEFAULT_SPECS = "scc:7;ms:3,2;fccn:4"
