@@ -111,6 +111,33 @@ def test_labels_round_trip_and_refusals():
         from_spec("mesh:1024,5")
 
 
+@pytest.mark.parametrize("spec", ["mesh:3,2", "torus:4,2"])
+@pytest.mark.parametrize("fmt,ext", [("edgelist", "edges"), ("graphml", "graphml")])
+def test_export_round_trip(spec, fmt, ext, tmp_path):
+    """Exported and read back as file:PATH: the same links at every node, and the file
+    network's BFS distances are dor's route lengths."""
+    import io
+
+    from mpinet.netfile import load_topology
+    from mpinet.topology import export
+
+    topo = from_spec(spec)
+    buf = io.StringIO()
+    export.write(topo, fmt, buf, 5)
+    path = tmp_path / f"net.{ext}"
+    path.write_text(buf.getvalue())
+    back = load_topology(f"file:{path}")
+    n = topo.num_nodes
+    assert back.num_nodes == n
+    ids = np.arange(n)
+    # node v of the file is node v (edge lists keep ids; GraphML names them in id order)
+    for v, (a, b) in enumerate(zip(topo.neighbors(ids), back.neighbors(ids), strict=True)):
+        assert sorted(a[a >= 0].tolist()) == sorted(b[b >= 0].tolist()), v
+    dist = make_router("shortest", back).distance
+    s, d = np.divmod(np.arange(n * n), n)
+    assert np.array_equal(dist(s, d), make_router("dor", topo).distance(s, d))
+
+
 def walk_dor(fam, k, n, s, d, tie):
     """BookSim's dimension order, step by step: ports of the route from s to d."""
     ports, cur = [], coord(s, k, n)
