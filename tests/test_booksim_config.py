@@ -180,6 +180,22 @@ def test_torus_gets_the_dateline_and_anynet_its_file(tmp_path):
     assert raw["router"] == {"name": "anynet-min"}
 
 
+def test_anynet_files_need_one_terminal_per_router_of_its_id(tmp_path, monkeypatch):
+    """mpinet reads router R as node R: BookSim's concentration would silently shrink."""
+    monkeypatch.chdir(tmp_path)
+    text = "topology = anynet; routing_function = min; network_file = n.anynet; router = ideal;"
+    (tmp_path / "n.anynet").write_text("router 0 node 0 router 1\nrouter 1 node 1 router 0\n")
+    assert to_job(cfg_of(tmp_path, text))[2]["topology"].endswith("n.anynet")
+    where = r"c\.cfg:1: network_file = n\.anynet: router "
+    for body, says in (("router 0 node 0 node 2 router 1\nrouter 1 node 1\n",
+                        "0 has terminals 0, 2"),
+                       ("router 0 node 1 router 1\nrouter 1 node 0\n", "0 has terminals 1"),
+                       ("router 0 node 0 router 1\n", "1 has terminals none")):  # fmt: skip
+        (tmp_path / "n.anynet").write_text(body)
+        with pytest.raises(ConfigError, match=where + says):
+            to_job(cfg_of(tmp_path, text))
+
+
 MESH = "topology = mesh; routing_function = dor; router = ideal;\n"
 
 

@@ -97,6 +97,11 @@ CASES: list[Case] = [
         C("bsc-anynet-no-file", "booksim c.cfg router=ideal",
           r"c\.cfg: network_file = \"\" \(BookSim's default\): topology = anynet needs "
           r"network_file", files=cfg("topology = anynet;\nrouting_function = min;\n")),
+        C("bsc-anynet-concentration", "booksim c.cfg router=ideal",
+          r"c\.cfg:3: network_file = n\.anynet: router 0 has terminals 0, 1, 2: mpinet runs "
+          r"anynet files with one terminal per router",
+          files={"c.cfg": "topology = anynet;\nrouting_function = min;\nnetwork_file = n.anynet;\n",
+                 "n.anynet": "router 0 node 0 node 1 node 2 router 1\nrouter 1 node 3\n"}),
     ),
 ]  # fmt: skip
 

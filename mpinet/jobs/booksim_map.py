@@ -156,6 +156,7 @@ def _topology(v: dict, bad: Any) -> str:
         path = v["network_file"]
         if not path:
             raise bad("network_file", "topology = anynet needs network_file")
+        _one_terminal_each(path, bad)
         return f"file:anynet:{os.path.abspath(path)}"
     k, n = v["k"], v["n"]
     if k < 2:
@@ -163,6 +164,44 @@ def _topology(v: dict, bad: Any) -> str:
     if n < 1:
         raise bad("n", "must be >= 1")
     return f"{topo}:{k},{n}"
+
+
+def _one_terminal_each(path: str, bad: Any) -> None:
+    """Refuse an anynet file whose routers do not each hold one terminal of their own id.
+
+    mpinet's anynet reader makes router R node R (docs/networks.md), whatever terminals
+    it lists; BookSim's traffic goes between the terminals. They are the same network only
+    with one terminal per router, numbered as its router. (A missing or unreadable file is
+    left to the network reader, which names it.)
+    """
+    from mpinet.jobs.inputs import read_input
+
+    if not os.path.isfile(path):
+        return
+    text = read_input(path, "anynet network file", 1 << 26, hint="the network file").decode(
+        "utf-8", "replace"
+    )
+    routers: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        tok = line.split()
+        if len(tok) < 2:
+            continue
+        head, i = (tok[0], tok[1]), 2
+        routers.setdefault(tok[1], set()) if tok[0] == "router" else None
+        while i + 1 < len(tok):
+            body = (tok[i], tok[i + 1])
+            i += 3 if i + 2 < len(tok) and tok[i + 2].isdigit() else 2
+            if body[0] == "router":
+                routers.setdefault(body[1], set())
+            pair = {head[0]: head[1], body[0]: body[1]}
+            if set(pair) == {"router", "node"}:
+                routers.setdefault(pair["router"], set()).add(pair["node"])
+    for r, terms in routers.items():
+        if terms != {r}:
+            got = ", ".join(sorted(terms, key=lambda t: (len(t), t))[:4]) or "none"
+            raise bad("network_file", f"router {r} has terminals {got}: mpinet runs anynet "
+                      "files with one terminal per router, numbered as the router "
+                      "(as mpinet export writes them)")  # fmt: skip
 
 
 def _traffic(v: dict, bad: Any) -> str:
