@@ -160,7 +160,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     _k("channel_width", "i", 128, _R, "power model"),
     _k("channel_sweep", "i", 0, _R, "power model"),
     _k("network_file", "s", "", _M, "the anynet file: topology file:anynet:PATH (PATH as "
-       "BookSim opens it, from the working directory)"),
+       "BookSim opens it, from the working directory; one terminal per router, numbered as "
+       "the router)"),
 )}  # fmt: skip
 
 
