@@ -21,7 +21,7 @@ FLIT = (
     "--steps 50 --set model.switching=wormhole --set model.flits=16 --set model.vc_buffer=4 "
     "--quiet --topology"
 )
-ULIMIT = r"but ulimit -v \(RLIMIT_AS\) of [\d.]+ GiB leaves about .* resident per process"
+ULIMIT = r"but only [\d.]+ [GM]iB is available per process \(ulimit -v [\d.]+ GiB\)"
 CAYLEY13 = "'cayley:13:" + ",".join(f"(1,{k})" for k in range(2, 14)) + "'"
 
 
@@ -51,14 +51,15 @@ CASES: list[Case] = [
             "plan3-flit-h18-vcs64",
             f"{FLIT} hypercube:18 --set model.vcs=64",
             r"run on hypercube:18 \(262,144 nodes, degree 18\) needs about [\d.]+ GiB per rank "
-            rf"\(VC buffers .*\), {ULIMIT} .*; way out: \d+ or more ranks, or a larger ulimit -v, "
+            rf"\(VC buffers .*\), {ULIMIT}; way out: \d+ or more ranks, or a larger ulimit -v, "
             r"or a smaller network",
             cap=BEFORE_WORK,
         ),
         C(
             "plan3-flit-h18-vcs64-mpi",
             f"{FLIT} hypercube:18 --set model.vcs=64",
-            rf"run on hypercube:18 .* needs about [\d.]+ GiB per rank \(VC buffers .*\), {ULIMIT}",
+            r"run on hypercube:18 .* needs about [\d.]+ GiB per rank \(VC buffers .*\), [\d.]+ GiB "
+            rf"for the 2 rank\(s\) on this machine, {ULIMIT}",
             ranks=2,
         ),
         C(
@@ -102,7 +103,7 @@ CASES: list[Case] = [
             "plan3-flit-once-packets",
             "run --topology hypercube:16 --router hypercube-ecube --packets 256 "
             "--set model.switching=wormhole --set model.flits=16 --quiet",
-            rf"run on hypercube:16 .* \(packet records .*segments .*\), {ULIMIT} .*; way out: "
+            rf"run on hypercube:16 .* \(packet records .*segments .*\), {ULIMIT}; way out: "
             r".*fewer packets \(workload\.packets <= \d+ fits\)",
         ),
         C(
@@ -138,7 +139,7 @@ CASES: list[Case] = [
         C(
             "plan3-star12-before-work",
             "info star:12",
-            rf"BFS on star:12 .* needs about .*, {ULIMIT} .*; way out: a larger ulimit -v",
+            rf"BFS on star:12 .* needs about .*, {ULIMIT}; way out: a larger ulimit -v",
             cap=BEFORE_WORK,
         ),
         C(

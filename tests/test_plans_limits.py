@@ -115,7 +115,8 @@ def test_ulimit_v_leaves_the_address_space_not_mapped_yet(tmp_path):
     proc = _proc(tmp_path, "0::/\n", limits_line=line, vm=(size, rss))
     got = limits.memory(proc, str(tmp_path / "cg"))
     assert got.rank == int((cap - (size - rss)) / limits.AS_RATIO)
-    assert got.rank_origin.startswith("ulimit -v (RLIMIT_AS) of 4.0 GiB leaves about")
+    assert got.rank_origin.startswith("only ")
+    assert got.rank_origin.endswith(" is available per process (ulimit -v 4.0 GiB)")
     assert got.machine_origin == "MemAvailable"  # per process, not the machine's
 
 
@@ -129,7 +130,7 @@ def test_the_real_process_reads_its_own_limits():
 
 
 def _fake_memory(monkeypatch, machine: int, rank: int | None) -> None:
-    origin = "ulimit -v (RLIMIT_AS) of 1.0 GiB leaves about X resident per process"
+    origin = "only X is available per process (ulimit -v 1.0 GiB)"
     fake = limits.Memory(machine, "MemAvailable", rank, origin if rank else "")
     monkeypatch.setattr(limits, "memory", lambda *a, **k: fake)
 
@@ -143,7 +144,7 @@ def test_check_refuses_over_the_per_process_limit_naming_it(monkeypatch):
         est.add("split", (800 << 20) // r)
         return est
 
-    with pytest.raises(ResourceError, match=r"but ulimit -v \(RLIMIT_AS\) of 1\.0 GiB leaves") as e:
+    with pytest.raises(ResourceError, match=r"but only X is available per process \(ulimit") as e:
         rs.check(estimate, 1, 1)
     # the first rank count whose share fits, computed: 4 ranks (100 + 200 MiB)
     assert "way out: 4 or more ranks, or a larger ulimit -v" in str(e.value)
@@ -157,7 +158,7 @@ def test_check_refuses_over_the_per_process_limit_naming_it(monkeypatch):
 def test_bfs_check_memory_names_the_process_limit(monkeypatch):
     _fake_memory(monkeypatch, 64 * GIB, 300 << 20)
     monkeypatch.setattr(bfs, "available_memory", lambda: 64 * GIB)
-    with pytest.raises(ResourceError, match=r"needs about 0\.5 GiB per rank, but ulimit -v"):
+    with pytest.raises(ResourceError, match=r"needs about 0\.5 GiB per rank, but only X"):
         bfs.check_memory(lambda r: GIB // 2, 1, 1, "BFS on x")
 
 

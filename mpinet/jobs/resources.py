@@ -238,7 +238,7 @@ def check(
     # the smallest limit binds: one rank's share of the machine, or what ulimit -v leaves it
     share = have - (here - 1) * BASE_BYTES if serial else have // max(here, 1)
     if got.rank is not None and got.rank < share and est.bytes > got.rank:
-        _refuse_rank(estimate, est, size, got, smaller, serial)
+        _refuse_rank(estimate, est, size, got, smaller, serial, need if here > 1 else 0, here)
     if need <= have:
         return est
     ways = []
@@ -267,8 +267,11 @@ def _refuse_rank(
     got: Any,
     smaller: str | Callable[[], str],
     serial: bool,
+    need: int = 0,
+    here: int = 1,
 ) -> None:
-    """Refuse an estimate over the per-process limit (``ulimit -v``), naming it."""
+    """Refuse an estimate over the per-process limit (``ulimit -v``), naming it (and what
+    the ``here`` ranks on this machine need together, when ``need``)."""
     ways = []
     if not serial:  # more ranks shrink the distributed parts
         more = next((r for r in (size << i for i in range(1, 21))
@@ -278,8 +281,9 @@ def _refuse_rank(
     ways.append("a larger ulimit -v")
     ways.append(smaller if isinstance(smaller, str) else smaller())
     who = "on rank 0" if serial else "per rank"
+    total = f", {size_text(need)} for the {here} rank(s) on this machine" if need else ""
     raise ResourceError(
-        f"{est.what} needs about {size_text(est.bytes)} {who} ({est.largest()}), but "
+        f"{est.what} needs about {size_text(est.bytes)} {who} ({est.largest(2)}){total}, but "
         f"{got.rank_origin}; way out: {', or '.join(ways)}"
     )
 
