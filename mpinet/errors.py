@@ -75,3 +75,23 @@ def check_int(name: str, value: object, lo: int, hi: int | None = None) -> int:
     return Range(lo, hi, integer=True).check(
         name, value, error=TopologyError, whole=True, text=True
     )
+
+
+#: Every exit code of ``mpinet``: (code, name, when). One table: docs/reference/exit-codes.md
+#: is generated from it (scripts/gen_reference.py), and tests/test_manual.py holds the
+#: commands' own constants (``OUTPUT_NOT_WRITTEN``, the signals' 128 + N) to it.
+EXIT_CODES: tuple[tuple[int | str, str, str], ...] = (
+    (0, "ok", "the command did its work: every check passed, the routing is deadlock-free "
+     "(deadlock), every catalogue entry holds (verify)"),
+    (1, "failed", "the work ran and found a failure: a check of run or sweep failed or packets "
+     "were still in flight at max_steps; deadlock found a cycle; verify an entry that does not "
+     "hold; analyze damaged data (CorruptTraceError); a rank failed unexpectedly or stopped "
+     "answering (the watchdog's --timeout) and the MPI job was aborted"),
+    (2, "refused", "refused before any work (MpinetError, argparse): a bad argument, job key, "
+     "network file or output path, or a plan that does not fit the machine; one line on "
+     "stderr from rank 0, the same on every rank"),
+    (3, "output not written", "the results were printed, but an output could not be written "
+     "(a trace, --json or --plot file on a full disk; standard output on a full device)"),
+    ("128 + N", "signal N", "stopped by a signal, temporaries removed, one line: 129 SIGHUP, "
+     "130 SIGINT (Ctrl-C), 143 SIGTERM"),
+)  # fmt: skip

@@ -116,6 +116,25 @@ def ccc_diameter_paper(n: int) -> int:
     return 2 * n + n // 2 - 2
 
 
+def kncube_forms(family: str, k: int, n: int) -> list[ClosedForm]:
+    """Diameter and all-pairs average distance of ``mesh:K,N`` / ``torus:K,N``.
+
+    Distances add over dimensions, so each is N times a line's or a ring's: a line of K
+    nodes has diameter K - 1 and mean |x - y| = (K^2 - 1) / (3K) over all ordered pairs,
+    a ring floor(K/2) and floor(K^2/4) / K (the source included).
+    """
+    if family == "mesh":
+        diam, avg = n * (k - 1), Fraction(n * (k * k - 1), 3 * k)
+        src = ("k-ary n-mesh: N(K-1)", "k-ary n-mesh: N(K^2-1)/(3K)")
+    else:
+        diam, avg = n * (k // 2), Fraction(n * (k * k // 4), k)
+        src = ("k-ary n-cube: N floor(K/2)", "k-ary n-cube: N floor(K^2/4)/K")
+    return [
+        ClosedForm("diameter", diam, "exact", src[0]),
+        ClosedForm("avg_distance", float(avg), "exact", src[1], "incl"),
+    ]
+
+
 def closed_forms(family: str, params: tuple[int, ...]) -> list[ClosedForm]:
     """The papers' formulas that apply to a network, evaluated.
 
@@ -171,6 +190,8 @@ def closed_forms(family: str, params: tuple[int, ...]) -> list[ClosedForm]:
         (n,) = params
         out.append(ClosedForm("diameter", n, "exact", "hypercube: n"))
         out.append(ClosedForm("avg_distance", n / 2, "exact", "hypercube: n/2", "incl"))
+    elif family in ("mesh", "torus"):
+        out.extend(kncube_forms(family, *params))
     elif family == "ccc":
         (n,) = params
         out.append(

@@ -267,13 +267,16 @@ class BookSim:
         cfg.write_text(booksim_config(net.name, flits, self.a.vcs, self.a.vc_buffer, self.a))
         return cfg
 
-    def probe(self, spec: str, flits: int, rate: float, timed: bool = False) -> dict:
-        """One run, cached; a ``timed`` one runs at niceness 0 (a separate entry)."""
+    def probe(
+        self, spec: str, flits: int, rate: float, timed: bool = False, fresh: bool = False
+    ) -> dict:
+        """One run, cached; a ``timed`` one runs at niceness 0 (a separate entry); ``fresh``
+        runs it again whatever the cache holds (a speed table's window)."""
         a = self.a
         key = json.dumps([spec, flits, a.vcs, a.vc_buffer, round(rate, 12), a.sample_period,
                           a.warmup_periods, a.max_samples, a.latency_thres, a.seed,
                           sorted(a.booksim_set)] + (["timed"] if timed else []))  # fmt: skip
-        if key not in self.cache:
+        if fresh or key not in self.cache:
             row = run_booksim(self.config(spec, flits), rate, a, 0 if timed else a.nice)
             print(f"  booksim {spec} L={flits} load {rate:.5g}: {row['status']}, latency "
                   f"{row['latency']:.1f}, accepted {row['accepted']:.5g}, "
@@ -315,10 +318,13 @@ class BookSim:
         }  # fmt: skip
 
 
-def speed(bs: BookSim, spec: str, flits: int, rate: float, flit: bool) -> dict:
-    """BookSim and mpinet once at ``rate`` for the same cycles: wall time, flit-hops/s."""
+def speed(
+    bs: BookSim, spec: str, flits: int, rate: float, flit: bool, mpinet_only: dict | None = None
+) -> dict:
+    """BookSim and mpinet once at ``rate`` for the same cycles: wall time, flit-hops/s
+    (``mpinet_only``: BookSim's run already made, mpinet alone)."""
     a, n = bs.a, bs.nodes(spec)
-    row = bs.probe(spec, flits, rate, timed=True)
+    row = mpinet_only or bs.probe(spec, flits, rate, timed=True)
     out = {"spec": spec, "flits": flits, "rate": rate, "booksim": row}
     if row["cycles"] is None:
         return out
@@ -445,6 +451,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--accept-tol", type=float, default=0.05)
     add("--seed", type=int, default=0)
     add("--speed", default="", help="SPEC:L:RATE;... both once at RATE (packets/node/cycle)")
+    add(
+        "--speed-table",
+        action="store_true",
+        help="BookSim once and mpinet twice on every --specs network at --speed-load x its "
+        "flit bound, L in --speed-flits; the table between docs/booksim.md's speed markers",
+    )
+    add("--speed-flits", default="1,16", help="--speed-table's packet lengths (1,16)")
+    add("--speed-load", type=float, default=0.4, help="--speed-table's load, x bound (0.4)")
+    add("--speed-period", type=int, default=500, help="--speed-table's sample_period (500)")
+    add("--speed-timeout", type=float, default=1200.0,
+        help="--speed-table: seconds per run, BookSim's setup included (1200)")  # fmt: skip
     add("--booksim-set", action="append", default=[], help="KEY=VALUE for BookSim (ablations)")
     add("--timeout", type=float, default=7200.0, help="seconds per run (default 7200)")
     add("--nice", type=int, default=10, help="niceness of the searches' BookSim runs")
@@ -456,6 +473,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     a.grid = [float(x) for x in np.linspace(float(lo), float(hi), int(k))]
     a.specs = re.findall(r"[a-z]+:[0-9+]+(?:,[0-9+]+)*", a.specs)
     a.flits = [int(x) for x in a.flits.split(",")]
+    a.speed_flits = [int(x) for x in a.speed_flits.split(",")]
     a.rows = [(s, f) for s in a.specs for f in a.flits]
     a.rows += [(s, int(f)) for s, f in (x.rsplit(":", 1) for x in a.extra.split(";") if x)]
     return a
@@ -465,6 +483,10 @@ def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     if not os.access(a.booksim, os.X_OK):
         sys.exit(f"booksim_check.py: error: --booksim {a.booksim} is not an executable file")
+    if a.speed_table:
+        import booksim_speed
+
+        return booksim_speed.main(a)
     reports.begin(__file__, a.out)
     bs, t0 = BookSim(a), time.perf_counter()
     rows, speeds = [], []

@@ -18,6 +18,11 @@ the line before its fence (renderers hide it), that says how the block is checke
 * a ``python`` block is run (``python block.py``), must exit 0, and the block after it
   marked ``output`` is its stdout;
 * ``ci``: the block is the README's test command, which must equal ``.ci/run``'s;
+* a ``toml`` block is a job, or part of one (a ``[model]`` section alone), and is validated
+  as a job file is (:func:`check_toml`: ``mpinet.jobs.spec``, and the choices of the string
+  keys); no marker needed. ``keys=all``: the block names every key of the schema (a list of
+  every key stays complete); ``defaults``: a key with a default shows that default, except
+  those of ``examples=KEY,...``;
 * ``skip="why"``: not run here (a cluster, apt, a benchmark); ``static="why"``: not a
   program's input or output (a diagram, a template, a usage line).
 
@@ -61,6 +66,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docs_blocks import ROOT, Block, align, all_blocks, normal, parse  # noqa: E402,F401
+from docs_toml import check_toml  # noqa: E402,F401
 
 CHECKED_LANGS = ("console", "text", "python", "bash", "sh", "")
 SHOWN_PATH = "/home/you/mpinet"
@@ -332,12 +338,13 @@ def main() -> int:
     if args.list:
         for b in blocks:
             why = b.opts.get("skip") or b.opts.get("static") or ""
-            kind = b.kind() if b.lang in CHECKED_LANGS or b.opts else "-"  # toml, markdown
+            kind = b.kind() if b.lang in (*CHECKED_LANGS, "toml") or b.opts else "-"  # markdown
             print(f"{b.id:28} {b.lang or '-':8} {kind:8} {why}")
         return 0
     problems = [
         f"{i}: no <!-- docs: ... --> marker (see scripts/docs.py)" for i in unmarked(blocks)
     ]
+    problems += [e for b in blocks if b.kind() == "toml" for e in check_toml(b)]
     updates: dict = {}
     total = time.perf_counter()
     pairs = executable(all_blocks())  # an exec or python block with its output blocks

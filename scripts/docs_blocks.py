@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the pages whose blocks are checked
-FILES = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")),
+FILES = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")),
          "jobs/README.md"]  # fmt: skip
 #: marker keys that may be given more than once
 REPEAT = ("run", "setup", "mask-re", "env")
@@ -41,6 +41,8 @@ class Block:
                 return k
         if self.lang == "python":
             return "python"
+        if self.lang == "toml":  # validated against the job schema (docs.check_toml)
+            return "toml"
         if "run" in o or any(ln.startswith("$ ") for ln in self.body):
             return "console"
         return "unmarked"

@@ -428,6 +428,52 @@ def borel_tables(r: Report) -> None:
     )
 
 
+def kncube_tables(r: Report) -> None:
+    """BookSim's dimension-order routing on its meshes and tori (issue 35)."""
+    from mpinet import theory
+    from mpinet.routing.deadlock_vc import analyze_vc
+
+    r.out("## BookSim2's dimension-order routing (`dor`) on mesh:K,N and torus:K,N", "")
+    r.out(
+        "`dor` (BookSim2's `dim_order_mesh` / `dim_order_torus`, docs/booksim.md) routed over "
+        "every ordered pair of distinct nodes; route lengths beside the exact distances (sums "
+        "over the coordinates, equal to BFS: tests/test_kncube.py) and the closed forms (diameter N(K-1) on the mesh, N floor(K/2) on the torus; average distance "
+        "N(K^2-1)/(3K) and N floor(K^2/4)/K over all pairs including the source, converted here "
+        "to distinct pairs). Deadlock: the (link, VC) dependency graph of the routes under "
+        "wormhole switching (`mpinet deadlock --switching wormhole`), with `any` VC and 1 VC, "
+        "and with the `dateline` VC policy (torus: two classes per dimension ring) at the VCs "
+        "it needs.",
+        "",
+        "| network | pairs | dor avg / max | distance avg / max | closed form avg / diameter | "
+        "any, 1 VC | dateline |",
+        "|---|---|---|---|---|---|---|",
+    )
+    specs = ["mesh:4,2", "torus:5,2", "torus:4,3"]
+    if not r.quick:
+        specs += ["mesh:8,2", "torus:8,2", "mesh:4,3"]
+    for spec in specs:
+        topo = from_spec(spec)
+        rep = r.route(spec, "dor", "all")
+        n = topo.num_nodes
+        cf = {c.quantity: c.value for c in theory.closed_forms(topo.family, (topo.k, topo.n))}
+        verdict = []
+        for pol, v in (("any", 1), ("dateline", None)):
+            if pol == "dateline" and topo.family == "mesh":
+                verdict.append("refused (no ring)")
+                continue
+            a = analyze_vc(topo, make_router("dor", topo), pol, vcs=v).report
+            verdict.append(("acyclic" if a["acyclic"] else "cyclic") + f" ({a['vcs']} VC)")
+        r.out(
+            f"| {spec} | {rep['pairs']:,} | {rep['avg_length']:.4f} / {rep['max_length']} | "
+            f"{rep['avg_shortest']:.4f} / {rep['max_shortest']} | "
+            f"{cf['avg_distance'] * n / (n - 1):.4f} / {cf['diameter']} | {verdict[0]} | "
+            f"{verdict[1]} |"
+        )
+    r.out("")
+
+
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--out", default=str(ROOT / "docs" / "routing.md"))
@@ -453,7 +499,7 @@ def main() -> int:
     )
     scc_tables(r)
     ms_tables(r)
-    for extra in ("fccn_tables", "borel_tables"):
+    for extra in ("fccn_tables", "borel_tables", "kncube_tables"):
         fn = globals().get(extra)
         if fn is not None:
             fn(r)

@@ -32,6 +32,7 @@ import reports  # noqa: E402
 from mpinet.jobs import load_job, parse_set  # noqa: E402
 from mpinet.jobs.execute import execute, plan  # noqa: E402
 from mpinet.routing import make_router  # noqa: E402
+from mpinet.routing.vc_policies import SWITCHING as SWITCHINGS  # noqa: E402
 from mpinet.routing.vc_policies import make_vc_policy  # noqa: E402
 from mpinet.topology import from_spec  # noqa: E402
 
@@ -40,7 +41,6 @@ BLOCKS = {
     "000": (f"<!-- BEGIN {MARK}: paper 000 -->", f"<!-- END {MARK}: paper 000 -->"),
     "004": (f"<!-- BEGIN {MARK}: paper 004 -->", f"<!-- END {MARK}: paper 004 -->"),
 }
-SWITCHINGS = ("store-and-forward", "cut-through", "wormhole")
 SHORT = {"store-and-forward": "SAF", "cut-through": "CT", "wormhole": "WH"}
 SCC_ROUTERS = ("scc-random", "scc-greedy", "scc-nobacktrack", "scc-optimal")
 #: (network, Bernoulli rates) of the router table: a moderate and a heavy load, 32-flit packets

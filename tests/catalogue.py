@@ -95,6 +95,7 @@ class Case:
     xfail: str = ""  # mpinet still misbehaves: the precise defect (strict xfail)
     wdirs: tuple = ()  # MPMD: one rank per directory (``-wdir``), the same command in each
     cap: int = 0  # address space of every process in bytes (0: CAP); see BEFORE_WORK
+    sink: str = ""  # stdout: "" a pipe read whole; "/dev/full"; HEAD; else a file in the dir
     section: str = ""  # the heading it is listed under (set by :func:`section`)
 
 
@@ -227,6 +228,20 @@ def _signal_when(proc: subprocess.Popen, signum: int, when, err_lines: list[str]
         os.killpg(proc.pid, signum)
 
 
+#: ``Case(sink=HEAD)``: stdout is a pipe whose reader closes it after the first line
+HEAD = "| head -1"
+
+
+def _read_out(proc: subprocess.Popen, sink: str, out: list[str]) -> None:
+    if proc.stdout is None:  # stdout into a file or a device
+        return
+    if sink == HEAD:
+        out.append(proc.stdout.readline())
+        proc.stdout.close()  # the reader gone: the writer's next write fails with EPIPE
+        return
+    out.extend(iter(proc.stdout.readline, ""))
+
+
 def run_case(c: Case, d: Path, traces: Callable[[], dict], mpiexec: list[str]) -> Outcome:
     """Create the case's files in ``d``, run it, and collect what it did."""
     create(d, c.files, traces)
@@ -235,12 +250,18 @@ def run_case(c: Case, d: Path, traces: Callable[[], dict], mpiexec: list[str]) -
     argv = [a.replace("{dir}", str(d)) for a in argv]
     before = snapshot(d)
     prefix = [*mpiexec, "-n", str(c.ranks)] if c.ranks > 1 else []
+    if c.wdirs:  # mpiexec -n 1 -wdir A python -m mpinet ARGS : -n 1 -wdir B ... (the last below)
+        prefix = [*mpiexec]
+        for w in c.wdirs[:-1]:
+            prefix += ["-n", "1", "-wdir", str(d / w), sys.executable, "-m", "mpinet", *argv, ":"]
+        prefix += ["-n", "1", "-wdir", str(d / c.wdirs[-1])]
     env = {k: v for k, v in os.environ.items() if k not in CLEAN}
     env.update(PYTHONPATH=str(ROOT), **{k: v.replace("{dir}", str(d)) for k, v in c.env.items()})
     t0 = time.monotonic()
+    sink = subprocess.PIPE if c.sink in ("", HEAD) else open(d / c.sink, "w")  # noqa: SIM115
     proc = subprocess.Popen(
         [*prefix, sys.executable, "-m", "mpinet", *argv],
-        stdout=subprocess.PIPE,
+        stdout=sink,
         stderr=subprocess.PIPE,
         text=True,
         cwd=d,
@@ -250,12 +271,7 @@ def run_case(c: Case, d: Path, traces: Callable[[], dict], mpiexec: list[str]) -
     out: list[str] = []
     err: list[str] = []
     readers = [
-    if c.wdirs:  # mpiexec -n 1 -wdir A python -m mpinet ARGS : -n 1 -wdir B ... (the last below)
-        prefix = [*mpiexec]
-        for w in c.wdirs[:-1]:
-            prefix += ["-n", "1", "-wdir", str(d / w), sys.executable, "-m", "mpinet", *argv, ":"]
-        prefix += ["-n", "1", "-wdir", str(d / c.wdirs[-1])]
-        threading.Thread(target=lambda: out.extend(iter(proc.stdout.readline, "")), daemon=True),
+        threading.Thread(target=_read_out, args=(proc, c.sink, out), daemon=True),
         threading.Thread(target=lambda: err.extend(iter(proc.stderr.readline, "")), daemon=True),
     ]
     for t in readers:
@@ -270,6 +286,8 @@ def run_case(c: Case, d: Path, traces: Callable[[], dict], mpiexec: list[str]) -
         os.killpg(proc.pid, _signal.SIGKILL)
         proc.wait()
     took = time.monotonic() - t0
+    if sink is not subprocess.PIPE:
+        sink.close()
     for t in readers:
         t.join(10)
     after = snapshot(d)
@@ -387,10 +405,15 @@ def check_doc_row(c: Case, o: Outcome, rows: dict[str, list[str]]) -> None:
 def command_text(c: Case) -> str:
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in c.env.items())
     launch = f"mpiexec -n {c.ranks} " if c.ranks > 1 else ""
+    if c.wdirs:
+        each = [f"-n 1 -wdir {w} mpinet {c.cmd}" for w in c.wdirs]
+        return f"{env + ' ' if env else ''}mpiexec " + " : ".join(each)
     ulimit = f"ulimit -v {c.cap >> 10}; " if c.cap else ""  # the address space it runs in
     sig = ""
+    if c.sink:  # where stdout went
+        sig += f" {c.sink}" if c.sink == HEAD else f" > {c.sink}"
     if c.signal:
-        sig = f" ({_signal.Signals(c.signal[0]).name} during the run)"
+        sig += f" ({_signal.Signals(c.signal[0]).name} during the run)"
     return f"{ulimit}{env + ' ' if env else ''}{launch}mpinet {c.cmd}{sig}"
 
 
@@ -405,9 +428,6 @@ def make_traces(d: Path, mpiexec: list[str]) -> dict[str, Path]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     mpinet = [sys.executable, "-m", "mpinet", "run", "--topology", "star:4", "--quiet"]
     serial = [*mpinet, "--packets", "2", "--trace-level", "hops", "--out", "t.h5"]
-    if c.wdirs:
-        each = [f"-n 1 -wdir {w} mpinet {c.cmd}" for w in c.wdirs]
-        return f"{env + ' ' if env else ''}mpiexec " + " : ".join(each)
     subprocess.run(serial, cwd=d, env=env, check=True, capture_output=True, timeout=120)
     env["MPINET_TRACE_CONSOLIDATE_MIB"] = "0"
     split = [*mpiexec, "-n", "2", *mpinet, "--out", "s.h5"]

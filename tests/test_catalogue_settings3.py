@@ -83,6 +83,15 @@ CASES: list[Case] = [
             stdout=r"\nchecks +all passed",
         ),
         C(
+            "set3-dateline-ring-file-runs-mpi",
+            f"{RUN} --topology file:ring.edges {DATELINE} --set model.flits=8 --packets 16",
+            None,
+            code=0,
+            files={"ring.edges": RING},
+            stdout=r"\nchecks +all passed",
+            ranks=2,
+        ),
+        C(
             "set3-dateline-ring-file-acyclic",
             f"deadlock file:ring.edges {DEADLOCK}",
             None,
@@ -177,6 +186,13 @@ CASES: list[Case] = [
             ranks=2,
         ),
         C(
+            "set3-flits-sweep-drain",
+            "sweep --topology star:4 --rates 0.01 --warmup 10 --measure 20 --drain 10 --quiet "
+            f"{WH} --set model.flits=1000",
+            r"sweep drain \(--drain\) = 10 is too short for packets of 1,000 flits: one needs at "
+            r"least ceil\(L / c\) = 1,000 steps .*raise --drain to at least 999$",
+        ),
+        C(
             "set3-flits-max-steps-exact-runs",
             f"{RUN} --topology hypercube:1 {WH} --set model.flits=8 --max-steps 8",
             None,
@@ -221,8 +237,8 @@ CASES: list[Case] = [
             f"{SWEEP} --rates 0.05,0.1",
             None,
             code=0,
-            stdout=r"\nsaturation +not found: every load measured was stable, up to 0\.1000: "
-            r"saturation is above it",
+            stdout=r"\nsaturation +not found: none up to load 0\.1000 \(every load measured was "
+            r"stable\): saturation is above it",
         ),
         C(
             "set3-sweep-all-stable-json",

@@ -95,3 +95,100 @@ def test_quickstart_command_runs_twice(tmp_path, monkeypatch, capsys):
         assert main([*args, "--quiet"]) == 0
     assert (tmp_path / args[args.index("--out") + 1]).exists()
     assert "--force" in README[README.index(cmd) : README.index("**Install and run the whole")]
+
+
+#: every --help on one screen: lines and columns (issue 34), at a terminal of COLUMNS
+HELP_LINES, HELP_COLUMNS = 50, 88
+
+
+@pytest.mark.parametrize("columns", [80, HELP_COLUMNS + 2])
+def test_every_help_fits_a_screen(monkeypatch, columns):
+    """`mpinet --help` and every command's fit in 50 lines of at most 88 columns (argparse
+    lays the options out for the terminal: COLUMNS - 2); the long texts are in the manual."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    over = {}
+    for name, text in _helps().items():
+        lines = text.rstrip("\n").splitlines()
+        width = max(len(line) for line in lines)
+        if len(lines) > HELP_LINES or width > HELP_COLUMNS:
+            over[name] = (len(lines), width)
+    assert not over, f"(lines, columns) over {HELP_LINES} x {HELP_COLUMNS}: {over}"
+
+
+def test_every_help_points_at_pages_that_exist():
+    """A help text that sends the reader to docs/X.md names a page of the manual."""
+    for name, text in _helps().items():
+        for page in re.findall(r"docs/[\w/-]+\.md", text):
+            assert (ROOT / page).exists(), f"mpinet {name} --help names {page}"
+
+
+def test_version_names_the_package_and_what_runs_it(capsys):
+    import numba
+
+    from mpinet import __version__
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    first, second = capsys.readouterr().out.splitlines()
+    assert first == f"mpinet {__version__}"
+    assert f"numba {numba.__version__}" in second and "mpi4py" in second
+
+
+def test_the_switching_options_are_defined_once():
+    """run, sweep and deadlock offer the same --switching and --vc-policy, whose words come
+    from the lists the program checks against (routing.vc_policies)."""
+    from mpinet.routing.vc_policies import SWITCHING, VC_POLICIES
+
+    cmds = _commands()
+    for name in ("run", "sweep", "deadlock"):
+        acts = {o: a for a in cmds[name]._actions for o in a.option_strings}
+        assert {"--switching", "--vcs", "--vc-policy"} <= set(acts), name
+        assert " | ".join(VC_POLICIES) in acts["--vc-policy"].help, name
+        if name != "deadlock":
+            assert {"--flits", "--vc-buffer"} <= set(acts)
+            assert acts["--switching"].help == " | ".join(SWITCHING)
+    assert cmds["deadlock"]._option_string_actions["--switching"].choices == SWITCHING
+
+
+def _refusal(argv, capsys):
+    assert main(argv) == 2
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "flag, key, value",
+    [
+        ("--switching", "model.switching", "teleport"),
+        ("--vc-policy", "model.vc_policy", "fastest"),
+    ],
+)
+def test_a_switching_flag_is_refused_as_its_key(capsys, flag, key, value):
+    base = ["run", "--topology", "star:4", "--router", "shortest", "--quiet", "--flits", "2"]
+    by_flag = _refusal([*base, flag, value], capsys)
+    by_set = _refusal([*base, "--set", f"{key}={value}"], capsys)
+    assert by_flag == by_set and value in by_flag
+
+
+def test_switching_flags_run_what_the_keys_run(capsys):
+    """--switching/--flits/--vcs/--vc-buffer/--vc-policy give the run their keys give."""
+    import json
+
+    base = ["run", "--topology", "star:4", "--router", "shortest", "--packets", "2", "--json"]
+    flags = ["--switching", "wormhole", "--flits", "4", "--vcs", "3", "--vc-buffer", "2",
+             "--vc-policy", "hops"]  # fmt: skip
+    keys = [
+        f"--set=model.{k}={v}"
+        for k, v in zip(
+            ("switching", "flits", "vcs", "vc_buffer", "vc_policy"), flags[1::2], strict=True
+        )
+    ]
+    runs = []
+    for extra in (flags, keys):
+        assert main([*base, *extra]) == 0
+        runs.append(json.loads(capsys.readouterr().out))
+    assert runs[0]["switching"] == {"mode": "wormhole", "flits": 4, "vcs": 3, "vc_buffer": 2,
+                                    "vc_policy": "hops"}  # fmt: skip
+    assert runs[0]["switching"] == runs[1]["switching"]
+    assert runs[0]["stats"]["latency"] == runs[1]["stats"]["latency"]
+    assert runs[0]["stats"]["transmissions"] == runs[1]["stats"]["transmissions"]

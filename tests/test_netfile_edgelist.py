@@ -326,6 +326,8 @@ def test_ranks_holding_different_files_are_refused_naming_them(tmp_path):
     b.file_info["path"] = a.file_info["path"]  # one name, two files
     mine = lambda t: [("file", t.file_info["path"], t.file_info["sha256"])]  # noqa: E731
     same_network(FakeComm([mine(a), mine(a), mine(a)]), a)
+    renamed = [("file", "../A/x.edges", a.file_info["sha256"])]  # one file, another name: same
+    same_network(FakeComm([mine(a), renamed]), a)
     with pytest.raises(FileError, match=r"x\.edges differs between ranks: ranks 0, 2 read sha256 "
                        + a.file_info["sha256"][:12] + "; rank 1 read sha256 "
                        + b.file_info["sha256"][:12]):  # fmt: skip

@@ -381,7 +381,7 @@ def test_an_address_space_cap_is_refused_by_the_plan_on_every_rank(mpiexec):
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert len(lines) == 1 and "needs about" in lines[0], proc.stderr[-3000:]
-    assert "ulimit -v (RLIMIT_AS) of 1.4 GiB leaves about" in lines[0]
+    assert "is available per process (ulimit -v 1.4 GiB)" in lines[0]
     assert "way out: a larger ulimit -v" in lines[0]
 
 

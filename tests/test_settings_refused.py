@@ -205,3 +205,23 @@ def test_packets_that_cannot_arrive_are_refused_exactly_where_the_run_would_fail
 def test_one_flit_packets_are_never_refused_for_max_steps():
     check_settings(job("topology=star:4", "max_steps=1"))
     check_settings(job("topology=star:4", "model.switching=wormhole", "max_steps=1"))
+
+
+@pytest.mark.parametrize(("mode", "flits", "cap"), [("wormhole", 8, 1), ("cut-through", 9, 2),
+                                                    ("store-and-forward", 16, 2)])  # fmt: skip
+def test_a_sweep_drain_no_late_window_packet_can_meet_is_refused(mode, flits, cap):
+    """A window packet injected in its last step arrives ``ceil(L / c)`` steps later at the
+    earliest: a drain shorter than that minus one is refused before any load runs."""
+    from mpinet.jobs.sweep import Settings, check_plan, parse_rates
+
+    need = -(-flits // cap)
+    p = plan(job("topology=hypercube:1", f"model.switching={mode}", f"model.flits={flits}",
+                 f"model.vc_buffer={flits}", f"model.capacity={{cube = {cap}}}",
+                 "trace.level=none"))  # fmt: skip
+    rates = parse_rates("0.01")
+    check_plan(p, rates, Settings(warmup=10, measure=50, drain=need - 1))
+    msg = (rf"sweep drain \(--drain\) = {need - 2} is too short for packets of {flits} flits: "
+           rf"one needs at least ceil\(L / c\) = {need} steps \(c = {cap} flit\(s\) per step "
+           rf".*raise --drain to at least {need - 1}$")  # fmt: skip
+    with pytest.raises(JobError, match=msg):
+        check_plan(p, rates, Settings(warmup=10, measure=50, drain=need - 2))

@@ -304,3 +304,92 @@ def test_watched_comm_parks_while_stopping(monkeypatch, fail):
     parked.clear()
     watched.Allreduce(None, None)  # not stopping: no wait
     assert parked == []
+
+
+# -- every command, every output device, every message (issue 32) -----------------------------
+def test_a_signal_names_what_was_not_written():
+    """The line names the output's kind; a scratch directory alone is 'temporary files'."""
+    from mpinet.cli.signals import _message
+
+    assert _message(15, [], []) == "mpinet: interrupted by SIGTERM; stopped with exit code 143"
+    assert _message(1, [], ["GraphML file", ""]).endswith(
+        "exit code 129; no GraphML file written, its temporary files removed"
+    )
+    assert _message(2, [], [""]).endswith("exit code 130; its temporary files removed")
+    assert _message(2, ["t.h5"], ["trace"]).endswith("; the trace t.h5 had been written completely")
+
+
+def test_the_next_writer_removes_temporaries_a_killed_one_left(tmp_path):
+    """A writer killed outright (SIGKILL) leaves ``.NAME.tmp-*``; the next one to take
+    the lock removes them, and never while another writer holds the lock."""
+    import fcntl
+
+    from mpinet.errors import OutputError
+    from mpinet.outputs import EXPORTS, reserve
+
+    stale = tmp_path / ".x.edges.tmp-deadbeef"
+    other = tmp_path / ".y.edges.tmp-deadbeef"  # another name's: kept
+    for p in (stale, other):
+        p.write_bytes(b"half an export")
+    (tmp_path / ".x.edges.lock").write_text("pid 1 on gone")  # its holder died
+    res = reserve(tmp_path / "x.edges", EXPORTS["edgelist"])
+    assert not stale.exists() and other.exists()
+    res.discard()
+    stale.write_bytes(b"a live writer's")
+    fd = os.open(tmp_path / ".x.edges.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another writer, alive
+    try:
+        with pytest.raises(OutputError, match="being written by another mpinet command"):
+            reserve(tmp_path / "x.edges", EXPORTS["edgelist"])
+        assert stale.exists()
+    finally:
+        os.close(fd)
+
+
+COMMANDS = {
+    "export": (["export", "star:9", "--format", "graphml", "--out", "x.graphml"], "export"),
+    "routes": (["routes", "ms:3,2", "--router", "ms-balls-to-boxes", "--pairs", "all"], "routes"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("cmd", sorted(COMMANDS))
+@pytest.mark.parametrize("sig", SIGS, ids=lambda s: signal.Signals(s).name)
+def test_every_rank_of_a_command_stops_on_a_signal(tmp_path, mpiexec, cmd, ranks, sig):
+    """Ranks that finished first (all but 0 during ``export``) wait inside the handling:
+    they used to exit 15 (hydra's banner) on SIGTERM and print a traceback on SIGINT."""
+    import catalogue
+
+    args, word = COMMANDS[cmd]
+    case = catalogue.Case(
+        f"t-{cmd}", " ".join([*args, "--progress"]), None, ranks=ranks,
+        env={"MPINET_PROGRESS_DELAY": "0"}, signal=(sig, f"[mpinet] {word}"),
+    )  # fmt: skip
+    o = catalogue.run_case(case, tmp_path, lambda: {}, mpiexec)
+    assert o.code == 128 + sig, o.stderr[-3000:]
+    lines = [ln for ln in o.lines if not ln.startswith("[mpinet] ")]
+    assert len(lines) == 1 and lines[0].startswith(f"mpinet: interrupted by {sig.name}")
+    assert "Traceback" not in o.stderr + o.stdout and "BAD TERMINATION" not in o.stdout
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_sighup_to_mpiexec_leaves_what_the_next_writer_removes(tmp_path, mpiexec):
+    """Hydra dies of SIGHUP and its proxy SIGKILLs every rank (measured: no signal reaches
+    them first), so the export's temporary stays; the next export of the name removes it."""
+    import catalogue
+
+    case = catalogue.Case(
+        "t-hup", "export star:9 --format graphml --out x.graphml --progress", None, ranks=2,
+        env={"MPINET_PROGRESS_DELAY": "0"}, signal=(signal.SIGHUP, "[mpinet] export"),
+    )  # fmt: skip
+    o = catalogue.run_case(case, tmp_path, lambda: {}, mpiexec)
+    assert o.code == -signal.SIGHUP
+    assert [ln for ln in o.lines if not ln.startswith("[mpinet] ")] == []  # no line: killed
+    left = sorted(os.listdir(tmp_path))
+    assert len(left) == 2 and left[0] == ".x.graphml.lock" and ".x.graphml.tmp-" in left[1]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([*MPINET, "export", "star:4", "--format", "graphml", "--out", "x.graphml"],
+                       cwd=tmp_path, env=env, capture_output=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0 and os.listdir(tmp_path) == ["x.graphml"]

@@ -82,7 +82,9 @@ def test_only_stable_loads_say_saturation_is_above_them(all_stable):
     assert sat["throughput"] == best
     ideal = all_stable["bound"]["ideal"]
     assert sat["throughput_fraction_of_bound"] == pytest.approx(best / ideal)
-    want = "not found: every load measured was stable, up to 0.1000: saturation is above it"
+    want = (
+        "not found: none up to load 0.1000 (every load measured was stable): saturation is above it"
+    )
     assert _line(format_sweep(all_stable), "saturation").split(None, 1)[1] == want
     assert sat["why"] == want.removeprefix("not found: ")
 

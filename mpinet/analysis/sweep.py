@@ -217,7 +217,10 @@ def saturation_text(res: dict) -> str:
         top = max((pt["offered"] for pt in pts), default=None)
         if top is None:
             return "not found: no load was measured"
-        return f"not found: every load measured was stable, up to {top:.4f}: saturation is above it"
+        return (
+            f"not found: none up to load {top:.4f} (every load measured was stable): "
+            "saturation is above it"
+        )
     crit = first["saturated_by"]
     what = "deadlocked" if crit == ["deadlocked"] else f"saturated by {', '.join(crit)}"
     return (

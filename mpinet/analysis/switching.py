@@ -78,6 +78,11 @@ def switching_of(tr: Any, attrs: dict) -> dict[str, Any] | None:
     if unit is None:  # before layout 1.2: the job says which engine ran
         if derived is None:
             return None
+        if derived["mode"] not in MODES:
+            raise CorruptTraceError(
+                f"trace {tr.path}: its job's model.switching = {derived['mode']!r} is not one "
+                f"of {', '.join(MODES)}; the trace is damaged"
+            )
         flits = _int(tr.path, "job model.flits", derived["flits"])
         _int(tr.path, "job model.vcs", derived["vcs"])
         caps = _job_capacities(job, attrs)

@@ -6,8 +6,11 @@ rank. Errors found while validating are agreed on by all ranks before any
 collective work starts, so no rank waits for another that gave up. Anything
 that fails during the collective phase aborts the whole MPI job.
 
-SIGINT and SIGTERM (:mod:`mpinet.cli.signals`): on every rank the trace's temporary files
-are removed, rank 0 prints one line, and the exit code is 130 or 143.
+SIGINT, SIGTERM and SIGHUP (:mod:`mpinet.cli.signals`), on every rank from the parse to the
+ranks' last barrier: the outputs' temporary files are removed, rank 0 prints one line, and the
+exit code is 130, 143 or 129. Standard output and error (:mod:`mpinet.outputs.stdio`): a failed
+write of the results is one line and exit code 3, a closed pipe a quiet 0, and every error line
+(:func:`say_error`, or any ``mpinet: ...:`` line printed) is capped at 400 bytes and escaped.
 """
 
 from __future__ import annotations
@@ -215,9 +218,53 @@ def _abandon_traces(rank: int) -> None:
         pass
 
 
+def versions() -> str:
+    """``mpinet X``, then the versions of what runs it: numba, numpy, mpi4py, the MPI library."""
+    import importlib.metadata as md
+
+    def v(dist: str) -> str:
+        try:
+            return f"{dist} {md.version(dist)}"
+        except md.PackageNotFoundError:
+            return f"{dist} absent"
+
+    parts = [v("numba"), v("numpy"), v("mpi4py"), v("h5py")]
+    try:  # the library's own words (MPICH Version: x.y, Open MPI vx.y ...), started as
+        from mpinet.engine.comm import world  # every command starts it (its defaults)
+
+        world()
+        from mpi4py import MPI
+
+        parts.append(" ".join(MPI.Get_library_version().split()[:3])[:60])
+    except Exception:  # mpi4py without a library it can load: the version line still prints
+        parts.append("no MPI library loaded")
+    return f"mpinet {__version__}\n{'; '.join(parts)}"
+
+
+class _Version(argparse.Action):
+    """``--version``: two lines as :func:`versions` writes them (argparse's own action would
+    refill them), the MPI library looked up only when asked."""
+
+    def __call__(self, parser: Any, *_: Any) -> NoReturn:
+        parser._print_message(versions() + "\n", sys.stdout)  # rank 0's, like --help
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full ``mpinet`` parser with every subcommand."""
-    from mpinet.cli import analyze, bench, deadlock, export, info, routes, run, sweep, verify
+    from mpinet.cli import (
+        analyze,
+        bench,
+        booksim,
+        deadlock,
+        export,
+        info,
+        routes,
+        run,
+        sweep,
+        verify,
+        warmup,
+    )
     from mpinet.topology import spec_forms  # the families the registry has, never a stale list
 
     p = Parser(
@@ -234,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Topologies table and docs/networks.md have each). "
         "`mpinet COMMAND --help` explains each command.",
     )
-    p.add_argument("--version", action="version", version=f"mpinet {__version__}")
+    p.add_argument("--version", action=_Version, nargs=0, help="print the versions and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     info.add_parser(sub)
     run.add_parser(sub)
@@ -245,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_parser(sub)
     bench.add_parser(sub)
     sweep.add_parser(sub)
+    booksim.add_parser(sub)
+    warmup.add_parser(sub)
     return p
 
 
@@ -259,33 +308,33 @@ def main(argv: Sequence[str] | None = None, *, meet: bool = False) -> int:
     from mpinet.outputs.stdio import StreamError, guard
 
     launcher = launcher_pid() if launch_rank() == 0 and launched_by_mpi() else None
-    try:
-        # SIGINT/SIGTERM/SIGHUP: clean up, one line, exit 128 + N; first of all, so that every
-        # thread started later (numpy's BLAS pool, MPI) leaves the signals to the watcher
-        with interrupts(), guard(launcher):
-            try:
-                args = build_parser().parse_args(argv)
-                code = int(args.func(args) or 0)
-                sys.stdout.flush()  # here, not at exit: a full device is one line
-            except StreamError as exc:
-                code = _stream_failed(exc)
-            except SystemExit:  # argparse: --help, --version, a refusal
-                with contextlib.suppress(StreamError):
-                    sys.stdout.flush()
-                if sys.stdout.failed is not None:
-                    raise SystemExit(_stream_failed(sys.stdout.failed)) from None
-                raise
-            if meet:
-                meet_at_exit()
-            return code
-    except MpinetError as exc:
-        say_error(str(exc))
-        return 2
-    except KeyboardInterrupt:  # only where interrupts() could not take the signal
-        _abandon_traces(launch_rank())
-        if launch_rank() == 0:
-            print("mpinet: interrupted by SIGINT; stopped with exit code 130", file=sys.stderr)
-        return 130
+    # SIGINT/SIGTERM/SIGHUP: clean up, one line, exit 128 + N; first of all, so that every
+    # thread started later (numpy's BLAS pool, MPI) leaves the signals to the watcher; the
+    # error lines inside the guarded streams too (capped; a launcher's full stderr checked)
+    with interrupts(), guard(launcher):
+        try:
+            args = build_parser().parse_args(argv)
+            code = int(args.func(args) or 0)
+            sys.stdout.flush()  # here, not at exit: a full device is one line
+        except StreamError as exc:
+            code = _stream_failed(exc)
+        except MpinetError as exc:
+            say_error(str(exc))
+            code = 2
+        except KeyboardInterrupt:  # only where interrupts() could not take the signal
+            _abandon_traces(launch_rank())
+            if launch_rank() == 0:
+                print("mpinet: interrupted by SIGINT; stopped with exit code 130", file=sys.stderr)
+            code = 130
+        except SystemExit:  # argparse: --help, --version, a refusal
+            with contextlib.suppress(StreamError):
+                sys.stdout.flush()
+            if sys.stdout.failed is not None:
+                raise SystemExit(_stream_failed(sys.stdout.failed)) from None
+            raise
+        if meet:
+            meet_at_exit()
+        return code
 
 
 #: exit code of a command whose results could not be written to standard output

@@ -12,59 +12,17 @@ from mpinet.values import Range, arg, json_text
 
 HELP = """\
 Summarise a trace written by `mpinet run --out TRACE.h5`, serially and without
-MPI: what ran (every root attribute), the completion step, latency (deliver -
-inject, in steps), hop and exact-distance distributions (mean, p50, p99, max),
-stretch against the exact distance (skipped, with the reason, when the
-distance tables would not fit), transmissions and packets in flight per step,
-link load per port class (max, mean, max/mean, Gini coefficient; existing
-links only) and the ratio of the class means (paper 004 Cor. 3.3), the
-cross-rank fraction, the checks stored in the trace, and cross-checks between
-its tables (/packets hops, /links/load, /steps, /hops). Collective traces
-(broadcast, mnb, te): steps, transmissions, informed pairs per step,
-duplicates. Traces of the flit engine (wormhole, cut-through, store-and-forward
-of L-flit packets): the summary, --json and the figures name the switching
-(mode, L, VCs, VC buffer, VC policy); link loads and transmissions count flits,
-hops and /hops rows the head's, and the cross-checks are their flit
-counterparts (link loads = L x hops of delivered packets, 1 to L flits per hop
-of a packet in flight, no packet faster than its switching allows).
-
-Every table is read in blocks of --chunk-rows rows, so memory stays bounded
-whatever the trace's size: about chunk_rows x 8 bytes x max(24, 5 x degree)
-for the working arrays (48 MiB at the default 262,144 rows and degree <= 4;
-~60 MiB at degree 6), plus exact histograms (one int64 per latency, hop and
-distance value, at most steps + 1 each, and one per distinct link load), plus
-the exact-distance tables for stretch (O(N); use --no-stretch to skip them).
-See docs/analysis.md for measured memory and speed.
-
---compare OTHER.h5 prints both runs side by side with a delta column (B - A).
---plot DIR writes the figures as PNG and SVG (needs matplotlib: pip install
-"mpinet[plot]"): for a unicast trace route_lengths (paper 000's D_I x N_I
-curve), latency_cdf, steps, link_load and, for small networks, link_heatmap;
-for a collective steps and informed. With --compare, also A_vs_B_<figure>
-files with one curve per trace. DIR is created if missing; every figure name
-is checked before the trace is read: an existing figure is replaced only with
---force and only if mpinet drew it (never another file), and each figure
-appears complete under its name or not at all.
-
-A sweep file (mpinet sweep --out SWEEP.h5) is recognised: analyze prints its
-table, and --plot draws latency and accepted throughput against offered load.
-
-Every dataset written by mpinet carries a fletcher32 checksum per chunk;
-analyze verifies all of them (what the summary does not read is read once more)
-and refuses damaged data, a truncated column or impossible values with one line
-naming the dataset.
-
-exit codes: 0 the trace is sound and its tables agree; 1 a checksum failed, the
-data is damaged, or a consistency check between the tables FAILED (the summary
-is still printed); 2 not a trace, missing file or bad options (a --plot
-directory or figure refused: nothing read, nothing written); 3 the summary was
-printed but a figure could not be written (a full disk; nothing partial left).
-The run's own checks stored in the trace (e.g. packets stuck at max_steps) are
-reported, not an error of the trace.
+MPI: what ran, latency, hops, exact distances and stretch, link load per port
+class, the checks stored in the trace and cross-checks between its tables
+(flit traces: flit-hops and packet-hops kept apart, the switching named).
+Tables are read in blocks of --chunk-rows, so memory stays bounded; every
+dataset's checksum is verified. A sweep file (mpinet sweep --out) prints its
+table. Exit code 0: sound; 1: damaged data or a cross-check FAILED; 2: not a
+trace or refused; 3: summary printed, a figure not written. What each check,
+figure and memory figure means: docs/commands.md and docs/analysis.md.
 
 examples:
   mpinet analyze run.h5
-  mpinet analyze run.h5 --json > run.json
   mpinet analyze greedy.h5 --compare shortest.h5
   mpinet analyze run.h5 --plot plots/
 """

@@ -13,28 +13,18 @@ from mpinet.jobs.spec import key_arg
 from mpinet.values import Range, arg, json_text
 
 HELP = """\
-Measure the engine: uniform traffic (every node sends P packets to random
-destinations, shortest-path routing, all-port model) on each network, run under
-the current MPI job. Router tables are built once before timing (reported as
-setup). Each measurement is the best of --repeat runs of the whole job: the
-engine's steps (routing decisions, arbitration, model checks, Alltoallv),
-the end-of-run reductions and checks, and writing the summary trace.
-
-A network may name its router as SPEC@ROUTER (default: shortest), e.g.
-fccn:6@fccn-shortest, where the shortest router's tables would not fit.
---packets takes a list: the same network at several backlogs (packets per
-node injected at step 0) shows whether the cost per hop depends on the
-backlog (with per-link queues it should not). With --buffer a run may
-deadlock: its row says so ("deadlock": true, "delivered" < "packets"; the
-text line adds "not comparable"), since its hop rate is not a throughput.
+Measure the engine: uniform traffic (P packets per node to random
+destinations, all-port) on each network, under the current MPI job, the best
+of --repeat runs of the whole job (steps, end-of-run checks, summary trace);
+router tables are built before timing. SPEC@ROUTER names a router; --packets
+takes a list (a backlog sweep); --phases splits a step into compute, exchange
+and waiting. More in docs/commands.md; results in docs/performance.md.
 
 examples:
   mpinet bench
-  mpiexec -n 2 mpinet bench --specs ms:3,2 --packets 8 --json
-  mpinet bench --specs ms:3,2 --packets 1,8,64,256 --trace none
-  mpinet bench --specs scc:8 --queues links   # the per-link queues, for comparison
-  mpiexec -n 2 mpinet bench --specs "ms:3,3;scc:8;fccn:6@fccn-shortest" --repeat 1
-  python scripts/bench_engine.py          # 1 and 2 ranks, markdown for docs/performance.md
+  mpiexec -n 2 mpinet bench --specs ms:3,2 --packets 1,8,64 --json
+  mpiexec -n 2 mpinet bench --specs "ms:3,3;fccn:6@fccn-shortest" --repeat 1
+  mpinet bench --specs ms:3,2 --phases --set model.switching=wormhole
 """
 
 DEFAULT_SPECS = "scc:7;ms:3,2;fccn:4"
@@ -84,6 +74,11 @@ def add_parser(sub: Any) -> None:
         help="any job key, e.g. --set model.switching=wormhole --set model.flits=16 (the flit "
         "engine; docs/switching.md), or --set workload.injection=bernoulli with "
         "workload.rate and workload.steps instead of --packets (repeatable)",
+    )
+    p.add_argument(
+        "--phases",
+        action="store_true",
+        help="time the engine alone and split a step into compute, exchange and waiting",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per network")
     p.set_defaults(func=run)
@@ -151,6 +146,9 @@ def _measure(args: argparse.Namespace, plans: list, comm: Any, tmpdir: str) -> N
         t0 = time.perf_counter()
         collective(comm, lambda p=p: _warm(p))
         setup = time.perf_counter() - t0
+        if args.phases:
+            _measure_phases(args, p, comm, setup)
+            continue
         best = None
         for r in range(max(1, args.repeat)):
             path = os.path.join(tmpdir, f"bench{i}-{r}.h5") if args.trace != "none" else None
@@ -215,6 +213,42 @@ def _measure(args: argparse.Namespace, plans: list, comm: Any, tmpdir: str) -> N
                     )
             sys.stdout.flush()
     comm.Barrier()
+
+
+def _measure_phases(args: argparse.Namespace, p: Any, comm: Any, setup: float) -> None:
+    """The best of --repeat engine runs, split into compute, exchange and waiting (rank 0)."""
+    from mpinet.cli.bench_phases import run_phases
+
+    best = None
+    for _ in range(args.repeat):
+        res = collective(comm, lambda p=p: run_phases(p, comm))
+        if best is None or res["engine_seconds"] < best["engine_seconds"]:
+            best = res
+    if comm.Get_rank() != 0:
+        return
+    steps, ranks = max(best["steps"], 1), comm.Get_size()
+    us = {k: 1e6 * sum(best[k]) / ranks / steps for k in ("compute", "exchange", "wait")}
+    sw = p.model.flit and {"mode": p.model.switching, "flits": p.model.flits, "vcs": p.model.vcs,
+                           "vc_buffer": p.model.vc_buffer}  # fmt: skip
+    row = {
+        "spec": p.topo.spec, "nodes": p.topo.num_nodes, "ranks": ranks,
+        "router": p.router.name, "model": args.model, "switching": sw or None,
+        "workload": dict(p.job.workload), "setup_seconds": round(setup, 3), **best,
+        "hops_per_second": best["hops"] / best["engine_seconds"],
+        "step_us": 1e6 * best["engine_seconds"] / steps,
+        **{f"{k}_us_per_step": v for k, v in us.items()},
+    }  # fmt: skip
+    if args.json:
+        print(json_text(row))
+    else:
+        unit = "flit-hops" if sw else "packet-hops"
+        print(
+            f"{row['spec']:<10} {ranks} rank(s): {best['hops']:,} {unit} in {steps} steps, "
+            f"{best['engine_seconds']:.3f} s engine ({row['hops_per_second'] / 1e6:.2f} M/s); "
+            f"per step {row['step_us']:.1f} us = compute {us['compute']:.1f} + exchange "
+            f"{us['exchange']:.1f} + waiting {us['wait']:.1f} (mean over ranks)"
+        )
+    sys.stdout.flush()
 
 
 def _warm(p) -> None:

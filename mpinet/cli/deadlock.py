@@ -7,65 +7,24 @@ import sys
 from typing import Any
 
 from mpinet.cli import agree, collective, get_comm, progress, seed_arg
+from mpinet.cli.switching_options import add_switching
 from mpinet.values import Range, arg, json_text
 
 HELP = """\
-Build the channel (buffer) dependency graph of a router on a network and say
-whether it has a cycle. A channel is a directed link (node, port), with
---buffer-classes hops a (link, hop class) pair as in the engine's structured
-buffer pool; channel c1 depends on c2 when a packet that arrived over c1 can
-wait for c2 as its next hop (a hop that delivers takes no buffer). With finite
-buffers (model.buffer) a run can deadlock only if this graph has a cycle, and
-the engine's runtime wait-for cycles are cycles of it.
-
-Routes are followed from every source to every destination, or, on a
-vertex-transitive network (and by default above 256 nodes), only to the
-translation targets, with the rest obtained by the port-preserving
-automorphisms after a sampled check that the router commutes with them.
-Random routers (shortest with tie=random, scc-random, choice=random) are
-followed through every choice they can make.
-
-With --switching wormhole (or cut-through) the channels are (link, VC) pairs
-of the flit engine (docs/switching.md): a packet holding a VC of one link
-waits for the VCs its --vc-policy allows on the next (any: all --vcs of
-them; hops: VC = hops taken; negative-hop: VC = negative hops so far, the
-nodes properly coloured; dateline: VC = dateline crossings so far, on CCC,
-SCC or a network that is one ring, refused elsewhere). The report gives the
-VCs the policy needs for the router's routes; without --vcs the graph is
-built with exactly that many, the smallest V for which it can be acyclic
-(none, when it has a cycle: under any, every cycle of the one-VC graph stays
-with more VCs). --switching store-and-forward is the packet-buffer analysis
-above (--buffer-classes). The analysis runs on one process (rank 0 under
-mpiexec). Before it starts, its memory and work are estimated from the
-network and router alone, and an analysis that would not fit this machine
-(or whose dependency graph would exceed 2**27 edges) is refused in one line;
-past 2 s a progress line says what it is doing.
-Exit code 0: acyclic; 1: a cycle; 2: bad input or refused.
+Build the channel dependency graph of a router on a network and say whether
+it has a cycle: without one no run can deadlock. Channels are directed links
+(with --buffer-classes hops, (link, hop class) pairs); with --switching
+wormhole or cut-through, (link, VC) pairs of the flit engine under a
+--vc-policy, and the report gives the VCs the policy needs. Runs on one
+process; refused in one line if it would not fit. Exit code 0: acyclic; 1: a
+cycle; 2: refused. More in docs/commands.md and docs/deadlock-analysis.md.
 
 examples:
-  mpinet deadlock star:4 --router shortest
   mpinet deadlock star:4 --router shortest --buffer-classes hops
   mpinet deadlock hypercube:6 --router hypercube-ecube --json
-  mpinet deadlock scc:5 --router scc-random --destinations all
-  mpinet deadlock star:5 --router shortest --switching wormhole --vc-policy negative-hop
-  mpinet deadlock ccc:4 --router ccc --option mode=sweep --switching wormhole \
-      --vc-policy dateline --vcs 2 --json
+  mpinet deadlock star:5 --router shortest --switching wormhole \\
+      --vc-policy negative-hop
 """
-
-
-SWITCHING = ("store-and-forward", "cut-through", "wormhole")
-
-
-def _policies() -> list[str]:
-    from mpinet.routing.vc_policies import VC_POLICIES
-
-    return list(VC_POLICIES)
-
-
-def _max_vcs() -> int:
-    from mpinet.routing.vc_policies import MAX_VCS
-
-    return MAX_VCS
 
 
 def vc_level(args: argparse.Namespace) -> bool:
@@ -113,27 +72,8 @@ def add_parser(sub: Any) -> None:
         default="none",
         help="none: one channel per link; hops: one per link and hop class",
     )
-    p.add_argument(
-        "--switching",
-        choices=SWITCHING,
-        default=None,
-        help="wormhole or cut-through: the (link, VC) graph of the flit engine; "
-        "store-and-forward (the default): packet buffers",
-    )
-    p.add_argument(
-        "--vc-policy",
-        default=None,
-        metavar="NAME",
-        help="with --switching wormhole or cut-through: how a packet picks its VC "
-        f"({', '.join(_policies())}; default any)",
-    )
-    p.add_argument(
-        "--vcs",
-        type=arg(Range(1, _max_vcs(), integer=True)),
-        default=None,
-        metavar="V",
-        help="VCs per directed link (default: the fewest the policy needs)",
-    )
+    add_switching(p, job=False, vcs_help="VCs per directed link (default: the fewest the "
+                  "policy needs)")  # fmt: skip
     p.add_argument(
         "--max-hops",
         type=arg(Range(1, 1 << 16, integer=True)),

@@ -9,36 +9,19 @@ from typing import Any
 from mpinet.cli import agree, collective, get_comm, progress, seed_arg
 
 HELP = """\
-Compute a network's exact metrics by breadth-first search: number of nodes,
-degree, diameter, average distance (including the source at distance 0, as
-paper 000 averages, and excluding it) and the distance histogram. Beside
-every figure the papers' closed form is printed where one exists, and every
-disagreement is flagged (docs/errata.md explains each).
-
-Vertex-transitive networks (star, scc, ms, borel, hypercube, ccc and the
-Cayley specs) need one BFS; FCCN and networks read from files (file:PATH) are
-searched from all sources (FCCN up to its automorphisms), which the output
-says. When all sources are too many, the refusal says how many the machine
-can afford: --sources K searches from K sampled sources and labels the result
-an ESTIMATE. A file network of several components needs --allow-disconnected
-(components are reported; distances are within them). The work is split over
-the ranks of the MPI job; the answer is identical for any number of ranks.
+Compute a network's exact metrics by breadth-first search: nodes, degree,
+diameter, average distance (with and without the source at distance 0) and
+the distance histogram, each beside the papers' closed form where one exists,
+every disagreement flagged (docs/errata.md). The work is split over the MPI
+ranks; the answer is the same for any number. Sampled sources (--sources),
+disconnected files and faults: docs/commands.md.
 
 examples:
   mpinet info scc:5
   mpiexec -n 4 mpinet info ms:3,3 --json
   mpinet info fccn:3 --histogram
-  mpinet info scc:5 --source '<3, 34125>'
   mpinet info ms:2,2 --faults 'random_links=0.05,seed=3'
-  mpinet info star:5 --fault-diameter 2
   mpinet info file:jobs/networks/cubic40.edges
-  mpiexec -n 2 mpinet info file:big.edges --sources 4096
-
-With --faults (or --faults-file JOB, its [faults] and seed) the surviving
-graph is searched too: its components, and its diameter and average distance
-within the largest component. --fault-diameter K gives the exact fault
-diameter for 1..K failed nodes and for 1..K failed links (every set, up to
-symmetry; docs/reliability.md).
 """
 
 
@@ -130,9 +113,17 @@ def run(args: argparse.Namespace) -> int:
         tell = bar.counter(f"info {topo.spec}: BFS")
         info = collective(
             comm,
-            lambda: network_info(topo, src, comm, tell, sources=args.sources, seed=args.seed),
+            _memory_guard(
+                lambda: network_info(topo, src, comm, tell, sources=args.sources, seed=args.seed),
+                f"info {topo.spec}",
+            ),
         )
-        extra = collective(comm, lambda: _fault_metrics(args, topo, faults, info, comm))
+        extra = collective(
+            comm,
+            _memory_guard(
+                lambda: _fault_metrics(args, topo, faults, info, comm), f"info {topo.spec} (faults)"
+            ),  # fmt: skip
+        )
     finally:
         bar.close()
     info.update(extra)
@@ -146,6 +137,20 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(_format_faults(info))
         sys.stdout.flush()
     return 0
+
+
+def _memory_guard(fn: Any, what: str) -> Any:
+    """``fn`` with a MemoryError the plan did not foresee turned into one line (exit 2 on
+    one rank; on more, the failing rank's line and the job aborted, never a traceback)."""
+    from mpinet.jobs.resources import out_of_memory
+
+    def guarded() -> Any:
+        try:
+            return fn()
+        except MemoryError:
+            raise out_of_memory(what) from None
+
+    return guarded
 
 
 def _plan_faults(args: argparse.Namespace, topo: Any, size: int, here: int) -> Any:

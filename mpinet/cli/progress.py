@@ -48,8 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--progress",
         action="store_true",
-        help="show progress on stderr even when it is not a terminal (plain lines, e.g. "
-        "into a Slurm log); by default progress goes to the terminal, if any, after 2 s",
+        help="progress on stderr, even without a terminal",
     )
     g.add_argument("--quiet", action="store_true", help="no progress output")
 

@@ -24,7 +24,9 @@ finalizing, so that the launcher ends the others. Launchers without hydra's PMI 
 ranks other than 0 wait :data:`GRACE` seconds, so that rank 0 exits first.
 
 SIGHUP reaches a rank only without a launcher or when sent to it: hydra's ``mpiexec`` does
-not forward it but dies of it (docs/reliability.md, "Interrupts").
+not forward it but dies of it, and its proxy SIGKILLs every rank before any signal reaches
+them (measured); the next command writing the same name removes the temporaries left
+(:meth:`mpinet.outputs.reserve.Reservation.take`; docs/reliability.md, "Interrupts").
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from mpinet.cli import agree, collective, get_comm
+from mpinet.cli.switching_options import add_switching, switching_sets
 from mpinet.jobs.spec import key_arg
 from mpinet.values import Range, arg
 
@@ -17,95 +18,17 @@ _TOL = Range(0, 1, open_lo=True, open_hi=True)
 _FACTOR = Range(1, 1e12, open_lo=True)
 
 HELP = """\
-Run a unicast job (its topology, router, model with buffers, and traffic
-pattern) at a series of offered loads and report, per load, the throughput
-and latency in a measurement window, the saturation load, and the channel-load
-bound of the pattern and router. Results are identical for any number of ranks.
-
-offered vs accepted: the offered load is the Bernoulli injection probability,
-packets per node per step; "injected" is what was actually generated in the
-window (packets / (nodes x window steps)); "accepted" is the packets
-delivered during the window, whenever injected, per node per step (BookSim's
-accepted rate). Below saturation accepted = injected; past it the network
-cannot keep up and accepted falls behind.
-
-windows (steps): warm-up [0, W) fills the network; latency is measured on the
-packets injected in the window [W, W+M) only, split into source queueing
-(admit - inject: waiting for a slot in the source's injection buffer, 0 with
-unbounded buffers) and network time (deliver - admit); link utilisation
-(packets per link per step / capacity) is counted in the window only.
-Injection continues --tail steps after the window (default 10 x the zero-load
-latency) so the last measured packets still meet traffic, then the run drains,
-at most --drain steps after the window; window packets still travelling at
-that cap are reported as in flight, not as lost.
-
-saturation: a load is saturated when accepted < (1 - --accept-tol) x injected
-(throughput; less 3 sigma of the noise the window's ends add, which only tiny
-windows notice), when the mean latency exceeds --latency-factor x the
-zero-load latency (latency; the zero-load latency is the mean route length,
-exact from the router's routes), when a link (under one-port and k-port a
-node) offered at least its capacity (load x its channel load) sent at capacity
-in every step of the window (busy: its queue grows for good, even on a few hot
-links that carry too little traffic to move the means), or when window packets
-are still in flight at the drain cap (drain). With finite buffers a load whose
-run deadlocks is "deadlocked", not saturated: the engine finds a wait-for
-cycle of full buffers while packets are still injected (checked every 8 steps)
-and stops the run there, so its other numbers mean nothing; the table says
-DEADLOCKED and the step (the flit engine finds its (node, port, VC) cycle
-once injection has stopped and no flit moves). With a:b:auto the sweep runs --coarse loads from a to
-b upwards until the first unstable (saturated or deadlocked) one, bisects
---bisect times between the last stable and the first unstable load, and runs
-b, past saturation (auto alone: a = 5 % and b = 120 % of the bound); the table
-says which criterion fired. The latency criterion usually fires first (with
-the default factor 3, at 80-90 % of the bound: queueing grows smoothly before
-the links are full); with --latency-factor 1e9 the throughput criterion fires
-between the bound and bound / (1 - T).
-
-bound: the channel-load bound, from the router's own routes (exact: every
-route of the pattern counted, by translation symmetry where the network and
-router allow): a link that carries L packets per injected packet per node
-saturates at load capacity / L. one-port and k-port add the node bound (a node
-sends K packets per step), sdc the dimension bound (one dimension per step);
-Bernoulli injection adds load <= 1 (so an all-port hypercube, whose channel
-bound is 2(N-1)/N, never saturates). The saturation throughput (the highest
-accepted rate of a stable load) is reported as a fraction of that bound. The
-saturation load is the midpoint of a measured bracket, a stable load and the
-lowest unstable load above it; without both ends (one unstable load, or only
-stable ones) it is "not found", with what was measured (--json: found false,
-load and bracket null; the throughput null without a stable load).
-
-switching: with the model's switching keys (model.switching, flits, vcs,
-vc_buffer, vc_policy; docs/switching.md) every load runs on the flit engine
-with the job's VC policy. The offered load stays in packets (of L flits) per
-node per step; latency runs from the head's injection to the tail's delivery;
-utilisation counts flits; each load adds injected_flits and accepted_flits
-(flits per node per step, L x the packet rates). A link moves its capacity in
-flits per step, so every bound but the injection limit is the packet bound / L
-(the table shows both), a link counts as busy when it sent (1 - T) of its
-capacity over the window (a worm waiting for credits idles an overloaded link
-now and then), and the zero-load latency of the latency criterion is
-the closed form H + ceil(L/c) - 1 (wormhole, cut-through) or H x ceil(L/c)
-(store-and-forward), H the mean route length. Without switching keys the sweep
-runs the packet engine, as before.
+Run a unicast job at a series of offered loads (Bernoulli injection, packets
+per node per step) and report, per load, accepted throughput and latency in
+the window [W, W+M) after W warm-up steps, the saturation load, and the
+channel-load bound of the pattern and router (same for any number of ranks).
+Exit code 0: every load passed the engine's checks; 1: a check failed; 2:
+refused; 3: file not written. Criteria, bound, flits: docs/commands.md.
 
 examples:
-  mpinet sweep jobs/sweep/hypercube-one-port.toml
-  mpiexec -n 2 mpinet sweep --topology ms:3,2 --rates 0.01:0.5:auto --out sweep.h5
-  mpinet sweep jobs/sweep/ring.toml --rates 0.1,0.3,0.5 --warmup 300 --measure 1000 --json
-  mpinet sweep jobs/ms-uniform.toml --set model.buffer=2 --set model.buffer_classes=hops
-  mpinet sweep --topology hypercube:6 --set model.switching=wormhole \
-      --set model.flits=16 --set model.vcs=2 --set model.vc_buffer=4
-  mpinet analyze sweep.h5 --plot figs/       # the table again, and the two curves
-
-outputs: --out and --plot are checked before the first load runs (a missing
-directory, the job file, an existing file without --force, with --force a file
-that is not an mpinet sweep file or figure: refused); --plot DIR is created if
-needed. Files appear complete under their names or not at all; a second sweep
-writing the same --out at the same time is refused at its start.
-
-exit codes: 0 every load passed the engine's checks, 1 a check failed (e.g. a
-deadlock), 2 bad job or options (nothing run), 3 the table was printed but the
-file or a figure could not be written (e.g. a full disk; nothing partial left).
+  mpiexec -n 2 mpinet sweep --topology ms:3,2 --rates 0.01:0.5:auto --out s.h5
+  mpinet sweep jobs/sweep/ring.toml --rates 0.1,0.3,0.5 --measure 1000 --json
+  mpinet sweep --topology hypercube:6 --switching wormhole --flits 16 --vcs 2
 """
 
 FLAG_KEYS = {
@@ -122,6 +45,7 @@ FLAG_KEYS = {
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "sweep",
+        usage="%(prog)s [-h] [JOB.toml] [options]",
         help="latency and accepted throughput against offered load; saturation vs the bound",
         description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -130,7 +54,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--rates",
         default="auto",
-        help="auto | a:b:auto | a:b:n | r1,r2,... (auto: 5%% to 120%% of the bound)",
+        help="auto, a:b:auto, a:b:n or r1,r2,... (auto)",
     )
     p.add_argument(
         "--warmup", type=arg(_INT), default=1000, metavar="W", help="warm-up steps (1000)"
@@ -156,14 +80,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--force",
         action="store_true",
-        help="replace an existing --out sweep file and --plot figures (only files mpinet wrote)",
+        help="replace the --out file and --plot figures mpinet wrote",
     )
     p.add_argument("--plot", metavar="DIR", help="draw the curves into DIR (matplotlib)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no line per load on stderr")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a job key, e.g. --set model.buffer=4 or "
-                   "--set model.switching=wormhole --set model.flits=16")  # fmt: skip
+                   help="set a job key, e.g. model.buffer=4 (repeatable)")  # fmt: skip
     g = p.add_argument_group("job keys as flags")
     g.add_argument("--topology", metavar="SPEC")
     g.add_argument("--workload", metavar="PATTERN", help="uniform | permutation | hotspot | ...")
@@ -177,6 +100,7 @@ def add_parser(sub: Any) -> None:
     )
     g.add_argument("--buffer-classes", dest="buffer_classes", metavar="HOW", help="none | hops")
     g.add_argument("--seed", type=key_arg("seed"))
+    add_switching(p)
     p.set_defaults(func=run)
 
 
@@ -200,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         for attr, key in FLAG_KEYS.items():
             if getattr(args, attr) is not None:
                 sets.append((key.split("."), getattr(args, attr)))
+        sets += switching_sets(args)
         sets.append((["trace", "level"], "none"))
         p = plan(load_job(args.job, sets))
         check_plan(p)

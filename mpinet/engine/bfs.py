@@ -141,7 +141,8 @@ def check_memory(estimate: Callable[[int], int], size: int, ranks_here: int, wha
     per_rank = estimate(size)
     need = per_rank * ranks_here
     rank = memory()
-    if rank.rank is not None and per_rank > rank.rank:  # ulimit -v, per process
+    # ulimit -v, per process, where it binds before this rank's share of the machine
+    if rank.rank is not None and rank.rank < have // max(ranks_here, 1) and per_rank > rank.rank:
         more = next((r for r in (size << i for i in range(1, 21)) if estimate(r) <= rank.rank), 0)
         raise ResourceError(
             f"{what} needs about {per_rank / 2**30:.1f} GiB per rank, but {rank.rank_origin}; "

@@ -62,9 +62,9 @@ LINK = np.dtype([("last", "i4"), ("used", "i4")])
 def route_chain(A, a0, a1, code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid, touched, acc, err):
     """Route arrivals ``A[a0:a1]`` and chain each into its link's group of this step.
 
-    With a compiled rule (``code``, :func:`mpinet.routing.compiled.hop`) the
-    port and header after the hop are computed here, else ``A`` holds the
-    router's. Three tight passes, so that the random reads of one packet
+    With a compiled rule (``code``, :func:`mpinet.routing.compiled.hop`, routes read
+    from rows included) the port and header after the hop are computed here, else ``A``
+    holds the router's. Three tight passes, so that the random reads of one packet
     overlap with the next one's: the hops (tables), then the links (``nbt``,
     ``G``), then the chaining in order. Stops at the first bad port with
     ``err = (code, pid, node, hops, port)``; returns the arrivals kept.

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mpinet.errors import MpinetError, check_int
+from mpinet.routing.vc_policies import SWITCHING
 from mpinet.topology.base import Topology
 
 KINDS = ("all-port", "one-port", "k-port", "sdc")
@@ -68,7 +69,6 @@ class Model:
 
 
 BUFFER_CLASSES = ("none", "hops")
-SWITCHING = ("store-and-forward", "cut-through", "wormhole")
 
 
 def switching_model(model: Model, switching: str | None, flits: int | None, vcs: int | None,

@@ -21,6 +21,7 @@ the limit.
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import stat
@@ -94,6 +95,8 @@ def read_input(
     except FileNotFoundError:
         raise JobError(f"{what} {path} does not exist") from None
     except OSError as exc:  # permission on a directory above, a loop of links, a bad name
+        if exc.errno == errno.ELOOP:  # named as network files name it (mpinet/netfile/source.py)
+            raise JobError(f"{what} {path} is a loop of symbolic links") from None
         raise JobError(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
     if stat.S_ISDIR(st.st_mode):
         raise JobError(f"{what} {path} is a directory; give a .toml file (e.g. jobs/)")

@@ -50,11 +50,15 @@ def same_network(comm: Any, *topos: Any) -> None:
     mine = [_what(t) for t in topos]
     every = comm.allgather(mine)
     for k in range(len(mine)):
-        seen: dict[tuple, list[int]] = {}
+        seen: dict[tuple, list[int]] = {}  # what was read (a file by its digest alone) -> ranks
+        named: dict[tuple, tuple] = {}  # -> how its first rank named it
         for rank, theirs in enumerate(every):
-            seen.setdefault(tuple(theirs[k]) if k < len(theirs) else ("none",), []).append(rank)
+            w = tuple(theirs[k]) if k < len(theirs) else ("spec", "nothing", None)
+            key = (w[0], w[2]) if w[0] == "file" else w  # one file under two names is one file
+            seen.setdefault(key, []).append(rank)
+            named.setdefault(key, w)
         if len(seen) > 1:
-            raise FileError(_message(seen))
+            raise FileError(_message({named[key]: ranks for key, ranks in seen.items()}))
 
 
 def _message(seen: dict[tuple, list[int]]) -> str:

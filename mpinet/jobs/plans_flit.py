@@ -10,9 +10,10 @@ links, ``V`` VCs per link, ``nl * V`` VC buffers and ``nl`` source queues):
   built the index temporaries make it :data:`VC_BUILD_BYTES` (tracemalloc);
 * per link, :data:`LINK_BYTES` (int64 neighbour and reverse-port tables, capacities,
   the receiver's first VC, flit counts) and a source queue;
-* per packet in flight, its record and its segments (one per buffer its flits occupy:
-  ``ceil(L / B) + 1`` for a worm of ``L`` flits in ``B``-flit buffers, 2 otherwise), in
-  pools that double as they fill, and the step's scratch rows per active buffer.
+* per packet in flight, its record and its segments (one per buffer its flits occupy: its
+  source queue and up to one per flit along its route, ``min(L, hops)``; 2 for
+  store-and-forward), at most one per VC beyond the source queues (a VC belongs to one
+  worm), in pools that double as they fill, and the step's scratch rows per active buffer.
 
 Measured peaks against this plan are in docs/reliability.md ("The estimate").
 """
@@ -23,6 +24,8 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import state as fs
 from mpinet.errors import MpinetError, ResourceError
 from mpinet.jobs.resources import RUN, Estimate, describe, mean_hops
 from mpinet.topology.base import Topology
@@ -39,16 +42,16 @@ SNAP_BYTES = 24
 #: neighbour block nbt is made from, and its source queue's FIFO ends, occupancy and flags
 LINK_BYTES = 4 * 8 + 4 * 4 + 4 + 17
 #: per segment: its 48-byte record and its slot in the free stack
-SEG_BYTES = 48 + 8
+SEG_BYTES = fs.SEG.itemsize + 8
 #: per packet record: its 64-byte record and its free-stack slot (plus 8 per header word)
-PKT_BYTES = 64 + 8
+PKT_BYTES = fs.PKT.itemsize + 8
 #: per active buffer: its request's entries in a step's scratch (touched, requests and
 #: their buckets, chain, allow, the buffers filled, heads to route)
 REQUEST_BYTES = 8 + 16 + 8 + 1 + 8 + 8
 #: per flit moved in a step: its local row, delivery row, credits, release and drain entries
-MOVE_BYTES = 24 + 56 + 32 + 16
+MOVE_BYTES = 24 + 8 * fk.D_WIDTH + 32 + 16
 #: int64 words of a wire row (flits to another rank), before the header
-WIRE_WIDTH = 11
+WIRE_WIDTH = fk.W_WIDTH
 #: injections made ahead for one compiled call of many steps (chunk.MAX_CHUNK steps)
 CHUNK_STEPS = 64
 
@@ -75,7 +78,7 @@ def injects_late(job: Any, topo: Topology) -> bool:
     from mpinet.engine.flit.deadlock_live import CHECK_EVERY
 
     w = job.workload
-    if w.get("injection") == "bernoulli":
+    if w.get("injection") in ("bernoulli", "on_off"):
         return int(w.get("steps") or 0) - 1 >= CHECK_EVERY  # the last step is steps - 1
     if w.get("kind") == "te":  # the schedule injects each offset before its first hop
         from mpinet.workloads.te import default_algorithm
@@ -85,12 +88,13 @@ def injects_late(job: Any, topo: Topology) -> bool:
 
 
 def segments_per_packet(m: Any, hops: float) -> int:
-    """Buffers one packet's flits occupy at most: a worm spreads over ``ceil(L / B) + 1``
-    (never more than its route's buffers plus its source queue); a cut-through or
-    store-and-forward packet over its source queue or last buffer and the next."""
-    if m.switching != "wormhole":
+    """Buffers one packet's flits occupy at most: its source queue and, flits moving one a
+    step, one buffer per flit along its route (``min(L, route)``; the buffer size only
+    bounds how far a blocked worm compresses); store-and-forward: the buffer it leaves and
+    the one it fills."""
+    if m.switching == "store-and-forward":
         return 2
-    return max(2, min(-(-m.flits // m.vc_buffer) + 1, math.ceil(2 * hops) + 1))
+    return 1 + max(1, min(m.flits, math.ceil(2 * hops) + 1))
 
 
 def flit_buffers(nodes: int, degree: int, vcs: int) -> tuple[int, int, int]:
@@ -142,9 +146,11 @@ def flit_state(
     # queues are at most one per VC buffer; the packets still at their source one each
     in_vc = min(flight * (segments_per_packet(m, mean_hops(topo)) - 1), nvc)
     active = min(flight, nl) + in_vc
-    # the pool doubles when full, and a step keeps room for two segments per active buffer
-    est.add("segments", 2 * (flight + in_vc + 2 * active + per_step) * SEG_BYTES, RUN)
-    est.add("flit packet records", 2 * (flight + per_step) * (PKT_BYTES + 8 * header_width), RUN)
+    # the pool doubles when full, and a step keeps room for two segments per active buffer;
+    # a step's injections are in flight already (a source queue's segment each)
+    est.add("segments", 2 * (flight + in_vc + 2 * active) * SEG_BYTES, RUN)
+    records = 2 * max(flight, per_step) * (PKT_BYTES + 8 * header_width)
+    est.add("flit packet records", records, RUN)
     # the scratch is allocated for twice the active buffers but written (resident) as used:
     # a request and a move row per active buffer
     row = MOVE_BYTES + (8 * (WIRE_WIDTH + header_width) if size > 1 else 0)
@@ -159,8 +165,9 @@ def in_flight(job: Any, topo: Topology, fp: Any, m: Any) -> int:
 
     A job that injects once has them all at once. Uniform Bernoulli traffic well below
     saturation (offered flits per link and step ``rho = r H L / ports <= 1/2``, ``ports``
-    the links a node may use in a step) holds about ``N r (H + L) / (1 - rho)``, twice that
-    for chance; anything heavier or less even may queue all its packets at their sources.
+    the links a node may use in a step) holds about ``N r (H + L) / (1 - rho)`` (Little's
+    law, a packet living ``H + L`` steps, longer as links fill), and a quarter more for
+    chance; anything heavier or less even may queue all its packets at their sources.
     """
     w = job.workload
     if w.get("injection") != "bernoulli" or w.get("kind") != "uniform" or fp.concentrated:
@@ -173,7 +180,8 @@ def in_flight(job: Any, topo: Topology, fp: Any, m: Any) -> int:
     rho = rate * hops * m.flits / ports
     if rho > 0.5:
         return fp.in_flight
-    return min(fp.in_flight, math.ceil(2 * topo.num_nodes * rate * (hops + m.flits) / (1 - rho)))
+    held = 1.25 * topo.num_nodes * rate * (hops + m.flits) / (1 - rho)
+    return min(fp.in_flight, math.ceil(held) + 64)  # a few more: small networks fluctuate
 
 
 def fewer_vcs(job: Any, topo: Topology, size: int, have_per_rank: int, **kw: Any) -> str | None:

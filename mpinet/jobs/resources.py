@@ -100,6 +100,22 @@ def per_rank_memory(ranks_here: int = 1) -> int:
     return share if got.rank is None else min(share, got.rank)
 
 
+def out_of_memory(what: str, planned: int | None = None) -> ResourceError:
+    """The one line of a MemoryError the plan did not foresee: what ran out, the plan's
+    figure and the limits this process has now (:func:`mpinet.engine.limits.memory`)."""
+    from mpinet.engine.limits import memory
+
+    got = memory()
+    have = f"{size_text(got.machine)} available ({got.machine_origin})"
+    if got.rank is not None:
+        have += f", {got.rank_origin}"
+    plan = f" (planned about {size_text(planned)} per rank)" if planned else ""
+    return ResourceError(
+        f"{what} ran out of memory{plan}; {have}; way out: fewer ranks on this machine, "
+        "a larger limit, or a smaller network"
+    )
+
+
 def load_network(spec: str, ranks_here: int = 1, allow_disconnected: bool = False) -> Topology:
     """The topology of a spec (``file:PATH`` read from disk), planned against this machine.
 
@@ -217,10 +233,12 @@ def check(
     here = size if ranks_here is None else ranks_here
     est = estimate(size)
     got = memory() if have is None else Memory(have, "given")
-    if got.rank is not None and est.bytes > got.rank:
-        _refuse_rank(estimate, est, size, got, smaller, serial)
     have, origin = got.machine, got.machine_origin
     need = est.bytes + (here - 1) * BASE_BYTES if serial else est.bytes * here
+    # the smallest limit binds: one rank's share of the machine, or what ulimit -v leaves it
+    share = have - (here - 1) * BASE_BYTES if serial else have // max(here, 1)
+    if got.rank is not None and got.rank < share and est.bytes > got.rank:
+        _refuse_rank(estimate, est, size, got, smaller, serial, need if here > 1 else 0, here)
     if need <= have:
         return est
     ways = []
@@ -249,8 +267,11 @@ def _refuse_rank(
     got: Any,
     smaller: str | Callable[[], str],
     serial: bool,
+    need: int = 0,
+    here: int = 1,
 ) -> None:
-    """Refuse an estimate over the per-process limit (``ulimit -v``), naming it."""
+    """Refuse an estimate over the per-process limit (``ulimit -v``), naming it (and what
+    the ``here`` ranks on this machine need together, when ``need``)."""
     ways = []
     if not serial:  # more ranks shrink the distributed parts
         more = next((r for r in (size << i for i in range(1, 21))
@@ -260,8 +281,9 @@ def _refuse_rank(
     ways.append("a larger ulimit -v")
     ways.append(smaller if isinstance(smaller, str) else smaller())
     who = "on rank 0" if serial else "per rank"
+    total = f", {size_text(need)} for the {here} rank(s) on this machine" if need else ""
     raise ResourceError(
-        f"{est.what} needs about {size_text(est.bytes)} {who} ({est.largest()}), but "
+        f"{est.what} needs about {size_text(est.bytes)} {who} ({est.largest(2)}){total}, but "
         f"{got.rank_origin}; way out: {', or '.join(ways)}"
     )
 

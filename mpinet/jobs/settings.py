@@ -85,7 +85,7 @@ def _check_reach(job: Job) -> None:
     """
     w, last = job.workload, job.max_steps
     steps = w["steps"]
-    if w["injection"] == "bernoulli" and steps is not None and steps > last:
+    if w["injection"] in ("bernoulli", "on_off") and steps is not None and steps > last:
         raise JobError(
             f"{job.source}: workload.steps = {steps:,} can never take effect: the run stops at "
             f"max_steps = {last:,}, so injection would end there; raise max_steps to at least "

@@ -11,7 +11,7 @@ A job is a TOML file (or the same keys given as ``mpinet run`` flags and
     kind = "uniform"        # uniform | permutation | hotspot | all-to-identity | locality
                             # | broadcast | mnb | te (collectives) | emulate-star
     packets = 8             # per node, with injection = "once"
-    injection = "once"      # once | bernoulli
+    injection = "once"      # once | bernoulli | on_off
     rate = 0.05             # bernoulli: probability per node per step
     steps = 200             # bernoulli: number of injection steps
     target = "1234567"      # hotspot: label of the target (default: the identity)
@@ -80,7 +80,8 @@ from mpinet.values import Range, arg, prob_range
 
 REQUIRED = object()
 
-#: section -> key -> (accepted types, default, help)
+#: section -> key -> (accepted types, default, meaning); docs/reference/job-keys.md is
+#: generated from it (scripts/gen_reference.py), which refuses a key without a meaning
 SCHEMA: dict[str, Any] = {
     "topology": ((str,), REQUIRED, "topology spec, e.g. scc:6"),
     "seed": ((int,), 0, "key of every random draw"),
@@ -88,39 +89,67 @@ SCHEMA: dict[str, Any] = {
     "workload": {
         "kind": ((str,), "uniform", "traffic pattern, or broadcast | mnb | te | emulate-star"),
         "packets": ((int,), 1, "packets per node (injection once)"),
-        "injection": ((str,), "once", "once | bernoulli"),
-        "rate": ((float, int), None, "bernoulli injection probability per node per step"),
-        "steps": ((int,), None, "bernoulli injection steps"),
-        "target": ((str, int), None, "hotspot target label"),
-        "locality": ((float, int, list), None, "FCCN locality p_k"),
+        "injection": ((str,), "once", "once | bernoulli | on_off (BookSim's bursty process)"),
+        "rate": (
+            (float, int),
+            None,
+            "bernoulli, on_off: packets per node per step (bernoulli: the probability)",
+        ),
+        "rate_uses_flits": (
+            (int,),
+            0,
+            "1: rate is in flits per node per step (BookSim's injection_rate_uses_flits)",
+        ),
+        "burst_alpha": ((float, int), 0.5, "on_off: P(off -> on) per step (< 0: derived)"),
+        "burst_beta": ((float, int), 0.5, "on_off: P(on -> off) per step (< 0: derived)"),
+        "burst_r1": ((float, int), -1.0, "on_off: injection probability when on (< 0: derived)"),
+        "steps": ((int,), None, "bernoulli: number of injection steps"),
+        "target": ((str, int), None, "hotspot: label of the target (default: the identity)"),
+        "locality": (
+            (float, int, list),
+            None,
+            "locality (FCCN): p_k for every level, or [p_2, ..., p_m]",
+        ),
         "algorithm": (
             (str,),
             None,
             "broadcast algorithm; te: schedule | routed; emulate-star: the star algorithm",
         ),
-        "emulation": ((str,), None, "emulate-star: sdc | consecutive | all-port"),
+        "emulation": (
+            (str,),
+            None,
+            "emulate-star: sdc | consecutive | all-port (default: the model)",
+        ),
         "messages": ((int,), 1, "broadcast: messages (pipelined)"),
-        "interval": ((int,), None, "broadcast: initiation interval between messages"),
+        "interval": ((int,), None, "broadcast: initiation interval (default: the paper's)"),
         "source": ((str, int), None, "broadcast: label of the source (default: the identity)"),
     },
     "router": {
         "name": ((str,), "shortest", "router name"),
         # None: the router's own default; a router without a tie option refuses a tie
-        "tie": ((str,), None, "shortest router: first | random"),
+        "tie": ((str,), None, "shortest router: first (default) | random among the shortest ports"),
     },
     "model": {
         "kind": ((str,), "all-port", "all-port | one-port | k-port:K | sdc"),
         "order": ((str,), "fifo", "fifo | oldest-first"),
         "queues": ((str,), "auto", "auto | links | calendar (how the engine queues; same answers)"),
-        "capacity": ((dict,), None, "link capacity per port class"),
+        "capacity": (
+            (dict,),
+            None,
+            "packets (flits) per link per step, per port class (default 1)",
+        ),
         "buffer": ((int,), 0, "slots per input port and injection port (0 = unbounded)"),
         "buffer_classes": ((str,), "none", "none | hops (structured buffer pool)"),
         "max_hops": ((int,), 32, "buffer_classes = hops: classes 0..max_hops"),
-        "switching": ((str,), None, "store-and-forward | cut-through | wormhole"),
-        "flits": ((int,), None, "flits per packet (docs/switching.md)"),
-        "vcs": ((int,), None, "virtual channels per directed link"),
-        "vc_buffer": ((int,), None, "flit slots per virtual channel"),
-        "vc_policy": ((str,), None, "any | hops | negative-hop: the VC a packet takes"),
+        "switching": ((str,), None, "store-and-forward (default) | cut-through | wormhole"),
+        "flits": ((int,), None, "flits per packet (default 1; docs/switching.md)"),
+        "vcs": ((int,), None, "virtual channels per directed link (default 1)"),
+        "vc_buffer": ((int,), None, "flit slots per VC (default 4 for wormhole, flits otherwise)"),
+        "vc_policy": (
+            (str,),
+            None,
+            "the VC of each hop: any (default) | hops | negative-hop | dateline",
+        ),
     },
     "faults": {
         "links": ((list,), [], "failed links: pairs of neighbour labels"),
@@ -131,7 +160,7 @@ SCHEMA: dict[str, Any] = {
     },
     "trace": {
         "level": ((str,), "summary", "none | summary | hops"),
-        "path": ((str,), None, "trace file to write"),
+        "path": ((str,), None, "trace file to write (or --out); no path: no file"),
     },
 }
 SHORTHAND = {"workload": "kind", "router": "name", "model": "kind"}
@@ -145,6 +174,10 @@ RULES: dict[str, Range] = {
     "workload.packets": Range(1, 1 << 20, integer=True),
     "workload.rate": prob_range(open_lo=True),
     "workload.steps": Range(1, 1 << 30, integer=True),
+    "workload.rate_uses_flits": Range(0, 1, integer=True),
+    "workload.burst_alpha": Range(-1, 1),
+    "workload.burst_beta": Range(-1, 1),
+    "workload.burst_r1": Range(-1, 1),
     "workload.locality": prob_range(),  # one value, or each of a non-empty list
     "workload.messages": Range(1, 1 << 20, integer=True),
     "workload.interval": Range(1, 2**31 - 2, integer=True),

@@ -177,9 +177,10 @@ def check_plan(
         )
     if rates is None or s is None:
         return None
-    from mpinet.jobs.sweep_plan import plan_sweep
+    from mpinet.jobs.sweep_plan import check_drain, plan_sweep
 
     s.check()
+    check_drain(p, s)
     return plan_sweep(p, rates, s, ranks, ranks_here)
 
 
@@ -401,7 +402,7 @@ def saturation(points: list[dict], ideal: float) -> dict:
     if first is None:
         out["why"] = (
             "no load was measured" if top is None else
-            f"every load measured was stable, up to {top:.4f}: saturation is above it"
+            f"none up to load {top:.4f} (every load measured was stable): saturation is above it"
         )  # fmt: skip
         return out
     below = [pt["offered"] for pt in stable if pt["offered"] < first["offered"]]

@@ -28,7 +28,7 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING
 
-from mpinet.errors import ResourceError
+from mpinet.errors import JobError, ResourceError
 from mpinet.jobs import resources as rs
 
 if TYPE_CHECKING:
@@ -121,3 +121,25 @@ def plan_sweep(
     )
     est.work, est.work_unit = work, f"{unit} per rank (the whole sweep)"
     return est
+
+
+def check_drain(p: Plan, s: Settings) -> None:
+    """Refuse a drain cap that no packet injected in the window's last step can meet.
+
+    A packet of L flits needs ``ceil(L / c)`` steps at least (one link of the fastest
+    capacity ``c``; docs/switching.md); injected at step ``W + M - 1`` it arrives at
+    ``W + M - 1 + ceil(L / c)`` at the earliest, after the cap ``W + M + drain`` when
+    ``drain + 1 < ceil(L / c)``: every load would count it in flight and be "saturated"
+    by drain, whatever the network does.
+    """
+    flits = p.model.flits if p.model.flit else 1
+    cap = int(p.model.port_capacities(p.topo).max())
+    need = -(-flits // cap)
+    if s.drain + 1 < need:
+        raise JobError(
+            f"sweep drain (--drain) = {s.drain:,} is too short for packets of {flits:,} flits: "
+            f"one needs at least ceil(L / c) = {need:,} steps (c = {cap} flit(s) per step on "
+            "the fastest link), so the window's last packets could never arrive before the "
+            f"cap and every load would be saturated by drain; raise --drain to at least "
+            f"{need - 1:,}"
+        )

@@ -106,13 +106,23 @@ def check_switching(job: Job, model: Any, workload: Any, router: Any, faults: An
 
 def make_engine(p: Any, comm: Any, **kw: Any) -> Any:
     """The engine of plan ``p``: the flit engine with switching keys, else the packet
-    engine (keyword arguments as :class:`~mpinet.engine.core.Engine` takes them)."""
+    engine (keyword arguments as :class:`~mpinet.engine.core.Engine` takes them).
+
+    Built, it marks the start of the engine's timer for the compile clocks listening
+    (:func:`~mpinet.engine.compile_clock.mark_engine_start`): what compiles from here on
+    is counted apart from engine time.
+    """
+    from mpinet.engine.compile_clock import mark_engine_start
+
     if p.model.flit:
         from mpinet.engine.flit.engine import FlitEngine
 
         for key in ("order", "queues", "faults"):
             kw.pop(key, None)
-        return FlitEngine(p.topo, p.router, p.model, p.policy, comm, **kw)
-    from mpinet.engine.core import Engine
+        engine = FlitEngine(p.topo, p.router, p.model, p.policy, comm, **kw)
+    else:
+        from mpinet.engine.core import Engine
 
-    return Engine(p.topo, p.router, p.model, comm, **kw)
+        engine = Engine(p.topo, p.router, p.model, comm, **kw)
+    mark_engine_start()
+    return engine

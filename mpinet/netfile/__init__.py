@@ -130,9 +130,10 @@ def estimate_read_bytes(size: int, lines: int, fmt: str = "edgelist") -> int:
     return size + body + FIXED_BYTES
 
 
-def _refuse(path: str, fmt: str, size: int, need: int, ranks_here: int, memory: int) -> None:
+def _refuse(path: str, fmt: str | None, size: int, need: int, ranks_here: int, memory: int) -> None:
+    kind = f" as {fmt}" if fmt else ""
     raise ResourceError(
-        f"reading {path} ({size:,} bytes) as {fmt} could need up to {_mib(need)} on this "
+        f"reading {path} ({size:,} bytes){kind} could need up to {_mib(need)} on this "
         f"machine ({ranks_here} rank(s) each read it), over the {_mib(memory)} available; "
         "use fewer ranks per machine, or a machine with more memory"
     )
@@ -176,9 +177,11 @@ def read_network(
         raise SpecError("file:PATH needs a path, e.g. file:jobs/networks/ring.edges")
     st = source.check_path(path)
     ranks = max(1, ranks_here)
-    guess = fmt or _SUFFIX.get(os.path.splitext(path)[1].lower()) or "graphml"  # the dearest
-    if memory is not None and st.st_size * ranks > memory:
-        _refuse(path, guess, st.st_size, st.st_size * ranks, ranks_here, memory)
+    known = fmt or _SUFFIX.get(os.path.splitext(path)[1].lower())
+    # GraphML's and anynet's plans need only the size; an edge list's lines come later
+    first = estimate_read_bytes(st.st_size, 0, known) if known else st.st_size
+    if memory is not None and first * ranks > memory:
+        _refuse(path, known, st.st_size, first * ranks, ranks_here, memory)
     buf = source.read_bytes(path, st)
     size = int(buf.size)
     digest = hashlib.sha256(buf).hexdigest()  # of the bytes as they are on disk

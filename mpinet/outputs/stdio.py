@@ -111,10 +111,10 @@ class StreamError(OutputError):
         self.quiet = exc.errno == errno.EPIPE
 
 
-def launcher_room(pid: int) -> int | None:
-    """Bytes the launcher ``pid`` can still write on its stdout (0: ``/dev/full``); None
-    when unbounded or unknown (a terminal, a pipe, a process we cannot inspect)."""
-    path = f"/proc/{pid}/fd/1"
+def launcher_room(pid: int, fd: int = 1) -> int | None:
+    """Bytes the launcher ``pid`` can still write on its descriptor ``fd`` (0: ``/dev/full``);
+    None when unbounded or unknown (a terminal, a pipe, a process we cannot inspect)."""
+    path = f"/proc/{pid}/fd/{fd}"
     try:
         st = os.stat(path)
         if stat.S_ISCHR(st.st_mode):
@@ -125,6 +125,13 @@ def launcher_room(pid: int) -> int | None:
     except OSError:
         return None
     return vfs.f_bavail * vfs.f_frsize
+
+
+def _fileno(stream: TextIO) -> int | None:
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):  # a StringIO, pytest's capture
+        return None
 
 
 class GuardedStream:
@@ -151,6 +158,9 @@ class GuardedStream:
     ) -> None:
         self._stream, self._name, self._launcher = stream, name, launcher
         self._errors = errors
+        # stdout is written with os.write: Python's buffered writer took a short write on a
+        # full file system (65,536 of 600,000 bytes on a 64 KiB tmpfs) and then raised nothing
+        self._fd = None if errors else _fileno(stream)
         self._pending = 0  # bytes written since the launcher's room was last checked
         self._checked = False  # the first write is checked (the stream may flush each line)
         self.failed: StreamError | None = None
@@ -171,7 +181,7 @@ class GuardedStream:
         if self._launcher is None or not (first or force or self._pending >= CHECK_EVERY):
             return
         self._checked = True
-        room, pending = launcher_room(self._launcher), self._pending
+        room, pending = launcher_room(self._launcher, 2 if self._errors else 1), self._pending
         self._pending = 0
         if room is not None and room < pending:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -184,7 +194,13 @@ class GuardedStream:
         try:
             self._pending += len(text)
             self._check(force=False)
-            return self._stream.write(text)
+            if self._fd is None:
+                return self._stream.write(text)
+            self._stream.flush()  # anything written before the guard
+            data = memoryview(text.encode(self._stream.encoding or "utf-8", "backslashreplace"))
+            while data:
+                data = data[os.write(self._fd, data) :]
+            return len(text)
         except OSError as exc:
             return self._failed(exc) or len(text)
 
@@ -211,11 +227,12 @@ class GuardedStream:
 def guard(launcher: int | None = None) -> Iterator[tuple[GuardedStream, GuardedStream]]:
     """``sys.stdout`` and ``sys.stderr`` guarded while the block runs; restored after.
 
-    ``launcher``: the pid of the launcher whose stdout rank 0's output ends in.
+    ``launcher``: the pid of the launcher whose stdout and stderr rank 0's output ends in.
     """
     old_out, old_err = sys.stdout, sys.stderr
     out = GuardedStream(old_out, "standard output", launcher)
-    err = GuardedStream(old_err, "standard error", errors=True)
+    # hydra exits 255 with lines of its own when it cannot write a rank's stderr either
+    err = GuardedStream(old_err, "standard error", launcher, errors=True)
     sys.stdout, sys.stderr = out, err
     try:
         yield out, err

@@ -13,7 +13,7 @@ import inspect
 from typing import Any
 
 from mpinet.errors import RoutingError
-from mpinet.routing import anynet_min, borel, ccc, fccn, ims, macrostar, scc, star
+from mpinet.routing import anynet_min, borel, ccc, dor, fccn, ims, macrostar, scc, star
 from mpinet.routing.base import HopContext, Router
 from mpinet.routing.ecube import HypercubeEcube
 from mpinet.routing.shortest import ShortestRouter
@@ -33,6 +33,7 @@ ROUTERS: dict[str, type[Router]] = {
         *borel.ROUTERS_HERE,
         *ccc.ROUTERS_HERE,
         *anynet_min.ROUTERS_HERE,
+        *dor.ROUTERS_HERE,
     )
 }
 
@@ -46,7 +47,13 @@ __all__ = [
 ]
 
 #: routers whose ``distance`` is exact without N-sized tables, by family
-_CLOSED_FORM = {"fccn": "fccn-shortest", "ccc": "ccc", "hypercube": "hypercube-ecube"}
+_CLOSED_FORM = {
+    "fccn": "fccn-shortest",
+    "ccc": "ccc",
+    "hypercube": "hypercube-ecube",
+    "mesh": "dor",
+    "torus": "dor",
+}
 
 
 def applies(cls: type[Router], topo: Topology) -> bool:

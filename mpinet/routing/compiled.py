@@ -11,7 +11,10 @@ the same scalar function, so both give the same answers by construction.
 One dispatcher, :func:`hop`, branches on the rule's code: numba cannot cache
 a kernel that takes a compiled function as an argument (it compiles it again
 in every process), so the set of rules is closed here. Adding one is a code
-and a scalar function in the router's module, and a branch below.
+and a scalar function in the router's module, and a branch below; then change the
+files whose kernels inline :func:`hop` (``engine/calendar_kernels.py``,
+``engine/flit/chunk.py``): numba's cache is keyed on a kernel's own file, and a
+cached kernel keeps the old branches.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 
 from mpinet.errors import RoutingError
 from mpinet.prefetch import prefetch
-from mpinet.routing import anynet_min, fccn, shortest
+from mpinet.routing import anynet_min, dor, fccn, shortest, source_routes
 from mpinet.routing.base import CompiledHop, Router
 
 #: no compiled rule: the engine calls ``next_port``
@@ -32,6 +35,13 @@ TRANSLATED = shortest.HOP_CODE
 FCCN_SHORTEST = fccn.HOP_CODE
 #: ``anynet-min``: ``prm[0] = N``, ``ta`` the N x N port table
 ANYNET_MIN = anynet_min.HOP_CODE
+#: routes computed at injection (:mod:`mpinet.routing.source_routes`): the header word
+#: indexes the packet's route row and cell (``row * prm[0] + cell``), ``ta`` the flat
+#: (rows, prm[0]) route table, ``tb`` the rows' links
+#: (:func:`~mpinet.routing.source_routes.source_rule`)
+SOURCE = source_routes.HOP_CODE
+#: ``dor`` (:mod:`mpinet.routing.dor`) without random ties: ``prm = (K, N, mode)``
+DOR = dor.HOP_CODE
 
 #: what the engine passes for a router without a rule (one compiled signature for all)
 NO_HOP = CompiledHop(NONE, np.zeros(3, np.int64), np.zeros(1, np.uint8), np.zeros(1, np.int32))
@@ -42,10 +52,11 @@ def rule_of(router: Router) -> CompiledHop:
     rule = router.compiled_hop()
     if rule is None or rule.ta.dtype != np.uint8 or rule.tb.dtype != np.int32:
         return NO_HOP
-    if rule.code not in (TRANSLATED, FCCN_SHORTEST, ANYNET_MIN):
+    if rule.code not in (TRANSLATED, FCCN_SHORTEST, ANYNET_MIN, SOURCE, DOR):
         raise RoutingError(
             f"router {router.name}: compiled hop code {rule.code} is not one of "
-            f"{TRANSLATED}, {FCCN_SHORTEST}, {ANYNET_MIN} (mpinet.routing.compiled)"
+            f"{TRANSLATED}, {FCCN_SHORTEST}, {ANYNET_MIN}, {SOURCE}, {DOR} "
+            "(mpinet.routing.compiled)"
         )
     return rule
 
@@ -57,6 +68,10 @@ def hop(code, prm, ta, tb, cur, dst, h):
         return shortest.translated_hop_one(h, prm[0], prm[1], prm[2] != 0, ta, tb)
     if code == ANYNET_MIN:
         return anynet_min.table_hop_one(cur, dst, prm[0], ta), h
+    if code == SOURCE:
+        return source_routes.source_hop_one(h, prm[0], ta, tb)
+    if code == DOR:
+        return dor.dor_hop_one(cur, dst, prm[0], prm[1], prm[2]), h
     return fccn.shortest_hop_one(cur, dst, h, ta)
 
 

@@ -29,11 +29,9 @@ from mpinet.routing.base import Router
 from mpinet.routing.deadlock_analysis import Analysis, Setup, graph, search
 from mpinet.routing.deadlock_routes import Progress, quiet
 from mpinet.routing.vc_need import follow, plan_mode, requirement_of
-from mpinet.routing.vc_policies import VC_POLICIES, make_vc_policy
+from mpinet.routing.vc_policies import SWITCHING, VC_POLICIES, make_vc_policy
 from mpinet.routing.walk import default_max_hops
 from mpinet.topology.base import Topology
-
-SWITCHING = ("store-and-forward", "cut-through", "wormhole")
 
 
 def analyze_vc(

@@ -274,7 +274,10 @@ def lowest_vcs(fw: Followed) -> np.ndarray:
     for k, keys in enumerate(groups):
         x, _, q, c = f.decode(keys)
         nxt = f.nb[x, q]
-        parts.append(tr.allowed(c, x, nxt)[0])
+        # a tracker whose ranges grow with V (the torus dateline's halves) says the least
+        # VC it needs apart: the class, not where the class starts with this V
+        low = getattr(tr, "lowest", None)
+        parts.append(low(c, x, nxt) if low is not None else tr.allowed(c, x, nxt)[0])
         if fw.keys is None and fw.swapping is not None and fw.swapping[k]:
             parts.append(tr.allowed(tr.swap(c), x, nxt, swapped=True)[0])
     return np.concatenate(parts) if parts else np.empty(0, np.int64)

@@ -23,14 +23,19 @@ and the (link, VC) dependencies are read off the classes (:meth:`VCPolicy.held`,
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar
 
 import numpy as np
 
 from mpinet.errors import RoutingError
+from mpinet.routing.rings import APPLIES, ring_cut
 from mpinet.topology.base import Topology
 from mpinet.values import Range
 
+#: the switching modes (docs/switching.md), the one list every layer and command checks
+#: against: the packet model first, then the flit engine's two
+SWITCHING = ("store-and-forward", "cut-through", "wormhole")
 #: the most VCs per link a policy is built with
 MAX_VCS = 64
 #: nodes up to which negative-hop keeps a colour table (a byte per node) instead of
@@ -330,7 +335,8 @@ class DatelineVC(_Counting):
     """VC = dateline crossings so far, this one included (Dally & Seitz 1987).
 
     A hop over a ring's dateline link is counted: on CCC between ring positions
-    ``N - 1`` and ``0``, on SCC between ``i = n`` and ``i = 2``; on a network that is
+    ``N - 1`` and ``0``, on SCC between ``i = n`` and ``i = 2``; on a torus two classes
+    per dimension ring (:mod:`mpinet.routing.torus_rings`); on a network that is
     one ring (every node of degree 2, connected: a cycle, such as a file network or
     star:3, scc:3) over the link of node 0's first port. Elsewhere nothing would be
     counted and every hop would take VC 0: refused (:data:`APPLIES`), since a policy
@@ -338,12 +344,21 @@ class DatelineVC(_Counting):
     """
 
     name = "dateline"
-    summary = "VC = dateline crossings so far (CCC, SCC, a network that is one ring)"
+    summary = "VC = dateline crossings so far (CCC, SCC, a ring; torus: 2 classes per ring)"
     counted = "dateline crossings"
 
     def __init__(self, topo: Topology, vcs: int) -> None:
         super().__init__(topo, vcs)
         fam = topo.family
+        #: torus:K,N: two VC classes per dimension ring (:mod:`mpinet.routing.torus_rings`)
+        self.torus = fam == "torus"
+        if self.torus:  # its translations move the datelines; no compiled rule
+            from mpinet.routing import torus_rings  # which subclasses Tracker
+
+            self.ring, self.cut, self.symmetric, self.compiled = 0, None, False, None
+            self.hop = functools.partial(torus_rings.hop, self)
+            self.tracker = functools.partial(torus_rings.TorusTracker, self)
+            return
         #: CCC/SCC ring length (0: the network is one ring, cut at ``self.cut``)
         self.ring = {"ccc": getattr(topo, "n", 0), "scc": getattr(topo, "ring", 0)}.get(fam, 0)
         self.cut: tuple[int, int] | None = None
@@ -359,8 +374,8 @@ class DatelineVC(_Counting):
     def _refuse(self, why: str) -> None:
         raise RoutingError(
             f"vc_policy 'dateline' orders nothing on {self.topo.spec}: it {why}, so every hop "
-            f"would take VC 0; dateline applies to {APPLIES}; use vc_policy 'hops' or "
-            "'negative-hop' here (deadlock-free with the vcs they ask for)"
+            f"would take VC 0; dateline applies to {APPLIES}, and to torus:K,N; use "
+            "vc_policy 'hops' or 'negative-hop' here (deadlock-free with the vcs they ask for)"
         )
 
     def counts(self, cur: Any, nxt: Any) -> np.ndarray:
@@ -371,32 +386,6 @@ class DatelineVC(_Counting):
         i, j, last = cur % self.ring, nxt % self.ring, self.ring - 1
         same = cur - i == nxt - j  # a ring link, not a cube or lateral one
         return (same & (((i == last) & (j == 0)) | ((i == 0) & (j == last)))).astype(np.int64)
-
-
-#: where dateline orders the VCs (its refusal names them)
-APPLIES = (
-    "ccc:N, scc:N (N >= 4) and networks that are one ring (every node of degree 2, connected: "
-    "a cycle)"
-)
-
-
-def ring_cut(topo: Topology) -> tuple[int, int] | str:
-    """The dateline link ``(0, first neighbour of 0)`` of a network that is one ring, or
-    why ``topo`` is not one (a phrase after "it")."""
-    n = topo.num_nodes
-    if topo.degree != 2:
-        return f"has nodes of degree {topo.degree}, not one ring"
-    if getattr(topo, "num_components", 1) != 1:
-        return f"has {topo.num_components} components, not one ring"
-    step = 1 << 20
-    for lo in range(0, n, step):
-        nb = topo.neighbors(np.arange(lo, min(n, lo + step), dtype=np.int64))
-        if (nb < 0).any():
-            return "has nodes of degree 1 (a path), not one ring"
-        if (nb[:, 0] == nb[:, 1]).any():
-            return "has two links between one pair of nodes, not one ring"
-    # connected and 2-regular without parallel links: a cycle of n >= 3 nodes
-    return 0, int(topo.neighbors([0])[0, 0])
 
 
 #: every policy by its ``model.vc_policy`` name

@@ -6,7 +6,8 @@
 ``hypercube:N``, ``ccc:N``, ``cayley:K:GENS`` (the Cayley graph of the symmetric
 group S_K with position generators in cycle notation, e.g.
 ``cayley:5:(1 2),(1 3),(1 4),(1 5)``, which is ``star:5``), ``pancake:N``,
-``bubble:N``, ``transposition:N``. ``rotator:N`` is recognised and refused (a
+``bubble:N``, ``transposition:N``, ``mesh:K,N`` and ``torus:K,N`` (BookSim's
+k-ary n-cubes). ``rotator:N`` is recognised and refused (a
 directed graph), with its undirected ``cayley:`` form in the message.
 """
 
@@ -21,6 +22,7 @@ from mpinet.topology.cms import ClusteredMacroStar
 from mpinet.topology.fccn import FCCN
 from mpinet.topology.hypercube import Hypercube
 from mpinet.topology.ims import IncompleteMacroStar
+from mpinet.topology.kncube import Mesh, Torus
 from mpinet.topology.macrostar import MacroStar
 from mpinet.topology.scc import SCC
 from mpinet.topology.star import Star
@@ -42,6 +44,8 @@ FAMILIES: dict[str, type[Topology]] = {
         Bubble,
         Transposition,
         Rotator,
+        Mesh,
+        Torus,
     )
 }
 

@@ -20,6 +20,59 @@ TABLES: dict[str, str] = {
     "checks": "the end-of-run checks of mpinet run, one row per check",
 }
 
+#: root attribute -> description: the writer's own, then those of ``mpinet run``
+#: (:mod:`mpinet.jobs.trace_attrs`); docs/reference/trace-layout.md is generated from it
+ATTRS: dict[str, str] = {
+    "layout_version": "the layout of this file (1.2); the reader reads 1.0 to 1.2",
+    "mpinet_version": "the mpinet that wrote it",
+    "layout": "single (one file) | split (a master over per-rank parts) | parallel (mpio)",
+    "parts_dir": "split: the parts directory, relative to this file; else empty",
+    "nparts": "number of part files (split), else 0 or 1",
+    "parts": "split: the part files, relative to this file's directory",
+    "rank": "a split trace's part file: the rank that wrote it",
+    "token": "a split trace's part file: the write it belongs to",
+    "topology": "the topology spec the run was given",
+    "network_sha256": "file networks: sha256 of the network file's content",
+    "network_path": "file networks: absolute path of the network file as read",
+    "network_format": "file networks: edgelist | graphml | anynet",
+    "nodes": "number of nodes",
+    "degree": "ports per node",
+    "ports": "name of each port index (the hops' port column indexes it)",
+    "port_classes": "port class of each port index (model.capacity is per class)",
+    "model": "port model: all-port | one-port | k-port:K | sdc",
+    "order": "arbitration at each output link: fifo | oldest-first (always, on flits)",
+    "buffer": "slots per input port (0: unbounded)",
+    "buffer_classes": "none | hops",
+    "workload": "the workload kind",
+    "router": "the router's name",
+    "collective": "collectives: the node program that ran",
+    "seed": "the job's seed",
+    "mpi_size": "number of MPI ranks of the run",
+    "steps": "steps the run took",
+    "trace_level": "summary | hops",
+    "command_line": "the command line that wrote the trace",
+    "job": "the validated job, every key with its value, as JSON",
+    "start_time": "UTC start of the run (ISO 8601)",
+    "end_time": "UTC end of the run (ISO 8601)",
+    "load_unit": "unicast runs: what link loads and transmissions count: packets | flits",
+    "switching": "flit runs: store-and-forward | cut-through | wormhole",
+    "flits": "flit runs: flits per packet",
+    "vcs": "flit runs: virtual channels per directed link",
+    "vc_buffer": "flit runs: flit slots per virtual channel",
+    "vc_policy": "flit runs: the VC policy",
+    "capacities": "flit runs: flits per step of each port index",
+    "SECTION_KEY": "a workload's result sections, one attribute per key (te_ratio, ...)",
+}
+
+#: attributes of the groups and datasets (``name`` -> description)
+GROUP_ATTRS: dict[str, str] = {
+    "description": "what a table's rows are (TABLES), or what a column holds",
+    "rank_rows": "rows each rank contributed, in rank order (tables but /checks)",
+    "json_columns": "/checks: the columns stored as JSON text",
+    "units": "every column: its unit, in plain words",
+    "missing_value": "split masters' virtual columns: the fill value of a lost part's rows",
+}
+
 #: table -> column -> (units, description)
 COLUMNS: dict[str, dict[str, tuple[str, str]]] = {
     "packets": {

@@ -31,13 +31,17 @@ from mpinet.workloads.unicast import PATTERNS, Unicast
 #: keys of [workload] read only by the collectives / emulation, and only by unicast patterns
 _COLLECTIVE_KEYS = ("algorithm", "emulation", "messages", "interval", "source")
 _UNICAST_KEYS = ("packets", "injection", "rate", "steps", "target", "locality")
+#: the keys of BookSim's injection (on_off's bursts, the rate in flits)
+_BURST_KEYS = ("burst_alpha", "burst_beta", "burst_r1")
+_BURST_DEFAULTS = (0.5, 0.5, -1.0)
+_INJECTION_KEYS = ("rate_uses_flits", *_BURST_KEYS)
 
 
 def _others(kind: str, keep: tuple[str, ...]) -> dict[str, str]:
     """Every [workload] key except ``kind`` and ``keep``, as unused by ``kind``."""
     return {
         k: f"workload.kind = {kind!r} does not read it"
-        for k in _COLLECTIVE_KEYS + _UNICAST_KEYS
+        for k in _COLLECTIVE_KEYS + _UNICAST_KEYS + _INJECTION_KEYS
         if k not in keep
     }
 
@@ -51,26 +55,37 @@ class UnicastKind(WorkloadKind):
         super().__init__(kind, workload, topo, seed)
         w = workload
         target = None if w["target"] is None else topo.parse_label(str(w["target"]))
-        self.traffic = Unicast(
-            topo,
-            kind,
+        self._args = dict(
             packets=w["packets"],
             injection=w["injection"],
-            rate=float(w["rate"] or 0.0),
             steps=w["steps"] or 0,
             seed=self.seed,
             target=target,
             locality=w["locality"],
+            burst=tuple(
+                float(w.get(k, d)) for k, d in zip(_BURST_KEYS, _BURST_DEFAULTS, strict=True)
+            ),
         )
+        self.traffic = Unicast(topo, kind, rate=float(w["rate"] or 0.0), **self._args)
+
+    def build(self, model: Any, router: Any) -> None:
+        """As :meth:`WorkloadKind.build`; with ``rate_uses_flits`` the rate divided by the
+        flits per packet (BookSim's ``injection_rate_uses_flits``: rate / packet_size)."""
+        super().build(model, router)
+        w, flits = self.workload, int(getattr(model, "flits", 1))
+        if w.get("rate_uses_flits") and flits > 1 and w["injection"] != "once":
+            rate = float(w["rate"] or 0.0) / flits
+            self.traffic = Unicast(self.topo, self.kind, rate=rate, **self._args)
 
     @classmethod
     def footprint(cls, workload: dict, topo: Topology) -> Footprint:
         """``packets`` per node at step 0, or ``rate * steps`` per node (bernoulli)."""
         n = topo.num_nodes
-        if workload["injection"] == "bernoulli":
+        if workload["injection"] in ("bernoulli", "on_off"):
             steps, rate = workload["steps"] or 0, float(workload["rate"] or 0.0)
             total = int(n * steps * rate) + n  # the expected count, with room for chance
-            step = int(n * rate) + 1
+            # on_off bursts: up to every node on at once, injecting with r1 <= 1
+            step = n if workload["injection"] == "on_off" else int(n * rate) + 1
         else:
             total = step = n * int(workload["packets"] or 1)
         to_one = workload["kind"] in ("hotspot", "all-to-identity")
@@ -78,14 +93,18 @@ class UnicastKind(WorkloadKind):
 
     @classmethod
     def unused_keys(cls, kind: str, workload: dict) -> dict[str, str]:
-        out = _others(kind, _UNICAST_KEYS)
-        if workload["injection"] == "bernoulli":
-            out["packets"] = "injection = 'bernoulli' injects by rate and steps"
+        out = _others(kind, _UNICAST_KEYS + _INJECTION_KEYS)
+        inj = workload["injection"]
+        if inj != "on_off":
+            out.update({k: "applies to injection = 'on_off' only" for k in _BURST_KEYS})
+        if inj in ("bernoulli", "on_off"):
+            out["packets"] = f"injection = {inj!r} injects by rate and steps"
         else:
+            out["rate_uses_flits"] = "applies to injection = 'bernoulli' or 'on_off' only"
             why = "applies to injection = 'bernoulli' only; injection = 'once' injects packets"
             out.update(rate=why, steps=why)
-        if kind != "hotspot":
-            out["target"] = "applies to workload.kind = 'hotspot' only"
+        if kind not in ("hotspot", "booksim-hotspot"):
+            out["target"] = "applies to workload.kind = 'hotspot' or 'booksim-hotspot' only"
         if kind != "locality":
             out["locality"] = "applies to workload.kind = 'locality' only"
         return out

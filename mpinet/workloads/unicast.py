@@ -11,9 +11,11 @@ node sends to itself), ``hotspot`` (all to one target, by default the
 identity), ``all-to-identity`` (one packet from every node to the identity,
 the routing reports' pattern) and ``locality`` (FCCN, paper 002 section 5: the
 destination stays in the source's (k-1)-FCCN with probability ``p_k``).
-Injection: ``once`` (``packets`` per node at step 0) or ``bernoulli`` (each
+Injection: ``once`` (``packets`` per node at step 0), ``bernoulli`` (each
 node injects one packet per step with probability ``rate`` during ``steps``
-steps).
+steps) or ``on_off`` (BookSim's bursty two-state process of mean rate ``rate``,
+:class:`~mpinet.workloads.booksim_traffic.OnOff`). BookSim's patterns are in
+:mod:`mpinet.workloads.booksim_traffic`.
 """
 
 from __future__ import annotations
@@ -25,9 +27,19 @@ import numpy as np
 from mpinet import rng
 from mpinet.errors import MpinetError, check_int
 from mpinet.topology.base import Topology
-from mpinet.workloads import patterns
+from mpinet.workloads import booksim_traffic, patterns
 
-PATTERNS = ("uniform", "permutation", "hotspot", "all-to-identity", "locality", *patterns.NAMES)
+PATTERNS = (
+    "uniform",
+    "permutation",
+    "hotspot",
+    "all-to-identity",
+    "locality",
+    *patterns.NAMES,
+    *booksim_traffic.NAMES,
+)
+#: ``workload.injection`` values
+INJECTIONS = ("once", "bernoulli", "on_off")
 
 
 class WorkloadError(MpinetError, ValueError):
@@ -42,8 +54,10 @@ class Unicast:
     topo : Topology
     pattern : one of :data:`PATTERNS`
     packets : packets per node with ``injection="once"``
-    injection : ``"once"`` or ``"bernoulli"``
-    rate, steps : Bernoulli probability per node per step, and injection steps
+    injection : ``"once"``, ``"bernoulli"`` or ``"on_off"``
+    rate, steps : mean packets per node per step (Bernoulli: the probability), and
+        injection steps
+    burst : on_off's ``(alpha, beta, r1)``, one of them negative (derived from ``rate``)
     seed : key of every random draw
     target : node id of the hotspot (default: the identity)
     locality : FCCN ``[p_2, ..., p_m]`` or one value for every level
@@ -61,6 +75,7 @@ class Unicast:
         seed: int = 0,
         target: int | None = None,
         locality: float | Sequence[float] | None = None,
+        burst: tuple[float, float, float] = (0.5, 0.5, -1.0),
     ) -> None:
         if pattern not in PATTERNS:
             raise WorkloadError(
@@ -68,6 +83,7 @@ class Unicast:
             )
         self.topo, self.pattern, self.seed = topo, pattern, int(seed)
         patterns.check(topo, pattern)
+        booksim_traffic.check(topo, pattern)
         n = topo.num_nodes
         self.packets = check_int("workload packets", packets, 1, 1 << 20)
         if pattern == "all-to-identity" and self.packets != 1:
@@ -76,16 +92,20 @@ class Unicast:
                 f"workload.packets = {self.packets}: all-to-identity sends exactly one packet "
                 "from every node to the identity; use workload.kind = 'hotspot' for more"
             )
-        if injection not in ("once", "bernoulli"):
+        if injection not in INJECTIONS:
             raise WorkloadError(
-                f"workload injection must be 'once' or 'bernoulli'; got {injection!r}"
+                f"workload injection must be one of {', '.join(INJECTIONS)}; got {injection!r}"
             )
         self.injection = injection
-        if injection == "bernoulli":
+        self.onoff: booksim_traffic.OnOff | None = None
+        self._oo: tuple | None = None  # on_off: (lo, hi, last step done, states)
+        if injection in ("bernoulli", "on_off"):
             if not 0.0 < float(rate) <= 1.0:
                 raise WorkloadError(
-                    f"workload rate must be in (0, 1] for bernoulli injection; got {rate}"
+                    f"workload rate must be in (0, 1] for {injection} injection; got {rate}"
                 )
+            if injection == "on_off":
+                self.onoff = booksim_traffic.OnOff(float(rate), *map(float, burst))
             self.rate = float(rate)
             self.steps = check_int("workload steps (bernoulli injection window)", steps, 1, 1 << 30)
             self.pid_space = self.steps * n
@@ -138,6 +158,8 @@ class Unicast:
         else:
             if step >= self.steps:
                 return (np.empty(0, np.int64),) * 3
+            if self.onoff is not None:
+                return self._on_off(lo, hi, step)
             return self._block(lo, hi, step)
         keep = self._sources_that_send(src)
         pid, src = pid[keep], src[keep]
@@ -148,6 +170,22 @@ class Unicast:
         if self.pattern in ("hotspot", "all-to-identity"):
             return src != self.target
         return slice(None)
+
+    def _on_off(self, lo: int, hi: int, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """on_off injections of ``step``: each node's chain followed from its last step
+        (from the start when asked for an earlier step)."""
+        n, nodes = self.topo.num_nodes, np.arange(lo, hi, dtype=np.int64)
+        oo = self._oo
+        if oo is None or oo[:2] != (lo, hi) or oo[2] >= step:
+            oo = (lo, hi, -1, self.onoff.start(self.seed, nodes))
+        on, pid = oo[3], np.empty(0, np.int64)
+        for t in range(oo[2] + 1, step + 1):
+            on, pid = self.onoff.step(self.seed, nodes, t, on, n)
+        self._oo = (lo, hi, step, on)
+        src = pid - step * n
+        keep = self._sources_that_send(src)
+        pid, src = pid[keep], src[keep]
+        return pid, src, self._dest(pid, src)
 
     def _block(self, lo: int, hi: int, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Bernoulli injections of ``step``, drawn with the following steps' in one block.
@@ -192,6 +230,10 @@ class Unicast:
 
     def _dest(self, pid: np.ndarray, src: np.ndarray) -> np.ndarray:
         n = self.topo.num_nodes
+        if self.pattern in booksim_traffic.NAMES:
+            return booksim_traffic.destinations(
+                self.topo, self.pattern, self.seed, pid, src, self.target
+            )
         if self.pattern in patterns.NAMES:  # structure- and label-defined patterns
             return patterns.destinations(self.topo, self.pattern, self.seed, pid, src)
         if self.pattern == "uniform":

@@ -41,9 +41,11 @@ from mpinet.engine.models import Model
 from mpinet.engine.run import RunRecord, Workload, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
 from mpinet.routing.base import Router
+from mpinet.routing.vc_policies import SWITCHING
 from mpinet.topology.base import Topology
 
-SWITCHING = {"store-and-forward": fk.SAF, "cut-through": fk.CUT, "wormhole": fk.WORM}
+#: the kernels' code of each switching mode
+MODES = dict(zip(SWITCHING, (fk.SAF, fk.CUT, fk.WORM), strict=True))
 
 
 class FlitEngine:
@@ -94,7 +96,7 @@ class FlitEngine:
         # the reverse port of each of the rank's links (it may differ by node: file networks)
         nodes = np.repeat(np.arange(self.lo, self.hi, dtype=np.int64), self.deg)
         self.rev = topo.reverse_of(nodes, np.tile(np.arange(self.deg), self.hi - self.lo))
-        self.mode = SWITCHING[model.switching]
+        self.mode = MODES[model.switching]
         self.flits, self.vcs, self.bsize = model.flits, model.vcs, model.vc_buffer
         self.need = 1 if self.mode == fk.WORM else self.flits
         self.kind = {"all-port": fk.ALL, "sdc": fk.SDC}.get(model.kind, fk.KPORT)

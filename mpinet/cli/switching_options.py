@@ -1,0 +1,88 @@
+"""The flit model's options (``--switching``, ``--flits``, ``--vcs``, ``--vc-buffer``,
+``--vc-policy``): one definition for ``run``, ``sweep`` and ``deadlock``.
+
+The choices come from where the program checks them (``routing.vc_policies.SWITCHING``
+and ``VC_POLICIES``); ``run`` and ``sweep`` map each option to its ``model.*`` key
+(:data:`KEYS`), so a flag and ``--set`` are validated by the same rule and refused
+with the same line.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+#: option dest -> the job key it sets (run, sweep)
+KEYS = {
+    "switching": "model.switching",
+    "flits": "model.flits",
+    "vcs": "model.vcs",
+    "vc_buffer": "model.vc_buffer",
+    "vc_policy": "model.vc_policy",
+}
+
+
+def _choices() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    from mpinet.routing.vc_policies import SWITCHING, VC_POLICIES
+
+    return SWITCHING, tuple(VC_POLICIES)
+
+
+def add_switching(p: Any, *, job: bool = True, vcs_help: str | None = None) -> None:
+    """Add the switching options to the parser ``p``.
+
+    ``job``: the options set job keys (``run``, ``sweep``: all five in a group of their
+    own, each value checked as its key is); without, ``deadlock``'s three
+    (``--switching``, ``--vc-policy``, ``--vcs``) with its own ``vcs_help``.
+    """
+    g = p.add_argument_group("switching (the flit engine: docs/switching.md)") if job else p
+    from mpinet.jobs.spec import key_arg
+    from mpinet.routing.vc_policies import MAX_VCS
+    from mpinet.values import Range, arg
+
+    switching, policies = _choices()
+    g.add_argument(
+        "--switching",
+        choices=None if job else switching,  # run, sweep: refused as --set refuses it
+        default=None,
+        metavar="MODE",
+        help=" | ".join(switching)
+        if job
+        else "wormhole or cut-through: the (link, VC) graph of the flit engine; "
+        "store-and-forward (the default): packet buffers",
+    )
+    if job:
+        g.add_argument(
+            "--flits", type=key_arg("model.flits"), metavar="L", help="flits per packet (1)"
+        )
+    g.add_argument(
+        "--vcs",
+        type=key_arg("model.vcs") if job else arg(Range(1, MAX_VCS, integer=True)),
+        default=None,
+        metavar="V",
+        help=vcs_help or "virtual channels per link (1)",
+    )
+    if job:
+        g.add_argument(
+            "--vc-buffer",
+            dest="vc_buffer",
+            type=key_arg("model.vc_buffer"),
+            metavar="B",
+            help="flit slots per VC (wormhole 4, else L)",
+        )
+    g.add_argument(
+        "--vc-policy",
+        dest="vc_policy",
+        default=None,
+        metavar="NAME",
+        help=f"{' | '.join(policies)} (any)",
+    )
+
+
+def switching_sets(args: argparse.Namespace) -> list[tuple[list[str], Any]]:
+    """The ``--set`` pairs of the switching options given (run, sweep)."""
+    return [
+        (key.split("."), getattr(args, dest))
+        for dest, key in KEYS.items()
+        if getattr(args, dest, None) is not None
+    ]

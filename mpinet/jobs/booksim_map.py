@@ -1,0 +1,235 @@
+"""A BookSim2 configuration as an mpinet job: the keys of :data:`~mpinet.jobs.booksim_keys.KEYS`
+resolved, checked and mapped (:func:`to_job`), every refusal one line naming the key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from typing import Any
+
+from mpinet.jobs.booksim_config import Assignment, Config, ConfigError, _clip, split_list
+from mpinet.jobs.booksim_keys import KEYS
+from mpinet.jobs.booksim_measure import Measure
+
+#: BookSim's routing function per topology -> mpinet's router
+ROUTING = {
+    "mesh": {"dor": "dor", "dim_order": "dor"},
+    "torus": {"dim_order": "dor"},
+    "anynet": {"min": "anynet-min"},
+}
+#: mpinet patterns whose name BookSim uses for another pattern (never taken as BookSim's)
+_CLASH = {"uniform", "transpose", "hotspot", "permutation"}
+#: the router value that runs mpinet's ideal router (an mpinet extension of BookSim's keys)
+IDEAL = "ideal"
+
+
+def _value(a: Assignment) -> Any:
+    """``a``'s value as its key takes it (BookSim's slots), or a :class:`ConfigError`."""
+    key = KEYS.get(a.key)
+    if key is None:
+        near = difflib.get_close_matches(a.key, KEYS, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise ConfigError(f"{a.where}: unknown key {_clip(a.key)!r}{hint}: BookSim2 has none")
+    num = "i" if "i" in key.slots else "f" if "f" in key.slots else ""
+    if a.kind == "str":
+        if "s" not in key.slots:
+            raise ConfigError(f"{a.where}: {a.key} takes a number, got {_clip(str(a.value))!r}")
+        if not num:
+            return a.value
+        items = split_list(a.value)
+        if len(items) != 1:
+            raise ConfigError(
+                f"{a.where}: {a.key} = {_clip(a.value)}: one value per traffic class; mpinet "
+                "booksim runs one class, so give one value"
+            )
+        if items[0] == "time" and a.key.endswith("seed"):  # BookSim's clock seed
+            raise ConfigError(f"{a.where}: {a.key} = time: mpinet booksim takes a seed >= 0 "
+                              "(the same runs every time, on any rank count)")  # fmt: skip
+        try:
+            return int(items[0]) if num == "i" else float(items[0])
+        except ValueError:
+            what = "an integer" if num == "i" else "a number"
+            raise ConfigError(f"{a.where}: {a.key} takes {what}, got {_clip(a.value)!r}") from None
+    if not num:
+        raise ConfigError(f"{a.where}: {a.key} takes a name, got {a.value}")
+    if num == "i" and a.kind == "real":
+        raise ConfigError(f"{a.where}: {a.key} takes an integer, got {a.value!r}")
+    return float(a.value) if num == "f" else a.value
+
+
+def settings(cfg: Config) -> tuple[dict[str, Any], dict[str, str]]:
+    """Every key's value (given or default) and where each given one was set."""
+    vals = {k.name: k.default for k in KEYS.values()}
+    where: dict[str, str] = {}
+    for a in cfg.assignments:
+        vals[a.key] = _value(a)
+        where[a.key] = a.where
+    return vals, where
+
+
+def to_job(cfg: Config) -> tuple[dict, Measure, dict]:
+    """The job (raw, for :func:`mpinet.jobs.spec.validate`), the measurement and a summary.
+
+    Raises
+    ------
+    ConfigError
+        A key refused by name (a non-default value of a ``refuse`` key, ``router = iq``,
+        a topology, routing function, traffic or injection process mpinet does not run,
+        a value out of range).
+    """
+    v, where = settings(cfg)
+
+    def bad(key: str, why: str) -> ConfigError:
+        at, dflt = where.get(key, cfg.path), "" if key in where else " (BookSim's default)"
+        shown = _clip(str(v[key])) if v[key] != "" else '""'
+        return ConfigError(f"{at}: {key} = {shown}{dflt}: {why}")
+
+    for name in where:
+        k = KEYS[name]
+        if k.what == "refuse" and v[name] != k.default:
+            raise bad(name, f"not modeled by mpinet booksim ({k.note}); remove it")
+    if v["router"] == "iq":
+        raise bad("router", "BookSim's input-queued router is not built in mpinet yet; "
+                  f"router={IDEAL} runs mpinet's ideal router instead")  # fmt: skip
+    if v["router"] != IDEAL:
+        raise bad("router", f"mpinet booksim runs router = {IDEAL} (mpinet's ideal router)")
+    topo = v["topology"]
+    if topo not in ROUTING:
+        raise bad("topology", "mpinet booksim runs mesh, torus and anynet")
+    spec = _topology(v, bad)
+    rf = ROUTING[topo].get(v["routing_function"])
+    if rf is None:
+        names = " or ".join(ROUTING[topo])
+        raise bad("routing_function", f"mpinet booksim runs {names} on {topo}")
+    kind = _traffic(v, bad)
+    if v["injection_process"] not in ("bernoulli", "on_off"):
+        raise bad("injection_process", "mpinet booksim runs bernoulli and on_off")
+    size = v["packet_size"]
+    if not 1 <= size <= 1 << 16:
+        raise bad("packet_size", "must be in [1, 65536] flits")
+    rate = v["injection_rate"] / (size if v["injection_rate_uses_flits"] else 1)
+    if not 0.0 < rate <= 1.0:
+        raise bad("injection_rate", f"{rate:g} packets per node per step must be in (0, 1]")
+    for key, lo, hi in (("num_vcs", 1, 64), ("vc_buf_size", 1, 1 << 16), ("vct", 0, 1),
+                        ("injection_rate_uses_flits", 0, 1)):  # fmt: skip
+        if not lo <= v[key] <= hi:
+            raise bad(key, f"must be in [{lo}, {hi}]")
+    if v["seed"] < 0:
+        raise bad("seed", "mpinet booksim takes a seed >= 0")
+    m = _measure(v, bad)
+    policy = "dateline" if topo == "torus" else "any"
+    raw = {
+        "topology": spec,
+        "seed": int(v["seed"]),
+        "workload": {
+            "kind": kind,
+            "injection": v["injection_process"],
+            "rate": float(v["injection_rate"]),
+            "rate_uses_flits": int(v["injection_rate_uses_flits"]),
+        },
+        "router": {"name": rf},
+        "model": {
+            "kind": "all-port",
+            "switching": "cut-through" if v["vct"] else "wormhole",
+            "flits": int(size),
+            "vcs": int(v["num_vcs"]),
+            "vc_buffer": int(v["vc_buf_size"]),
+            "vc_policy": policy,
+        },  # fmt: skip
+        "trace": {"level": "none"},
+    }
+    if v["injection_process"] == "on_off":
+        raw["workload"].update({k: v[k] for k in ("burst_alpha", "burst_beta", "burst_r1")})
+    iq = {k: v[k] for k in where if KEYS[k].what == "iq"}
+    diff = {k: KEYS[k].note for k in where if KEYS[k].what == "diff"}
+    info = {"topology": spec, "router": rf, "traffic": kind, "rate": rate, "flits": int(size),
+            "vcs": int(v["num_vcs"]), "vc_buffer": int(v["vc_buf_size"]), "vc_policy": policy,
+            "switching": raw["model"]["switching"], "seed": int(v["seed"]),
+            "not_modeled_by_ideal_router": iq, "treated_differently": diff}  # fmt: skip
+    return raw, m, info
+
+
+def _topology(v: dict, bad: Any) -> str:
+    topo = v["topology"]
+    if topo == "anynet":
+        path = v["network_file"]
+        if not path:
+            raise bad("network_file", "topology = anynet needs network_file")
+        _one_terminal_each(path, bad)
+        return f"file:anynet:{os.path.abspath(path)}"
+    k, n = v["k"], v["n"]
+    if k < 2:
+        raise bad("k", "must be >= 2")
+    if n < 1:
+        raise bad("n", "must be >= 1")
+    return f"{topo}:{k},{n}"
+
+
+def _one_terminal_each(path: str, bad: Any) -> None:
+    """Refuse an anynet file whose routers do not each hold one terminal of their own id.
+
+    mpinet's anynet reader makes router R node R (docs/networks.md), whatever terminals
+    it lists; BookSim's traffic goes between the terminals. They are the same network only
+    with one terminal per router, numbered as its router. (A missing or unreadable file is
+    left to the network reader, which names it.)
+    """
+    from mpinet.jobs.inputs import read_input
+
+    if not os.path.isfile(path):
+        return
+    text = read_input(path, "anynet network file", 1 << 26, hint="the network file").decode(
+        "utf-8", "replace"
+    )
+    routers: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        tok = line.split()
+        if len(tok) < 2:
+            continue
+        head, i = (tok[0], tok[1]), 2
+        routers.setdefault(tok[1], set()) if tok[0] == "router" else None
+        while i + 1 < len(tok):
+            body = (tok[i], tok[i + 1])
+            i += 3 if i + 2 < len(tok) and tok[i + 2].isdigit() else 2
+            if body[0] == "router":
+                routers.setdefault(body[1], set())
+            pair = {head[0]: head[1], body[0]: body[1]}
+            if set(pair) == {"router", "node"}:
+                routers.setdefault(pair["router"], set()).add(pair["node"])
+    for r, terms in routers.items():
+        if terms != {r}:
+            got = ", ".join(sorted(terms, key=lambda t: (len(t), t))[:4]) or "none"
+            raise bad("network_file", f"router {r} has terminals {got}: mpinet runs anynet "
+                      "files with one terminal per router, numbered as the router "
+                      "(as mpinet export writes them)")  # fmt: skip
+
+
+def _traffic(v: dict, bad: Any) -> str:
+    """BookSim's pattern as an mpinet workload kind (the registered one)."""
+    from mpinet.workloads.registry import WORKLOADS
+
+    name = v["traffic"]
+    base = name.split("(")[0]
+    if base != name:
+        raise bad("traffic", "patterns with parameters are not run by mpinet booksim yet")
+    cands = [f"booksim-{name}"] + ([] if name in _CLASH else [name])
+    for c in cands:
+        if c in WORKLOADS:
+            return c
+    raise bad("traffic", "mpinet has no such pattern yet")
+
+
+def _measure(v: dict, bad: Any) -> Measure:
+    if v["sim_type"] not in ("latency", "throughput"):
+        raise bad("sim_type", "mpinet booksim runs latency or throughput")
+    for key, lo, hi in (("sample_period", 1, 1 << 24), ("max_samples", 1, 1 << 12),
+                        ("warmup_periods", 0, 1 << 12)):  # fmt: skip
+        if not lo <= v[key] <= hi:
+            raise bad(key, f"must be in [{lo}, {hi}]")
+    steps = (v["max_samples"] + 1) * v["sample_period"]
+    if steps > 1 << 28:
+        raise bad("max_samples", f"(max_samples + 1) x sample_period = {steps:,} steps, over "
+                  f"{1 << 28:,}")  # fmt: skip
+    return Measure(v["sim_type"], v["warmup_periods"], v["sample_period"], v["max_samples"],
+                   v["latency_thres"], v["warmup_thres"], v["acc_warmup_thres"],
+                   v["stopping_thres"], v["acc_stopping_thres"])  # fmt: skip

@@ -1,0 +1,124 @@
+"""``booksim_check.py --speed-table``: BookSim2 and mpinet timed alternately on several networks.
+
+For each network and packet length L, at ``--speed-load`` (0.4) x the flit bound of anynet's
+routes: BookSim2 once (never cached: a fresh timed run at niceness 0), then mpinet twice with
+the cycles BookSim ran (``mpinet run --router anynet-min``, the flit engine, V and B as in
+the searches). BookSim's engine time is its "Total run time" (its network and routing-table
+setup excluded; the wall time beside it includes that setup); mpinet's is ``engine_seconds``.
+Flit-hops: mpinet's own count; BookSim's from its accepted flit rate x N x cycles x link hops.
+The table goes between the speed markers of docs/booksim.md (the searches' table is kept).
+BookSim's cycles are bounded by its own sample settings, taken here from ``--speed-period``
+(``sample_period``, 500; 1 warm-up period, at most 10 samples), so a row's simulation is short;
+its setup is not (anynet's tables: minutes on N of 3,600-5,040), and dominates the wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import booksim_check as bc
+import reports
+
+BEGIN = "<!-- BEGIN scripts/booksim_check.py --speed-table -->"
+END = "<!-- END scripts/booksim_check.py --speed-table -->"
+
+
+def speed_args(a: argparse.Namespace) -> argparse.Namespace:
+    """The search settings with BookSim's sampling shortened for the timed runs."""
+    s = copy.copy(a)
+    s.sample_period, s.warmup_periods, s.max_samples = a.speed_period, 1, 10
+    s.timeout = min(a.timeout, a.speed_timeout)
+    return s
+
+
+def row(bs: bc.BookSim, spec: str, flits: int, a: argparse.Namespace) -> dict:
+    """BookSim once, then mpinet twice, at ``a.speed_load`` x the flit bound of anynet's routes."""
+    n, bound, hops = bc.anynet_bound(spec)
+    rate_bs = a.speed_load * bound * n / (n - 1) / flits  # BookSim's uniform includes the source
+    load = os.getloadavg()[0]  # the machine is shared: how busy it was, beside the times
+    row = bs.probe(spec, flits, round(rate_bs, 12), timed=True, fresh=True)
+    out = {"loadavg": load, "spec": spec, "nodes": n, "flits": flits, "rate": rate_bs,
+           "booksim": row, "mpinet": []}  # fmt: skip
+    if row["cycles"] is None:  # not converged: no cycle count to give mpinet
+        return out
+    out["booksim_flit_hops"] = row["accepted_flits"] * n * row["cycles"] * (row["hops"] - 1)
+    for _ in range(2):
+        m = bc.speed(bs, spec, flits, rate_bs, bc.flit_engine(a, flits), mpinet_only=row)
+        out["mpinet"].append(m)
+    return out
+
+
+def table(rows: list[dict]) -> list[str]:
+    """One line per (network, L): both simulators' engine times and flit-hop rates."""
+    out = [
+        "| network | N | L | load (packets/node/cycle) | cycles | BookSim s: run (wall) "
+        "| BookSim M flit-hops/s | mpinet engine s (2 runs) | mpinet M flit-hops/s "
+        "| mpinet / BookSim (engine time) | load average |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        b, bfh = r["booksim"], r.get("booksim_flit_hops")
+        brate = bfh / b["run_seconds"] if bfh and b["run_seconds"] else None
+        eng = [m["mpinet_engine_seconds"] for m in r["mpinet"]]
+        mrate = [m["mpinet_flit_hops"] / m["mpinet_engine_seconds"] for m in r["mpinet"]]
+        cells = ["—", "—", "—"]
+        if eng:
+            cells[0] = " / ".join(f"{e:.3f}" for e in eng)
+            cells[1] = f"{min(mrate) / 1e6:.2f}-{max(mrate) / 1e6:.2f}"
+        if eng and brate:
+            cells[2] = f"{min(mrate) / brate:.0f}-{max(mrate) / brate:.0f}x"
+        run = bc._f(b["run_seconds"], ".2f")
+        out.append(
+            f"| `{r['spec']}` | {r['nodes']:,} | {r['flits']} | {r['rate']:.4g} "
+            f"| {b['cycles'] or '— (' + b['status'] + ')'} | {run} ({b['wall_seconds']:.0f}) "
+            f"| {bc._f(brate and brate / 1e6)} | {cells[0]} | {cells[1]} | {cells[2]} "
+            f"| {r.get('loadavg', math.nan):.1f} |"
+        )
+    return out
+
+
+def main(a: argparse.Namespace) -> int:
+    """Run the table and write it between the speed markers of ``a.out``."""
+    path = Path(a.out)
+    reports.begin(bc.__file__, path)
+    doc = path.read_text()
+    if BEGIN not in doc or END not in doc:
+        sys.exit(f"booksim_check.py: error: {path} lacks the markers {BEGIN} / {END}")
+    s = speed_args(a)
+    bs, t0, rows = bc.BookSim(s), time.perf_counter(), []
+    todo = [(spec, flits) for spec in a.specs for flits in a.speed_flits]
+    for spec, flits in todo:  # the page is rewritten after every row: a long run keeps them
+        print(f"speed {spec} L={flits}", file=sys.stderr, flush=True)
+        rows.append(row(bs, spec, flits, s))
+        text = write(a, s, path, rows, len(todo), time.perf_counter() - t0)
+        (bs.dir / "speed_table.json").write_text(json.dumps(rows, indent=1))
+    print(text)
+    return 0
+
+
+def write(a: argparse.Namespace, s: argparse.Namespace, path: Path, rows: list, todo: int,
+          seconds: float) -> str:  # fmt: skip
+    """The table so far between the markers of ``path`` (read again: it may have changed)."""
+    head = (
+        f"Generated by `python scripts/booksim_check.py --speed-table` "
+        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {len(rows)} of {todo} rows, "
+        f"{seconds:.0f} s): load {a.speed_load:g} x the flit bound "
+        f"of anynet's routes, V = {a.vcs}, B = {a.vc_buffer}, mpinet's flit engine "
+        f"({a.switching}, vc_policy {a.vc_policy}); BookSim `sample_period` "
+        f"{s.sample_period}, `warmup_periods` 1, `max_samples` 10; per row BookSim once, "
+        f"then mpinet twice for the cycles BookSim ran."
+    )
+    text = "\n".join([head, "", *table(rows)])
+    doc = path.read_text()
+    if BEGIN not in doc or END not in doc:
+        sys.exit(f"booksim_check.py: error: {path} lost the markers {BEGIN} / {END}")
+    before, rest = doc.split(BEGIN, 1)
+    reports.write(path, f"{before}{BEGIN}\n{text}\n{END}{rest.split(END, 1)[1]}", bc.__file__)
+    return text

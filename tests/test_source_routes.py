@@ -1,0 +1,410 @@
+"""Routes computed at injection (mpinet.routing.source_routes) against the step-by-step walk."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpinet.engine.core import Engine
+from mpinet.engine.models import parse_model
+from mpinet.engine.report import gather_hops, gather_packets
+from mpinet.errors import RoutingError
+from mpinet.routing import ROUTERS, make_router
+from mpinet.routing import compiled as cp
+from mpinet.routing.base import DROP, WAIT, Router
+from mpinet.routing.route_rows import SourceRouted
+from mpinet.routing.route_tables import (
+    PATH_COMPILED,
+    PATH_TABLE,
+    PATH_WALKED,
+    RouteTable,
+    compile_routes,
+    random_choices,
+)
+from mpinet.routing.source_routes import (
+    PORT_DROP,
+    PORT_END,
+    source_headers,
+    source_rule,
+    walk_routes,
+)
+from mpinet.routing.walk import walk
+from mpinet.topology import from_spec
+from mpinet.topology.faults import make_faults
+from mpinet.workloads import Unicast
+
+#: one small network per family (as tests/test_routers_everywhere.py)
+INSTANCE = {
+    "star": "star:5",
+    "scc": "scc:4",
+    "ms": "ms:2,2",
+    "ims": "ims:1,3,2",
+    "cms": "cms:3,2,2",
+    "fccn": "fccn:3",
+    "borel": "borel:47,2,1,7",
+    "hypercube": "hypercube:5",
+    "ccc": "ccc:4",
+    "mesh": "mesh:4,2",
+    "torus": "torus:4,2",
+}
+#: every registered router on a network of each family it applies to (generic ones on scc:4
+#: and ms:2,2), and shortest with random ties
+CASES = [
+    (name, INSTANCE[fam], {})
+    for name, cls in ROUTERS.items()
+    for fam in (cls.families or ["scc", "ms"])
+    if fam in INSTANCE  # test_every_family_has_a_network says which are missing
+] + [("shortest", "scc:4", {"tie": "random"}), ("shortest", "fccn:3", {"tie": "random"})]
+
+
+def test_every_family_has_a_network():
+    missing = {f for cls in ROUTERS.values() for f in cls.families} - set(INSTANCE)
+    assert not missing, f"give INSTANCE a small network of {sorted(missing)}"
+
+
+def random_pairs(topo, m: int, seed: int):
+    g = np.random.default_rng(seed)
+    src = g.integers(0, topo.num_nodes, m)
+    dst = g.integers(0, topo.num_nodes, m)
+    pids = g.permutation(10 * m)[:m].astype(np.int64)
+    return src, dst, pids
+
+
+def check_against_walk(router, src, dst, pids, seed: int) -> np.ndarray:
+    """walk_routes's rows replayed on the network visit walk's nodes, hop for hop."""
+    topo = router.topo
+    ref = walk(topo, router, src, dst, seed=seed, pids=pids, paths=True)
+    assert ref["ok"].all()
+    width = max(1, int(ref["lengths"].max(initial=0)))  # the longest route fills its row
+    ports, nhops = walk_routes(router, src, dst, pids, seed=seed, max_hops=width)
+    assert np.array_equal(nhops, ref["lengths"])
+    m = src.size
+    past = np.arange(ports.shape[1])[None, :] >= nhops[:, None]
+    assert (ports[past] == PORT_END).all() and (ports[~past] < topo.degree).all()
+    nodes = np.asarray(src, np.int64).copy()
+    for h in range(int(nhops.max(initial=0))):
+        go = np.flatnonzero(nhops > h)
+        nodes[go] = topo.neighbors(nodes[go])[np.arange(go.size), ports[go, h]]
+        assert np.array_equal(nodes[go], ref["paths"][go, h + 1])
+    assert np.array_equal(nodes, dst)
+    trimmed, again = walk_routes(router, src, dst, pids, seed=seed, max_hops=400, trim=True)
+    assert np.array_equal(again, nhops) and trimmed.shape[1] == width + 1
+    assert np.array_equal(trimmed[:, :width], ports) and (trimmed[:, width] == PORT_END).all()
+    used = np.bincount(ports[~past].astype(np.int64), minlength=topo.degree)
+    assert np.array_equal(used, ref["port_counts"])  # the same ports, not only the same nodes
+    assert m == nhops.size
+    return ports
+
+
+@pytest.mark.parametrize("name,spec,opts", CASES)
+def test_every_router_walks_the_routes_of_the_step_by_step_walk(name, spec, opts):
+    topo = from_spec(spec)
+    router = make_router(name, topo, **opts)
+    for seed in (0, 5):
+        src, dst, pids = random_pairs(topo, 600, seed)
+        check_against_walk(router, src, dst, pids, seed)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    case=st.sampled_from(
+        [("scc-random", "scc:4", {}), ("shortest", "scc:4", {"tie": "random"}),
+         ("ms-balls-to-boxes", "ms:2,2", {}), ("ms-merged", "ms:2,2", {}),
+         ("borel-cr", "borel:47,2,1,7", {}), ("ims-two-phase", "ims:1,3,2", {})]
+    ),
+    seed=st.integers(0, 2**31),
+    pair_seed=st.integers(0, 2**31),
+)  # fmt: skip
+def test_random_choices_follow_the_pids_and_seed(case, seed, pair_seed):
+    name, spec, opts = case
+    router = make_router(name, from_spec(spec), **opts)
+    src, dst, pids = random_pairs(router.topo, 40, pair_seed)
+    check_against_walk(router, src, dst, pids, seed)
+
+
+@pytest.mark.parametrize(
+    "name,spec",
+    [("scc-random", "scc:4"), ("ms-balls-to-boxes", "ms:2,2"), ("borel-cr", "borel:47,2,1,7"),
+     ("shortest", "star:5"), ("scc-optimal", "scc:4"), ("borel-two-phase", "borel:47,2,1,7")],
+)  # fmt: skip
+def test_a_packet_engine_run_through_route_rows_is_the_routers_run(name, spec):
+    topo = from_spec(spec)
+
+    def run(router, queues):
+        w = Unicast(topo, "uniform", packets=3, seed=7)
+        eng = Engine(topo, router, parse_model("all-port"), None, seed=7, record_hops=True,
+                     queues=queues)  # fmt: skip
+        rec = eng.run(w)
+        pk, _ = gather_packets(rec, w.pid_space, eng.comm)
+        return pk, gather_hops(rec, w.pid_space, eng.comm)
+
+    pk, hops = run(make_router(name, topo), "links")
+    wrapped = SourceRouted(make_router(name, topo), width=5)  # long routes chain rows
+    spk, shops = run(wrapped, "links")
+    assert np.array_equal(pk, spk) and np.array_equal(hops, shops)
+    assert wrapped.nfree == wrapped.table.shape[0]  # every row freed on its last hop
+    cpk, chops = run(SourceRouted(make_router(name, topo)), "auto")
+    assert np.array_equal(pk, cpk) and np.array_equal(hops, chops)
+
+
+def test_dropped_packets_are_dropped_where_the_router_drops_them():
+    topo = from_spec("scc:4")
+    f = make_faults(topo, random_links=0.15, random_nodes=0.05, seed=3)
+
+    def run(router):
+        w = Unicast(topo, "uniform", packets=3, seed=2)
+        eng = Engine(topo, router, parse_model("all-port"), None, seed=2, faults=f,
+                     record_hops=True)  # fmt: skip
+        rec = eng.run(w)
+        return (
+            gather_packets(rec, w.pid_space, eng.comm)[0],
+            gather_hops(rec, w.pid_space, eng.comm),
+            rec,
+        )
+
+    pk, hops, rec = run(make_router("scc-random", topo, faults=f))
+    wrapped = SourceRouted(make_router("scc-random", topo, faults=f), width=3)
+    spk, shops, srec = run(wrapped)
+    assert np.array_equal(pk, spk) and np.array_equal(hops, shops)
+    assert rec.drops.shape[0] > 0 and np.array_equal(rec.drops, srec.drops)
+    src, dst, pids = random_pairs(topo, 400, 1)
+    ports, nhops = walk_routes(make_router("scc-random", topo, faults=f), src, dst, pids, 0)
+    dropped = ports[np.arange(src.size), np.minimum(nhops, ports.shape[1] - 1)] == PORT_DROP
+    assert dropped.any()  # the faults cut some destinations off: rows end with the marker
+    assert (ports[dropped, :][:, :1] != PORT_END).all()
+
+
+def test_the_compiled_hop_reads_the_rows():
+    topo = from_spec("ms:2,2")
+    router = make_router("ms-two-phase", topo)
+    src, dst, pids = random_pairs(topo, 300, 4)
+    ports, nhops = walk_routes(router, src, dst, pids, seed=1, max_hops=24)
+    table = np.ascontiguousarray(ports)
+    rule = source_rule(table)
+    assert rule.code == cp.SOURCE
+    h = source_headers(np.arange(src.size), ports.shape[1])
+    for i in range(src.size):  # the scalar rule, as the compiled steps call it
+        hi, cur = int(h[i]), int(src[i])
+        for k in range(int(nhops[i])):
+            port, hi = cp.hop(rule.code, rule.prm, rule.ta, rule.tb, cur, int(dst[i]), hi)
+            assert port == ports[i, k]
+            cur = int(topo.neighbors(np.array([cur]))[0, port])
+        assert cur == dst[i] and hi == h[i] + nhops[i]
+    table[0, 0] = PORT_DROP
+    assert cp.hop(rule.code, rule.prm, rule.ta, rule.tb, 0, 1, 0) == (DROP, 0)
+
+
+class _Bad(Router):
+    name = "bad"
+
+    def __init__(self, topo, port, holds=False):
+        super().__init__(topo)
+        self.port = port
+        self.holds = holds
+
+    def next_port(self, nodes, dests, headers, ctx):
+        return np.full(nodes.size, self.port), headers
+
+
+def test_refusals_name_the_router():
+    topo = from_spec("star:4")
+    src, dst = np.array([0, 1]), np.array([5, 7])
+    for router, what in [
+        (_Bad(topo, 0, holds=True), "holds packets"),
+        (_Bad(topo, WAIT), "chose port -1"),
+        (_Bad(topo, topo.degree), f"chose port {topo.degree}"),
+    ]:
+        with pytest.raises(RoutingError, match=f"router bad.*{what}"):
+            walk_routes(router, src, dst, [0, 1])
+    with pytest.raises(RoutingError, match="router bad: the route of packet 0 .* longer than "
+                       "max_hops = 9 hops"):  # fmt: skip
+        walk_routes(_Bad(topo, 0), src, dst, [0, 1], max_hops=9)  # back and forth on port 0
+    with pytest.raises(RoutingError, match="max_hops must be in 1..65536, got 65537"):
+        walk_routes(make_router("shortest", topo), src, dst, [0, 1], max_hops=65537)
+    with pytest.raises(RoutingError, match="width must be in 2..256, got 1"):
+        SourceRouted(make_router("shortest", topo), width=1)
+    with pytest.raises(RoutingError, match="router bad.*holds packets"):
+        SourceRouted(_Bad(topo, 0, holds=True))
+    with pytest.raises(RoutingError, match="router shortest: routes computed at injection"):
+        SourceRouted(make_router("shortest", topo)).set_faults(None)
+
+
+# -- translated route tables and the choice of path -------------------------------------------
+#: routers whose routes are not translation-invariant (found by RouteTable's check)
+NOT_INVARIANT = {"borel-cr"}
+TABLE_CASES = [
+    (name, spec, opts)
+    for name, spec, opts in CASES
+    if from_spec(spec).translation_targets is not None
+    and name not in NOT_INVARIANT
+    and make_router(name, from_spec(spec), **opts).compiled_hop() is None
+    and not random_choices(make_router(name, from_spec(spec), **opts))
+]
+
+
+def test_every_router_has_a_compiled_path():
+    """No registered router is left to next_port: a compiled hop, a table, or walked rows."""
+    seen = set()
+    for name, spec, opts in CASES:
+        topo = from_spec(spec)
+        router = make_router(name, topo, **opts)
+        run, path, why = compile_routes(router)
+        seen.add(path)
+        if router.compiled_hop() is not None:
+            assert (run, path, why) == (router, PATH_COMPILED, "")
+        elif (name, spec, opts) in TABLE_CASES:
+            assert path == PATH_TABLE and isinstance(run, RouteTable), why
+        else:
+            assert path == PATH_WALKED and isinstance(run, SourceRouted) and why
+        assert cp.rule_of(run) is not cp.NO_HOP
+    assert seen == {PATH_COMPILED, PATH_TABLE, PATH_WALKED}
+
+
+@pytest.mark.parametrize("name,spec,opts", TABLE_CASES)
+def test_translated_route_tables_route_as_the_router(name, spec, opts):
+    topo = from_spec(spec)
+    router = make_router(name, topo, **opts)
+    table = RouteTable(router)
+    src, dst, pids = random_pairs(topo, 800, 9)
+    ref = walk(topo, router, src, dst, seed=4, pids=pids, paths=True)
+    got = walk(topo, table, src, dst, seed=4, pids=pids, paths=True)
+    assert np.array_equal(ref["paths"], got["paths"])
+    assert np.array_equal(ref["port_counts"], got["port_counts"])
+
+
+def test_route_tables_refuse_what_they_cannot_route_exactly():
+    topo = from_spec("scc:4")
+    for router, what in [
+        (make_router("scc-random", topo), "its choices are random"),
+        (make_router("shortest", from_spec("fccn:3"), tie="first"), "no translations"),
+        (make_router("scc-greedy", topo), "rows, over the limit of 100"),
+    ]:
+        with pytest.raises(RoutingError, match=f"router {router.name} .*: .*{what}"):
+            RouteTable(router, max_rows=100 if "limit" in what else 1 << 20)
+
+    # anynet-min's parents are the lowest ids (BookSim's rule): not translation-invariant
+    skewed = make_router("anynet-min", topo)
+    with pytest.raises(RoutingError, match="router anynet-min on scc:4: .*\\(not translation-inv"):
+        RouteTable(skewed)
+    skewed.compiled_hop = lambda: None  # as a router without a compiled hop
+    run, path, why = compile_routes(skewed)
+    assert path == PATH_WALKED and "not translation-invariant" in why
+    assert isinstance(run, SourceRouted) and run.by_engine and cp.rule_of(run).code == cp.SOURCE
+
+
+@pytest.mark.parametrize(
+    "name,spec",
+    [
+        ("ms-two-phase", "ms:2,2"),
+        ("scc-greedy", "scc:4"),
+        ("ims-star-emulation", "ims:1,3,2"),
+        ("ccc", "ccc:4"),
+    ],
+)
+def test_packet_engine_routes_table_rows_inside_the_calendar(name, spec):
+    """queues auto: the calendar reads the rows in its compiled loop (SOURCE)."""
+    topo = from_spec(spec)
+
+    def run(router, queues):
+        w = Unicast(topo, "uniform", packets=3, seed=5)
+        eng = Engine(topo, router, parse_model("all-port"), None, seed=5, record_hops=True,
+                     queues=queues)  # fmt: skip
+        rec = eng.run(w)
+        assert eng.use_calendar == (queues == "calendar")
+        return gather_packets(rec, w.pid_space, eng.comm)[0], gather_hops(
+            rec, w.pid_space, eng.comm
+        )
+
+    pk, hops = run(make_router(name, topo), "links")
+    table = RouteTable(make_router(name, topo))
+    for queues in ("links", "calendar"):
+        tpk, thops = run(table, queues)
+        assert np.array_equal(pk, tpk) and np.array_equal(hops, thops)
+
+
+@pytest.mark.parametrize("mode", ["wormhole", "cut-through"])
+def test_flit_engine_runs_table_rows_as_the_router(mode):
+    from dataclasses import replace
+
+    from mpinet.engine.flit import chunk
+    from mpinet.engine.flit.engine import FlitEngine
+    from mpinet.routing.vc_policies import make_vc_policy
+
+    topo = from_spec("ms:2,2")
+    m = replace(parse_model("all-port"), flit=True, switching=mode, flits=4, vcs=2,
+                vc_buffer=2 if mode == "wormhole" else 4, vc_policy="any")  # fmt: skip
+
+    def run(router, compiled_steps):
+        w = Unicast(topo, injection="bernoulli", rate=0.02, steps=60, seed=3)
+        eng = FlitEngine(topo, router, m, make_vc_policy("any", topo, 2), seed=3,
+                         record_hops=True, compiled_steps=compiled_steps)  # fmt: skip
+        assert chunk.usable(eng) == compiled_steps  # the rows read inside the compiled steps
+        return eng.run(w)
+
+    def same(a, b):
+        assert a.steps == b.steps and np.array_equal(a.packets, b.packets)
+        assert np.array_equal(a.counters, b.counters) and np.array_equal(a.hop_rows, b.hop_rows)
+
+    a = run(make_router("ms-merged", topo), False)
+    for compiled_steps in (False, True):
+        same(a, run(RouteTable(make_router("ms-merged", topo)), compiled_steps))
+    # random choices: rows walked at the first hop, chained (width 4), freed on the last hop
+    a = run(make_router("ms-merged", topo, choice="random"), False)
+    rows = SourceRouted(make_router("ms-merged", topo, choice="random"), width=4)
+    same(a, run(rows, False))
+    assert rows.nfree == rows.table.shape[0]
+
+
+@pytest.mark.parametrize("width", [4, 32])
+def test_rows_walked_at_injection_and_freed_by_the_engine(width):
+    """The compiled engines' protocol: walk_rows at injection, the rule hop by hop (re-read
+    after the table grows), release with the words carried at delivery; rows are reused.
+    Width 4: a route of more than 3 hops goes on in linked rows."""
+    topo = from_spec("scc:4")
+    router = make_router("scc-random", topo)
+    run = SourceRouted(make_router("scc-random", topo), width=width, release="engine")
+    nbt = topo.neighbors(np.arange(topo.num_nodes))
+    most = 0
+    for batch in range(4):  # 300 packets a batch: the table grows, then rows are reused
+        src, dst, pids = random_pairs(topo, 300, batch)
+        words = run.walk_rows(src, dst, pids, 6, batch)
+        rule = cp.rule_of(run)
+        ref = walk(topo, router, src, dst, seed=6, pids=pids, paths=True)
+        most = max(most, int(np.maximum(1, -(-ref["lengths"] // (width - 1))).sum()))
+        for i in range(src.size):
+            cur, h = int(src[i]), int(words[i])
+            for k in range(int(ref["lengths"][i])):
+                port, h = cp.hop(rule.code, rule.prm, rule.ta, rule.tb, cur, int(dst[i]), h)
+                cur = int(nbt[cur, port])
+                assert cur == ref["paths"][i, k + 1]
+            words[i] = h
+        run.release(words)
+        assert run.nfree == run.table.shape[0]  # every row back on the stack
+    assert run.table.shape[0] <= 2 * most  # reused: four batches in the room of one
+
+
+@pytest.mark.parametrize("width", [3, 32])
+def test_a_packet_from_another_rank_is_walked_again_from_its_source(width):
+    """rewalk: the receiving rank's row, positioned after the hops taken (chains followed)."""
+    topo = from_spec("ms:2,2")
+    router = make_router("ms-balls-to-boxes", topo, choice="random")
+    run = SourceRouted(make_router("ms-balls-to-boxes", topo, choice="random"), width=width,
+                       release="engine")  # fmt: skip
+    src, dst, pids = random_pairs(topo, 200, 3)
+    ref = walk(topo, router, src, dst, seed=2, pids=pids, paths=True)
+    go = ref["lengths"] > 0
+    src, dst, pids = src[go], dst[go], pids[go]
+    lengths, paths = ref["lengths"][go], ref["paths"][go]
+    taken = np.random.default_rng(0).integers(0, lengths)  # hops before the crossing
+    words = run.rewalk(src, dst, pids, 2, 7, taken)
+    rule = cp.rule_of(run)
+    nbt = topo.neighbors(np.arange(topo.num_nodes))
+    for i in range(src.size):
+        cur, h = int(paths[i, taken[i]]), int(words[i])
+        for k in range(int(taken[i]), int(lengths[i])):
+            port, h = cp.hop(rule.code, rule.prm, rule.ta, rule.tb, cur, int(dst[i]), h)
+            cur = int(nbt[cur, port])
+            assert cur == paths[i, k + 1]
+    assert width > 8 or (taken > width - 1).any()  # width 3: crossings past a row's end
