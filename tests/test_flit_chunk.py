@@ -176,6 +176,32 @@ def test_port_models_compiled_equal_the_steps(kind, mode):
                 assert per.max() <= k
 
 
+@pytest.mark.parametrize(
+    "spec,rname",
+    [
+        ("scc:4", "scc-greedy"),
+        ("ms:2,2", "ms-merged"),
+        ("star:4", "star-greedy"),
+        ("scc:4", "scc-optimal"),
+    ],
+)
+@pytest.mark.parametrize("mode", MODES)
+def test_routers_by_their_tables_equal_their_own_steps(spec, rname, mode):
+    """A router without a compiled hop routes in the compiled steps by its translated route
+    table: the same run as its own ``next_port`` step by step."""
+    topo = from_spec(spec)
+    router = make_router(rname, topo)
+    rng = np.random.default_rng(len(rname) + MODES.index(mode))
+    flits = int(rng.choice([1, 3, 6]))
+    buf = flits if mode != "wormhole" else int(rng.choice([1, 2, 4]))
+    m = model(topo, mode, flits, 2, buf, cap=int(rng.choice([1, 2])), kind="k-port:2")
+    rows = random_rows(rng, topo.num_nodes, int(rng.integers(100, 400)), 40)
+    a, b = both(topo, router, m, Packets(rows), record_hops=True)
+    assert_identical(a, b)
+    eng = FlitEngine(topo, router, m, make_vc_policy("any", topo, 2))
+    assert eng.routes == "translated route table" and eng.router is not router
+
+
 def test_the_path_and_why():
     """The path that runs the steps, and why not compiled where it is not (no silent
     fallback): what ``mpinet run --json`` reports as ``switching.steps``."""
@@ -183,8 +209,10 @@ def test_the_path_and_why():
     m = model(topo, "wormhole", 4, 2, 2)
     pol = make_vc_policy("any", topo, 2)
     greedy = FlitEngine(topo, make_router("shortest", topo, tie="random"), m, pol)
-    assert not chunk.usable(greedy)  # no compiled hop: random ties
-    assert chunk.path(greedy) == "step by step: router 'shortest' has no compiled hop"
+    assert not chunk.usable(greedy)  # no compiled hop, no table: random ties
+    assert chunk.path(greedy).startswith("step by step: router 'shortest' has no compiled hop "
+                                         "(routes walked at injection: ")  # fmt: skip
+    assert "random" in chunk.path(greedy)
     for kind in ("one-port", "k-port:2", "sdc"):
         mk = model(topo, "wormhole", 4, 2, 2, kind=kind)
         eng = FlitEngine(topo, make_router("shortest", topo), mk, pol)

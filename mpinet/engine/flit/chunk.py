@@ -188,7 +188,11 @@ def path(eng: Any) -> str:
     if eng.policy.compiled is None:
         return f"step by step: vc_policy {eng.model.vc_policy!r} has no compiled rule"
     if compiled.rule_of(eng.router) is compiled.NO_HOP:
-        return f"step by step: router {eng.router.name!r} has no compiled hop"
+        why = getattr(eng, "routes_why", "")
+        how = getattr(eng, "routes", "")
+        return f"step by step: router {eng.router.name!r} has no compiled hop" + (
+            f" ({how}: {why})" if why else ""
+        )
     if hw > 1:
         return f"step by step: router {eng.router.name!r} carries a header of {hw} words"
     return COMPILED

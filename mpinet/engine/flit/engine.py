@@ -100,6 +100,22 @@ class FlitEngine:
         self.flits, self.vcs, self.bsize = model.flits, model.vcs, model.vc_buffer
         self.need = 1 if self.mode == fk.WORM else self.flits
         self.kind = {"all-port": fk.ALL, "sdc": fk.SDC}.get(model.kind, fk.KPORT)
+        #: how the router routes inside the compiled steps, and why not faster (route_tables)
+        self.routes, self.routes_why = self._compiled_routes()
+
+    def _compiled_routes(self) -> tuple[str, str]:
+        """A router without a compiled hop routes in the compiled steps by its translated
+        route table where that is exact and affordable (the same ports hop for hop, checked
+        when the table is built; the same table on every rank); routes walked at injection
+        are not driven by the compiled steps yet: those run step by step."""
+        from mpinet.routing import route_tables as rt
+
+        if not self.compiled_steps or self.router.compiled_hop() is not None:
+            return rt.PATH_COMPILED if self.compiled_steps else rt.PATH_NEXT_PORT, ""
+        router, how, why = rt.compile_routes(self.router)
+        if how == rt.PATH_TABLE:
+            self.router = router
+        return how, why
 
     # -- the run -----------------------------------------------------------------
     def run(self, workload: Workload) -> RunRecord:
