@@ -139,8 +139,11 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         nt = fk.collect(prm, segs, pkts, links, bufs, so)
         sdc = -1
         if prm.kind == fk.SDC:  # one rank: the demand is the rank's
-            sdc = fk.sdc_port(fk.sdc_demand(nt, prm, segs, pkts, links, so))
-        fk.port_model(nt, prm, segs, pkts, links, so, sdc)
+            first = np.empty(nt, np.int64)
+            sdc = fk.sdc_port(fk.sdc_demand(nt, prm, segs, pkts, links, so, first))
+            fk.choose_links(nt, prm, segs, pkts, so, first, sdc)
+        else:
+            fk.port_model(nt, prm, segs, pkts, links, so, sdc)
         for c in range(fk.NCOUNT):
             if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
                 cnt[c] = 0

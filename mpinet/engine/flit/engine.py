@@ -243,12 +243,15 @@ class FlitEngine:
         segs, pkts, links, bufs = st.segs, st.pkts, st.links, st.bufs
         nt = fk.collect(prm, segs, pkts, links, bufs, so)
         sdc_port = -1
-        if self.kind == fk.SDC:
-            demand = fk.sdc_demand(nt, prm, segs, pkts, links, so)
+        if self.kind == fk.SDC:  # the port most in demand over all ranks
+            first = np.empty(nt, np.int64)
+            demand = fk.sdc_demand(nt, prm, segs, pkts, links, so, first)
             total = np.empty_like(demand)
             self.comm.Allreduce(demand, total, op=sum_op())
             sdc_port = int(fk.sdc_port(total))
-        fk.port_model(nt, prm, segs, pkts, links, so, sdc_port)
+            fk.choose_links(nt, prm, segs, pkts, so, first, sdc_port)
+        else:
+            fk.port_model(nt, prm, segs, pkts, links, so, sdc_port)
         cnt = so.cnt
         cnt[:] = 0
         win = self.load_window[0] <= t < self.load_window[1]

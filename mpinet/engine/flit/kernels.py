@@ -268,9 +268,9 @@ def port_model(nt, prm, segs, pkts, links, so, sdc_port):
 
 
 @njit(cache=True, error_model="numpy")
-def sdc_demand(nt, prm, segs, pkts, links, so):
-    """The movable requests of the rank per port (sdc's choice, summed over the ranks)."""
-    first = np.empty(nt, np.int64)
+def sdc_demand(nt, prm, segs, pkts, links, so, first):
+    """The movable requests of the rank per port (sdc's choice, summed over the ranks);
+    ``first`` as :func:`movable`'s, for :func:`choose_links` once the port is known."""
     demand = np.zeros(prm.deg, np.int64)
     movable(nt, prm, segs, pkts, links, so, first, demand)
     return demand

@@ -123,11 +123,14 @@ def pack(prm, so, ex):
 
 
 @njit(cache=True, error_model="numpy")
-def moves(t, nt, in_window, sdc, prm, segs, pkts, links, bufs, so, ex):
-    """The port model, the moves, the step's end on this rank and the messages packed;
-    returns the heads that reached a node of the rank (``so.new``), -1 on a model
-    violation (``so.out``)."""
-    fk.port_model(nt, prm, segs, pkts, links, so, sdc)
+def moves(t, nt, in_window, sdc, first, prm, segs, pkts, links, bufs, so, ex):
+    """The port model (sdc: its choice on ``first``, as ``kernels.sdc_demand`` left it), the
+    moves, the step's end on this rank and the messages packed; returns the heads that
+    reached a node of the rank (``so.new``), -1 on a model violation (``so.out``)."""
+    if prm.kind == fk.SDC:
+        fk.choose_links(nt, prm, segs, pkts, so, first, sdc)
+    else:
+        fk.port_model(nt, prm, segs, pkts, links, so, sdc)
     so.cnt[:] = 0
     fk.move(t, nt, in_window, prm, segs, pkts, links, bufs, so)
     nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
@@ -139,10 +142,11 @@ def moves(t, nt, in_window, sdc, prm, segs, pkts, links, bufs, so, ex):
 def step_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex):
     """:func:`requests` then :func:`moves`, for every port model but sdc on several ranks."""
     nt = requests(t, prm, segs, pkts, links, bufs, so)
+    first = np.empty(nt, np.int64)
     sdc = -1
     if prm.kind == fk.SDC:  # one rank: its demand is all
-        sdc = fk.sdc_port(fk.sdc_demand(nt, prm, segs, pkts, links, so))
-    return moves(t, nt, in_window, sdc, prm, segs, pkts, links, bufs, so, ex)
+        sdc = fk.sdc_port(fk.sdc_demand(nt, prm, segs, pkts, links, so, first))
+    return moves(t, nt, in_window, sdc, first, prm, segs, pkts, links, bufs, so, ex)
 
 
 @njit(cache=True, error_model="numpy")
@@ -264,7 +268,7 @@ class RankSteps:
         from mpinet.engine.flit.chunk import Steps
 
         self.eng = eng
-        self.inner = Steps(eng)  # the compiled rules and the injections
+        self.inner = Steps(eng)  # the compiled rules, the injections, the error messages
         ranks, out_rows, in_rows, cred = neighbours(eng)
         width = fk.W_WIDTH + eng.st.hw
         slot = np.full(eng.size, -1, np.int64)
@@ -327,12 +331,13 @@ class RankSteps:
         sdc = -1
         if eng.kind == fk.SDC:
             nt = self.c_requests(t, prm, st.segs, st.pkts, st.links, st.bufs, so_)
-            demand = fk.sdc_demand(nt, prm, st.segs, st.pkts, st.links, so_)
+            first = np.empty(nt, np.int64)
+            demand = fk.sdc_demand(nt, prm, st.segs, st.pkts, st.links, so_, first)
             total = np.empty_like(demand)
             eng.comm.Allreduce(demand, total, op=sum_op())
             sdc = int(fk.sdc_port(total))
-            nnew = self.c_moves(t, nt, win, sdc, prm, st.segs, st.pkts, st.links, st.bufs, so_,
-                                self.ex)  # fmt: skip
+            nnew = self.c_moves(t, nt, win, sdc, first, prm, st.segs, st.pkts, st.links,
+                                st.bufs, so_, self.ex)  # fmt: skip
         else:
             nnew = self.c_step(t, win, prm, st.segs, st.pkts, st.links, st.bufs, so_, self.ex)
         if nnew < 0:
@@ -340,7 +345,7 @@ class RankSteps:
         self._exchange()
         heads = int(self.ex.recv[:, H_HEADS].sum()) if self.ranks else 0
         st.reserve(heads + ni + 1, heads + ni + 1)
-        status = self.status
+        status = self.status = self.inner.status  # one array: the messages read it
         ok = eng.msg is not None or self.c_arrivals(
             t, k, max(nnew, 0), sdc, inj, self.inner.rule, self.inner.vrule, prm, st.segs,
             st.pkts, st.links, st.bufs, so_, self.ex, status)  # fmt: skip
