@@ -74,7 +74,7 @@ def fit_compute(rows: list[dict]) -> tuple[float, float]:
 
 def inputs(data: dict) -> dict | None:
     """The measured figures the projection takes: t_step, t_hop, u, b (None: not measured)."""
-    flit = [r for r in data["measured"] if r["engine"] == FLIT]
+    flit = [r for r in data["measured"] if r["engine"] == FLIT and "error" not in r]
     one = [r for r in flit if r["ranks"] == 1]
     many = [r for r in flit if r["ranks"] > 1 and r["cross"]]
     if not one or not many:

@@ -171,3 +171,20 @@ def test_bench_scaling_smoke_on_one_rank(tmp_path):
     text = out.read_text()
     assert text.endswith("tail\n") and "| `star:4` | packet | 1 |" in text
     assert "No projection" in text  # one rank: no exchange measured to project from
+
+
+def test_measured_table_efficiency_and_refused_rows():
+    import bench_scaling
+
+    def row(ranks, rate):
+        return {"spec": "x", "engine": "packet", "ranks": ranks, "steps": 10, "hops": 100,
+                "engine_seconds": 1.0, "hops_per_second": rate, "compute_us_per_step": 5.0,
+                "exchange_us_per_step": 2.0, "wait_us_per_step": 1.0,
+                "sent_bytes": [800] * ranks, "loadavg": 1.0}  # fmt: skip
+
+    refused = {"spec": "x", "engine": "packet", "ranks": 4, "error": "mpinet: error: needs",
+               "loadavg": 2.0}  # fmt: skip
+    lines = bench_scaling.measured_table([row(1, 10.0), row(2, 16.0), refused])
+    assert "| 100 % |" in lines[2] and "| 80 % |" in lines[3]  # 16 / (2 x 10)
+    assert "| 5 / 2 / 1 | 80 |" in lines[3]  # 800 bytes a rank over 10 steps
+    assert "not run: mpinet: error: needs" in lines[4]
