@@ -55,28 +55,6 @@ class CorruptTraceError(TraceError):
     """
 
 
-def check_int(name: str, value: object, lo: int, hi: int | None = None) -> int:
-    """Return ``value`` as an int, or raise naming ``name`` and ``[lo, hi]``.
-
-    The one validator (:class:`mpinet.values.Range`) with a topology's manners:
-    a :class:`TopologyError`, strings of digits and whole floats accepted.
-
-    Parameters
-    ----------
-    name : str
-        Argument name used in the message, e.g. ``"n in scc:N"``.
-    value : object
-        Value to check; strings of decimal digits are accepted.
-    lo, hi : int
-        Inclusive bounds; ``hi=None`` means unbounded.
-    """
-    from mpinet.values import Range
-
-    return Range(lo, hi, integer=True).check(
-        name, value, error=TopologyError, whole=True, text=True
-    )
-
-
 #: Every exit code of ``mpinet``: (code, name, when). One table: docs/reference/exit-codes.md
 #: is generated from it (scripts/gen_reference.py), and tests/test_manual.py holds the
 #: commands' own constants (``OUTPUT_NOT_WRITTEN``, the signals' 128 + N) to it.

@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
-from mpinet.errors import ResourceError, check_int
+from mpinet.errors import ResourceError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 #: frontier ids per ``neighbors`` call (batches of one to two chunks)
 EXPAND_CHUNK = 1 << 17

@@ -262,7 +262,7 @@ def plan_fault_diameter(topo: Topology, k: int) -> int:
     ResourceError
         The BFS of all the cases would exceed :data:`MAX_FAULT_DIAMETER_WORK`.
     """
-    from mpinet.errors import check_int
+    from mpinet.values import check_int
 
     k = check_int("--fault-diameter K", k, 1, MAX_K)
     n, deg = topo.num_nodes, topo.degree

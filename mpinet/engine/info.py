@@ -27,8 +27,9 @@ from mpinet.engine.bfs import (
     estimate_bfs_bytes,
 )
 from mpinet.engine.comm import max_op, resolve, sum_op
-from mpinet.errors import JobError, ResourceError, check_int
+from mpinet.errors import JobError, ResourceError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 #: the counter-based stream of ``--sources K``'s sample (:mod:`mpinet.rng`)
 STREAM_SOURCES = 13

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mpinet.errors import MpinetError, check_int
+from mpinet.errors import MpinetError
 from mpinet.routing.vc_policies import SWITCHING
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 KINDS = ("all-port", "one-port", "k-port", "sdc")
 

@@ -21,8 +21,9 @@ import re
 
 import numpy as np
 
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 #: Largest supported level: 8^10 = 2^30 nodes.
 MAX_M = 10

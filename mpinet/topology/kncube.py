@@ -18,8 +18,9 @@ import re
 
 import numpy as np
 
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 #: most nodes of a k-ary n-cube (ids stay far inside int64)
 MAX_NODES = 1 << 40
