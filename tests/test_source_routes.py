@@ -17,6 +17,7 @@ from mpinet.routing.base import DROP, WAIT, Router
 from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.route_tables import (
     PATH_COMPILED,
+    PATH_NEXT_PORT,
     PATH_TABLE,
     PATH_WALKED,
     RouteTable,
@@ -135,7 +136,8 @@ def test_a_packet_engine_run_through_route_rows_is_the_routers_run(name, spec):
     def run(router, queues):
         w = Unicast(topo, "uniform", packets=3, seed=7)
         eng = Engine(topo, router, parse_model("all-port"), None, seed=7, record_hops=True,
-                     queues=queues)  # fmt: skip
+                     queues=queues, route_tables=False)  # fmt: skip
+        assert eng.router is router
         rec = eng.run(w)
         pk, _ = gather_packets(rec, w.pid_space, eng.comm)
         return pk, gather_hops(rec, w.pid_space, eng.comm)
@@ -156,7 +158,7 @@ def test_dropped_packets_are_dropped_where_the_router_drops_them():
     def run(router):
         w = Unicast(topo, "uniform", packets=3, seed=2)
         eng = Engine(topo, router, parse_model("all-port"), None, seed=2, faults=f,
-                     record_hops=True)  # fmt: skip
+                     route_tables=False, record_hops=True)  # fmt: skip
         rec = eng.run(w)
         return (
             gather_packets(rec, w.pid_space, eng.comm)[0],
@@ -227,6 +229,20 @@ def test_refusals_name_the_router():
         SourceRouted(make_router("shortest", topo), width=1)
     with pytest.raises(RoutingError, match="router bad.*holds packets"):
         SourceRouted(_Bad(topo, 0, holds=True))
+
+    class OneWrong(_Bad):  # shortest's ports, but packet 7 leaves on port 9 at its 2nd hop
+        def init_headers(self, src, dst):
+            return self.inner.init_headers(src, dst)
+
+        def next_port(self, nodes, dests, headers, ctx):
+            port, new = self.inner.next_port(nodes, dests, headers, ctx)
+            return np.where((ctx.pids == 7) & (ctx.hops == 1), 9, port), new
+
+    wrong = OneWrong(topo, 0)
+    wrong.inner = make_router("shortest", topo, tie="random")
+    pids = np.arange(30)
+    with pytest.raises(RoutingError, match=r"router bad chose port 9 at node .* for packet 7 "):
+        walk_routes(wrong, np.zeros(30, np.int64), np.full(30, 23), pids)
     with pytest.raises(RoutingError, match="router shortest: routes computed at injection"):
         SourceRouted(make_router("shortest", topo)).set_faults(None)
 
@@ -307,21 +323,24 @@ def test_packet_engine_routes_table_rows_inside_the_calendar(name, spec):
     """queues auto: the calendar reads the rows in its compiled loop (SOURCE)."""
     topo = from_spec(spec)
 
-    def run(router, queues):
+    def run(router, queues, tables):
         w = Unicast(topo, "uniform", packets=3, seed=5)
         eng = Engine(topo, router, parse_model("all-port"), None, seed=5, record_hops=True,
-                     queues=queues)  # fmt: skip
+                     queues=queues, route_tables=tables)  # fmt: skip
+        assert eng.route_path == (PATH_TABLE if tables else PATH_NEXT_PORT)
+        assert isinstance(eng.router, RouteTable) == tables
         rec = eng.run(w)
         assert eng.use_calendar == (queues == "calendar")
         return gather_packets(rec, w.pid_space, eng.comm)[0], gather_hops(
             rec, w.pid_space, eng.comm
         )
 
-    pk, hops = run(make_router(name, topo), "links")
-    table = RouteTable(make_router(name, topo))
+    pk, hops = run(make_router(name, topo), "links", False)
+    router = make_router(name, topo)  # the engine builds the table (once per router)
     for queues in ("links", "calendar"):
-        tpk, thops = run(table, queues)
+        tpk, thops = run(router, queues, True)
         assert np.array_equal(pk, tpk) and np.array_equal(hops, thops)
+    assert len(router._route_tables) == 1
 
 
 @pytest.mark.parametrize("mode", ["wormhole", "cut-through"])

@@ -113,6 +113,13 @@ class RouteTable(Router):
                 "from the translated one (not translation-invariant)"
             )
 
+    def set_faults(self, faults: object) -> None:
+        """Refused: the table holds the routes of the network without faults."""
+        raise RoutingError(
+            f"router {self.name}: a translated route table cannot follow faults that appear "
+            "during the run"
+        )
+
     def init_headers(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """The word of each packet's row, at hop 0: ``(key * N + rel) * width``."""
         rel, key = self.topo.translate(src, dst)
@@ -153,10 +160,11 @@ def compile_routes(
     """How ``router`` routes inside compiled steps: ``(router to run, path, why)``.
 
     Its own compiled hop where it has one; else a translated route table where it is
-    exact and affordable; else its routes walked at injection; ``next_port`` only for
-    routers that hold packets or route around faults appearing during the run (their
-    routes change after injection). ``path`` is one of the ``PATH_*`` names, ``why``
-    says why a faster path did not apply ("" for a compiled hop).
+    exact and affordable (built once per router object, then kept on it); else its
+    routes walked at injection; ``next_port`` only for routers that hold packets or
+    route around faults appearing during the run (their routes change after injection).
+    ``path`` is one of the ``PATH_*`` names, ``why`` says why a faster path did not
+    apply ("" for a compiled hop).
 
     The router returned for :data:`PATH_WALKED` is a
     :class:`~mpinet.routing.route_rows.SourceRouted` the engine drives: it gives packets
@@ -174,8 +182,13 @@ def compile_routes(
         return router, PATH_NEXT_PORT, f"router {router.name} reroutes after faults appear"
     why = _unfit(router, max_rows)
     if why is None:
-        try:
-            return RouteTable(router, max_rows), PATH_TABLE, ""
-        except RoutingError as exc:
-            why = str(exc)
+        built = router.__dict__.setdefault("_route_tables", {})  # one table per router
+        if max_rows not in built:
+            try:
+                built[max_rows] = RouteTable(router, max_rows)
+            except RoutingError as exc:
+                built[max_rows] = str(exc)
+        if isinstance(built[max_rows], RouteTable):
+            return built[max_rows], PATH_TABLE, ""
+        why = built[max_rows]
     return SourceRouted(router, release="engine"), PATH_WALKED, why
