@@ -427,3 +427,29 @@ def test_a_packet_from_another_rank_is_walked_again_from_its_source(width):
             cur = int(nbt[cur, port])
             assert cur == paths[i, k + 1]
     assert width > 8 or (taken > width - 1).any()  # width 3: crossings past a row's end
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name,spec", [("ms-merged", "ms:2,2"), ("scc-optimal", "scc:4"),
+                                       ("borel-two-phase", "borel:47,2,1,7")])  # fmt: skip
+def test_route_tables_on_every_rank_give_the_serial_run(name, spec):
+    """Each rank builds the same table: packets crossing ranks keep their words."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    topo = from_spec(spec)
+
+    def run(c, tables):
+        w = Unicast(topo, "uniform", packets=2, seed=4)
+        eng = Engine(topo, make_router(name, topo), parse_model("all-port"), c, seed=4,
+                     record_hops=True, route_tables=tables)  # fmt: skip
+        assert eng.route_path == (PATH_TABLE if tables else PATH_NEXT_PORT)
+        rec = eng.run(w)
+        return gather_packets(rec, w.pid_space, eng.comm)[0], gather_hops(
+            rec, w.pid_space, eng.comm
+        )
+
+    pk, hops = run(comm, True)
+    spk, shops = run(None, False)
+    assert np.array_equal(np.concatenate(comm.allgather(pk)), spk)
+    assert np.array_equal(np.concatenate(comm.allgather(hops)), shops)
