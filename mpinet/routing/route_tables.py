@@ -24,9 +24,15 @@ from typing import Any
 import numpy as np
 
 from mpinet.errors import RoutingError
-from mpinet.routing.base import HopContext, Router
+from mpinet.routing.base import DROP, CompiledHop, HopContext, Router
 from mpinet.routing.route_rows import SourceRouted
-from mpinet.routing.source_routes import PORT_END, source_headers, source_rule, walk_routes
+from mpinet.routing.source_routes import (
+    PORT_DROP,
+    PORT_END,
+    source_headers,
+    source_rule,
+    walk_routes,
+)
 from mpinet.routing.walk import default_max_hops
 
 #: most rows (``K * N``) built by default: about a second of walking at 1 us a hop
@@ -129,11 +135,15 @@ class RouteTable(Router):
     def next_port(
         self, nodes: np.ndarray, dests: np.ndarray, headers: np.ndarray, ctx: HopContext
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The port at the packet's word, and the word plus one."""
+        """The port at the packet's word, and the word plus one (``DROP`` where the router
+        dropped the packet, as the compiled rule reads it)."""
         h = np.asarray(headers, dtype=np.int64)[:, 0]
-        return self.table.reshape(-1)[h].astype(np.int64), (h + 1)[:, None]
+        port = self.table.reshape(-1)[h].astype(np.int64)
+        dropped = port == PORT_DROP
+        port[dropped] = DROP
+        return port, (h + ~dropped)[:, None]
 
-    def compiled_hop(self):
+    def compiled_hop(self) -> CompiledHop:
         """The same read, compiled (:data:`mpinet.routing.compiled.SOURCE`)."""
         return self.rule
 
