@@ -28,6 +28,10 @@ class RoutingError(MpinetError, ValueError):
     """An unknown router, one that does not apply to the topology, or a bad hop."""
 
 
+class WorkloadError(MpinetError, ValueError):
+    """Bad workload parameters."""
+
+
 class JobError(MpinetError, ValueError):
     """A job file, option or job section that does not fit the schema (``mpinet.jobs``)."""
 

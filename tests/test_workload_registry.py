@@ -10,6 +10,7 @@ import pytest
 import mpinet.jobs.execute as ex
 from mpinet.engine.comm import sum_op
 from mpinet.engine.models import parse_model
+from mpinet.errors import WorkloadError
 from mpinet.jobs import load_job, parse_set
 from mpinet.routing import make_router
 from mpinet.topology import from_spec
@@ -17,7 +18,6 @@ from mpinet.workloads import registry
 from mpinet.workloads.base import COLLECTIVE, UNICAST, WorkloadKind
 from mpinet.workloads.broadcast import FloodingBroadcast
 from mpinet.workloads.registry import WORKLOADS, make_workload, register
-from mpinet.workloads.unicast import WorkloadError
 
 #: a minimal job for every registered kind: topology and extra ``--set`` items
 MINIMAL = {

@@ -41,6 +41,7 @@ from mpinet.errors import MpinetError
 from mpinet.routing.words import WordScheduleRouter
 from mpinet.topology import from_spec
 from mpinet.topology.macrostar import MacroStar
+from mpinet.workloads.checks import Check
 
 ALGORITHMS = ("all-dims", "sweep", "broadcast", "mnb")
 MODES = ("sdc", "consecutive", "all-port")
@@ -388,8 +389,6 @@ def emulation_lower_bound(em: EmulateStar) -> int:
 
 
 def _checks():
-    from mpinet.workloads.checks import Check
-
     def runner(algorithm, mode):
         def run(topo, model, comm):
             return EmulationResult(run_emulation(topo, algorithm, mode, comm))

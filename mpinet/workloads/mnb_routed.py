@@ -29,6 +29,7 @@ from mpinet.engine.models import Model
 from mpinet.routing.base import HopContext, Router
 from mpinet.routing.tables import neighbor_table
 from mpinet.topology.base import Topology
+from mpinet.workloads.checks import Check
 
 
 class RoutedMNB:
@@ -117,8 +118,6 @@ def routed_mnb_lower_bound(topo: Topology, model: Model | str) -> int:
 
 
 def _checks():
-    from mpinet.workloads.checks import Check
-
     def prog(model):
         from mpinet.engine.models import parse_model
         from mpinet.routing import make_router

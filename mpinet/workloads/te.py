@@ -42,6 +42,7 @@ from mpinet.routing.cayley_te import TEScheduleRouter, te_schedule
 from mpinet.routing.tables import neighbor_table
 from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.base import Topology
+from mpinet.workloads.checks import Check
 
 ALGORITHMS = ("schedule", "routed")
 _BOUND_ELEMENTS = 1 << 22  # sources x nodes x degree of one weighted-distance sweep
@@ -279,8 +280,6 @@ _MODELS = ("sdc", "one-port", "all-port")
 
 
 def _checks():
-    from mpinet.workloads.checks import Check
-
     out = []
     scheduled = [("star:4", True), ("star:5", True), ("ms:2,2", True), ("star:6", False)]
     scheduled += [("ms:3,2", False), ("ms:2,3", False), ("star:7", False)]

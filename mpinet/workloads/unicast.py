@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mpinet import rng
-from mpinet.errors import MpinetError
+from mpinet.errors import WorkloadError
 from mpinet.topology.base import Topology
 from mpinet.values import check_int
 from mpinet.workloads import booksim_traffic, patterns
@@ -41,10 +41,6 @@ PATTERNS = (
 )
 #: ``workload.injection`` values
 INJECTIONS = ("once", "bernoulli", "on_off")
-
-
-class WorkloadError(MpinetError, ValueError):
-    """Bad workload parameters."""
 
 
 class Unicast:
