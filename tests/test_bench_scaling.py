@@ -83,12 +83,12 @@ def test_step_model_by_hand():
     assert eff == pytest.approx(100 / 116)
 
 
-def test_compute_fit_recovers_a_line():
-    rows = [
-        {"hops": h * 10, "steps": 10, "compute_us_per_step": 50 + 0.002 * h} for h in (1e3, 5e3)
-    ]
-    assert scaling_model.fit_compute(rows) == pytest.approx((50, 0.002))
-    one = [{"hops": 4000, "steps": 10, "compute_us_per_step": 80}]
+def test_compute_fit_recovers_a_plane():
+    # compute per step = 0.2 us x nodes + 0.25 us x flit-hops, on two networks
+    rows = [{"nodes": n, "hops": h * 10, "steps": 10, "compute_us_per_step": 0.2 * n + 0.25 * h}
+            for n, h in ((5040, 3762), (3628800, 72924))]  # fmt: skip
+    assert scaling_model.fit_compute(rows) == pytest.approx((0.2, 0.25))
+    one = [{"nodes": 100, "hops": 4000, "steps": 10, "compute_us_per_step": 80}]
     assert scaling_model.fit_compute(one) == pytest.approx((0, 0.2))
 
 
@@ -110,6 +110,7 @@ def test_projection_by_hand():
     m = p["inputs"]
     assert m["u"] == pytest.approx(1.0)  # 400 hops a step on 400 links
     assert m["bytes_per_cross_flit"] == pytest.approx(60)
+    assert (m["t_node_us"], m["t_hop_us"]) == pytest.approx((0, 0.2))  # one 1-rank run
     row = p["rows"][0]
     assert row["compute_us"] == pytest.approx(0.2 * 6400 / 16)  # t_hop 0.2 us, 400 hops a rank
     assert row["bytes"] == pytest.approx(60 * 50)
@@ -117,6 +118,7 @@ def test_projection_by_hand():
     assert row["ib_exchange_us"] == pytest.approx(msgs * 1.5 + 3000 / 1e4)
     assert row["ib_all_exchange_us"] == pytest.approx((30 + 8) * 1.5 + 3000 / 1e4)
     assert row["shm_efficiency"] == pytest.approx(80 / (80 + msgs + 3))
+    assert row["ib_flits_efficiency"] == row["ib_efficiency"]  # t_node = 0: the same
     assert row["cut_fraction"] == pytest.approx(0.1)
 
 
