@@ -110,9 +110,10 @@ class Mesh(_KNCube):
 
     def __init__(self, k: int | str, n: int | str) -> None:
         super().__init__(k, n)
-        # K = 2: every node has one port per dimension, the hypercube
+        # K = 2: every node has one port per dimension (the hypercube), but no automorphism
+        # keeps the ports (+i exists at coordinate 0 only), and mpinet's symmetry is by those
         self.regular = self.k == 2
-        self.vertex_transitive = self.k == 2
+        self.vertex_transitive = False
 
     def describe(self) -> dict:
         """:meth:`Topology.describe` with the degree of the nodes (N at the corners, 2N inside)."""
