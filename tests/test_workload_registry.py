@@ -35,7 +35,12 @@ MINIMAL = {
     "star-neighbour": ("ms:2,2", ["router.name=ms-star-emulation"]),
     "broadcast": ("scc:4", ["model.kind=one-port"]),
     "mnb": ("star:4", []),
-}
+    # BookSim's patterns (mpinet.workloads.booksim_traffic): 16 nodes, an even power of two
+    **{k: ("mesh:4,2", []) for k in ("booksim-uniform", "booksim-transpose", "bitcomp", "bitrev",
+                                     "shuffle", "tornado", "neighbor", "randperm")},
+    "booksim-hotspot": ("torus:4,2", ["workload.injection=on_off", "workload.rate=0.2",
+                                      "workload.steps=5"]),
+}  # fmt: skip
 
 
 def job_of(kind: str, topology: str, sets: list[str] = ()):
