@@ -190,3 +190,34 @@ def test_measured_table_efficiency_and_refused_rows():
     assert "| 100 % |" in lines[2] and "| 80 % |" in lines[3]  # 16 / (2 x 10)
     assert "| 5 / 2 / 1 | 80 |" in lines[3]  # 800 bytes a rank over 10 steps
     assert "not run: mpinet: error: needs" in lines[4]
+
+
+def _phases_plan(ranks: int, flit: bool):
+    from mpinet.jobs import load_job, parse_set
+    from mpinet.jobs.execute import plan
+
+    sets = ["topology=star:5", "workload.injection=bernoulli", "workload.rate=0.01",
+            "workload.steps=40", "seed=3"]  # fmt: skip
+    if flit:
+        sets += ["model.switching=wormhole", "model.flits=4", "model.vcs=2", "model.vc_buffer=4"]
+    return plan(load_job(None, [parse_set(s) for s in sets]), ranks=ranks)
+
+
+@pytest.mark.mpi(min_size=1)
+@pytest.mark.parametrize("flit", [True, False])
+def test_phases_on_every_rank_add_up_and_move_what_one_rank_moves(flit):
+    from mpi4py import MPI
+
+    from mpinet.cli.bench_phases import run_phases
+
+    comm = MPI.COMM_WORLD
+    par = run_phases(_phases_plan(comm.Get_size(), flit), comm)
+    ser = run_phases(_phases_plan(1, flit), None)
+    assert (par["hops"], par["steps"], par["delivered"]) == (
+        ser["hops"], ser["steps"], ser["delivered"])  # fmt: skip
+    if comm.Get_rank() == 0:
+        parts = np.add(np.add(par["compute"], par["exchange"]), par["wait"])
+        assert len(parts) == comm.Get_size()
+        assert max(parts) == pytest.approx(par["engine_seconds"], rel=1e-6)
+        assert (sum(par["sent_bytes"]) > 0) == (comm.Get_size() > 1)
+    assert (par["cross"] > 0) == (comm.Get_size() > 1)
