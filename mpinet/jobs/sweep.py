@@ -78,11 +78,40 @@ def check_plan(
         raise JobError(
             f"mpinet sweep needs a unicast pattern ({', '.join(PATTERNS)}), not workload {kind!r}"
         )
+    check_injection_keys(p.job)
     if rates is None or s is None:
         return None
     s.check()
     check_drain(p, s)
     return plan_sweep(p, rates, s, ranks, ranks_here)
+
+
+#: workload keys that change a run's traffic in a way a sweep cannot follow: it injects
+#: Bernoulli traffic at each load of ``--rates`` (packets per node per step) over its own
+#: windows. A job shared with ``mpinet run`` keeps its ``injection = "once"|"bernoulli"``,
+#: ``rate``, ``steps`` and ``packets`` (the sweep's loads replace them, as documented);
+#: bursts and loads counted in flits would be silently lost, so they are refused.
+SWEEP_CANNOT = ("rate_uses_flits", "burst_alpha", "burst_beta", "burst_r1")
+
+
+def check_injection_keys(job: Any) -> None:
+    """Refuse injection settings a sweep would ignore (on_off bursts, rates in flits).
+
+    Raises
+    ------
+    JobError
+        ``workload.injection = 'on_off' has no effect in mpinet sweep: ...``
+    """
+    why = (
+        "has no effect in mpinet sweep: it injects Bernoulli traffic at each load of --rates "
+        "(packets per node per step) over its own windows; remove it, or use mpinet run"
+    )
+    w = job.workload
+    if w.get("injection") == "on_off":
+        raise JobError(f"{job.source}: workload.injection = 'on_off' {why} for bursty traffic")
+    for key in SWEEP_CANNOT:
+        if f"workload.{key}" in job.given:
+            raise JobError(f"{job.source}: workload.{key} = {w[key]!r} {why}")
 
 
 def channel_bound(p: Plan, comm: Any) -> tuple[ChannelLoad, dict]:
