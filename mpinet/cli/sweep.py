@@ -188,11 +188,11 @@ OUTPUT_NOT_WRITTEN = 3
 
 
 def _plan_figures(args: argparse.Namespace, stem: str) -> list[str]:
-    from mpinet.analysis.plot import _pyplot
+    from mpinet.analysis.plot import pyplot
     from mpinet.analysis.sweep import figure_names
     from mpinet.outputs.figures import plan_figures
 
-    _pyplot()  # matplotlib missing: refused now
+    pyplot()  # matplotlib missing: refused now
     return plan_figures(args.plot, figure_names(stem), force=args.force)
 
 

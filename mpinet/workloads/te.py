@@ -123,7 +123,7 @@ class ScheduledAllPairs:
         return src * n + dst, src, dst
 
 
-def _weighted_sums(topo: Topology, weights: np.ndarray) -> tuple[np.ndarray, int]:
+def weighted_sums(topo: Topology, weights: np.ndarray) -> tuple[np.ndarray, int]:
     """``sum_xy dist_c(x, y)`` for each row ``c`` of ``weights`` (per port), and the diameter."""
     nb = neighbor_table(topo).astype(np.int64)
     n = topo.num_nodes
@@ -168,7 +168,7 @@ def te_lower_bound(topo: Topology, model: Model | str) -> int:
             if any(w) and len(set(w)) > 1
         ]
     weights = np.array([g[cls] for g in grid])
-    sums, diameter = _weighted_sums(topo, weights)
+    sums, diameter = weighted_sums(topo, weights)
     caps = np.asarray(model.port_capacities(topo), dtype=float)
     nb = neighbor_table(topo)
     k = ports_per_step(topo, model)
@@ -253,7 +253,7 @@ def run_te(
     transmissions = int(rec.counters[:, 0].sum())  # the counters are global already
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     rss = max(comm.allgather(rss))
-    hops = round(_weighted_sums(topo, np.ones((1, topo.degree)))[0][0])
+    hops = round(weighted_sums(topo, np.ones((1, topo.degree)))[0][0])
     return TEResult(
         steps=rec.steps,
         complete=delivered == n * (n - 1),
