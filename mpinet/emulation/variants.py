@@ -21,8 +21,8 @@ import numpy as np
 from mpinet import perm
 from mpinet.errors import TopologyError
 from mpinet.topology import from_spec
-from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.ims import IncompleteMacroStar
+from mpinet.topology.permgraph import PermCayley
 from mpinet.values import check_int
 
 __all__ = [

@@ -37,8 +37,8 @@ import numpy as np
 
 from mpinet import perm
 from mpinet.errors import SpecError, TopologyError
-from mpinet.topology._permgraph import PermCayley, cycle_text
 from mpinet.topology._schreier import group_order, orbits
+from mpinet.topology.permgraph import PermCayley, cycle_text
 from mpinet.values import check_int
 
 SPEC_FORM = "cayley:K:GENS"

@@ -28,7 +28,7 @@ import numpy as np
 
 from mpinet import perm
 from mpinet.errors import TopologyError
-from mpinet.topology._permgraph import PermCayley
+from mpinet.topology.permgraph import PermCayley
 from mpinet.values import check_int
 
 SPEC_FORM = "ims:M,L,N"

@@ -41,8 +41,8 @@ import numpy as np
 from mpinet import perm, rng
 from mpinet.errors import WorkloadError
 from mpinet.routing.tables import all_pairs_tables, distances_from, neighbor_table
-from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.base import Topology
+from mpinet.topology.permgraph import PermCayley
 
 NAMES = ("nearest-neighbour", "antipodal", "reversal", "transpose")
 #: families whose labels are permutations of all k symbols (SCC: its permutation part)

@@ -40,8 +40,8 @@ from mpinet.engine.models import Model, parse_model
 from mpinet.errors import MpinetError
 from mpinet.routing.cayley_te import TEScheduleRouter, te_schedule
 from mpinet.routing.tables import neighbor_table
-from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.base import Topology
+from mpinet.topology.permgraph import PermCayley
 from mpinet.workloads.checks import Check
 
 ALGORITHMS = ("schedule", "routed")
