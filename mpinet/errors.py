@@ -28,6 +28,10 @@ class RoutingError(MpinetError, ValueError):
     """An unknown router, one that does not apply to the topology, or a bad hop."""
 
 
+class WorkloadError(MpinetError, ValueError):
+    """Bad workload parameters."""
+
+
 class JobError(MpinetError, ValueError):
     """A job file, option or job section that does not fit the schema (``mpinet.jobs``)."""
 
@@ -53,28 +57,6 @@ class CorruptTraceError(TraceError):
 
     ``mpinet analyze`` exits with code 1 on it (2 is for a path that is not a trace).
     """
-
-
-def check_int(name: str, value: object, lo: int, hi: int | None = None) -> int:
-    """Return ``value`` as an int, or raise naming ``name`` and ``[lo, hi]``.
-
-    The one validator (:class:`mpinet.values.Range`) with a topology's manners:
-    a :class:`TopologyError`, strings of digits and whole floats accepted.
-
-    Parameters
-    ----------
-    name : str
-        Argument name used in the message, e.g. ``"n in scc:N"``.
-    value : object
-        Value to check; strings of decimal digits are accepted.
-    lo, hi : int
-        Inclusive bounds; ``hi=None`` means unbounded.
-    """
-    from mpinet.values import Range
-
-    return Range(lo, hi, integer=True).check(
-        name, value, error=TopologyError, whole=True, text=True
-    )
 
 
 #: Every exit code of ``mpinet``: (code, name, when). One table: docs/reference/exit-codes.md

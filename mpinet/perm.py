@@ -21,7 +21,8 @@ import math
 import numba as nb
 import numpy as np
 
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
+from mpinet.values import check_int
 
 MAX_SYMBOLS = 20  # 20! < 2**63 - 1 < 21!
 _CHUNK = 1 << 16

@@ -2,7 +2,7 @@
 
 Every number mpinet accepts — a job key (file or ``--set``), a command-line
 flag, an environment variable, a ``--faults`` item, a topology parameter
-(:func:`mpinet.errors.check_int`) — is checked by a :class:`Range`:
+(:func:`check_int`) — is checked by a :class:`Range`:
 
 * integers are Python (or numpy) integers, never ``True``/``False``, never a
   float such as ``8.0`` (except where a topology parameter allows a whole float);
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.errors import MpinetError
+from mpinet.errors import MpinetError, TopologyError
 
 
 def _num(v: float) -> str:
@@ -204,6 +204,26 @@ def probability(
 ) -> float:
     """``value`` as a probability in [0, 1] (ends open as asked), else ``error``."""
     return prob_range(open_lo, open_hi).check(name, value, error=error)
+
+
+def check_int(name: str, value: object, lo: int, hi: int | None = None) -> int:
+    """Return ``value`` as an int, or raise naming ``name`` and ``[lo, hi]``.
+
+    The one validator (:class:`Range`) with a topology's manners:
+    a :class:`TopologyError`, strings of digits and whole floats accepted.
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in the message, e.g. ``"n in scc:N"``.
+    value : object
+        Value to check; strings of decimal digits are accepted.
+    lo, hi : int
+        Inclusive bounds; ``hi=None`` means unbounded.
+    """
+    return Range(lo, hi, integer=True).check(
+        name, value, error=TopologyError, whole=True, text=True
+    )
 
 
 def prob_range(open_lo: bool = False, open_hi: bool = False) -> Range:

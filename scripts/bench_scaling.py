@@ -42,8 +42,12 @@ def engines(a: argparse.Namespace) -> dict:
     }
 
 
-def measure(a: argparse.Namespace) -> list[dict]:
-    """Every (round, spec, engine, R) once, rank counts alternated; the best of each kept."""
+def measure(a: argparse.Namespace, save) -> list[dict]:
+    """Every (round, spec, engine, R) once, rank counts alternated; the best of each kept.
+
+    A run refused or failed (e.g. by the memory plan) is a row with its ``error``; ``save``
+    gets the rows after every run, so a long measurement stopped early keeps them.
+    """
     from launcher import find_mpiexec
 
     env = dict(os.environ, MPIR_CVAR_CH4_PROGRESS_THROTTLE="1")
@@ -59,21 +63,32 @@ def measure(a: argparse.Namespace) -> list[dict]:
                            "--repeat", str(a.repeat)]  # fmt: skip
                     cmd += [x for s in sets for x in ("--set", s)]
                     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
-                    if out.returncode:
-                        sys.exit(f"bench_scaling.py: error: {' '.join(cmd)}: {out.stderr.strip()}")
-                    row = json.loads(out.stdout.strip().splitlines()[-1])
-                    row["engine"], row["loadavg"] = name, load
-                    print(f"  {spec} {name} {r} rank(s): {row['engine_seconds']:.3f} s engine",
-                          file=sys.stderr, flush=True)  # fmt: skip
                     key = (spec, name, r)
-                    if key not in best or row["engine_seconds"] < best[key]["engine_seconds"]:
-                        best[key] = row
+                    if out.returncode:
+                        why = (out.stderr.strip().splitlines() or ["no message"])[-1]
+                        row = {"spec": spec, "engine": name, "ranks": r, "error": why[:300],
+                               "steps_injected": steps, "loadavg": load}  # fmt: skip
+                        best.setdefault(key, row)
+                        print(f"  {spec} {name} {r} rank(s): {why}", file=sys.stderr, flush=True)
+                    else:
+                        row = json.loads(out.stdout.strip().splitlines()[-1])
+                        row["engine"], row["loadavg"] = name, load
+                        print(f"  {spec} {name} {r} rank(s): {row['engine_seconds']:.3f} s "
+                              "engine", file=sys.stderr, flush=True)  # fmt: skip
+                        old = best.get(key)
+                        if (
+                            old is None
+                            or "error" in old
+                            or (row["engine_seconds"] < old["engine_seconds"])
+                        ):
+                            best[key] = row
+                    save(list(best.values()))
     return list(best.values())
 
 
 def measured_table(rows: list[dict]) -> list[str]:
     """One line per run: rate, efficiency against 1 rank, and a step's three parts."""
-    one = {(r["spec"], r["engine"]): r for r in rows if r["ranks"] == 1}
+    one = {(r["spec"], r["engine"]): r for r in rows if r["ranks"] == 1 and "error" not in r}
     out = [
         "| network | engine | ranks | steps | hops | engine s | M hops/s in all "
         "| efficiency (rate / R x 1-rank rate) | per step us: compute / exchange / waiting "
@@ -81,6 +96,10 @@ def measured_table(rows: list[dict]) -> list[str]:
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
+        if "error" in r:
+            out.append(f"| `{r['spec']}` | {r['engine']} | {r['ranks']} | — | — | — | — | — "
+                       f"| not run: {r['error']} | — | {r['loadavg']:.1f} |")  # fmt: skip
+            continue
         base = one.get((r["spec"], r["engine"]))
         eff = "—"
         if base:
@@ -138,13 +157,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add = ap.add_argument
     add("--ranks", default="1,2,4", help="rank counts measured (1,2,4)")
     add("--specs", default="ms:3,2;ms:3,3", help="';'-separated networks measured")
-    add("--steps", default="2000,4", help="injection steps per measured network (2000,4)")
+    add("--steps", default="2000,1", help="injection steps per measured network (2000,1)")
     add("--rate", type=float, default=0.006, help="the flit runs' Bernoulli rate (0.006)")
     add("--packet-rate", type=float, default=0.1, help="the packet runs' rate (0.1)")
     add("--repeat", type=int, default=1, help="runs per measurement, the best kept (1)")
     add("--rounds", type=int, default=1, help="alternated rounds over all rank counts (1)")
     add("--project", default="ms:3,3;scc:10;fccn:8", help="networks projected")
     add("--project-ranks", default="16,64,256,1024", help="rank counts projected")
+    add("--cuts", help="a JSON file of cuts counted before (scaling_model.cuts)")
     add("--model-only", action="store_true", help="the projection from --json's measurements")
     add("--pingpong", action="store_true", help=argparse.SUPPRESS)
     add("--out", default=str(ROOT / "docs" / "performance.md"))
@@ -172,10 +192,15 @@ def main(argv: list[str] | None = None) -> int:
         data = old
     else:
         shm = shared_memory() if max(a.ranks) > 1 else None  # 2 ranks: measured with them
-        data = {"measured": measure(a), "shared_memory": shm,
-                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}  # fmt: skip
-        reports.write(a.json, json.dumps(data, indent=1), __file__)  # kept if the rest fails
+        data = {"shared_memory": shm, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+        def save(rows: list[dict]) -> None:  # after every run: kept if the rest fails
+            reports.write(a.json, json.dumps({**data, "measured": rows}, indent=1), __file__)
+
+        data["measured"] = measure(a, save)
     specs = dict.fromkeys([*a.project, *(r["spec"] for r in data["measured"])])
+    if a.cuts:  # counted before (scaling_model.cuts' JSON): the cut is exact, not measured
+        old.setdefault("cuts", {}).update(json.loads(Path(a.cuts).read_text()))
     data["cuts"] = scaling_model.cuts(list(specs), [1, 2, 4, *a.project_ranks], old.get("cuts", {}))
     proj = scaling_model.project(data, a.project, a.project_ranks)
     data["projection"] = proj

@@ -472,6 +472,27 @@ def kncube_tables(r: Report) -> None:
     r.out("")
 
 
+#: how each router routes inside the engines' compiled steps (issue 33)
+ROUTES_IN_STEPS = (
+    "Every router routes inside the engines' compiled steps "
+    "(`mpinet.routing.route_tables.compile_routes`): by its own compiled hop (`shortest`, "
+    "`fccn-shortest`, `borel-table`, `anynet-min`, `dor` without ties); else, when its "
+    "choices are fixed and its routes are translation-invariant on a vertex-transitive "
+    "network (the SCC, macro-star, IMS, star, CCC, hypercube and `borel-two-phase` routers)"
+    " of at most 2^20 routes to the translation targets (K N: scc:7 and ms:3,2 fit, scc:8 "
+    "and ms:3,3 do not), by a translated route table: each of those routes walked once, a "
+    "packet's header the index of its row and hop, a hop one byte read; else (random "
+    "choices, `cms-clusters`, `fccn-sroute`, `borel-cr`, which is not translation-"
+    "invariant, larger networks) by its routes walked at injection "
+    "(`mpinet.routing.source_routes.walk_routes`: the router's own `next_port` hop by hop, "
+    "vectorized over the packets) into rows the engine reads one cell a hop. All three give"
+    " the router's own ports: every router but those that hold packets decides from the "
+    "node, the destination, its header, the packet id, the hops taken and the seed, never "
+    "from the step or the traffic (tests/test_source_routes.py holds each to the step-by-"
+    "step walk and to both engines' runs; a table is also checked against the router on "
+    '2,048 random pairs when it is built). Costs: docs/performance.md, "Routes computed at '
+    'injection".'
+)
 
 
 def main() -> int:
@@ -495,6 +516,8 @@ def main() -> int:
         "is computed by routing every pair the table covers with `mpinet.engine.routes.route_report` "
         "(the same code as `mpinet routes`) or by the family's exact analysis; the papers' values "
         "are shown beside them. Disagreements are explained in [errata.md](errata.md).",
+        "",
+        ROUTES_IN_STEPS,
         "",
     )
     scc_tables(r)

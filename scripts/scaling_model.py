@@ -2,8 +2,9 @@
 
 Part of ``scripts/bench_scaling.py``. Per rank and step (the rank with the most cut links):
 
-- compute = ``t_step + t_hop x u x links / R``: ``t_hop`` and ``t_step`` fitted to the
-  1-rank flit-engine runs measured (compute per step against flit-hops per step);
+- compute = ``t_node x N / R + t_hop x u x links / R``: ``t_node`` and ``t_hop`` fitted to
+  the 1-rank flit-engine runs measured (today's engine visits every node each step; the
+  "flits only" figures drop that term);
 - exchange = ``alpha x messages + bytes / beta``, with ``messages`` = the blocks the rank's
   cut links reach (a neighbour exchange) plus ``2 log2 R`` for the step's counter reduction,
   and ``bytes`` = ``b x u x cut links``: ``u`` the flits per directed link per step of the
@@ -62,29 +63,35 @@ def step_model(compute_us: float, nbytes: float, messages: float, net: dict) -> 
 
 
 def fit_compute(rows: list[dict]) -> tuple[float, float]:
-    """(t_step us, t_hop us) from 1-rank runs: compute per step = t_step + t_hop x hops/step."""
+    """(t_node us, t_hop us) from 1-rank runs: compute per step = t_node x N + t_hop x hops.
+
+    Today's flit engine visits every node's links each step (issue 33, item 4), so a step
+    costs per node held as well as per flit-hop; with one run, or a fit that is not
+    positive, the whole cost is put on the flit-hops (t_node = 0).
+    """
+    n = np.array([r["nodes"] for r in rows], float)
     h = np.array([r["hops"] / max(r["steps"], 1) for r in rows], float)
     c = np.array([r["compute_us_per_step"] for r in rows], float)
-    if len(rows) >= 2 and np.ptp(h) > 0:
-        t_hop, t_step = np.polyfit(h, c, 1)
-        if t_step >= 0 and t_hop > 0:
-            return float(t_step), float(t_hop)
+    if len(rows) >= 2:
+        (t_node, t_hop), *_ = np.linalg.lstsq(np.stack([n, h], 1), c, rcond=None)
+        if t_node >= 0 and t_hop > 0:
+            return float(t_node), float(t_hop)
     return 0.0, float(c.sum() / h.sum())
 
 
 def inputs(data: dict) -> dict | None:
-    """The measured figures the projection takes: t_step, t_hop, u, b (None: not measured)."""
-    flit = [r for r in data["measured"] if r["engine"] == FLIT]
+    """The measured figures the projection takes: t_node, t_hop, u, b (None: not measured)."""
+    flit = [r for r in data["measured"] if r["engine"] == FLIT and "error" not in r]
     one = [r for r in flit if r["ranks"] == 1]
     many = [r for r in flit if r["ranks"] > 1 and r["cross"]]
     if not one or not many:
         return None
-    t_step, t_hop = fit_compute(one)
-    big = max(one, key=lambda r: r["nodes"])
-    links = data["cuts"][big["spec"]]["links"]
+    t_node, t_hop = fit_compute(one)
+    steady = max(one, key=lambda r: r["steps"])  # the longest run: nearest a steady load
+    links = data["cuts"][steady["spec"]]["links"]
     b = max(sum(r["sent_bytes"]) / r["cross"] for r in many)
-    return {"t_step_us": t_step, "t_hop_us": t_hop, "u": big["hops"] / big["steps"] / links,
-            "u_from": big["spec"], "bytes_per_cross_flit": b}  # fmt: skip
+    return {"t_node_us": t_node, "t_hop_us": t_hop, "u": steady["hops"] / steady["steps"] / links,
+            "u_from": steady["spec"], "bytes_per_cross_flit": b}  # fmt: skip
 
 
 def project(data: dict, specs: list[str], ranks: list[int]) -> dict:
@@ -99,7 +106,8 @@ def project(data: dict, specs: list[str], ranks: list[int]) -> dict:
         for r in ranks:
             k = c["ranks"][str(r)]
             hops = m["u"] * c["links"] / r
-            compute = m["t_step_us"] + m["t_hop_us"] * hops
+            flits_only = m["t_hop_us"] * hops  # an engine whose step costs its flits only
+            compute = m["t_node_us"] * c["nodes"] / r + flits_only
             nbytes = m["bytes_per_cross_flit"] * m["u"] * k["out_max"]
             red = 2 * math.ceil(math.log2(r))
             row = {"spec": spec, "ranks": r, "nodes_per_rank": c["nodes"] / r,
@@ -107,12 +115,14 @@ def project(data: dict, specs: list[str], ranks: list[int]) -> dict:
                    "peers_max": k["peers_max"], "compute_us": compute, "bytes": nbytes}  # fmt: skip
             for tag, net, msgs in (("ib", INFINIBAND, k["peers_max"] + red),
                                    ("ib_all", INFINIBAND, 2 * (r - 1) + red),
-                                   ("shm", shm, k["peers_max"] + red)):  # fmt: skip
+                                   ("shm", shm, k["peers_max"] + red),
+                                   ("ib_flits", INFINIBAND, k["peers_max"] + red)):  # fmt: skip
                 if net is None:
                     continue
-                exch, eff = step_model(compute, nbytes, msgs, net)
+                work = flits_only if tag == "ib_flits" else compute
+                exch, eff = step_model(work, nbytes, msgs, net)
                 row[f"{tag}_exchange_us"], row[f"{tag}_efficiency"] = exch, eff
-                row[f"{tag}_rate"] = hops * r / ((compute + exch) * 1e-6)
+                row[f"{tag}_rate"] = hops * r / ((work + exch) * 1e-6)
             out["rows"].append(row)
     return out
 
@@ -124,8 +134,10 @@ def text(data: dict, proj: dict) -> list[str]:
         return ["No projection: it needs flit-engine runs on 1 rank and on more than one."]
     lines = [
         f"Projection (model: `scripts/scaling_model.py`). Measured inputs: compute per step "
-        f"= {m['t_step_us']:.0f} us + {m['t_hop_us'] * 1e3:.1f} ns x flit-hops on the rank "
-        f"(fitted to the 1-rank flit runs above); u = {m['u']:.4f} flits per directed link "
+        f"= {m['t_node_us'] * 1e3:.1f} ns x nodes on the rank + {m['t_hop_us'] * 1e3:.1f} ns "
+        f"x flit-hops on the rank (fitted to the 1-rank flit runs above: today's engine visits "
+        f"every node each step; the 'flits only' column drops that term, as issue 33's active "
+        f"lists would); u = {m['u']:.4f} flits per directed link "
         f"per step (the {m['u_from']} run above, every projected network taken at that link "
         f"load); b = {m['bytes_per_cross_flit']:.0f} bytes sent per cross-rank flit (rows, "
         f"credits, counts, reductions; the 2-4 rank runs). Networks: {INFINIBAND['name']}; "
@@ -138,8 +150,9 @@ def text(data: dict, proj: dict) -> list[str]:
         "",
         "| network | R | nodes per rank | cut links % | cut links (max rank) | peers (max) "
         "| compute us/step | bytes/step | IB exchange us | IB efficiency | IB all-to-all "
-        "efficiency | shared-memory efficiency | IB G flit-hops/s in all |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "efficiency | shared-memory efficiency | IB efficiency, flits only "
+        "| IB G flit-hops/s in all (flits only) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in proj["rows"]:
         lines.append(
@@ -147,7 +160,9 @@ def text(data: dict, proj: dict) -> list[str]:
             f"| {100 * r['cut_fraction']:.1f} | {r['out_max']:,} | {r['peers_max']:,} "
             f"| {r['compute_us']:,.0f} | {r['bytes']:,.0f} | {r['ib_exchange_us']:,.1f} "
             f"| {100 * r['ib_efficiency']:.0f} % | {100 * r['ib_all_efficiency']:.0f} % "
-            f"| {100 * r.get('shm_efficiency', math.nan):.0f} % | {r['ib_rate'] / 1e9:.2f} |"
+            f"| {100 * r.get('shm_efficiency', math.nan):.0f} % "
+            f"| {100 * r['ib_flits_efficiency']:.0f} % | {r['ib_rate'] / 1e9:.3f} "
+            f"({r['ib_flits_rate'] / 1e9:.3f}) |"
         )
     lines += [
         "",

@@ -83,12 +83,12 @@ def test_step_model_by_hand():
     assert eff == pytest.approx(100 / 116)
 
 
-def test_compute_fit_recovers_a_line():
-    rows = [
-        {"hops": h * 10, "steps": 10, "compute_us_per_step": 50 + 0.002 * h} for h in (1e3, 5e3)
-    ]
-    assert scaling_model.fit_compute(rows) == pytest.approx((50, 0.002))
-    one = [{"hops": 4000, "steps": 10, "compute_us_per_step": 80}]
+def test_compute_fit_recovers_a_plane():
+    # compute per step = 0.2 us x nodes + 0.25 us x flit-hops, on two networks
+    rows = [{"nodes": n, "hops": h * 10, "steps": 10, "compute_us_per_step": 0.2 * n + 0.25 * h}
+            for n, h in ((5040, 3762), (3628800, 72924))]  # fmt: skip
+    assert scaling_model.fit_compute(rows) == pytest.approx((0.2, 0.25))
+    one = [{"nodes": 100, "hops": 4000, "steps": 10, "compute_us_per_step": 80}]
     assert scaling_model.fit_compute(one) == pytest.approx((0, 0.2))
 
 
@@ -110,6 +110,7 @@ def test_projection_by_hand():
     m = p["inputs"]
     assert m["u"] == pytest.approx(1.0)  # 400 hops a step on 400 links
     assert m["bytes_per_cross_flit"] == pytest.approx(60)
+    assert (m["t_node_us"], m["t_hop_us"]) == pytest.approx((0, 0.2))  # one 1-rank run
     row = p["rows"][0]
     assert row["compute_us"] == pytest.approx(0.2 * 6400 / 16)  # t_hop 0.2 us, 400 hops a rank
     assert row["bytes"] == pytest.approx(60 * 50)
@@ -117,6 +118,7 @@ def test_projection_by_hand():
     assert row["ib_exchange_us"] == pytest.approx(msgs * 1.5 + 3000 / 1e4)
     assert row["ib_all_exchange_us"] == pytest.approx((30 + 8) * 1.5 + 3000 / 1e4)
     assert row["shm_efficiency"] == pytest.approx(80 / (80 + msgs + 3))
+    assert row["ib_flits_efficiency"] == row["ib_efficiency"]  # t_node = 0: the same
     assert row["cut_fraction"] == pytest.approx(0.1)
 
 
@@ -171,3 +173,51 @@ def test_bench_scaling_smoke_on_one_rank(tmp_path):
     text = out.read_text()
     assert text.endswith("tail\n") and "| `star:4` | packet | 1 |" in text
     assert "No projection" in text  # one rank: no exchange measured to project from
+
+
+def test_measured_table_efficiency_and_refused_rows():
+    import bench_scaling
+
+    def row(ranks, rate):
+        return {"spec": "x", "engine": "packet", "ranks": ranks, "steps": 10, "hops": 100,
+                "engine_seconds": 1.0, "hops_per_second": rate, "compute_us_per_step": 5.0,
+                "exchange_us_per_step": 2.0, "wait_us_per_step": 1.0,
+                "sent_bytes": [800] * ranks, "loadavg": 1.0}  # fmt: skip
+
+    refused = {"spec": "x", "engine": "packet", "ranks": 4, "error": "mpinet: error: needs",
+               "loadavg": 2.0}  # fmt: skip
+    lines = bench_scaling.measured_table([row(1, 10.0), row(2, 16.0), refused])
+    assert "| 100 % |" in lines[2] and "| 80 % |" in lines[3]  # 16 / (2 x 10)
+    assert "| 5 / 2 / 1 | 80 |" in lines[3]  # 800 bytes a rank over 10 steps
+    assert "not run: mpinet: error: needs" in lines[4]
+
+
+def _phases_plan(ranks: int, flit: bool):
+    from mpinet.jobs import load_job, parse_set
+    from mpinet.jobs.execute import plan
+
+    sets = ["topology=star:5", "workload.injection=bernoulli", "workload.rate=0.01",
+            "workload.steps=40", "seed=3"]  # fmt: skip
+    if flit:
+        sets += ["model.switching=wormhole", "model.flits=4", "model.vcs=2", "model.vc_buffer=4"]
+    return plan(load_job(None, [parse_set(s) for s in sets]), ranks=ranks)
+
+
+@pytest.mark.mpi(min_size=1)
+@pytest.mark.parametrize("flit", [True, False])
+def test_phases_on_every_rank_add_up_and_move_what_one_rank_moves(flit):
+    from mpi4py import MPI
+
+    from mpinet.cli.bench_phases import run_phases
+
+    comm = MPI.COMM_WORLD
+    par = run_phases(_phases_plan(comm.Get_size(), flit), comm)
+    ser = run_phases(_phases_plan(1, flit), None)
+    assert (par["hops"], par["steps"], par["delivered"]) == (
+        ser["hops"], ser["steps"], ser["delivered"])  # fmt: skip
+    if comm.Get_rank() == 0:
+        parts = np.add(np.add(par["compute"], par["exchange"]), par["wait"])
+        assert len(parts) == comm.Get_size()
+        assert max(parts) == pytest.approx(par["engine_seconds"], rel=1e-6)
+        assert (sum(par["sent_bytes"]) > 0) == (comm.Get_size() > 1)
+    assert (par["cross"] > 0) == (comm.Get_size() > 1)

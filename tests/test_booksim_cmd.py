@@ -101,8 +101,8 @@ def test_output_reads_as_booksims_and_says_what_json_says():
 def test_figures_equal_a_sweep_of_the_same_window_and_traffic(overrides, runs):
     """The overall block is the sweep's point with warm-up = the last reset, window = the
     measurement and injection until the traffic stopped (the same job, seed and draws)."""
-    from mpinet.jobs.sweep import Settings
     from mpinet.jobs.sweep_point import run_point
+    from mpinet.jobs.sweep_settings import Settings
 
     prep = prepare(MESH, ["router=ideal", *overrides])
     res = run(prep, SerialComm())

@@ -12,8 +12,9 @@ import math
 import numpy as np
 import pytest
 
+from mpinet.errors import WorkloadError
 from mpinet.topology import from_spec
-from mpinet.workloads.unicast import Unicast, WorkloadError
+from mpinet.workloads.unicast import Unicast
 
 
 def bits_of(v, b):

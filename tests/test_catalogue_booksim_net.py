@@ -48,6 +48,8 @@ CASES: list[Case] = [
           r"workload pattern 'tornado' moves the coordinates of a k-ary n-cube"),
         C("bsn-onoff-r1-derived", f"{RUN} mesh:4,2 {ONOFF} --rate 0.8",
           r"workload\.burst_r1 derived as rate \* \(alpha \+ beta\) / alpha = 1\.6"),
+        C("bsn-onoff-r1-derived-mpi", f"{RUN} torus:4,2 {ONOFF} --rate 0.8",
+          r"workload\.burst_r1 derived as rate \* \(alpha \+ beta\) / alpha = 1\.6", ranks=2),
         C("bsn-onoff-two-derived",
           f"{RUN} mesh:4,2 {ONOFF} --rate 0.1 --set workload.burst_alpha=-1 "
           "--set workload.burst_beta=-1",

@@ -22,6 +22,7 @@ import pytest
 from mpinet.emulation.schedules import sdc_word
 from mpinet.engine.flit.engine import FlitEngine
 from mpinet.engine.models import parse_model, switching_model
+from mpinet.errors import WorkloadError
 from mpinet.jobs import load_job, parse_set
 from mpinet.jobs.execute import execute, plan
 from mpinet.routing import make_router
@@ -34,7 +35,6 @@ from mpinet.workloads.star_neighbour import (
     parse_dimensions,
     star_neighbours,
 )
-from mpinet.workloads.unicast import WorkloadError
 
 ROOT = Path(__file__).resolve().parent.parent
 MODES = ("store-and-forward", "cut-through", "wormhole")

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from mpinet.cli import main
+from mpinet.errors import WorkloadError
 from mpinet.routing.tables import distances_from
 from mpinet.topology import from_spec
 from mpinet.workloads import PATTERNS, Unicast
 from mpinet.workloads.patterns import NAMES, PERMUTATION_FAMILIES
 from mpinet.workloads.registry import WORKLOADS
-from mpinet.workloads.unicast import WorkloadError
 
 SPECS = ["star:5", "scc:4", "ms:2,2", "ims:1,2,2", "cms:2,2,2", "fccn:2", "borel:7,2,0,1"]
 SPECS += ["hypercube:4", "ccc:3"]

@@ -26,7 +26,7 @@ from mpinet.errors import JobError, ResourceError
 from mpinet.jobs import inputs, plans, plans_io, sweep_plan
 from mpinet.jobs import resources as rs
 from mpinet.jobs.spec import read_job_text
-from mpinet.jobs.sweep import Rates, Settings, parse_rates
+from mpinet.jobs.sweep_settings import Rates, Settings, parse_rates
 from mpinet.routing import channel_graph as cg
 from mpinet.routing import deadlock_analysis as da
 from mpinet.routing import make_router

@@ -162,7 +162,7 @@ def test_failed_write_keeps_the_results(tmp_path, monkeypatch, capsys):
     def boom(ds, pieces, failed=bool):
         raise OSError("disk full")
 
-    monkeypatch.setattr(writer, "_fill", boom)
+    monkeypatch.setattr(writer, "fill_column", boom)
     code, res, err = _json_run(capsys, tmp_path / "t.h5")
     assert code == 3 and res["trace"] is None and "disk full" in res["trace_error"]
     assert res["stats"]["delivered"] == res["stats"]["injected"] > 0  # the results

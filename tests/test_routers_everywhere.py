@@ -24,6 +24,8 @@ INSTANCE = {
     "borel": "borel:47,2,1,7",
     "hypercube": "hypercube:5",
     "ccc": "ccc:4",
+    "mesh": "mesh:4,3",
+    "torus": "torus:4,2",
 }
 CASES = [
     (name, INSTANCE[fam]) for name, cls in ROUTERS.items() for fam in (cls.families or ["scc"])

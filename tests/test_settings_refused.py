@@ -212,7 +212,8 @@ def test_one_flit_packets_are_never_refused_for_max_steps():
 def test_a_sweep_drain_no_late_window_packet_can_meet_is_refused(mode, flits, cap):
     """A window packet injected in its last step arrives ``ceil(L / c)`` steps later at the
     earliest: a drain shorter than that minus one is refused before any load runs."""
-    from mpinet.jobs.sweep import Settings, check_plan, parse_rates
+    from mpinet.jobs.sweep import check_plan
+    from mpinet.jobs.sweep_settings import Settings, parse_rates
 
     need = -(-flits // cap)
     p = plan(job("topology=hypercube:1", f"model.switching={mode}", f"model.flits={flits}",

@@ -7,9 +7,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpinet.engine.core import Engine
-from mpinet.engine.models import parse_model
-from mpinet.engine.report import gather_hops, gather_packets
 from mpinet.errors import RoutingError
 from mpinet.routing import ROUTERS, make_router
 from mpinet.routing import compiled as cp
@@ -32,8 +29,6 @@ from mpinet.routing.source_routes import (
 )
 from mpinet.routing.walk import walk
 from mpinet.topology import from_spec
-from mpinet.topology.faults import make_faults
-from mpinet.workloads import Unicast
 
 #: one small network per family (as tests/test_routers_everywhere.py)
 INSTANCE = {
@@ -124,58 +119,6 @@ def test_random_choices_follow_the_pids_and_seed(case, seed, pair_seed):
     check_against_walk(router, src, dst, pids, seed)
 
 
-@pytest.mark.parametrize(
-    "name,spec",
-    [("scc-random", "scc:4"), ("ms-balls-to-boxes", "ms:2,2"), ("borel-cr", "borel:47,2,1,7"),
-     ("shortest", "star:5"), ("scc-optimal", "scc:4"), ("borel-two-phase", "borel:47,2,1,7")],
-)  # fmt: skip
-def test_a_packet_engine_run_through_route_rows_is_the_routers_run(name, spec):
-    topo = from_spec(spec)
-
-    def run(router, queues):
-        w = Unicast(topo, "uniform", packets=3, seed=7)
-        eng = Engine(topo, router, parse_model("all-port"), None, seed=7, record_hops=True,
-                     queues=queues)  # fmt: skip
-        rec = eng.run(w)
-        pk, _ = gather_packets(rec, w.pid_space, eng.comm)
-        return pk, gather_hops(rec, w.pid_space, eng.comm)
-
-    pk, hops = run(make_router(name, topo), "links")
-    wrapped = SourceRouted(make_router(name, topo), width=5)  # long routes chain rows
-    spk, shops = run(wrapped, "links")
-    assert np.array_equal(pk, spk) and np.array_equal(hops, shops)
-    assert wrapped.nfree == wrapped.table.shape[0]  # every row freed on its last hop
-    cpk, chops = run(SourceRouted(make_router(name, topo)), "auto")
-    assert np.array_equal(pk, cpk) and np.array_equal(hops, chops)
-
-
-def test_dropped_packets_are_dropped_where_the_router_drops_them():
-    topo = from_spec("scc:4")
-    f = make_faults(topo, random_links=0.15, random_nodes=0.05, seed=3)
-
-    def run(router):
-        w = Unicast(topo, "uniform", packets=3, seed=2)
-        eng = Engine(topo, router, parse_model("all-port"), None, seed=2, faults=f,
-                     record_hops=True)  # fmt: skip
-        rec = eng.run(w)
-        return (
-            gather_packets(rec, w.pid_space, eng.comm)[0],
-            gather_hops(rec, w.pid_space, eng.comm),
-            rec,
-        )
-
-    pk, hops, rec = run(make_router("scc-random", topo, faults=f))
-    wrapped = SourceRouted(make_router("scc-random", topo, faults=f), width=3)
-    spk, shops, srec = run(wrapped)
-    assert np.array_equal(pk, spk) and np.array_equal(hops, shops)
-    assert rec.drops.shape[0] > 0 and np.array_equal(rec.drops, srec.drops)
-    src, dst, pids = random_pairs(topo, 400, 1)
-    ports, nhops = walk_routes(make_router("scc-random", topo, faults=f), src, dst, pids, 0)
-    dropped = ports[np.arange(src.size), np.minimum(nhops, ports.shape[1] - 1)] == PORT_DROP
-    assert dropped.any()  # the faults cut some destinations off: rows end with the marker
-    assert (ports[dropped, :][:, :1] != PORT_END).all()
-
-
 def test_the_compiled_hop_reads_the_rows():
     topo = from_spec("ms:2,2")
     router = make_router("ms-two-phase", topo)
@@ -227,6 +170,20 @@ def test_refusals_name_the_router():
         SourceRouted(make_router("shortest", topo), width=1)
     with pytest.raises(RoutingError, match="router bad.*holds packets"):
         SourceRouted(_Bad(topo, 0, holds=True))
+
+    class OneWrong(_Bad):  # shortest's ports, but packet 7 leaves on port 9 at its 2nd hop
+        def init_headers(self, src, dst):
+            return self.inner.init_headers(src, dst)
+
+        def next_port(self, nodes, dests, headers, ctx):
+            port, new = self.inner.next_port(nodes, dests, headers, ctx)
+            return np.where((ctx.pids == 7) & (ctx.hops == 1), 9, port), new
+
+    wrong = OneWrong(topo, 0)
+    wrong.inner = make_router("shortest", topo, tie="random")
+    pids = np.arange(30)
+    with pytest.raises(RoutingError, match=r"router bad chose port 9 at node .* for packet 7 "):
+        walk_routes(wrong, np.zeros(30, np.int64), np.full(30, 23), pids)
     with pytest.raises(RoutingError, match="router shortest: routes computed at injection"):
         SourceRouted(make_router("shortest", topo)).set_faults(None)
 
@@ -292,69 +249,6 @@ def test_route_tables_refuse_what_they_cannot_route_exactly():
     run, path, why = compile_routes(skewed)
     assert path == PATH_WALKED and "not translation-invariant" in why
     assert isinstance(run, SourceRouted) and run.by_engine and cp.rule_of(run).code == cp.SOURCE
-
-
-@pytest.mark.parametrize(
-    "name,spec",
-    [
-        ("ms-two-phase", "ms:2,2"),
-        ("scc-greedy", "scc:4"),
-        ("ims-star-emulation", "ims:1,3,2"),
-        ("ccc", "ccc:4"),
-    ],
-)
-def test_packet_engine_routes_table_rows_inside_the_calendar(name, spec):
-    """queues auto: the calendar reads the rows in its compiled loop (SOURCE)."""
-    topo = from_spec(spec)
-
-    def run(router, queues):
-        w = Unicast(topo, "uniform", packets=3, seed=5)
-        eng = Engine(topo, router, parse_model("all-port"), None, seed=5, record_hops=True,
-                     queues=queues)  # fmt: skip
-        rec = eng.run(w)
-        assert eng.use_calendar == (queues == "calendar")
-        return gather_packets(rec, w.pid_space, eng.comm)[0], gather_hops(
-            rec, w.pid_space, eng.comm
-        )
-
-    pk, hops = run(make_router(name, topo), "links")
-    table = RouteTable(make_router(name, topo))
-    for queues in ("links", "calendar"):
-        tpk, thops = run(table, queues)
-        assert np.array_equal(pk, tpk) and np.array_equal(hops, thops)
-
-
-@pytest.mark.parametrize("mode", ["wormhole", "cut-through"])
-def test_flit_engine_runs_table_rows_as_the_router(mode):
-    from dataclasses import replace
-
-    from mpinet.engine.flit import chunk
-    from mpinet.engine.flit.engine import FlitEngine
-    from mpinet.routing.vc_policies import make_vc_policy
-
-    topo = from_spec("ms:2,2")
-    m = replace(parse_model("all-port"), flit=True, switching=mode, flits=4, vcs=2,
-                vc_buffer=2 if mode == "wormhole" else 4, vc_policy="any")  # fmt: skip
-
-    def run(router, compiled_steps):
-        w = Unicast(topo, injection="bernoulli", rate=0.02, steps=60, seed=3)
-        eng = FlitEngine(topo, router, m, make_vc_policy("any", topo, 2), seed=3,
-                         record_hops=True, compiled_steps=compiled_steps)  # fmt: skip
-        assert chunk.usable(eng) == compiled_steps  # the rows read inside the compiled steps
-        return eng.run(w)
-
-    def same(a, b):
-        assert a.steps == b.steps and np.array_equal(a.packets, b.packets)
-        assert np.array_equal(a.counters, b.counters) and np.array_equal(a.hop_rows, b.hop_rows)
-
-    a = run(make_router("ms-merged", topo), False)
-    for compiled_steps in (False, True):
-        same(a, run(RouteTable(make_router("ms-merged", topo)), compiled_steps))
-    # random choices: rows walked at the first hop, chained (width 4), freed on the last hop
-    a = run(make_router("ms-merged", topo, choice="random"), False)
-    rows = SourceRouted(make_router("ms-merged", topo, choice="random"), width=4)
-    same(a, run(rows, False))
-    assert rows.nfree == rows.table.shape[0]
 
 
 @pytest.mark.parametrize("width", [4, 32])

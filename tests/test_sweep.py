@@ -11,7 +11,8 @@ from mpinet.cli import main
 from mpinet.errors import JobError
 from mpinet.jobs import load_job
 from mpinet.jobs.execute import plan
-from mpinet.jobs.sweep import Settings, parse_rates, sweep
+from mpinet.jobs.sweep import sweep
+from mpinet.jobs.sweep_settings import Settings, parse_rates
 from mpinet.routing import channel_load as cl
 from mpinet.routing import make_router
 from mpinet.routing.base import HopContext

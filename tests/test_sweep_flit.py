@@ -19,7 +19,8 @@ from mpinet.analysis.sweep import format_sweep, read_sweep
 from mpinet.cli import main
 from mpinet.jobs import load_job
 from mpinet.jobs.execute import plan
-from mpinet.jobs.sweep import Settings, parse_rates, sweep
+from mpinet.jobs.sweep import sweep
+from mpinet.jobs.sweep_settings import Settings, parse_rates
 
 #: short windows: hypercube:4 at load 0.2 is 16 x 1,500 x 0.2 = 4,800 window packets
 WINDOWS = dict(warmup=200, measure=1500, drain=300)

@@ -18,7 +18,8 @@ from mpinet.analysis.sweep import format_sweep, plot_sweep
 from mpinet.cli import main
 from mpinet.jobs import load_job
 from mpinet.jobs.execute import plan
-from mpinet.jobs.sweep import Settings, parse_rates, saturation, sweep
+from mpinet.jobs.sweep import saturation, sweep
+from mpinet.jobs.sweep_settings import Settings, parse_rates
 
 WINDOWS = Settings(warmup=100, measure=200, drain=200)
 ARGS = ["--topology", "star:4", "--warmup", "100", "--measure", "200", "--drain", "200",

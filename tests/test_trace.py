@@ -175,8 +175,8 @@ def test_failed_write_leaves_nothing(tmp_path, monkeypatch, consolidate, existin
             raise OSError("disk full")
         real_fill(ds, pieces, failed)
 
-    real_fill = writer._fill
-    monkeypatch.setattr(writer, "_fill", boom)
+    real_fill = writer.fill_column
+    monkeypatch.setattr(writer, "fill_column", boom)
     with pytest.raises(TraceError, match="failed on rank 0: disk full"):
         trace.write_trace(
             path, None, attrs={"v": 2}, tables=make_tables(100), force=True, consolidate=consolidate

@@ -17,10 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mpinet import values
-from mpinet.errors import JobError, MpinetError, TopologyError, check_int
+from mpinet.errors import JobError, MpinetError, TopologyError
 from mpinet.jobs import spec
 from mpinet.jobs.settings import check_settings
-from mpinet.values import Range
+from mpinet.values import Range, check_int
 
 PROB = values.prob_range(open_lo=True)
 COUNT = Range(1, 1 << 20, integer=True)

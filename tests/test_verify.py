@@ -7,7 +7,8 @@ import json
 import pytest
 
 from mpinet.cli import main
-from mpinet.workloads.checks import all_checks, verdict
+from mpinet.workloads.catalogue import all_checks
+from mpinet.workloads.checks import verdict
 
 KEYS = [
     "topology",

@@ -10,6 +10,7 @@ import pytest
 import mpinet.jobs.execute as ex
 from mpinet.engine.comm import sum_op
 from mpinet.engine.models import parse_model
+from mpinet.errors import WorkloadError
 from mpinet.jobs import load_job, parse_set
 from mpinet.routing import make_router
 from mpinet.topology import from_spec
@@ -17,7 +18,6 @@ from mpinet.workloads import registry
 from mpinet.workloads.base import COLLECTIVE, UNICAST, WorkloadKind
 from mpinet.workloads.broadcast import FloodingBroadcast
 from mpinet.workloads.registry import WORKLOADS, make_workload, register
-from mpinet.workloads.unicast import WorkloadError
 
 #: a minimal job for every registered kind: topology and extra ``--set`` items
 MINIMAL = {
@@ -35,7 +35,12 @@ MINIMAL = {
     "star-neighbour": ("ms:2,2", ["router.name=ms-star-emulation"]),
     "broadcast": ("scc:4", ["model.kind=one-port"]),
     "mnb": ("star:4", []),
-}
+    # BookSim's patterns (mpinet.workloads.booksim_traffic): 16 nodes, an even power of two
+    **{k: ("mesh:4,2", []) for k in ("booksim-uniform", "booksim-transpose", "bitcomp", "bitrev",
+                                     "shuffle", "tornado", "neighbor", "randperm")},
+    "booksim-hotspot": ("torus:4,2", ["workload.injection=on_off", "workload.rate=0.2",
+                                      "workload.steps=5"]),
+}  # fmt: skip
 
 
 def job_of(kind: str, topology: str, sets: list[str] = ()):

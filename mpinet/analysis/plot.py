@@ -37,7 +37,7 @@ class PlotError(MpinetError):
     """matplotlib is missing, or the output directory cannot be used."""
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
     """``matplotlib.pyplot`` on the Agg backend, or :class:`PlotError` naming the extra."""
     try:
         import matplotlib
@@ -87,7 +87,7 @@ def _figures(outdir: Any, names: list[str]) -> Any:
     return FigureSet(outdir, plan_figures(outdir, names, force=True), force=True)
 
 
-def _write(plt: Any, outdir: Any, jobs: list[tuple[str, Callable[[], Any]]]) -> list[str]:
+def write_figures(plt: Any, outdir: Any, jobs: list[tuple[str, Callable[[], Any]]]) -> list[str]:
     """Draw and save each ``(name, draw)`` as ``name.png`` and ``name.svg``; return paths.
 
     ``outdir``: a reserved :class:`~mpinet.outputs.figures.FigureSet` or a directory name.
@@ -139,14 +139,14 @@ def plot_summary(s: dict, outdir: Any, *, chunk_rows: int = 1 << 18) -> list[str
         ``outdir`` cannot be created, a figure cannot replace what is there, or a write
         failed (a full disk).
     """
-    plt = _pyplot()
+    plt = pyplot()
     stem = _stem(s)
     if s["kind"] == "collective":
         jobs = [
             (f"{stem}_steps", lambda: fg.draw_collective_steps(plt, s, chunk_rows)),
             (f"{stem}_informed", lambda: fg.draw_informed(plt, [s], chunk_rows)),
         ]
-        return _write(plt, outdir, jobs)
+        return write_figures(plt, outdir, jobs)
     jobs = [
         (f"{stem}_route_lengths", lambda: fg.draw_route_lengths(plt, [s])),
         (f"{stem}_latency_cdf", lambda: fg.draw_latency_cdf(plt, [s])),
@@ -157,7 +157,7 @@ def plot_summary(s: dict, outdir: Any, *, chunk_rows: int = 1 << 18) -> list[str
         load = fg.load_matrix(s, chunk_rows)
         if load is not None:
             jobs.append((f"{stem}_link_heatmap", lambda: fg.draw_link_heatmap(plt, s, load)))
-    return _write(plt, outdir, jobs)
+    return write_figures(plt, outdir, jobs)
 
 
 def plot_compare(summaries: list[dict], outdir: Any, *, chunk_rows: int = 1 << 18) -> list[str]:
@@ -184,7 +184,7 @@ def plot_compare(summaries: list[dict], outdir: Any, *, chunk_rows: int = 1 << 1
         matplotlib is missing, ``outdir`` is unusable, or the traces mix unicast and
         collective runs (their figures have nothing in common).
     """
-    plt = _pyplot()
+    plt = pyplot()
     kinds = {s["kind"] for s in summaries}
     if len(kinds) > 1:
         raise PlotError(
@@ -193,7 +193,7 @@ def plot_compare(summaries: list[dict], outdir: Any, *, chunk_rows: int = 1 << 1
         )
     stem = "_vs_".join(_stem(s) for s in summaries)
     if kinds == {"collective"}:
-        return _write(
+        return write_figures(
             plt,
             outdir,
             [(f"{stem}_informed", lambda: fg.draw_informed(plt, summaries, chunk_rows))],
@@ -205,4 +205,4 @@ def plot_compare(summaries: list[dict], outdir: Any, *, chunk_rows: int = 1 << 1
     ]
     if all(s.get("links") is not None for s in summaries):
         jobs.append((f"{stem}_link_load", lambda: fg.draw_link_load(plt, summaries)))
-    return _write(plt, outdir, jobs)
+    return write_figures(plt, outdir, jobs)

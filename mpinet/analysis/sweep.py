@@ -281,9 +281,9 @@ def _stem(res: dict) -> str:
 def plot_sweep(res: dict, outdir: Any, stem: str | None = None) -> list[str]:
     """Draw ``<stem>_latency`` and ``<stem>_accepted`` (PNG and SVG) into ``outdir``
     (a directory name, or the figures a command reserved: ``mpinet.outputs.figures``)."""
-    from mpinet.analysis.plot import _pyplot, _write
+    from mpinet.analysis.plot import pyplot, write_figures
 
-    plt = _pyplot()
+    plt = pyplot()
     stem = stem or _stem(res)
     pts = res["points"]
     x = np.array([p["offered"] for p in pts])
@@ -355,4 +355,6 @@ def plot_sweep(res: dict, outdir: Any, stem: str | None = None) -> list[str]:
         ax.legend(fontsize=8, loc="upper left")
         return fig
 
-    return _write(plt, outdir, [(f"{stem}_latency", latency), (f"{stem}_accepted", accepted)])
+    return write_figures(
+        plt, outdir, [(f"{stem}_latency", latency), (f"{stem}_accepted", accepted)]
+    )

@@ -118,7 +118,7 @@ def _reserve_figures(args: argparse.Namespace, sweep: bool) -> Any:
     from mpinet.analysis import plot
     from mpinet.outputs.figures import FigureSet, plan_figures
 
-    plot._pyplot()  # matplotlib missing: refused now
+    plot.pyplot()  # matplotlib missing: refused now
     if sweep:
         from mpinet.analysis.sweep import figure_names, sweep_stem
 

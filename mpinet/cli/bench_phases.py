@@ -79,9 +79,14 @@ def split(enter: np.ndarray, leave: np.ndarray, seconds: np.ndarray) -> dict:
 
 
 def run_phases(p: Any, comm: Any) -> dict:
-    """Run plan ``p``'s engine once under a :class:`TimedComm`; the split on rank 0."""
+    """Run plan ``p``'s engine once under a :class:`TimedComm`; the split on rank 0.
+
+    ``comm`` None: one process without MPI.
+    """
+    from mpinet.engine.comm import resolve
     from mpinet.jobs.switching import make_engine
 
+    comm = resolve(comm)
     timed = TimedComm(comm)
     job = p.job
     engine = make_engine(p, timed, seed=job.seed, max_steps=job.max_steps,

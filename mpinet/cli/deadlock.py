@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from mpinet.cli import agree, collective, get_comm, progress, seed_arg
+from mpinet.cli.router_options import add_router_options, router_options
 from mpinet.cli.switching_options import add_switching
 from mpinet.values import Range, arg, json_text
 
@@ -91,13 +92,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--seed", type=seed_arg, default=0, help="seed the random choices are drawn under"
     )
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="router option, e.g. --option tie=random (repeatable)",
-    )
+    add_router_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     progress.add_arguments(p)
     p.set_defaults(func=run)
@@ -105,7 +100,6 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mpinet.cli.rank0 import wait_for_rank0
-    from mpinet.cli.routes import _options
     from mpinet.jobs import netcheck, plans, resources
     from mpinet.routing import make_router
     from mpinet.routing.deadlock_analysis import setup
@@ -118,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     def plan() -> tuple:
         check_flags(args)
         topo = resources.load_network(args.spec, here)
-        router = make_router(args.router, topo, **_options(args.option))
+        router = make_router(args.router, topo, **router_options(args.option))
         if vc_level(args):
             policy = make_vc_policy(args.vc_policy or "any", topo, args.vcs or 1)
             su = vc_setup(policy, args.max_hops, args.destinations)

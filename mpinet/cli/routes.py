@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from mpinet.cli import agree, collective, get_comm, progress, seed_arg
+from mpinet.cli.router_options import add_router_options, router_options
 
 HELP = """\
 Route pairs of nodes with a router, without contention, and compare each route
@@ -58,27 +59,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--seed", type=seed_arg, default=0, help="seed of random routers and sampled pairs"
     )
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="router option, e.g. --option lookahead=3 (repeatable)",
-    )
+    add_router_options(p, "lookahead=3")
     p.add_argument("--engine", action="store_true", help="also route on the engine and compare")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     progress.add_arguments(p)
     p.set_defaults(func=run)
-
-
-def _options(items: list[str]) -> dict:
-    from mpinet.jobs import parse_set
-
-    out = {}
-    for item in items:
-        keys, value = parse_set(item, flag="--option", example="tie=random")
-        out[".".join(keys)] = value
-    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     def plan():
         topo = resources.load_network(args.spec, here)
         resources.check_ids(topo, comm.Get_size())
-        router = make_router(args.router, topo, **_options(args.option))
+        router = make_router(args.router, topo, **router_options(args.option))
         kind, total = parse_pairs(args.pairs, topo)
         # the pair cap and the memory (tables, BFS, engine) before any pair is routed
         plans.plan_routes(topo, router, kind, total, comm.Get_size(), here, engine=args.engine)

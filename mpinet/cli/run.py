@@ -85,12 +85,12 @@ def add_parser(sub: Any) -> None:
     g.add_argument(
         "--packets", type=key_arg("workload.packets"), metavar="P", help="packets per node"
     )
-    g.add_argument("--injection", metavar="HOW", help="once | bernoulli")
+    g.add_argument("--injection", metavar="HOW", help="once | bernoulli | on_off")
     g.add_argument(
         "--rate",
         type=key_arg("workload.rate"),
         metavar="R",
-        help="bernoulli rate per node per step",
+        help="bernoulli, on_off: packets per node per step",
     )
     g.add_argument(
         "--steps", type=key_arg("workload.steps"), metavar="S", help="bernoulli injection steps"
@@ -341,8 +341,9 @@ def format_result(r: dict) -> str:
         inj = "every ordered pair once, at step 0"
     elif w["injection"] == "once":
         inj = f"{w['packets']} per node at step 0"
-    else:
-        inj = f"bernoulli rate {w['rate']} for {w['steps']} steps"
+    else:  # bernoulli, on_off (its rate the mean), per flit with rate_uses_flits
+        unit = " flits" if w.get("rate_uses_flits") else ""
+        inj = f"{w['injection']} rate {w['rate']}{unit} for {w['steps']} steps"
     lat, hops = s["latency"], s["hops"]
     rows = [
         ("network", f"{r['spec']} ({r['nodes']:,} nodes) on {r['ranks']} rank(s)"),

@@ -12,7 +12,7 @@ from mpinet.jobs.spec import key_arg
 from mpinet.values import Range, arg
 
 #: the values of the sweep's flags: integers (their bounds and the work they imply are
-#: checked with the plan, jobs.sweep.Settings), the saturation test's finite numbers
+#: checked with the plan, jobs.sweep_settings.Settings), the saturation test's finite numbers
 _INT = Range(integer=True)
 _TOL = Range(0, 1, open_lo=True, open_hi=True)
 _FACTOR = Range(1, 1e12, open_lo=True)
@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.jobs import load_job, parse_set
     from mpinet.jobs.execute import plan
     from mpinet.jobs.netcheck import same_network
-    from mpinet.jobs.sweep import Settings, check_plan, parse_rates, sweep
+    from mpinet.jobs.sweep import check_plan, sweep
+    from mpinet.jobs.sweep_settings import Settings, parse_rates
     from mpinet.outputs import SWEEP, check_target, reserve
 
     comm = get_comm()
@@ -187,11 +188,11 @@ OUTPUT_NOT_WRITTEN = 3
 
 
 def _plan_figures(args: argparse.Namespace, stem: str) -> list[str]:
-    from mpinet.analysis.plot import _pyplot
+    from mpinet.analysis.plot import pyplot
     from mpinet.analysis.sweep import figure_names
     from mpinet.outputs.figures import plan_figures
 
-    _pyplot()  # matplotlib missing: refused now
+    pyplot()  # matplotlib missing: refused now
     return plan_figures(args.plot, figure_names(stem), force=args.force)
 
 

@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.errors import JobError
     from mpinet.jobs import plans, resources
     from mpinet.values import json_text
-    from mpinet.workloads.checks import all_checks, topology_of, verdict
+    from mpinet.workloads.catalogue import all_checks
+    from mpinet.workloads.checks import topology_of, verdict
 
     comm = get_comm()
     here = resources.ranks_on_this_machine(comm)  # collective: before anything can fail

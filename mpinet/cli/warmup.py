@@ -80,7 +80,8 @@ def warm(say: Any = None) -> list[dict]:
             }
         )
         if say is not None:
-            say(f" {len(clock.kernels)} kernel(s) compiled in {clock.seconds:.1f} s\n")
+            n = len(clock.kernels)
+            say(f" {n} kernel(s) compiled in {clock.seconds:.1f} s\n" if n else " cached\n")
     return out
 
 
@@ -107,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json_text({"paths": done, "compile_seconds": round(total, 3)}) + "\n")
     else:
         n = sum(d["kernels"] for d in done)
-        sys.stdout.write(f"warmup: {n} kernel(s) compiled in {total:.1f} s; {_where()}\n")
+        what = f"{n} kernel(s) compiled in {total:.1f} s" if n else "nothing left to compile"
+        sys.stdout.write(f"warmup: {what}; {_where()}\n")
     return 0 if all(d["ok"] for d in done) else 1
 
 

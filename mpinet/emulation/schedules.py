@@ -20,8 +20,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from mpinet import perm
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
 from mpinet.topology.macrostar import swap_generator
+from mpinet.values import check_int
 
 __all__ = [
     "SHORTEST_MAX_SYMBOLS",

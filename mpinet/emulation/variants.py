@@ -19,10 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpinet import perm
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
 from mpinet.topology import from_spec
-from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.ims import IncompleteMacroStar
+from mpinet.topology.permgraph import PermCayley
+from mpinet.values import check_int
 
 __all__ = [
     "TABLE2",

@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
-from mpinet.errors import ResourceError, check_int
+from mpinet.errors import ResourceError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 #: frontier ids per ``neighbors`` call (batches of one to two chunks)
 EXPAND_CHUNK = 1 << 17
@@ -364,7 +365,7 @@ def bfs_all_sources(
     srcs, wword = _pack_by_weight(reps, weights)
     bounds = block_bounds(wword.size, size)
     lo, hi = int(bounds[rank]), int(bounds[rank + 1])
-    table = _port_table(topo)
+    table = port_table(topo)
     local = np.zeros(1, dtype=np.int64)
     per = max(int(levels or 1), 1)  # progress units per source word
     for w in range(lo, hi, _SOURCE_WORDS):
@@ -393,7 +394,7 @@ def _id_dtype(n: int) -> np.dtype:
     return np.dtype(np.int32 if n < 2**31 else np.int64)
 
 
-def _port_table(topo: Topology) -> np.ndarray:
+def port_table(topo: Topology) -> np.ndarray:
     """``(degree, N + 1)`` neighbour ids per port, built in chunks, in 32 bits where
     they fit; missing ports and the extra sentinel node ``N`` point to ``N``."""
     n = topo.num_nodes

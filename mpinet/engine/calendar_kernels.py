@@ -19,9 +19,9 @@ random stay small enough for the caches (one 16-byte record cost scc:8 25%).
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
+from mpinet.engine.jit import jit
 from mpinet.engine.kernels import (
     C_DELIV,
     C_LOCAL,
@@ -42,8 +42,6 @@ from mpinet.engine.kernels import (
 )  # fmt: skip
 from mpinet.routing.compiled import hop
 
-_jit = nb.njit(cache=True, nogil=True)
-
 #: records per chunk: a bucket holding one packet wastes CH - 1 places (1.5 KB)
 CH = 32
 #: links whose group heads and next pointers are gathered before use (see ``place``)
@@ -58,7 +56,7 @@ RECORD = np.dtype(
 LINK = np.dtype([("last", "i4"), ("used", "i4")])
 
 
-@_jit
+@jit
 def route_chain(A, a0, a1, code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid, touched, acc, err):
     """Route arrivals ``A[a0:a1]`` and chain each into its link's group of this step.
 
@@ -97,7 +95,7 @@ def route_chain(A, a0, a1, code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid, touc
     return a1
 
 
-@_jit
+@jit
 def chain_rows(rows, ports, new, code, prm, ta, tb, lo, deg, nbt, G, A, gnext, gpid, touched,
                acc, err):  # fmt: skip
     """Append packets (wire rows) that reached a node to the step's arrivals ``A``, chained.
@@ -125,7 +123,7 @@ def chain_rows(rows, ports, new, code, prm, ta, tb, lo, deg, nbt, G, A, gnext, g
                touched, acc, err)  # fmt: skip
 
 
-@_jit
+@jit
 def chain_injected(pid, src, dst, hdr, t, ports, new, code, prm, ta, tb, lo, deg, nbt, G, A,
                    gnext, gpid, touched, acc, err):  # fmt: skip
     """:func:`chain_rows` for packets injected at step ``t`` at their sources (no rows built).
@@ -152,7 +150,7 @@ def chain_injected(pid, src, dst, hdr, t, ports, new, code, prm, ta, tb, lo, deg
                acc, err)  # fmt: skip
 
 
-@_jit
+@jit
 def _route_all(A, a0, a1, code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid, touched, acc, err):
     """:func:`route_chain` over ``A[a0:a1]`` in batches that stay in the caches."""
     for b0 in range(a0, a1, BATCH):
@@ -162,7 +160,7 @@ def _route_all(A, a0, a1, code, prm, ta, tb, lo, deg, nbt, G, gnext, gpid, touch
             return
 
 
-@_jit
+@jit
 def place(t, deg, caps, LS, G, gnext, gpid, dep, touched, nt):
     """Departure step ``dep[i]`` of each arrival of step ``t``; returns the latest.
 
@@ -224,7 +222,7 @@ def place(t, deg, caps, LS, G, gnext, gpid, dep, touched, nt):
     return top
 
 
-@_jit
+@jit
 def file_records(A, n, dep, C, cnext, cfree, nfree, bhead, btail, bfill, bcount):
     """Copy each arrival into the bucket of its departure step (chunks from the free stack).
 
@@ -248,7 +246,7 @@ def file_records(A, n, dep, C, cnext, cfree, nfree, bhead, btail, bfill, bcount)
         bcount[d] += 1
 
 
-@_jit
+@jit
 def fire(t, lo, hi, deg, nbt, load, count_load, record, C, cnext, cfree, nfree, bhead, btail,
          bfill, bcount, chunks, out_link, out_del, out_mv, out_hop, cnt, code, prm, ta, tb, G,
          A, gnext, gpid, touched, acc, err):  # fmt: skip
@@ -333,7 +331,7 @@ def fire(t, lo, hi, deg, nbt, load, count_load, record, C, cnext, cfree, nfree, 
     cnt[C_MOVES], cnt[C_DELIV], cnt[C_LOCAL], cnt[C_REMOTE] = m, nd, nl, nr
 
 
-@_jit
+@jit
 def gather(bhead, btail, bfill, cnext, C, out):
     """Every packet still in a bucket: rows (pid, src, dst, cur, inj, hops, adm) of ``out``."""
     m = 0

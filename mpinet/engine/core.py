@@ -70,6 +70,7 @@ from mpinet.engine.run import (  # noqa: F401  (CollectiveError, Workload: re-ex
 from mpinet.engine.state import LinkState, neighbor_block
 from mpinet.routing.base import Router
 from mpinet.routing.compiled import rule_of
+from mpinet.routing.route_tables import PATH_COMPILED, PATH_NEXT_PORT, PATH_TABLE, compile_routes
 from mpinet.topology.base import Topology
 
 #: packet row columns on the wire: pid, src, dst, cur, inj, hops, up, then the header
@@ -100,6 +101,9 @@ class Engine:
     queues : ``"auto"`` (the departure calendar where it applies, see
         :mod:`mpinet.engine.calendar`, else per-link queues), ``"links"`` or
         ``"calendar"`` (an error where it does not apply); the answers are the same
+    route_tables : read a deterministic, translation-invariant router's routes from a
+        table (:func:`~mpinet.routing.route_tables.compile_routes`; ``route_path`` says
+        which path routes); False: call its ``next_port`` (the same answers)
     """
 
     def __init__(
@@ -117,11 +121,23 @@ class Engine:
         load_window: tuple[int, int] | None = None,
         faults: Any = None,
         queues: str = "auto",
+        route_tables: bool = True,
     ) -> None:
         if order not in ("fifo", "oldest-first"):
             raise ModelError(f"order must be 'fifo' or 'oldest-first', got {order!r}")
         if queues not in QUEUES:
             raise ModelError(f"queues must be one of {', '.join(QUEUES)}, got {queues!r}")
+        # a router with fixed, translation-invariant routes reads them from a table, in the
+        # calendar's compiled loop too (same answers; docs/performance.md, "Routes computed
+        # at injection"); rows walked at injection are not used here (they are rank-local)
+        self.route_path, self.route_why = PATH_NEXT_PORT, "route_tables = False"
+        if route_tables:
+            run, path, why = compile_routes(router, dynamic_faults=faults is not None)
+            router = run if path in (PATH_COMPILED, PATH_TABLE) else router
+            self.route_path = path if router is run else PATH_NEXT_PORT
+            self.route_why = why
+        elif router.compiled_hop() is not None:
+            self.route_path, self.route_why = PATH_COMPILED, ""
         self.topo, self.router, self.model = topo, router, model
         self.comm = resolve(comm)
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()

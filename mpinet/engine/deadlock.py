@@ -45,10 +45,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba as nb
 import numpy as np
 
 from mpinet.engine.comm import max_op, sum_op
+from mpinet.engine.jit import jit
 from mpinet.engine.waitfor import dead_fronts, walk_cycle
 
 #: steps between two deadlock checks (a deadlock is found K to 2K - 1 steps after it forms)
@@ -57,10 +57,8 @@ CHECK_EVERY = 8
 #: times as many as the packets it walked (searches cost about a tenth of the steps at most)
 PACE = 8
 
-_jit = nb.njit(cache=True, nogil=True)
 
-
-@_jit
+@jit
 def _blocked_fronts(act, na, ncls, use_cls, qhead, nbt, rec, credit, moved, since, out_q, out_need):
     """Queues of the active links that sent nothing after step ``since`` and whose head
     waits for a buffer without credit."""
@@ -82,7 +80,7 @@ def _blocked_fronts(act, na, ncls, use_cls, qhead, nbt, rec, credit, moved, sinc
     return n
 
 
-@_jit
+@jit
 def _queue_packets(qs, qhead, rec, out_i, out_b, out_key, out_pid, qlen):
     """Every packet in the queues ``qs``: (queue index, buffer, key, pid) of those in a
     link buffer, and each queue's length."""

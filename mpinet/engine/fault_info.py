@@ -85,7 +85,7 @@ def plan_surviving(topo: Topology, size: int, ranks_here: int) -> None:
         )
 
 
-def _port_table(topo: Topology) -> np.ndarray:
+def port_table(topo: Topology) -> np.ndarray:
     """``(degree, N + 1)`` neighbours per port; missing ports and the sentinel row ``N``
     point to the sentinel ``N`` (32-bit ids where they fit)."""
     n = topo.num_nodes
@@ -129,7 +129,7 @@ def components(topo: Topology) -> np.ndarray:
     a failed node is a component of its own (it has no links).
     """
     n = topo.num_nodes
-    nbt = _port_table(topo)  # (degree, N + 1), missing ports -> sentinel N
+    nbt = port_table(topo)  # (degree, N + 1), missing ports -> sentinel N
     lab = np.arange(n + 1, dtype=np.int64)
     while True:
         new = lab.copy()
@@ -232,7 +232,7 @@ def fault_cases(topo: Topology, k: int, kind: str, table: np.ndarray | None = No
 
     Nodes by id; links by directed id ``node * degree + port`` (either direction).
     """
-    table = _port_table(topo) if table is None else table
+    table = port_table(topo) if table is None else table
     first = _firsts(topo, kind, table)
     if k == 1:
         return first[:, None]
@@ -262,7 +262,7 @@ def plan_fault_diameter(topo: Topology, k: int) -> int:
     ResourceError
         The BFS of all the cases would exceed :data:`MAX_FAULT_DIAMETER_WORK`.
     """
-    from mpinet.errors import check_int
+    from mpinet.values import check_int
 
     k = check_int("--fault-diameter K", k, 1, MAX_K)
     n, deg = topo.num_nodes, topo.degree
@@ -334,7 +334,7 @@ def fault_diameter(topo: Topology, k: int, kind: str, comm: Any = None) -> dict:
     rank, size = comm.Get_rank(), comm.Get_size()
     t0 = time.perf_counter()
     n, deg = topo.num_nodes, topo.degree
-    table = _port_table(topo)
+    table = port_table(topo)
     cases = fault_cases(topo, k, kind, table)
     best, worst, cut_count = -1, -1, 0
     alive = np.ones(n + 1, dtype=bool)

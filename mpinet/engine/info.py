@@ -27,8 +27,9 @@ from mpinet.engine.bfs import (
     estimate_bfs_bytes,
 )
 from mpinet.engine.comm import max_op, resolve, sum_op
-from mpinet.errors import JobError, ResourceError, check_int
+from mpinet.errors import JobError, ResourceError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 #: the counter-based stream of ``--sources K``'s sample (:mod:`mpinet.rng`)
 STREAM_SOURCES = 13
@@ -47,7 +48,7 @@ _DEPTHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 @njit(cache=True)
 def _eccentricity(table: np.ndarray, src: int, dist: np.ndarray, queue: np.ndarray) -> int:
     """Eccentricity of ``src`` by one queue BFS over the ``(degree, N + 1)`` port table
-    (:func:`mpinet.engine.bfs._port_table`; the sentinel ``N`` is a missing port)."""
+    (:func:`mpinet.engine.bfs.port_table`; the sentinel ``N`` is a missing port)."""
     n = table.shape[1] - 1
     dist[:] = -1
     dist[src] = 0
@@ -73,9 +74,9 @@ def sample_depth(topo: Topology, samples: int = DEPTH_SAMPLES, seed: int = 0) ->
     least it and at most twice any eccentricity). Work ``samples * N * degree``, memory
     the port table the all-sources BFS builds anyway (check it first) and ``8 N``.
     """
-    from mpinet.engine.bfs import _port_table
+    from mpinet.engine.bfs import port_table
 
-    table = _port_table(topo)
+    table = port_table(topo)
     n = topo.num_nodes
     dist = np.empty(n + 1, table.dtype)
     queue = np.empty(n + 1, table.dtype)

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import numba as nb
 
+from mpinet.engine.jit import jit
+
 KIND_ALL, KIND_K, KIND_SDC = 0, 1, 2
 NO_BUF, INJ_BUF = -2, -1
 # enqueue errors
@@ -47,7 +49,6 @@ C_MOVES, C_DELIV, C_LOCAL, C_REMOTE, C_CRED_LOCAL, C_CRED_REMOTE = range(6)
 A_SLOT, A_CUR, A_DST, A_PID, A_HOPS, A_WIDTH = range(6)
 W_PID, W_SRC, W_DST, W_CUR, W_INJ, W_HOPS, W_UP, W_ADM, W_WIDTH = range(9)
 
-_jit = nb.njit(cache=True, nogil=True)
 # helpers are inlined into their callers: a real call passes every array with a
 # reference-count update each (measured: 1.3 us per move, against 0.29 inlined)
 _inline = nb.njit(cache=True, nogil=True, inline="always")
@@ -111,7 +112,7 @@ def _touch_heads(srv, j0, j1, qhead, ncls, P):
     return acc
 
 
-@_jit
+@jit
 def source_push(slots, lo, P, shead, stail, sact, nsact):
     """Queue injected packets at their source (finite buffers: they wait for a slot)."""
     n = nsact[0]
@@ -125,7 +126,7 @@ def source_push(slots, lo, P, shead, stail, sact, nsact):
     nsact[0] = n
 
 
-@_jit
+@jit
 def admit(injfree, shead, stail, P, sact, nsact, out):
     """Move source-queued packets into free injection-buffer slots; returns how many."""
     m = 0
@@ -148,7 +149,7 @@ def admit(injfree, shead, stail, P, sact, nsact, out):
     return m
 
 
-@_jit
+@jit
 def unpack(rows, slots, P, H, t, fifo):
     """Write packets received from other ranks (wire rows) into their new slots."""
     hw = H.shape[1]
@@ -167,7 +168,7 @@ def unpack(rows, slots, P, H, t, fifo):
             H[s, j] = rows[i, W_WIDTH + j]
 
 
-@_jit
+@jit
 def enqueue(slots, ports, hdr, write_hdr, nbt, lo, deg, ncls, use_cls, P, H,
             qhead, qtail, lcount, pcount, act, na, err):  # fmt: skip
     """Put packets ``slots`` on the queue of (their node, ``ports[i]``), in (key, pid) order.
@@ -274,7 +275,7 @@ def _link_order(act, n, mark, mark8):
                     j += 1
 
 
-@_jit
+@jit
 def select(t, kind, k, sdc_port, caps, nbt, lo, hi, deg, ncls, use_cls, finite, fifo, P, H,
            qhead, qtail, lcount, pcount, act, na, credit, injret, load, nstamp, lstamp, srv,
            mark, mark8, free, nfree, record, count_load, out_link, out_del, out_mv, out_cl,
@@ -444,22 +445,13 @@ def select(t, kind, k, sdc_port, caps, nbt, lo, hi, deg, ncls, use_cls, finite, 
     cnt[7] = acc  # keeps the touches (not a result)
 
 
-@_jit
+@jit
 def movable_ports(nbt, deg, ncls, use_cls, P, qhead, lcount, act, na, credit, out):
     """``out[p]`` = number of links of port ``p`` with a movable head (sdc, finite buffers)."""
     for i in range(na[0]):
         link = act[i]
         if lcount[link] and _best_head(link, ncls, qhead, nbt, P, credit, use_cls, True) >= 0:
             out[link % deg] += 1
-
-
-def __getattr__(name: str):
-    """The off-path kernels by their old names (``kn.check_moves``): see :mod:`.kernels_check`."""
-    if name in ("check_moves", "apply_credits", "drain", "drain_sources"):
-        from mpinet.engine import kernels_check
-
-        return getattr(kernels_check, name)
-    raise AttributeError(name)
 
 
 #: the kernels every run of each engine path compiles, by module (the others

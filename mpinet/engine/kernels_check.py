@@ -8,10 +8,11 @@ it catches violations.
 
 from __future__ import annotations
 
-from mpinet.engine.kernels import KIND_K, KIND_SDC, _jit
+from mpinet.engine.jit import jit
+from mpinet.engine.kernels import KIND_K, KIND_SDC
 
 
-@_jit
+@jit
 def check_moves(links, deg, caps, kind, k, sdc_port, lcnt, ncnt):
     """Independent check of one step's transmissions against the model.
 
@@ -54,14 +55,14 @@ def check_moves(links, deg, caps, kind, k, sdc_port, lcnt, ncnt):
     return bad, why
 
 
-@_jit
+@jit
 def apply_credits(idx, credit):
     """``credit[idx[i]] += 1`` for every returned slot (repeats allowed)."""
     for i in range(idx.size):
         credit[idx[i]] += 1
 
 
-@_jit
+@jit
 def drain(links, ncls, qhead, qtail, lcount, pcount, deg, rec, out):
     """Empty the queues of ``links`` (failed links); their slots go to ``out``, returns how many."""
     m = 0
@@ -81,7 +82,7 @@ def drain(links, ncls, qhead, qtail, lcount, pcount, deg, rec, out):
     return m
 
 
-@_jit
+@jit
 def drain_sources(nodes, shead, stail, rec, out):
     """Empty the source queues of ``nodes`` (failed nodes); returns how many slots."""
     m = 0

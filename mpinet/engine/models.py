@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mpinet.errors import MpinetError, check_int
+from mpinet.errors import MpinetError
 from mpinet.routing.vc_policies import SWITCHING
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 KINDS = ("all-port", "one-port", "k-port", "sdc")
 
@@ -171,6 +172,7 @@ def violations(
     dimension) or, when it is None, the port of the first transmission.
     """
     from mpinet.engine import kernels as kn
+    from mpinet.engine import kernels_check as kc
 
     nodes, ports = np.asarray(nodes, np.int64), np.asarray(ports, np.int64)
     if ports.size == 0:
@@ -180,7 +182,7 @@ def violations(
     links = nodes * degree + ports
     dim = int(ports[0]) if sdc_port is None else int(sdc_port)
     caps = np.asarray(caps, dtype=np.int64)
-    i, why = kn.check_moves(
+    i, why = kc.check_moves(
         links, degree, caps, kind, model.k, dim,
         np.zeros(block * degree, np.int32), np.zeros(block, np.int32),
     )  # fmt: skip

@@ -20,7 +20,7 @@ from mpinet.engine.run import RunRecord
 from mpinet.topology.base import Topology
 
 
-def _owner(ids: np.ndarray, space: int, size: int) -> np.ndarray:
+def owner_rank(ids: np.ndarray, space: int, size: int) -> np.ndarray:
     bounds = block_bounds(max(space, 1), size)
     return np.searchsorted(bounds, ids, side="right") - 1
 
@@ -59,15 +59,17 @@ def _dist_stats(hist: np.ndarray) -> dict:
 def gather_packets(rec: RunRecord, pid_space: int, comm: Any) -> tuple[np.ndarray, np.ndarray]:
     """Packet records and injected ids moved to their id-owner rank, sorted by id."""
     size = comm.Get_size()
-    pk = exchange_rows(comm, rec.packets, _owner(rec.packets[:, 0], pid_space, size))
-    ids = exchange_rows(comm, rec.injected_ids[:, None], _owner(rec.injected_ids, pid_space, size))
+    pk = exchange_rows(comm, rec.packets, owner_rank(rec.packets[:, 0], pid_space, size))
+    ids = exchange_rows(
+        comm, rec.injected_ids[:, None], owner_rank(rec.injected_ids, pid_space, size)
+    )
     return pk[np.argsort(pk[:, 0], kind="stable")], np.sort(ids[:, 0])
 
 
 def gather_hops(rec: RunRecord, pid_space: int, comm: Any) -> np.ndarray:
     """Hop rows moved to the owner of their packet id, sorted by (packet, step)."""
     rows = rec.hop_rows
-    moved = exchange_rows(comm, rows, _owner(rows[:, 1], pid_space, comm.Get_size()))
+    moved = exchange_rows(comm, rows, owner_rank(rows[:, 1], pid_space, comm.Get_size()))
     return moved[np.lexsort((moved[:, 0], moved[:, 1]))]
 
 

@@ -74,7 +74,7 @@ class Config:
         return {a.key: a for a in self.assignments}
 
 
-def _clip(text: str, limit: int = 60) -> str:
+def clip_text(text: str, limit: int = 60) -> str:
     """A token or a line as a message shows it: printable, at most ``limit`` characters."""
     text = "".join(c if c.isprintable() else "?" for c in text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -121,7 +121,7 @@ def parse(text: str, where: str, *, override: bool = False) -> list[Assignment]:
         return f"{where}:{t.line if t is not None else text.count(chr(10)) + 1}"
 
     def fail(t: Token | None, expected: str) -> ConfigError:
-        met = "the end of the file" if t is None else repr(_clip(t.text, 40))
+        met = "the end of the file" if t is None else repr(clip_text(t.text, 40))
         if override and t is None:
             met = "the end of the override"
         return ConfigError(f"{place(t)}: syntax error at {met}: expected {expected}")
@@ -138,13 +138,13 @@ def parse(text: str, where: str, *, override: bool = False) -> list[Assignment]:
             raise fail(name, "a key name")
         eq = toks[i + 1] if i + 1 < len(toks) else None
         if eq is None or eq.kind != "=":
-            raise fail(eq, f"'=' after {_clip(name.text, 40)!r}")
+            raise fail(eq, f"'=' after {clip_text(name.text, 40)!r}")
         val = toks[i + 2] if i + 2 < len(toks) else None
         if val is None or val.kind not in ("list", "int", "real", "str"):
-            raise fail(val, f"a value for {_clip(name.text, 40)!r}")
+            raise fail(val, f"a value for {clip_text(name.text, 40)!r}")
         semi = toks[i + 3] if i + 3 < len(toks) else None
         if semi is None or semi.kind != ";":
-            raise fail(semi, f"';' after the value of {_clip(name.text, 40)!r}")
+            raise fail(semi, f"';' after the value of {clip_text(name.text, 40)!r}")
         out.append(_assignment(name.text, val, place(name)))
         i += 4
     return out
@@ -157,7 +157,9 @@ def _assignment(key: str, tok: Token, where: str) -> Assignment:
         except ValueError:  # pragma: no cover - the regex admits digits only
             v = 0
         if not -(2**31) <= v < 2**31:  # BookSim's atoi: an int
-            raise ConfigError(f"{where}: {key} = {_clip(tok.text)} is out of range for an integer")
+            raise ConfigError(
+                f"{where}: {key} = {clip_text(tok.text)} is out of range for an integer"
+            )
         return Assignment(key, "int", v, where)
     if tok.kind == "real":
         return Assignment(key, "real", float(tok.text), where)
@@ -210,7 +212,7 @@ def read_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
     cfg = Config(path=str(path), text=text)
     cfg.assignments = parse(text.removeprefix("\ufeff"), str(path))
     for o in overrides:
-        shown = _clip(o)
+        shown = clip_text(o)
         if "=" not in o:
             raise ConfigError(f"override {shown!r} is not key=value (BookSim's form, e.g. k=4)")
         cfg.assignments += parse(o + ";", f"override {shown!r}", override=True)

@@ -8,7 +8,7 @@ import difflib
 import os
 from typing import Any
 
-from mpinet.jobs.booksim_config import Assignment, Config, ConfigError, _clip, split_list
+from mpinet.jobs.booksim_config import Assignment, Config, ConfigError, clip_text, split_list
 from mpinet.jobs.booksim_keys import KEYS
 from mpinet.jobs.booksim_measure import Measure
 
@@ -30,17 +30,17 @@ def _value(a: Assignment) -> Any:
     if key is None:
         near = difflib.get_close_matches(a.key, KEYS, n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
-        raise ConfigError(f"{a.where}: unknown key {_clip(a.key)!r}{hint}: BookSim2 has none")
+        raise ConfigError(f"{a.where}: unknown key {clip_text(a.key)!r}{hint}: BookSim2 has none")
     num = "i" if "i" in key.slots else "f" if "f" in key.slots else ""
     if a.kind == "str":
         if "s" not in key.slots:
-            raise ConfigError(f"{a.where}: {a.key} takes a number, got {_clip(str(a.value))!r}")
+            raise ConfigError(f"{a.where}: {a.key} takes a number, got {clip_text(str(a.value))!r}")
         if not num:
             return a.value
         items = split_list(a.value)
         if len(items) != 1:
             raise ConfigError(
-                f"{a.where}: {a.key} = {_clip(a.value)}: one value per traffic class; mpinet "
+                f"{a.where}: {a.key} = {clip_text(a.value)}: one value per traffic class; mpinet "
                 "booksim runs one class, so give one value"
             )
         if items[0] == "time" and a.key.endswith("seed"):  # BookSim's clock seed
@@ -50,7 +50,9 @@ def _value(a: Assignment) -> Any:
             return int(items[0]) if num == "i" else float(items[0])
         except ValueError:
             what = "an integer" if num == "i" else "a number"
-            raise ConfigError(f"{a.where}: {a.key} takes {what}, got {_clip(a.value)!r}") from None
+            raise ConfigError(
+                f"{a.where}: {a.key} takes {what}, got {clip_text(a.value)!r}"
+            ) from None
     if not num:
         raise ConfigError(f"{a.where}: {a.key} takes a name, got {a.value}")
     if num == "i" and a.kind == "real":
@@ -82,7 +84,7 @@ def to_job(cfg: Config) -> tuple[dict, Measure, dict]:
 
     def bad(key: str, why: str) -> ConfigError:
         at, dflt = where.get(key, cfg.path), "" if key in where else " (BookSim's default)"
-        shown = _clip(str(v[key])) if v[key] != "" else '""'
+        shown = clip_text(str(v[key])) if v[key] != "" else '""'
         return ConfigError(f"{at}: {key} = {shown}{dflt}: {why}")
 
     for name in where:

@@ -21,13 +21,12 @@ Measured peaks against this plan are in docs/reliability.md ("The estimate").
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any
 
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
 from mpinet.errors import MpinetError, ResourceError
-from mpinet.jobs.resources import RUN, Estimate, describe, mean_hops
+from mpinet.jobs.estimate import RUN, Estimate, describe, mean_hops
 from mpinet.topology.base import Topology
 
 #: per VC buffer: ucred (int64), credit (int32), held (uint8); bhead, btail, bocc, act
@@ -182,23 +181,6 @@ def in_flight(job: Any, topo: Topology, fp: Any, m: Any) -> int:
         return fp.in_flight
     held = 1.25 * topo.num_nodes * rate * (hops + m.flits) / (1 - rho)
     return min(fp.in_flight, math.ceil(held) + 64)  # a few more: small networks fluctuate
-
-
-def fewer_vcs(job: Any, topo: Topology, size: int, have_per_rank: int, **kw: Any) -> str | None:
-    """The way out by VCs: the most ``model.vcs`` below the job's that fit, or None."""
-    from mpinet.jobs.resources import estimate_run
-
-    vcs = int(job.model.get("vcs") or 1)
-
-    def fits(v: int) -> bool:
-        trial = replace(job, model={**job.model, "vcs": v})
-        return estimate_run(trial, topo, size, **kw).bytes <= have_per_rank
-
-    lo, hi = 0, vcs
-    while hi - lo > 1:  # the largest v < vcs that fits (0: none)
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return f"fewer VCs (model.vcs <= {lo} fits)" if lo else None
 
 
 def check_buffers(topo: Topology, m: Any, size: int) -> None:

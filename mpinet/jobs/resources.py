@@ -36,14 +36,14 @@ The available memory is ``MemAvailable`` of ``/proc/meminfo``, or
 
 from __future__ import annotations
 
-import math
-import re
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
 from mpinet.errors import MpinetError, ResourceError
+from mpinet.jobs import plans_flit
+from mpinet.jobs.estimate import END, RUN, Estimate, describe, mean_hops, node_bytes, size_text
 from mpinet.topology.base import Topology
 
 #: environment variable that caps the memory mpinet believes it has (tests, shared nodes)
@@ -54,8 +54,6 @@ BASE_BYTES = 112 << 20
 #: end-of-run exchange to the id owner, the sort there and the summary's temporaries
 #: (measured: 413 bytes per packet at the end of a routed total exchange on ms:3,2)
 RECORD_BYTES = 7 * 56 + 8 + 5 * 8
-#: the phases of a run's estimate: queues, pool and step buffers, then the records
-RUN, END = "run", "end"
 #: bytes per hop row of trace level "hops" (5 int64, concatenated, exchanged and sorted)
 HOP_ROW_BYTES = 4 * 40 + 8
 #: ids must stay below this (int64 arithmetic such as ``rank * N`` must not overflow)
@@ -132,63 +130,6 @@ def ranks_on_this_machine(comm: Any) -> int:
     """Ranks of ``comm`` sharing this rank's host (collective: call it on every rank)."""
     host = socket.gethostname()
     return sum(h == host for h in comm.allgather(host))
-
-
-def size_text(nbytes: float) -> str:
-    """``1.5 GiB``, ``300.0 MiB`` or ``512 bytes``."""
-    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:,.1f} {unit}"
-    return f"{int(nbytes):,} bytes"
-
-
-@dataclass
-class Estimate:
-    """Peak memory of one rank (the largest) by part, and the work, of one command."""
-
-    what: str  # e.g. "run on scc:6 (4,320 nodes, degree 3)"
-    parts: dict[str, int] = field(default_factory=dict)
-    work: float = 0.0
-    work_unit: str = ""
-    #: part -> the phase it lives in (``"run"`` or ``"end"``); other parts live throughout
-    phases: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def bytes(self) -> int:
-        """The peak: the parts held throughout plus the larger phase.
-
-        A run's queues, pool and step buffers are freed before its records are
-        gathered and sorted, so the two never coexist (summing them made the
-        estimate twice the measured peak of fccn:8 and scc:10).
-        """
-        phase: dict[str, int] = {}
-        held = 0
-        for name, b in self.parts.items():
-            if name in self.phases:
-                phase[self.phases[name]] = phase.get(self.phases[name], 0) + b
-            else:
-                held += b
-        return int(held + max(phase.values(), default=0))
-
-    def add(self, name: str, nbytes: float, phase: str | None = None) -> None:
-        if nbytes > 0:
-            self.parts[name] = self.parts.get(name, 0) + int(nbytes)
-            if phase is not None:
-                self.phases[name] = phase
-
-    def largest(self, k: int = 3) -> str:
-        """The ``k`` largest parts, e.g. ``packet records 3.2 GiB, packet pool 1.1 GiB``."""
-        top = sorted(self.parts.items(), key=lambda kv: -kv[1])[:k]
-        return ", ".join(f"{name} {size_text(b)}" for name, b in top)
-
-    def as_dict(self) -> dict:
-        return {
-            "bytes_per_rank": self.bytes,
-            "parts": dict(self.parts),
-            "phases": dict(self.phases),
-            "work": self.work,
-            "work_unit": self.work_unit,
-        }
 
 
 def check(
@@ -306,34 +247,6 @@ def check_ids(topo: Topology, size: int, count: int = 0, what: str = "packet ids
             f"{what} on {topo.spec} would number {count:,}, over 2**62 (int64 ids); "
             "use fewer packets or a smaller network"
         )
-
-
-def describe(topo: Topology) -> str:
-    return f"{topo.spec} ({topo.num_nodes:,} nodes, degree {topo.degree})"
-
-
-def node_bytes(num_nodes: int) -> int:
-    """Bytes of one node id in the engine's tables (int32 below 2**31 nodes)."""
-    return 4 if num_nodes < 2**31 else 8
-
-
-def mean_hops(topo: Topology) -> float:
-    """A guess of the mean route length, for the work estimate: half the papers'
-    diameter where there is one, else ``log N / log(degree - 1)``."""
-    from mpinet import theory
-
-    params = tuple(int(x) for x in re.findall(r"\d+", topo.spec.partition(":")[2]))
-    try:
-        forms = theory.closed_forms(topo.family, params)
-    except (ValueError, TypeError):
-        forms = []
-    avg = [cf.value for cf in forms if cf.quantity == "avg_distance"]
-    if avg:
-        return float(avg[0])
-    diam = [cf.value for cf in forms if cf.quantity == "diameter"]
-    if diam:
-        return max(1.0, float(diam[0]) / 2)
-    return max(1.0, math.log(max(topo.num_nodes, 2)) / math.log(max(topo.degree - 1, 2)))
 
 
 # -- engine state -----------------------------------------------------------------------
@@ -473,7 +386,6 @@ def estimate_run(
         from mpinet.routing import ROUTERS
 
         router = ROUTERS.get(job.router["name"])  # class attributes only
-    from mpinet.jobs import plans_flit
 
     flit = plans_flit.flit_model(job.model)
     if flit is not None:  # the flit engine's links, VC buffers, segments and records
@@ -528,12 +440,25 @@ def fewer_packets(job: Any, topo: Topology, size: int, have_per_rank: int, **kw:
     return f"fewer packets (workload.packets <= {lo} fits), or a smaller network"
 
 
+def fewer_vcs(job: Any, topo: Topology, size: int, have_per_rank: int, **kw: Any) -> str | None:
+    """The way out by VCs: the most ``model.vcs`` below the job's that fit, or None."""
+    vcs = int(job.model.get("vcs") or 1)
+
+    def fits(v: int) -> bool:
+        trial = replace(job, model={**job.model, "vcs": v})
+        return estimate_run(trial, topo, size, **kw).bytes <= have_per_rank
+
+    lo, hi = 0, vcs
+    while hi - lo > 1:  # the largest v < vcs that fits (0: none)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return f"fewer VCs (model.vcs <= {lo} fits)" if lo else None
+
+
 def _smaller(job: Any, topo: Topology, size: int, have: int, flit: Any, kw: dict) -> str:
     """The job-specific ways out: fewer VCs (flit runs), fewer packets, a smaller network."""
     ways = fewer_packets(job, topo, size, have, **kw)
     if flit is not None and flit.vcs > 1:
-        from mpinet.jobs.plans_flit import fewer_vcs
-
         vcs = fewer_vcs(job, topo, size, have, **kw)
         ways = ways if vcs is None else f"{vcs}, or {ways}"
     return ways
@@ -556,7 +481,6 @@ def plan_run(
     cls = WORKLOADS.get(job.workload["kind"])
     fp = cls.footprint(job.workload, topo) if cls is not None else None
     check_ids(topo, size, fp.packets if fp is not None else 0)
-    from mpinet.jobs import plans_flit
 
     flit = plans_flit.flit_model(job.model)
     if flit is not None:  # the flit engine's int32 buffer ids

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -46,8 +46,9 @@ import numpy as np
 from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.errors import JobError
 from mpinet.jobs.execute import Plan
-from mpinet.jobs.sweep_plan import MAX_BISECT, MAX_LOADS, MAX_STEPS
+from mpinet.jobs.sweep_plan import check_drain, plan_sweep
 from mpinet.jobs.sweep_point import run_point, switching, traffic, zero_load
+from mpinet.jobs.sweep_settings import Rates, Settings
 from mpinet.routing.channel_load import (
     ChannelLoad,
     pairs_load,
@@ -58,104 +59,6 @@ from mpinet.workloads.unicast import PATTERNS
 
 #: packets per node sampled for the channel load of a random non-uniform pattern
 PATTERN_SAMPLES = 32
-
-
-@dataclass
-class Settings:
-    """Windows and saturation criteria of a sweep (steps are engine steps)."""
-
-    warmup: int = 1000
-    measure: int = 2000
-    drain: int = 1000  # cap on the steps after the window
-    tail: int | None = None  # injection after the window (default 10 x zero-load latency)
-    accept_tol: float = 0.05
-    latency_factor: float = 3.0
-    coarse: int = 6  # auto: grid points
-    bisect: int = 6  # auto: bisection steps
-
-    def check(self) -> None:
-        """Refuse values out of range, and windows longer than a run may be (int32 steps).
-
-        The work they imply (loads x steps x packets) is planned apart
-        (:func:`check_plan`).
-        """
-        for name, lo, hi in (("warmup", 0, MAX_STEPS), ("measure", 1, MAX_STEPS),
-                             ("drain", 0, MAX_STEPS), ("coarse", 2, MAX_LOADS),
-                             ("bisect", 0, MAX_BISECT)):  # fmt: skip
-            v = getattr(self, name)
-            if not lo <= v <= hi:
-                raise JobError(f"sweep {name} (--{name}) must be in [{lo}, {hi:,}], got {v:,}")
-        if self.tail is not None and not 0 <= self.tail <= MAX_STEPS:
-            raise JobError(f"sweep tail (--tail) must be in [0, {MAX_STEPS:,}], got {self.tail:,}")
-        steps = self.warmup + self.measure + self.drain
-        if steps > MAX_STEPS:  # the engine's max_steps
-            raise JobError(
-                f"sweep warmup + measure + drain = {steps:,} steps, over {MAX_STEPS:,} (the "
-                "engine counts steps in int32); way out: shorter windows"
-            )
-        if not 0.0 < self.accept_tol < 1.0:
-            raise JobError(f"sweep accept_tol must be in (0, 1), got {self.accept_tol}")
-        if self.latency_factor <= 1.0:
-            raise JobError(f"sweep latency_factor must be > 1, got {self.latency_factor}")
-
-
-@dataclass
-class Rates:
-    """``list`` (explicit loads), ``range`` (``a:b:n``) or ``auto`` (``a:b:auto``; ``auto``
-    alone has ``lo = hi = 0`` until the bound is known)."""
-
-    kind: str
-    values: list[float]
-    lo: float = 0.0
-    hi: float = 0.0
-
-
-def parse_rates(text: str) -> Rates:
-    """``0.05,0.1,0.2`` | ``a:b:n`` | ``a:b:auto`` | ``auto`` (loads in (0, 1]).
-
-    ``auto`` alone searches from 5 % to 120 % of the bound (at most load 1).
-    """
-    s = str(text).strip()
-    usage = f"--rates takes auto, a:b:auto, a range a:b:n or a list 0.05,0.1,0.2; got {text!r}"
-    if s.lower() == "auto":
-        return Rates("auto", [], 0.0, 0.0)
-    parts = s.split(":")
-    if ":" in s and len(parts) != 3:
-        raise JobError(usage)
-    try:
-        nums = [float(x) for x in (parts[:2] if ":" in s else s.split(",")) if x.strip()]
-        if ":" in s and len(nums) != 2:
-            raise ValueError
-        count = None if ":" not in s or parts[2].strip().lower() == "auto" else int(parts[2])
-    except ValueError:
-        raise JobError(usage) from None
-    if not nums:
-        raise JobError(usage)
-    for v in nums:
-        _in_range(v)
-    if ":" not in s:
-        vals = sorted(set(nums))
-        if len(vals) > MAX_LOADS:
-            raise JobError(f"--rates lists {len(vals):,} loads, over {MAX_LOADS:,} (each is one "
-                           "engine run)")  # fmt: skip
-        return Rates("list", vals, vals[0], vals[-1])
-    lo, hi = nums
-    if not lo < hi:
-        raise JobError(f"--rates {s}: the first load must be below the second")
-    if count is None:
-        return Rates("auto", [], lo, hi)
-    if not 2 <= count <= MAX_LOADS:  # before linspace: 10**9 points were 8 GB of floats
-        raise JobError(
-            f"--rates {s}: a range needs n in [2, {MAX_LOADS:,}] loads (each is one engine "
-            f"run), got {count:,}"
-        )
-    return Rates("range", [float(x) for x in np.linspace(lo, hi, count)], lo, hi)
-
-
-def _in_range(v: float) -> float:
-    if not 0.0 < v <= 1.0:
-        raise JobError(f"--rates: a load is packets per node per step in (0, 1], got {v}")
-    return v
 
 
 def check_plan(
@@ -175,13 +78,40 @@ def check_plan(
         raise JobError(
             f"mpinet sweep needs a unicast pattern ({', '.join(PATTERNS)}), not workload {kind!r}"
         )
+    check_injection_keys(p.job)
     if rates is None or s is None:
         return None
-    from mpinet.jobs.sweep_plan import check_drain, plan_sweep
-
     s.check()
     check_drain(p, s)
     return plan_sweep(p, rates, s, ranks, ranks_here)
+
+
+#: workload keys that change a run's traffic in a way a sweep cannot follow: it injects
+#: Bernoulli traffic at each load of ``--rates`` (packets per node per step) over its own
+#: windows. A job shared with ``mpinet run`` keeps its ``injection = "once"|"bernoulli"``,
+#: ``rate``, ``steps`` and ``packets`` (the sweep's loads replace them, as documented);
+#: bursts and loads counted in flits would be silently lost, so they are refused.
+SWEEP_CANNOT = ("rate_uses_flits", "burst_alpha", "burst_beta", "burst_r1")
+
+
+def check_injection_keys(job: Any) -> None:
+    """Refuse injection settings a sweep would ignore (on_off bursts, rates in flits).
+
+    Raises
+    ------
+    JobError
+        ``workload.injection = 'on_off' has no effect in mpinet sweep: ...``
+    """
+    why = (
+        "has no effect in mpinet sweep: it injects Bernoulli traffic at each load of --rates "
+        "(packets per node per step) over its own windows; remove it, or use mpinet run"
+    )
+    w = job.workload
+    if w.get("injection") == "on_off":
+        raise JobError(f"{job.source}: workload.injection = 'on_off' {why} for bursty traffic")
+    for key in SWEEP_CANNOT:
+        if f"workload.{key}" in job.given:
+            raise JobError(f"{job.source}: workload.{key} = {w[key]!r} {why}")
 
 
 def channel_bound(p: Plan, comm: Any) -> tuple[ChannelLoad, dict]:

@@ -4,8 +4,8 @@ A sweep is one engine run per load, each of ``warmup + measure + drain`` steps a
 injecting ``load x N`` packets a step for ``warmup + measure + tail`` steps. From the
 job, the loads and the windows alone:
 
-* **loads**: a range ``a:b:n`` or a list holds at most :data:`MAX_LOADS`; ``auto`` runs
-  ``coarse + bisect + 1`` at most;
+* **loads**: a range ``a:b:n`` or a list holds at most
+  :data:`~mpinet.jobs.sweep_settings.MAX_LOADS`; ``auto`` runs ``coarse + bisect + 1`` at most;
 * **work** per rank: for each load, its packets x the mean route length / ranks, plus
   :data:`STEP_WORK` per step (an idle step of the engine costs about as much as 450
   packet-hops: 45 us against 0.1 us, measured on star:4 and ms:3,2); refused over
@@ -30,17 +30,11 @@ from typing import TYPE_CHECKING
 
 from mpinet.errors import JobError, ResourceError
 from mpinet.jobs import resources as rs
+from mpinet.jobs.sweep_settings import MAX_BISECT, MAX_LOADS, Rates, Settings
 
 if TYPE_CHECKING:
     from mpinet.jobs.execute import Plan
-    from mpinet.jobs.sweep import Rates, Settings
 
-#: loads one sweep runs at most (a range's n, a list; auto's coarse grid)
-MAX_LOADS = 1000
-#: bisection steps at most: 2**-40 of a load in (0, 1] is below the 12 digits loads keep
-MAX_BISECT = 40
-#: steps of one load at most (warmup + measure + drain): the engine's ``max_steps`` bound
-MAX_STEPS = 2**31 - 2
 #: packet-hops per rank a sweep may cost (a step counts as STEP_WORK)
 MAX_WORK = 1e12
 #: an engine step, in packet-hops of work

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
 from mpinet.engine.exchange import exchange_rows
 from mpinet.jobs.execute import Plan
+from mpinet.jobs.sweep_settings import Settings
 from mpinet.jobs.switching import make_engine
 from mpinet.workloads.registry import make_workload
-
-if TYPE_CHECKING:
-    from mpinet.jobs.sweep import Settings
 
 
 def traffic(p: Plan, **keys: Any) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 from mpinet.errors import OutputError
 from mpinet.outputs.kinds import FIGURE, figure_metadata
-from mpinet.outputs.reserve import Reservation, _register, _unregister
+from mpinet.outputs.reserve import Reservation, register_live, unregister_live
 from mpinet.outputs.target import check_target
 
 EXTENSIONS = ("png", "svg")
@@ -89,7 +89,7 @@ class FigureSet:
             d = os.path.dirname(d)
         self.res: dict[str, Reservation] = {}
         self.written: list[str] = []
-        _register(self)
+        register_live(self)
         try:
             for d in self.made:
                 try:
@@ -139,7 +139,7 @@ class FigureSet:
                 os.rmdir(d)
             except OSError:
                 break
-        _unregister(self)
+        unregister_live(self)
         return False
 
     def __enter__(self) -> FigureSet:

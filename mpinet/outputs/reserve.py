@@ -265,7 +265,7 @@ class ScratchDir:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        _register(self)
+        register_live(self)
 
     def discard(self, final_parts: bool = False) -> bool:
         # a signal's discard runs beside the main thread, which may create a file in the
@@ -274,7 +274,7 @@ class ScratchDir:
             shutil.rmtree(self.path, ignore_errors=True)
             if not os.path.lexists(self.path):
                 break
-        _unregister(self)
+        unregister_live(self)
         return False
 
     def __enter__(self) -> ScratchDir:
@@ -284,13 +284,13 @@ class ScratchDir:
         self.discard()
 
 
-def _register(obj: Any) -> None:
+def register_live(obj: Any) -> None:
     """Add an object with ``discard`` and ``path`` to what :func:`abandon_all` cleans."""
     with _LIVE_LOCK:
         _LIVE.append(obj)
 
 
-def _unregister(obj: Any) -> None:
+def unregister_live(obj: Any) -> None:
     with _LIVE_LOCK:
         if obj in _LIVE:
             _LIVE.remove(obj)
@@ -387,5 +387,5 @@ class _Remote(ScratchDir):
     """Another rank's view of a scratch directory: rank 0 removes it."""
 
     def discard(self, final_parts: bool = False) -> bool:
-        _unregister(self)
+        unregister_live(self)
         return False

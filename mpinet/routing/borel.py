@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpinet.errors import RoutingError, TopologyError, check_int
+from mpinet.errors import RoutingError, TopologyError
 from mpinet.routing import tables
 from mpinet.routing.base import DROP, HopContext, Router
 from mpinet.routing.shortest import ShortestRouter
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 #: largest look-ahead of ``borel-cr`` (the paper's Tables 3-4 use 1..4)
 MAX_LOOKAHEAD = 4

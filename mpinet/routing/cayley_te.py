@@ -43,8 +43,8 @@ from mpinet import perm
 from mpinet.errors import RoutingError
 from mpinet.routing.base import WAIT, HopContext, Router
 from mpinet.routing.tables import distances_from, neighbor_table
-from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.base import Topology
+from mpinet.topology.permgraph import PermCayley
 
 
 @dataclass

@@ -42,7 +42,7 @@ import numpy as np
 
 from mpinet.routing.base import CompiledHop, HopContext, Router
 from mpinet.topology.base import Topology
-from mpinet.topology.fccn import _rep, sroute_distance
+from mpinet.topology.fccn import repunit, sroute_distance
 
 #: port leaving on the lowest set bit of a 3-bit difference; 0 -> 3 = ``inter`` (B.2)
 _LOW = np.array([3, 0, 1, 0, 2, 0, 1, 0], dtype=np.int64)
@@ -78,7 +78,7 @@ def link_level(nodes: np.ndarray, m: int) -> np.ndarray:
     The link of ``(prefix kappa nu^t)``, ``kappa != nu``, joins two
     ``t``-FCCNs of one ``(t+1)``-FCCN: level ``t + 1``.
     """
-    x = nodes ^ ((nodes & 7) * _rep(m))
+    x = nodes ^ ((nodes & 7) * repunit(m))
     run = np.bitwise_count((x & -x) - 1).astype(np.int64) // 3
     return np.where(x == 0, 0, run + 1)
 
@@ -158,7 +158,7 @@ def theorem41(src: object, dst: object, m: int) -> tuple[np.ndarray, np.ndarray]
     use = (k > 1) & (best < direct)
     dist = np.where(k > 1, np.minimum(direct, best), _POP[(a ^ b) & 7])
     high = (a >> (3 * kk)) << (3 * kk)
-    way = high | (gamma << (3 * (kk - 1))) | (bk * _rep(kk - 1))
+    way = high | (gamma << (3 * (kk - 1))) | (bk * repunit(kk - 1))
     return dist, np.where(use, way, -1)
 
 

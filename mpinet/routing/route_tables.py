@@ -24,9 +24,15 @@ from typing import Any
 import numpy as np
 
 from mpinet.errors import RoutingError
-from mpinet.routing.base import HopContext, Router
+from mpinet.routing.base import DROP, CompiledHop, HopContext, Router
 from mpinet.routing.route_rows import SourceRouted
-from mpinet.routing.source_routes import PORT_END, source_headers, source_rule, walk_routes
+from mpinet.routing.source_routes import (
+    PORT_DROP,
+    PORT_END,
+    source_headers,
+    source_rule,
+    walk_routes,
+)
 from mpinet.routing.walk import default_max_hops
 
 #: most rows (``K * N``) built by default: about a second of walking at 1 us a hop
@@ -113,6 +119,13 @@ class RouteTable(Router):
                 "from the translated one (not translation-invariant)"
             )
 
+    def set_faults(self, faults: object) -> None:
+        """Refused: the table holds the routes of the network without faults."""
+        raise RoutingError(
+            f"router {self.name}: a translated route table cannot follow faults that appear "
+            "during the run"
+        )
+
     def init_headers(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """The word of each packet's row, at hop 0: ``(key * N + rel) * width``."""
         rel, key = self.topo.translate(src, dst)
@@ -122,11 +135,15 @@ class RouteTable(Router):
     def next_port(
         self, nodes: np.ndarray, dests: np.ndarray, headers: np.ndarray, ctx: HopContext
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The port at the packet's word, and the word plus one."""
+        """The port at the packet's word, and the word plus one (``DROP`` where the router
+        dropped the packet, as the compiled rule reads it)."""
         h = np.asarray(headers, dtype=np.int64)[:, 0]
-        return self.table.reshape(-1)[h].astype(np.int64), (h + 1)[:, None]
+        port = self.table.reshape(-1)[h].astype(np.int64)
+        dropped = port == PORT_DROP
+        port[dropped] = DROP
+        return port, (h + ~dropped)[:, None]
 
-    def compiled_hop(self):
+    def compiled_hop(self) -> CompiledHop:
         """The same read, compiled (:data:`mpinet.routing.compiled.SOURCE`)."""
         return self.rule
 
@@ -153,10 +170,11 @@ def compile_routes(
     """How ``router`` routes inside compiled steps: ``(router to run, path, why)``.
 
     Its own compiled hop where it has one; else a translated route table where it is
-    exact and affordable; else its routes walked at injection; ``next_port`` only for
-    routers that hold packets or route around faults appearing during the run (their
-    routes change after injection). ``path`` is one of the ``PATH_*`` names, ``why``
-    says why a faster path did not apply ("" for a compiled hop).
+    exact and affordable (built once per router object, then kept on it); else its
+    routes walked at injection; ``next_port`` only for routers that hold packets or
+    route around faults appearing during the run (their routes change after injection).
+    ``path`` is one of the ``PATH_*`` names, ``why`` says why a faster path did not
+    apply ("" for a compiled hop).
 
     The router returned for :data:`PATH_WALKED` is a
     :class:`~mpinet.routing.route_rows.SourceRouted` the engine drives: it gives packets
@@ -174,8 +192,13 @@ def compile_routes(
         return router, PATH_NEXT_PORT, f"router {router.name} reroutes after faults appear"
     why = _unfit(router, max_rows)
     if why is None:
-        try:
-            return RouteTable(router, max_rows), PATH_TABLE, ""
-        except RoutingError as exc:
-            why = str(exc)
+        built = router.__dict__.setdefault("_route_tables", {})  # one table per router
+        if max_rows not in built:
+            try:
+                built[max_rows] = RouteTable(router, max_rows)
+            except RoutingError as exc:
+                built[max_rows] = str(exc)
+        if isinstance(built[max_rows], RouteTable):
+            return built[max_rows], PATH_TABLE, ""
+        why = built[max_rows]
     return SourceRouted(router, release="engine"), PATH_WALKED, why

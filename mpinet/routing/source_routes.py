@@ -128,7 +128,7 @@ def walk_routes(
         bad = (port < 0) | (port >= deg)
         nxt = np.full(port.size, -1, dtype=np.int64)
         ok = ~bad
-        nxt[ok] = topo.neighbors(here[ok])[np.flatnonzero(ok), port[ok]]
+        nxt[ok] = topo.neighbors(here[ok])[np.arange(int(ok.sum())), port[ok]]
         if (nxt < 0).any():
             i = int(np.flatnonzero(nxt < 0)[0])
             _bad_port(router, int(here[i]), int(to[i]), int(p[active[i]]), int(port[i]))

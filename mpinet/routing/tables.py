@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from mpinet.errors import ResourceError
-from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.base import Topology
+from mpinet.topology.permgraph import PermCayley
 
 #: default limit on the bytes of one router's tables
 MAX_TABLE_BYTES = 2**31

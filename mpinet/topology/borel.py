@@ -19,15 +19,13 @@ exists (:class:`CRRing`).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
 from mpinet.topology.base import Topology
-
-if TYPE_CHECKING:  # borel_ring imports this module
-    from mpinet.topology.borel_ring import CRRing
+from mpinet.topology.borel_ring import CRRing, find_ring_word
+from mpinet.values import check_int
 
 #: N = p*k must stay below this so ids and ``t + k*y`` fit comfortably.
 MAX_NODES = 2**31
@@ -253,8 +251,6 @@ class Borel(Topology):
         TopologyError
             No ring was found (P too large for the search, or none exists).
         """
-        from mpinet.topology.borel_ring import CRRing, find_ring_word
-
         cache = self.__dict__.setdefault("_rings", {})
         if seed not in cache:
             if seed == 0 and self._cr is not None:

@@ -8,11 +8,14 @@ p hops; :func:`find_ring_word` searches one on the p-vertex coset graph and
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mpinet.errors import TopologyError
-from mpinet.topology.borel import Borel
+
+if TYPE_CHECKING:  # only as a type: the ring is found from any Borel's ports
+    from mpinet.topology.borel import Borel
 
 #: largest P for which :func:`find_ring_word` searches a ring (the search is O(P) per try),
 #: and for which it falls back to an exhaustive search

@@ -36,9 +36,10 @@ from typing import ClassVar
 import numpy as np
 
 from mpinet import perm
-from mpinet.errors import SpecError, TopologyError, check_int
-from mpinet.topology._permgraph import PermCayley, cycle_text
+from mpinet.errors import SpecError, TopologyError
 from mpinet.topology._schreier import group_order, orbits
+from mpinet.topology.permgraph import PermCayley, cycle_text
+from mpinet.values import check_int
 
 SPEC_FORM = "cayley:K:GENS"
 #: most generators (ports are kept in one byte, 255 meaning "no port")

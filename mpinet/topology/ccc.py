@@ -16,8 +16,9 @@ import re
 
 import numpy as np
 
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 #: Largest supported ring length: 30 * 2^30 nodes.
 MAX_N = 30

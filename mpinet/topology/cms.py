@@ -29,9 +29,10 @@ import math
 import numpy as np
 
 from mpinet import perm
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
 from mpinet.topology.base import Topology
 from mpinet.topology.macrostar import MacroStar
+from mpinet.values import check_int
 
 SPEC_FORM = "cms:C,L,N"
 #: most kept clusters (the kept set is built by a search over c clusters)

@@ -21,8 +21,9 @@ import re
 
 import numpy as np
 
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 #: Largest supported level: 8^10 = 2^30 nodes.
 MAX_M = 10
@@ -30,7 +31,7 @@ MAX_M = 10
 _LABEL = re.compile(r"^\(?\s*([0-7](?:\s*[0-7])*)\s*\)?$")
 
 
-def _rep(t: np.ndarray | int) -> np.ndarray | int:
+def repunit(t: np.ndarray | int) -> np.ndarray | int:
     """Octal repunit ``0o11...1`` with ``t`` ones, i.e. ``(8^t - 1) / 7``."""
     return ((1 << (3 * t)) - 1) // 7
 
@@ -115,8 +116,8 @@ def sroute_path(src: int, dst: int, m: int) -> list[int]:
         prefix = (a >> (3 * k)) << (3 * k)  # alpha_{m..k}, lower digits cleared
         ak, bk = (a >> (3 * k)) & 7, (b >> (3 * k)) & 7
         rest = (a >> (3 * k + 3)) << (3 * k + 3)
-        gw_a = prefix | (bk * _rep(k))
-        gw_b = rest | (bk << (3 * k)) | (ak * _rep(k))
+        gw_a = prefix | (bk * repunit(k))
+        gw_b = rest | (bk << (3 * k)) | (ak * repunit(k))
         go(a, gw_a)
         path.append(gw_b)
         go(gw_b, b)
@@ -155,7 +156,7 @@ class FCCN(Topology):
 
     def ugns(self) -> np.ndarray:
         """Ids of the eight unconnected gateway nodes ``(v^m)``."""
-        return np.arange(8, dtype=np.int64) * _rep(self.m)
+        return np.arange(8, dtype=np.int64) * repunit(self.m)
 
     def digits(self, ids: object) -> np.ndarray:
         """``(len(ids), m)`` octal digits, column ``j`` = ``beta_{j+1}``."""
@@ -190,13 +191,13 @@ class FCCN(Topology):
             out[:, b] = ids ^ (1 << b)
         nu = ids & 7
         # Digits equal to nu become 0 in x; the lowest set bit of x marks digit k.
-        x = ids ^ (nu * _rep(self.m))
+        x = ids ^ (nu * repunit(self.m))
         ugn = x == 0
         t = _popcount((x & -x) - 1) // 3  # = k - 1, length of the trailing run
         t[ugn] = 0
         kappa = (ids >> (3 * t)) & 7
         high = (ids >> (3 * t + 3)) << (3 * t + 3)
-        inter = high | (nu << (3 * t)) | (kappa * _rep(t))
+        inter = high | (nu << (3 * t)) | (kappa * repunit(t))
         out[:, 3] = np.where(ugn, -1, inter)
         return out
 

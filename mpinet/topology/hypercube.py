@@ -11,8 +11,9 @@ import re
 
 import numpy as np
 
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 #: Largest supported dimension: 2^40 nodes still fit int64 ids comfortably.
 MAX_N = 40

@@ -27,8 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from mpinet import perm
-from mpinet.errors import TopologyError, check_int
-from mpinet.topology._permgraph import PermCayley
+from mpinet.errors import TopologyError
+from mpinet.topology.permgraph import PermCayley
+from mpinet.values import check_int
 
 SPEC_FORM = "ims:M,L,N"
 

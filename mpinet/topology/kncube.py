@@ -18,8 +18,9 @@ import re
 
 import numpy as np
 
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 #: most nodes of a k-ary n-cube (ids stay far inside int64)
 MAX_NODES = 1 << 40
@@ -109,9 +110,10 @@ class Mesh(_KNCube):
 
     def __init__(self, k: int | str, n: int | str) -> None:
         super().__init__(k, n)
-        # K = 2: every node has one port per dimension, the hypercube
+        # K = 2: every node has one port per dimension (the hypercube), but no automorphism
+        # keeps the ports (+i exists at coordinate 0 only), and mpinet's symmetry is by those
         self.regular = self.k == 2
-        self.vertex_transitive = self.k == 2
+        self.vertex_transitive = False
 
     def describe(self) -> dict:
         """:meth:`Topology.describe` with the degree of the nodes (N at the corners, 2N inside)."""

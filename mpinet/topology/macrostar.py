@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from mpinet import perm
-from mpinet.errors import TopologyError, check_int
-from mpinet.topology._permgraph import PermCayley
+from mpinet.errors import TopologyError
+from mpinet.topology.permgraph import PermCayley
+from mpinet.values import check_int
 
 
 def swap_generator(l: int, n: int, i: int) -> np.ndarray:

@@ -19,8 +19,9 @@ import re
 import numpy as np
 
 from mpinet import perm
-from mpinet.errors import TopologyError, check_int
+from mpinet.errors import TopologyError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 
 _LABEL = re.compile(r"^<?\s*(\d+)\s*[,;]\s*([\d .,]+?)\s*>?$")
 

@@ -7,8 +7,8 @@ first and the i-th symbol. Labels are the permutations, e.g. ``34125``.
 from __future__ import annotations
 
 from mpinet import perm
-from mpinet.errors import check_int
-from mpinet.topology._permgraph import PermCayley
+from mpinet.topology.permgraph import PermCayley
+from mpinet.values import check_int
 
 
 class Star(PermCayley):

@@ -32,7 +32,8 @@ Storage: chunks of about 1 MiB of rows (HDF5's default chunk cache), each with a
 fletcher32 checksum that HDF5 verifies on every read, gzip level 1 with the shuffle
 filter; columns under ``COMPRESS_MIN_BYTES`` (1 MiB) are not compressed (one chunk), since
 compressing them costs more time than it saves (a 40,000-packet trace: 15 -> 10 ms).
-The virtual datasets of a split master have the fill value of :func:`mpinet.trace.datasets._missing`
+The virtual datasets of a split master have the fill value of
+:func:`mpinet.trace.datasets.missing_fill`
 (the dtype's minimum for signed integers, NaN for floats; attribute ``missing_value``):
 plain h5py reads the rows of a lost part file as that value, without an error, whereas
 :func:`open` refuses the trace.

@@ -16,7 +16,7 @@ BLOCK_CHUNKS = 8  # rows copied per write call, in chunks
 FILTERS: dict[str, Any] = {"compression": "gzip", "compression_opts": 1, "shuffle": True}
 
 
-def _missing(dt: np.dtype) -> Any:
+def missing_fill(dt: np.dtype) -> Any:
     """A fill value no mpinet column holds, for rows of a split trace whose part is lost."""
     if dt.kind == "i":
         return np.iinfo(dt).min
@@ -27,7 +27,9 @@ def _missing(dt: np.dtype) -> Any:
     return None  # bool and bytes: HDF5's default (false, empty)
 
 
-def _create(g: h5py.Group, name: str, dtype: Any, shape: tuple, filters: bool) -> h5py.Dataset:
+def create_column(
+    g: h5py.Group, name: str, dtype: Any, shape: tuple, filters: bool
+) -> h5py.Dataset:
     """A column dataset: chunked (~1 MiB) with a fletcher32 checksum per chunk, and gzip
     unless smaller than ``COMPRESS_MIN_BYTES`` (compressing it costs more time than it
     saves). ``filters=False`` (the parallel path): contiguous, no checksum."""
@@ -48,11 +50,11 @@ def _create(g: h5py.Group, name: str, dtype: Any, shape: tuple, filters: bool) -
     )
 
 
-class _StoppedError(Exception):
+class StoppedError(Exception):
     """A write into a :class:`GuardedFile` failed: stop filling, close, then report."""
 
 
-def _fill(ds: h5py.Dataset, pieces: Sequence[Any], failed: Callable[[], bool] = bool) -> None:
+def fill_column(ds: h5py.Dataset, pieces: Sequence[Any], failed: Callable[[], bool] = bool) -> None:
     """Write the concatenation of ``pieces`` (arrays or datasets) in whole-chunk blocks.
 
     ``failed()`` is asked after every block; once true (the disk is full) the rest is
@@ -73,12 +75,12 @@ def _fill(ds: h5py.Dataset, pieces: Sequence[Any], failed: Callable[[], bool] = 
                 ds[off : off + held] = buf
                 off, held = off + held, 0
                 if failed():
-                    raise _StoppedError
+                    raise StoppedError
     if held:
         ds[off : off + held] = buf[:held]
 
 
-def _fsync(path: str, directory: bool = False) -> None:
+def fsync_path(path: str, directory: bool = False) -> None:
     fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
     try:
         os.fsync(fd)

@@ -24,7 +24,7 @@ _KINDS = "biufcS"
 Schema = dict[str, dict[str, tuple[str, tuple[int, ...]]]]
 
 
-def _local_tables(tables: Any) -> tuple[dict, Schema, dict[str, int]]:
+def local_tables(tables: Any) -> tuple[dict, Schema, dict[str, int]]:
     if not isinstance(tables, dict):
         raise TraceError(f"tables must be a dict of dicts of arrays, got {type(tables).__name__}")
     arrays: dict[str, dict[str, np.ndarray]] = {}
@@ -52,7 +52,7 @@ def _local_tables(tables: Any) -> tuple[dict, Schema, dict[str, int]]:
     return arrays, schema, rows
 
 
-def _same_schema(ref: Schema, other: Schema, r: int) -> None:
+def same_schema(ref: Schema, other: Schema, r: int) -> None:
     if list(ref) != list(other):
         raise TraceError(f"rank {r} passes tables {list(other)}, rank 0 passes {list(ref)}")
     for t, cols in ref.items():
@@ -74,10 +74,10 @@ def check_attrs(attrs: Any) -> None:
     for key, value in attrs.items():
         if key in RESERVED_ATTRS:
             raise TraceError(f"attribute {key!r} is set by the trace writer itself")
-        _attr_value(key, value)
+        attr_value(key, value)
 
 
-def _attr_value(key: Any, value: Any) -> Any:
+def attr_value(key: Any, value: Any) -> Any:
     """``value`` as stored in HDF5, or :class:`TraceError`."""
     if not isinstance(key, str) or not key:
         raise TraceError(f"attribute names must be non-empty strings, got {key!r}")
@@ -116,7 +116,7 @@ def _json(value: Any) -> str:
         raise TraceError(f"check value {value!r:.60} cannot be stored: {exc}") from None
 
 
-def _encode_checks(checks: Any) -> dict[str, np.ndarray] | None:
+def encode_checks(checks: Any) -> dict[str, np.ndarray] | None:
     if checks is None:
         return None
     if not isinstance(checks, (list, tuple)) or not all(isinstance(c, dict) for c in checks):

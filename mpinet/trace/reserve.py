@@ -9,6 +9,7 @@ published) and removes the parts directory of the trace ``--force`` replaced.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -94,6 +95,18 @@ class Reservation(_Reservation):
         self.parts_name = f"{self.name}.parts-{token}"
         self.parts = os.path.join(self.folder, self.parts_name)
         self.split = False
+
+    def take(self) -> None:
+        """Rank 0: hold the writer lock; also remove parts directories of this name left by a
+        writer killed outright (``.NAME.parts-TOKEN.tmp``: SIGKILL, or ``mpiexec`` dying of
+        SIGHUP): with the lock held, no writer of this name is alive."""
+        super().take()
+        if self.writer_lock.exclusive:
+            stale = re.compile(rf"\.{re.escape(self.name)}\.parts-[0-9a-f]{{8}}\.tmp")
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(self.folder or "."):
+                    if stale.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, ignore_errors=True)
 
     def publish(self, split: bool = False) -> None:
         """Move the finished parts (split) and then the file to their final names."""

@@ -33,13 +33,13 @@ from mpinet.engine.comm import resolve
 from mpinet.errors import TraceError
 from mpinet.outputs import GuardedFile, os_error_text
 from mpinet.trace.columns import TABLES, column_meta
-from mpinet.trace.datasets import _create, _fill, _fsync, _missing, _StoppedError
+from mpinet.trace.datasets import StoppedError, create_column, fill_column, fsync_path, missing_fill
 from mpinet.trace.encode import (
-    _attr_value,
-    _encode_checks,
-    _local_tables,
-    _same_schema,
+    attr_value,
     check_attrs,
+    encode_checks,
+    local_tables,
+    same_schema,
 )
 from mpinet.trace.reserve import Reservation, reserve
 from mpinet.values import env_number
@@ -131,7 +131,7 @@ def write_trace(
     mine: dict[str, Any] = {"err": None}
     arrays: dict[str, dict[str, np.ndarray]] = {}
     try:
-        arrays, mine["schema"], mine["rows"] = _local_tables(tables)
+        arrays, mine["schema"], mine["rows"] = local_tables(tables)
         mine["nbytes"] = sum(a.nbytes for cols in arrays.values() for a in cols.values())
         if rank == 0:
             mine.update(_root_plan(path, attrs, checks, meta, reservation))
@@ -144,7 +144,7 @@ def write_trace(
             raise TraceError(p["err"] if r == 0 else f"rank {r}: {p['err']}")
     plan = plans[0]
     for r, p in enumerate(plans[1:], 1):
-        _same_schema(plan["schema"], p["schema"], r)
+        same_schema(plan["schema"], p["schema"], r)
     plan["rank_rows"] = {t: [p["rows"][t] for p in plans] for t in plan["schema"]}
     total = sum(p["nbytes"] for p in plans)
     layout = select_layout(consolidate, size, total, plan["limit"])
@@ -184,7 +184,7 @@ def _root_plan(
     if reservation is not None and os.path.abspath(os.fspath(path)) != reservation.path:
         raise TraceError(f"trace path {path} is not the reserved {reservation.path}")
     check_attrs(attrs)
-    _encode_checks(checks)  # validate now; encoded where written
+    encode_checks(checks)  # validate now; encoded where written
     if meta is not None and not isinstance(meta, dict):
         raise TraceError(f"meta must be a dict of dicts of (units, description), got {meta!r:.60}")
     # validated before any work (cli.get_comm): a bad value never surfaces after the run
@@ -241,7 +241,7 @@ class _Writer:
             guard = GuardedFile(name)
         self._failed = lambda: guard.error is not None
         try:
-            with h5py.File(guard, "w", track_order=True) as f, contextlib.suppress(_StoppedError):
+            with h5py.File(guard, "w", track_order=True) as f, contextlib.suppress(StoppedError):
                 yield f
         finally:
             guard.close()
@@ -258,7 +258,7 @@ class _Writer:
         """Root attributes and ``/checks``; ``data=False`` creates the checks unwritten and
         unfiltered (the parallel path, where rank 0 alone writes them)."""
         for key, value in self.plan["attrs"].items():
-            f.attrs[key] = _attr_value(key, value)
+            f.attrs[key] = attr_value(key, value)
         f.attrs["layout_version"] = LAYOUT_VERSION
         f.attrs["mpinet_version"] = __version__
         f.attrs["layout"] = layout
@@ -267,12 +267,12 @@ class _Writer:
         if layout == "split":  # what plain h5py cannot tell: the files the data lives in
             names = [f"{self.res.parts_name}/rank{r:05d}.h5" for r in range(nparts)]
             f.attrs["parts"] = np.array(names, dtype=h5py.string_dtype())
-        if (checks := _encode_checks(self.plan["checks"])) is not None:
+        if (checks := encode_checks(self.plan["checks"])) is not None:
             g = f.create_group("checks", track_order=True)
             g.attrs["description"] = TABLES["checks"]
             parallel = layout == "parallel"
             for k, col in checks.items():
-                ds = _create(g, k, col.dtype, col.shape, not parallel)
+                ds = create_column(g, k, col.dtype, col.shape, not parallel)
                 if data:
                     ds[...] = col
                 self._describe(ds, "checks", k)
@@ -295,7 +295,9 @@ class _Writer:
             self._root(f, "single", nparts)
 
             def make(g: h5py.Group, c: str, dt: np.dtype, shape: tuple) -> None:
-                _fill(_create(g, c, dt, shape, True), pieces(g.name[1:], c), self._failed)
+                fill_column(
+                    create_column(g, c, dt, shape, True), pieces(g.name[1:], c), self._failed
+                )
 
             self._tables(f, make)
         return "single"
@@ -313,9 +315,9 @@ class _Writer:
             for t, cols in arrays.items():
                 g = f.create_group(t, track_order=True)
                 for c, a in cols.items():
-                    _fill(_create(g, c, a.dtype, a.shape, True), [a], self._failed)
+                    fill_column(create_column(g, c, a.dtype, a.shape, True), [a], self._failed)
         if durable:
-            _fsync(name)
+            fsync_path(name)
 
     def from_parts(self, layout: str, size: int) -> str:
         """Rank 0: the master over the finished parts, consolidated or virtual."""
@@ -336,7 +338,7 @@ class _Writer:
 
             def make(g: h5py.Group, c: str, dt: np.dtype, shape: tuple) -> None:
                 if shape[0] == 0:
-                    _create(g, c, dt, shape, True)
+                    create_column(g, c, dt, shape, True)
                     return
                 vl = h5py.VirtualLayout(shape=shape, dtype=dt)
                 off = 0
@@ -347,7 +349,7 @@ class _Writer:
                         vl[off : off + rows] = vs
                         off += rows
                 # rows of a lost part read as this value in plain h5py (no error there)
-                fill = _missing(dt)
+                fill = missing_fill(dt)
                 ds = g.create_virtual_dataset(c, vl, fillvalue=fill)
                 if fill is not None:
                     ds.attrs["missing_value"] = np.array(fill, dtype=dt)
@@ -368,7 +370,7 @@ class _Writer:
 
             def make(g: h5py.Group, c: str, dt: np.dtype, shape: tuple) -> None:
                 nonlocal err
-                ds = _create(g, c, dt, shape, False)
+                ds = create_column(g, c, dt, shape, False)
                 rows = self.plan["rank_rows"][g.name[1:]]
                 off, n = sum(rows[: self.rank]), rows[self.rank]
                 block = max(1, MPIO_BLOCK_BYTES // max(1, dt.itemsize * math.prod(shape[1:])))
@@ -392,7 +394,7 @@ class _Writer:
         if delay := env_number("MPINET_TEST_WRITE_DELAY", 0):
             time.sleep(delay)  # tests: a signal or a rival run during the write
         self.res.check_alive()
-        _fsync(self.tmp)
+        fsync_path(self.tmp)
         if layout == "split":
-            _fsync(self.tmp_parts, directory=True)
+            fsync_path(self.tmp_parts, directory=True)
         self.res.publish(split=layout == "split")

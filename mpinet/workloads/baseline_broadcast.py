@@ -25,6 +25,7 @@ import numpy as np
 from mpinet.errors import TopologyError
 from mpinet.routing.tables import distances_from, neighbor_table
 from mpinet.topology.base import Topology
+from mpinet.workloads.checks import Check, log2_bound
 from mpinet.workloads.scc_broadcast import ScheduledBroadcast, relay
 
 
@@ -189,8 +190,6 @@ def _ecc(topo: Topology) -> int:
 
 
 def _checks():
-    from mpinet.workloads.checks import Check, log2_bound
-
     def bound(t: Topology) -> int:
         return max(_ecc(t), log2_bound(t))
 

@@ -29,6 +29,7 @@ from functools import lru_cache
 import numpy as np
 
 from mpinet import rng
+from mpinet.errors import WorkloadError
 from mpinet.topology.base import Topology
 
 NAMES = (
@@ -50,8 +51,6 @@ DIGIT_PATTERNS = ("tornado", "neighbor")
 
 def check(topo: Topology, name: str) -> None:
     """Raise WorkloadError when BookSim would refuse pattern ``name`` on ``topo``."""
-    from mpinet.workloads.unicast import WorkloadError  # unicast imports this module
-
     n = topo.num_nodes
     bits = n.bit_length() - 1
     if name in BIT_PATTERNS and n & (n - 1):
@@ -132,8 +131,6 @@ class OnOff:
     """
 
     def __init__(self, rate: float, alpha: float, beta: float, r1: float) -> None:
-        from mpinet.workloads.unicast import WorkloadError
-
         given = {"burst_alpha": alpha, "burst_beta": beta, "burst_r1": r1}
         neg = [k for k, v in given.items() if v < 0]
         if len(neg) != 1:

@@ -20,6 +20,7 @@ import numpy as np
 from mpinet.engine.collective import Holdings
 from mpinet.routing.tables import distances_from, neighbor_table
 from mpinet.topology.base import Topology
+from mpinet.workloads.checks import Check, log2_bound
 
 
 class FloodingBroadcast:
@@ -114,8 +115,6 @@ def _ecc(topo: Topology) -> int:
 
 
 def _checks():
-    from mpinet.workloads.checks import Check, log2_bound
-
     out = []
     for spec, quick in [
         ("scc:5", True),

@@ -13,8 +13,8 @@ engine and gives a verdict from the *measured* steps:
 * ``FAIL``: incomplete, or measured worse than the paper, or below the lower
   bound (which would mean the engine or the bound is wrong).
 
-Each collective module lists its checks in ``CHECKS``; this module gathers
-them (``all_checks``).
+Each collective module lists its checks in ``CHECKS``;
+:func:`mpinet.workloads.catalogue.all_checks` gathers them (each imports this module).
 """
 
 from __future__ import annotations
@@ -62,26 +62,6 @@ def verdict(measured: int, complete: bool, paper: int | None, lower: int) -> str
 def log2_bound(topo: Topology) -> int:
     """One-port broadcast lower bound: informed nodes at most double per step."""
     return math.ceil(math.log2(topo.num_nodes))
-
-
-def all_checks() -> list[Check]:
-    """Every check of every collective module, in catalogue order."""
-    from mpinet.workloads import broadcast
-
-    mods = [broadcast]
-    for name in (
-        "scc_broadcast",
-        "baseline_broadcast",
-        "mnb_te",
-        "mnb_routed",
-        "te",
-        "emulate_star",
-    ):
-        try:
-            mods.append(__import__(f"mpinet.workloads.{name}", fromlist=["CHECKS"]))
-        except ImportError:
-            continue
-    return [c for m in mods for c in getattr(m, "CHECKS", [])]
 
 
 def topology_of(check: Check) -> Topology:

@@ -41,6 +41,7 @@ from mpinet.errors import MpinetError
 from mpinet.routing.words import WordScheduleRouter
 from mpinet.topology import from_spec
 from mpinet.topology.macrostar import MacroStar
+from mpinet.workloads.checks import Check
 
 ALGORITHMS = ("all-dims", "sweep", "broadcast", "mnb")
 MODES = ("sdc", "consecutive", "all-port")
@@ -313,7 +314,7 @@ def packet_checks(em: EmulateStar, packets: np.ndarray, comm: Any) -> list[dict]
     """Per-packet checks on the records each rank owns (``gather_packets`` layout)."""
     from mpinet.engine.comm import sum_op
     from mpinet.engine.exchange import exchange_rows
-    from mpinet.engine.report import _owner
+    from mpinet.engine.report import owner_rank
 
     pid, src, dst, inj, done, hops = (packets[:, i] for i in range(6))
     w = em.headers(pid, src, dst, 0)[:, 0]
@@ -328,7 +329,7 @@ def packet_checks(em: EmulateStar, packets: np.ndarray, comm: Any) -> list[dict]
         # ask the owner of the record "src received msg" when it was delivered
         q = np.stack([msg[need] * n + src[need], inj[need]], axis=1)
         size = comm.Get_size()
-        owner = _owner(q[:, 0], em.pid_space, size)
+        owner = owner_rank(q[:, 0], em.pid_space, size)
         got = exchange_rows(comm, q, owner) if size > 1 else q
         at = np.searchsorted(pid, got[:, 0])
         found = (at < pid.size) & (pid[np.minimum(at, pid.size - 1)] == got[:, 0])
@@ -388,8 +389,6 @@ def emulation_lower_bound(em: EmulateStar) -> int:
 
 
 def _checks():
-    from mpinet.workloads.checks import Check
-
     def runner(algorithm, mode):
         def run(topo, model, comm):
             return EmulationResult(run_emulation(topo, algorithm, mode, comm))

@@ -29,6 +29,7 @@ from mpinet.engine.models import Model
 from mpinet.routing.base import HopContext, Router
 from mpinet.routing.tables import neighbor_table
 from mpinet.topology.base import Topology
+from mpinet.workloads.checks import Check
 
 
 class RoutedMNB:
@@ -102,7 +103,7 @@ def routed_mnb_lower_bound(topo: Topology, model: Model | str) -> int:
     """``N - 1`` (sdc, one-port); else ``ceil((N - 1) / min degree)``, ``ceil((N - 1) / k)``
     under k-port, and the diameter."""
     from mpinet.engine.models import parse_model
-    from mpinet.workloads.te import _weighted_sums
+    from mpinet.workloads.te import weighted_sums
 
     if isinstance(model, str):
         model = parse_model(model)
@@ -111,14 +112,12 @@ def routed_mnb_lower_bound(topo: Topology, model: Model | str) -> int:
         return n - 1
     nb = neighbor_table(topo)
     mindeg = int((nb >= 0).sum(axis=1).min())
-    diameter = _weighted_sums(topo, np.ones((1, topo.degree)))[1]
+    diameter = weighted_sums(topo, np.ones((1, topo.degree)))[1]
     k = model.k if model.kind == "k-port" else mindeg  # k-port: N(N-1) sends, N k per step
     return max(math.ceil((n - 1) / mindeg), math.ceil((n - 1) / k), diameter)
 
 
 def _checks():
-    from mpinet.workloads.checks import Check
-
     def prog(model):
         from mpinet.engine.models import parse_model
         from mpinet.routing import make_router

@@ -33,6 +33,7 @@ from mpinet.engine.collective import Holdings
 from mpinet.errors import MpinetError
 from mpinet.routing.tables import distances_from, neighbor_table
 from mpinet.topology.base import Topology
+from mpinet.workloads.checks import Check
 
 
 class MNBError(MpinetError, ValueError):
@@ -185,8 +186,6 @@ _MNB_SRC = {
 
 
 def _checks():
-    from mpinet.workloads.checks import Check
-
     out = []
     mnb = [("star:4", True), ("star:5", True), ("ms:2,2", True), ("star:6", False)]
     mnb += [("ms:3,2", False), ("ms:2,3", False), ("star:7", False)]

@@ -39,9 +39,10 @@ from functools import lru_cache
 import numpy as np
 
 from mpinet import perm, rng
+from mpinet.errors import WorkloadError
 from mpinet.routing.tables import all_pairs_tables, distances_from, neighbor_table
-from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.base import Topology
+from mpinet.topology.permgraph import PermCayley
 
 NAMES = ("nearest-neighbour", "antipodal", "reversal", "transpose")
 #: families whose labels are permutations of all k symbols (SCC: its permutation part)
@@ -52,8 +53,6 @@ MAX_ALL_PAIRS_NODES = 4096
 
 def check(topo: Topology, name: str) -> None:
     """Raise WorkloadError when pattern ``name`` does not apply to ``topo``."""
-    from mpinet.workloads.unicast import WorkloadError  # unicast imports this module
-
     if name in ("reversal", "transpose") and not _permutations(topo):
         raise WorkloadError(
             f"workload pattern {name!r} needs a network whose labels are permutations "

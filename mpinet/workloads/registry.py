@@ -9,10 +9,10 @@ A new kind is a subclass (anywhere) added to the table below, or passed to
 
 from __future__ import annotations
 
+from mpinet.errors import WorkloadError
 from mpinet.topology.base import Topology
 from mpinet.workloads.base import ENGINES, WorkloadKind
 from mpinet.workloads.kinds import BUILTIN
-from mpinet.workloads.unicast import WorkloadError
 
 #: every workload kind by its ``workload.kind`` name
 WORKLOADS: dict[str, type[WorkloadKind]] = {name: cls for cls in BUILTIN for name in cls.names}

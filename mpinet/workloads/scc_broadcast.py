@@ -49,6 +49,7 @@ from mpinet.engine.collective import Holdings
 from mpinet.errors import TopologyError
 from mpinet.routing.tables import distances_from, neighbor_table
 from mpinet.topology.base import Topology
+from mpinet.workloads.checks import Check, log2_bound
 
 #: SCC ports (n >= 4): local+, local-, lateral.
 _PLUS, _MINUS, _LAT = 0, 1, 2
@@ -297,8 +298,6 @@ def _bound(ports: int, messages: int):
     ``ceil(B / ports)`` and needs the eccentricity; one-port also ``ceil(log2 N)``."""
 
     def bound(topo: Topology) -> int:
-        from mpinet.workloads.checks import log2_bound
-
         b = -(-messages // ports) + _ecc(topo) - 1
         return max(b, log2_bound(topo)) if ports == 1 else b
 
@@ -316,8 +315,6 @@ def _thm6(multiport: bool):
 
 
 def _checks():
-    from mpinet.workloads.checks import Check
-
     out = []
     cases = [(n, b, n <= 6 and b <= 2) for n in (4, 5, 6, 7) for b in (1, 2, 3, 4)]
     for n, b, quick in cases:

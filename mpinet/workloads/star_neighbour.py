@@ -23,10 +23,10 @@ import numpy as np
 
 from mpinet import perm
 from mpinet.engine.models import Model
+from mpinet.errors import WorkloadError
 from mpinet.routing.base import Router
 from mpinet.topology.base import Topology
 from mpinet.workloads.base import Footprint, WorkloadKind
-from mpinet.workloads.unicast import WorkloadError
 
 #: families whose nodes are permutations of all k symbols, star dimension j = T_j
 FAMILIES = ("star", "ms", "ims")

@@ -40,8 +40,9 @@ from mpinet.engine.models import Model, parse_model
 from mpinet.errors import MpinetError
 from mpinet.routing.cayley_te import TEScheduleRouter, te_schedule
 from mpinet.routing.tables import neighbor_table
-from mpinet.topology._permgraph import PermCayley
 from mpinet.topology.base import Topology
+from mpinet.topology.permgraph import PermCayley
+from mpinet.workloads.checks import Check
 
 ALGORITHMS = ("schedule", "routed")
 _BOUND_ELEMENTS = 1 << 22  # sources x nodes x degree of one weighted-distance sweep
@@ -122,7 +123,7 @@ class ScheduledAllPairs:
         return src * n + dst, src, dst
 
 
-def _weighted_sums(topo: Topology, weights: np.ndarray) -> tuple[np.ndarray, int]:
+def weighted_sums(topo: Topology, weights: np.ndarray) -> tuple[np.ndarray, int]:
     """``sum_xy dist_c(x, y)`` for each row ``c`` of ``weights`` (per port), and the diameter."""
     nb = neighbor_table(topo).astype(np.int64)
     n = topo.num_nodes
@@ -167,7 +168,7 @@ def te_lower_bound(topo: Topology, model: Model | str) -> int:
             if any(w) and len(set(w)) > 1
         ]
     weights = np.array([g[cls] for g in grid])
-    sums, diameter = _weighted_sums(topo, weights)
+    sums, diameter = weighted_sums(topo, weights)
     caps = np.asarray(model.port_capacities(topo), dtype=float)
     nb = neighbor_table(topo)
     k = ports_per_step(topo, model)
@@ -252,7 +253,7 @@ def run_te(
     transmissions = int(rec.counters[:, 0].sum())  # the counters are global already
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     rss = max(comm.allgather(rss))
-    hops = round(_weighted_sums(topo, np.ones((1, topo.degree)))[0][0])
+    hops = round(weighted_sums(topo, np.ones((1, topo.degree)))[0][0])
     return TEResult(
         steps=rec.steps,
         complete=delivered == n * (n - 1),
@@ -279,8 +280,6 @@ _MODELS = ("sdc", "one-port", "all-port")
 
 
 def _checks():
-    from mpinet.workloads.checks import Check
-
     out = []
     scheduled = [("star:4", True), ("star:5", True), ("ms:2,2", True), ("star:6", False)]
     scheduled += [("ms:3,2", False), ("ms:2,3", False), ("star:7", False)]

@@ -25,8 +25,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from mpinet import rng
-from mpinet.errors import MpinetError, check_int
+from mpinet.errors import WorkloadError
 from mpinet.topology.base import Topology
+from mpinet.values import check_int
 from mpinet.workloads import booksim_traffic, patterns
 
 PATTERNS = (
@@ -40,10 +41,6 @@ PATTERNS = (
 )
 #: ``workload.injection`` values
 INJECTIONS = ("once", "bernoulli", "on_off")
-
-
-class WorkloadError(MpinetError, ValueError):
-    """Bad workload parameters."""
 
 
 class Unicast:
