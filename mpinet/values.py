@@ -1,4 +1,4 @@
-"""One validator for every value mpinet is given, and one strict JSON printer.
+"""One validator for every value mpinet is given, one strict JSON printer, one table printer.
 
 Every number mpinet accepts — a job key (file or ``--set``), a command-line
 flag, an environment variable, a ``--faults`` item, a topology parameter
@@ -22,6 +22,9 @@ as unset.
 :func:`json_text` is the one printer of ``--json`` output: NaN and infinities
 become ``null``, numpy scalars and arrays plain Python, and ``allow_nan=False``
 makes anything missed fail loudly instead of printing bare ``NaN``.
+
+:func:`label_rows` prints the label/value rows of every command's report and
+:func:`channel_text` a channel of a deadlock cycle, one notation for all of them.
 
 Bottom layer: no MPI, no file I/O; imports only numpy and :mod:`mpinet.errors`.
 """
@@ -356,6 +359,24 @@ def json_safe(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [json_safe(v) for v in x]
     return x
+
+
+def label_rows(rows: list[tuple[str, Any]], indent: str = "") -> list[str]:
+    """``label  value`` lines, the values aligned two spaces after the longest label."""
+    width = max((len(k) for k, _ in rows), default=0)
+    return [f"{indent}{k:<{width}}  {v}" for k, v in rows]
+
+
+def channel_text(c: Mapping[str, Any]) -> str:
+    """One channel of a deadlock cycle: ``node --port--> next``, then its VC or class.
+
+    ``c`` holds ``node``, ``port`` and ``next`` (labels) and ``vc`` (the flit engine's
+    and the VC analysis' channels) or ``class`` (a buffer class; ``None``: no classes).
+    """
+    out = f"{c['node']} --{c['port']}--> {c['next']}"
+    if c.get("vc") is not None:
+        return f"{out} (VC {c['vc']})"
+    return out if c.get("class") is None else f"{out} (class {c['class']})"
 
 
 def json_text(obj: Any, **kw: Any) -> str:

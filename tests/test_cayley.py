@@ -585,3 +585,18 @@ def test_permutation_patterns_run_on_cayley_forms_as_on_star(pattern):
         recs.append(Engine(topo, router, parse_model("all-port"), None, seed=1).run(w))
     assert recs[0].steps == recs[1].steps
     assert np.array_equal(recs[0].packets, recs[1].packets)
+
+
+def test_degree_limit_is_the_one_of_every_network():
+    """transposition:12 has 66 generators: over MAX_DEGREE (64 ports, one 64-bit mask), the
+    same limit the file readers and the routing tables apply, refused before any node."""
+    from mpinet.topology import from_spec
+    from mpinet.topology.base import MAX_DEGREE
+
+    assert MAX_GENERATORS == MAX_DEGREE == 64
+    with pytest.raises(TopologyError, match=r"66 generators, over the limit of 64 \(routing"):
+        from_spec("transposition:12")
+    with pytest.raises(TopologyError, match=r"over the limit of 64"):
+        from_spec(
+            "cayley:12:" + ",".join(f"({a} {b})" for a in range(1, 13) for b in range(a + 1, 13))
+        )

@@ -361,3 +361,22 @@ def test_make_faults_validates_its_inputs():
     assert f.nodes.tolist() == [topo.parse_label("1234")]
     assert f.describe(steps=2)["applied"] is False and f.describe(steps=3)["applied"] is True
     assert "applied" not in f.describe()
+
+
+def test_label_rows_align_values_after_the_longest_label():
+    from mpinet.values import label_rows
+
+    rows = [("a", 1), ("longer label", "x y"), ("mid", None)]
+    lines = label_rows(rows, indent="  ")
+    assert lines == ["  a             1", "  longer label  x y", "  mid           None"]
+    assert {line.index(str(v)) for line, (_, v) in zip(lines, rows, strict=True)} == {16}
+    assert label_rows([]) == []
+
+
+def test_channel_text_one_notation_for_vc_class_and_none():
+    from mpinet.values import channel_text
+
+    hop = {"node": "1234", "port": "T2", "next": "2134"}
+    assert channel_text({**hop, "vc": 0, "class": 0}) == "1234 --T2--> 2134 (VC 0)"
+    assert channel_text({**hop, "class": 3}) == "1234 --T2--> 2134 (class 3)"
+    assert channel_text({**hop, "class": None}) == "1234 --T2--> 2134"

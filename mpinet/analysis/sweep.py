@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from mpinet.errors import TraceError
+from mpinet.values import label_rows
 
 HISTOGRAMS = ("latency", "source_queue", "network", "hops")
 
@@ -141,8 +142,7 @@ def format_sweep(res: dict) -> str:
     if b["model_bound"] is not None:
         head.insert(5, ("model bound", f"{b['model_bound']:.4f} ({b['model']})"))
     head += [("note", n) for n in b.get("notes", [])]
-    width = max(len(k) for k, _ in head) + 2
-    out = [f"{k:<{width}}{v}" for k, v in head]
+    out: list[str] = []
     classes = res["port_classes"]
     cols = ["offered", "injected", "accepted", "lat mean", "p50", "p99", "queue", "network",
             "hops", *[f"util {c}"[:14] for c in classes]]  # fmt: skip
@@ -170,27 +170,27 @@ def format_sweep(res: dict) -> str:
     for r in rows:
         out.append("  ".join(v.rjust(w) if i < len(r) - 1 else v
                              for i, (v, w) in enumerate(zip(r, widths, strict=True))))  # fmt: skip
-    out.append("")
-    out.append(f"{'saturation':<{width}}{saturation_text(res)}")
+    tail = [("saturation", saturation_text(res))]
     dead = [pt for pt in res["points"] if pt.get("deadlocked")]
     if dead:
-        out.append(
-            f"{'deadlocked':<{width}}{len(dead)} load(s), from {dead[0]['offered']:.4f} (each run "
-            "stopped at its deadlock: its numbers are not a throughput; see the checks)"
-        )
-    out.append(f"{'throughput':<{width}}{_throughput(sat, sw)}")
+        tail.append(("deadlocked", f"{len(dead)} load(s), from {dead[0]['offered']:.4f} (each "
+                     "run stopped at its deadlock: its numbers are not a throughput; see the "
+                     "checks)"))  # fmt: skip
+    tail.append(("throughput", _throughput(sat, sw)))
     failed = [(pt["offered"], c) for pt in res["points"] for c in pt["checks"] if not c["ok"]]
-    out.append(f"{'checks':<{width}}" + ("all passed at every load" if not failed else
-               f"{len(failed)} FAILED"))  # fmt: skip
-    for rate, c in failed:
-        out.append(f"  FAILED at load {rate:.4f}: {c['name']}: {c['detail']}")
+    tail.append(("checks", f"{len(failed)} FAILED" if failed else "all passed at every load"))
+    after_checks = len(head) + len(tail)
     cpu = f" ({res['cpu_seconds']:.1f} s CPU on the busiest rank)" if "cpu_seconds" in res else ""
-    out.append(f"{'time':<{width}}{res['seconds']:.1f} s{cpu}")
+    tail.append(("time", f"{res['seconds']:.1f} s{cpu}"))
     if res.get("out") or res.get("path"):
-        out.append(f"{'file':<{width}}{res.get('out') or res.get('path')}")
+        tail.append(("file", res.get("out") or res.get("path")))
     elif res.get("out_error"):
-        out.append(f"{'file':<{width}}NOT WRITTEN (see the error on stderr)")
-    return "\n".join(out) + "\n"
+        tail.append(("file", "NOT WRITTEN (see the error on stderr)"))
+    # one alignment for the rows above and below the table
+    lines = label_rows(head + tail)
+    fails = [f"  FAILED at load {rate:.4f}: {c['name']}: {c['detail']}" for rate, c in failed]
+    out = lines[: len(head)] + out + [""] + lines[len(head) : after_checks] + fails
+    return "\n".join(out + lines[after_checks:]) + "\n"
 
 
 def saturation_text(res: dict) -> str:

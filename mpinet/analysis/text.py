@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mpinet.analysis.switching import describe
+from mpinet.values import label_rows
 
 #: root attributes shown first, in this order (the rest follow under "attributes")
 _RUN_KEYS = (
@@ -41,11 +42,6 @@ def _dist(d: dict, unit: str) -> str:
         f"mean {d['mean']:.3f}  p50 {d['p50']}  p99 {d['p99']}  max {d['max']} {unit}"
         f"  ({d['count']:,} packets)"
     )
-
-
-def _table(rows: list[tuple[str, str]]) -> list[str]:
-    width = max(len(k) for k, _ in rows)
-    return [f"{k:<{width}}  {v}" for k, v in rows]
 
 
 def _stretch(st: dict) -> str:
@@ -201,7 +197,7 @@ def format_summary(s: dict, *, all_attrs: bool = True) -> str:
         rows.append(
             ("consistency", "tables agree" if not bad_cons else f"{len(bad_cons)} disagreement(s)")
         )
-    out = _table(rows)
+    out = label_rows(rows)
     for c in s["checks"]:
         mark = "ok  " if c.get("ok") else "FAIL"
         extra = f" ({c['detail']})" if c.get("detail") else ""
@@ -214,8 +210,7 @@ def format_summary(s: dict, *, all_attrs: bool = True) -> str:
     if all_attrs:
         out.append("attributes:")
         keys = [k for k in _RUN_KEYS if k in a] + [k for k in a if k not in _RUN_KEYS]
-        width = max(len(k) for k in keys)
-        out.extend(f"  {k:<{width}}  {a[k]}" for k in keys)
+        out.extend(label_rows([(k, a[k]) for k in keys], indent="  "))
     return "\n".join(out) + "\n"
 
 

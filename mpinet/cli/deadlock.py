@@ -9,7 +9,7 @@ from typing import Any
 from mpinet.cli import agree, collective, get_comm, progress, seed_arg
 from mpinet.cli.router_options import add_router_options, router_options
 from mpinet.cli.switching_options import add_switching
-from mpinet.values import Range, arg, json_text
+from mpinet.values import Range, arg, channel_text, json_text, label_rows
 
 HELP = """\
 Build the channel dependency graph of a router on a network and say whether
@@ -263,17 +263,17 @@ def format_vc_report(r: dict) -> str:
                 f"a shortest cycle found has {r['cycle_length']} channels:",
             )
         )
-    width = max(len(k) for k, _ in rows)
-    out = [f"{k:<{width}}  {v}" for k, v in rows]
-    for c in r["cycle"] or []:
-        out.append(f"    {c['node']} --{c['port']}--> {c['next']} (VC {c['vc']})")
     if r["smallest_vcs"] is not None:
-        out.append(f"{'smallest V':<{width}}  {r['smallest_vcs']}")
+        smallest = str(r["smallest_vcs"])
     else:
-        out.append(
-            f"{'smallest V':<{width}}  none: the graph has a cycle for every V "
+        smallest = (
+            "none: the graph has a cycle for every V "
             f"(vc_policy {r['vc_policy']} adds no order to the VCs it gives)"
         )
+    out = label_rows([*rows, ("smallest V", smallest)])
+    # the cycle's channels go under the graph row, before smallest V
+    out[-1:-1] = [f"    {channel_text(c)}" for c in r["cycle"] or []]
+    if r["smallest_vcs"] is None:
         out.append("  way out: --vc-policy hops or negative-hop, or a router whose")
         out.append("  dependencies are acyclic")
     if r.get("literature"):
@@ -315,11 +315,8 @@ def format_report(r: dict) -> str:
                 f"a shortest cycle found has {r['cycle_length']} channels:",
             )
         )
-    width = max(len(k) for k, _ in rows)
-    out = [f"{k:<{width}}  {v}" for k, v in rows]
-    for c in r["cycle"] or []:
-        cls = "" if c["class"] is None else f" (class {c['class']})"
-        out.append(f"    {c['node']} --{c['port']}--> {c['next']}{cls}")
+    out = label_rows(rows)
+    out += [f"    {channel_text(c)}" for c in r["cycle"] or []]
     if not r["acyclic"]:
         out.append('  way out: --buffer-classes hops (model.buffer_classes = "hops"), or a router')
         out.append("  whose dependencies are acyclic")

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from mpinet.cli import agree, collective, get_comm, progress, seed_arg
+from mpinet.values import label_rows
 
 HELP = """\
 Compute a network's exact metrics by breadth-first search: nodes, degree,
@@ -243,8 +244,7 @@ def format_info(info: dict, histogram: bool = False) -> str:
     mem = f"{info['peak_rss_mib']:.0f} MiB max per rank, "
     mem += f"{info['peak_rss_mib_all_ranks']:.0f} MiB in all"
     rows.append(("peak memory", mem))
-    width = max(len(k) for k, _ in rows)
-    out = [f"{k:<{width}}  {v}" for k, v in rows]
+    out = label_rows(rows)
     if info["theory"]:
         out.append("papers' closed forms:")
         out.extend(_theory_lines(info))

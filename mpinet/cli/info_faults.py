@@ -13,6 +13,7 @@ from typing import Any
 
 from mpinet.errors import JobError
 from mpinet.topology.base import Topology
+from mpinet.values import label_rows
 
 FAULTS_HELP = (
     "failed nodes and links, as KEY=VALUE pairs joined by commas: random_links=P, "
@@ -113,9 +114,8 @@ def format_surviving(s: dict) -> str:
         ("avg distance", f"{s['avg_distance']:.6f} (incl. source)"),
         ("", f"{s['avg_distance_excl_source']:.6f} (excl. source)"),
     ]
-    width = max(len(k) for k, _ in rows)
     out = ["surviving graph (distances within its largest component):"]
-    out += [f"  {k:<{width}}  {v}" for k, v in rows]
+    out += label_rows(rows, indent="  ")
     return "\n".join(out) + "\n"
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from mpinet.cli import agree, collective, get_comm, progress, seed_arg
 from mpinet.cli.router_options import add_router_options, router_options
+from mpinet.values import label_rows
 
 HELP = """\
 Route pairs of nodes with a router, without contention, and compare each route
@@ -138,8 +139,7 @@ def format_report(r: dict) -> str:
     if "engine" in r:
         e = r["engine"]
         rows.append(("engine", "same route lengths, pair by pair" if e["agrees"] else "DISAGREES"))
-    width = max(len(k) for k, _ in rows)
-    out = [f"{k:<{width}}  {v}" for k, v in rows]
+    out = label_rows(rows)
     out.append("route length histogram (length: routes / shortest distances):")
     h, s = r["histogram"], r["shortest_histogram"]
     for d in range(max(len(h), len(s))):

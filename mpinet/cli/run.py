@@ -9,6 +9,7 @@ from typing import Any
 
 from mpinet.cli import agree, collective, get_comm, progress
 from mpinet.cli.switching_options import add_switching, switching_sets
+from mpinet.values import channel_text, label_rows
 
 HELP = """\
 Run unicast traffic hop by hop on a network spread over the MPI ranks (same
@@ -232,8 +233,7 @@ def format_collective(r: dict) -> str:
     ]
     if r["trace"] or r.get("trace_error"):
         rows.append(("trace", r["trace"] or "NOT WRITTEN (see the error on stderr)"))
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows) + "\n"
+    return "\n".join(label_rows(rows)) + "\n"
 
 
 def _collective_fault_rows(s: dict) -> list[tuple[str, str]]:
@@ -406,8 +406,7 @@ def format_result(r: dict) -> str:
         rows.append(("trace", f"{r['trace']} ({job['trace']['level']})"))
     elif r.get("trace_error"):
         rows.append(("trace", "NOT WRITTEN (see the error on stderr)"))
-    width = max(len(k) for k, _ in rows)
-    out = [f"{k:<{width}}  {v}" for k, v in rows]
+    out = label_rows(rows)
     for c in failed:
         got = f"expected {c['expected']}, measured {c['measured']}"
         out.append(f"  FAILED: {c['name']}: {got}. {c['detail']}")
@@ -427,11 +426,7 @@ def format_result(r: dict) -> str:
         )
         sw = r.get("switching")
         for c in dl["cycle"]:
-            if sw:
-                out.append(f"    {c['node']} --{c['port']}--> {c['next']} (VC {c['vc']}) waits")
-                continue
-            cls = "" if c["class"] is None else f" (buffer class {c['class']})"
-            out.append(f"    {c['node']} --{c['port']}--> {c['next']}{cls} is full")
+            out.append(f"    {channel_text(c)} {'waits' if sw else 'is full'}")
         if sw and sw["vc_policy"] == "any":
             out.append(
                 '  way out: model.vc_policy = "hops" or "negative-hop" with enough model.vcs '

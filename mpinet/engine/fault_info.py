@@ -376,10 +376,3 @@ def fault_diameter(topo: Topology, k: int, kind: str, comm: Any = None) -> dict:
         "worst": label,
         "seconds": round(comm.allreduce(time.perf_counter() - t0, op=max_op()), 3),
     }
-
-
-def intact_diameter(topo: Topology) -> int:
-    """Diameter of the network without faults (one BFS when vertex-transitive)."""
-    if topo.vertex_transitive:
-        return bfs_from(topo, topo.identity).diameter
-    return bfs_all_sources(topo).diameter

@@ -21,6 +21,7 @@ import numpy as np
 
 from mpinet.engine.comm import max_op, sum_op
 from mpinet.jobs.spec import JobError
+from mpinet.values import label_rows
 
 _NO_FAULTS = {"links": [], "nodes": [], "random_links": 0.0, "random_nodes": 0.0, "step": 0}
 
@@ -120,9 +121,8 @@ def format_cost(c: dict) -> str:
                 f"{c['largest_link_rise']:,}",
             )
         )
-    width = max(len(k) for k, _ in rows)
     out = ["cost of faults (this run vs the same job without faults):"]
-    out += [f"  {k:<{width}}  {v}" for k, v in rows]
+    out += label_rows(rows, indent="  ")
     return "\n".join(out) + "\n"
 
 

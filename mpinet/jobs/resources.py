@@ -58,8 +58,6 @@ RECORD_BYTES = 7 * 56 + 8 + 5 * 8
 HOP_ROW_BYTES = 4 * 40 + 8
 #: ids must stay below this (int64 arithmetic such as ``rank * N`` must not overflow)
 MAX_ID = 2**62
-#: packet-hops per rank above which the plan says the run will be long (never refused)
-LONG_WORK = 5e9
 
 
 def parse_bytes(text: str) -> int:

@@ -146,18 +146,6 @@ def _bfs_cycle(ptr: np.ndarray, tgt: np.ndarray, n: int, start: int) -> list[int
     return []
 
 
-def shortest_cycle_through(
-    n: int, src: np.ndarray, dst: np.ndarray, start: int, alive: np.ndarray
-) -> list[int]:
-    """A shortest cycle through ``start`` among ``alive`` vertices, as a vertex list.
-
-    Returns ``[]`` when ``start`` is on no cycle.
-    """
-    keep = alive[src] & alive[dst]
-    ptr, tgt = _csr(n, src[keep], dst[keep])
-    return _bfs_cycle(ptr, tgt, n, start)
-
-
 def find_cycle(
     n: int, src: np.ndarray, dst: np.ndarray, tries: int = 8, progress: Progress | None = None
 ) -> tuple[bool, list[int], int]:

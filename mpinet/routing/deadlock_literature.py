@@ -11,18 +11,6 @@ from typing import Any
 from mpinet.topology.base import Topology
 
 
-def format_cycle(cycle: list[dict]) -> str:
-    """One line: ``a -[T4]-> b -[T3]-> ... a`` (classes shown when present)."""
-
-    def arrow(c: dict) -> str:
-        cls = "" if c["class"] is None else f" class {c['class']}"
-        if c.get("vc") is not None:
-            cls = f" VC {c['vc']}"
-        return f"{c['node']} -[{c['port']}{cls}]->"
-
-    return " ".join(arrow(c) for c in cycle) + f" {cycle[0]['node']}"
-
-
 def star_literature(topo: Topology, report: dict[str, Any]) -> list[dict[str, Any]]:
     """Published bounds for the n-star beside a report (empty for other families).
 

@@ -160,8 +160,3 @@ def vc_setup(policy: Any, max_hops: int | None = None, destinations: str = "auto
         return math.ceil(0.75 * hops) + 1 if half else math.ceil(1.5 * hops)
 
     return Setup(mode, fallback is not None, limit, limit, limit + 1, per_turn)
-
-
-def smallest_vcs(topo: Topology, router: Router, policy: str, **opts: Any) -> int | None:
-    """The fewest VCs for which the (link, VC) graph is acyclic, or None if no V is."""
-    return analyze_vc(topo, router, policy, **opts).report["smallest_vcs"]

@@ -216,15 +216,3 @@ class RouteFollower:
             st = rows[:, 3 + w] if self.state is not None else np.zeros(cur.size, np.int64)
             h += 1
         return cg.distinct(np.concatenate(keys)) if keys else np.empty(0, dtype=np.int64)
-
-    def to_destinations(self, dests: np.ndarray) -> np.ndarray:
-        """Hop keys of the routes from every node to each of ``dests``, in chunks."""
-        n = self.topo.num_nodes
-        step = max(1, MAX_STATES // n)
-        acc = np.empty(0, dtype=np.int64)
-        for lo in range(0, dests.size, step):
-            d = np.repeat(dests[lo : lo + step], n)
-            s = np.tile(np.arange(n, dtype=np.int64), d.size // n)
-            keep = s != d
-            acc = cg.distinct(np.concatenate([acc, self.follow(s[keep], d[keep])]))
-        return acc

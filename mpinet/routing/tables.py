@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from mpinet.errors import ResourceError
-from mpinet.topology.base import Topology
+from mpinet.topology.base import DEGREE_WHY, MAX_DEGREE, Topology
 from mpinet.topology.permgraph import PermCayley
 
 #: default limit on the bytes of one router's tables
@@ -120,8 +120,6 @@ def mask_dtype(degree: int) -> np.dtype:
     for t in (np.uint8, np.uint16, np.uint32, np.uint64):
         if degree <= 8 * np.dtype(t).itemsize:
             return np.dtype(t)
-    from mpinet.topology.filegraph import DEGREE_WHY, MAX_DEGREE
-
     raise ResourceError(f"degree {degree} is over the limit of {MAX_DEGREE} ({DEGREE_WHY})")
 
 

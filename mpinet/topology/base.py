@@ -16,6 +16,14 @@ import numpy as np
 
 from mpinet.errors import TopologyError
 
+#: largest degree of a network mpinet can route: the routing tables and the engines keep a
+#: node's set of ports as one bit per port of an unsigned 64-bit word (routing/tables.py's
+#: port masks), so a node has at most 64 ports. Every family and reader applies it when the
+#: network is built, so every command (``info`` too) has the same limit.
+MAX_DEGREE = 64
+#: why, in the words of the messages
+DEGREE_WHY = "routing tables keep a node's ports as bits of one 64-bit mask"
+
 _CHUNK = 1 << 18
 
 

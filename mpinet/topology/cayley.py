@@ -38,12 +38,13 @@ import numpy as np
 from mpinet import perm
 from mpinet.errors import SpecError, TopologyError
 from mpinet.topology._schreier import group_order, orbits
+from mpinet.topology.base import DEGREE_WHY, MAX_DEGREE
 from mpinet.topology.permgraph import PermCayley, cycle_text
 from mpinet.values import check_int
 
 SPEC_FORM = "cayley:K:GENS"
-#: most generators (ports are kept in one byte, 255 meaning "no port")
-MAX_GENERATORS = 254
+#: most generators: a node's degree, at most MAX_DEGREE as for every network
+MAX_GENERATORS = MAX_DEGREE
 _SYMBOL = re.compile(r"[0-9]+")
 
 
@@ -174,7 +175,7 @@ class _Family(PermCayley):
         if len(gens) > MAX_GENERATORS:
             raise TopologyError(
                 f"{self.spec}: {len(gens)} generators, over the limit of {MAX_GENERATORS} "
-                "(routing tables keep a port in one byte)"
+                f"({DEGREE_WHY})"
             )
         self._setup(k, list(gens), names, cls)
         check_symmetric(self.gens, k, self.spec)

@@ -18,15 +18,8 @@ import numba as nb
 import numpy as np
 
 from mpinet.errors import TopologyError
-from mpinet.topology.base import Topology
+from mpinet.topology.base import DEGREE_WHY, MAX_DEGREE, Topology
 
-#: largest degree of a network mpinet can route: the routing tables and the engines keep a
-#: node's set of ports as one bit per port of an unsigned 64-bit word (routing/tables.py's
-#: port masks), so a node has at most 64 ports. The readers refuse more at read time, so
-#: every command (``info`` too) has the same limit.
-MAX_DEGREE = 64
-#: why, in the words of the messages
-DEGREE_WHY = "routing tables keep a node's ports as bits of one 64-bit mask"
 #: the most characters of a file's content a message quotes
 QUOTE_CHARS = 60
 #: the most characters of a message about a file (whatever it quotes)
