@@ -17,7 +17,6 @@ from numba import njit
 
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit.layout import link_node, link_port
-from mpinet.engine.flit.state import activate_one
 from mpinet.prefetch import prefetch
 
 #: :func:`check_step`'s codes (``out[0]``): a link over its capacity, a node over its k
@@ -45,7 +44,10 @@ def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
             new[nn] = s
             nn += 1
         sbufs[i] = b
-        activate_one(b, active, act, nact)
+        if active[b] == 0:  # state.activate_one, written out: an inlined call reference-
+            active[b] = 1  # counts its arrays each time (measured: settle 2x slower)
+            act[nact[0]] = b
+            nact[0] += 1
     finish(segs, pkts, links, bufs, so)
     check_step(nt, sdc_port, prm, links, bufs, so.touched, nloc, so.bufs, so.out)
     return nn
