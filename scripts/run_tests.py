@@ -12,7 +12,8 @@ selection, 3,271 tests, took 23 min 49 s, 1,373 s of it in the tests; 62 took ov
 and the 20 test functions among them (31 tests, 305 s) are marked ``slow`` since (the
 rest: documentation blocks, 277 s in all, and the first case of catalogue sections). The
 aim, under 3 minutes on an idle 2-core machine, is not measured yet. Before the summary
-line it names what was not tested and why (optional stages such as parallel HDF5, and every other skip reason). Usage::
+line it names what was not tested and why (optional stages such as parallel HDF5, and
+every other skip reason). Usage::
 
     python scripts/run_tests.py [--quick] [--ranks 1,2,3,4] [--serial-only | --mpi-only]
                                 [-- PYTEST_ARGS]
