@@ -192,3 +192,12 @@ def test_switching_flags_run_what_the_keys_run(capsys):
     assert runs[0]["switching"] == runs[1]["switching"]
     assert runs[0]["stats"]["latency"] == runs[1]["stats"]["latency"]
     assert runs[0]["stats"]["transmissions"] == runs[1]["stats"]["transmissions"]
+
+
+def test_run_help_switching_example_runs(capsys):
+    """The flit example of `run --help` (continuation lines joined) runs and passes."""
+    text = _commands()["run"].format_help().replace("\\\n", " ")
+    line = next(s for s in text.splitlines() if "--switching" in s and "mpinet run" in s)
+    args = line.split("mpinet run", 1)[1].split()
+    assert "--flits" in args and main(["run", *args, "--quiet", "--json"]) == 0
+    assert '"mode": "wormhole"' in capsys.readouterr().out
