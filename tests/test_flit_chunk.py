@@ -144,15 +144,83 @@ def test_too_few_vcs_is_the_same_error():
     assert errors[0] == errors[1] and "raise model.vcs" in errors[0]
 
 
-def test_not_used_where_the_steps_need_python():
+@pytest.mark.parametrize("kind", ["one-port", "k-port:2", "k-port:3", "sdc"])
+@pytest.mark.parametrize("mode", MODES)
+def test_port_models_compiled_equal_the_steps(kind, mode):
+    """Every port model runs compiled on one rank, row for row as step by step; the hop rows
+    obey the model (a node's heads leave by at most K ports a step; under sdc all by one
+    port index)."""
+    rng = np.random.default_rng(len(kind) * 3 + MODES.index(mode))
+    nets = (("star:4", "shortest"), ("ms:2,2", "anynet-min"), ("fccn:2", "fccn-shortest"))
+    for spec, rname in nets:
+        topo = from_spec(spec)
+        router = make_router(rname, topo)
+        for policy in ("any", "hops"):
+            flits = int(rng.choice([1, 3, 6]))
+            buf = flits if mode != "wormhole" else int(rng.choice([1, 2, 4]))
+            vcs = make_vc_policy(policy, topo, 16).needed(router) if policy != "any" else 2
+            m = model(topo, mode, flits, vcs, buf, policy, cap=int(rng.choice([1, 2])),
+                      kind=kind)  # fmt: skip
+            rows = random_rows(rng, topo.num_nodes, int(rng.integers(100, 400)), 40)
+            a, b = both(topo, router, m, Packets(rows), record_hops=True)
+            assert_identical(a, b)
+            h = a.hop_rows  # step, packet, from, to, port: a head's hop
+            assert h.shape[0] > 0
+            if kind == "sdc":
+                for t in np.unique(h[:, 0]):
+                    assert np.unique(h[h[:, 0] == t, 4]).size == 1
+            else:
+                k = 1 if kind == "one-port" else int(kind.split(":")[1])
+                ports = np.unique(h[:, [0, 2, 4]], axis=0)  # the ports a node used in a step
+                _, per = np.unique(ports[:, :2], axis=0, return_counts=True)
+                assert per.max() <= k
+
+
+@pytest.mark.parametrize(
+    "spec,rname",
+    [
+        ("scc:4", "scc-greedy"),
+        ("ms:2,2", "ms-merged"),
+        ("star:4", "star-greedy"),
+        ("scc:4", "scc-optimal"),
+    ],
+)
+@pytest.mark.parametrize("mode", MODES)
+def test_routers_by_their_tables_equal_their_own_steps(spec, rname, mode):
+    """A router without a compiled hop routes in the compiled steps by its translated route
+    table: the same run as its own ``next_port`` step by step."""
+    topo = from_spec(spec)
+    router = make_router(rname, topo)
+    rng = np.random.default_rng(len(rname) + MODES.index(mode))
+    flits = int(rng.choice([1, 3, 6]))
+    buf = flits if mode != "wormhole" else int(rng.choice([1, 2, 4]))
+    m = model(topo, mode, flits, 2, buf, cap=int(rng.choice([1, 2])), kind="k-port:2")
+    rows = random_rows(rng, topo.num_nodes, int(rng.integers(100, 400)), 40)
+    a, b = both(topo, router, m, Packets(rows), record_hops=True)
+    assert_identical(a, b)
+    eng = FlitEngine(topo, router, m, make_vc_policy("any", topo, 2))
+    assert eng.routes == "translated route table" and eng.router is not router
+
+
+def test_the_path_and_why():
+    """The path that runs the steps, and why not compiled where it is not (no silent
+    fallback): what ``mpinet run --json`` reports as ``switching.steps``."""
     topo = from_spec("star:4")
     m = model(topo, "wormhole", 4, 2, 2)
     pol = make_vc_policy("any", topo, 2)
     greedy = FlitEngine(topo, make_router("shortest", topo, tie="random"), m, pol)
-    assert not chunk.usable(greedy)  # no compiled hop: random ties
-    one = model(topo, "wormhole", 4, 2, 2, kind="one-port")
-    one_port = FlitEngine(topo, make_router("shortest", topo), one, pol)
-    assert not chunk.usable(one_port)
+    assert not chunk.usable(greedy)  # no compiled hop, no table: random ties
+    assert chunk.path(greedy).startswith("step by step: router 'shortest' has no compiled hop "
+                                         "(routes walked at injection: ")  # fmt: skip
+    assert "random" in chunk.path(greedy)
+    for kind in ("one-port", "k-port:2", "sdc"):
+        mk = model(topo, "wormhole", 4, 2, 2, kind=kind)
+        eng = FlitEngine(topo, make_router("shortest", topo), mk, pol)
+        assert chunk.path(eng) == chunk.COMPILED
+        eng.run(Packets([(0, 0, 5, 0), (1, 3, 7, 1)]))
+        assert eng.steps_path == chunk.COMPILED
+    off = FlitEngine(topo, make_router("shortest", topo), m, pol, compiled_steps=False)
+    assert chunk.path(off) == "step by step: asked for (compiled_steps=False)"
 
 
 def test_sort_active_sorts_any_list():

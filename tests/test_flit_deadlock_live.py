@@ -1,4 +1,4 @@
-"""Deadlocks of worms found while packets are still injected (mpinet/engine/flit/dead.py).
+"""Deadlocks of worms found while packets are still injected (mpinet/engine/flit/deadlock_live.py).
 
 The search must be sound (every worm it calls dead never moves again: the same run without
 the search keeps those packets undelivered to its end), leave the run unchanged until it

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from mpinet.engine.flit import state as fs
-from mpinet.engine.flit.dead import LiveCheck
+from mpinet.engine.flit.deadlock_live import LiveCheck
 from mpinet.engine.state import neighbor_block
 from mpinet.errors import ResourceError
 from mpinet.jobs import plans_flit as pf
@@ -122,6 +122,10 @@ def _peak_segments(job, monkeypatch) -> tuple[int, int]:
         return reserve(self, segs, pkts)
 
     monkeypatch.setattr(fs.FlitState, "reserve", watch)
+    # the compiled steps reserve before each call: one step a call, so every step is seen
+    from mpinet.engine.flit import chunk
+
+    monkeypatch.setattr(chunk, "MAX_CHUNK", 1)
     res = execute(plan(job), None)
     assert res["stats"]["delivered"] == res["stats"]["injected"]
     return seen["segs"], seen["pkts"]

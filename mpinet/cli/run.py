@@ -308,6 +308,7 @@ def _router_model(r: dict, job: dict) -> str:
         return (
             f"{router} / {m['kind']}, {sw['mode']}: {sw['flits']} flit(s) per packet, "
             f"{sw['vcs']} VC(s) of {sw['vc_buffer']} flits per link, vc_policy {sw['vc_policy']}"
+            + (f"; {sw['steps']}" if sw.get("steps") else "")
         )
     return f"{router} / {m['kind']} ({m['order']}){_buffers(m)}"
 

@@ -270,7 +270,9 @@ def execute(
     if p.model.flit:  # the flit engine: what its transmissions and loads count
         m = p.model
         result["switching"] = {"mode": m.switching, "flits": m.flits, "vcs": m.vcs,
-                               "vc_buffer": m.vc_buffer, "vc_policy": m.vc_policy}  # fmt: skip
+                               "vc_buffer": m.vc_buffer, "vc_policy": m.vc_policy,
+                               "steps": getattr(engine, "steps_path", None),
+                               "routes": getattr(engine, "routes", None)}  # fmt: skip
     if keep_local:
         result["_local"] = {"packets": packets, "link_load": rec.link_load}
     sections, checks = p.workload.summarize(rec.steps, packets, comm)

@@ -6,7 +6,7 @@ links, ``V`` VCs per link, ``nl * V`` VC buffers and ``nl`` source queues):
 * per VC buffer, :data:`VC_BYTES` through the run (its sender's credit counter and hold
   flag, its receiver's FIFO ends, occupancy, active flag and slot in the active list), and
   :data:`SNAP_BYTES` more per buffer when worms are searched for deadlocks while traffic
-  is injected (:class:`~mpinet.engine.flit.dead.LiveCheck`); while the per-VC tables are
+  is injected (:class:`~mpinet.engine.flit.deadlock_live.LiveCheck`); while the per-VC tables are
   built the index temporaries make it :data:`VC_BUILD_BYTES` (tracemalloc);
 * per link, :data:`LINK_BYTES` (int64 neighbour and reverse-port tables, capacities,
   the receiver's first VC, flit counts) and a source queue;
@@ -71,9 +71,10 @@ def flit_model(model: dict) -> Any:
 
 
 def injects_late(job: Any, topo: Topology) -> bool:
-    """Whether the run injects after step :data:`~mpinet.engine.flit.dead.CHECK_EVERY`, when
-    the flit engine searches for dead worms while injecting (and keeps its snapshot)."""
-    from mpinet.engine.flit.dead import CHECK_EVERY
+    """Whether the run injects after step
+    :data:`~mpinet.engine.flit.deadlock_live.CHECK_EVERY`, when the flit engine searches for
+    dead worms while injecting (and keeps its snapshot)."""
+    from mpinet.engine.flit.deadlock_live import CHECK_EVERY
 
     w = job.workload
     if w.get("injection") in ("bernoulli", "on_off"):

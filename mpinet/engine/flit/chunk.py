@@ -3,17 +3,18 @@
 On one rank, with a router that has a compiled hop (:mod:`mpinet.routing.compiled`:
 ``shortest`` on translated tables, ``fccn-shortest``, ``anynet-min``), a VC policy with a
 compiled rule (:attr:`~mpinet.routing.vc_policies.VCPolicy.compiled`: ``any``, ``hops``,
-``negative-hop``, ``dateline``) and the all-port model, :func:`run_steps` runs whole steps
+``negative-hop``, ``dateline``) and any port model (``all-port``, ``one-port``,
+``k-port:K``, ``sdc``: on one rank its demand is the rank's), :func:`run_steps` runs whole steps
 without returning to Python: the kernels of a step (:func:`~mpinet.engine.flit.kernels.collect`,
-:func:`~mpinet.engine.flit.kernels.move`, :func:`~mpinet.engine.flit.glue.settle`), then
+:func:`~mpinet.engine.flit.kernels.move`, :func:`~mpinet.engine.flit.step_end.settle`), then
 the routing of the heads that reached a node and of the step's injections, exactly as
-:func:`mpinet.engine.flit.heads.route` does it with the router's and the
+:func:`mpinet.engine.flit.route_heads.route` does it with the router's and the
 policy's vectorized calls. Why: Python between the kernels (the router call, the policy,
 the bookkeeping, the numba dispatch of some 200 arguments) was a quarter of a step on the
 issue's wormhole run (docs/performance.md, "The flit engine").
 
 It returns to Python (:class:`Status`) after the last step asked for (the engine asks up
-to the next deadlock look, every :data:`~mpinet.engine.flit.dead.CHECK_EVERY` steps), when
+to the next deadlock look, every :data:`~mpinet.engine.flit.deadlock_live.CHECK_EVERY` steps), when
 the run ends or stalls, on a model or routing error, or before a step for which the
 segment or packet pools, the scratch arrays or the delivery rows might not have room (the
 engine grows them and calls again). Per step it writes one row: flits moved, packets
@@ -24,15 +25,17 @@ tests on every switching mode and policy.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-from mpinet.engine.flit import glue, heads
 from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import route_heads as heads
+from mpinet.engine.flit import route_io, step_end
 from mpinet.engine.flit import state as fs
-from mpinet.engine.flit.dead import CHECK_EVERY as CHECK
+from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.routing import compiled
 from mpinet.routing.vc_policies import ANY_VC, COUNT_VC, HOPS_VC
 
@@ -40,8 +43,12 @@ from mpinet.routing.vc_policies import ANY_VC, COUNT_VC, HOPS_VC
 DONE, ROOM, FINISHED, STALL, MODEL_ERR, PORT_ERR, VC_ERR = range(7)
 #: columns of a step row
 R_FLITS, R_DELIV, R_INJ, R_CROSS, R_WORK = range(5)
-#: the counters :func:`run_steps` keeps across steps (rows accumulate in ``deliv``/``hop``)
-KEPT = (fk.C_FLITS, fk.C_DELIV, fk.C_HOPS, fk.C_CROSS)
+
+Injections = namedtuple("Injections", ["off", "pid", "src", "dst", "hdr", "hoff", "hpid", "hsrc",
+                                       "hdst"])  # fmt: skip
+Injections.__doc__ = """The injections of a block of steps: step ``k``'s packets are rows
+``off[k]:off[k + 1]`` of ``pid, src, dst, hdr``; those injected at their destination rows
+``hoff[k]:hoff[k + 1]`` of ``hpid, hsrc, hdst``."""
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -63,105 +70,101 @@ def _fail(status, code, t, a, b, c):
 
 
 @njit(cache=True, error_model="numpy")
-def _route(t, nnew, ni, ia, ipid, isrc, idst, ihdr, rule, vrule, geo, st, osrc, status):
+def route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, status):
     """Route the ``nnew`` heads that reached a node and the ``ni`` packets injected at ``t``
-    (rows ``ia..`` of the injection arrays) as :func:`mpinet.engine.flit.heads.route` does,
-    with the same glue, the router's and the policy's calls replaced by their compiled rules;
-    open the injected packets' source segments. Returns False (``status`` set) on a routing
-    error: first an invalid port among all, else the first VC range out of bounds."""
-    code, prm, ta, tb = rule
+    (rows ``ia..`` of the injections) as :func:`mpinet.engine.flit.route_heads.route` does,
+    with the router's and the policy's calls replaced by their compiled rules; open the
+    injected packets' source segments. Returns False (``status`` set) on a routing error:
+    first an invalid port among all, else the first VC range out of bounds."""
+    code, rprm, ta, tb = rule
     vpol, vcs, lcount = vrule
-    lo, deg, span, nbt = geo
-    new, seg_pkt, seg_buf, seg_hops, seg_out = st[0], st[1], st[2], st[3], st[4]
-    seg_vlo, seg_vhi, pkt_dst, pkt_pid = st[5], st[6], st[7], st[8]
-    pkt_hdr, pkt_state = st[9], st[10]
-    hw = pkt_hdr.shape[1]
+    hw = pkts.hdr.shape[1]
     m = nnew + ni
-    segs, ib = new[:nnew], ia + ni
+    heads, ib = so.new[:nnew], ia + ni
+    ipid, isrc, idst, ihdr = inj.pid[ia:ib], inj.src[ia:ib], inj.dst[ia:ib], inj.hdr[ia:ib]
     cur, dst, pid, hops, state = np.empty((5, m), np.int64)
     hdr = np.empty((m, hw), np.int64)
-    glue.gather_heads(segs, ipid[ia:ib], isrc[ia:ib], idst[ia:ib], ihdr[ia:ib], seg_pkt,
-                      seg_buf, seg_hops, pkt_dst, pkt_pid, pkt_hdr, pkt_state, span, lo, cur,
-                      dst, pid, hops, state, hdr)  # fmt: skip
+    route_io.gather_heads(heads, ipid, isrc, idst, ihdr, prm, segs, pkts, cur, dst, pid, hops,
+                          state, hdr)  # fmt: skip
     ports = np.empty(m, np.int64)
     for i in range(m):  # the router's rule
         if i + 8 < m:  # the rule's table entry, a cache miss, eight heads ahead
-            compiled.touch(code, prm, ta, cur[i + 8], dst[i + 8])
-        ports[i], h2 = compiled.hop(code, prm, ta, tb, cur[i], dst[i], hdr[i, 0] if hw else 0)
+            compiled.touch(code, rprm, ta, cur[i + 8], dst[i + 8])
+        ports[i], h2 = compiled.hop(code, rprm, ta, tb, cur[i], dst[i], hdr[i, 0] if hw else 0)
         if hw:
             hdr[i, 0] = h2
-    links, nxt = np.empty(m, np.int64), np.empty(m, np.int64)
-    i = glue.links_of(cur, ports, lo, deg, nbt, links, nxt)
+    lk, nxt = np.empty(m, np.int64), np.empty(m, np.int64)
+    i = route_io.links_of(cur, ports, prm.lo, prm.deg, links.nbt, lk, nxt)
     if i >= 0:
         return _fail(status, PORT_ERR, t, ports[i], cur[i], pid[i])
     lo_v, hi_v, after = np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64)
     for i in range(m):  # the policy's rule
-        lo_v[i], hi_v[i], after[i] = _vc_range(vpol, vcs, lcount[links[i]], hops[i], state[i])
-    bad = glue.vc_ranges(nxt, dst, lo_v, hi_v, state, after, vcs)
-    glue.set_routes(segs, links, lo_v, hi_v, hdr, after, seg_pkt, seg_out, seg_vlo, seg_vhi,
-                    pkt_hdr, pkt_state)  # fmt: skip
+        lo_v[i], hi_v[i], after[i] = _vc_range(vpol, vcs, lcount[lk[i]], hops[i], state[i])
+    bad = route_io.vc_ranges(nxt, dst, lo_v, hi_v, state, after, vcs)
+    route_io.set_routes(heads, lk, lo_v, hi_v, hdr, after, segs, pkts)
     if ni:
-        fs.open_sources(ipid[ia:ib], isrc[ia:ib], idst[ia:ib], t, hdr[nnew:], ports[nnew:],
-                        lo_v[nnew:], hi_v[nnew:], after[nnew:], *osrc)  # fmt: skip
+        fs.open_sources(ipid, isrc, idst, t, hdr[nnew:], ports[nnew:], lo_v[nnew:], hi_v[nnew:],
+                        after[nnew:], prm, segs, pkts, bufs)  # fmt: skip
     if bad >= 0:
         return _fail(status, VC_ERR, t, lo_v[bad], cur[bad], hops[bad])
     return True
 
 
 @njit(cache=True, error_model="numpy")
-def run_steps(t0, t_end, last, win_lo, win_hi, room, iargs, cargs, margs, sargs, rule, vrule,
-              geo, st, osrc, deliv, rows, status):  # fmt: skip
+def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs, pkts, links,
+              bufs, so, rows, status):  # fmt: skip
     """Run steps ``t0 + 1 .. t_end`` (see the module docstring); returns the last step run.
 
-    ``iargs = (ioff, ipid, isrc, idst, ihdr, hoff, hpid, hsrc, hdst)``: the injections of
-    each step (``ioff[k]:ioff[k + 1]`` for step ``t0 + 1 + k``, sorted by id, source and
-    destination apart) and the packets injected at their destination (delivered at once);
-    ``room = (scratch rows, delivery rows, hop rows or -1)``; ``deliv``: the delivery rows
-    (``move``'s, in ``margs``); ``status[5]``: the packets in flight, in and out.
+    ``inj``: the :class:`Injections` of each step (``inj.off[k]:inj.off[k + 1]`` for step
+    ``t0 + 1 + k``, sorted by id, source and destination apart) and the packets injected at
+    their destination (delivered at once); ``room = (scratch rows, delivery rows, hop rows
+    or -1)``; ``status[5]``: the packets in flight, in and out.
     """
-    ioff, ipid, isrc, idst, ihdr, hoff, hpid, hsrc, hdst = iargs
-    nact, act, rq = cargs[0], cargs[1], cargs[17]
-    allow, cnt = margs[1], margs[-1]
-    out = sargs[-2]
-    nfree, npfree = st[11], st[12]
+    cnt, deliv = so.cnt, so.deliv
     scratch, drows, hrows = room
     in_flight = status[5]
     for t in range(t0 + 1, t_end + 1):
         k = t - t0 - 1
-        ia, ni = ioff[k], ioff[k + 1] - ioff[k]
-        ha, nh = hoff[k], hoff[k + 1] - hoff[k]
-        need = nact[0] + 1
-        if (nfree[0] < need + ni or npfree[0] < ni or need > scratch
+        ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
+        ha, nh = inj.hoff[k], inj.hoff[k + 1] - inj.hoff[k]
+        need = bufs.nact[0] + 1
+        if (segs.nfree[0] < need + ni or pkts.nfree[0] < ni or need > scratch
                 or cnt[fk.C_DELIV] + need + nh > drows
                 or (hrows >= 0 and cnt[fk.C_HOPS] + need > hrows)):  # fmt: skip
             status[0], status[1] = ROOM, t - 1
             status[5] = in_flight
             return t - 1
         if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
-            fs.sort_active(act, nact[0], rq)
-        nt = fk.collect(*cargs)
-        allow[:nt] = True
+            fs.sort_active(bufs.act, bufs.nact[0], so.rq)
+        nt = fk.collect(prm, segs, pkts, links, bufs, so)
+        sdc = -1
+        if prm.kind == fk.SDC:  # one rank: the demand is the rank's
+            first = np.empty(nt, np.int64)
+            sdc = fk.sdc_port(fk.sdc_demand(nt, prm, segs, pkts, links, so, first))
+            fk.choose_links(nt, prm, segs, pkts, so, first, sdc)
+        else:
+            fk.port_model(nt, prm, segs, pkts, links, so, sdc)
         for c in range(fk.NCOUNT):
             if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
                 cnt[c] = 0
         f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
-        fk.move(t, nt, win_lo <= t < win_hi, *margs)
-        nnew = glue.settle(cnt[fk.C_LOCAL], cnt[fk.C_REL], cnt[fk.C_CRED_L], cnt[fk.C_DRAIN], nt,
-                           -1, *sargs)  # fmt: skip
-        if out[0]:
-            status[0], status[1] = MODEL_ERR, t
+        fk.move(t, nt, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so)
+        nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
+        if so.out[0]:
+            status[0], status[1], status[2] = MODEL_ERR, t, sdc
             return t
         for i in range(nh):  # injected at their destination: delivered now
             r = cnt[fk.C_DELIV]
-            deliv[r, 0], deliv[r, 1], deliv[r, 2] = hpid[ha + i], hsrc[ha + i], hdst[ha + i]
+            deliv[r, 0], deliv[r, 1] = inj.hpid[ha + i], inj.hsrc[ha + i]
+            deliv[r, 2] = inj.hdst[ha + i]
             deliv[r, 3], deliv[r, 4], deliv[r, 5], deliv[r, 6] = t, t, 0, t
             cnt[fk.C_DELIV] += 1
-        if not _route(t, nnew, ni, ia, ipid, isrc, idst, ihdr, rule, vrule, geo, st, osrc,
+        if not route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
                       status):  # fmt: skip
             return t
         flits, ndel = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
         rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh
-        rows[k, R_CROSS], rows[k, R_WORK] = cnt[fk.C_CROSS] - x0, nact[0]
+        rows[k, R_CROSS], rows[k, R_WORK] = cnt[fk.C_CROSS] - x0, bufs.nact[0]
         in_flight += ni + nh - ndel
         if in_flight <= 0 and t >= last:
             status[0], status[1], status[5] = FINISHED, t, in_flight
@@ -177,14 +180,30 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, iargs, cargs, margs, sargs,
 MAX_CHUNK = 64
 
 
+COMPILED = "compiled steps"
+
+
+def path(eng: Any) -> str:
+    """Which path runs ``eng``'s steps: :data:`COMPILED`, or ``"step by step: <why>"``."""
+    if not eng.compiled_steps:
+        return "step by step: asked for (compiled_steps=False)"
+    hw = eng.router.header_width
+    if eng.policy.compiled is None:
+        return f"step by step: vc_policy {eng.model.vc_policy!r} has no compiled rule"
+    if compiled.rule_of(eng.router) is compiled.NO_HOP:
+        why = getattr(eng, "routes_why", "")
+        how = getattr(eng, "routes", "")
+        return f"step by step: router {eng.router.name!r} has no compiled hop" + (
+            f" ({how}: {why})" if why else ""
+        )
+    if hw > 1:
+        return f"step by step: router {eng.router.name!r} carries a header of {hw} words"
+    return COMPILED
+
+
 def usable(eng: Any) -> bool:
-    """Whether :class:`Steps` can run ``eng``'s run: one rank, all-port, a compiled hop and
-    a compiled VC rule, headers of at most one word."""
-    if not eng.compiled_steps or eng.size != 1 or eng.kind != fk.ALL:
-        return False
-    if eng.router.header_width > 1 or eng.policy.compiled is None:
-        return False
-    return compiled.rule_of(eng.router) is not compiled.NO_HOP
+    """Whether :class:`Steps` can run ``eng``'s run (:func:`path`)."""
+    return path(eng) == COMPILED
 
 
 class Steps:
@@ -202,7 +221,6 @@ class Steps:
             links = np.flatnonzero(st.nbt >= 0)
             lcount[links] = pol.counts(links // deg + lo, st.nbt[links])
         self.vrule = (np.int64(pol.compiled), np.int64(eng.vcs), lcount)
-        self.geo = (np.int64(lo), np.int64(deg), np.int64(deg * eng.vcs), st.nbt)
         self.status = np.zeros(8, np.int64)
 
     def _injections(self, workload: Any, t: int, t_end: int) -> tuple:
@@ -234,7 +252,8 @@ class Steps:
         pid, src, dst = cat(parts, 0), cat(parts, 1), cat(parts, 2)
         hdr = np.concatenate([x[3] for x in parts]) if parts else np.empty((0, hw), np.int64)
         hp, hs, hd = cat(homes, 0), cat(homes, 1), cat(homes, 2)
-        return (np.array(ioff, np.int64), pid, src, dst, hdr, np.array(hoff, np.int64), hp, hs, hd)
+        return Injections(np.array(ioff, np.int64), pid, src, dst, hdr, np.array(hoff, np.int64),
+                          hp, hs, hd)  # fmt: skip
 
     def _span(self, pid, src, dst, off) -> tuple:
         """:meth:`_injections` from a block of steps (ids ascending: each step's sorted)."""
@@ -258,8 +277,8 @@ class Steps:
         hdr = np.asarray(eng.router.init_headers(src, dst), dtype=np.int64)
         hdr = np.ascontiguousarray(hdr.reshape(pid.size, eng.st.hw))
         i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
-        return (i64(ioff), i64(pid), i64(src), i64(dst), hdr, i64(hoff), i64(hp), i64(hs),
-                i64(hd))  # fmt: skip
+        return Injections(i64(ioff), i64(pid), i64(src), i64(dst), hdr, i64(hoff), i64(hp),
+                          i64(hs), i64(hd))  # fmt: skip
 
     def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> list[tuple]:
         """Run from step ``t + 1`` to the next deadlock look (or :data:`MAX_CHUNK` steps, or
@@ -279,61 +298,44 @@ class Steps:
         while True:
             st = eng.st
             k = t0 - t
-            most = int(np.diff(inj[0][k:]).max(initial=0))  # injections of one step, at most
-            homes = int(np.diff(inj[5][k:]).max(initial=0))
+            most = int(np.diff(inj.off[k:]).max(initial=0))  # injections of one step, at most
+            homes = int(np.diff(inj.hoff[k:]).max(initial=0))
             need = int(st.nact[0]) + 1
             st.reserve(2 * need + most, most + 1)
-            sc = eng._scratch(2 * need + homes)
-            cargs, margs, sargs = eng._args(sc)
-            cnt = sc["cnt"]
-            cnt[:] = 0
-            ioff, hoff = inj[0][k:], inj[5][k:]
-            iargs = (ioff, *inj[1:5], hoff, *inj[6:])
-            hop_rows = sc["hop"].shape[0] if eng.record_hops else -1
-            room = (sc["touched"].size, sc["deliv"].shape[0], hop_rows)
-            tl = run_steps(t0, t_end, last, eng.load_window[0], eng.load_window[1], room, iargs,
-                           cargs, margs, sargs, self.rule, self.vrule, self.geo,
-                           self._st(sc), self._osrc(), sc["deliv"], rows[k:], status)  # fmt: skip
-            self._flush(sc)
+            so = eng._scratch(2 * need + homes)
+            so.cnt[:] = 0
+            part = inj._replace(off=inj.off[k:], hoff=inj.hoff[k:])
+            hop_rows = so.hop.shape[0] if eng.record_hops else -1
+            room = (so.touched.size, so.deliv.shape[0], hop_rows)
+            tl = run_steps(t0, t_end, last, eng.load_window[0], eng.load_window[1], room, part,
+                           self.rule, self.vrule, eng.prm, st.segs, st.pkts, st.links, st.bufs,
+                           so, rows[k:], status)  # fmt: skip
+            self._flush(so)
             code = int(status[0])
             if code != ROOM or tl >= t_end:
                 break
             t0 = tl
         done = [(s, *rows[s - t - 1]) for s in range(t + 1, int(tl) + 1)]
         if code in (MODEL_ERR, PORT_ERR, VC_ERR):
-            self._error(code, sc)
+            self._error(code, so)
             raise_collected(eng.comm, eng.msg)
         return done
 
-    def _st(self, sc: dict) -> tuple:
-        st = self.eng.st
-        return (sc["new"], st.seg_pkt, st.seg_buf, st.seg_hops, st.seg_out, st.seg_vlo,
-                st.seg_vhi, st.pkt_dst, st.pkt_pid, st.pkt_hdr, st.pkt_state, st.nfree,
-                st.npfree)  # fmt: skip
-
-    def _osrc(self) -> tuple:
-        eng, st = self.eng, self.eng.st
-        return (eng.lo, eng.deg, st.nvcbuf, eng.flits, st.pkt_pid, st.pkt_src, st.pkt_dst,
-                st.pkt_inj, st.pkt_adm, st.pkt_state, st.pkt_hdr, st.pkt_nseg, st.pkt_free,
-                st.npfree, st.seg_pkt, st.seg_cnt, st.seg_recv, st.seg_sent, st.seg_next,
-                st.seg_buf, st.seg_out, st.seg_ovc, st.seg_vlo, st.seg_vhi, st.seg_hops,
-                st.seg_free, st.nfree, st.bhead, st.btail, st.inact, st.act, st.nact)  # fmt: skip
-
-    def _flush(self, sc: dict) -> None:
+    def _flush(self, so: Any) -> None:
         """The delivery and hop rows of the call, to the engine's lists."""
-        eng, cnt = self.eng, sc["cnt"]
+        eng, cnt = self.eng, so.cnt
         n = int(cnt[fk.C_DELIV])
         if n:
-            eng.delivered.append(sc["deliv"][:n].copy())
+            eng.delivered.append(so.deliv[:n].copy())
         h = int(cnt[fk.C_HOPS])
         if eng.record_hops and h:
-            eng.hop_rows.append(sc["hop"][:h].copy())
+            eng.hop_rows.append(so.hop[:h].copy())
 
-    def _error(self, code: int, sc: dict) -> None:
+    def _error(self, code: int, so: Any) -> None:
         eng, s = self.eng, self.status
         t = int(s[1])
         if code == MODEL_ERR:
-            eng._violation(t, sc["out"], -1)
+            eng._violation(t, so.out, int(s[2]))
         elif code == PORT_ERR:
             heads.port_error(eng, t, int(s[2]), int(s[3]), int(s[4]))
         else:

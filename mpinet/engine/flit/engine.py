@@ -5,10 +5,10 @@ nodes with the compiled kernels of :mod:`mpinet.engine.flit.kernels` and the arr
 :mod:`mpinet.engine.flit.state`. One step ``t``:
 
 1. :func:`~mpinet.engine.flit.kernels.collect` the requests (front segments with flits);
-2. the port model chooses the links that may send (sdc: one ``Allreduce`` of the movable
-   requests per port);
+2. the port model chooses the links that may send (:func:`~mpinet.engine.flit.kernels.port_model`;
+   sdc: one ``Allreduce`` of the movable requests per port);
 3. :func:`~mpinet.engine.flit.kernels.move` allocates VCs and moves flits, link by link in
-   (injection step, packet id) order; :func:`~mpinet.engine.flit.kernels.finish` applies
+   (injection step, packet id) order; :func:`~mpinet.engine.flit.step_end.settle` applies
    the local arrivals, VC releases and credits;
 4. flits bound for other ranks, and credits owed to them, travel in one ``Alltoallv``
    (:func:`~mpinet.engine.exchange.exchange_packets`): a head carries its packet's record;
@@ -30,10 +30,13 @@ import numpy as np
 
 from mpinet.engine.comm import block_bounds, resolve, sum_op
 from mpinet.engine.exchange import exchange_packets
-from mpinet.engine.flit import chunk, glue, heads
+from mpinet.engine.flit import chunk, step_end
 from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
-from mpinet.engine.flit.dead import CHECK_EVERY, LiveCheck
+from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
+from mpinet.engine.flit.layout import Params, StepOut
+from mpinet.engine.flit.ranks import RankSteps
 from mpinet.engine.models import Model
 from mpinet.engine.run import RunRecord, Workload, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
@@ -55,7 +58,7 @@ class FlitEngine:
     policy : the VC policy object (:mod:`mpinet.routing.vc_policies`): ``hop(cur, nxt,
         hops, state) -> (lo, hi, state)``
     live_check : look for worms blocked for good every 16 steps while packets are injected
-        (:mod:`mpinet.engine.flit.dead`); False: only the stall after the last injection
+        (:mod:`mpinet.engine.flit.deadlock_live`); False: only the stall after the last injection
     compiled_steps : run many steps per compiled call where :func:`mpinet.engine.flit.chunk.usable`
         (the same results); False: every step through Python
     comm, seed, max_steps, record_hops, progress, load_window : as
@@ -97,6 +100,22 @@ class FlitEngine:
         self.flits, self.vcs, self.bsize = model.flits, model.vcs, model.vc_buffer
         self.need = 1 if self.mode == fk.WORM else self.flits
         self.kind = {"all-port": fk.ALL, "sdc": fk.SDC}.get(model.kind, fk.KPORT)
+        #: how the router routes inside the compiled steps, and why not faster (route_tables)
+        self.routes, self.routes_why = self._compiled_routes()
+
+    def _compiled_routes(self) -> tuple[str, str]:
+        """A router without a compiled hop routes in the compiled steps by its translated
+        route table where that is exact and affordable (the same ports hop for hop, checked
+        when the table is built; the same table on every rank); routes walked at injection
+        are not driven by the compiled steps yet: those run step by step."""
+        from mpinet.routing import route_tables as rt
+
+        if not self.compiled_steps or self.router.compiled_hop() is not None:
+            return rt.PATH_COMPILED if self.compiled_steps else rt.PATH_NEXT_PORT, ""
+        router, how, why = rt.compile_routes(self.router)
+        if how == rt.PATH_TABLE:
+            self.router = router
+        return how, why
 
     # -- the run -----------------------------------------------------------------
     def run(self, workload: Workload) -> RunRecord:
@@ -106,6 +125,9 @@ class FlitEngine:
         self.st = fs.FlitState(self.hi - self.lo, self.deg, self.vcs, self.bsize, nbt,
                                self.router.header_width, self.lo, self.rev,
                                self.caps)  # fmt: skip
+        self.prm = Params(self.mode, self.flits, self.vcs, self.need, self.deg, self.lo, self.hi,
+                          self.st.nvcbuf, self.bsize, self.kind, self.model.k,
+                          int(self.record_hops))  # fmt: skip
         self.delivered: list[np.ndarray] = []
         self.hop_rows: list[np.ndarray] = []
         self.injected: list[np.ndarray] = []
@@ -129,10 +151,19 @@ class FlitEngine:
         def st_nact() -> int:  # the step's work, for pacing the search (0 without it)
             return int(self.st.nact[0]) if live is not None else 0
 
-        steps = chunk.Steps(self) if chunk.usable(self) else None
+        #: which path runs the steps and why (``mpinet run --json``: switching.steps)
+        self.steps_path = chunk.path(self)
+        compiled = self.steps_path == chunk.COMPILED
+        steps = chunk.Steps(self) if compiled and self.size == 1 else None
+        ranks = RankSteps(self) if compiled and self.size > 1 else None
         while (in_flight > 0 or t < last) and t < self.max_steps:
             if steps is not None:  # many steps in one compiled call (one rank)
                 rows = steps.run(workload, t, last, in_flight, live)
+            elif ranks is not None:  # compiled calls and one exchange a step
+                t += 1
+                if hasattr(comm, "where"):
+                    comm.where = f"step {t}"
+                rows = ranks.step(workload, t, live is not None)
             else:
                 t += 1
                 if hasattr(comm, "where"):
@@ -169,6 +200,8 @@ class FlitEngine:
                     break
             if stop:
                 break
+        if ranks is not None:
+            ranks.close()
         return self._record(t, counters, deadlock, in_flight, t0)
 
     def _record(self, t: int, counters: list, deadlock: Any, in_flight: int, t0: float):
@@ -196,116 +229,74 @@ class FlitEngine:
             lo=self.lo,
             hi=self.hi,
         )
-        self.st = self._akey = self._akw = None  # the arrays go with the run
+        self.st = self._sc = None  # the arrays go with the run
         return rec
 
     # -- one step ------------------------------------------------------------------
     def _step(self, t: int) -> tuple[int, int, int]:
-        st, deg, nvc = self.st, self.deg, self.vcs
+        st, prm = self.st, self.prm
         if t % 8 == 0:  # buffers in id order: a step then walks links and buffers in order
             st.act[: int(st.nact[0])].sort()
         nact = int(st.nact[0])
         st.reserve(nact + 1, 0)
-        sc = self._scratch(nact + 1)
-        touched, rq = sc["touched"], sc["rq"]
-        cargs, margs, sargs = self._args(sc)
-        nt = fk.collect(*cargs)
-        allow = sc["allow"]
-        allow[:nt] = True
+        so = self._scratch(nact + 1)
+        segs, pkts, links, bufs = st.segs, st.pkts, st.links, st.bufs
+        nt = fk.collect(prm, segs, pkts, links, bufs, so)
         sdc_port = -1
-        if self.kind != fk.ALL:
+        if self.kind == fk.SDC:  # the port most in demand over all ranks
             first = np.empty(nt, np.int64)
-            demand = np.zeros(deg, np.int64)
-            fk.movable(nt, touched, st.lreq, st.lstart, rq, nvc, self.need, st.seg_ovc,
-                       st.seg_vlo, st.seg_vhi, st.seg_pkt, st.pkt_dst, st.pkt_inj, st.pkt_pid,
-                       st.nbt, st.credit, st.held, deg, first, demand)  # fmt: skip
-            if self.kind == fk.SDC:
-                total = np.empty_like(demand)
-                self.comm.Allreduce(demand, total, op=sum_op())
-                sdc_port = int(np.argmax(total)) if total.any() else -1
-            fk.choose_links(nt, touched, first, rq, st.seg_pkt, st.pkt_inj, st.pkt_pid,
-                            self.kind, self.model.k, sdc_port, deg, allow)  # fmt: skip
-        cnt = sc["cnt"]
+            demand = fk.sdc_demand(nt, prm, segs, pkts, links, so, first)
+            total = np.empty_like(demand)
+            self.comm.Allreduce(demand, total, op=sum_op())
+            sdc_port = int(fk.sdc_port(total))
+            fk.choose_links(nt, prm, segs, pkts, so, first, sdc_port)
+        else:
+            fk.port_model(nt, prm, segs, pkts, links, so, sdc_port)
+        cnt = so.cnt
         cnt[:] = 0
         win = self.load_window[0] <= t < self.load_window[1]
-        fk.move(t, nt, win, *margs)
-        nloc = int(cnt[fk.C_LOCAL])
-        out = sc["out"]
-        nnew = glue.settle(nloc, int(cnt[fk.C_REL]), int(cnt[fk.C_CRED_L]), int(cnt[fk.C_DRAIN]),
-                           nt, sdc_port, *sargs)  # fmt: skip
-        if out[0]:
-            self._violation(t, out, sdc_port)
+        fk.move(t, nt, win, prm, segs, pkts, links, bufs, so)
+        nnew = step_end.settle(nt, sdc_port, prm, segs, pkts, links, bufs, so)
+        if so.out[0]:
+            self._violation(t, so.out, sdc_port)
         ndel = int(cnt[fk.C_DELIV])
         if ndel:
-            self.delivered.append(sc["deliv"][:ndel].copy())
+            self.delivered.append(so.deliv[:ndel].copy())
         if self.record_hops and cnt[fk.C_HOPS]:
-            self.hop_rows.append(sc["hop"][: int(cnt[fk.C_HOPS])].copy())
-        new_local = sc["new"][:nnew]
+            self.hop_rows.append(so.hop[: int(cnt[fk.C_HOPS])].copy())
+        new_local = so.new[:nnew]
         if self.size > 1:
-            wire = sc["wire"][: int(cnt[fk.C_WIRE])]
-            new_remote = self._exchange(t, wire, sc["cred_r"][: int(cnt[fk.C_CRED_R])], sdc_port)
+            wire = so.wire[: int(cnt[fk.C_WIRE])]
+            new_remote = self._exchange(t, wire, so.cred_r[: int(cnt[fk.C_CRED_R])], sdc_port)
             new_local = np.concatenate([new_local, new_remote])
         self._routing = new_local  # routed with the injections
         return int(cnt[fk.C_FLITS]), ndel, int(cnt[fk.C_CROSS])
 
-    def _args(self, sc: dict) -> tuple[tuple, tuple, tuple]:
-        """The arguments of collect, move (after ``t, nt, in_window``) and settle (after its
-        six counts) that do not change from step to step: made again only when the records
-        or the scratch arrays grew (60 attribute lookups a step were a tenth of a light
-        step's fixed cost)."""
-        st = self.st
-        key = (id(st.seg), id(st.pkt), id(sc))
-        if getattr(self, "_akey", None) == key:
-            return self._akw
-        deg, nvc = self.deg, self.vcs
-        touched, rq = sc["touched"], sc["rq"]
-        cargs = (st.nact, st.act, st.inact, st.bhead, st.seg_cnt, st.seg_recv, st.seg_out,
-                 st.seg_pkt, st.seg_hops, st.pkt_inj, st.pkt_pid, self.mode == fk.SAF,
-                 self.flits, st.nvcbuf, st.lreq, st.lstart, touched, rq, sc["rq_prev"],
-                 self.kind == fk.KPORT)  # fmt: skip
-        margs = (touched, sc["allow"], st.lreq, st.lstart, rq, self.mode, self.flits, nvc,
-                 self.need, deg, self.lo, self.hi, st.nvcbuf, st.lcap, st.down, st.ucred,
-                 st.nbt, st.credit, st.held, st.load, st.seg_cnt, st.seg_sent, st.seg_ovc,
-                 st.seg_vlo, st.seg_vhi, st.seg_pkt, st.seg_buf, st.seg_hops, st.bocc, st.bhead,
-                 st.btail, st.seg_next, st.seg_recv, st.seg_out, st.seg_free, st.nfree,
-                 st.pkt_pid, st.pkt_src, st.pkt_dst, st.pkt_inj, st.pkt_adm, st.pkt_state,
-                 st.pkt_hdr, st.pkt_nseg, st.lflits, sc["local"], sc["wire"], sc["deliv"],
-                 sc["cred_l"], sc["cred_r"], sc["rel"], sc["drain"], sc["hop"],
-                 self.record_hops, sc["cnt"])  # fmt: skip
-        sargs = (sc["local"], sc["rel"], sc["cred_l"], sc["drain"], st.held, st.credit,
-                 st.seg_cnt, st.seg_recv, st.seg_next, st.seg_buf, st.seg_pkt, st.seg_out,
-                 st.bhead, st.btail, st.bocc, st.seg_free, st.nfree, st.pkt_nseg, st.pkt_free,
-                 st.npfree, st.inact, st.act, st.nact, touched, st.lflits, st.lcap, deg,
-                 self.kind, self.model.k, self.bsize, sc["bufs"], sc["out"],
-                 sc["new"])  # fmt: skip
-        self._akey, self._akw = key, (cargs, margs, sargs)
-        return self._akw
-
-    def _scratch(self, n: int) -> dict:
+    def _scratch(self, n: int) -> StepOut:
         """The step's work arrays, for up to ``n`` requests (kept and grown between steps)."""
-        sc = getattr(self, "_sc", None)
-        if sc is None or sc["rq_prev"].size < n:
-            n = max(n, 2 * (sc["rq_prev"].size if sc else 0), 1024)
-            sc = {
-                "touched": np.empty(n, np.int64),
-                "rq": np.empty(2 * n, np.int64),  # the requests, then their buckets
-                "rq_prev": np.empty(n, np.int64),  # a link's requests chained
-                "allow": np.empty(n, np.bool_),
-                "local": np.empty((n, 3), np.int64),
-                "wire": np.empty((n, fk.W_WIDTH + self.st.hw), np.int64),
-                "deliv": np.empty((n, fk.D_WIDTH), np.int64),
-                "cred_l": np.empty((n, 2), np.int64),
-                "cred_r": np.empty((n, 2), np.int64),
-                "rel": np.empty(n, np.int64),
-                "drain": np.empty(n, np.int64),
-                "hop": np.empty((n if self.record_hops else 1, 5), np.int64),
-                "cnt": np.zeros(fk.NCOUNT, np.int64),
-                "out": np.zeros(2, np.int64),
-                "bufs": np.empty(n, np.int64),
-                "new": np.empty(n, np.int64),
-            }
-            self._sc = sc
-        return sc
+        so = getattr(self, "_sc", None)
+        if so is None or so.rq_prev.size < n:
+            n = max(n, 2 * (so.rq_prev.size if so is not None else 0), 1024)
+            so = StepOut(
+                touched=np.empty(n, np.int64),
+                allow=np.empty(n, np.bool_),
+                rq=np.empty(2 * n, np.int64),  # the requests, then their buckets
+                rq_prev=np.empty(n, np.int64),  # a link's requests chained
+                local=np.empty((n, 3), np.int64),
+                wire=np.empty((n, fk.W_WIDTH + self.st.hw), np.int64),
+                deliv=np.empty((n, fk.D_WIDTH), np.int64),
+                cred_l=np.empty((n, 2), np.int64),
+                cred_r=np.empty((n, 2), np.int64),
+                rel=np.empty(n, np.int64),
+                drain=np.empty(n, np.int64),
+                hop=np.empty((n if self.record_hops else 1, 5), np.int64),
+                cnt=np.zeros(fk.NCOUNT, np.int64),
+                out=np.zeros(2, np.int64),
+                bufs=np.empty(n, np.int64),
+                new=np.empty(n, np.int64),
+            )
+            self._sc = so
+        return so
 
     def _exchange(self, t: int, wire: np.ndarray, cred: np.ndarray, sdc_port: int) -> np.ndarray:
         """Flits to other ranks and credits back; returns the segments the heads opened."""
@@ -320,42 +311,38 @@ class FlitEngine:
             np.add.at(st.credit, back - self.lo * span, 1)
         if rows.shape[0] == 0:
             return np.empty(0, np.int64)
-        heads = int(rows[:, fk.W_HEAD].sum())
-        st.reserve(heads + 1, heads + 1)
-        new = np.empty(heads + 1, np.int64)
+        nheads = int(rows[:, fk.W_HEAD].sum())
+        st.reserve(nheads + 1, nheads + 1)
+        new = np.empty(nheads + 1, np.int64)
         err = np.zeros(2, np.int64)
-        nn = fk.receive(rows, self.lo, self.deg, self.vcs, st.seg_cnt, st.seg_recv, st.seg_sent,
-                        st.seg_next, st.seg_buf, st.seg_out, st.seg_ovc, st.seg_hops, st.seg_pkt,
-                        st.bhead, st.btail, st.bocc, st.seg_free, st.nfree, st.pkt_pid,
-                        st.pkt_src, st.pkt_dst, st.pkt_inj, st.pkt_adm, st.pkt_state,
-                        st.pkt_hdr, st.pkt_nseg, st.pkt_free, st.npfree, new, err)  # fmt: skip
+        nn = step_end.receive(rows, self.prm, st.segs, st.pkts, st.bufs, new, err)
         if err[0] and self.msg is None:
             self.msg = f"flit engine: flits of packet {int(err[1])} arrived without their head"
         bufs = np.ascontiguousarray(rows[:, fk.W_BUF] - self.lo * span)
-        fs.activate(bufs, st.inact, st.act, st.nact)
+        fs.activate(bufs, st.bufs)
         out = np.zeros(2, np.int64)  # the buffers filled from other ranks, checked as the rest
-        fk.check_step(0, bufs, st.lflits, st.lcap, self.deg, self.kind, self.model.k, sdc_port,
-                      bufs.size, bufs, st.bocc, self.bsize, out)  # fmt: skip
+        step_end.check_step(0, sdc_port, self.prm, st.links, st.bufs, bufs, bufs.size, bufs, out)
         if out[0]:
             self._violation(t, out, sdc_port)
         return new[:nn]
 
     def _violation(self, t: int, out: np.ndarray, sdc_port: int) -> None:
-        """The message of a model violation :func:`~mpinet.engine.flit.kernels.check_step`
+        """The message of a model violation :func:`~mpinet.engine.flit.step_end.check_step`
         found (the first one of the run)."""
         if self.msg is not None:
             return
         code, where = int(out[0]), int(out[1])
-        if code == 4:
+        if code == step_end.BUFFER:
             node, port = divmod(where // self.vcs, self.deg)
             what = f"VC {where % self.vcs} of port {self.topo.ports[port]} holds more than "
             what += f"vc_buffer = {self.bsize} flits"
         else:
             node, port = divmod(where, self.deg)
             what = {
-                1: f"more flits than the capacity {int(self.caps[port])} of the link",
-                2: f"more than {self.model.k} ports used",
-                3: f"ports other than {sdc_port} in one step",
+                step_end.CAPACITY: f"more flits than the capacity {int(self.caps[port])} of "
+                "the link",
+                step_end.PORTS: f"more than {self.model.k} ports used",
+                step_end.SDC_PORT: f"ports other than {sdc_port} in one step",
             }[code]
         self.msg = (
             f"model {self.model.name} ({self.model.switching}) violated in step {t} at node "
@@ -381,4 +368,6 @@ class FlitEngine:
         hops = st.seg_hops[head] + last
         cols = (st.pkt_pid[p], st.pkt_src[p], st.pkt_dst[p], cur, st.pkt_inj[p], hops,
                 st.pkt_adm[p])  # fmt: skip
-        return np.stack(cols, axis=1).astype(np.int64).reshape(-1, 7)
+        rows = np.stack(cols, axis=1).astype(np.int64).reshape(-1, 7)
+        # by id: the pools' growth (which differs between the step paths) orders segments
+        return rows[np.argsort(rows[:, 0], kind="stable")]

@@ -1,10 +1,11 @@
 """The flit engine's compiled step (numba): requests, VC allocation, arbitration, moves.
 
-The data (:mod:`mpinet.engine.flit.state`): per local output link and VC the sender's
-credits and whether a packet holds the VC; per input buffer (a VC of a link into a local
-node, or a node's source queue for one output port) a FIFO of *segments*, the flits of one
-packet in that buffer; per segment its packet, its flits, the output link its packet
-takes from this node and the VC it got there. A step (docs/switching.md, "One step"):
+The data (:mod:`mpinet.engine.flit.state`, named by :mod:`~mpinet.engine.flit.layout`): per
+local output link and VC the sender's credits and whether a packet holds the VC; per input
+buffer (a VC of a link into a local node, or a node's source queue for one output port) a
+FIFO of *segments*, the flits of one packet in that buffer; per segment its packet, its
+flits, the output link its packet takes from this node and the VC it got there. A step
+(docs/switching.md, "One step"):
 
 * :func:`collect` turns the front segment of every active buffer into a request for its
   output link (flits present at the start of the step; store-and-forward: the whole
@@ -13,8 +14,8 @@ takes from this node and the VC it got there. A step (docs/switching.md, "One st
   choose among them: one-port, k-port, sdc);
 * :func:`move` serves every allowed link: VC allocation, then ``min(available, credits,
   capacity left)`` flits per request in age order; arrivals, credits and VC releases are
-  written to lists, applied after the moves (:func:`finish`), so nothing that moved in
-  step ``t`` moves again in ``t``.
+  written to lists, applied after the moves (:func:`~mpinet.engine.flit.step_end.finish`),
+  so nothing that moved in step ``t`` moves again in ``t``.
 
 ``error_model="numpy"`` on the per-request kernels: no check for a division by zero
 (none divides by anything but the degree and the VC count), which numba's default adds
@@ -30,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mpinet.engine.flit.layout import link_node, link_port, vc_id
 from mpinet.prefetch import prefetch
 
 #: ``seg_ovc`` before the head crossed the output link, and for a hop into the destination
@@ -73,18 +75,35 @@ def push_segment(p, b, hops, seg_free, nfree, seg_pkt, seg_cnt, seg_recv, seg_se
     return s
 
 
+@njit(cache=True, inline="always")
+def _older(pkt_inj, pkt_pid, p, q):
+    """Whether packet record ``p`` was injected before ``q`` (ties: the lower id)."""
+    return pkt_inj[p] < pkt_inj[q] or (pkt_inj[p] == pkt_inj[q] and pkt_pid[p] < pkt_pid[q])
+
+
 @njit(cache=True, error_model="numpy")
-def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_hops, pkt_inj,
-            pkt_pid, saf, flits, nvcbuf, lreq, lstart, touched, rq_seg, rq_prev,
-            by_node):  # fmt: skip
+def collect(prm, segs, pkts, links, bufs, so):
     """Requests of the step, bucketed by output link and sorted by (age, pid) per link.
 
-    Drops emptied buffers from the active list first (``nact[0]`` updated). Returns the
-    number of touched links: the requests of link ``touched[j]`` are ``rq_seg[lstart[l] :
-    lstart[l] + lreq[l]]``. ``by_node``: ``touched`` ascending (k-port groups a node's
-    links); else in first-request order (the order of links never changes a result).
-    ``rq_prev``: scratch as ``rq_seg``'s first half.
+    Drops emptied buffers from the active list first (``bufs.nact[0]`` updated). Returns
+    the number of touched links: the requests of link ``so.touched[j]`` are
+    ``so.rq[links.start[l] : links.start[l] + links.nreq[l]]``. k-port: ``touched``
+    ascending (it groups a node's links); else in first-request order (the order of links
+    never changes a result). ``so.rq_prev``: scratch as ``so.rq``'s first half.
     """
+    saf, flits, nvcbuf = prm.mode == SAF, prm.flits, prm.nvcbuf
+    by_node = prm.kind == KPORT
+    act, head, active, nact = bufs.act, bufs.head, bufs.active, bufs.nact
+    seg_cnt, seg_recv, seg_out, seg_pkt, seg_hops = (
+        segs.cnt,
+        segs.recv,
+        segs.out,
+        segs.pkt,
+        segs.hops,
+    )
+    pkt_inj, pkt_pid = pkts.inj, pkts.pid
+    lreq, lstart = links.nreq, links.start
+    touched, rq, rq_prev = so.touched, so.rq, so.rq_prev
     k = 0
     n = 0
     nt = 0
@@ -93,13 +112,13 @@ def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_ho
     for i in range(na):
         # the buffer's head, then its segment record, ahead of use: two misses in a chain
         if i + 16 < na:
-            prefetch(bhead, act[i + 16])
+            prefetch(head, act[i + 16])
         if i + 8 < na:
-            prefetch(seg_cnt, bhead[act[i + 8]])
+            prefetch(seg_cnt, head[act[i + 8]])
         b = act[i]
-        s = bhead[b]
+        s = head[b]
         if s < 0:
-            inact[b] = 0
+            active[b] = 0
             continue
         act[k] = b
         k += 1
@@ -108,7 +127,7 @@ def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_ho
         if saf and b < nvcbuf and seg_recv[s] < flits:  # not wholly received yet
             continue
         link = seg_out[s]
-        rq_seg[n] = s
+        rq[n] = s
         if lreq[link] == 0:
             touched[nt] = link
             nt += 1
@@ -128,73 +147,84 @@ def collect(nact, act, inact, bhead, seg_cnt, seg_recv, seg_out, seg_pkt, seg_ho
         m = lreq[link]
         x = lstart[link]
         for y in range(pos + m - 1, pos - 1, -1):  # the chain, back in gathering order
-            rq_seg[y] = rq_seg[x]
+            rq[y] = rq[x]
             x = rq_prev[x]
         lstart[link] = pos
         for x in range(pos + 1, pos + m):  # insertion sort: few requests (a node's inputs)
-            s = rq_seg[x]
+            s = rq[x]
             p = seg_pkt[s]
-            ki, kp, kh = pkt_inj[p], pkt_pid[p], seg_hops[s]
+            kh = seg_hops[s]
             y = x - 1
             while y >= pos:
-                r = rq_seg[y]
+                r = rq[y]
                 q = seg_pkt[r]
-                if pkt_inj[q] < ki or (pkt_inj[q] == ki and pkt_pid[q] < kp):
+                if _older(pkt_inj, pkt_pid, q, p):
                     break
                 if q == p and seg_hops[r] > kh:  # one packet twice: nearer its head first
                     break
-                rq_seg[y + 1] = r
+                rq[y + 1] = r
                 y -= 1
-            rq_seg[y + 1] = s
+            rq[y + 1] = s
         pos += m
     return nt
 
 
 @njit(cache=True, inline="always")
-def _can_move(s, link, nvc, need, seg_ovc, seg_vlo, seg_vhi, seg_pkt, pkt_dst, nbt, credit, held):
-    """Whether request ``s`` can send a flit over ``link`` now (start-of-step state)."""
-    ovc = seg_ovc[s]
-    if ovc == DEST:
-        return True
-    if ovc >= 0:
-        return credit[link * nvc + ovc] > 0
-    if nbt[link] == pkt_dst[seg_pkt[s]]:
-        return True
+def allocate_vc(link, s, p, nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held, credit):
+    """VC allocation for a head about to cross ``link``: ``DEST`` into its destination,
+    else the lowest VC its policy allows that no packet holds and that has the credits a
+    head needs (``need``), else ``NO_VC`` (start-of-step state: nothing moved this step
+    changes the answer, as credits and releases are applied after the moves)."""
+    if nbt[link] == pkt_dst[p]:
+        return DEST
     for v in range(seg_vlo[s], seg_vhi[s]):
-        k = link * nvc + v
+        k = vc_id(link, v, nvc)
         if held[k] == 0 and credit[k] >= need:
-            return True
-    return False
+            return v
+    return NO_VC
 
 
 @njit(cache=True)
-def movable(nt, touched, lreq, lstart, rq_seg, nvc, need, seg_ovc, seg_vlo, seg_vhi, seg_pkt,
-            pkt_dst, pkt_inj, pkt_pid, nbt, credit, held, deg, first, demand):  # fmt: skip
+def movable(nt, prm, segs, pkts, links, so, first, demand):
     """Per touched link, the request index of its oldest movable request (-1: none);
-    ``demand[port]`` counts the movable requests per port (sdc's choice)."""
+    ``demand[port]`` counts the movable requests per port (sdc's choice). A request can
+    move if it has a VC with credits, or is a head into its destination, or a head for
+    which :func:`allocate_vc` finds a VC."""
+    nvc, need, deg = prm.nvc, prm.need, prm.deg
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
+    pkt_dst, touched, rq = pkts.dst, so.touched, so.rq
     for j in range(nt):
         link = touched[j]
         first[j] = -1
         a = lstart[link]
         for x in range(a, a + lreq[link]):
-            s = rq_seg[x]
-            if _can_move(s, link, nvc, need, seg_ovc, seg_vlo, seg_vhi, seg_pkt, pkt_dst, nbt,
-                         credit, held):  # fmt: skip
+            s = rq[x]
+            ovc = seg_ovc[s]
+            if ovc == DEST:
+                ok = True
+            elif ovc >= 0:
+                ok = credit[vc_id(link, ovc, nvc)] > 0
+            else:
+                ok = allocate_vc(link, s, seg_pkt[s], nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi,
+                                 held, credit) != NO_VC  # fmt: skip
+            if ok:
                 if first[j] < 0:
                     first[j] = x
-                demand[link % deg] += 1
+                demand[link_port(link, deg)] += 1
 
 
 @njit(cache=True)
-def choose_links(nt, touched, first, rq_seg, seg_pkt, pkt_inj, pkt_pid, kind, k, sdc_port,
-                 deg, allow):  # fmt: skip
-    """``allow[j]``: touched link ``j`` may send this step under the port model."""
+def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
+    """``so.allow[j]``: touched link ``j`` may send this step under the port model."""
+    touched, allow, deg, rq = so.touched, so.allow, prm.deg, so.rq
+    seg_pkt, pkt_inj, pkt_pid = segs.pkt, pkts.inj, pkts.pid
     for j in range(nt):
         allow[j] = first[j] >= 0
-    if kind == SDC:
+    if prm.kind == SDC:
         for j in range(nt):
-            allow[j] = allow[j] and touched[j] % deg == sdc_port
-    elif kind == KPORT:
+            allow[j] = allow[j] and link_port(touched[j], deg) == sdc_port
+    elif prm.kind == KPORT:
         j = 0
         while j < nt:  # the links of one node are contiguous (touched is sorted)
             node = touched[j] // deg
@@ -202,19 +232,14 @@ def choose_links(nt, touched, first, rq_seg, seg_pkt, pkt_inj, pkt_pid, kind, k,
             while e < nt and touched[e] // deg == node:
                 e += 1
             used = 0
-            while used < k:  # the k oldest movable links of the node
+            while used < prm.k:  # the k oldest movable links of the node
                 best = -1
                 for x in range(j, e):
-                    if allow[x] and first[x] >= 0:
-                        p = seg_pkt[rq_seg[first[x]]]
-                        if best < 0:
-                            best = x
-                        else:
-                            q = seg_pkt[rq_seg[first[best]]]
-                            if pkt_inj[p] < pkt_inj[q] or (
-                                pkt_inj[p] == pkt_inj[q] and pkt_pid[p] < pkt_pid[q]
-                            ):
-                                best = x
+                    if not allow[x] or first[x] < 0:
+                        continue
+                    if best < 0 or _older(pkt_inj, pkt_pid, seg_pkt[rq[first[x]]],
+                                          seg_pkt[rq[first[best]]]):  # fmt: skip
+                        best = x
                 if best < 0:
                     break
                 first[best] = -2 - first[best]  # chosen (encoded; decoded below)
@@ -229,29 +254,85 @@ def choose_links(nt, touched, first, rq_seg, seg_pkt, pkt_inj, pkt_pid, kind, k,
 
 
 @njit(cache=True, error_model="numpy")
-def move(t, nt, in_window, touched, allow, lreq, lstart, rq_seg, mode, flits, nvc, need, deg,
-         lo, hi, nvcbuf, lcap, down, ucred, nbt, credit, held, load, seg_cnt, seg_sent, seg_ovc,
-         seg_vlo, seg_vhi, seg_pkt, seg_buf, seg_hops, bocc, bhead, btail, seg_next, seg_recv,
-         seg_out, seg_free, nfree, pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm, pkt_state,
-         pkt_hdr, pkt_nseg, lflits, local, wire, deliv, cred_l, cred_r, rel, drain, hop,
-         record_hops, cnt):  # fmt: skip
+def port_model(nt, prm, segs, pkts, links, so, sdc_port):
+    """The port model's choice of the links that send (``so.allow``): every touched link
+    under all-port, else :func:`choose_links` on the movable requests; ``sdc_port`` the
+    step's port under sdc (:func:`sdc_port`, or over all ranks; -1: none)."""
+    if prm.kind == ALL:
+        so.allow[:nt] = True
+        return
+    first = np.empty(nt, np.int64)
+    demand = np.zeros(prm.deg, np.int64)
+    movable(nt, prm, segs, pkts, links, so, first, demand)
+    choose_links(nt, prm, segs, pkts, so, first, sdc_port)
+
+
+@njit(cache=True, error_model="numpy")
+def sdc_demand(nt, prm, segs, pkts, links, so, first):
+    """The movable requests of the rank per port (sdc's choice, summed over the ranks);
+    ``first`` as :func:`movable`'s, for :func:`choose_links` once the port is known."""
+    demand = np.zeros(prm.deg, np.int64)
+    movable(nt, prm, segs, pkts, links, so, first, demand)
+    return demand
+
+
+@njit(cache=True)
+def sdc_port(demand):
+    """sdc's port of the step: the one with the most movable requests (the lowest of
+    equals), -1 if none can move."""
+    best = -1
+    for q in range(demand.shape[0]):
+        if demand[q] > 0 and (best < 0 or demand[q] > demand[best]):
+            best = q
+    return best
+
+
+@njit(cache=True, error_model="numpy")
+def move(t, nt, in_window, prm, segs, pkts, links, bufs, so):
     """Serve every allowed link (see the module docstring); fill the step's lists.
 
-    Local head arrivals get their segment now, at the back of their buffer with 0 flits
-    (its flits are added by :func:`finish`), so that the packet keeps a segment on this
-    rank whatever drains this step. ``lcap``, ``down``, ``ucred``: the per-link and
-    per-buffer tables of :class:`~mpinet.engine.flit.state.FlitState`.
+    Per request, in (age, id) order on its link, a router's stages: VC allocation
+    (:func:`allocate_vc`, a head only), the switch (``min(flits present, credits, capacity
+    left)`` flits cross; a head takes its VC, leaves its source, is counted as a hop),
+    credits (the VC taken loses them, released at the tail; the buffer the flits left
+    returns them to its sender, local or owed to another rank; a segment whose tail left
+    is drained), the hand-over (delivered, into a buffer of this rank, or onto the wire).
+    Local head arrivals get their segment now, at the back of their buffer with 0 flits,
+    so that the packet keeps a segment on this rank whatever drains this step.
+
+    The bundles' arrays are taken apart here, once: numba copies and reference-counts a
+    whole bundle wherever one is handed to a function inlined in the loop (measured: 14x
+    slower).
     """
+    flits, nvc, need, deg, lo = prm.flits, prm.nvc, prm.need, prm.deg, prm.lo
+    nvcbuf, record_hops = prm.nvcbuf, prm.record_hops
+    nloc = (prm.hi - lo) * deg * nvc  # VC buffers on this rank: the relative ids 0..nloc - 1
+    gbase = lo * deg * nvc  # the global id of the rank's first VC buffer
+    seg_cnt, seg_sent, seg_ovc, seg_vlo, seg_vhi = segs.cnt, segs.sent, segs.ovc, segs.vlo, segs.vhi
+    seg_pkt, seg_buf, seg_hops, seg_next, seg_recv = (
+        segs.pkt,
+        segs.buf,
+        segs.hops,
+        segs.next,
+        segs.recv,
+    )
+    seg_out, seg_free, nfree = segs.out, segs.free, segs.nfree
+    pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm = pkts.pid, pkts.src, pkts.dst, pkts.inj, pkts.adm
+    pkt_state, pkt_hdr, pkt_nseg = pkts.state, pkts.hdr, pkts.nseg
+    nbt, lcap, down, credit, held = links.nbt, links.cap, links.down, links.credit, links.held
+    load, lflits, lreq, lstart = links.load, links.flits, links.nreq, links.start
+    bocc, bhead, btail, ucred = bufs.occ, bufs.head, bufs.tail, bufs.ucred
+    touched, allow, rq, cnt = so.touched, so.allow, so.rq, so.cnt
+    local, wire, deliv, cred_l, cred_r = so.local, so.wire, so.deliv, so.cred_l, so.cred_r
+    rel, drain, hop = so.rel, so.drain, so.hop
     hw = pkt_hdr.shape[1]
-    span = deg * nvc
-    nloc = (hi - lo) * span  # VC buffers on this rank: the relative ids 0..nloc - 1
     for j in range(nt):
         # ahead of use: the link's bucket, its first request's segment, the receiving buffer
         if j + 16 < nt:
             prefetch(lstart, touched[j + 16])
         if j + 8 < nt:
             l8 = touched[j + 8]
-            prefetch(seg_cnt, rq_seg[lstart[l8]])
+            prefetch(seg_cnt, rq[lstart[l8]])
             prefetch(btail, down[l8])
         if not allow[j]:
             continue
@@ -261,27 +342,22 @@ def move(t, nt, in_window, touched, allow, lreq, lstart, rq_seg, mode, flits, nv
         for x in range(a, a + lreq[link]):
             if capl <= 0:
                 break
-            s = rq_seg[x]
+            s = rq[x]
             p = seg_pkt[s]
             ovc = seg_ovc[s]
+            # -- VC allocation (a head) ---------------------------------------------
             first = ovc == NO_VC
             if first:
-                if nbt[link] == pkt_dst[p]:
-                    ovc = DEST
-                else:
-                    for v in range(seg_vlo[s], seg_vhi[s]):
-                        k = link * nvc + v
-                        if held[k] == 0 and credit[k] >= need:
-                            ovc = v
-                            break
-                    if ovc == NO_VC:
-                        continue
+                ovc = allocate_vc(link, s, p, nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held,
+                                  credit)  # fmt: skip
+                if ovc == NO_VC:
+                    continue
             n = min(seg_cnt[s], capl)
             if ovc >= 0:
-                n = min(n, credit[link * nvc + ovc])
+                n = min(n, credit[vc_id(link, ovc, nvc)])
             if n <= 0:
                 continue
-            # -- commit ------------------------------------------------------------
+            # -- switch: n flits cross the link ---------------------------------------
             capl -= n
             seg_cnt[s] -= n
             seg_sent[s] += n
@@ -293,54 +369,48 @@ def move(t, nt, in_window, touched, allow, lreq, lstart, rq_seg, mode, flits, nv
             if first:
                 seg_ovc[s] = ovc
                 if ovc >= 0:
-                    held[link * nvc + ovc] = 1
+                    held[vc_id(link, ovc, nvc)] = 1
                 if b >= nvcbuf:  # the head leaves its source
                     pkt_adm[p] = t - 1
                 cnt[C_HOPS] += 1
                 if record_hops:
                     h = cnt[C_HOPS] - 1
-                    hop[h, 0] = t
-                    hop[h, 1] = pkt_pid[p]
-                    hop[h, 2] = link // deg + lo
-                    hop[h, 3] = nbt[link]
-                    hop[h, 4] = link % deg
-            if ovc >= 0:
-                credit[link * nvc + ovc] -= n
+                    hop[h, 0], hop[h, 1] = t, pkt_pid[p]
+                    hop[h, 2], hop[h, 3] = link_node(link, lo, deg), nbt[link]
+                    hop[h, 4] = link_port(link, deg)
+            # -- credits ----------------------------------------------------------------
             tail = seg_sent[s] == flits
-            if tail and ovc >= 0:
-                rel[cnt[C_REL]] = link * nvc + ovc
-                cnt[C_REL] += 1
+            if ovc >= 0:
+                credit[vc_id(link, ovc, nvc)] -= n
+                if tail:  # the tail releases the VC (applied at the step's end)
+                    rel[cnt[C_REL]] = vc_id(link, ovc, nvc)
+                    cnt[C_REL] += 1
             if b < nvcbuf:  # the flits left a VC buffer: credits to its sender
                 bocc[b] -= n
                 k = ucred[b]
                 if 0 <= k < nloc:
                     i = cnt[C_CRED_L]
-                    cred_l[i, 0] = k
-                    cred_l[i, 1] = n
+                    cred_l[i, 0], cred_l[i, 1] = k, n
                     cnt[C_CRED_L] += 1
                 else:
                     i = cnt[C_CRED_R]
-                    cred_r[i, 0] = k + lo * span
-                    cred_r[i, 1] = n
+                    cred_r[i, 0], cred_r[i, 1] = k + gbase, n
                     cnt[C_CRED_R] += 1
             if tail and seg_cnt[s] == 0:
                 drain[cnt[C_DRAIN]] = s
                 cnt[C_DRAIN] += 1
-            if ovc == DEST:
+            # -- hand-over ----------------------------------------------------------------
+            if ovc == DEST:  # delivered with its tail
                 if tail:
                     i = cnt[C_DELIV]
-                    deliv[i, 0] = pkt_pid[p]
-                    deliv[i, 1] = pkt_src[p]
-                    deliv[i, 2] = pkt_dst[p]
-                    deliv[i, 3] = pkt_inj[p]
-                    deliv[i, 4] = t
-                    deliv[i, 5] = seg_hops[s] + 1
-                    deliv[i, 6] = pkt_adm[p]
+                    deliv[i, 0], deliv[i, 1], deliv[i, 2] = pkt_pid[p], pkt_src[p], pkt_dst[p]
+                    deliv[i, 3], deliv[i, 4] = pkt_inj[p], t
+                    deliv[i, 5], deliv[i, 6] = seg_hops[s] + 1, pkt_adm[p]
                     cnt[C_DELIV] += 1
                 continue
             b2 = down[link] + ovc
-            if 0 <= b2 < nloc:
-                if first:  # a new segment at the back of buffer b2, flits added in finish
+            if 0 <= b2 < nloc:  # into a buffer of this rank
+                if first:  # a new segment at the back of buffer b2, flits added at the end
                     s2 = push_segment(p, b2, seg_hops[s] + 1, seg_free, nfree, seg_pkt, seg_cnt,
                                       seg_recv, seg_sent, seg_next, seg_buf, seg_out, seg_ovc,
                                       seg_hops, bhead, btail)  # fmt: skip
@@ -348,136 +418,19 @@ def move(t, nt, in_window, touched, allow, lreq, lstart, rq_seg, mode, flits, nv
                 else:
                     s2 = btail[b2]
                 i = cnt[C_LOCAL]
-                local[i, LA_SEG] = s2
-                local[i, LA_N] = n
-                local[i, LA_BUF] = b2
+                local[i, LA_SEG], local[i, LA_N], local[i, LA_BUF] = s2, n, b2
                 cnt[C_LOCAL] += 1
-            else:
-                cnt[C_CROSS] += n
-                i = cnt[C_WIRE]
-                wire[i, W_HEAD] = 1 if first else 0
-                wire[i, W_PID] = pkt_pid[p]
-                wire[i, W_BUF] = b2 + lo * span
-                wire[i, W_N] = n
-                if first:
-                    wire[i, W_SRC] = pkt_src[p]
-                    wire[i, W_DST] = pkt_dst[p]
-                    wire[i, W_INJ] = pkt_inj[p]
-                    wire[i, W_ADM] = pkt_adm[p]
-                    wire[i, W_HOPS] = seg_hops[s] + 1
-                    wire[i, W_STATE] = pkt_state[p]
-                    for c in range(hw):
-                        wire[i, W_WIDTH + c] = pkt_hdr[p, c]
-                cnt[C_WIRE] += 1
-    for j in range(nt):  # lreq is this step's bucket count: zero what this step set
-        lreq[touched[j]] = 0
-
-
-@njit(cache=True, error_model="numpy")
-def finish(nloc, local, nrel, rel, held, ncl, cred_l, credit, ndrain, drain, seg_cnt, seg_recv,
-           seg_next, seg_buf, seg_pkt, bhead, btail, bocc, seg_free, nfree, pkt_nseg, pkt_free,
-           npfree):  # fmt: skip
-    """End of the step: local arrivals, VC releases, credits, drained segments popped."""
-    for i in range(nloc):
-        s, n, b = local[i, LA_SEG], local[i, LA_N], local[i, LA_BUF]
-        seg_cnt[s] += n
-        seg_recv[s] += n
-        bocc[b] += n
-    for i in range(nrel):
-        held[rel[i]] = 0
-    for i in range(ncl):
-        credit[cred_l[i, 0]] += cred_l[i, 1]
-    for i in range(ndrain):
-        s = drain[i]
-        b = seg_buf[s]
-        bhead[b] = seg_next[s]  # a drained segment is its buffer's front
-        if bhead[b] < 0:
-            btail[b] = -1
-        p = seg_pkt[s]
-        pkt_nseg[p] -= 1
-        if pkt_nseg[p] == 0:
-            pkt_free[npfree[0]] = p
-            npfree[0] += 1
-        seg_free[nfree[0]] = s
-        nfree[0] += 1
-
-
-@njit(cache=True)
-def receive(rows, lo, deg, nvc, seg_cnt, seg_recv, seg_sent, seg_next, seg_buf, seg_out,
-            seg_ovc, seg_hops, seg_pkt, bhead, btail, bocc, seg_free, nfree, pkt_pid, pkt_src,
-            pkt_dst, pkt_inj, pkt_adm, pkt_state, pkt_hdr, pkt_nseg, pkt_free, npfree,
-            new_seg, err):  # fmt: skip
-    """Flits from other ranks: a head opens a packet record and a segment at the back of its
-    buffer (``new_seg`` lists them, to be routed); later flits join that segment."""
-    hw = pkt_hdr.shape[1]
-    nn = 0
-    for i in range(rows.shape[0]):
-        b = rows[i, W_BUF] - lo * deg * nvc
-        n = rows[i, W_N]
-        if rows[i, W_HEAD]:
-            npfree[0] -= 1
-            p = pkt_free[npfree[0]]
-            pkt_pid[p] = rows[i, W_PID]
-            pkt_src[p] = rows[i, W_SRC]
-            pkt_dst[p] = rows[i, W_DST]
-            pkt_inj[p] = rows[i, W_INJ]
-            pkt_adm[p] = rows[i, W_ADM]
-            pkt_state[p] = rows[i, W_STATE]
-            for c in range(hw):
-                pkt_hdr[p, c] = rows[i, W_WIDTH + c]
-            pkt_nseg[p] = 1
-            s = push_segment(p, b, rows[i, W_HOPS], seg_free, nfree, seg_pkt, seg_cnt, seg_recv,
-                             seg_sent, seg_next, seg_buf, seg_out, seg_ovc, seg_hops, bhead,
-                             btail)  # fmt: skip
-            new_seg[nn] = s
-            nn += 1
-        else:
-            s = btail[b]
-            if s < 0 or pkt_pid[seg_pkt[s]] != rows[i, W_PID]:
-                err[0] = 1  # flits of a packet whose head never came: a bug, reported
-                err[1] = rows[i, W_PID]
                 continue
-        seg_cnt[s] += n
-        seg_recv[s] += n
-        bocc[b] += n
-    return nn
-
-
-@njit(cache=True, error_model="numpy")
-def check_step(nt, touched, lflits, lcap, deg, kind, k, sdc_port, nbuf_touched, buf_touched,
-               bocc, bsize, out):  # fmt: skip
-    """The model, checked again on what moved (independent of ``choose_links``): flits per
-    link (``lcap``: the capacity of each link), links per node, one port index under sdc,
-    no buffer over its size.
-
-    ``out = (code, where)``: 1 capacity, 2 ports per node, 3 sdc, 4 buffer; 0 none.
-    Resets ``lflits`` of the touched links.
-    """
-    out[0] = 0
-    node, used = -1, 0
-    for j in range(nt):
-        link = touched[j]
-        f = lflits[link]
-        if f == 0:
-            continue
-        lflits[link] = 0
-        if f > lcap[link] and out[0] == 0:
-            out[0], out[1] = 1, link
-        if kind == ALL:  # no port rule: no divisions
-            continue
-        if kind == SDC and link % deg != sdc_port and out[0] == 0:
-            out[0], out[1] = 3, link
-        if link // deg != node:
-            node, used = link // deg, 0
-        used += 1
-        if kind == KPORT and used > k and out[0] == 0:
-            out[0], out[1] = 2, link
-    for i in range(nbuf_touched):
-        b = buf_touched[i]
-        if bocc[b] > bsize and out[0] == 0:
-            out[0], out[1] = 4, b
-
-
-def empty_rows(n: int, width: int) -> np.ndarray:
-    """An int64 scratch of ``n`` rows."""
-    return np.empty((max(n, 1), width), dtype=np.int64)
+            cnt[C_CROSS] += n  # onto the wire: a head carries its packet's record
+            i = cnt[C_WIRE]
+            wire[i, W_HEAD], wire[i, W_PID] = 1 if first else 0, pkt_pid[p]
+            wire[i, W_BUF], wire[i, W_N] = b2 + gbase, n
+            if first:
+                wire[i, W_SRC], wire[i, W_DST] = pkt_src[p], pkt_dst[p]
+                wire[i, W_INJ], wire[i, W_ADM] = pkt_inj[p], pkt_adm[p]
+                wire[i, W_HOPS], wire[i, W_STATE] = seg_hops[s] + 1, pkt_state[p]
+                for c in range(hw):
+                    wire[i, W_WIDTH + c] = pkt_hdr[p, c]
+            cnt[C_WIRE] += 1
+    for j in range(nt):  # nreq is this step's bucket count: zero what this step set
+        lreq[touched[j]] = 0

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit.layout import Buffers, Links, Packets, Segments, link_id, source_queue
 from mpinet.engine.pool import aligned_empty
 from mpinet.errors import ResourceError
 
@@ -45,8 +46,10 @@ class FlitState:
     lo, rev, caps : the rank's first node, the reverse port of each of its links, the flits per
         step of each port (for the per-link tables below)
 
-    The kernels take each field of a segment or packet record as a strided view
-    (``seg_cnt``, ``pkt_dst``, ...), made again after the records grow.
+    The kernels take the arrays as the bundles of :mod:`~mpinet.engine.flit.layout`:
+    ``segs``, ``pkts`` (each field of a record a strided view, made again after the records
+    grow), ``links`` and ``bufs``; Python reads the same arrays as ``seg_cnt``, ``pkt_dst``,
+    ``credit``, ... .
     """
 
     def __init__(self, block: int, deg: int, vcs: int, vc_buffer: int, nbt: np.ndarray,
@@ -83,6 +86,10 @@ class FlitState:
         self.nfree = np.zeros(1, dtype=np.int64)
         self.pkt_free = np.zeros(0, np.int64)
         self.npfree = np.zeros(1, dtype=np.int64)
+        self.links = Links(self.nbt, self.lcap, self.down, self.credit, self.held, self.load,
+                           self.lflits, self.lreq, self.lstart)  # fmt: skip
+        self.bufs = Buffers(self.bhead, self.btail, self.bocc, self.inact, self.act, self.nact,
+                            self.ucred)  # fmt: skip
         self._views()
         self.reserve(1024, 1024)
 
@@ -110,6 +117,9 @@ class FlitState:
             setattr(self, f"seg_{f}", self.seg[f])
         for f in PKT_FIELDS:
             setattr(self, f"pkt_{f}", self.pkt[f])
+        self.segs = Segments(*(self.seg[f] for f in SEG_FIELDS), self.seg_free, self.nfree)
+        self.pkts = Packets(*(self.pkt[f] for f in PKT_FIELDS), self.pkt_hdr, self.pkt_free,
+                            self.npfree)  # fmt: skip
 
     # -- capacity ----------------------------------------------------------------
     def reserve(self, segs: int, pkts: int) -> None:
@@ -169,48 +179,51 @@ class FlitState:
 
 
 @njit(cache=True)
-def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, lo, deg, nvcbuf, flits,
-                 pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm, pkt_state, pkt_hdr, pkt_nseg,
-                 pkt_free, npfree, seg_pkt, seg_cnt, seg_recv, seg_sent, seg_next, seg_buf,
-                 seg_out, seg_ovc, seg_vlo, seg_vhi, seg_hops, seg_free, nfree, bhead, btail,
-                 inact, act, nact):  # fmt: skip
+def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, prm, segs, pkts, bufs):
     """Injected packets: a record each and a segment of all ``flits`` flits at the back of
     the source queue of (source, first port), in the given order."""
+    pkt_free, npfree, pkt_hdr = pkts.free, pkts.nfree, pkts.hdr
+    seg_cnt, seg_recv, seg_out, seg_vlo, seg_vhi = segs.cnt, segs.recv, segs.out, segs.vlo, segs.vhi
+    active, act, nact = bufs.active, bufs.act, bufs.nact
     for i in range(pid.shape[0]):
         npfree[0] -= 1
         p = pkt_free[npfree[0]]
-        pkt_pid[p] = pid[i]
-        pkt_src[p] = src[i]
-        pkt_dst[p] = dst[i]
-        pkt_inj[p] = inj
-        pkt_adm[p] = -1
-        pkt_state[p] = state[i]
+        pkts.pid[p] = pid[i]
+        pkts.src[p] = src[i]
+        pkts.dst[p] = dst[i]
+        pkts.inj[p] = inj
+        pkts.adm[p] = -1
+        pkts.state[p] = state[i]
         for c in range(pkt_hdr.shape[1]):
             pkt_hdr[p, c] = hdr[i, c]
-        pkt_nseg[p] = 1
-        link = (src[i] - lo) * deg + port[i]
-        b = nvcbuf + link
-        s = fk.push_segment(p, b, 0, seg_free, nfree, seg_pkt, seg_cnt, seg_recv, seg_sent,
-                            seg_next, seg_buf, seg_out, seg_ovc, seg_hops, bhead,
-                            btail)  # fmt: skip
-        seg_cnt[s] = seg_recv[s] = flits  # the whole packet waits at its source
+        pkts.nseg[p] = 1
+        link = link_id(src[i], port[i], prm.lo, prm.deg)
+        b = source_queue(prm.nvcbuf, link)
+        s = fk.push_segment(p, b, 0, segs.free, segs.nfree, segs.pkt, seg_cnt, seg_recv,
+                            segs.sent, segs.next, segs.buf, seg_out, segs.ovc, segs.hops,
+                            bufs.head, bufs.tail)  # fmt: skip
+        seg_cnt[s] = seg_recv[s] = prm.flits  # the whole packet waits at its source
         seg_out[s] = link
         seg_vlo[s] = vlo[i]
         seg_vhi[s] = vhi[i]
-        if inact[b] == 0:
-            inact[b] = 1
-            act[nact[0]] = b
-            nact[0] += 1
+        activate_one(b, active, act, nact)
+
+
+@njit(cache=True, inline="always")
+def activate_one(b, active, act, nact):
+    """Buffer ``b`` into the active list ``act[:nact[0]]`` (once)."""
+    if active[b] == 0:
+        active[b] = 1
+        act[nact[0]] = b
+        nact[0] += 1
 
 
 @njit(cache=True)
-def activate(bufs, inact, act, nact):
+def activate(ids, bufs):
     """Add buffers that received a segment to the active list."""
-    for b in bufs:
-        if inact[b] == 0:
-            inact[b] = 1
-            act[nact[0]] = b
-            nact[0] += 1
+    active, act, nact = bufs.active, bufs.act, bufs.nact
+    for b in ids:
+        activate_one(b, active, act, nact)
 
 
 @njit(cache=True)

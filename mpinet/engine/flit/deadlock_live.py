@@ -32,6 +32,7 @@ from numba import njit
 
 from mpinet.engine.comm import max_op, sum_op
 from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit.layout import vc_id
 from mpinet.engine.waitfor import dead_fronts, walk_cycle
 from mpinet.prefetch import prefetch
 
@@ -44,26 +45,37 @@ PACE = 128
 
 
 @njit(cache=True)
-def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_vlo, seg_vhi,
-          seg_pkt, pkt_pid, pkt_dst, nbt, credit, held, bocc, nvcbuf, deg, nvc, lo, rev, need,
-          bsize, saf, flits, nv, nl, snap, fronts, waits, fpid, hf, hb, closed, cnt):  # fmt: skip
+def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, hf, hb, closed,
+          cnt):  # fmt: skip
     """Fronts, waits, holds and closed buffers of the rank (ids in the module docstring).
 
     ``snap[b]`` = (pid, sent, recv) of buffer ``b``'s front at the previous check; a
     blocked front is listed only if unchanged. ``cnt`` = (fronts, holds, closed).
     """
+    deg, nvc, lo, need, bsize, nvcbuf = prm.deg, prm.nvc, prm.lo, prm.need, prm.bsize, prm.nvcbuf
+    saf = prm.mode == fk.SAF
+    act, head, nbt, credit, held = bufs.act, bufs.head, links.nbt, links.credit, links.held
+    seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc = (
+        segs.cnt,
+        segs.recv,
+        segs.sent,
+        segs.out,
+        segs.ovc,
+    )
+    seg_vlo, seg_vhi, seg_pkt, pkt_pid, pkt_dst = segs.vlo, segs.vhi, segs.pkt, pkts.pid, pkts.dst
+    bocc = bufs.occ
     gb = lo * deg * nvc  # global id of local VC buffer 0
     nf = nh = nc = 0
-    na = nact[0]
+    na = bufs.nact[0]
     snap0 = snap[:, 0]
     for i in range(na):
         if i + 16 < na:  # ahead of use, as in the step's kernels
-            prefetch(bhead, act[i + 16])
+            prefetch(head, act[i + 16])
             prefetch(snap0, act[i + 16])
         if i + 8 < na:
-            prefetch(seg_cnt, bhead[act[i + 8]])
+            prefetch(seg_cnt, head[act[i + 8]])
         b = act[i]
-        s = bhead[b]
+        s = head[b]
         if s < 0:
             continue
         fid = gb + b if b < nvcbuf else nv + lo * deg + (b - nvcbuf)
@@ -76,25 +88,24 @@ def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_v
         wait = -1
         if link < 0 or ovc == fk.DEST:
             wait = -1
-        elif seg_cnt[s] <= 0 or (saf and b < nvcbuf and seg_recv[s] < flits):
+        elif seg_cnt[s] <= 0 or (saf and b < nvcbuf and seg_recv[s] < prm.flits):
             wait = nv + gb + b  # its flits are upstream: the worm's hold of this VC
         else:
             w2 = nbt[link]
-            kin = (w2 * deg + rev[link]) * nvc  # the next node's VC 0 of the link
+            kin = vc_id(w2 * deg + rev[link], 0, nvc)  # the next node's VC 0 of the link
             if ovc >= 0:
-                k = link * nvc + ovc
-                if credit[k] <= 0:
+                if credit[vc_id(link, ovc, nvc)] <= 0:
                     wait = kin + ovc
             elif w2 != pkt_dst[p]:
                 lo_v, hi_v = seg_vlo[s], seg_vhi[s]
                 free = False
                 for v in range(lo_v, hi_v):
-                    k = link * nvc + v
+                    k = vc_id(link, v, nvc)
                     if held[k] == 0 and credit[k] >= need:
                         free = True
                 if not free:
                     if hi_v - lo_v == 1:
-                        wait = nv + kin + lo_v if held[link * nvc + lo_v] else kin + lo_v
+                        wait = nv + kin + lo_v if held[vc_id(link, lo_v, nvc)] else kin + lo_v
                     else:
                         wait = 2 * nv + fid
         if wait < 0 or not same:
@@ -109,7 +120,7 @@ def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_v
                 closed[nc] = gb + b
                 nc += 1
         if ovc >= 0:  # the VC it took, until its tail crosses
-            kv = (nbt[link] * deg + rev[link]) * nvc + ovc
+            kv = vc_id(nbt[link] * deg + rev[link], ovc, nvc)
             hf[nh], hb[nh] = fid, nv + kv
             nh += 1
             closed[nc] = nv + kv
@@ -118,7 +129,7 @@ def _scan(nact, act, bhead, seg_cnt, seg_recv, seg_sent, seg_out, seg_ovc, seg_v
             closed[nc] = wait
             nc += 1
             for v in range(seg_vlo[s], seg_vhi[s]):
-                k = link * nvc + v
+                k = vc_id(link, v, nvc)
                 pf = nv + nl + fid * nvc + v
                 fronts[nf] = pf
                 waits[nf] = nv + kin + v if held[k] else kin + v
@@ -172,10 +183,7 @@ class LiveCheck:
         hb = np.empty_like(hf)
         closed = np.empty(3 * m + 1, np.int64)
         cnt = np.zeros(3, np.int64)
-        _scan(st.nact, st.act, st.bhead, st.seg_cnt, st.seg_recv, st.seg_sent, st.seg_out,
-              st.seg_ovc, st.seg_vlo, st.seg_vhi, st.seg_pkt, st.pkt_pid, st.pkt_dst, st.nbt,
-              st.credit, st.held, st.bocc, st.nvcbuf, eng.deg, eng.vcs, eng.lo, eng.rev,
-              eng.need, eng.bsize, eng.mode == fk.SAF, eng.flits, self.nv, self.nl, self.snap,
+        _scan(eng.prm, st.segs, st.pkts, st.links, st.bufs, eng.rev, self.nv, self.nl, self.snap,
               fronts, waits, fpid, hf, hb, closed, cnt)  # fmt: skip
         nf, nh, nc = (int(x) for x in cnt)
         listed = int(eng.comm.allreduce(nf, op=sum_op()))

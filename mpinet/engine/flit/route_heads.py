@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.engine.flit import glue
+from mpinet.engine.flit import route_io
 from mpinet.engine.flit import state as fs
 from mpinet.engine.run import Workload
 from mpinet.routing.base import HopContext
@@ -35,10 +35,8 @@ def route(eng: Any, segs: np.ndarray, t: int, inj: tuple | None = None) -> None:
         return
     cur, dst, pid, hops, state = np.empty((5, m), np.int64)
     hdr = np.empty((m, st.hw), np.int64)
-    glue.gather_heads(segs, inj[0], inj[1], inj[2], inj[3], st.seg_pkt, st.seg_buf,
-                      st.seg_hops, st.pkt_dst, st.pkt_pid, st.pkt_hdr, st.pkt_state,
-                      eng.deg * eng.vcs, eng.lo, cur, dst, pid, hops, state,
-                      hdr)  # fmt: skip
+    route_io.gather_heads(segs, inj[0], inj[1], inj[2], inj[3], eng.prm, st.segs, st.pkts, cur,
+                          dst, pid, hops, state, hdr)  # fmt: skip
     ctx = HopContext(step=t + 1, pids=pid, hops=hops, seed=eng.seed)
     ports, new = eng.router.next_port(cur, dst, hdr, ctx)
     ports = np.asarray(ports, dtype=np.int64)
@@ -48,26 +46,19 @@ def route(eng: Any, segs: np.ndarray, t: int, inj: tuple | None = None) -> None:
     links, nxt = found
     lo_v, hi_v, state = _vcs(eng, cur, nxt, hops, state, dst)
     new = np.ascontiguousarray(new, np.int64).reshape(m, st.hw)
-    glue.set_routes(segs, links, lo_v, hi_v, new, state, st.seg_pkt, st.seg_out,
-                    st.seg_vlo, st.seg_vhi, st.pkt_hdr, st.pkt_state)  # fmt: skip
+    route_io.set_routes(segs, links, lo_v, hi_v, new, state, st.segs, st.pkts)
     if m == na:
         return
     st.reserve(m - na, m - na)
     fs.open_sources(inj[0], inj[1], inj[2], t, new[na:], ports[na:], lo_v[na:], hi_v[na:],
-                    state[na:], eng.lo, eng.deg, st.nvcbuf, eng.flits, st.pkt_pid,
-                    st.pkt_src, st.pkt_dst, st.pkt_inj, st.pkt_adm, st.pkt_state,
-                    st.pkt_hdr, st.pkt_nseg, st.pkt_free, st.npfree, st.seg_pkt,
-                    st.seg_cnt, st.seg_recv, st.seg_sent, st.seg_next, st.seg_buf,
-                    st.seg_out, st.seg_ovc, st.seg_vlo, st.seg_vhi, st.seg_hops,
-                    st.seg_free, st.nfree, st.bhead, st.btail, st.inact, st.act,
-                    st.nact)  # fmt: skip
+                    state[na:], eng.prm, st.segs, st.pkts, st.bufs)  # fmt: skip
 
 
 def _links(eng: Any, cur, ports, pids, t: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Local link of each (node, port) and its far end; None (and the message set) if
     a port is invalid."""
     links, nxt = np.empty(cur.size, np.int64), np.empty(cur.size, np.int64)
-    i = glue.links_of(cur, ports, eng.lo, eng.deg, eng.st.nbt, links, nxt)
+    i = route_io.links_of(cur, ports, eng.lo, eng.deg, eng.st.nbt, links, nxt)
     if i >= 0:
         port_error(eng, t, int(ports[i]), int(cur[i]), int(pids[i]))
         return None
@@ -99,7 +90,7 @@ def _vcs(eng: Any, cur, nxt, hops, state, dst):
     lo_v = np.ascontiguousarray(lo_v, np.int64)
     hi_v = np.ascontiguousarray(hi_v, np.int64)
     new = np.array(new, np.int64)[:, 0] if words else state.copy()
-    i = glue.vc_ranges(nxt, dst, lo_v, hi_v, state, new, eng.vcs)
+    i = route_io.vc_ranges(nxt, dst, lo_v, hi_v, state, new, eng.vcs)
     if i >= 0:
         vc_error(eng, int(lo_v[i]), int(cur[i]), int(hops[i]))
     return lo_v, hi_v, new

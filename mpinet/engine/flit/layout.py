@@ -1,0 +1,120 @@
+"""The flit engine's state by name: its bundles of arrays and its index formulas, once.
+
+Every kernel of a step (:mod:`~mpinet.engine.flit.kernels`, :mod:`~mpinet.engine.flit.step_end`,
+:mod:`~mpinet.engine.flit.route_io`, the compiled steps of :mod:`~mpinet.engine.flit.chunk`
+and the live deadlock scan) takes the rank's arrays as five bundles, named tuples that numba
+compiles to structs of arrays (a field read costs what an argument read costs):
+
+* :class:`Segments`: the segment pool (one segment: the flits of one packet in one buffer);
+* :class:`Packets`: the packet records on this rank and their router headers;
+* :class:`Links`: per output link and per VC of it, the sender's side;
+* :class:`Buffers`: per input buffer (VC buffers, then source queues) its FIFO of segments;
+* :class:`StepOut`: a step's scratch and its outputs (requests, arrivals, credits, rows);
+
+and the run's constants as :class:`Params`. A bundle is rebuilt only when a pool grows
+(:meth:`~mpinet.engine.flit.state.FlitState.reserve`); numba caches kernels on named tuples
+like any signature. Two costs, measured, shape how the kernels use them: a kernel takes its
+arrays out of the bundles once, before its loops (numba copies and reference-counts a whole
+bundle wherever one is handed to a function inlined in a loop: ``move`` ran 14x slower), so
+per-request helpers take arrays; and numba's dispatcher types every array of every bundle
+on each call from Python (about 30 us for a step's bundles), which the multi-rank steps
+avoid (:class:`mpinet.engine.flit.ranks.Direct`).
+
+Index formulas (docs/switching.md): the rank's links are ``(node - lo) * degree + port``; a
+link's VC ``v`` is ``link * V + v`` (the sender's credit counter and hold flag); the VC
+buffers of the rank are numbered as the links *into* its nodes, ``(w - lo) * degree + q``
+times ``V`` plus ``v``; the source queue of (node, port) is ``nvcbuf + link``.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from numba import njit
+
+Segments = namedtuple(
+    "Segments",
+    ["pkt", "cnt", "recv", "sent", "next", "buf", "out", "ovc", "vlo", "vhi", "hops", "free",
+     "nfree"],
+)  # fmt: skip
+Segments.__doc__ = """The segment pool: per segment its packet, flits present (``cnt``), received
+and sent, the next segment of its buffer, its buffer, its output link (-1: not routed), the VC
+it took there (``NO_VC``/``DEST``), the VCs its policy allows ``[vlo, vhi)``, the hops of its
+packet's head at its buffer; ``free[:nfree[0]]`` the free segments."""
+
+Packets = namedtuple(
+    "Packets", ["pid", "src", "dst", "inj", "adm", "state", "nseg", "hdr", "free", "nfree"]
+)
+Packets.__doc__ = """The packet records: id, source, destination, injection step, the step its
+head left the source queue (``adm``), the VC policy's state, its segments on this rank, its
+router header (``hdr``, (records, words)); ``free[:nfree[0]]`` the free records."""
+
+Links = namedtuple(
+    "Links", ["nbt", "cap", "down", "credit", "held", "load", "flits", "nreq", "start"]
+)
+Links.__doc__ = """Per output link: the node it leads to (-1: none), its capacity in flits per
+step, the receiver's VC 0 buffer (relative to this rank's first), flits sent (trace window,
+``load``; this step, ``flits``), this step's requests (``nreq``, their bucket ``start``); per
+VC of a link (``link * V + v``): the sender's ``credit`` and ``held`` (a packet holds it)."""
+
+Buffers = namedtuple("Buffers", ["head", "tail", "occ", "active", "act", "nact", "ucred"])
+Buffers.__doc__ = """Per input buffer: its FIFO of segments (``head``/``tail``), flits held
+(``occ``), whether it is in the active list ``act[:nact[0]]``; per VC buffer the sender's credit
+counter (``ucred``, relative as ``Links.down``)."""
+
+StepOut = namedtuple(
+    "StepOut",
+    ["touched", "allow", "rq", "rq_prev", "local", "wire", "deliv", "cred_l", "cred_r", "rel",
+     "drain", "hop", "cnt", "out", "bufs", "new"],
+)  # fmt: skip
+StepOut.__doc__ = """A step's scratch and outputs: links with requests (``touched``), which may
+send (``allow``), the requests bucketed by link (``rq``, chained by ``rq_prev``); the moves'
+lists (local arrivals, wire rows to other ranks, deliveries, credits local and remote, VC
+releases, drained segments, hop rows) counted in ``cnt`` (``C_*`` of the kernels); a model
+check's ``out``; the buffers checked (``bufs``); the heads to route (``new``)."""
+
+Params = namedtuple(
+    "Params",
+    ["mode", "flits", "nvc", "need", "deg", "lo", "hi", "nvcbuf", "bsize", "kind", "k",
+     "record_hops"],
+)  # fmt: skip
+Params.__doc__ = """The run's constants (all int64): switching mode, flits per packet, VCs per
+link, free slots a head needs, degree, the rank's nodes ``[lo, hi)``, VC buffers on the rank,
+slots per VC, port model and its ``k``, whether hop rows are kept (0/1)."""
+
+
+@njit(cache=True, inline="always")
+def link_id(node, port, lo, deg):
+    """The rank's link leaving ``node`` by ``port``."""
+    return (node - lo) * deg + port
+
+
+@njit(cache=True, inline="always")
+def link_node(link, lo, deg):
+    """The node a link of the rank leaves."""
+    return link // deg + lo
+
+
+@njit(cache=True, inline="always")
+def link_port(link, deg):
+    """The port of a link."""
+    return link % deg
+
+
+@njit(cache=True, inline="always")
+def vc_id(link, v, nvc):
+    """VC ``v`` of ``link`` (the sender's credit counter and hold flag; for a link into a
+    node of the rank, its VC buffer)."""
+    return link * nvc + v
+
+
+@njit(cache=True, inline="always")
+def buffer_node(b, span, lo):
+    """The node of VC buffer ``b`` (``span = degree * V``)."""
+    return b // span + lo
+
+
+@njit(cache=True, inline="always")
+def source_queue(nvcbuf, link):
+    """The source queue of a link's (node, port)."""
+    return nvcbuf + link

@@ -1,0 +1,375 @@
+"""The flit engine's compiled steps on several ranks: two compiled calls and one exchange
+with the neighbour ranks per step.
+
+A step ``t`` on rank ``r`` (the same model as docs/switching.md, the same order of work as
+the step-by-step path, so the same run on any rank count):
+
+1. :func:`moves`: the requests, the port model (sdc: the demand per port summed over the
+   ranks by one ``Allreduce`` between :func:`requests` and :func:`moves`), the moves and
+   the step's end on the rank, and the flits and credits owed to other ranks packed into
+   one message per neighbour (:func:`pack`);
+2. :meth:`Exchange.run`: one message to and from each rank that owns a far end of one of
+   the rank's links (its *neighbours*; persistent receives, one ``Isend`` each): a
+   header (rows, credits, heads), the wire rows, the credits;
+3. :func:`arrivals`: the credits applied, the flits taken in (a head opens its packet's
+   record and a segment), the buffers they filled checked, the packets injected at their
+   destination delivered, and the heads that reached a node routed with the step's
+   injections by the router's compiled hop (:func:`mpinet.engine.flit.chunk.route`);
+4. one ``Allreduce`` of the step's counters (the engine's loop: trace row, end, deadlock).
+
+Why: the step-by-step path's Python between the kernels (a vectorized router call, an
+``Alltoall`` of counts and an ``Alltoallv``, numpy bookkeeping) cost more than the kernels
+on a rank's half of ms:3,2 (issue 33). Numba's type dispatch of the bundles costs tens of
+microseconds a call; :class:`Direct` calls the compiled entry point of the signature the
+first call resolved.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.comm import sum_op
+from mpinet.engine.flit import chunk, step_end
+from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import state as fs
+
+#: a message's header: wire rows, credit pairs, heads among the rows
+H_ROWS, H_CRED, H_HEADS, HEADER = 0, 1, 2, 3
+#: the exchange's tag (the engine's other messages are collectives)
+TAG = 3301
+
+Exchange = namedtuple(
+    "Exchange", ["slot", "owner", "send", "nsend", "recv", "rbufs", "width"]
+)  # fmt: skip
+Exchange.__doc__ = """The arrays of the exchange: ``slot[rank]`` the neighbour index of a rank
+(-1: not one); ``owner``: the global VC-buffer ids where each rank's begin (``bounds * degree *
+V``); per neighbour its message out (``send[j, :nsend[j]]``) and in (``recv[j]``); ``rbufs``:
+the buffers filled by a step's rows in (checked); ``width``: a wire row's width."""
+
+
+class Direct:
+    """A compiled kernel called through the entry point of the signature its first call
+    resolved: numba's dispatcher types every array of every bundle on each call (about 30
+    microseconds for a step's bundles, measured), the entry point only unboxes them (about 6).
+    Every later call must pass arguments of the first call's types (the engine's bundles
+    keep their dtypes and layouts when they grow)."""
+
+    __slots__ = ("fn", "entry")
+
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.entry = fn, None
+
+    def __call__(self, *args: Any) -> Any:
+        if self.entry is not None:
+            return self.entry(*args)
+        out = self.fn(*args)
+        sig = tuple(self.fn.typeof_pyval(a) for a in args)
+        cres = self.fn.overloads.get(sig)
+        if cres is not None:
+            self.entry = cres.entry_point
+        return out
+
+
+@njit(cache=True, error_model="numpy")
+def requests(t, prm, segs, pkts, links, bufs, so):
+    """The step's requests (buffers in id order every 8 steps, as the other paths)."""
+    if t % 8 == 0:
+        fs.sort_active(bufs.act, bufs.nact[0], so.rq)
+    return fk.collect(prm, segs, pkts, links, bufs, so)
+
+
+@njit(cache=True, error_model="numpy")
+def pack(prm, so, ex):
+    """The step's wire rows and remote credits, one message per neighbour, in the order
+    they were made (the receiver takes them as the step-by-step exchange delivers them)."""
+    cnt, width = so.cnt, ex.width
+    nn = ex.send.shape[0]
+    nrow = np.zeros(nn, np.int64)
+    ncred = np.zeros(nn, np.int64)
+    nw, nc = cnt[fk.C_WIRE], cnt[fk.C_CRED_R]
+    wslot = np.empty(nw, np.int64)
+    cslot = np.empty(nc, np.int64)
+    for i in range(nw):
+        r = np.searchsorted(ex.owner, so.wire[i, fk.W_BUF], side="right") - 1
+        wslot[i] = ex.slot[r]
+        nrow[wslot[i]] += 1
+    for i in range(nc):
+        r = np.searchsorted(ex.owner, so.cred_r[i, 0], side="right") - 1
+        cslot[i] = ex.slot[r]
+        ncred[cslot[i]] += 1
+    at = np.empty(nn, np.int64)
+    cat = np.empty(nn, np.int64)
+    for j in range(nn):
+        ex.send[j, H_ROWS], ex.send[j, H_CRED], ex.send[j, H_HEADS] = nrow[j], ncred[j], 0
+        at[j] = HEADER
+        cat[j] = HEADER + nrow[j] * width
+        ex.nsend[j] = cat[j] + 2 * ncred[j]
+    for i in range(nw):
+        j = wslot[i]
+        a = at[j]
+        for c in range(width):
+            ex.send[j, a + c] = so.wire[i, c]
+        ex.send[j, H_HEADS] += so.wire[i, fk.W_HEAD]
+        at[j] = a + width
+    for i in range(nc):
+        j = cslot[i]
+        ex.send[j, cat[j]] = so.cred_r[i, 0]
+        ex.send[j, cat[j] + 1] = so.cred_r[i, 1]
+        cat[j] += 2
+
+
+@njit(cache=True, error_model="numpy")
+def moves(t, nt, in_window, sdc, first, prm, segs, pkts, links, bufs, so, ex):
+    """The port model (sdc: its choice on ``first``, as ``kernels.sdc_demand`` left it), the
+    moves, the step's end on this rank and the messages packed; returns the heads that
+    reached a node of the rank (``so.new``), -1 on a model violation (``so.out``)."""
+    if prm.kind == fk.SDC:
+        fk.choose_links(nt, prm, segs, pkts, so, first, sdc)
+    else:
+        fk.port_model(nt, prm, segs, pkts, links, so, sdc)
+    so.cnt[:] = 0
+    fk.move(t, nt, in_window, prm, segs, pkts, links, bufs, so)
+    nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
+    pack(prm, so, ex)
+    return -1 if so.out[0] else nnew
+
+
+@njit(cache=True, error_model="numpy")
+def step_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex):
+    """:func:`requests` then :func:`moves`, for every port model but sdc on several ranks."""
+    nt = requests(t, prm, segs, pkts, links, bufs, so)
+    first = np.empty(nt, np.int64)
+    sdc = -1
+    if prm.kind == fk.SDC:  # one rank: its demand is all
+        sdc = fk.sdc_port(fk.sdc_demand(nt, prm, segs, pkts, links, so, first))
+    return moves(t, nt, in_window, sdc, first, prm, segs, pkts, links, bufs, so, ex)
+
+
+@njit(cache=True, error_model="numpy")
+def arrivals(t, k, nnew, sdc, inj, rule, vrule, prm, segs, pkts, links, bufs, so, ex, status):
+    """The messages in (credits, then rows in the neighbours' rank order), the buffers they
+    filled checked, step ``t``'s packets injected at their destination delivered, then the
+    heads (local ``so.new[:nnew]``, then those that came) and the step's injections (step
+    ``k`` of ``inj``) routed. Returns False with ``status`` set (:mod:`~mpinet.engine.flit.chunk`'s
+    codes; ``status[2]`` a packet's id when ``status[0]`` is -1: flits without their head)."""
+    width = ex.width
+    base = prm.lo * prm.deg * prm.nvc
+    nn = ex.recv.shape[0]
+    credit = links.credit
+    for j in range(nn):
+        m = ex.recv[j]
+        a = HEADER + m[H_ROWS] * width
+        for c in range(m[H_CRED]):
+            credit[m[a + 2 * c] - base] += m[a + 2 * c + 1]
+    nb = 0
+    heads = nnew
+    seg_free, nfree, seg_pkt, seg_cnt, seg_recv = (
+        segs.free,
+        segs.nfree,
+        segs.pkt,
+        segs.cnt,
+        segs.recv,
+    )
+    seg_sent, seg_next, seg_buf, seg_out, seg_ovc = (
+        segs.sent,
+        segs.next,
+        segs.buf,
+        segs.out,
+        segs.ovc,
+    )
+    seg_hops, bhead, btail, bocc = segs.hops, bufs.head, bufs.tail, bufs.occ
+    pkt_free, npfree, pkt_pid, pkt_hdr, pkt_nseg = (
+        pkts.free,
+        pkts.nfree,
+        pkts.pid,
+        pkts.hdr,
+        pkts.nseg,
+    )
+    new, rbufs = so.new, ex.rbufs
+    for j in range(nn):
+        m = ex.recv[j]
+        for i in range(m[H_ROWS]):
+            r = HEADER + i * width
+            b = m[r + fk.W_BUF] - base
+            n = m[r + fk.W_N]
+            if m[r + fk.W_HEAD]:
+                npfree[0] -= 1
+                p = pkt_free[npfree[0]]
+                pkt_pid[p] = m[r + fk.W_PID]
+                pkts.src[p] = m[r + fk.W_SRC]
+                pkts.dst[p] = m[r + fk.W_DST]
+                pkts.inj[p] = m[r + fk.W_INJ]
+                pkts.adm[p] = m[r + fk.W_ADM]
+                pkts.state[p] = m[r + fk.W_STATE]
+                for c in range(pkt_hdr.shape[1]):
+                    pkt_hdr[p, c] = m[r + fk.W_WIDTH + c]
+                pkt_nseg[p] = 1
+                s = fk.push_segment(p, b, m[r + fk.W_HOPS], seg_free, nfree, seg_pkt, seg_cnt,
+                                    seg_recv, seg_sent, seg_next, seg_buf, seg_out, seg_ovc,
+                                    seg_hops, bhead, btail)  # fmt: skip
+                new[heads] = s
+                heads += 1
+            else:
+                s = btail[b]
+                if s < 0 or pkt_pid[seg_pkt[s]] != m[r + fk.W_PID]:
+                    status[0], status[1], status[2] = -1, t, m[r + fk.W_PID]
+                    return False
+            seg_cnt[s] += n
+            seg_recv[s] += n
+            bocc[b] += n
+            rbufs[nb] = b
+            nb += 1
+    active, act, nact = bufs.active, bufs.act, bufs.nact
+    for i in range(nb):
+        fs.activate_one(rbufs[i], active, act, nact)
+    step_end.check_step(0, sdc, prm, links, bufs, so.touched, nb, ex.rbufs, so.out)
+    if so.out[0]:
+        status[0], status[1], status[2] = chunk.MODEL_ERR, t, sdc
+        return False
+    cnt, deliv = so.cnt, so.deliv
+    ha, nh = inj.hoff[k], inj.hoff[k + 1] - inj.hoff[k]
+    for i in range(nh):  # injected at their destination: delivered now
+        r = cnt[fk.C_DELIV]
+        deliv[r, 0], deliv[r, 1] = inj.hpid[ha + i], inj.hsrc[ha + i]
+        deliv[r, 2] = inj.hdst[ha + i]
+        deliv[r, 3], deliv[r, 4], deliv[r, 5], deliv[r, 6] = t, t, 0, t
+        cnt[fk.C_DELIV] += 1
+    ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
+    return chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
+                       status)  # fmt: skip
+
+
+def neighbours(eng: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ranks that own a far end of the rank's links, ascending, and per neighbour the
+    most wire rows out (the capacities of the links to it) and in (of the links from it:
+    each is the reverse of one of the rank's links) and the most credits either way (one
+    per VC of those links: a buffer's front moves once a step)."""
+    st = eng.st
+    far = st.nbt
+    linked = np.flatnonzero(far >= 0)
+    owner = np.searchsorted(eng.bounds, far[linked], side="right") - 1
+    away = owner != eng.rank
+    ranks = np.unique(owner[away])
+    j = np.searchsorted(ranks, owner[away])
+    out_rows = np.bincount(j, weights=st.lcap[linked[away]], minlength=ranks.size)
+    in_rows = np.bincount(j, weights=eng.caps[eng.rev[linked[away]]], minlength=ranks.size)
+    cred = np.bincount(j, minlength=ranks.size) * eng.vcs
+    return ranks, np.maximum(out_rows, 0).astype(np.int64), in_rows.astype(np.int64), cred
+
+
+class RankSteps:
+    """The engine's side of the steps on several ranks (see the module docstring)."""
+
+    def __init__(self, eng: Any) -> None:
+        from mpinet.engine.flit.chunk import Steps
+
+        self.eng = eng
+        self.inner = Steps(eng)  # the compiled rules, the injections, the error messages
+        ranks, out_rows, in_rows, cred = neighbours(eng)
+        width = fk.W_WIDTH + eng.st.hw
+        slot = np.full(eng.size, -1, np.int64)
+        slot[ranks] = np.arange(ranks.size)
+        nn = max(ranks.size, 1)
+        send = np.zeros((nn, HEADER + int((out_rows * width + 2 * cred).max(initial=0))), np.int64)
+        recv = np.zeros((nn, HEADER + int((in_rows * width + 2 * cred).max(initial=0))), np.int64)
+        self.max_in = int(in_rows.sum())
+        self.ex = Exchange(slot, eng.bounds * eng.deg * eng.vcs, send[: ranks.size],
+                           np.zeros(ranks.size, np.int64), recv[: ranks.size],
+                           np.empty(max(self.max_in, 1), np.int64), np.int64(width))  # fmt: skip
+        self.ranks = [int(r) for r in ranks]
+        comm = eng.comm
+        self.recvs = [comm.Recv_init(self.ex.recv[j], source=r, tag=TAG)
+                      for j, r in enumerate(self.ranks)]  # fmt: skip
+        self.block, self.t0 = None, 0
+        self.status = np.zeros(8, np.int64)
+        self.local, self.glob = np.zeros(6, np.int64), np.zeros(6, np.int64)
+        self.c_moves, self.c_step = Direct(moves), Direct(step_moves)
+        self.c_requests, self.c_arrivals = Direct(requests), Direct(arrivals)
+
+    def close(self) -> None:
+        """Free the persistent requests."""
+        for r in self.recvs:
+            r.Free()
+        self.recvs = []
+
+    def _exchange(self) -> None:
+        from mpi4py import MPI
+
+        comm, ex = self.eng.comm, self.ex
+        MPI.Prequest.Startall(self.recvs)
+        sends = [comm.Isend(ex.send[j, : ex.nsend[j]], dest=r, tag=TAG)
+                 for j, r in enumerate(self.ranks)]  # fmt: skip
+        MPI.Request.Waitall(self.recvs + sends)
+
+    def _injections(self, workload: Any, t: int) -> tuple[Any, int]:
+        """The block of injections holding step ``t`` and ``t``'s index in it."""
+        if self.block is None or t > self.t0 + self.block.off.size - 1:
+            eng = self.eng
+            t_end = min(t - 1 + chunk.MAX_CHUNK, eng.max_steps)
+            last = workload.last_injection_step
+            if eng.live is not None and t - 1 < last:  # no ids past a deadlock look
+                t_end = min(t_end, ((t - 1) // chunk.CHECK + 1) * chunk.CHECK)
+            self.block, self.t0 = self.inner._injections(workload, t - 1, t_end), t - 1
+        return self.block, t - self.t0 - 1
+
+    def step(self, workload: Any, t: int, work: bool) -> list[tuple]:
+        """Run step ``t``; returns its row ``(t, flits, delivered, injected, cross, work)``
+        summed over the ranks (the step-by-step path's row). Collective."""
+        eng = self.eng
+        st, prm, so_ = eng.st, eng.prm, None
+        inj, k = self._injections(workload, t)
+        ni = int(inj.off[k + 1] - inj.off[k])
+        nh = int(inj.hoff[k + 1] - inj.hoff[k])
+        nact = int(st.nact[0])
+        st.reserve(nact + 1, 0)
+        so_ = eng._scratch(nact + 1 + self.max_in + nh)
+        win = eng.load_window[0] <= t < eng.load_window[1]
+        sdc = -1
+        if eng.kind == fk.SDC:
+            nt = self.c_requests(t, prm, st.segs, st.pkts, st.links, st.bufs, so_)
+            first = np.empty(nt, np.int64)
+            demand = fk.sdc_demand(nt, prm, st.segs, st.pkts, st.links, so_, first)
+            total = np.empty_like(demand)
+            eng.comm.Allreduce(demand, total, op=sum_op())
+            sdc = int(fk.sdc_port(total))
+            nnew = self.c_moves(t, nt, win, sdc, first, prm, st.segs, st.pkts, st.links,
+                                st.bufs, so_, self.ex)  # fmt: skip
+        else:
+            nnew = self.c_step(t, win, prm, st.segs, st.pkts, st.links, st.bufs, so_, self.ex)
+        if nnew < 0:
+            eng._violation(t, so_.out, sdc)
+        self._exchange()
+        heads = int(self.ex.recv[:, H_HEADS].sum()) if self.ranks else 0
+        st.reserve(heads + ni + 1, heads + ni + 1)
+        status = self.status = self.inner.status  # one array: the messages read it
+        ok = eng.msg is not None or self.c_arrivals(
+            t, k, max(nnew, 0), sdc, inj, self.inner.rule, self.inner.vrule, prm, st.segs,
+            st.pkts, st.links, st.bufs, so_, self.ex, status)  # fmt: skip
+        if not ok:
+            self._error(t)
+        self.inner._flush(so_)
+        cnt = so_.cnt
+        local, glob = self.local, self.glob
+        local[:] = (cnt[fk.C_FLITS], cnt[fk.C_DELIV], ni + nh, cnt[fk.C_CROSS],
+                    eng.msg is not None, int(st.nact[0]) if work else 0)  # fmt: skip
+        eng.comm.Allreduce(local, glob, op=sum_op())
+        if glob[4]:
+            from mpinet.engine.run import raise_collected
+
+            self.close()
+            raise_collected(eng.comm, eng.msg)
+        return [(t, glob[0], glob[1], glob[2], glob[3], glob[5])]
+
+    def _error(self, t: int) -> None:
+        eng, s = self.eng, self.status
+        code = int(s[0])
+        if code == -1:
+            eng.msg = eng.msg or (
+                f"flit engine: flits of packet {int(s[2])} arrived without their head"
+            )
+        else:
+            self.inner._error(code, eng._sc)

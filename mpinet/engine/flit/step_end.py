@@ -1,0 +1,193 @@
+"""The end of a flit step (numba): arrivals applied, VCs released, credits returned, the
+model checked, and the flits that came from other ranks taken in.
+
+After :func:`~mpinet.engine.flit.kernels.move` has written the step's lists
+(:class:`~mpinet.engine.flit.layout.StepOut`), :func:`settle` makes the buffers that
+received flits active, lists the heads that reached a node of the rank (to be routed),
+applies the lists (:func:`finish`) and checks the model on what moved (:func:`check_step`),
+in one compiled call: at a few thousand requests per step the fixed cost of a numpy call
+(about a microsecond) and of a kernel's dispatch were a fifth of the engine's time
+(docs/performance.md, "The flit engine"). :func:`receive` takes in the rows that came from
+other ranks.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit.layout import link_node, link_port
+from mpinet.engine.flit.state import activate_one
+from mpinet.prefetch import prefetch
+
+#: :func:`check_step`'s codes (``out[0]``): a link over its capacity, a node over its k
+#: ports, a port other than sdc's, a VC buffer over its size
+CAPACITY, PORTS, SDC_PORT, BUFFER = 1, 2, 3, 4
+
+
+@njit(cache=True, error_model="numpy")
+def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
+    """The end of the step on this rank; returns the number of ``so.new`` heads.
+
+    ``so.new``: the segments opened by heads that reached a local node (not routed yet:
+    ``segs.out = -1``); ``so.bufs``: the buffers checked; ``so.out`` as :func:`check_step`.
+    """
+    cnt, local, seg_out, new, sbufs = so.cnt, so.local, segs.out, so.new, so.bufs
+    active, act, nact = bufs.active, bufs.act, bufs.nact
+    nloc = cnt[fk.C_LOCAL]
+    nn = 0
+    for i in range(nloc):
+        if i + 8 < nloc:  # the arrivals' segments and buffers, scattered: ahead of use
+            prefetch(seg_out, local[i + 8, fk.LA_SEG])
+            prefetch(active, local[i + 8, fk.LA_BUF])
+        s, b = local[i, fk.LA_SEG], local[i, fk.LA_BUF]
+        if seg_out[s] == -1:
+            new[nn] = s
+            nn += 1
+        sbufs[i] = b
+        activate_one(b, active, act, nact)
+    finish(segs, pkts, links, bufs, so)
+    check_step(nt, sdc_port, prm, links, bufs, so.touched, nloc, so.bufs, so.out)
+    return nn
+
+
+@njit(cache=True, error_model="numpy")
+def finish(segs, pkts, links, bufs, so):
+    """The step's lists applied: local arrivals, VC releases, credits, drained segments."""
+    cnt, local, rel, cred_l, drain = so.cnt, so.local, so.rel, so.cred_l, so.drain
+    seg_cnt, seg_recv, seg_buf, seg_next, seg_pkt = (
+        segs.cnt,
+        segs.recv,
+        segs.buf,
+        segs.next,
+        segs.pkt,
+    )
+    seg_free, nfree, pkt_nseg, pkt_free, npfree = (
+        segs.free,
+        segs.nfree,
+        pkts.nseg,
+        pkts.free,
+        pkts.nfree,
+    )
+    bocc, bhead, btail, held, credit = bufs.occ, bufs.head, bufs.tail, links.held, links.credit
+    for i in range(cnt[fk.C_LOCAL]):
+        s, n, b = local[i, fk.LA_SEG], local[i, fk.LA_N], local[i, fk.LA_BUF]
+        seg_cnt[s] += n
+        seg_recv[s] += n
+        bocc[b] += n
+    for i in range(cnt[fk.C_REL]):
+        held[rel[i]] = 0
+    for i in range(cnt[fk.C_CRED_L]):
+        credit[cred_l[i, 0]] += cred_l[i, 1]
+    for i in range(cnt[fk.C_DRAIN]):
+        s = drain[i]
+        b = seg_buf[s]
+        bhead[b] = seg_next[s]  # a drained segment is its buffer's front
+        if bhead[b] < 0:
+            btail[b] = -1
+        p = seg_pkt[s]
+        pkt_nseg[p] -= 1
+        if pkt_nseg[p] == 0:
+            pkt_free[npfree[0]] = p
+            npfree[0] += 1
+        seg_free[nfree[0]] = s
+        nfree[0] += 1
+
+
+@njit(cache=True, error_model="numpy")
+def check_step(nt, sdc_port, prm, links, bufs, touched, nbuf, buf_ids, out):
+    """The model, checked again on what moved (independent of the port model's choice):
+    flits per link against its capacity, links per node, one port index under sdc, no
+    buffer over its size.
+
+    ``out = (code, where)``: :data:`CAPACITY`, :data:`PORTS`, :data:`SDC_PORT`,
+    :data:`BUFFER`; 0 none. Resets ``links.flits`` of the touched links.
+    """
+    out[0] = 0
+    node, used = -1, 0
+    lflits, lcap, bocc = links.flits, links.cap, bufs.occ
+    kind, deg, k, bsize = prm.kind, prm.deg, prm.k, prm.bsize
+    for j in range(nt):
+        link = touched[j]
+        f = lflits[link]
+        if f == 0:
+            continue
+        lflits[link] = 0
+        if f > lcap[link] and out[0] == 0:
+            out[0], out[1] = CAPACITY, link
+        if kind == fk.ALL:  # no port rule: no divisions
+            continue
+        if kind == fk.SDC and link_port(link, deg) != sdc_port and out[0] == 0:
+            out[0], out[1] = SDC_PORT, link
+        here = link_node(link, 0, deg)
+        if here != node:
+            node, used = here, 0
+        used += 1
+        if kind == fk.KPORT and used > k and out[0] == 0:
+            out[0], out[1] = PORTS, link
+    for i in range(nbuf):
+        b = buf_ids[i]
+        if bocc[b] > bsize and out[0] == 0:
+            out[0], out[1] = BUFFER, b
+
+
+@njit(cache=True)
+def receive(rows, prm, segs, pkts, bufs, new_seg, err):
+    """Flits from other ranks: a head opens a packet record and a segment at the back of its
+    buffer (``new_seg`` lists them, to be routed); later flits join that segment. Returns
+    the number of heads; ``err = (1, pid)`` for flits whose head never came (a bug)."""
+    pkt_hdr, pkt_free, npfree, pkt_pid, pkt_nseg = (
+        pkts.hdr,
+        pkts.free,
+        pkts.nfree,
+        pkts.pid,
+        pkts.nseg,
+    )
+    seg_free, nfree, seg_pkt, seg_cnt, seg_recv = (
+        segs.free,
+        segs.nfree,
+        segs.pkt,
+        segs.cnt,
+        segs.recv,
+    )
+    seg_sent, seg_next, seg_buf, seg_out, seg_ovc = (
+        segs.sent,
+        segs.next,
+        segs.buf,
+        segs.out,
+        segs.ovc,
+    )
+    seg_hops, bhead, btail, bocc = segs.hops, bufs.head, bufs.tail, bufs.occ
+    hw = pkt_hdr.shape[1]
+    base = prm.lo * prm.deg * prm.nvc
+    nn = 0
+    for i in range(rows.shape[0]):
+        b = rows[i, fk.W_BUF] - base
+        n = rows[i, fk.W_N]
+        if rows[i, fk.W_HEAD]:
+            npfree[0] -= 1
+            p = pkt_free[npfree[0]]
+            pkt_pid[p] = rows[i, fk.W_PID]
+            pkts.src[p] = rows[i, fk.W_SRC]
+            pkts.dst[p] = rows[i, fk.W_DST]
+            pkts.inj[p] = rows[i, fk.W_INJ]
+            pkts.adm[p] = rows[i, fk.W_ADM]
+            pkts.state[p] = rows[i, fk.W_STATE]
+            for c in range(hw):
+                pkt_hdr[p, c] = rows[i, fk.W_WIDTH + c]
+            pkt_nseg[p] = 1
+            s = fk.push_segment(p, b, rows[i, fk.W_HOPS], seg_free, nfree, seg_pkt, seg_cnt,
+                                seg_recv, seg_sent, seg_next, seg_buf, seg_out, seg_ovc, seg_hops,
+                                bhead, btail)  # fmt: skip
+            new_seg[nn] = s
+            nn += 1
+        else:
+            s = btail[b]
+            if s < 0 or pkt_pid[seg_pkt[s]] != rows[i, fk.W_PID]:
+                err[0] = 1
+                err[1] = rows[i, fk.W_PID]
+                continue
+        seg_cnt[s] += n
+        seg_recv[s] += n
+        bocc[b] += n
+    return nn
