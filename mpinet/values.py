@@ -298,6 +298,10 @@ ENV: dict[str, EnvVar] = {
     "MPINET_TEST_FAIL_RANK": EnvVar(
         Range(0, 2**31 - 1, integer=True), "tests: the rank whose collective phase fails"
     ),
+    "MPINET_TEST_OOM_RANK": EnvVar(
+        Range(0, 2**31 - 1, integer=True),
+        "tests: the rank whose collective phase runs out of memory (MemoryError)",
+    ),
     "MPINET_TEST_WRITE_DELAY": EnvVar(
         Range(0, 3600, unit="seconds"), "tests: seconds the trace writer sleeps before writing"
     ),

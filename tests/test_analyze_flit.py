@@ -165,6 +165,7 @@ def test_too_many_packets_in_flight_give_the_ranges_without_ids(runs, monkeypatc
     }
 
 
+@pytest.mark.slow
 def test_text_json_and_figures_name_the_switching(runs, capsys, tmp_path):
     path = runs["wormhole", "hops"]
     code, out, err = analyze(capsys, path)

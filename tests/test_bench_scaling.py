@@ -141,6 +141,7 @@ def test_timed_comm_notes_calls_and_bytes_and_passes_the_rest():
     assert tc.Get_size() == 1 and len(tc.notes) == 2  # not a communication call: not noted
 
 
+@pytest.mark.slow
 def test_bench_scaling_smoke_on_one_rank(tmp_path):
     out = tmp_path / "perf.md"
     out.write_text("bench_scaling.py\n<!-- BEGIN scripts/bench_scaling.py -->\n"
@@ -219,5 +220,6 @@ def test_phases_on_every_rank_add_up_and_move_what_one_rank_moves(flit):
         parts = np.add(np.add(par["compute"], par["exchange"]), par["wait"])
         assert len(parts) == comm.Get_size()
         assert max(parts) == pytest.approx(par["engine_seconds"], rel=1e-6)
-        assert (sum(par["sent_bytes"]) > 0) == (comm.Get_size() > 1)
+        if comm.Get_size() > 1:  # one rank still reduces its counters: bytes, no crossings
+            assert min(par["sent_bytes"]) > 0
     assert (par["cross"] > 0) == (comm.Get_size() > 1)

@@ -67,6 +67,7 @@ def g(x: float) -> float:
     return float(f"{x:g}")
 
 
+@pytest.mark.slow
 def test_output_reads_as_booksims_and_says_what_json_says():
     text, js = mpinet(["booksim", MESH, "router=ideal"]), mpinet(["booksim", MESH, "router=ideal",
                                                                   "--json"])  # fmt: skip
@@ -137,6 +138,7 @@ def test_the_engine_is_causal_so_a_run_with_longer_traffic_has_the_same_past():
     assert (b[:, 3] >= 300).any()  # the longer run did have later traffic
 
 
+@pytest.mark.slow
 def test_torus_throughput_and_long_packets(tmp_path):
     cfg = tmp_path / "torus.cfg"
     cfg.write_text("topology = torus; k = 4; n = 2; routing_function = dim_order;\n"
@@ -198,6 +200,7 @@ def test_same_figures_on_1_to_4_ranks(run_mpinet, ranks):
     assert _numbers(json.loads(one.stdout)) == _numbers(json.loads(many.stdout))
 
 
+@pytest.mark.slow
 def test_same_figures_on_2_ranks(run_mpinet):
     args = ["booksim", MESH, *SHORT, "sample_period=30", "max_samples=4", "--json"]
     one, two = run_mpinet(args, ranks=1), run_mpinet(args, ranks=2)

@@ -153,6 +153,7 @@ def test_wormhole_plan_and_router_choice() -> None:
     assert cw.router_for(rows, "ccc-9", ["ccc"]) is None
 
 
+@pytest.mark.slow
 def test_wormhole_table_renders_from_json(tmp_path: Path) -> None:
     """The real script, --render from a fixture: the packet part is unchanged by the
     wormhole entries, and the wormhole rows say what the entries hold."""

@@ -292,6 +292,7 @@ def test_dead_fronts_split_over_ranks_equal_one_rank(seed, spread):
     check_on_every_rank(comm, check)
 
 
+@pytest.mark.slow
 def test_the_command_line_stops_while_injecting_on_1_and_3_ranks(run_mpinet):
     """README's example: the report (step, closed, counts, cycle) is the same on 1 and 3
     ranks, found long before the last injection (step 2,999), and the run exits 1."""

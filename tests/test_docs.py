@@ -65,6 +65,7 @@ $ echo $?
 """
 
 
+@pytest.mark.slow
 def test_a_stale_block_fails_and_update_fixes_it(tmp_path):
     doc = tmp_path / "t.md"
     doc.write_text(STALE)
@@ -80,6 +81,7 @@ def test_a_stale_block_fails_and_update_fixes_it(tmp_path):
     assert docs.check_block(again, []).diffs == []
 
 
+@pytest.mark.slow
 def test_an_exec_line_that_fails_is_an_error(tmp_path):
     doc = tmp_path / "t.md"
     doc.write_text("<!-- docs: exec -->\n```bash\nmpinet info star:4 --json > /dev/null\n"

@@ -187,8 +187,17 @@ def test_switching_flags_run_what_the_keys_run(capsys):
     for extra in (flags, keys):
         assert main([*base, *extra]) == 0
         runs.append(json.loads(capsys.readouterr().out))
-    assert runs[0]["switching"] == {"mode": "wormhole", "flits": 4, "vcs": 3, "vc_buffer": 2,
-                                    "vc_policy": "hops"}  # fmt: skip
+    want = {"mode": "wormhole", "flits": 4, "vcs": 3, "vc_buffer": 2, "vc_policy": "hops"}
+    assert {k: runs[0]["switching"][k] for k in want} == want
     assert runs[0]["switching"] == runs[1]["switching"]
     assert runs[0]["stats"]["latency"] == runs[1]["stats"]["latency"]
     assert runs[0]["stats"]["transmissions"] == runs[1]["stats"]["transmissions"]
+
+
+def test_run_help_switching_example_runs(capsys):
+    """The flit example of `run --help` (continuation lines joined) runs and passes."""
+    text = _commands()["run"].format_help().replace("\\\n", " ")
+    line = next(s for s in text.splitlines() if "--switching" in s and "mpinet run" in s)
+    args = line.split("mpinet run", 1)[1].split()
+    assert "--flits" in args and main(["run", *args, "--quiet", "--json"]) == 0
+    assert '"mode": "wormhole"' in capsys.readouterr().out

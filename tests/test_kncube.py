@@ -154,6 +154,7 @@ def walk_dor(fam, k, n, s, d, tie):
     return ports
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,tie", [("mesh:4,3", "random"), ("torus:4,2", "plus"),
                                       ("torus:4,2", "minus"), ("torus:5,3", "random"),
                                       ("torus:6,2", "minus")])  # fmt: skip

@@ -98,6 +98,7 @@ def test_the_exit_code_table_is_what_the_commands_return():
 FLITS = ["--set", "model.switching=wormhole", "--set", "model.flits=4"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [[], FLITS], ids=["packets", "flits"])
 def test_every_attribute_of_a_real_trace_is_described(tmp_path, extra):
     """A run's trace (hops level): every root, group and column attribute is in the tables
@@ -124,6 +125,7 @@ def test_every_attribute_of_a_real_trace_is_described(tmp_path, extra):
 # -- the site --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_manual_builds_strict(tmp_path):
     """Every page in the nav, every link and anchor found (``--strict``)."""
     p = subprocess.run([*MKDOCS, "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),

@@ -266,6 +266,7 @@ def _run(args: list[str], cwd: Path, **kw) -> subprocess.CompletedProcess:
                           timeout=300, **kw)  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -308,6 +309,7 @@ def test_rival_commands_one_wins_the_other_is_refused(tmp_path, args):
     assert listing(tmp_path) == ["out"]
 
 
+@pytest.mark.slow
 def test_interrupted_export_leaves_nothing(tmp_path):
     proc = subprocess.Popen([*MPINET, "export", "star:9", "--format", "graphml", "--out", "g"],
                             cwd=tmp_path, env=ENV, text=True, stderr=subprocess.PIPE)  # fmt: skip
@@ -330,6 +332,7 @@ def test_bench_leaves_no_scratch(tmp_path):
     assert listing(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_interrupted_bench_leaves_no_scratch(tmp_path):
     env = dict(ENV, TMPDIR=str(tmp_path))
     args = ["bench", "--specs", "star:7", "--packets", "64", "--repeat", "5", "--trace", "summary"]

@@ -248,6 +248,7 @@ def test_cli_refuses_bad_star_neighbour_jobs(sets, match):
 
 
 # -- found while measuring: the CLI's summary of a deadlock found during injection -------
+@pytest.mark.slow
 def test_cli_prints_a_flit_deadlock_found_while_injecting():
     cmd = [
         sys.executable,

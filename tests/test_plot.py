@@ -100,6 +100,7 @@ def test_route_length_curves_are_the_histograms(traces):
     plt.close(fig)
 
 
+@pytest.mark.slow
 def test_compare_figures(traces, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     a, b = summarize(traces["short"]), summarize(traces["b2b"])

@@ -302,3 +302,27 @@ def test_a_packet_from_another_rank_is_walked_again_from_its_source(width):
             cur = int(nbt[cur, port])
             assert cur == paths[i, k + 1]
     assert width > 8 or (taken > width - 1).any()  # width 3: crossings past a row's end
+
+
+@pytest.mark.parametrize("spec, name, tight", [("scc:6", "scc-optimal", False),
+                                               ("scc:7", "scc-greedy", True)])  # fmt: skip
+def test_planned_bytes_bound_the_table_build(spec, name, tight):
+    """The run's plan counts a translated route table's build (``planned_bytes``): the
+    peak measured by tracemalloc stays under it, and within 0.5x of it once the rows
+    dominate the fixed part; no table, no bytes."""
+    import tracemalloc
+
+    from mpinet.routing import make_router
+    from mpinet.routing.route_tables import PATH_TABLE, compile_routes, planned_bytes
+    from mpinet.topology import from_spec
+
+    topo = from_spec(spec)
+    router = make_router(name, topo)
+    plan = planned_bytes(router)
+    tracemalloc.start()
+    _run, path, _why = compile_routes(router)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert path == PATH_TABLE
+    assert peak <= plan and (not tight or peak >= 0.5 * plan), (peak, plan)
+    assert planned_bytes(make_router("shortest", topo)) == 0  # its own compiled hop

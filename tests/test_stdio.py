@@ -88,6 +88,7 @@ def test_a_failed_stdout_write_raises_once_then_goes_nowhere(err):
     assert raw.calls == 1
 
 
+@pytest.mark.slow
 def test_stdout_full_and_closed_on_one_process(tmp_path):
     """``> /dev/full``: exit 3, one line; ``| head -1``: exit 0, nothing on stderr."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -185,6 +185,7 @@ def test_needed_is_what_the_walked_routes_need(spec, name):
             assert req.vcs == got, (rname, req)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("spec", "rname", "name"),
     [("star:5", "shortest", "negative-hop"), ("scc:5", "scc-greedy", "negative-hop"),

@@ -56,6 +56,7 @@ STOPPED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the rank processes")
 @pytest.mark.parametrize("ranks,victim", STOPPED)
 def test_a_stopped_rank_aborts_the_job_naming_it(tmp_path, mpiexec, ranks, victim):

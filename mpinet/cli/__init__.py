@@ -178,7 +178,14 @@ def collective(comm: Any, fn: Callable[[], Any]) -> Any:
 
         if env_number("MPINET_TEST_FAIL_RANK") == comm.Get_rank():
             raise RuntimeError("failure injected by MPINET_TEST_FAIL_RANK")
-        return fn()
+        try:
+            if env_number("MPINET_TEST_OOM_RANK") == comm.Get_rank():
+                raise MemoryError  # a MemoryError the plan did not foresee, on that rank
+            return fn()
+        except MemoryError:  # one line naming the limits, never a traceback
+            from mpinet.jobs.resources import out_of_memory
+
+            raise out_of_memory(f"rank {comm.Get_rank()}") from None
     except BaseException as exc:
         from mpinet.engine.run import CollectiveError
 
@@ -320,6 +327,11 @@ def main(argv: Sequence[str] | None = None, *, meet: bool = False) -> int:
             code = _stream_failed(exc)
         except MpinetError as exc:
             say_error(str(exc))
+            code = 2
+        except MemoryError:  # outside the collective phase: one line, as a plan's refusal
+            from mpinet.jobs.resources import out_of_memory
+
+            say_error(str(out_of_memory("mpinet")))
             code = 2
         except KeyboardInterrupt:  # only where interrupts() could not take the signal
             _abandon_traces(launch_rank())

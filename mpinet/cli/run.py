@@ -21,7 +21,7 @@ refused; 3: trace not written. More in docs/commands.md.
 examples:
   mpiexec -n 2 mpinet run jobs/paper000-scc-routing/hotspot-one-port.toml
   mpinet run --topology hypercube:6 --router hypercube-ecube --switching \\
-      wormhole --flits 8 --vcs 2 --vc-policy hops
+      wormhole --flits 8 --vcs 2
 """
 
 #: exit code of a run whose results were printed but whose trace could not be written

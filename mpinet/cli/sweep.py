@@ -154,8 +154,16 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"[sweep] {point_line(pt)}\n")
             sys.stderr.flush()
 
+    from mpinet.engine.compile_clock import CompileClock
+
     try:
-        res = collective(comm, lambda: sweep(p, rates, settings, comm, on_point=show))
+        with CompileClock() as clock:  # numba's compilation on this rank (cache misses)
+            res = collective(comm, lambda: sweep(p, rates, settings, comm, on_point=show))
+        if rank0 and not args.json and clock.seconds >= 0.5:  # in the first loads' seconds
+            sys.stderr.write(
+                f"[mpinet] {clock.seconds:.1f} s of this sweep compiled the engine's kernels "
+                "(cached now; `mpinet warmup` compiles them ahead)\n"
+            )
         res["command_line"] = " ".join(["mpinet", *sys.argv[1:]])
         res["out"] = None
         errors = []

@@ -40,7 +40,7 @@ def world() -> Any:
     except (ImportError, RuntimeError) as exc:
         raise MPIError(
             f"cannot use MPI ({exc}); install an MPI with `pip install 'mpinet[mpi]'` "
-            "or build mpi4py against your cluster's MPI (see README)"
+            "or build mpi4py against your cluster's MPI (see docs/install.md)"
         ) from None
     return MPI.COMM_WORLD
 

@@ -1,4 +1,4 @@
-"""Job files: TOML -> a validated :class:`Job` (see README, "Job files")."""
+"""Job files: TOML -> a validated :class:`Job` (see docs/jobs.md)."""
 
 from mpinet.jobs.spec import SCHEMA, Job, JobError, load_job, parse_set
 

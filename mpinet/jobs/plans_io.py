@@ -20,7 +20,9 @@ HIST_VALUE_BYTES = 8 + 8 + 36
 H5_CACHE = 16 << 20
 
 
-def estimate_analyze(traces: list[dict], chunk_rows: int, stretch: bool) -> Estimate:
+def estimate_analyze(
+    traces: list[dict], chunk_rows: int, stretch: bool, paths: list[str] | None = None
+) -> Estimate:
     """Memory of ``mpinet analyze`` from the traces' root attributes alone.
 
     Parameters
@@ -31,17 +33,20 @@ def estimate_analyze(traces: list[dict], chunk_rows: int, stretch: bool) -> Esti
         Rows read per block.
     stretch : bool
         Count the exact-distance tables stretch needs (where it is computed at all).
+    paths : list of str, optional
+        The traces' paths: a file network is looked for as ``analyze`` does
+        (:func:`mpinet.analysis.network.rebuild`: the absolute path the run read first).
     """
     from mpinet.analysis import memory_bound
+    from mpinet.analysis.network import rebuild
     from mpinet.analysis.summary import STRETCH_NODE_LIMIT
     from mpinet.jobs.resources import stretch_tables
-    from mpinet.netfile import load_topology
 
     est = Estimate("analyze " + " and ".join(str(a.get("topology")) for a in traces))
     work = 0
-    for attrs in traces:
+    for i, attrs in enumerate(traces):
         try:
-            topo = load_topology(str(attrs.get("topology")))
+            topo, _why = rebuild(attrs, paths[i] if paths else "")
         except MpinetError:
             topo = None  # summarize skips stretch and says why
         degree = int(attrs.get("degree") or (topo.degree if topo is not None else 1))
@@ -78,22 +83,25 @@ def plan_analyze(
     """
     from mpinet.trace import open_trace
 
-    traces = []
+    traces, read = [], []
     for path in paths:
         if path is not None:
             with open_trace(path) as tr:
                 traces.append(tr.attrs)
+            read.append(path)
     ways = "a smaller --chunk-rows, --no-stretch, or a trace of fewer steps"
     try:
-        check(lambda r: estimate_analyze(traces, chunk_rows, stretch), 1, 1, smaller=ways)
+        check(lambda r: estimate_analyze(traces, chunk_rows, stretch, read), 1, 1, smaller=ways)
         return stretch, None
     except ResourceError:
         if not stretch:
             raise
-        need = estimate_analyze(traces, chunk_rows, True).parts.get("exact distances (stretch)")
+        need = estimate_analyze(traces, chunk_rows, True, read).parts.get(
+            "exact distances (stretch)"
+        )
         if not need:
             raise
-        check(lambda r: estimate_analyze(traces, chunk_rows, False), 1, 1, smaller=ways)
+        check(lambda r: estimate_analyze(traces, chunk_rows, False, read), 1, 1, smaller=ways)
         from mpinet.jobs.resources import available_memory, size_text
 
         return False, (

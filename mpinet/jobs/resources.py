@@ -411,7 +411,10 @@ def estimate_run(
             capacity=max(caps),
         )
     if router is not None and not isinstance(router, type):
+        from mpinet.routing.route_tables import planned_bytes
+
         est.add("router tables", router_tables(router))
+        est.add("translated route table", planned_bytes(router))
         est.add("exact distances (stretch)", stretch_tables(topo, router, stretch_limit))
     return base(est)
 

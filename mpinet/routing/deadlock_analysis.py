@@ -72,6 +72,30 @@ class Setup:
     per_turn: Callable[[float], float] | None = None
 
 
+def check_destinations(destinations: str) -> None:
+    """Refuse a ``destinations`` that is not one of :data:`DESTINATIONS`."""
+    if destinations not in DESTINATIONS:
+        raise RoutingError(f"destinations must be one of {', '.join(DESTINATIONS)}")
+
+
+def no_translations(topo: Topology) -> RoutingError:
+    """The refusal of ``destinations = symmetry`` on a network without translations."""
+    return RoutingError(f"{topo.spec} has no translations; use --destinations all")
+
+
+def every_pair_refused(topo: Topology, why: str = "") -> ResourceError:
+    """The refusal of following every route when N*N is over :data:`MAX_ALL_PAIRS`.
+
+    ``why``: why symmetry cannot serve instead (then it is not offered as the way out).
+    """
+    n = topo.num_nodes
+    way = "--destinations symmetry, or " if topo.translation_targets is not None and not why else ""
+    return ResourceError(
+        f"following every route of {topo.spec} ({n:,} nodes) means N*N = {n * n:,} pairs, "
+        f"over the limit of {MAX_ALL_PAIRS:,}{why}; way out: {way}a smaller network"
+    )
+
+
 def setup(
     topo: Topology, buffer_classes: str = "none", max_hops: int | None = None,
     destinations: str = "auto",
@@ -87,8 +111,7 @@ def setup(
     """
     if buffer_classes not in ("none", "hops"):
         raise RoutingError(f"buffer classes must be 'none' or 'hops', got {buffer_classes!r}")
-    if destinations not in DESTINATIONS:
-        raise RoutingError(f"destinations must be one of {', '.join(DESTINATIONS)}")
+    check_destinations(destinations)
     if buffer_classes == "hops":
         top = 32 if max_hops is None else int(max_hops)
         limit = top + 1  # the last hop into the destination takes no buffer
@@ -101,14 +124,9 @@ def setup(
         small = n * n <= AUTO_ALL_PAIRS or topo.translation_targets is None
         mode = "all" if small else "symmetry"
     if mode == "symmetry" and topo.translation_targets is None:
-        raise RoutingError(f"{topo.spec} has no translations; use --destinations all")
+        raise no_translations(topo)
     if mode == "all" and n * n > MAX_ALL_PAIRS:
-        raise ResourceError(
-            f"following every route of {topo.spec} ({n:,} nodes) means N*N = {n * n:,} pairs, "
-            f"over the limit of {MAX_ALL_PAIRS:,}; way out: "
-            + ("--destinations symmetry, or " if topo.translation_targets is not None else "")
-            + "a smaller network"
-        )
+        raise every_pair_refused(topo)
     fallback = destinations == "auto" and mode == "symmetry" and n * n <= MAX_ALL_PAIRS
     classes = top + 1 if top is not None else 1
     return Setup(mode, fallback, top, limit, classes)

@@ -21,6 +21,8 @@ import numpy as np
 
 from mpinet.errors import ResourceError, RoutingError
 from mpinet.routing import channel_graph as cg
+from mpinet.routing import deadlock_analysis as da  # its limits read at each call (tests set them)
+from mpinet.routing.deadlock_analysis import check_destinations, every_pair_refused, no_translations
 from mpinet.routing.deadlock_routes import (
     SAMPLES,
     Progress,
@@ -110,17 +112,6 @@ def _why_not_symmetric(policy: Any) -> str:
     return "ring positions"
 
 
-def _every_pair_refused(topo: Any, why: str) -> ResourceError:
-    from mpinet.routing.deadlock_analysis import MAX_ALL_PAIRS
-
-    n = topo.num_nodes
-    way = "--destinations symmetry, or " if topo.translation_targets is not None and not why else ""
-    return ResourceError(
-        f"following every route of {topo.spec} ({n:,} nodes) means N*N = {n * n:,} pairs, "
-        f"over the limit of {MAX_ALL_PAIRS:,}{why}; way out: {way}a smaller network"
-    )
-
-
 def plan_mode(policy: Any, destinations: str, every_node: bool) -> tuple[str, str | None]:
     """How to follow the routes, and the fallback when the symmetry check fails.
 
@@ -130,21 +121,18 @@ def plan_mode(policy: Any, destinations: str, every_node: bool) -> tuple[str, st
     The last two only for :func:`requirement` (``every_node`` False); the analysis
     refuses instead.
     """
-    from mpinet.routing.deadlock_analysis import AUTO_ALL_PAIRS, DESTINATIONS, MAX_ALL_PAIRS
-
     topo = policy.topo
     n = topo.num_nodes
-    if destinations not in DESTINATIONS:
-        raise RoutingError(f"destinations must be one of {', '.join(DESTINATIONS)}")
+    check_destinations(destinations)
     has_t = topo.translation_targets is not None
-    all_ok = n * n <= MAX_ALL_PAIRS
+    all_ok = n * n <= da.MAX_ALL_PAIRS
     if destinations == "all":
         if not all_ok:
-            raise _every_pair_refused(topo, "")
+            raise every_pair_refused(topo, "")
         return "all", None
     if destinations == "symmetry":
         if not has_t:
-            raise RoutingError(f"{topo.spec} has no translations; use --destinations all")
+            raise no_translations(topo)
         if not policy.symmetric:
             raise RoutingError(
                 f"vc_policy {policy.name!r} on {topo.spec}: the translations do not keep what "
@@ -152,7 +140,7 @@ def plan_mode(policy: Any, destinations: str, every_node: bool) -> tuple[str, st
             )
         return "symmetry", None
     rest = "all" if all_ok else (None if every_node else "sample")
-    big = n * n > AUTO_ALL_PAIRS or not all_ok
+    big = n * n > da.AUTO_ALL_PAIRS or not all_ok
     few = has_t and (every_node or routes_followed(topo, "symmetry") <= MAX_FOLLOWED)
     if few and policy.symmetric and big:
         return "symmetry", rest
@@ -160,7 +148,7 @@ def plan_mode(policy: Any, destinations: str, every_node: bool) -> tuple[str, st
         return "all", None
     if every_node:
         why = f" (the translations do not keep {_why_not_symmetric(policy)})" if has_t else ""
-        raise _every_pair_refused(topo, why)
+        raise every_pair_refused(topo, why)
     if has_t and routes_followed(topo, "symmetry") <= MAX_FOLLOWED:
         return "bound", "sample"
     return "sample", None
