@@ -142,6 +142,8 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             first = np.empty(nt, np.int64)
             sdc = fk.sdc_port(fk.sdc_demand(nt, prm, segs, pkts, links, so, first))
             fk.choose_links(nt, prm, segs, pkts, so, first, sdc)
+        elif prm.kind == fk.ALL:  # every touched link (no call: a call's bundles cost)
+            so.allow[:nt] = True
         else:
             fk.port_model(nt, prm, segs, pkts, links, so, sdc)
         for c in range(fk.NCOUNT):
