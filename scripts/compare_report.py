@@ -201,7 +201,7 @@ def render(data: dict, settings: dict, figures: list[str]) -> str:
         "Bernoulli injection, unbounded FIFO buffers, link capacity 1, seed 0; warm-up "
         f"{s['warmup']:,} steps, measurement window {s['measure']:,}, drain cap {s['drain']:,}, "
         f"{s['coarse']} coarse loads from 5 % to 120 % of the bound then {s['bisect']} "
-        'bisections ([docs/sweeps.md](sweeps.md) defines every column). '
+        "bisections ([docs/sweeps.md](sweeps.md) defines every column). "
         f"The {len(rows)} sweeps took {secs / 60:.1f} minutes in all on "
         f"{rows[0]['ranks'] if rows else '-'} ranks of this two-core machine (wall time, "
         f"launches included); the busiest rank's CPU time was {cpu / 60:.1f} minutes.",

@@ -145,6 +145,16 @@ def minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
 
 
+def workers(n: int) -> list[str]:
+    """pytest-xdist's options for ``n`` workers, each taking whole files (their module
+    fixtures, such as the catalogue's traces, are built once); none without xdist."""
+    try:
+        import xdist  # noqa: F401
+    except ImportError:
+        return []
+    return ["-n", str(n), "--dist", "loadfile"] if n > 1 else []
+
+
 def lint(python: str) -> bool:
     """ruff check and ruff format --check over the repository."""
     ok = True
@@ -167,6 +177,13 @@ def main() -> int:
         action="store_true",
         help="lint, serial tests not marked slow, quick MPI tests on 2 ranks",
     )
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="pytest-xdist workers of the serial stage, whole test files to each "
+        "(default: the cores, at most 2; 1: one process)",
+    )
     ap.add_argument("--serial-only", action="store_true")
     ap.add_argument("--mpi-only", action="store_true")
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
@@ -186,7 +203,11 @@ def main() -> int:
         if not args.mpi_only:
             xml = tmp / "serial.xml"
             stages.append(
-                ("serial", [*py, "-m", f"not mpi{only}", f"--junitxml={xml}"], "serial.xml")
+                (
+                    "serial",
+                    [*py, *workers(args.workers), "-m", f"not mpi{only}", f"--junitxml={xml}"],
+                    "serial.xml",
+                )  # fmt: skip
             )
         if not args.serial_only:
             try:

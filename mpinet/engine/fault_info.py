@@ -38,6 +38,7 @@ from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.errors import ResourceError
 from mpinet.topology.base import Topology
 from mpinet.topology.faults import FaultSet, SurvivingGraph
+from mpinet.values import check_int
 
 #: word operations (64 sources each) of an all-sources BFS of the surviving graph
 MAX_SURVIVING_WORK = 4e10
@@ -262,8 +263,6 @@ def plan_fault_diameter(topo: Topology, k: int) -> int:
     ResourceError
         The BFS of all the cases would exceed :data:`MAX_FAULT_DIAMETER_WORK`.
     """
-    from mpinet.values import check_int
-
     k = check_int("--fault-diameter K", k, 1, MAX_K)
     n, deg = topo.num_nodes, topo.degree
     if topo.vertex_transitive:

@@ -24,6 +24,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from mpinet.values import env_number
+
 #: address space mapped per byte of resident memory allocated after the plan (1.0-1.11
 #: measured, with a margin; docs/reliability.md, "Available memory")
 AS_RATIO = 1.25
@@ -138,8 +140,6 @@ def address_space(proc: str = "/proc") -> tuple[int, str] | None:
 
 def memory(proc: str = "/proc", root: str = "/sys/fs/cgroup") -> Memory:
     """The limits of this process (collective use: every rank reads its own)."""
-    from mpinet.values import env_number
-
     have, origin = mem_available(proc), "MemAvailable"
     group = cgroup_available(proc, root)
     if group is not None and group[0] < have:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mpinet.errors import ResourceError
+
 #: the fields of a slot, in record order (``node`` = the network's node dtype)
 FIELDS = (
     ("pid", "i8"),
@@ -97,8 +99,6 @@ class Pool:
         rec[:old] = self.rec
         self.rec = rec
         if cap >= 2**31:
-            from mpinet.errors import ResourceError
-
             raise ResourceError(f"{cap:,} packet slots on one rank is over 2**31; use more ranks")
         if self.hw > 1:
             hdr = np.empty((cap, self.hw), dtype=np.int64)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mpinet import rng
+from mpinet import perm, rng
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
 from mpinet.errors import MpinetError, ResourceError
 from mpinet.routing import exact_distance
@@ -178,7 +178,6 @@ def route_report(
 def _scc_split(topo: Topology, src: np.ndarray, dst: np.ndarray, res: dict) -> np.ndarray:
     """Papers 000/001 cost split of SCC routes: sums of lat, MI local, MB local, and the
     number of routes whose lateral links do not follow the cycle structure (eq. 2-3)."""
-    from mpinet import perm
     from mpinet.routing.scc_analysis import scc_cost_split
     from mpinet.routing.scc_cycles import relative
 

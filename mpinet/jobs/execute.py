@@ -19,7 +19,7 @@ import numpy as np
 from mpinet.engine.comm import resolve, sum_op
 from mpinet.engine.models import Model, parse_model, switching_model
 from mpinet.engine.report import gather_hops, gather_packets, summarize
-from mpinet.errors import MpinetError
+from mpinet.errors import MpinetError, TraceError
 from mpinet.jobs.collectives import execute_collective
 from mpinet.jobs.resources import load_network, plan_run
 from mpinet.jobs.settings import check_settings
@@ -346,7 +346,6 @@ def _peak_rss(comm: Any) -> dict:
 
 def _write(p: Plan, comm: Any, result: dict, attrs, tables, checks, reservation, meta=None) -> None:
     """Write the trace; on failure (on all ranks alike) keep the result and say why."""
-    from mpinet.errors import TraceError
     from mpinet.trace import write_trace
 
     try:

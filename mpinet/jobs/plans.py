@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mpinet import theory
 from mpinet.errors import ResourceError
 from mpinet.jobs.resources import (
     Estimate,
@@ -46,7 +47,6 @@ def plan_info(
     few sampled BFS (:func:`mpinet.engine.info.bfs_levels`): a path is as deep as it is
     long, not ``log N``.
     """
-    from mpinet import theory
     from mpinet.engine import bfs
     from mpinet.engine.info import MAX_ALL_SOURCES_WORK, bfs_levels, spec_params, too_much_work
 

@@ -45,6 +45,7 @@ from mpinet.errors import MpinetError, ResourceError
 from mpinet.jobs import plans_flit
 from mpinet.jobs.estimate import END, RUN, Estimate, describe, mean_hops, node_bytes, size_text
 from mpinet.topology.base import Topology
+from mpinet.values import parse_size
 
 #: environment variable that caps the memory mpinet believes it has (tests, shared nodes)
 MEMORY_ENV = "MPINET_MEMORY_LIMIT"
@@ -68,8 +69,6 @@ def parse_bytes(text: str) -> int:
     ResourceError
         Not a size.
     """
-    from mpinet.values import parse_size
-
     return parse_size(MEMORY_ENV, text, error=ResourceError)
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mpinet.errors import MpinetError, OutputError
+from mpinet.errors import MpinetError, OutputError, TraceError
 
 #: bytes of a text or image file read to recognise it
 HEAD_BYTES = 1 << 16
@@ -156,8 +156,6 @@ def report_kind(script: str) -> Kind:
 
 
 def _trace_error() -> type[MpinetError]:
-    from mpinet.errors import TraceError
-
     return TraceError
 
 
