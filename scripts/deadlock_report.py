@@ -2,12 +2,12 @@
 """Generate the results tables of docs/deadlock-analysis.md: every router's dependency graph.
 
 For each network and router (and the random variants of the routers that
-have one), :func:`mpinet.routing.deadlock_analysis.analyze` builds the channel
+have one), :func:`mpinet.deadlock.analysis.analyze` builds the channel
 dependency graph with one buffer per link and with hop classes; the table says
 whether each is acyclic, the shortest cycle found, and how many hop classes the
 router's longest route needs. The second table is the one paper 000's future
 work asks for: the virtual channels each router needs for deadlock-free
-wormhole routing under each VC policy (:func:`mpinet.routing.deadlock_vc.analyze_vc`,
+wormhole routing under each VC policy (:func:`mpinet.deadlock.vc.analyze_vc`,
 the smallest V whose (link, VC) graph is acyclic), sizes 4..8, beside the
 published bounds. The text between each pair of markers of the document is
 replaced; everything else in it is written by hand. Run (the buffer table a few
@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import deadlock_vc_report as vc_report  # noqa: E402
 import reports  # noqa: E402
 
+from mpinet.deadlock.analysis import analyze  # noqa: E402
 from mpinet.routing import available_routers, make_router  # noqa: E402
-from mpinet.routing.deadlock_analysis import analyze  # noqa: E402
 from mpinet.topology import from_spec  # noqa: E402
 
 BEGIN = "<!-- BEGIN scripts/deadlock_report.py -->"

@@ -1,7 +1,7 @@
 """The virtual-channel table of docs/deadlock-analysis.md (used by scripts/deadlock_report.py).
 
 For every network of sizes 4..8 and every router of its family, under each VC policy
-(:mod:`mpinet.routing.vc_policies`), :func:`mpinet.routing.deadlock_vc.analyze_vc`
+(:mod:`mpinet.routing.vc_policies`), :func:`mpinet.deadlock.vc.analyze_vc`
 builds the (link, VC) dependency graph with the VCs the policy needs and says whether
 it is acyclic: the cell is that number (the smallest V for a deadlock-free wormhole
 run), or "cycle" when no V makes it acyclic. An analysis whose plan exceeds the
@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from mpinet.deadlock.vc import analyze_vc, vc_setup
 from mpinet.errors import MpinetError
 from mpinet.jobs import plans
 from mpinet.routing import make_router
-from mpinet.routing.deadlock_vc import analyze_vc, vc_setup
 from mpinet.routing.vc_policies import make_vc_policy
 from mpinet.topology import from_spec
 

@@ -431,7 +431,7 @@ def borel_tables(r: Report) -> None:
 def kncube_tables(r: Report) -> None:
     """BookSim's dimension-order routing on its meshes and tori (issue 35)."""
     from mpinet import theory
-    from mpinet.routing.deadlock_vc import analyze_vc
+    from mpinet.deadlock.vc import analyze_vc
 
     r.out("## BookSim2's dimension-order routing (`dor`) on mesh:K,N and torus:K,N", "")
     r.out(

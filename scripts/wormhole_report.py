@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mpinet.deadlock.vc_need import vcs_needed
+
 ROOT = Path(__file__).resolve().parent.parent
 JOBS = ROOT / "jobs"
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -148,7 +150,7 @@ def router_table(quick: bool) -> tuple[list[str], list[str]]:
                 header += f" ({router.bits} bits x up to {router.max_links} lateral links)"
             for policy in POLICIES[spec]:
                 t0 = time.perf_counter()
-                vcs = 2 if policy == "any" else make_vc_policy(policy, topo, 1).needed(router)
+                vcs = 2 if policy == "any" else vcs_needed(make_vc_policy(policy, topo, 1), router)
                 r = run(job, topology=spec, workload__rate=rate, router__name=name,
                         model__vc_policy=policy, model__vcs=vcs)  # fmt: skip
                 s, flits = r["stats"], r["switching"]["flits"]

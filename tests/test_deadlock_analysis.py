@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from mpinet.cli import main
+from mpinet.deadlock import channel_graph as cg
+from mpinet.deadlock.analysis import SymmetryError, analyze
 from mpinet.engine.core import Engine
 from mpinet.engine.models import parse_model
 from mpinet.errors import RoutingError
 from mpinet.routing import available_routers, make_router
-from mpinet.routing import channel_graph as cg
-from mpinet.routing.deadlock_analysis import SymmetryError, analyze
 from mpinet.routing.walk import walk
 from mpinet.topology import from_spec
 from mpinet.workloads import Unicast

@@ -13,6 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from mpinet.deadlock.vc_need import vcs_needed
 from mpinet.engine.flit import chunk
 from mpinet.engine.flit.engine import FlitEngine
 from mpinet.engine.models import parse_model
@@ -88,7 +89,7 @@ def test_chunks_equal_the_steps(spec, rname, mode):
     for policy in ("any", "hops", "negative-hop"):
         flits = int(rng.choice([1, 3, 6]))
         buf = flits if mode != "wormhole" else int(rng.choice([1, 2, 4]))
-        vcs = make_vc_policy(policy, topo, 16).needed(router) if policy != "any" else 2
+        vcs = vcs_needed(make_vc_policy(policy, topo, 16), router) if policy != "any" else 2
         m = model(topo, mode, flits, vcs, buf, policy, cap=int(rng.choice([1, 2])))
         rows = random_rows(rng, topo.num_nodes, int(rng.integers(50, 400)), 40)
         a, b = both(topo, router, m, Packets(rows), record_hops=True, load_window=(5, 60))
@@ -123,7 +124,7 @@ def test_bernoulli_run_with_growing_pools():
 def test_dateline_policy_on_scc():
     topo = from_spec("scc:4")
     router = make_router("shortest", topo)
-    vcs = make_vc_policy("dateline", topo, 16).needed(router)
+    vcs = vcs_needed(make_vc_policy("dateline", topo, 16), router)
     m = model(topo, "wormhole", 4, vcs, 2, "dateline")
     rows = random_rows(np.random.default_rng(9), topo.num_nodes, 300, 30)
     a, b = both(topo, router, m, Packets(rows))
@@ -158,7 +159,7 @@ def test_port_models_compiled_equal_the_steps(kind, mode):
         for policy in ("any", "hops"):
             flits = int(rng.choice([1, 3, 6]))
             buf = flits if mode != "wormhole" else int(rng.choice([1, 2, 4]))
-            vcs = make_vc_policy(policy, topo, 16).needed(router) if policy != "any" else 2
+            vcs = vcs_needed(make_vc_policy(policy, topo, 16), router) if policy != "any" else 2
             m = model(topo, mode, flits, vcs, buf, policy, cap=int(rng.choice([1, 2])),
                       kind=kind)  # fmt: skip
             rows = random_rows(rng, topo.num_nodes, int(rng.integers(100, 400)), 40)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from test_flit_engine import by_pid, check_on_every_rank
 
+from mpinet.deadlock.vc_need import vcs_needed
 from mpinet.engine.flit.engine import FlitEngine
 from mpinet.engine.models import Model, switching_model
 from mpinet.routing import make_router
@@ -83,7 +84,7 @@ def test_the_cycle_is_a_chain_of_vcs(case):
 )  # fmt: skip
 def test_silent_where_no_deadlock_can_form(spec, rname, policy):
     topo = from_spec(spec)
-    vcs = make_vc_policy(policy, topo, 16).needed(make_router(rname, topo))
+    vcs = vcs_needed(make_vc_policy(policy, topo, 16), make_router(rname, topo))
     eng, topo = engine(spec, rname, "wormhole", 8, vcs, 2, policy)
     rec = eng.run(traffic(topo, 0.5, steps=600))  # far past saturation
     assert rec.deadlock is None and (rec.packets[:, 4] >= 0).all()

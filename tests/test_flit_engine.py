@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from reference_switching import simulate_switching
 
+from mpinet.deadlock.vc_need import vcs_needed
 from mpinet.engine.flit.engine import FlitEngine
 from mpinet.engine.models import parse_model
 from mpinet.netfile import load_topology
@@ -199,7 +200,7 @@ def test_policies_agree_with_the_reference_and_never_deadlock(spec, policy):
     topo = from_spec(spec)
     router = make_router("shortest", topo)
     pol = make_vc_policy(policy, topo, 8)
-    vcs = pol.needed(router)
+    vcs = vcs_needed(pol, router)
     rng = np.random.default_rng(7)
     m = model(topo, switching="wormhole", flits=6, vcs=vcs, vc_buffer=1, vc_policy=policy)
     rows = [(i, int(rng.integers(topo.num_nodes)), int(rng.integers(topo.num_nodes)), i // 40)
@@ -287,7 +288,7 @@ def test_policies_same_answers_on_any_number_of_ranks(comm, policy):
     for spec in ("star:4", "ms:2,2"):
         topo = from_spec(spec)
         router = make_router("shortest", topo)
-        vcs = make_vc_policy(policy, topo, 16).needed(router)
+        vcs = vcs_needed(make_vc_policy(policy, topo, 16), router)
         m = model(topo, switching="wormhole", flits=5, vcs=vcs, vc_buffer=2, vc_policy=policy)
         rng = np.random.default_rng(5)
         n = topo.num_nodes

@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 
 from mpinet import theory
+from mpinet.deadlock.vc import analyze_vc
+from mpinet.deadlock.vc_need import check_vcs, vcs_needed
 from mpinet.engine.core import Engine
 from mpinet.engine.flit.engine import FlitEngine
 from mpinet.engine.models import parse_model
@@ -24,7 +26,6 @@ from mpinet.engine.report import gather_packets
 from mpinet.errors import RoutingError, TopologyError
 from mpinet.routing import compiled, make_router
 from mpinet.routing.base import HopContext
-from mpinet.routing.deadlock_vc import analyze_vc
 from mpinet.routing.vc_policies import make_vc_policy
 from mpinet.topology import from_spec
 from mpinet.workloads.unicast import Unicast
@@ -209,7 +210,7 @@ def test_torus_dateline_needs_two_vcs_whatever_v(vcs):
     topo = from_spec("torus:6,2")
     rep = analyze_vc(topo, make_router("dor", topo, tie="plus"), "dateline", vcs=vcs).report
     assert rep["acyclic"] and rep["vcs_needed"] == 2 and rep["smallest_vcs"] == 2
-    assert make_vc_policy("dateline", topo, vcs).needed(make_router("dor", topo)) == 2
+    assert vcs_needed(make_vc_policy("dateline", topo, vcs), make_router("dor", topo)) == 2
 
 
 def test_torus_dateline_classes_by_hand():
@@ -226,7 +227,7 @@ def test_torus_dateline_classes_by_hand():
     lo, hi, _ = pol.hop([0], [4], [0], np.array([[2 * 1 + 1]]))
     assert (int(lo[0]), int(hi[0])) == (0, 2)
     with pytest.raises(RoutingError, match="needs vcs >= 2"):
-        make_vc_policy("dateline", topo, 1).check(make_router("dor", topo))
+        check_vcs(make_vc_policy("dateline", topo, 1), make_router("dor", topo))
     with pytest.raises(RoutingError, match="orders nothing on mesh:4,2"):
         make_vc_policy("dateline", from_spec("mesh:4,2"), 2)
 

@@ -22,13 +22,13 @@ import numpy as np
 import pytest
 
 from mpinet.cli import main
+from mpinet.deadlock import analysis as da
+from mpinet.deadlock import channel_graph as cg
 from mpinet.errors import JobError, ResourceError
 from mpinet.jobs import inputs, plans, plans_io, sweep_plan
 from mpinet.jobs import resources as rs
 from mpinet.jobs.spec import read_job_text
 from mpinet.jobs.sweep_settings import Rates, Settings, parse_rates
-from mpinet.routing import channel_graph as cg
-from mpinet.routing import deadlock_analysis as da
 from mpinet.routing import make_router
 from mpinet.topology import export, from_spec
 
@@ -161,7 +161,7 @@ def test_routes_followed_in_chunks_give_the_same_graph(monkeypatch):
     t = from_spec("star:5")
     r = make_router("shortest", t, tie="random")
     whole = da.analyze(t, r, buffer_classes="hops", destinations="symmetry")
-    import mpinet.routing.deadlock_routes as droutes
+    import mpinet.deadlock.routes as droutes
 
     monkeypatch.setattr(droutes, "MAX_STATES", 7)  # sources followed 7 at a time
     chunked = da.analyze(t, r, buffer_classes="hops", destinations="symmetry")

@@ -15,13 +15,13 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from mpinet.deadlock.vc import analyze_vc
 from mpinet.errors import JobError, RoutingError
 from mpinet.jobs import load_job, parse_set, settings
 from mpinet.jobs.execute import execute, plan
 from mpinet.jobs.settings import check_settings
 from mpinet.netfile import load_topology as from_spec
 from mpinet.routing import make_router
-from mpinet.routing.deadlock_vc import analyze_vc
 from mpinet.routing.vc_policies import make_vc_policy
 from mpinet.routing.walk import walk
 

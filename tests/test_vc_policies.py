@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 from mpinet.cli import main
+from mpinet.deadlock.vc import analyze_vc
+from mpinet.deadlock.vc_need import check_vcs, requirement
 from mpinet.errors import ResourceError, RoutingError, TopologyError
 from mpinet.routing import available_routers, make_router
-from mpinet.routing.deadlock_vc import analyze_vc
 from mpinet.routing.vc_policies import VC_POLICIES, make_vc_policy
 from mpinet.routing.walk import walk
 from mpinet.topology import colouring, from_spec
@@ -173,7 +174,7 @@ def test_needed_is_what_the_walked_routes_need(spec, name):
     pol = make_vc_policy(name, t, 1)
     for rname in available_routers(t):
         router = make_router(rname, t)
-        req = pol.requirement(router)
+        req = requirement(pol, router)
         got = brute_needed(pol, walked(t, router))
         if req.how == "not needed":
             assert req.vcs == got == 1
@@ -197,7 +198,7 @@ def test_symmetry_gives_the_every_pair_answer(spec, rname, name):
     t = from_spec(spec)
     router = make_router(rname, t)
     pol = make_vc_policy(name, t, 1)
-    a, s = (pol.requirement(router, destinations=d) for d in ("all", "symmetry"))
+    a, s = (requirement(pol, router, destinations=d) for d in ("all", "symmetry"))
     assert (a.how, s.how) == ("every pair", "symmetry") and a.vcs == s.vcs
     ga, gs = (analyze_vc(t, router, name, destinations=d) for d in ("all", "symmetry"))
     assert gs.report["destinations"] == "symmetry"
@@ -209,17 +210,17 @@ def test_symmetry_gives_the_every_pair_answer(spec, rname, name):
 def test_estimates_say_so(monkeypatch):
     """Above every-pair limits: a bound where the translations do not keep the count,
     a sample where there are none; the refusal names the number and the estimate."""
-    from mpinet.routing import deadlock_analysis
+    from mpinet.deadlock import analysis as deadlock_analysis
 
     monkeypatch.setattr(deadlock_analysis, "MAX_ALL_PAIRS", 100)
     t = from_spec("scc:4")  # 3 colours: negative-hop cannot use the symmetry
     router = make_router("scc-greedy", t)
-    req = make_vc_policy("negative-hop", t, 1).requirement(router)
+    req = requirement(make_vc_policy("negative-hop", t, 1), router)
     assert req.how == "upper bound" and not req.exact and req.vcs == req.longest == 8
     with pytest.raises(RoutingError, match=r"needs vcs >= 8 .*an upper bound"):
-        make_vc_policy("negative-hop", t, 2).check(router)
+        check_vcs(make_vc_policy("negative-hop", t, 2), router)
     f = from_spec("fccn:2")
-    req = make_vc_policy("hops", f, 1).requirement(make_router("fccn-sroute", f))
+    req = requirement(make_vc_policy("hops", f, 1), make_router("fccn-sroute", f))
     assert req.how == "sample" and req.pairs == 64 * 63 and req.vcs <= 6
     with pytest.raises(ResourceError, match=r"following every route of fccn:2"):
         analyze_vc(f, make_router("fccn-sroute", f), "hops")
@@ -231,9 +232,9 @@ def test_check_refuses_too_few_vcs_naming_the_number():
     msg = (r"vc_policy 'hops' needs vcs >= 5 for shortest on star:5 \(longest route 6 hops; "
            r"the last hop takes no VC\); got vcs = 2")  # fmt: skip
     with pytest.raises(RoutingError, match=msg):
-        make_vc_policy("hops", t, 2).check(router)
-    make_vc_policy("hops", t, 5).check(router)
-    make_vc_policy("any", t, 1).check(router)
+        check_vcs(make_vc_policy("hops", t, 2), router)
+    check_vcs(make_vc_policy("hops", t, 5), router)
+    check_vcs(make_vc_policy("any", t, 1), router)
     with pytest.raises(RoutingError, match=r"unknown vc_policy 'x'; valid: any, hops, "):
         make_vc_policy("x", t, 1)
     with pytest.raises(RoutingError, match=r"vcs must be in \[1, 64\], got 0"):

@@ -100,10 +100,10 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mpinet.cli.rank0 import wait_for_rank0
+    from mpinet.deadlock.analysis import setup
+    from mpinet.deadlock.vc import vc_setup
     from mpinet.jobs import netcheck, plans, resources
     from mpinet.routing import make_router
-    from mpinet.routing.deadlock_analysis import setup
-    from mpinet.routing.deadlock_vc import vc_setup
     from mpinet.routing.vc_policies import make_vc_policy
 
     comm = get_comm()
@@ -150,11 +150,11 @@ _SLOW_RATE = 1e6
 
 def _analysis(args: argparse.Namespace, topo: Any, router: Any, est: Any, bar: Any) -> tuple:
     """Rank 0's analysis: ``(report, None)``, or ``(None, error)`` for every rank to raise."""
+    from mpinet.deadlock.analysis import analyze
+    from mpinet.deadlock.literature import star_literature, vc_literature
+    from mpinet.deadlock.vc import analyze_vc
     from mpinet.errors import MpinetError, ResourceError
     from mpinet.jobs.resources import available_memory, size_text
-    from mpinet.routing.deadlock_analysis import analyze
-    from mpinet.routing.deadlock_literature import star_literature, vc_literature
-    from mpinet.routing.deadlock_vc import analyze_vc
 
     head = f"deadlock {topo.spec} {router.name}"
 

@@ -249,10 +249,10 @@ def estimate_deadlock(topo: Topology, router: Any, setup: Any) -> Estimate:
     Parameters
     ----------
     topo, router : the network and the built router (its tables are not built yet)
-    setup : :class:`mpinet.routing.deadlock_analysis.Setup`
+    setup : :class:`mpinet.deadlock.analysis.Setup`
     """
-    from mpinet.routing.deadlock_analysis import SAMPLES
-    from mpinet.routing.route_enum import MAX_STATES
+    from mpinet.deadlock.analysis import SAMPLES
+    from mpinet.deadlock.route_enum import MAX_STATES
 
     n, deg = topo.num_nodes, topo.degree
     links = n * deg
@@ -294,10 +294,10 @@ def plan_deadlock(
     """Check ``mpinet deadlock`` before a route is followed: dependencies, then memory.
 
     Refuses (one line, with the way out) an estimated dependency graph over
-    :data:`~mpinet.routing.deadlock_analysis.MAX_EDGES` edges, and an analysis whose
+    :data:`~mpinet.deadlock.analysis.MAX_EDGES` edges, and an analysis whose
     estimate does not fit this machine next to the other ranks here.
     """
-    from mpinet.routing.deadlock_analysis import MAX_EDGES
+    from mpinet.deadlock.analysis import MAX_EDGES
 
     check_ids(topo, size)
     est = estimate_deadlock(topo, router, setup)

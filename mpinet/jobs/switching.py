@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mpinet.deadlock.vc_need import check_vcs
 from mpinet.jobs.spec import Job, JobError
 
 #: keys of [model] that the flit engine has no use for (it arbitrates by age, keeps no
@@ -100,7 +101,7 @@ def check_switching(job: Job, model: Any, workload: Any, router: Any, faults: An
     from mpinet.routing.vc_policies import make_vc_policy
 
     policy = make_vc_policy(model.vc_policy, router.topo, model.vcs)
-    policy.check(router)
+    check_vcs(policy, router)
     return policy
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.routing.vc_policies import Tracker
+from mpinet.routing.vc_tracker import Tracker
 
 
 def _as(a: Any) -> np.ndarray:

@@ -12,10 +12,10 @@ asks :meth:`VCPolicy.hop` for every head that takes a hop, on arrays of packets:
 A hop into the packet's destination takes no VC, so a route of ``H`` hops uses
 VCs on its first ``H - 1`` only. :meth:`VCPolicy.needed` is the number of VCs the
 policy needs for a router's routes, found by following them
-(:mod:`mpinet.routing.vc_need`); :meth:`VCPolicy.check` refuses fewer.
+(:mod:`mpinet.deadlock.vc_need`); :meth:`VCPolicy.check` refuses fewer.
 
 The same rules drive the static analysis at VC level
-(:mod:`mpinet.routing.deadlock_vc`): a route follower tracks one integer per
+(:mod:`mpinet.deadlock.vc`): a route follower tracks one integer per
 route (:meth:`VCPolicy.advance`), records a class per hop (:meth:`VCPolicy.key`),
 and the (link, VC) dependencies are read off the classes (:meth:`VCPolicy.held`,
 :meth:`VCPolicy.allowed`).
@@ -29,7 +29,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mpinet.errors import RoutingError
+from mpinet.routing import torus_rings
 from mpinet.routing.rings import APPLIES, ring_cut
+from mpinet.routing.vc_tracker import Tracker
 from mpinet.topology.base import Topology
 from mpinet.values import Range
 
@@ -45,53 +47,6 @@ COLOUR_TABLE_NODES = 1 << 25
 
 def _as(a: Any) -> np.ndarray:
     return np.asarray(a, dtype=np.int64).ravel()
-
-
-class Tracker:
-    """What a route follower tracks for a policy, for routes of up to ``limit`` hops.
-
-    One integer per route (:meth:`advance`, 0 at the source), a class recorded per
-    hop (:meth:`key`, ``size`` of them), and the (link, VC) dependencies read off
-    the classes: a packet taking a hop of class ``c`` holds one of the VCs
-    :meth:`held` (its previous hop's) and waits for each of :meth:`allowed`.
-    This base class is ``any``'s: nothing tracked, every VC.
-    """
-
-    #: ``swap(c)``: the class at the image of a colour-swapping translation (None: the
-    #: translations keep the classes)
-    swap: Any = None
-    #: the 2-colouring of every node ``swap`` refers to
-    colour: np.ndarray | None = None
-    #: every range has one VC (the graph has one dependency per hop key)
-    unit = False
-
-    def __init__(self, policy: VCPolicy, limit: int) -> None:
-        self.policy, self.vcs, self.limit = policy, policy.vcs, int(limit)
-        self.size = 1
-        self.unit = type(self).unit or self.vcs == 1
-
-    def advance(self, cur: np.ndarray, nxt: np.ndarray, hops: Any, s: np.ndarray) -> np.ndarray:
-        """The tracked integer after the hop ``cur -> nxt``."""
-        return np.zeros_like(s)
-
-    def key(self, hops: Any, s: np.ndarray) -> np.ndarray:
-        """The class recorded for a hop taken after ``hops`` hops with tracked ``s``."""
-        return np.zeros_like(s)
-
-    def held(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The VCs ``[lo, hi)`` a packet taking a hop of class ``c`` may hold."""
-        return np.zeros_like(c), np.full_like(c, self.vcs)
-
-    def allowed(
-        self, c: np.ndarray, cur: np.ndarray, nxt: np.ndarray, swapped: bool = False
-    ) -> tuple:
-        """The VCs ``[lo, hi)`` allowed for a hop ``cur -> nxt`` of class ``c`` (``swapped``:
-        at the image of a colour-swapping translation, ``c`` already swapped)."""
-        return np.zeros_like(c), np.full_like(c, self.vcs)
-
-    def reduce(self, c: np.ndarray) -> np.ndarray:
-        """The class without what only the symmetry needed."""
-        return c
 
 
 class VCPolicy:
@@ -153,29 +108,6 @@ class VCPolicy:
     def tracker(self, limit: int) -> Tracker:
         """The route follower's view of this policy (:class:`Tracker`)."""
         return Tracker(self, limit)
-
-    def requirement(self, router: Any, **opts: Any) -> Any:
-        """:class:`~mpinet.routing.vc_need.Requirement` of this policy for ``router``.
-
-        ``opts``: ``seed``, ``max_hops``, ``destinations``, ``progress`` (as the
-        deadlock analysis takes them).
-        """
-        from mpinet.routing.vc_need import requirement
-
-        return requirement(self, router, **opts)
-
-    def needed(self, router: Any, **opts: Any) -> int:
-        """VCs this policy needs for ``router``'s routes on this topology."""
-        return self.requirement(router, **opts).vcs
-
-    def check(self, router: Any, **opts: Any) -> None:
-        """Refuse (RoutingError) when ``vcs`` is below :meth:`needed`, naming the number."""
-        req = self.requirement(router, **opts)
-        if self.vcs < req.vcs:
-            raise RoutingError(
-                f"vc_policy {self.name!r} needs vcs >= {req.vcs} for {router.name} on "
-                f"{self.topo.spec} ({req.why}); got vcs = {self.vcs}"
-            )
 
 
 #: compiled rules (:attr:`VCPolicy.compiled`): VCs ``[0, V)``; ``[hops, hops + 1)``; with
@@ -328,8 +260,6 @@ class NegativeHopVC(_Counting):
         """1 where the hop ``cur -> nxt`` goes to a lower colour, else 0 (int64)."""
         return (self.colour_of(cur) > self.colour_of(nxt)).astype(np.int64)
 
-    negative = counts
-
 
 class DatelineVC(_Counting):
     """VC = dateline crossings so far, this one included (Dally & Seitz 1987).
@@ -353,8 +283,6 @@ class DatelineVC(_Counting):
         #: torus:K,N: two VC classes per dimension ring (:mod:`mpinet.routing.torus_rings`)
         self.torus = fam == "torus"
         if self.torus:  # its translations move the datelines; no compiled rule
-            from mpinet.routing import torus_rings  # which subclasses Tracker
-
             self.ring, self.cut, self.symmetric, self.compiled = 0, None, False, None
             self.hop = functools.partial(torus_rings.hop, self)
             self.tracker = functools.partial(torus_rings.TorusTracker, self)

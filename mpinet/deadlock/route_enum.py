@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from mpinet import rng
+from mpinet.deadlock import channel_graph as cg
 from mpinet.errors import RoutingError
-from mpinet.routing import channel_graph as cg
 from mpinet.routing.base import HopContext, Router
 from mpinet.routing.tables import neighbor_table
 from mpinet.topology.base import Topology

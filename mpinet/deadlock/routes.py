@@ -1,7 +1,7 @@
 """Following a router's routes for the static analyses: every destination, or by symmetry.
 
-Split from :mod:`mpinet.routing.deadlock_analysis` (which builds the graphs). A
-:class:`~mpinet.routing.route_enum.RouteFollower` gives hop keys ``(node,
+Split from :mod:`mpinet.deadlock.analysis` (which builds the graphs). A
+:class:`~mpinet.deadlock.route_enum.RouteFollower` gives hop keys ``(node,
 in-port, out-port, class)``; here they are followed from every node to every
 destination, or on a vertex-transitive network only to the translation
 targets and then spread to every node: a port-preserving automorphism ``f_d``
@@ -23,9 +23,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from mpinet.deadlock import channel_graph as cg
+from mpinet.deadlock.route_enum import MAX_STATES, RouteFollower
 from mpinet.errors import ResourceError, RoutingError
-from mpinet.routing import channel_graph as cg
-from mpinet.routing.route_enum import MAX_STATES, RouteFollower
 
 #: refuse dependency graphs with more edges than this
 MAX_EDGES = 1 << 27

@@ -23,7 +23,7 @@ with ``(y, key) = translate(x, d)`` for some ``d``: a set that depends only on
 router on sampled destinations, before the graph is built).
 
 Random routers are followed through every choice they can make
-(:mod:`mpinet.routing.route_enum`).
+(:mod:`mpinet.deadlock.route_enum`).
 """
 
 from __future__ import annotations
@@ -35,10 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.errors import ResourceError, RoutingError
-from mpinet.routing import channel_graph as cg
-from mpinet.routing.base import Router
-from mpinet.routing.deadlock_routes import (  # noqa: F401 (SymmetryError: re-exported)
+from mpinet.deadlock import channel_graph as cg
+from mpinet.deadlock.route_enum import RouteFollower
+from mpinet.deadlock.routes import (  # noqa: F401 (SymmetryError: re-exported)
     MAX_EDGES,
     SAMPLES,
     Progress,
@@ -48,7 +47,8 @@ from mpinet.routing.deadlock_routes import (  # noqa: F401 (SymmetryError: re-ex
     spread,
     target_keys,
 )
-from mpinet.routing.route_enum import RouteFollower
+from mpinet.errors import ResourceError, RoutingError
+from mpinet.routing.base import Router
 from mpinet.routing.walk import default_max_hops
 from mpinet.topology.base import Topology
 

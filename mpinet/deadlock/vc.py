@@ -10,7 +10,7 @@ destination takes no VC. With an acyclic graph no run can deadlock whatever the
 buffer sizes; a cycle is printed as ``(node, port, VC)`` triples.
 
 The same machinery builds the packet-buffer graph
-(:mod:`mpinet.routing.deadlock_analysis`); here the route follower tracks the
+(:mod:`mpinet.deadlock.analysis`); here the route follower tracks the
 policy's state (``negative-hop``: the negative hops so far). The graph with V
 VCs is a subgraph of the one with V + 1 for every policy here (``any`` adds
 VCs; the others never use the extra ones), so the smallest V that makes it
@@ -24,11 +24,11 @@ import math
 import time
 from typing import Any
 
+from mpinet.deadlock.analysis import Analysis, Setup, graph, search
+from mpinet.deadlock.routes import Progress, quiet
+from mpinet.deadlock.vc_need import follow, plan_mode, requirement_of
 from mpinet.errors import RoutingError
 from mpinet.routing.base import Router
-from mpinet.routing.deadlock_analysis import Analysis, Setup, graph, search
-from mpinet.routing.deadlock_routes import Progress, quiet
-from mpinet.routing.vc_need import follow, plan_mode, requirement_of
 from mpinet.routing.vc_policies import SWITCHING, VC_POLICIES, make_vc_policy
 from mpinet.routing.walk import default_max_hops
 from mpinet.topology.base import Topology

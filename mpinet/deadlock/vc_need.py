@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.errors import ResourceError, RoutingError
-from mpinet.routing import channel_graph as cg
-from mpinet.routing import deadlock_analysis as da  # its limits read at each call (tests set them)
-from mpinet.routing.deadlock_analysis import check_destinations, every_pair_refused, no_translations
-from mpinet.routing.deadlock_routes import (
+from mpinet.deadlock import analysis as da  # its limits read at each call (tests set them)
+from mpinet.deadlock import channel_graph as cg
+from mpinet.deadlock.analysis import check_destinations, every_pair_refused, no_translations
+from mpinet.deadlock.route_enum import MAX_STATES, RouteFollower
+from mpinet.deadlock.routes import (
     SAMPLES,
     Progress,
     SymmetryError,
@@ -33,8 +33,8 @@ from mpinet.routing.deadlock_routes import (
     swapping_targets,
     target_keys,
 )
-from mpinet.routing.route_enum import MAX_STATES, RouteFollower
-from mpinet.routing.vc_policies import Tracker
+from mpinet.errors import ResourceError, RoutingError
+from mpinet.routing.vc_tracker import Tracker
 from mpinet.routing.walk import default_max_hops
 
 #: routes :func:`requirement` follows by symmetry at most (more: a sample); star:9's
@@ -276,6 +276,25 @@ def requirement(policy: Any, router: Any, **opts: Any) -> Requirement:
     if policy.name == "any":
         return Requirement("any", 1, None, None, None, True, "not needed", 0)
     return requirement_of(policy, follow(policy, router, **opts))
+
+
+def vcs_needed(policy: Any, router: Any, **opts: Any) -> int:
+    """VCs ``policy`` needs for ``router``'s routes on its topology."""
+    return requirement(policy, router, **opts).vcs
+
+
+def check_vcs(policy: Any, router: Any, **opts: Any) -> None:
+    """Refuse (RoutingError) a policy whose ``vcs`` is below :func:`vcs_needed`, naming it.
+
+    ``opts``: ``seed``, ``max_hops``, ``destinations``, ``progress`` (as the deadlock
+    analysis takes them).
+    """
+    req = requirement(policy, router, **opts)
+    if policy.vcs < req.vcs:
+        raise RoutingError(
+            f"vc_policy {policy.name!r} needs vcs >= {req.vcs} for {router.name} on "
+            f"{policy.topo.spec} ({req.why}); got vcs = {policy.vcs}"
+        )
 
 
 def requirement_of(policy: Any, fw: Followed) -> Requirement:

@@ -1,6 +1,6 @@
 """Cycle search on a directed graph given as edge arrays (vectorized numpy).
 
-The channel dependency graphs of :mod:`mpinet.routing.deadlock_analysis`
+The channel dependency graphs of :mod:`mpinet.deadlock.analysis`
 have up to tens of millions of edges, so nothing here loops over edges in
 Python: Kahn's peeling removes whole frontiers at a time (rounds = longest
 path, short for these graphs), and the shortest cycle through a vertex is a

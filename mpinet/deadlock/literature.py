@@ -1,6 +1,6 @@
 """Reading a deadlock analysis: its cycle in one line, and the published bounds beside it.
 
-Split from :mod:`mpinet.routing.deadlock_analysis` (which builds the graph); see
+Split from :mod:`mpinet.deadlock.analysis` (which builds the graph); see
 docs/deadlock-analysis.md for what the published numbers are and what could not be checked.
 """
 
