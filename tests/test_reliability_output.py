@@ -277,8 +277,10 @@ SIGS = [(signal.SIGINT, 130), (signal.SIGTERM, 143)]
 @pytest.mark.parametrize("sig,code", SIGS, ids=["SIGINT", "SIGTERM"])
 def test_signal_serial(tmp_path, sig, code, in_write):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    # in the run: 240,000 packets on SCC_7, seconds of engine; in the write: a small job
-    job = ["star:5"] if in_write else ["scc:7", "--packets", "4"]
+    # in the run: 1.1 M packets on SCC_7, seconds of engine (4 packets a node ran in 0.5 s,
+    # so a signal 0.3 s after the start could come after the run, at exit); in the write: a
+    # small job
+    job = ["star:5"] if in_write else ["scc:7", "--packets", "32"]
     cmd = [*MPINET, "run", "--topology", *job, "--quiet", "--out", str(tmp_path / "t.h5")]
     rc, out, err = _interrupt(cmd, tmp_path, sig, in_write, env)
     name = signal.Signals(sig).name

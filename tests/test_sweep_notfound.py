@@ -164,7 +164,7 @@ def test_the_figures_draw_no_saturation_line_without_a_bracket(one_unstable, mon
             figs[name] = draw()
         return []
 
-    monkeypatch.setattr(plot_mod, "_write", capture)
+    monkeypatch.setattr(plot_mod, "write_figures", capture)
     plot_sweep(one_unstable, "unused", stem="s")
     for fig in figs.values():
         (ax,) = fig.axes
