@@ -703,7 +703,7 @@ CASES: list[Case] = [
         C(
             "injection-unknown",
             f"{RUN} --injection zzz",
-            r"injection must be 'once' or 'bernoulli'; got 'zzz'",
+            r"workload injection must be one of once, bernoulli, on_off; got 'zzz'",
         ),
         C(
             "te-algorithm-unknown",
