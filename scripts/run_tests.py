@@ -6,12 +6,10 @@ honest summary line at the end.
 A stage fails if pytest fails on *any* rank, if mpiexec dies, or if an MPI
 stage ran no MPI test at all (pytest-mpi skips them silently without
 ``--with-mpi``). ``--quick`` is the newcomer's tier: lint, the serial tests not
-marked ``slow`` and the quick MPI tests on 2 ranks; CI runs the whole suite. Its time,
-measured 2026-11-29 on a shared 2-core machine never idle (load 14-17): the serial quick
-selection, 3,271 tests, took 23 min 49 s, 1,373 s of it in the tests; 62 took over 5 s,
-and the 20 test functions among them (31 tests, 305 s) are marked ``slow`` since (the
-rest: documentation blocks, 277 s in all, and the first case of catalogue sections). The
-aim, under 3 minutes on an idle 2-core machine, is not measured yet. Before the summary
+marked ``slow`` and the quick MPI tests on 2 ranks; CI runs the whole suite. The serial
+stage runs on pytest-xdist workers (``--workers``, a test file each). Measured 2026-11-29 on
+this 2-core machine, idle (load 2-3): ``--quick`` 2 min 00 s (3,447 tests); the whole suite
+15 min 50 s (4,753 tests; serial 13 min 35 s on two workers, partly under load). Before the summary
 line it names what was not tested and why (optional stages such as parallel HDF5, and
 every other skip reason). Usage::
 
