@@ -48,6 +48,41 @@ def case_order() -> list[tuple[str, str, str]]:
     return out
 
 
+MBEGIN, MEND = "<!-- catalogue-modules: begin -->", "<!-- catalogue-modules: end -->"
+
+
+def module_table() -> str:
+    """The table "The catalogue by module": each module's sections, cases and cases run
+    under ``mpiexec`` (``ranks > 1``), counted from the modules' ``CASES``."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import importlib.util
+
+    lines = [
+        "| module (`pytest -q MODULE`) | its sections below | cases | under `mpiexec` |",
+        "|---|---|--:|--:|",
+    ]
+    total = mpi = nsec = 0
+    for path in modules():
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        secs = list(dict.fromkeys(c.section for c in mod.CASES))
+        n, m = len(mod.CASES), sum(1 for c in mod.CASES if c.ranks > 1)
+        total, mpi, nsec = total + n, mpi + m, nsec + len(secs)
+        names = "; ".join(secs).replace("|", "\\|")
+        lines.append(f"| `tests/{path.name}` | {names} | {n} | {m} |")
+    lines.append(f"| all | {nsec} sections | {total} | {mpi} |")
+    return "\n".join(lines)
+
+
+def write_module_table(text: str) -> str:
+    """``text`` with the module table between its markers made anew."""
+    head, rest = text.split(MBEGIN, 1)
+    _old, tail = rest.split(MEND, 1)
+    return head + MBEGIN + "\n" + module_table() + "\n" + MEND + tail
+
+
 def row(r: dict) -> str:
     cmd = r["command"].replace("|", "\\|")
     return f"| `{r['id']}` | `{cmd}` | {r['given']} | {r['code']} | {r['says']} |"
@@ -86,7 +121,8 @@ def main() -> int:
             body.append(old_rows[cid])
         else:
             missing.append(cid)
-    DOC.write_text(head + BEGIN + "\n" + "\n".join(body) + "\n\n" + END + tail, encoding="utf-8")
+    text = head + BEGIN + "\n" + "\n".join(body) + "\n\n" + END + tail
+    DOC.write_text(write_module_table(text), encoding="utf-8")
     print(f"docs/reliability.md: {len(rows)} rows rewritten, {len(missing)} cases without a row")
     if missing:
         print("  without a row (failed or skipped): " + ", ".join(missing))
