@@ -41,9 +41,9 @@ MAX_ROWS = 1 << 20
 CHECK_PAIRS = 2048
 
 #: how a router routes in the engines' compiled steps (:func:`compile_routes`)
-PATH_COMPILED = "compiled hop"
-PATH_TABLE = "translated route table"
-PATH_WALKED = "routes walked at injection"
+PATH_COMPILED = "own compiled hop"
+PATH_TABLE = "translated table"
+PATH_WALKED = "walked rows"
 PATH_NEXT_PORT = "next_port"
 
 

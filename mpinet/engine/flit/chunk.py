@@ -37,6 +37,7 @@ from mpinet.engine.flit import route_io, step_end
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.routing import compiled
+from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.vc_policies import ANY_VC, COUNT_VC, HOPS_VC
 
 #: :func:`run_steps`' status codes (``status[0]``); ``status[1]`` is the last step run
@@ -215,8 +216,9 @@ class Steps:
     def __init__(self, eng: Any) -> None:
         self.eng = eng
         st, lo, deg = eng.st, eng.lo, eng.deg
-        r = compiled.rule_of(eng.router)
-        self.rule = (np.int64(r.code), r.prm, r.ta, r.tb)
+        #: the rows of routes walked at injection, or None (:meth:`_walk`)
+        self.rows = eng.router if isinstance(eng.router, SourceRouted) else None
+        self._set_rule()
         pol = eng.policy
         lcount = np.zeros(st.block * deg, np.int64)
         if pol.compiled == COUNT_VC:
@@ -225,8 +227,47 @@ class Steps:
         self.vrule = (np.int64(pol.compiled), np.int64(eng.vcs), lcount)
         self.status = np.zeros(8, np.int64)
 
+    def _set_rule(self) -> None:
+        r = compiled.rule_of(self.eng.router)  # walked rows: the table as it is now
+        self.rule = (np.int64(r.code), r.prm, r.ta, r.tb)
+
     def _injections(self, workload: Any, t: int, t_end: int) -> tuple:
-        """The injections of steps ``t + 1 .. t_end`` as the step-by-step path makes them."""
+        """The injections of steps ``t + 1 .. t_end`` as the step-by-step path makes them;
+        with walked rows, their routes walked (:meth:`_walk`)."""
+        inj = self._queued(workload, t, t_end)
+        return inj if self.rows is None else self._walk(inj, t + 1)
+
+    def _walk(self, inj: tuple, step: int) -> tuple:
+        """Walk the routes of a block's injections, once and vectorized over the block (the
+        router's ``next_port`` once per hop index), into rows; their words become the
+        packets' headers. First the rows of packets no longer on this rank are freed: those
+        not named by a live packet record (the blocks before this one have all been injected).
+        The router does not read the step (:mod:`mpinet.routing.source_routes`)."""
+        eng, rows = self.eng, self.rows
+        pkts = eng.st.pkts
+        live = np.ones(pkts.hdr.shape[0], bool)
+        live[pkts.free[: int(pkts.nfree[0])]] = False
+        rows.keep(pkts.hdr[live, 0])
+        words = rows.walk_rows(inj.src, inj.dst, inj.pid, eng.seed, step)
+        self._set_rule()  # the table may have grown
+        return inj._replace(hdr=np.ascontiguousarray(words.reshape(-1, 1)))
+
+    def rewalk(self, wire: np.ndarray, t: int) -> None:
+        """Heads received from other ranks (``wire``: their wire rows, changed in place) carry
+        a word of the sender's rows: give each a word of this rank's rows, its route walked
+        again from its source (the same route) past the hops it took. Walked rows only."""
+        if self.rows is None or wire.shape[0] == 0:
+            return
+        h = np.flatnonzero(wire[:, fk.W_HEAD])
+        if h.size == 0:
+            return
+        w = wire[h]
+        wire[h, fk.W_WIDTH] = self.rows.rewalk(w[:, fk.W_SRC], w[:, fk.W_DST], w[:, fk.W_PID],
+                                               self.eng.seed, t, w[:, fk.W_HOPS])  # fmt: skip
+        self._set_rule()
+
+    def _queued(self, workload: Any, t: int, t_end: int) -> tuple:
+        """The injections of steps ``t + 1 .. t_end``, headers from the router."""
         eng = self.eng
         hw = eng.st.hw
         span = getattr(workload, "injection_span", None)

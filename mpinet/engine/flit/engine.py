@@ -104,16 +104,20 @@ class FlitEngine:
         self.routes, self.routes_why = self._compiled_routes()
 
     def _compiled_routes(self) -> tuple[str, str]:
-        """A router without a compiled hop routes in the compiled steps by its translated
-        route table where that is exact and affordable (the same ports hop for hop, checked
-        when the table is built; the same table on every rank); routes walked at injection
-        are not driven by the compiled steps yet: those run step by step."""
+        """How the router routes inside the compiled steps (``mpinet run --json``:
+        ``switching.routes``): its own compiled hop; its translated route table where that is
+        exact and affordable (the same ports hop for hop, checked when the table is built;
+        the same table on every rank); else its routes walked at injection into rows
+        (:class:`~mpinet.routing.route_rows.SourceRouted`, driven by
+        :class:`~mpinet.engine.flit.chunk.Steps`). ``why``: why a faster way did not apply."""
         from mpinet.routing import route_tables as rt
 
         if not self.compiled_steps or self.router.compiled_hop() is not None:
             return rt.PATH_COMPILED if self.compiled_steps else rt.PATH_NEXT_PORT, ""
         router, how, why = rt.compile_routes(self.router)
-        if how == rt.PATH_TABLE:
+        if how == rt.PATH_WALKED and self.policy.compiled is None:
+            return rt.PATH_NEXT_PORT, why  # no compiled steps to drive the rows: chunk.path
+        if how in (rt.PATH_TABLE, rt.PATH_WALKED):
             self.router = router
         return how, why
 

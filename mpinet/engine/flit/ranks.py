@@ -343,6 +343,12 @@ class RankSteps:
         if nnew < 0:
             eng._violation(t, so_.out, sdc)
         self._exchange()
+        if self.inner.rows is not None:  # walked rows are the sender's: walk them again here
+            ex = self.ex
+            for m in ex.recv:
+                self.inner.rewalk(
+                    m[HEADER : HEADER + m[H_ROWS] * ex.width].reshape(-1, ex.width), t
+                )
         heads = int(self.ex.recv[:, H_HEADS].sum()) if self.ranks else 0
         st.reserve(heads + ni + 1, heads + ni + 1)
         status = self.status = self.inner.status  # one array: the messages read it
