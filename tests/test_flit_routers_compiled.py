@@ -106,6 +106,27 @@ def test_rows_are_reused_not_grown():
     assert eng.router.table.shape[0] <= 1024  # 2,400 routes walked; about 40 in flight
 
 
+def test_the_plan_counts_the_walked_rows():
+    """The memory plan's walked rows (jobs/plans_flit) hold the table a run grew to: every
+    packet in flight at once (all injected at step 0, then more in blocks)."""
+    from mpinet.jobs import plans_flit as pf
+    from mpinet.jobs.estimate import mean_hops
+
+    for spec, name in (("scc:5", "scc-random"), ("borel:47,2,1,7", "borel-cr")):
+        topo = from_spec(spec)
+        n = topo.num_nodes
+        rows = [(i, i % n, (7 * i + 3) % n, 0) for i in range(4 * n)]
+        rows += [(4 * n + i, i % n, (5 * i + 1) % n, 1 + i // 8) for i in range(2 * n)]
+        router = make_router(name, topo)
+        assert pf.walked(router) and not pf.walked(make_router("shortest", topo))
+        eng, rec = run(topo, router, model(topo, "wormhole", 4, 2, 2), rows, True)
+        assert eng.routes == PATH_WALKED and rec.packets.shape[0] == len(rows)
+        sr = eng.router
+        real = sum(a.nbytes for a in (sr.table, sr.links, sr.head, sr.last, sr.free))
+        plan = pf.route_rows_bytes(len(rows), mean_hops(topo))
+        assert real <= plan <= 8 * real, (spec, real, plan)
+
+
 @pytest.mark.mpi(min_size=2)
 @pytest.mark.parametrize("name,opts", [("shortest", {"tie": "random"}),
                                        ("borel-cr", {}), ("scc-random", {})])  # fmt: skip
@@ -126,3 +147,30 @@ def test_walked_rows_on_ranks_equal_one_rank(name, opts):
         a, b, one = runs(comm, topo, router, m, rows, max_steps=4000, load_window=(3, 50))
         assert_equal_runs(comm, a, b)
         assert_equal_runs(comm, a, one, cross=False)
+
+
+@pytest.mark.mpi(min_size=2)
+def test_the_plan_counts_the_exchange_buffers(monkeypatch):
+    """The plan's exchange arrays (jobs/plans_flit.exchange_bytes) against RankSteps' own."""
+    from mpi4py import MPI
+
+    from mpinet.engine.flit.ranks import RankSteps
+    from mpinet.jobs import plans_flit as pf
+
+    comm = MPI.COMM_WORLD
+    seen = []
+    close = RankSteps.close
+
+    def record(self):
+        seen.append(sum(a.nbytes for a in self.ex if isinstance(a, np.ndarray)))
+        close(self)
+
+    monkeypatch.setattr(RankSteps, "close", record)
+    for spec, vcs, cap in (("star:4", 2, 1), ("scc:4", 1, 2), ("hypercube:5", 3, 1)):
+        topo = from_spec(spec)
+        m = model(topo, "wormhole", 4, vcs, 2, cap=cap)
+        rows = comm.bcast(random_rows(np.random.default_rng(3), topo.num_nodes, 50, 10))
+        run(topo, make_router("shortest", topo), m, rows, True, comm)
+        real = comm.allreduce(seen[-1], op=MPI.MAX)
+        plan = pf.exchange_bytes(topo, comm.Get_size(), vcs, 1, cap)
+        assert real <= plan <= 1.1 * real + 64, (spec, real, plan)
