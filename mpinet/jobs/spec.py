@@ -105,6 +105,21 @@ SCHEMA: dict[str, Any] = {
         "burst_r1": ((float, int), -1.0, "on_off: injection probability when on (< 0: derived)"),
         "steps": ((int,), None, "bernoulli: number of injection steps"),
         "target": ((str, int), None, "hotspot: label of the target (default: the identity)"),
+        "hotspot_nodes": (
+            (list,),
+            None,
+            "booksim-hotspot: BookSim's hotspot list (node ids or labels; < 0: drawn at random)",
+        ),
+        "hotspot_rates": (
+            (list,),
+            None,
+            "booksim-hotspot: each hotspot's integer weight (a shorter list repeats its last)",
+        ),
+        "burst_initial": (
+            (list, int),
+            None,
+            "on_off: each node's start state, 1 on, 0 off (default: a fair coin per node)",
+        ),
         "locality": (
             (float, int, list),
             None,
@@ -298,9 +313,35 @@ def _links(where: str, value: Any) -> list:
     return value
 
 
+def _int_list(where: str, value: Any, lo: int, hi: int, what: str, one: bool = False) -> Any:
+    """A non-empty list of integers in [lo, hi] (``one``: or a single such integer)."""
+    if one and not isinstance(value, list):
+        value, single = [value], True
+    else:
+        single = False
+    if not isinstance(value, list) or not value:
+        raise JobError(f"{where} must be a non-empty list of {what}, got {value!r}")
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            at = where if single else f"{where}[{i}]"
+            raise JobError(f"{at} must be an integer in [{lo:,}, {hi:,}] ({what}), got {v!r}")
+    return value[0] if single else value
+
+
+def _hotspot_nodes(where: str, value: Any) -> list:
+    if not isinstance(value, list) or not value:
+        raise JobError(
+            f"{where} must be a non-empty list of node ids or labels, e.g. [0, 5], got {value!r}"
+        )
+    return [_label(f"{where}[{i}]", v) for i, v in enumerate(value)]
+
+
 #: keys whose values are lists or tables with their own rules
 _SHAPED = {
     "workload.locality": _locality,
+    "workload.hotspot_nodes": _hotspot_nodes,
+    "workload.hotspot_rates": lambda w, v: _int_list(w, v, 1, 2**31 - 1, "relative weights"),
+    "workload.burst_initial": lambda w, v: _int_list(w, v, 0, 1, "1 on, 0 off", one=True),
     "model.capacity": _capacity,
     "faults.nodes": _nodes,
     "faults.links": _links,
