@@ -9,7 +9,7 @@ router's port and next header (translated tables: a 1-byte port per node, a
 last departure and its load, and write the record back out. No tie order,
 no buckets, no delivery, no model check, no exchange, no Python per step.
 Its time is therefore a lower bound for the engine's on tables of that size
-(docs/performance.md, "The floor of a hop").
+(docs/history/performance-log.md, "The floor of a hop").
 
 A third layout sorts the packets by link first (an LSD radix sort of
 (link, index) pairs, as a design that turns the link-state reads into a sweep
