@@ -9,6 +9,9 @@ such a pointer goes stale silently; here every one of them in ``mpinet/``, ``scr
 heading whose title is the quoted text (or starts with it, followed by `` (`` or ``:``,
 as in ``## The packet engine (`mpinet bench`)``).
 
+A link with an anchor in the code (``docs/commands.md#mpinet-routes`` in a help text) must
+name a heading of that page too; the manual's own links are checked by its strict build.
+
 A quoted text with no page before it (``("The estimate")``) is not checked: the same form
 quotes output labels, environment variables and BookSim's messages.
 """
@@ -19,6 +22,7 @@ import re
 from pathlib import Path
 
 import pytest
+from pymdownx.slugs import slugify
 
 ROOT = Path(__file__).resolve().parents[1]
 #: where pointers are looked for (docs/history/ is a dated log: its pointers are of their day)
@@ -202,3 +206,44 @@ def test_a_quoted_section_exists_in_its_page(src, line, page, title):
     assert has_section(headings(page), title), (
         f'{where} points at {rel}, "{title}": {rel} has no such heading'
     )
+
+
+#: ``docs/P.md#anchor`` in the code (a help text, a comment): the manual's own links are
+#: checked by ``mkdocs build --strict``, these are not
+ANCHOR = re.compile(r"(?<![\w/.-])(docs/[\w/.-]+\.md)#([\w-]+)")
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors of a page's headings, as the manual's slugify makes them (mkdocs.yml)."""
+    slug = slugify(case="lower")
+    text = page.read_text()
+    fenced = re.sub(r"(?ms)^```.*?^```", "", text)
+    return {slug(_plain(m[1]), "-") for m in re.finditer(r"(?m)^#{1,6}\s+(.+?)\s*#*$", fenced)}
+
+
+CODE_ANCHORS = [
+    (f, text.count("\n", 0, m.start()) + 1, m[1], m[2])
+    for f in _files()
+    if f.suffix == ".py"
+    for text in [f.read_text()]
+    for m in ANCHOR.finditer(text)
+]
+
+
+def test_anchors_are_read_as_the_manual_makes_them(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("# T\n\n## mpinet routes\n\n## The packet engine (`mpinet bench`)\n")
+    assert anchors(page) == {"t", "mpinet-routes", "the-packet-engine-mpinet-bench"}
+    assert [m[2] for m in ANCHOR.finditer("see docs/commands.md#mpinet-routes.")] == [
+        "mpinet-routes"
+    ]
+
+
+@pytest.mark.parametrize(
+    "src,line,page,anchor",
+    [pytest.param(*a, id=f"{a[0].relative_to(ROOT)}:{a[1]}") for a in CODE_ANCHORS],
+)
+def test_an_anchor_named_in_the_code_exists(src, line, page, anchor):
+    where = f"{src.relative_to(ROOT)}:{line}"
+    assert (ROOT / page).exists(), f"{where} links {page}#{anchor}: no such page"
+    assert anchor in anchors(ROOT / page), f"{where} links {page}#{anchor}: no such heading"
