@@ -204,3 +204,21 @@ def _same(many: dict, one: dict) -> None:
     assert [[pt[k] for k in keys] for pt in many["points"]] == [
         [pt[k] for k in keys] for pt in one["points"]
     ]
+
+
+@pytest.mark.parametrize("traffic,keys", [
+    ("hotspot({{0,5},{2,1}})", {"hotspot_nodes": [0, 5], "hotspot_rates": [2, 1]}),
+    ("hotspot({{3,9,1}})", {"hotspot_nodes": [3, 9, 1]}),
+    ("hotspot(7)", {"hotspot_nodes": [7]}),  # one parameter, no braces: one hotspot
+    ("hotspot({7})", {"hotspot_nodes": [7]}),  # tokenize_str: {7} is the list (7)
+    ("hotspot", {"hotspot_nodes": [-1]}),  # BookSim's default: a node drawn at random
+])  # fmt: skip
+def test_booksim_hotspot_parameters_read_as_traffic_cpp_reads_them(tmp_path, traffic, keys):
+    from mpinet.jobs.booksim_config import read_config
+    from mpinet.jobs.booksim_map import to_job
+
+    cfg = tmp_path / "c.cfg"
+    cfg.write_text("topology = mesh; k = 4; n = 2; routing_function = dim_order;\n")
+    raw, _, info = to_job(read_config(str(cfg), ["router=ideal", f"traffic={traffic}"]))
+    assert info["traffic"] == "booksim-hotspot"
+    assert {k: raw["workload"][k] for k in raw["workload"] if k.startswith("hotspot")} == keys
