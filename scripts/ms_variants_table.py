@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = args.out or (DOC if args.check else None)
     run = reports.Run(__file__, args, out)
+    text = run.text(out, WORDS, TABLE2) if out else ""  # refused now, not after the work
     run.progress("Table 2")
     table2 = table2_markdown()
     run.progress("IMS emulation words (BFS for the true dilation)")
@@ -109,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n### IMS emulation words\n")
         print(words)
         return 0
-    text = run.block(out, *WORDS, f"\n{words}\n")
-    run.write(out, run.block(out, *TABLE2, f"\n{table2}\n", text=text))
+    text = run.block(text, *WORDS, f"\n{words}\n")
+    run.write(out, run.block(text, *TABLE2, f"\n{table2}\n"))
     return run.finish()
 
 

@@ -199,8 +199,13 @@ class Run:
         self.volatile = [re.compile(v) for v in volatile]
         self.stale: list[str] = []
         self.t0 = time.perf_counter()
+        paths = [p for p in outputs if p is not None]
         if not self.check:
-            begin(script, *[p for p in outputs if p is not None])
+            begin(script, *paths)
+            return
+        for p in paths:  # nothing to compare with: refused before the work
+            if not Path(p).is_file():
+                self.fail(f"--check: {p} does not exist (nothing to compare with)", 2)
 
     def seconds(self) -> float:
         """Seconds since the run began."""
@@ -211,9 +216,19 @@ class Run:
         if not self.quiet:
             print(f"{self.name} {self.seconds():6.0f} s  {message}", file=sys.stderr, flush=True)
 
-    def fail(self, message: str) -> None:
-        """Stop with one line on stderr (exit 1)."""
-        sys.exit(f"{self.name}: error: {message}")
+    def fail(self, message: str, code: int = 1) -> None:
+        """Stop with one line on stderr (exit ``code``: 2 for a refusal before the work)."""
+        print(f"{self.name}: error: {message}", file=sys.stderr)
+        sys.exit(code)
+
+    def text(self, path: str | Path, *markers: tuple[str, str], default: str = "") -> str:
+        """The text of ``path`` (``default`` if it does not exist), before the work: a text
+        without one of the ``(begin, end)`` markers is refused (exit 2)."""
+        text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else default
+        for b, e in markers:
+            if b not in text or e not in text.split(b, 1)[1]:
+                self.fail(f"{path} lacks the markers {b} / {e}", 2)
+        return text
 
     def _mask(self, text: str) -> list[str]:
         for v in self.volatile:
@@ -232,19 +247,13 @@ class Run:
             diff = difflib.unified_diff(a, b, f"{rel} (now)", f"{rel} (this run)", lineterm="")
             self.stale.append("\n".join(diff))
 
-    def block(self, path: str | Path, begin: str, end: str, body: str,
-              *, append: bool = False, text: str | None = None) -> str:  # fmt: skip
-        """The file's text with the block between ``begin`` and ``end`` replaced.
-
-        ``text``: the file's text so far (several blocks of one file); default: the file.
-        The file must hold the markers unless ``append`` (then the block is added at its end).
-        """
-        if text is None:
-            text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else ""
+    def block(self, text: str, begin: str, end: str, body: str, *, append: bool = False) -> str:
+        """``text`` with the block between ``begin`` and ``end`` made ``body``
+        (:func:`replace_between`; ``append``: added at the end of a text without it)."""
         try:
             return replace_between(text, begin, end, body, append=append)
-        except KeyError:
-            self.fail(f"{path} lacks the markers {begin} / {end}")
+        except KeyError as exc:
+            self.fail(f"lacks {exc.args[0]}", 2)
             raise
 
     def figure(self, fig: Any, path: str | Path, **kw: Any) -> None:
