@@ -94,8 +94,8 @@ REPORTS: tuple[Report, ...] = (
       "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py --speed-table -->",
       parts=("booksim_speed.py",), argv=("--speed-table",), owner="s2-35b"),
     R("booksim-kncube", "booksim_check.py", "BookSim2 and mpinet booksim on k-ary n-cubes",
-      "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py --kncube -->", parts=("booksim_kncube.py",),
-      argv=("--kncube",), owner="s2-35b"),
+      "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py --kncube -->",
+      parts=("booksim_kncube.py",), argv=("--kncube",), owner="s2-35b"),
 )  # fmt: skip
 
 #: the scripts that are no report: the docs checker and generator, the test runner, helpers
