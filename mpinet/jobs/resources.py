@@ -39,6 +39,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from mpinet.engine import kernels as kn
+from mpinet.engine.pool import slot_bytes
 from mpinet.errors import MpinetError, ResourceError
 from mpinet.jobs import plans_flit
 from mpinet.jobs.estimate import END, RUN, Estimate, describe, mean_hops, node_bytes, size_text
@@ -56,7 +58,12 @@ from mpinet.jobs.machine import (
     per_rank_memory,
     ranks_on_this_machine,
 )
+from mpinet.routing import ROUTERS
+from mpinet.routing.route_tables import planned_bytes
+from mpinet.routing.shortest import ShortestRouter
 from mpinet.topology.base import Topology
+from mpinet.workloads.base import COLLECTIVE
+from mpinet.workloads.registry import WORKLOADS
 
 # the machine's names, and the estimate's, stay importable from here (commands, tests)
 __all__ = [
@@ -133,9 +140,6 @@ def packets_state(
 ) -> None:
     """Pool, step buffers, injection temporaries and records of a workload footprint
     (``flit``: only the records; :mod:`mpinet.jobs.plans_flit` has the flit engine's own)."""
-    from mpinet.engine import kernels as kn
-    from mpinet.engine.pool import slot_bytes
-
     b = -(-topo.num_nodes // size)
     flight = -(-fp.in_flight // size)
     slot = slot_bytes(topo.num_nodes, header_width)
@@ -183,8 +187,6 @@ def stretch_tables(topo: Topology, router: Any, limit: int) -> int:
     if topo.family in ("fccn", "ccc", "hypercube") or topo.num_nodes > limit:
         return 0  # closed forms, or no stretch
     try:
-        from mpinet.routing.shortest import ShortestRouter
-
         return router_tables(ShortestRouter(topo))  # states its size, builds lazily
     except MpinetError:
         return 0
@@ -217,9 +219,6 @@ def estimate_run(
     footprint : Footprint, optional
         Default: the workload kind's :meth:`~mpinet.workloads.base.WorkloadKind.footprint`.
     """
-    from mpinet.workloads.base import COLLECTIVE
-    from mpinet.workloads.registry import WORKLOADS
-
     est = Estimate(f"run on {describe(topo)}")
     cls = WORKLOADS.get(job.workload["kind"])
     fp = footprint
@@ -229,8 +228,6 @@ def estimate_run(
         collective_state(est, topo, size, fp.messages if fp is not None else 1)
         return base(est)
     if router is None:
-        from mpinet.routing import ROUTERS
-
         router = ROUTERS.get(job.router["name"])  # class attributes only
 
     flit = plans_flit.flit_model(job.model)
@@ -259,8 +256,6 @@ def estimate_run(
             capacity=max(caps),
         )
     if router is not None and not isinstance(router, type):
-        from mpinet.routing.route_tables import planned_bytes
-
         est.add("router tables", router_tables(router))
         est.add("translated route table", planned_bytes(router))
         est.add("exact distances (stretch)", stretch_tables(topo, router, stretch_limit))
@@ -269,8 +264,6 @@ def estimate_run(
 
 def fewer_packets(job: Any, topo: Topology, size: int, have_per_rank: int, **kw: Any) -> str:
     """The way out by packets: the most per node that fit, or "a smaller network"."""
-    from mpinet.workloads.registry import WORKLOADS
-
     w = job.workload
     cls = WORKLOADS.get(w["kind"])
     if cls is None or "packets" in cls.unused_keys(w["kind"], w) or cls.footprint(w, topo) is None:
@@ -324,9 +317,6 @@ def plan_run(
 
     Also refuses ids that int64 arithmetic cannot hold (:func:`check_ids`).
     """
-    from mpinet.workloads.base import COLLECTIVE
-    from mpinet.workloads.registry import WORKLOADS
-
     cls = WORKLOADS.get(job.workload["kind"])
     fp = cls.footprint(job.workload, topo) if cls is not None else None
     check_ids(topo, size, fp.packets if fp is not None else 0)
