@@ -138,6 +138,13 @@ def replace_between(text: str, begin: str, end: str, body: str, *, append: bool 
 # ---------------------------------------------------------------- one run of a script
 
 
+def command(script: str, argv: Sequence[str]) -> str:
+    """``python scripts/NAME ARGS`` as a report states how it was made (without
+    ``--check`` and ``--quiet``, which do not change what it holds)."""
+    args = [a for a in argv if a not in ("--check", "--quiet")]
+    return " ".join(["python", f"scripts/{os.path.basename(script)}", *args])
+
+
 def arguments(
     doc: str | None,
     *,
