@@ -23,6 +23,10 @@ outputs are kept there too. BookSim2 is never vendored.
 
     python scripts/booksim_check.py --booksim /work/booksim/build/booksim \\
         [--specs hypercube:8,scc:6] [--flits 1,4,16] [--speed 'ms:3,2:16:0.005'] [--out FILE]
+
+``--kncube`` (the mesh:8,2 and torus:8,2 rows, meshconfig's keys, ``--rows`` a subset,
+``--router ideal|iq`` mpinet's side) and ``--meshconfig`` (meshconfig itself on both, timed):
+scripts/booksim_kncube.py.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+import booksim_kncube  # noqa: E402
 import reports  # noqa: E402
 
 BEGIN = "<!-- BEGIN scripts/booksim_check.py -->"
@@ -468,7 +473,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--mem-gb", type=float, default=8.0, help="BookSim's address-space cap (GiB)")
     add("--workdir", default="/tmp/booksim_check", help="exports, configs, outputs, cache")
     add("--out", default=str(ROOT / "docs" / "booksim.md"))
+    booksim_kncube.add_args(add)
     a = ap.parse_args(argv)
+    booksim_kncube.fix_args(a)
     lo, hi, k = a.grid.split(":")
     a.grid = [float(x) for x in np.linspace(float(lo), float(hi), int(k))]
     a.specs = re.findall(r"[a-z]+:[0-9+]+(?:,[0-9+]+)*", a.specs)
@@ -487,6 +494,9 @@ def main(argv: list[str] | None = None) -> int:
         import booksim_speed
 
         return booksim_speed.main(a)
+    if a.kncube or a.meshconfig:  # BookSim's own mesh and torus, on both simulators
+        reports.begin(__file__, a.out)
+        return booksim_kncube.meshconfig_main(a) if a.meshconfig else booksim_kncube.kncube_main(a)
     reports.begin(__file__, a.out)
     bs, t0 = BookSim(a), time.perf_counter()
     rows, speeds = [], []
