@@ -503,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller instances (for a smoke test)")
     args = ap.parse_args(argv)
     try:
-        from mpinet.engine.comm import world
+        from mpinet.engine.world import world
 
         comm = world()
     except Exception:
