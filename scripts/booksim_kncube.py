@@ -105,7 +105,7 @@ def search(zero: float, a: argparse.Namespace) -> Iterator[float]:
     """Loads to run, each sent back with its verdict (``gen.send(stable)``); the bracket is
     left in the generator's return value."""
     lo, hi = 0.0, None
-    for load in GRID:
+    for load in a.kn_grid:
         if (yield load):
             lo = load
         else:
@@ -240,7 +240,7 @@ def kncube_main(a: argparse.Namespace) -> int:
         f"{', '.join(rows)}: {time.perf_counter() - t0:.0f} s; rows not listed were kept from "
         "an earlier run): BookSim2's meshconfig with each row's topology, routing "
         f"function and traffic, more keys: {extra}; zero load at {a.kn_zero:g} packets per node "
-        f"per cycle; loads {GRID[0]:g}..{GRID[-1]:g} upwards, {a.bisect} bisections; "
+        f"per cycle; loads {a.kn_grid[0]:g}..{a.kn_grid[-1]:g} upwards, {a.bisect} bisections; "
         f"unstable: not converged, latency > {a.latency_factor:g} x zero-load, or accepted < "
         f"{1 - a.accept_tol:g} x injected; (±%): mpinet against BookSim; seconds: the row's "
         "runs of each, alternated in one window."
@@ -320,10 +320,12 @@ def add_args(add) -> None:
     add("--kn-set", action="append", default=[], help="KEY=VALUE given to both simulators")
     add("--kn-zero", type=float, default=0.01, help="--kncube's zero-load rate (0.01)")
     add("--repeat", type=int, default=3, help="--meshconfig's runs per simulator (3)")
+    add("--kn-grid", default=",".join(map(str, GRID)), help="--kncube's loads, upwards")
 
 
 def fix_args(a: argparse.Namespace) -> None:
     a.rows_kn = [r for r in a.rows_kn.split(";") if r]
+    a.kn_grid = [float(x) for x in a.kn_grid.split(",")]
     for r in a.rows_kn:
         row_keys(r)
     if a.router not in ("ideal", "iq"):
