@@ -431,7 +431,7 @@ def speed_table(speeds: list[dict]) -> list[str]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     add = ap.add_argument
-    add("--booksim", required=True, help="the BookSim2 binary (built outside the repository)")
+    add("--booksim", default="", help="the BookSim2 binary (built outside the repository)")
     add("--specs", default=SPECS, help=f"networks (default {SPECS})")
     add("--flits", default="1", help="packet lengths L, comma-separated (default 1)")
     add("--extra", default="", help="more rows, SPEC:L;... (e.g. 'ms:3,2:16')")
@@ -488,6 +488,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
+    if a.keys:  # no simulation: BookSim is not needed
+        reports.begin(__file__, a.out)
+        return booksim_kncube.keys_main(a)
     if not os.access(a.booksim, os.X_OK):
         sys.exit(f"booksim_check.py: error: --booksim {a.booksim} is not an executable file")
     if a.speed_table:

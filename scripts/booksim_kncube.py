@@ -310,10 +310,26 @@ def meshconfig_main(a: argparse.Namespace) -> int:
     return 0
 
 
+KEYS_BEGIN = "<!-- BEGIN booksim_keys.markdown -->"
+KEYS_END = "<!-- END booksim_keys.markdown -->"
+
+
+def keys_main(a: argparse.Namespace) -> int:
+    """docs/booksim.md's key table rewritten from mpinet/jobs/booksim_keys.py (each key's
+    class: modeled, treated differently, iq router, refused unless default)."""
+    sys.path.insert(0, str(ROOT))
+    from mpinet.jobs.booksim_keys import markdown
+
+    path = Path(a.out)
+    reports.write(path, splice(path, KEYS_BEGIN, KEYS_END, [markdown()]), bc.__file__)
+    return 0
+
+
 def add_args(add) -> None:
     """booksim_check.py's options for these two tables."""
     add("--kncube", action="store_true", help="the mesh/torus table (meshconfig's keys)")
     add("--meshconfig", action="store_true", help="meshconfig on both, --repeat times")
+    add("--keys", action="store_true", help="the key table from mpinet/jobs/booksim_keys.py")
     add("--rows", dest="rows_kn", default="", help="--kncube rows, SPEC:TRAFFIC;... "
         f"(default {';'.join(ROWS)})")  # fmt: skip
     add("--router", default="ideal", help="mpinet booksim's router: ideal or iq (default ideal)")

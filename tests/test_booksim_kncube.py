@@ -110,8 +110,9 @@ def test_kncube_row_end_to_end_agrees_with_itself(tmp_path, stand_in):
     out = tmp_path / "booksim.md"
     out.write_text(f"# x\n\n{kn.BEGIN}\n{kn.END}\n\ntail\n")
     argv = ["--booksim", str(stand_in), "--kncube", "--rows", "mesh:4,2:uniform",
-            "--kn-set", "sample_period=100", "--kn-set", "max_samples=4", "--kn-grid", "0.3,0.95",
-            "--bisect", "0", "--latency-factor", "2", "--workdir", str(tmp_path / "w"), "--out", str(out)]  # fmt: skip
+            "--kn-set", "sample_period=100", "--kn-set", "max_samples=4",
+            "--kn-grid", "0.3,0.95", "--bisect", "0", "--latency-factor", "2",
+            "--workdir", str(tmp_path / "w"), "--out", str(out)]  # fmt: skip
     assert bc.main(argv) == 0
     text = out.read_text()
     assert text.endswith("\n\ntail\n")
@@ -125,3 +126,13 @@ def test_kncube_row_end_to_end_agrees_with_itself(tmp_path, stand_in):
         m, b = cell.split(" (")[0].split(" / ")
         assert m == b and cell.endswith("(+0.0 %)"), cell
     assert cells[5].startswith("0.625 / 0.625")  # the bracket (0.3, 0.95)'s midpoint
+
+
+def test_keys_table_rewritten_from_the_code(tmp_path):
+    from mpinet.jobs.booksim_keys import markdown
+
+    doc = tmp_path / "booksim.md"
+    head = "# x (scripts/booksim_check.py)\n\n"  # a report of the script: it may rewrite it
+    doc.write_text(f"{head}{kn.KEYS_BEGIN}\n| stale |\n{kn.KEYS_END}\n\nafter\n")
+    assert bc.main(["--keys", "--out", str(doc)]) == 0
+    assert doc.read_text() == f"{head}{kn.KEYS_BEGIN}\n{markdown()}\n{kn.KEYS_END}\n\nafter\n"
