@@ -261,7 +261,7 @@ class Run:
         try:
             return replace_between(text, begin, end, body, append=append)
         except KeyError as exc:
-            self.fail(f"lacks {exc.args[0]}", 2)
+            self.fail(f"the text lacks {exc.args[0]}")
             raise
 
     def emit(self, line: str) -> None:
