@@ -69,6 +69,8 @@ ROW_BYTES = ROW_CELLS + 4 + 3 * 8
 #: per route walked in a block: the walk's ports (up to 64 hops, doubled as routes grow)
 #: and the router's vectorized temporaries (route_tables.BUILD_ROW_BYTES)
 WALK_BYTES = 2 * 64 + 160
+#: steps whose injections are walked at once (engine/flit/chunk.WALK_AHEAD)
+WALK_AHEAD = 256
 #: ranks whose neighbour links are counted for the exchange (evenly spread; all when fewer)
 EXCHANGE_SAMPLE = 8
 
@@ -225,9 +227,10 @@ def flit_state(
     row = MOVE_BYTES + (8 * (WIRE_WIDTH + header_width) if size > 1 else 0)
     est.add("step scratch", active * (REQUEST_BYTES + row), RUN)
     ahead = min(CHUNK_STEPS * per_step, -(-fp.packets // size))
-    if walked(router):
-        rows = route_rows_bytes(flight + ahead, mean_hops(topo))
-        est.add("walked route rows", rows + ahead * WALK_BYTES, RUN)
+    if walked(router):  # the routes of WALK_AHEAD steps' injections are walked at once
+        walk = min(WALK_AHEAD * per_step, -(-fp.packets // size))
+        rows = route_rows_bytes(flight + walk, mean_hops(topo))
+        est.add("walked route rows", rows + walk * WALK_BYTES, RUN)
     est.add("injection", max(per_step * (128 + 16 * header_width),
                              ahead * (40 + 8 * header_width)), RUN)  # fmt: skip
 

@@ -181,6 +181,8 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
 
 #: steps one call runs at most (the engine's progress line and the injection blocks)
 MAX_CHUNK = 64
+#: steps whose injections are walked at once with walked rows (:meth:`Steps._injections`)
+WALK_AHEAD = 256
 
 
 COMPILED = "compiled steps"
@@ -218,6 +220,7 @@ class Steps:
         st, lo, deg = eng.st, eng.lo, eng.deg
         #: the rows of routes walked at injection, or None (:meth:`_walk`)
         self.rows = eng.router if isinstance(eng.router, SourceRouted) else None
+        self.ahead: tuple | None = None  # (step before, injections, their ids) walked ahead
         self._set_rule()
         pol = eng.policy
         lcount = np.zeros(st.block * deg, np.int64)
@@ -232,10 +235,28 @@ class Steps:
         self.rule = (np.int64(r.code), r.prm, r.ta, r.tb)
 
     def _injections(self, workload: Any, t: int, t_end: int) -> tuple:
-        """The injections of steps ``t + 1 .. t_end`` as the step-by-step path makes them;
-        with walked rows, their routes walked (:meth:`_walk`)."""
-        inj = self._queued(workload, t, t_end)
-        return inj if self.rows is None else self._walk(inj, t + 1)
+        """The injections of steps ``t + 1 .. t_end`` as the step-by-step path makes them
+        (``off.size - 1`` steps: fewer with walked rows, up to the end of the block walked).
+
+        With walked rows the routes of :data:`WALK_AHEAD` steps' injections are walked at once
+        (:meth:`_walk`; a walk costs a vectorized router call per hop index, however few
+        packets: blocks of 16 steps, between deadlock looks, made it a third of a borel-cr
+        run) and handed out in the slices asked for; a step's ids join the engine's list
+        of injected ids only when the step is handed out (a run may end before)."""
+        if self.rows is None:
+            return self._queued(workload, t, t_end)
+        eng = self.eng
+        if self.ahead is None or t >= self.ahead[0] + self.ahead[1].off.size - 1:
+            ids, eng.injected = eng.injected, []
+            end = min(t + max(WALK_AHEAD, t_end - t), eng.max_steps)
+            inj = self._walk(self._queued(workload, t, end), t + 1)
+            self.ahead, eng.injected = (t, inj, eng.injected), ids
+        b0, inj, ids = self.ahead
+        a, b = t - b0, min(t_end, b0 + inj.off.size - 1) - b0
+        sent = (np.diff(inj.off) + np.diff(inj.hoff)) > 0  # steps whose ids were listed
+        first = int(sent[:a].sum())
+        eng.injected.extend(ids[first : first + int(sent[a:b].sum())])
+        return inj._replace(off=inj.off[a : b + 1], hoff=inj.hoff[a : b + 1])
 
     def _walk(self, inj: tuple, step: int) -> tuple:
         """Walk the routes of a block's injections, once and vectorized over the block (the
@@ -334,6 +355,7 @@ class Steps:
         if live is not None and t < last:  # stop where the engine looks for a deadlock
             t_end = min(t_end, (t // CHECK + 1) * CHECK)
         inj = self._injections(workload, t, t_end)
+        t_end = t + inj.off.size - 1  # walked rows: up to the end of the block walked
         rows = np.zeros((t_end - t, 5), np.int64)
         status = self.status
         status[5] = in_flight
