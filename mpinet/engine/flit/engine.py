@@ -159,11 +159,8 @@ class FlitEngine:
         while (in_flight > 0 or t < last) and t < self.max_steps:
             if steps is not None:  # many steps in one compiled call (one rank)
                 rows = steps.run(workload, t, last, in_flight, live)
-            elif ranks is not None:  # compiled calls and one exchange a step
-                t += 1
-                if hasattr(comm, "where"):
-                    comm.where = f"step {t}"
-                rows = ranks.step(workload, t, live is not None)
+            elif ranks is not None:  # compiled calls and the exchanges in them
+                rows = ranks.run(workload, t, last, in_flight, live)
             else:
                 t += 1
                 if hasattr(comm, "where"):

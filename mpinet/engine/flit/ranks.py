@@ -37,8 +37,13 @@ from mpinet.engine.flit import chunk, step_end
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
 
-#: a message's header: wire rows, credit pairs, heads among the rows
-H_ROWS, H_CRED, H_HEADS, HEADER = 0, 1, 2, 3
+#: a message's header: wire rows, credit pairs, heads among the rows, then the step's
+#: counters (:data:`NK` words, written by the compiled loop of :mod:`.rank_loop`)
+H_ROWS, H_CRED, H_HEADS, H_CNT = 0, 1, 2, 3
+#: the counters a message carries: the step's flits, deliveries, injections, cross-rank
+#: flits, an error; then the previous step's (``K_LAG`` 1 if present) error and active buffers
+K_FLITS, K_DELIV, K_INJ, K_CROSS, K_ERR, K_LAG, K_LAG_ERR, K_LAG_WORK, NK = range(9)
+HEADER = H_CNT + NK
 #: the exchange's tag (the engine's other messages are collectives)
 TAG = 3301
 
@@ -156,6 +161,33 @@ def arrivals(t, k, nnew, sdc, inj, rule, vrule, prm, segs, pkts, links, bufs, so
     heads (local ``so.new[:nnew]``, then those that came) and the step's injections (step
     ``k`` of ``inj``) routed. Returns False with ``status`` set (:mod:`~mpinet.engine.flit.chunk`'s
     codes; ``status[2]`` a packet's id when ``status[0]`` is -1: flits without their head)."""
+    heads = take_in(t, nnew, sdc, prm, segs, pkts, links, bufs, so, ex, status)
+    if heads < 0:
+        return False
+    home_deliveries(t, k, inj, so)
+    ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
+    return chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
+                       status)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy")
+def home_deliveries(t, k, inj, so):
+    """Step ``t``'s packets injected at their destination (step ``k`` of ``inj``): delivered."""
+    cnt, deliv = so.cnt, so.deliv
+    ha, nh = inj.hoff[k], inj.hoff[k + 1] - inj.hoff[k]
+    for i in range(nh):
+        r = cnt[fk.C_DELIV]
+        deliv[r, 0], deliv[r, 1] = inj.hpid[ha + i], inj.hsrc[ha + i]
+        deliv[r, 2] = inj.hdst[ha + i]
+        deliv[r, 3], deliv[r, 4], deliv[r, 5], deliv[r, 6] = t, t, 0, t
+        cnt[fk.C_DELIV] += 1
+
+
+@njit(cache=True, error_model="numpy")
+def take_in(t, nnew, sdc, prm, segs, pkts, links, bufs, so, ex, status):
+    """The messages in: credits, then rows in the neighbours' rank order, the buffers they
+    filled checked. Returns the heads to route (``so.new``: the ``nnew`` local ones, then
+    those that came), -1 with ``status`` set on an error."""
     width = ex.width
     base = prm.lo * prm.deg * prm.nvc
     nn = ex.recv.shape[0]
@@ -217,7 +249,7 @@ def arrivals(t, k, nnew, sdc, inj, rule, vrule, prm, segs, pkts, links, bufs, so
                 s = btail[b]
                 if s < 0 or pkt_pid[seg_pkt[s]] != m[r + fk.W_PID]:
                     status[0], status[1], status[2] = -1, t, m[r + fk.W_PID]
-                    return False
+                    return -1
             seg_cnt[s] += n
             seg_recv[s] += n
             bocc[b] += n
@@ -229,18 +261,8 @@ def arrivals(t, k, nnew, sdc, inj, rule, vrule, prm, segs, pkts, links, bufs, so
     step_end.check_step(0, sdc, prm, links, bufs, so.touched, nb, ex.rbufs, so.out)
     if so.out[0]:
         status[0], status[1], status[2] = chunk.MODEL_ERR, t, sdc
-        return False
-    cnt, deliv = so.cnt, so.deliv
-    ha, nh = inj.hoff[k], inj.hoff[k + 1] - inj.hoff[k]
-    for i in range(nh):  # injected at their destination: delivered now
-        r = cnt[fk.C_DELIV]
-        deliv[r, 0], deliv[r, 1] = inj.hpid[ha + i], inj.hsrc[ha + i]
-        deliv[r, 2] = inj.hdst[ha + i]
-        deliv[r, 3], deliv[r, 4], deliv[r, 5], deliv[r, 6] = t, t, 0, t
-        cnt[fk.C_DELIV] += 1
-    ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
-    return chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
-                       status)  # fmt: skip
+        return -1
+    return heads
 
 
 def neighbours(eng: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -265,11 +287,22 @@ class RankSteps:
     """The engine's side of the steps on several ranks (see the module docstring)."""
 
     def __init__(self, eng: Any) -> None:
+        from mpinet.engine.flit import mpi_native, rank_loop
         from mpinet.engine.flit.chunk import Steps
 
         self.eng = eng
         self.inner = Steps(eng)  # the compiled rules, the injections, the error messages
         ranks, out_rows, in_rows, cred = neighbours(eng)
+        #: MPI called from the compiled steps (rank_loop), or None: one step per call here
+        self.native = mpi_native.native(eng.comm) if eng.kind != fk.SDC else None
+        fold = self.native is not None and eng.size <= rank_loop.FOLD_MAX
+        if fold:  # every other rank a partner: the counters ride in the messages
+            every = np.array([r for r in range(eng.size) if r != eng.rank], np.int64)
+            at = np.searchsorted(every, ranks)
+            grown = [np.zeros(every.size, np.int64) for _ in range(3)]
+            for g, a in zip(grown, (out_rows, in_rows, cred), strict=True):
+                g[at] = a
+            ranks, (out_rows, in_rows, cred) = every, grown
         width = fk.W_WIDTH + eng.st.hw
         slot = np.full(eng.size, -1, np.int64)
         slot[ranks] = np.arange(ranks.size)
@@ -289,6 +322,21 @@ class RankSteps:
         self.local, self.glob = np.zeros(6, np.int64), np.zeros(6, np.int64)
         self.c_moves, self.c_step = Direct(moves), Direct(step_moves)
         self.c_requests, self.c_arrivals = Direct(requests), Direct(arrivals)
+        self.blocks = None
+        if self.native is not None:
+            cap = np.full(ranks.size, recv.shape[1], np.int64)
+            net = rank_loop.new_net(ranks, cap, fold, self.native.status_words)
+            self.blocks = rank_loop.Blocks(self, net)
+
+    def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> list[tuple]:
+        """Run from step ``t + 1`` on: a block of steps in one compiled call where MPI can
+        be called from it (:class:`~mpinet.engine.flit.rank_loop.Blocks`), else one step.
+        Returns the rows as :meth:`step`'s. Collective."""
+        if self.blocks is not None:
+            return self.blocks.run(workload, t, last, in_flight, live)
+        if hasattr(self.eng.comm, "where"):
+            self.eng.comm.where = f"step {t + 1}"
+        return self.step(workload, t + 1, live is not None)
 
     def close(self) -> None:
         """Free the persistent requests."""
