@@ -45,12 +45,13 @@ SPIN = 0.05
 TAG = 3302
 
 Net = namedtuple("Net", ["peers", "cap", "reqs", "flag", "stat", "mine", "tot", "lag", "fold",
-                         "waited", "spin"])  # fmt: skip
+                         "waited", "sent", "spin"])  # fmt: skip
 Net.__doc__ = """The exchange's side of :func:`run_block`: the partner ranks (``peers``) and the
 words each may send (``cap``); the MPI requests (int32: receives, sends, the reduction), a
 flag and a statuses' scratch; the step's counters (``mine``, summed: ``tot``); the step's
 lagged values (``lag``: present, error, active buffers); ``fold`` (1: every rank a partner);
-``waited[0]``: seconds spent waiting for messages (the benchmarks' split); ``spin``: seconds
+``waited[0]``: seconds spent waiting for messages and ``sent[0]`` the bytes sent (the
+benchmarks' split, ``FlitEngine.native_exchange``); ``spin``: seconds
 a call waits before it returns :data:`WAIT`."""
 
 
@@ -89,8 +90,10 @@ def post(fns, hnd, net, ex):
     for j in range(nn):
         isend(ex.send[j].ctypes.data, ex.nsend[j], i64, net.peers[j], TAG, comm,
               reqs[nn + j :].ctypes.data)  # fmt: skip
+        net.sent[0] += 8 * ex.nsend[j]
     if net.fold:
         return 2 * nn
+    net.sent[0] += 8 * rk.NK
     iallreduce(net.mine.ctypes.data, net.tot.ctypes.data, rk.NK, i64, opsum, comm,
                reqs[2 * nn :].ctypes.data)  # fmt: skip
     return 2 * nn + 1
@@ -216,7 +219,7 @@ def new_net(peers: np.ndarray, cap: np.ndarray, fold: bool, status_words: int) -
                np.zeros(2 * nn + 1, np.int32), np.zeros(1, np.int32),
                np.zeros((2 * nn + 1) * status_words + 1, np.int32), np.zeros(rk.NK, np.int64),
                np.zeros(rk.NK, np.int64), np.zeros(3, np.int64), np.int64(fold),
-               np.zeros(1, np.float64), np.float64(SPIN))  # fmt: skip
+               np.zeros(1, np.float64), np.zeros(1, np.int64), np.float64(SPIN))  # fmt: skip
 
 
 class Blocks:
@@ -277,6 +280,7 @@ class Blocks:
             if code == chunk.ROOM and status[1] < t_end:
                 continue
             break
+        eng.native_exchange = (float(net.waited[0]), int(net.sent[0]))  # bench --phases
         return self._end(t, rows, code, so)
 
     def _waiting(self, since: float | None) -> float:

@@ -1,5 +1,7 @@
-"""The flit engine's compiled steps on several ranks: two compiled calls and one exchange
-with the neighbour ranks per step.
+"""The flit engine's compiled steps on several ranks: its kernels, and one step per call
+(two compiled calls and one exchange with the neighbour ranks) where the whole block of
+steps cannot run in one compiled call (:mod:`~mpinet.engine.flit.rank_loop`: under sdc, or
+with an MPI whose handles are pointers).
 
 A step ``t`` on rank ``r`` (the same model as docs/switching.md, the same order of work as
 the step-by-step path, so the same run on any rank count):
