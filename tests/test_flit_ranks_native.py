@@ -114,3 +114,18 @@ def test_routing_error_after_a_hop_from_another_rank(comm, blocks_run):
     assert got[0] == got[1]
     assert "needs VC 1" in got[0] and "needs VC 1" in got[2]
     assert blocks_run or comm.Get_size() == 1 or not _mpich_abi()
+
+
+def test_scaling_model_counts_the_compiled_exchange():
+    """The projection's messages per step are the compiled exchange's: every other rank up
+    to rank_loop.FOLD_MAX ranks (counters inside), else the partners and the reduction."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import scaling_model
+
+    assert scaling_model.FOLD_MAX == rank_loop.FOLD_MAX
+    assert [scaling_model.messages(r, 1) for r in (2, 4, 8)] == [1, 3, 7]
+    assert scaling_model.messages(16, 3) == 3 + 2 * 4
+    assert scaling_model.messages(1024, 455) == 455 + 2 * 10
