@@ -36,7 +36,7 @@ from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
 from mpinet.engine.flit.layout import Params, StepOut
-from mpinet.engine.flit.ranks import RankSteps
+from mpinet.engine.flit.rank_steps import RankSteps
 from mpinet.engine.models import Model
 from mpinet.engine.run import RunRecord, Workload, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block

@@ -23,16 +23,19 @@ where it stopped: a stopped rank then ends the job as the watched communicator's
 
 from __future__ import annotations
 
+import time
 from collections import namedtuple
 from typing import Any
 
 import numpy as np
 from numba import njit
 
+from mpinet.engine.comm import park, stopping, sum_op
 from mpinet.engine.flit import chunk, step_end
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import ranks as rk
 from mpinet.engine.flit import state as fs
+from mpinet.engine.run import raise_collected
 
 #: :func:`run_block`'s codes beyond :mod:`~mpinet.engine.flit.chunk`'s: waiting for messages,
 #: a rank failed (``status[1]`` the step)
@@ -228,12 +231,10 @@ class Blocks:
     pools, the calls that returned to wait, and the block's last step's lagged values."""
 
     def __init__(self, ranks: Any, net: Net) -> None:
-        from mpinet.engine.flit.ranks import Direct
-
         self.ranks, self.net = ranks, net
         self.status = np.zeros(10, np.int64)
         self.err = np.zeros(8, np.int64)
-        self.c_block = Direct(run_block)
+        self.c_block = rk.Direct(run_block)
         nat = ranks.native
         self.fns, self.hnd = nat.fns, (np.int32(nat.comm), np.int32(nat.int64), np.int32(nat.sum))
 
@@ -286,10 +287,6 @@ class Blocks:
     def _waiting(self, since: float | None) -> float:
         """A rank that waited :data:`SPIN` seconds: a stopping process parks, a rank that
         waited past the watched communicator's timeout ends the job as its calls do."""
-        import time
-
-        from mpinet.engine.comm import park, stopping
-
         now = time.monotonic()
         since = now if since is None else since
         if stopping():
@@ -303,9 +300,6 @@ class Blocks:
 
     def _end(self, t: int, rows: np.ndarray, code: int, so: Any) -> list[tuple]:
         """The block's last step's lagged values summed, the errors raised, the rows."""
-        from mpinet.engine.comm import sum_op
-        from mpinet.engine.run import raise_collected
-
         rs, lag, err = self.ranks, self.net.lag, self.err
         eng = rs.eng
         tl = int(self.status[1])
