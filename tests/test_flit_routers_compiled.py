@@ -158,7 +158,7 @@ def test_the_plan_counts_the_exchange_buffers(monkeypatch):
     """The plan's exchange arrays (jobs/plans_flit.exchange_bytes) against RankSteps' own."""
     from mpi4py import MPI
 
-    from mpinet.engine.flit.ranks import RankSteps
+    from mpinet.engine.flit.rank_steps import RankSteps
     from mpinet.jobs import plans_flit as pf
 
     comm = MPI.COMM_WORLD
@@ -166,7 +166,8 @@ def test_the_plan_counts_the_exchange_buffers(monkeypatch):
     close = RankSteps.close
 
     def record(self):
-        seen.append(sum(a.nbytes for a in self.ex if isinstance(a, np.ndarray)))
+        arrays = [*self.ex] + ([*self.blocks.net] if self.blocks is not None else [])
+        seen.append(sum(a.nbytes for a in arrays if isinstance(a, np.ndarray)))
         close(self)
 
     monkeypatch.setattr(RankSteps, "close", record)
@@ -177,4 +178,4 @@ def test_the_plan_counts_the_exchange_buffers(monkeypatch):
         run(topo, make_router("shortest", topo), m, rows, True, comm)
         real = comm.allreduce(seen[-1], op=MPI.MAX)
         plan = pf.exchange_bytes(topo, comm.Get_size(), vcs, 1, cap)
-        assert real <= plan <= 1.1 * real + 64, (spec, real, plan)
+        assert real <= plan <= 1.1 * real + 256, (spec, real, plan)

@@ -18,7 +18,7 @@ links, ``V`` VCs per link, ``nl * V`` VC buffers and ``nl`` source queues):
   rows of the routes of the packets in flight and of a block of injections, in a table that
   doubles (:func:`route_rows_bytes`);
 * on several ranks, the exchange's messages to and from each neighbour rank
-  (:class:`~mpinet.engine.flit.ranks.RankSteps`, :func:`exchange_bytes`).
+  (:class:`~mpinet.engine.flit.rank_steps.RankSteps`, :func:`exchange_bytes`).
 
 Measured peaks against this plan are in docs/reliability.md ("The estimate").
 """
@@ -93,12 +93,16 @@ def route_rows_bytes(routes: int, hops: float) -> int:
 def exchange_bytes(
     topo: Topology, size: int, vcs: int, header_width: int, capacity: int = 1
 ) -> int:
-    """Bytes of :class:`~mpinet.engine.flit.ranks.RankSteps`' exchange arrays on the rank with
-    the most (of :data:`EXCHANGE_SAMPLE` ranks spread evenly): per neighbour rank a message
-    out and one in, each as wide as the widest (its header, a wire row per flit its links
-    carry, two words per VC credit), and the buffers a step's rows fill. 0 on one rank."""
+    """Bytes of the multi-rank exchange's arrays (:class:`~mpinet.engine.flit.rank_steps.RankSteps`)
+    on the rank with the most (of :data:`EXCHANGE_SAMPLE` ranks spread evenly): per partner
+    rank a message out and one in, each as wide as the widest (its header, a wire row per
+    flit its links carry, two words per VC credit), the buffers a step's rows fill, and the
+    compiled loop's requests. Partners: every other rank up to
+    :data:`~mpinet.engine.flit.rank_loop.FOLD_MAX` ranks (the counters ride in the
+    messages), else the ranks its links reach. 0 on one rank."""
     if size < 2:
         return 0
+    from mpinet.engine.flit.rank_loop import FOLD_MAX
     from mpinet.engine.state import neighbor_block
 
     bounds = block_bounds(topo.num_nodes, size)
@@ -111,11 +115,11 @@ def exchange_bytes(
         owner = np.searchsorted(bounds, far, side="right") - 1
         links = np.bincount(owner[owner != r], minlength=size)
         links = links[links > 0]  # per neighbour rank: the links to it (and back)
-        if links.size == 0:
-            continue
-        row = fr.HEADER + int(links.max()) * (capacity * width + 2 * vcs)
-        words = links.size * (2 * row + 1) + 2 * size + 1 + int(links.sum()) * capacity
-        most = max(most, 8 * words)
+        nn = size - 1 if size <= FOLD_MAX else links.size
+        widest = int(links.max(initial=0)) * (capacity * width + 2 * vcs)
+        words = nn * (2 * (fr.HEADER + widest) + 1) + 2 * size + 1 + int(links.sum()) * capacity
+        net = 2 * fr.NK + 6 + 2 * nn + 5 * (2 * nn + 1)  # the loop's counters, requests, statuses
+        most = max(most, 8 * (words + net))
     return most
 
 
