@@ -75,6 +75,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpinet.engine.flit.iq_config import check_iq, check_router
 from mpinet.errors import JobError
 from mpinet.values import Range, arg, prob_range
 
@@ -150,6 +151,8 @@ SCHEMA: dict[str, Any] = {
             None,
             "the VC of each hop: any (default) | hops | negative-hop | dateline",
         ),
+        "router": ((str,), "ideal", "ideal | iq: BookSim's input-queued router (docs/iq-router)"),
+        "iq": ((dict,), None, "[model.iq]: the iq router's keys, BookSim's names and defaults"),
     },
     "faults": {
         "links": ((list,), [], "failed links: pairs of neighbour labels"),
@@ -300,6 +303,8 @@ def _links(where: str, value: Any) -> list:
 
 #: keys whose values are lists or tables with their own rules
 _SHAPED = {
+    "model.router": check_router,
+    "model.iq": check_iq,
     "workload.locality": _locality,
     "model.capacity": _capacity,
     "faults.nodes": _nodes,

@@ -120,6 +120,10 @@ class FlitEngine:
     # -- the run -----------------------------------------------------------------
     def run(self, workload: Workload) -> RunRecord:
         """Inject the workload's packets and step until all are delivered."""
+        if self.model.router == "iq":  # BookSim's input-queued router (docs/iq-router.md)
+            from mpinet.engine.flit.iq_run import run_iq
+
+            return run_iq(self, workload)
         t0 = time.perf_counter()
         nbt = neighbor_block(self.topo, self.lo, self.hi).astype(np.int64)
         self.st = fs.FlitState(self.hi - self.lo, self.deg, self.vcs, self.bsize, nbt,
