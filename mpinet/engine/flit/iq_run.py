@@ -129,6 +129,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
             raise_collected(eng.comm, eng.msg)
         if code == ist.STALL:
             break
+    eng.iq_state = (s, prm, rule, vrule, t)  # what the run left (tests drain it)
     return _record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected, in_flight,
                    t0)  # fmt: skip
 
