@@ -93,7 +93,7 @@ def plan(
     m = job.model
     model = switching_model(model, m["switching"], m["flits"], m["vcs"], m["vc_buffer"],
                             m["vc_policy"])  # fmt: skip
-    model = iq_model(model, m, job.source)
+    model = iq_model(model, m, job.source, ranks)
     model.port_capacities(topo)  # validates capacity classes
     est = plan_run(job, topo, ranks, ranks_here, trace_path=trace_path, router=router)
     workload.build(model, router)

@@ -13,7 +13,7 @@ from mpinet.engine.flit.iq_config import IQConfig, check_iq
 from mpinet.errors import JobError
 
 
-def iq_model(model: Any, m: dict, source: str = "<flags>") -> Any:
+def iq_model(model: Any, m: dict, source: str = "<flags>", ranks: int = 1) -> Any:
     """``model`` (after :func:`~mpinet.engine.models.switching_model`) with the router model
     of the job's ``[model]`` section ``m``: unchanged for ``router = "ideal"`` (a ``[model.iq]``
     given with it is refused: it would be ignored).
@@ -21,7 +21,8 @@ def iq_model(model: Any, m: dict, source: str = "<flags>") -> Any:
     Raises
     ------
     JobError
-        ``model.iq`` without ``router = "iq"``, a switching other than wormhole, a bad key.
+        ``model.iq`` without ``router = "iq"``, a switching other than wormhole, a bad key,
+        more than one rank.
     """
     router = m.get("router") or "ideal"
     if router == "ideal":
@@ -34,6 +35,10 @@ def iq_model(model: Any, m: dict, source: str = "<flags>") -> Any:
         raise JobError(f"{source}: model.router = 'iq' runs wormhole switching (BookSim's "
                        f"vct = 0); model.switching = {sw!r} is not built for it yet")  # fmt: skip
     keys = check_iq(f"{source}: model.iq", m.get("iq"))
+    if ranks > 1:
+        raise JobError(f"{source}: model.router = 'iq' runs on one rank so far (the exchange of "
+                       f"its flits and credits between ranks is not built yet); got {ranks} "
+                       "ranks: run without mpiexec")  # fmt: skip
     flits = model.flits if model.flit else 1
     vcs = model.vcs if model.flit else 1
     buf = model.vc_buffer if m.get("vc_buffer") is not None else 4

@@ -112,7 +112,7 @@ def check_iq(where: str, value: Any) -> dict[str, Any]:
                 raise JobError(f"{key} must be one of {', '.join(ALLOCATORS)}, got {v!r}")
         else:
             valid = ", ".join([*INT_KEYS, *STR_KEYS, *FLOAT_KEYS])
-            raise JobError(f"unknown key {key}; valid keys in [model.iq]: {valid}")
+            raise JobError(f"{where}: unknown key {k!r}; valid keys: {valid}")
         out[k] = v
     if out["st_prepare_delay"] + out["st_final_delay"] < 1:
         raise JobError(f"{where}: st_prepare_delay + st_final_delay must be at least 1 (the "
