@@ -103,7 +103,8 @@ def get_comm(timeout: float | None = None) -> Any:
     Every environment variable mpinet reads is validated here, before any work
     (:func:`mpinet.values.check_environment`), and the ranks agree on the outcome.
     """
-    from mpinet.engine.comm import SerialComm, WatchedComm, world
+    from mpinet.engine.comm import SerialComm, WatchedComm
+    from mpinet.engine.world import world  # starts MPI: here, when a command runs
     from mpinet.values import check_environment
 
     err: MpinetError | None = None
@@ -237,7 +238,7 @@ def versions() -> str:
 
     parts = [v("numba"), v("numpy"), v("mpi4py"), v("h5py")]
     try:  # the library's own words (MPICH Version: x.y, Open MPI vx.y ...), started as
-        from mpinet.engine.comm import world  # every command starts it (its defaults)
+        from mpinet.engine.world import world  # started as every command starts it
 
         world()
         from mpi4py import MPI
