@@ -261,7 +261,7 @@ class Run:
         try:
             return replace_between(text, begin, end, body, append=append)
         except KeyError as exc:
-            self.fail(f"lacks {exc.args[0]}", 2)
+            self.fail(f"the text lacks {exc.args[0]}")
             raise
 
     def emit(self, line: str) -> None:
@@ -308,21 +308,36 @@ def _list() -> int:
     return 0
 
 
+def _load(path: Path) -> Any:
+    """The script at ``path`` as the module its stem names (scripts import each other)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def run_report(name: str, argv: list[str]) -> int:
-    """Run the report ``name`` with ``argv``, as ``python scripts/SCRIPT ARGV`` would."""
+    """Run the report ``name`` with ``argv``: its builder ``entry(argv)``, or a wrapper's
+    script as ``python scripts/SCRIPT ARGV`` would."""
     from reports_registry import find
 
     r = find(name)
     path = SCRIPTS / r.script
-    sys.argv = [str(path), *r.argv, *argv]
+    argv = [*r.argv, *argv]
+    sys.argv = [str(path), *argv]  # what the script states as its command
     try:
-        runpy.run_path(str(path), run_name="__main__")
+        if r.owner:
+            runpy.run_path(str(path), run_name="__main__")
+            return 0
+        return getattr(_load(path), r.entry)(argv) or 0
     except SystemExit as exc:  # the script's own exit: its code, or its one line (code 1)
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or 0
         print(exc.code, file=sys.stderr)
         return 1
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ class Report:
     name : str
         Its name for ``reports.py run NAME``.
     script : str
-        The script under ``scripts/`` that builds it (its function ``main``).
+        The script under ``scripts/`` that builds it.
     description : str
         One line: what it measures or computes.
     regenerates : str
@@ -31,6 +31,9 @@ class Report:
     owner : str
         Non-empty: registered by a thin wrapper only; its owner moves it onto
         scripts/reports.py's :class:`Run` (its own arguments and writes until then).
+    entry : str
+        The script's function that builds it, called with the arguments (``main(argv)``);
+        a wrapper's script is run as by path instead.
     """
 
     name: str
@@ -40,6 +43,7 @@ class Report:
     parts: tuple[str, ...] = ()
     argv: tuple[str, ...] = ()
     owner: str = ""
+    entry: str = "main"
 
     def command(self) -> str:
         """How it runs alone, by path."""

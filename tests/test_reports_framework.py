@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import subprocess
@@ -43,6 +44,18 @@ def test_every_script_is_registered_or_a_named_tool():
     assert not registered & tools and not parts & tools
     names = [r.name for r in registry.REPORTS]
     assert len(names) == len(set(names))
+
+
+def test_every_moved_report_has_its_builder():
+    """A report that is no wrapper is built by its ``entry(argv)`` (``reports.py run``
+    calls it), and its script uses the framework's arguments and Run."""
+    for r in registry.REPORTS:
+        if r.owner:
+            continue
+        text = (SCRIPTS / r.script).read_text(encoding="utf-8")
+        funcs = {f.name: f for f in ast.walk(ast.parse(text)) if isinstance(f, ast.FunctionDef)}
+        assert r.entry in funcs and [a.arg for a in funcs[r.entry].args.args] == ["argv"], r
+        assert "reports.arguments(" in text and "reports.Run(" in text, r.script
 
 
 def test_list_names_every_report_with_what_it_regenerates():
