@@ -245,3 +245,26 @@ def test_credits_limit_the_rate_of_one_vc(keys):
     iq = m.iq
     loop = iq.crossbar_delay + 2 * (iq.channel_latency + 1) + 2 * (iq.sw_alloc_delay - 1)
     assert lat[6] - lat[1] == 5 * (loop + iq.credit_delay)
+
+
+def test_torus_ties_and_datelines_take_the_ideal_routers_routes():
+    """On torus:8,2 dor draws the direction of a tie (K/2 both ways) per packet; the iq model
+    draws it at injection, keyed as the router's draw: each packet takes the links it takes
+    in the ideal model, on the dateline policy's VC halves, and arrives."""
+    topo = from_spec("torus:8,2")
+    router = make_router("dor", topo)
+    n = topo.num_nodes
+    rng = np.random.default_rng(2)
+    rows = [(i, int(rng.integers(n)), int(rng.integers(n)), i // 8) for i in range(400)]
+    m = replace(iq_model(topo, vcs=4, channel_latency=2), vc_policy="dateline")
+    policy = make_vc_policy("dateline", topo, 4)
+    paths = []
+    for mm in (m, replace(m, router="ideal", iq=None)):
+        eng = FlitEngine(topo, router, mm, policy, record_hops=True, max_steps=20000)
+        rec = eng.run(Packets(rows))
+        assert (rec.packets[:, 4] >= 0).all()
+        h = rec.hop_rows[np.lexsort((rec.hop_rows[:, 0], rec.hop_rows[:, 1]))]
+        paths.append(h[:, [1, 2, 3]])
+    assert np.array_equal(paths[0], paths[1])
+    tied = sum(1 for _, s, d, _ in rows if (np.abs(topo.coords(d) - topo.coords(s)) == 4).any())
+    assert tied > 50

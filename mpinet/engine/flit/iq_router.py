@@ -24,6 +24,9 @@ from mpinet.routing.vc_policies import ANY_VC, HOPS_VC
 IDLE, ROUTING, VC_ALLOC, ACTIVE = 0, 1, 2, 3
 #: stage numbers of ``bt``
 S_RT, S_VA, S_SA, S_X = 0, 1, 2, 3
+#: the ``dateline`` policy on ``torus:K,N`` (:mod:`mpinet.routing.torus_rings`), which has
+#: no compiled rule of its own: its state word and VC halves, computed here
+TORUS_DATELINE = 100
 #: ``status[0]`` codes of a routing error (status[1:5] = step, port or VC, node, pid)
 PORT_ERR, VC_ERR = 5, 6
 
@@ -40,7 +43,11 @@ def route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, 
     code, rprm, ta, tb = rule
     vpol, vcs, _ = vrule
     port, h2 = compiled.hop(code, rprm, ta, tb, n, dst, pk_hdr[pk, 0])
-    pk_hdr[pk, 0] = h2
+    if port < 0 and code == compiled.DOR:  # a torus tie, drawn at injection (iq_run.ties)
+        base = -1 - port
+        port = base + ((pk_hdr[pk, 0] >> (base // 2)) & 1)
+    else:
+        pk_hdr[pk, 0] = h2
     if port < 0 or port >= deg or nbt[n * deg + port] < 0:
         out[0] = port
         return PORT_ERR
@@ -49,6 +56,12 @@ def route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, 
         lo, hi = 0, vcs
     elif vpol == HOPS_VC:
         lo, hi = hops, hops + 1
+    elif vpol == TORUS_DATELINE:  # lcount: 2 (dimension + 1) + crossing of the link
+        a = lcount[n * deg + port]
+        cls = (state & 1 if (state >> 1) == (a >> 1) else 0) | (a & 1)
+        state = (a >> 1) * 2 + cls
+        half = max(1, vcs // 2)
+        lo, hi = (half, max(vcs, 2)) if cls else (0, half)
     else:  # COUNT_VC
         state = state + lcount[n * deg + port]
         lo, hi = state, state + 1

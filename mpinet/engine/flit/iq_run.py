@@ -17,13 +17,15 @@ from typing import Any
 
 import numpy as np
 
+from mpinet import rng
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_state as iqs
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.run import RunRecord, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
 from mpinet.errors import MpinetError
-from mpinet.routing import compiled
+from mpinet.routing import compiled, dor, torus_rings
+from mpinet.routing.base import CompiledHop
 from mpinet.routing.vc_policies import COUNT_VC
 
 #: cycles one compiled call runs at most
@@ -41,10 +43,10 @@ def why_not(eng: Any) -> str | None:
     if eng.size > 1:
         return ("model.router = 'iq' runs on one rank so far (the multi-rank exchange of its "
                 "flits and credits is not built yet); run without mpiexec")  # fmt: skip
-    if eng.policy.compiled is None:
+    if eng.policy.compiled is None and not _torus_dateline(eng.policy):
         pol = eng.model.vc_policy
         return f"model.router = 'iq' needs a compiled VC rule; vc_policy {pol!r} has none"
-    if compiled.rule_of(eng.router) is compiled.NO_HOP:
+    if compiled.rule_of(eng.router) is compiled.NO_HOP and not _dor_ties(eng.router):
         return f"model.router = 'iq' needs a compiled hop; router {eng.router.name!r} has none"
     if eng.router.header_width > 1:
         return (f"model.router = 'iq': router {eng.router.name!r} carries a header of "
@@ -54,6 +56,33 @@ def why_not(eng: Any) -> str | None:
     return None
 
 
+def _dor_ties(router: Any) -> bool:
+    """``dor`` on an even torus with BookSim's random ties (no compiled rule of its own)."""
+    return router.name == "dor" and getattr(router, "mode", None) == dor.RANDOM
+
+
+def ties(eng: Any, pid: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """``dor``'s random ties of each packet drawn at injection, as the router draws them
+    (one uniform keyed by seed, packet and the hops before the tied dimension: its routes
+    are fixed by then): bit ``i`` set when dimension ``i`` goes down."""
+    topo = eng.topo
+    k = topo.k
+    a, b = topo.coords(src), topo.coords(dst)
+    d = (b - a) % k
+    dist = np.minimum(d, k - d)
+    before = np.cumsum(dist, axis=1) - dist
+    mask = np.zeros(pid.size, np.int64)
+    for i in np.flatnonzero((2 * d == k).any(axis=0)):
+        tied = np.flatnonzero(2 * d[:, i] == k)
+        u = rng.uniform(eng.seed, pid[tied], before[tied, i], rng.STREAM_ROUTE)
+        mask[tied] |= (u >= 0.5).astype(np.int64) << i
+    return mask
+
+
+def _torus_dateline(policy: Any) -> bool:
+    return policy.name == "dateline" and getattr(policy, "torus", False)
+
+
 def run_iq(eng: Any, workload: Any) -> RunRecord:
     """Run ``workload`` on ``eng`` (a :class:`~mpinet.engine.flit.engine.FlitEngine`) with
     the iq router; the record as the ideal model's."""
@@ -61,6 +90,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     if why is not None:
         raise IQUnsupportedError(why)
     t0 = time.perf_counter()
+    eng.msg = None
     topo, iq = eng.topo, eng.model.iq
     nnode, deg = topo.num_nodes, topo.degree
     nbt = neighbor_block(topo, 0, nnode).astype(np.int64).reshape(nnode, deg)
@@ -72,9 +102,18 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     if pol.compiled == COUNT_VC:
         links = np.flatnonzero(nbt.ravel() >= 0)
         lcount[links] = pol.counts(links // deg, nbt.ravel()[links])
+    vpol = pol.compiled
+    if _torus_dateline(pol):  # per link: 2 (dimension + 1) + whether it crosses the dateline
+        links = np.flatnonzero(nbt.ravel() >= 0)
+        lcount[links] = torus_rings.advance(topo, links // deg, nbt.ravel()[links],
+                                            np.zeros(links.size, np.int64))  # fmt: skip
+        vpol = ir.TORUS_DATELINE
     r = compiled.rule_of(eng.router)
+    if _dor_ties(eng.router):
+        prm = np.array([topo.k, topo.n, dor.RANDOM], np.int64)
+        r = CompiledHop(dor.HOP_CODE, prm, np.zeros(1, np.uint8), np.zeros(1, np.int32))
     rule = (np.int64(r.code), r.prm, r.ta, r.tb)
-    vrule = (np.int64(pol.compiled), np.int64(eng.vcs), lcount)
+    vrule = (np.int64(vpol), np.int64(eng.vcs), lcount)
     hw = eng.router.header_width
     prm = iqs.make_params(nnode, deg, eng.vcs, eng.bsize, eng.flits, iq, eng.record_hops)
     s = iqs.make_arrays(prm, nbt, rev, lcount, hw, 1024)
@@ -156,6 +195,8 @@ def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
         hdr = np.asarray(eng.router.init_headers(src, dst), np.int64).reshape(pid.size, hw)
     else:
         hdr = np.zeros((pid.size, 1), np.int64)
+        if _dor_ties(eng.router) and pid.size:  # dor carries no header: the ties go there
+            hdr[:, 0] = ties(eng, pid, src, dst)
     return (np.array(off, np.int64), pid, src, dst, np.ascontiguousarray(hdr))
 
 
