@@ -174,7 +174,19 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
 
 
 def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
-    """``(off, pid, src, dst, hdr)`` of cycles ``t + 1 .. t_end`` (ids ascending per cycle)."""
+    """``(off, pid, src, dst, hdr)`` of cycles ``t + 1 .. t_end`` (ids ascending per cycle):
+    the workload's block of steps at once where it has one (Bernoulli), else step by step."""
+    span = getattr(workload, "injection_span", None)
+    got = span(0, eng.hi, max(t + 1, 0), t_end + 1) if span is not None and t + 1 >= 0 else None
+    if got is not None and not hasattr(workload, "headers"):
+        pid, src, dst, off = (np.asarray(a, np.int64) for a in got)
+        step = np.repeat(np.arange(off.size - 1), np.diff(off))
+        for k in range(off.size - 1):  # the engine's list of injected ids, step by step
+            if off[k + 1] > off[k]:
+                injected.append(pid[off[k] : off[k + 1]])
+        order = np.lexsort((pid, step))  # a source queue is (step, id) ordered
+        pid, src, dst = pid[order], src[order], dst[order]
+        return _with_headers(eng, off, pid, src, dst, hw)
     parts, off = [], [0]
     for step in range(t + 1, t_end + 1):
         got = None
@@ -191,13 +203,18 @@ def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
     cat = lambda k: (np.concatenate([p[k] for p in parts]) if parts  # noqa: E731
                      else np.empty(0, np.int64))  # fmt: skip
     pid, src, dst = cat(0), cat(1), cat(2)
+    return _with_headers(eng, np.array(off, np.int64), pid, src, dst, hw)
+
+
+def _with_headers(eng, off, pid, src, dst, hw) -> tuple:
     if hw and pid.size:
         hdr = np.asarray(eng.router.init_headers(src, dst), np.int64).reshape(pid.size, hw)
     else:
         hdr = np.zeros((pid.size, 1), np.int64)
         if _dor_ties(eng.router) and pid.size:  # dor carries no header: the ties go there
             hdr[:, 0] = ties(eng, pid, src, dst)
-    return (np.array(off, np.int64), pid, src, dst, np.ascontiguousarray(hdr))
+    i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
+    return (i64(off), i64(pid), i64(src), i64(dst), np.ascontiguousarray(hdr))
 
 
 def _routing_error(eng: Any, status: np.ndarray) -> None:
