@@ -18,7 +18,9 @@ from typing import Any
 
 from mpinet.engine.flit.iq_config import check_iq, check_router
 from mpinet.errors import JobError
+from mpinet.jobs.inputs import read_input
 from mpinet.jobs.schema import BOUNDS, REQUIRED, RULES, SCHEMA, SHORTHAND
+from mpinet.topology.file_spec import split_file_spec
 from mpinet.values import arg
 
 # the schema's names stay importable from here (commands, scripts, tests)
@@ -304,10 +306,7 @@ def _anchor_network_file(raw: dict, base: Path) -> None:
     spec = raw.get("topology")
     if not isinstance(spec, str) or not spec.strip().lower().startswith("file:"):
         return
-    from mpinet.netfile import FORMATS
-
-    head, sep, rest = spec.strip()[5:].partition(":")
-    fmt, path = (head + sep, rest) if sep and head.lower() in FORMATS else ("", spec.strip()[5:])
+    fmt, path = split_file_spec(spec.strip()[5:])
     if path and not os.path.isabs(path):
         raw["topology"] = f"file:{fmt}{os.path.normpath(os.path.join(str(base), path))}"
 
@@ -318,8 +317,6 @@ def read_job_text(path: str | Path) -> str:
     At most :data:`~mpinet.jobs.inputs.JOB_FILE_BYTES` (1 MiB) are read, and a FIFO, pipe
     or device must give its content within seconds (:func:`~mpinet.jobs.inputs.read_input`).
     """
-    from mpinet.jobs.inputs import read_input
-
     data = read_input(path, "job file")
     if b"\0" in data:
         raise JobError(f"job file {path} is binary, not a TOML text file")

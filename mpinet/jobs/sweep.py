@@ -57,6 +57,7 @@ from mpinet.routing.channel_load import (
     saturation_bounds,
     uniform_load,
 )
+from mpinet.workloads.booksim_traffic import OnOff
 from mpinet.workloads.unicast import PATTERNS
 
 #: packets per node sampled for the channel load of a random non-uniform pattern
@@ -108,8 +109,6 @@ def check_injection_keys(job: Any, loads: list[float] | None = None, unit: int =
     JobError
         ``mpinet sweep: at load 0.9 workload.burst_r1 derived as ... is not a probability``.
     """
-    from mpinet.workloads.booksim_traffic import OnOff
-
     w = job.workload
     if injection(job) != "on_off" or not loads:
         return
