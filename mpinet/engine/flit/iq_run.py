@@ -21,6 +21,7 @@ from mpinet import rng
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_state as iqs
 from mpinet.engine.flit import iq_step as ist
+from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.run import RunRecord, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
 from mpinet.errors import MpinetError
@@ -218,8 +219,6 @@ def _with_headers(eng, off, pid, src, dst, hw) -> tuple:
 
 
 def _routing_error(eng: Any, status: np.ndarray) -> None:
-    from mpinet.engine.flit import route_heads as heads
-
     code, t, what, node, _pk = (int(x) for x in status[:5])
     if code == ir.PORT_ERR:
         heads.port_error(eng, t, what, node, -1)
