@@ -106,6 +106,19 @@ def test_meshconfig_zero_load_is_booksims_measured_value():
     assert rec.packets[0, 4] - rec.packets[0, 3] == 10
 
 
+def test_credit_bound_packets_take_booksims_traced_latencies():
+    """BookSim2's traces (``watch_packets``) of 6-flit packets on one VC of one slot on a 4x4
+    mesh with meshconfig's pipeline: (source, destination, plat) as it retired them."""
+    topo = from_spec("mesh:4,2")
+    traced = [(9, 4, 49), (10, 3, 53), (10, 9, 45), (0, 2, 49), (15, 14, 45), (6, 10, 45)]
+    rows = [(i, s, d, 200 * i) for i, (s, d, _) in enumerate(traced)]
+    m = iq_model(topo, flits=6, vcs=1, vc_buffer=1, routing_delay=0, credit_delay=2,
+                 alloc_iters=2)  # fmt: skip
+    rec, _ = run(topo, make_router("dor", topo), rows, m)
+    p = rec.packets[np.argsort(rec.packets[:, 0])]
+    assert [(int(r[1]), int(r[2]), int(r[4] - r[3])) for r in p] == traced
+
+
 # -- the allocators --------------------------------------------------------------------------
 def ref_supersedes(a, pa, b, pb, offset, size):
     return pa > pb or (pa == pb and (a - offset) % size < (b - offset) % size)
