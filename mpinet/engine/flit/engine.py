@@ -118,6 +118,8 @@ class FlitEngine:
         router, how, why = rt.compile_routes(self.router)
         if how == rt.PATH_WALKED and self.policy.compiled is None:
             return rt.PATH_NEXT_PORT, why  # no compiled steps to drive the rows: chunk.path
+        if how == rt.PATH_WALKED and getattr(self.model, "router", None) == "iq":
+            return rt.PATH_NEXT_PORT, why + "; the iq router's steps do not walk rows"
         if how in (rt.PATH_TABLE, rt.PATH_WALKED):
             self.router = router
         return how, why
