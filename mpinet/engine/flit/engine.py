@@ -294,6 +294,7 @@ class FlitEngine:
                 out=np.zeros(2, np.int64),
                 bufs=np.empty(n, np.int64),
                 new=np.empty(n, np.int64),
+                node=np.full(self.st.block, -1, np.int64),
             )
             self._sc = so
         return so
