@@ -9,7 +9,7 @@ router's port and next header (translated tables: a 1-byte port per node, a
 last departure and its load, and write the record back out. No tie order,
 no buckets, no delivery, no model check, no exchange, no Python per step.
 Its time is therefore a lower bound for the engine's on tables of that size
-(docs/performance.md, "The floor of a hop").
+(docs/history/performance-log.md, "The floor of a hop").
 
 A third layout sorts the packets by link first (an LSD radix sort of
 (link, index) pairs, as a design that turns the link-state reads into a sweep
@@ -22,13 +22,18 @@ next header are then the random reads.
 
 from __future__ import annotations
 
-import argparse
+import json
+import sys
 import time
+from pathlib import Path
 
 import numba as nb
 import numpy as np
 
-from mpinet.engine.calendar_kernels import RECORD
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reports  # noqa: E402
+
+from mpinet.engine.calendar_kernels import RECORD  # noqa: E402
 
 #: one record per link when the link's fields are kept together (neighbour, last, load)
 LINKREC = np.dtype([("nbt", "i4"), ("last", "i4"), ("load", "i4"), ("pad", "i4")])
@@ -136,14 +141,17 @@ def _sorted(cin, cout, deg, port_tab, nb_flat, nbt, last, load, t, count_load):
     _sweep(cin, cout, sk, si, deg, nb_flat, nbt, last, load, t, count_load)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    ap = reports.arguments(__doc__.split("\n\n")[0], out_help="also write the lines to FILE",
+                           json_rows=True)  # fmt: skip
     ap.add_argument("--nodes", type=int, default=3628800, help="nodes (ms:3,3: 3628800)")
     ap.add_argument("--degree", type=int, default=5, help="ports per node (ms:3,3: 5)")
     ap.add_argument("--hops", type=int, default=7_000_000, help="hops per pass (one step's worth)")
     ap.add_argument("--repeat", type=int, default=3, help="passes; the fastest is reported")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
+    run = reports.Run(__file__, a, a.out)
     n, deg, m = a.nodes, a.degree, a.hops
+    run.progress("random tables and records")
     rng = np.random.default_rng(1)
     port_tab = rng.integers(0, deg, n).astype(np.uint8)
     nb_flat = rng.integers(0, n, n * deg).astype(np.int32)
@@ -162,11 +170,19 @@ def main() -> None:
         "one 16-byte link record, no loads": (_together, (port_tab, nb_flat, links), False),
         "sorted by link, loads counted": (_sorted, (port_tab, nb_flat, nbt, last, load), True),
     }
-    print(f"{n:,} nodes, degree {deg}, {m:,} hops per pass (48-byte records)")
+    if not a.json:
+        run.emit(f"{n:,} nodes, degree {deg}, {m:,} hops per pass (48-byte records)")
     for name, (f, tabs, cl) in cases.items():
+        run.progress(name)
         f(cin[:100], cout[:100], deg, *tabs, 0, cl)  # compile (or load the cache)
         best = min(_timed(f, cin, cout, deg, tabs, t, cl) for t in range(a.repeat))
-        print(f"  {name:40s} {best * 1e9 / m:6.1f} ns/hop  {m / best / 1e6:5.1f} M hops/s")
+        if a.json:
+            run.emit(json.dumps({"layout": name, "nodes": n, "degree": deg, "hops": m,
+                                 "ns_per_hop": best * 1e9 / m}))  # fmt: skip
+            continue
+        run.emit(f"  {name:40s} {best * 1e9 / m:6.1f} ns/hop  {m / best / 1e6:5.1f} M hops/s")
+    run.save(a.out, argv or sys.argv[1:], a.json)
+    return 0
 
 
 def _timed(f, cin, cout, deg, tabs, t, cl) -> float:
@@ -176,4 +192,4 @@ def _timed(f, cin, cout, deg, tabs, t, cl) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

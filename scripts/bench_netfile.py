@@ -14,6 +14,7 @@ Three measurements, each printed as a markdown table row:
 Usage::
 
     python scripts/bench_netfile.py [read info run] [--ranks 2] [--sources 4096] [--reps 3]
+                                    [--out FILE] [--quiet]
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reports  # noqa: E402
 
 BIN = Path(sys.executable).parent
 READ = """
@@ -73,20 +77,23 @@ def mpirun(ranks: int, *argv: str) -> tuple[float, str]:
     return time.perf_counter() - t, out
 
 
-def bench_read(args: argparse.Namespace) -> None:
+def bench_read(args: argparse.Namespace, run: reports.Run) -> None:
+    run.progress("read: the 10^6-node file (written once)")
     path = big_file(Path(args.dir) / "bench-1M.edges")
-    print(f"| read {path.name} ({path.stat().st_size / 2**20:.0f} MiB) | ranks | s | MiB/rank |")
-    for _ in range(args.reps):
+    run.emit(f"| read {path.name} ({path.stat().st_size / 2**20:.0f} MiB) | ranks | s | MiB/rank |")
+    for i in range(args.reps):
+        run.progress(f"read on {args.ranks} rank(s), {i + 1} of {args.reps}")
         _, out = mpirun(args.ranks, sys.executable, "-c", READ, f"file:{path}")
         dt, rss, n, m = out.split()
-        print(f"| {int(n):,} nodes, {int(m):,} edges | {args.ranks} | {float(dt):.2f} | "
-              f"{float(rss):.0f} |")  # fmt: skip
+        run.emit(f"| {int(n):,} nodes, {int(m):,} edges | {args.ranks} | {float(dt):.2f} | "
+                 f"{float(rss):.0f} |")  # fmt: skip
 
 
-def bench_info(args: argparse.Namespace) -> None:
+def bench_info(args: argparse.Namespace, run: reports.Run) -> None:
     path = big_file(Path(args.dir) / "bench-1M.edges")
-    print("| mpinet info | ranks | wall s | BFS s | MiB/rank | result |")
+    run.emit("| mpinet info | ranks | wall s | BFS s | MiB/rank | result |")
     for spec, extra in ((f"file:{path}", ["--sources", str(args.sources)]), ("pancake:11", [])):
+        run.progress(f"mpinet info {spec} on {args.ranks} rank(s)")
         wall, out = mpirun(args.ranks, str(BIN / "mpinet"), "info", spec, "--json", *extra)
         d = json.loads(out)
         what = (
@@ -95,11 +102,11 @@ def bench_info(args: argparse.Namespace) -> None:
             else f"diameter {d['diameter']}, avg {d['avg_distance']:.4f}"
         )
         name = spec if spec.startswith("pancake") else f"{path.name} --sources {args.sources}"
-        print(f"| {name} | {args.ranks} | {wall:.1f} | {d['seconds']:.1f} | "
-              f"{d['peak_rss_mib']:.0f} | {what} |")  # fmt: skip
+        run.emit(f"| {name} | {args.ranks} | {wall:.1f} | {d['seconds']:.1f} | "
+                 f"{d['peak_rss_mib']:.0f} | {what} |")  # fmt: skip
 
 
-def bench_run(args: argparse.Namespace) -> None:
+def bench_run(args: argparse.Namespace, run: reports.Run) -> None:
     import io
 
     from mpinet.engine.core import Engine
@@ -115,32 +122,37 @@ def bench_run(args: argparse.Namespace) -> None:
     export.write(base, "edgelist", buf)
     path.write_text(buf.getvalue())
     nets = {"ms:3,2": base, "file (its export)": load_topology(f"file:{path}")}
-    print("| network | tie | engine s | hops | ns per hop |")
-    for _ in range(args.reps):
+    run.emit("| network | tie | engine s | hops | ns per hop |")
+    for i in range(args.reps):
         for tie in ("first", "random"):
             for name, topo in nets.items():
+                run.progress(f"run on {name}, tie {tie}, {i + 1} of {args.reps}")
                 router = make_router("shortest", topo, tie=tie)
                 router.prepare()  # tables first: the per-hop cost alone
                 eng = Engine(topo, router, parse_model("all-port"), None, seed=3)
                 rec = eng.run(Unicast(topo, seed=3, pattern="uniform", packets=args.packets))
                 hops = int(rec.packets[:, 5].sum())
-                print(f"| {name} | {tie} | {rec.seconds:.3f} | {hops:,} | "
-                      f"{rec.seconds / hops * 1e9:.0f} |")  # fmt: skip
+                run.emit(f"| {name} | {tie} | {rec.seconds:.3f} | {hops:,} | "
+                         f"{rec.seconds / hops * 1e9:.0f} |")  # fmt: skip
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("what", nargs="*", default=["read", "info", "run"])
+def main(argv: list[str] | None = None) -> int:
+    p = reports.arguments(__doc__, out_help="also write the tables to FILE")
+    p.add_argument("what", nargs="*", default=["read", "info", "run"],
+                   help="read, info, run (default: all three)")  # fmt: skip
     p.add_argument("--ranks", type=int, default=2)
     p.add_argument("--sources", type=int, default=4096)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--packets", type=int, default=64)
     p.add_argument("--dir", default="/tmp/mpinet-bench")
-    args = p.parse_args()
+    args = p.parse_args(argv)
+    run = reports.Run(__file__, args, args.out)
     os.makedirs(args.dir, exist_ok=True)
     for w in args.what:
-        {"read": bench_read, "info": bench_info, "run": bench_run}[w](args)
+        {"read": bench_read, "info": bench_info, "run": bench_run}[w](args, run)
+    run.save(args.out, argv or sys.argv[1:])
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

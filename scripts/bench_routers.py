@@ -6,12 +6,12 @@ For each router: M random (source, destination) pairs of distinct nodes; time
 vectorized ``next_port`` call at the sources (the per-hop decision). Tables
 are built first and timed separately. Prints a markdown table::
 
-    python scripts/bench_routers.py [--packets 1000000] [--repeat 3]
+    python scripts/bench_routers.py [--packets 1000000] [--repeat 3] [--json] [--out FILE]
 """
 
 from __future__ import annotations
 
-import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -20,6 +20,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+import reports  # noqa: E402
 
 from mpinet import rng  # noqa: E402
 from mpinet.routing import ROUTERS, make_router  # noqa: E402
@@ -34,6 +36,10 @@ INSTANCES = {
     "borel": "borel:307,4,2,16",
     "hypercube": "hypercube:20",
     "ccc": "ccc:12",
+    "ims": "ims:2,3,3",
+    "cms": "cms:2,3,3",
+    "mesh": "mesh:32,4",
+    "torus": "torus:32,4",
 }
 SHORTEST_ON = ["scc:8", "ms:3,3", "borel:307,4,2,16", "ccc:12"]
 SLOW = {"scc-optimal": 20_000}
@@ -63,13 +69,16 @@ def bench(spec: str, name: str, m: int, repeat: int, **opts) -> tuple[float, flo
     return setup, init, m / best_hop
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    ap = reports.arguments(__doc__, out_help="also write the table to FILE", json_rows=True)
     ap.add_argument("--packets", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
-    print("| router | network | table setup s | init_headers M/s | next_port M decisions/s |")
-    print("|---|---|---|---|---|")
+    args = ap.parse_args(argv)
+    run = reports.Run(__file__, args, args.out)
+    if not args.json:
+        run.emit("| router | network | table setup s | init_headers M/s | "
+                 "next_port M decisions/s |")  # fmt: skip
+        run.emit("|---|---|---|---|---|")
     rows = [("shortest", spec) for spec in SHORTEST_ON]
     for name, cls in ROUTERS.items():
         if name == "shortest":
@@ -82,12 +91,16 @@ def main() -> int:
         if name == "borel-cr":
             variants = [{"lookahead": d} for d in (1, 2, 3, 4)]
         for opts in variants:
-            setup, init, hop = bench(spec, name, m, args.repeat, **opts)
             label = name + "".join(f" {k}={v}" for k, v in opts.items())
-            print(
-                f"| {label} | {spec} | {setup:.2f} | {init / 1e6:.2f} | {hop / 1e6:.1f} |",
-                flush=True,
-            )
+            run.progress(f"{label} on {spec}")
+            setup, init, hop = bench(spec, name, m, args.repeat, **opts)
+            if args.json:
+                run.emit(json.dumps({"router": label, "spec": spec, "packets": m,
+                                     "setup_seconds": setup, "init_headers_per_second": init,
+                                     "next_port_per_second": hop}))  # fmt: skip
+                continue
+            run.emit(f"| {label} | {spec} | {setup:.2f} | {init / 1e6:.2f} | {hop / 1e6:.1f} |")
+    run.save(args.out, argv or sys.argv[1:], args.json)
     return 0
 
 

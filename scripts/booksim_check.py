@@ -23,6 +23,10 @@ outputs are kept there too. BookSim2 is never vendored.
 
     python scripts/booksim_check.py --booksim /work/booksim/build/booksim \\
         [--specs hypercube:8,scc:6] [--flits 1,4,16] [--speed 'ms:3,2:16:0.005'] [--out FILE]
+
+``--kncube`` (the mesh:8,2 and torus:8,2 rows, meshconfig's keys, ``--rows`` a subset,
+``--router ideal|iq`` mpinet's side) and ``--meshconfig`` (meshconfig itself on both, timed):
+scripts/booksim_kncube.py.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+import booksim_kncube  # noqa: E402
 import reports  # noqa: E402
 
 BEGIN = "<!-- BEGIN scripts/booksim_check.py -->"
@@ -426,7 +431,7 @@ def speed_table(speeds: list[dict]) -> list[str]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     add = ap.add_argument
-    add("--booksim", required=True, help="the BookSim2 binary (built outside the repository)")
+    add("--booksim", default="", help="the BookSim2 binary (built outside the repository)")
     add("--specs", default=SPECS, help=f"networks (default {SPECS})")
     add("--flits", default="1", help="packet lengths L, comma-separated (default 1)")
     add("--extra", default="", help="more rows, SPEC:L;... (e.g. 'ms:3,2:16')")
@@ -468,7 +473,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--mem-gb", type=float, default=8.0, help="BookSim's address-space cap (GiB)")
     add("--workdir", default="/tmp/booksim_check", help="exports, configs, outputs, cache")
     add("--out", default=str(ROOT / "docs" / "booksim.md"))
+    booksim_kncube.add_args(add)
     a = ap.parse_args(argv)
+    booksim_kncube.fix_args(a)
     lo, hi, k = a.grid.split(":")
     a.grid = [float(x) for x in np.linspace(float(lo), float(hi), int(k))]
     a.specs = re.findall(r"[a-z]+:[0-9+]+(?:,[0-9+]+)*", a.specs)
@@ -481,12 +488,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
+    if a.keys:  # no simulation: BookSim is not needed
+        reports.begin(__file__, a.out)
+        return booksim_kncube.keys_main(a)
     if not os.access(a.booksim, os.X_OK):
         sys.exit(f"booksim_check.py: error: --booksim {a.booksim} is not an executable file")
     if a.speed_table:
         import booksim_speed
 
         return booksim_speed.main(a)
+    if a.kncube or a.meshconfig:  # BookSim's own mesh and torus, on both simulators
+        reports.begin(__file__, a.out)
+        return booksim_kncube.meshconfig_main(a) if a.meshconfig else booksim_kncube.kncube_main(a)
     reports.begin(__file__, a.out)
     bs, t0 = BookSim(a), time.perf_counter()
     rows, speeds = [], []

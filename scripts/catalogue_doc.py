@@ -22,6 +22,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from reports import replace_between  # noqa: E402  (the scripts' one marker splice)
+
 DOC = ROOT / "docs" / "reliability.md"
 BEGIN, END = "<!-- catalogue: begin -->", "<!-- catalogue: end -->"
 
@@ -78,9 +81,7 @@ def module_table() -> str:
 
 def write_module_table(text: str) -> str:
     """``text`` with the module table between its markers made anew."""
-    head, rest = text.split(MBEGIN, 1)
-    _old, tail = rest.split(MEND, 1)
-    return head + MBEGIN + "\n" + module_table() + "\n" + MEND + tail
+    return replace_between(text, MBEGIN, MEND, module_table())
 
 
 def row(r: dict) -> str:
@@ -101,8 +102,7 @@ def main() -> int:
                 r = json.loads(line)
                 rows[r["id"]] = r
     text = DOC.read_text(encoding="utf-8")
-    head, rest = text.split(BEGIN, 1)
-    old_body, tail = rest.split(END, 1)
+    old_body = text.split(BEGIN, 1)[1].split(END, 1)[0]
     old_rows = {}
     for line in old_body.splitlines():  # rows of cases not run this time are kept
         if line.startswith("| `"):
@@ -121,7 +121,7 @@ def main() -> int:
             body.append(old_rows[cid])
         else:
             missing.append(cid)
-    text = head + BEGIN + "\n" + "\n".join(body) + "\n\n" + END + tail
+    text = replace_between(text, BEGIN, END, "\n".join(body) + "\n")
     DOC.write_text(write_module_table(text), encoding="utf-8")
     print(f"docs/reliability.md: {len(rows)} rows rewritten, {len(missing)} cases without a row")
     if missing:

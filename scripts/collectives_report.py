@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
 """Generate docs/collectives.md from ``mpinet verify --full --json`` (measured, never typed).
 
-python scripts/collectives_report.py [--out docs/collectives.md] [--quick]
+python scripts/collectives_report.py [--out docs/collectives.md] [--quick] [--ranks R] [--check]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -96,14 +95,17 @@ def link_classes(r: dict) -> str:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--out", default=str(ROOT / "docs" / "collectives.md"))
+#: what changes from run to run (masked by --check): the time of the run
+STAMP = r"rank\(s\), \d+ s, mpinet"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = reports.arguments(__doc__, out=ROOT / "docs" / "collectives.md", check=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--ranks", type=int, default=2, help="MPI ranks (default 2)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     launch = launch_prefix(args.ranks)
-    reports.begin(__file__, args.out)  # refused now, not after the work
+    run = reports.Run(__file__, args, args.out, volatile=[STAMP])  # refused now, not after
     t0 = time.perf_counter()
     cmd = launch + [
         sys.executable,
@@ -118,9 +120,8 @@ def main() -> int:
         for line in proc.stdout:  # one check per line, as each finishes: show progress
             rows.append(json.loads(line))
             r = rows[-1]
-            when = time.perf_counter() - t0
             what = f"{r['topology']:<14} {r['collective']} ({r['model']})"
-            print(f"{when:7.0f} s  {what}: {r['measured_steps']} steps, {r['verdict']}", flush=True)
+            run.progress(f"{what}: {r['measured_steps']} steps, {r['verdict']}")
     took = time.perf_counter() - t0
     how = f"mpiexec -n {args.ranks} " if args.ranks > 1 else ""
     lines = [
@@ -143,9 +144,10 @@ def main() -> int:
     lines.append(
         f"{len(rows)} checks, {failed} failed (exit code of mpinet verify: {proc.returncode})."
     )
-    reports.write(args.out, "\n".join(lines) + "\n", __file__)
-    print(f"wrote {args.out}: {len(rows)} checks, {failed} failed")
-    return proc.returncode
+    run.write(args.out, "\n".join(lines) + "\n")
+    if not args.check:
+        print(f"wrote {args.out}: {len(rows)} checks, {failed} failed")
+    return run.finish(proc.returncode)
 
 
 if __name__ == "__main__":

@@ -18,16 +18,18 @@ entries that are missing or were measured with other settings, and
 ``--fresh`` measures everything again. ``--quick`` uses shorter windows.
 The wormhole table (L = 8, V = 2, B = 4; ``scripts/compare_wormhole.py``) is
 measured after the packet entries; ``--wormhole`` measures only its entries.
+``--check`` renders the markdown from the JSON in memory (as ``--render``, no figures)
+and exits 1 with a diff if docs/comparison.md is not that.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,7 +134,7 @@ def structure(stem: str) -> dict:
             "diameter": d["diameter"], "avg_distance": d["avg_distance_excl_source"]}  # fmt: skip
 
 
-def plots(rows: list[dict], outdir: Path) -> list[str]:
+def plots(rows: list[dict], outdir: Path, save: Callable[..., None]) -> list[str]:
     """Latency against offered load (one line per network, its best router) per model,
     and all-port throughput per node against ports per node."""
     import matplotlib
@@ -161,7 +163,7 @@ def plots(rows: list[dict], outdir: Path) -> list[str]:
         ax.legend(fontsize=7)
         name = f"latency-{model}.png"
         fig.tight_layout()
-        reports.save_figure(fig, outdir / name, __file__, dpi=110)
+        save(fig, outdir / name, dpi=110)
         plt.close(fig)
         names.append(name)
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
@@ -176,7 +178,7 @@ def plots(rows: list[dict], outdir: Path) -> list[str]:
     ax.set_title("All-port throughput against cost", fontsize=10)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    reports.save_figure(fig, outdir / "throughput-vs-degree.png", __file__, dpi=110)
+    save(fig, outdir / "throughput-vs-degree.png", dpi=110)
     plt.close(fig)
     return [*names, "throughput-vs-degree.png"]
 
@@ -251,13 +253,13 @@ def render(data: dict, settings: dict, figures: list[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def wormhole(data: dict, stems: list[str], ranks: int, path: Path) -> None:
+def wormhole(data: dict, stems: list[str], ranks: int, path: Path, run: reports.Run) -> None:
     """Measure the missing wormhole entries of ``stems`` (compare_wormhole.py)."""
     runs, plans = data.setdefault("wormhole", {}), data.setdefault("wormhole_plans", {})
     for stem in stems:
         router = cw.router_for(list(data["runs"].values()), stem, NETWORKS[stem])
         if router is None:
-            print(f"{stem}: no all-port packet entry, no wormhole sweep", flush=True)
+            run.progress(f"{stem}: no all-port packet entry, no wormhole sweep")
             continue
         if stem not in data["networks"]:
             data["networks"][stem] = structure(stem)
@@ -269,13 +271,14 @@ def wormhole(data: dict, stems: list[str], ranks: int, path: Path) -> None:
                 continue
             r = runs[k] = cw.measure(stem, router, pol, v, ranks, cw.SETTINGS)
             sat = r["saturation"]
-            print(f"wormhole {k}: saturation {sat['load']} {sat['criteria']} throughput "
-                  f"{sat['throughput']:.4f}; {r['seconds']} s", flush=True)  # fmt: skip
-            reports.write(path, json.dumps(data, indent=1, sort_keys=True) + "\n", __file__)
+            run.progress(f"wormhole {k}: saturation {sat['load']} {sat['criteria']} throughput "
+                         f"{sat['throughput']:.4f}; {r['seconds']} s")  # fmt: skip
+            run.write(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    ap = reports.arguments(__doc__.splitlines()[0], out=ROOT / "docs" / "comparison.md",
+                           check=True)  # fmt: skip
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--only", help="comma list of job stems")
     ap.add_argument("--quick", action="store_true", help="shorter windows")
@@ -283,10 +286,13 @@ def main() -> int:
     ap.add_argument("--fresh", action="store_true", help="measure every entry again")
     ap.add_argument("--wormhole", action="store_true",
                     help="measure only the wormhole entries (L = 8, V = 2, B = 4)")  # fmt: skip
-    ap.add_argument("--json", default=str(ROOT / "docs" / "comparison.json"))
-    ap.add_argument("--out", default=str(ROOT / "docs" / "comparison.md"))
-    a = ap.parse_args()
-    reports.begin(__file__, a.out, a.json)  # refused now, not after the sweeps
+    ap.add_argument("--json", default=str(ROOT / "docs" / "comparison.json"),
+                    help="the measurements, kept between runs")  # fmt: skip
+    a = ap.parse_args(argv)
+    a.render = a.render or a.check  # a check measures nothing
+    run = reports.Run(__file__, a, a.out)  # refused now, not after the sweeps
+    if not a.check:
+        reports.begin(__file__, a.json)
     settings = QUICK if a.quick else SETTINGS
     path = Path(a.json)
     data = json.loads(path.read_text()) if path.exists() and not a.fresh else {}
@@ -303,18 +309,19 @@ def main() -> int:
                     if old.get("settings") == settings and "cpu_seconds" in old:
                         continue
                     r = data["runs"][k] = measure(stem, router, model, a.ranks, settings)
-                    print(f"{k}: saturation {r['saturation']['load']} throughput "
-                          f"{r['saturation']['throughput']:.4f} "
-                          f"({_pct(r['saturation']['throughput_fraction_of_bound'])} of "
-                          f"{r['bound']['ideal']:.4f}); {r['seconds']} s", flush=True)  # fmt: skip
-                    reports.write(path, json.dumps(data, indent=1, sort_keys=True) + "\n",
-                                  __file__)  # fmt: skip
+                    run.progress(f"{k}: saturation {r['saturation']['load']} throughput "
+                                 f"{r['saturation']['throughput']:.4f} "
+                                 f"({_pct(r['saturation']['throughput_fraction_of_bound'])} of "
+                                 f"{r['bound']['ideal']:.4f}); {r['seconds']} s")  # fmt: skip
+                    run.write(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
     if not a.render:
-        wormhole(data, stems, a.ranks, path)
-    figs = plots(list(data["runs"].values()), Path(a.out).parent / "figures" / "comparison")
-    reports.write(a.out, render(data, settings, figs), __file__)
-    print(f"wrote {a.out}")
-    return 0
+        wormhole(data, stems, a.ranks, path, run)
+    figdir = Path(a.out).parent / "figures" / "comparison"
+    figs = plots(list(data["runs"].values()), figdir, run.figure)
+    run.write(a.out, render(data, settings, figs))
+    if not a.check:
+        print(f"wrote {a.out}")
+    return run.finish()
 
 
 if __name__ == "__main__":

@@ -6,20 +6,39 @@ topology (``mpinet.emulation.variants.table2_rows``) and a verdict. Then the
 IMS emulation words: star dimensions (dilation 3) and the complete
 transposition graph (constructed words and true dilation by BFS).
 
-Usage: ``python scripts/ms_variants_table.py`` (a few seconds; no MPI).
+Usage (a few seconds; no MPI)::
+
+    python scripts/ms_variants_table.py                  # print both tables
+    python scripts/ms_variants_table.py --out docs/ms-variants.md [--check]
+
+With ``--out`` the two tables replace the blocks between their markers in that file
+(``--check``: compare only, exit 1 with a diff if the file is stale).
 """
 
 from __future__ import annotations
 
-from mpinet import perm
-from mpinet.emulation.variants import (
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reports  # noqa: E402
+
+from mpinet import perm  # noqa: E402
+from mpinet.emulation.variants import (  # noqa: E402
     ct_dilation,
     ims_ct_word,
     ims_sdc_word,
     table2_rows,
     words_perm,
 )
-from mpinet.topology import from_spec
+from mpinet.topology import from_spec  # noqa: E402
+
+DOC = reports.ROOT / "docs" / "ms-variants.md"
+#: the blocks of docs/ms-variants.md: (begin, end) markers of each table
+WORDS = ("<!-- BEGIN scripts/ms_variants_table.py: IMS words -->",
+         "<!-- END scripts/ms_variants_table.py: IMS words -->")  # fmt: skip
+TABLE2 = ("<!-- BEGIN scripts/ms_variants_table.py: Table 2 -->",
+          "<!-- END scripts/ms_variants_table.py: Table 2 -->")  # fmt: skip
 
 #: IMS instances whose emulation words are tabulated (k <= 9 for the BFS)
 EMULATED = ("ims:1,2,2", "ims:2,2,3", "ims:1,3,2", "ims:2,2,2", "ims:1,3,3", "ims:2+2,3,3")
@@ -73,12 +92,28 @@ def emulation_markdown() -> str:
     return "\n".join(out)
 
 
-def main() -> None:
-    print("### Table 2 (paper 004), recomputed\n")
-    print(table2_markdown())
-    print("\n### IMS emulation words\n")
-    print(emulation_markdown())
+def main(argv: list[str] | None = None) -> int:
+    ap = reports.arguments(__doc__, out_help="the page whose two blocks are replaced "
+                           f"(default: print them; --check: {DOC.relative_to(reports.ROOT)})",
+                           check=True)  # fmt: skip
+    args = ap.parse_args(argv)
+    out = args.out or (DOC if args.check else None)
+    run = reports.Run(__file__, args, out)
+    text = run.text(out, WORDS, TABLE2) if out else ""  # refused now, not after the work
+    run.progress("Table 2")
+    table2 = table2_markdown()
+    run.progress("IMS emulation words (BFS for the true dilation)")
+    words = emulation_markdown()
+    if out is None:
+        print("### Table 2 (paper 004), recomputed\n")
+        print(table2)
+        print("\n### IMS emulation words\n")
+        print(words)
+        return 0
+    text = run.block(text, *WORDS, f"\n{words}\n")
+    run.write(out, run.block(text, *TABLE2, f"\n{table2}\n"))
+    return run.finish()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

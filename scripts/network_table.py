@@ -10,17 +10,19 @@ cross-rank share; a sweep's zero-load latency, bound, saturation and throughput)
 
 Usage::
 
-    python scripts/network_table.py mine.h5 mine-sweep.h5 ms.h5 ms-sweep.h5
+    python scripts/network_table.py mine.h5 mine-sweep.h5 ms.h5 ms-sweep.h5 [--json] [--out FILE]
 """
 
 from __future__ import annotations
 
-import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reports  # noqa: E402
 
 from mpinet.analysis.summary import summarize  # noqa: E402
 from mpinet.analysis.sweep import is_sweep, read_sweep  # noqa: E402
@@ -78,12 +80,18 @@ def cell(value: Any, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
-def table(paths: list[str]) -> str:
-    """The Markdown table of the files' figures, one column per network."""
+def figures(paths: list[str]) -> dict[str, dict[str, Any]]:
+    """Each network's figures (by its spec, in the order first named) from the files."""
     columns: dict[str, dict[str, Any]] = {}
     for p in paths:
-        spec, figures = sweep_figures(p) if is_sweep(p) else run_figures(p)
-        columns.setdefault(spec, {}).update(figures)
+        spec, figs = sweep_figures(p) if is_sweep(p) else run_figures(p)
+        columns.setdefault(spec, {}).update(figs)
+    return columns
+
+
+def table(paths: list[str]) -> str:
+    """The Markdown table of the files' figures, one column per network."""
+    columns = figures(paths)
     out = ["| | " + " | ".join(f"`{s}`" for s in columns) + " |"]
     out.append("|---" * (len(columns) + 1) + "|")
     for label, fmt in ROWS:
@@ -94,14 +102,20 @@ def table(paths: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = reports.arguments(__doc__, out_help="also write the table to FILE", json_rows=True)
     ap.add_argument("files", nargs="+", metavar="FILE", help="traces and sweep files (.h5)")
     args = ap.parse_args(argv)
+    run = reports.Run(__file__, args, args.out)
     try:
-        print(table(args.files))
+        if args.json:  # one object per network: its spec and its figures
+            for spec, figs in figures(args.files).items():
+                run.emit(json.dumps({"spec": spec, **figs}))
+        else:
+            run.emit(table(args.files))
     except (MpinetError, OSError, KeyError) as exc:
         print(f"network_table: error: {exc}", file=sys.stderr)
         return 2
+    run.save(args.out, argv or sys.argv[1:], args.json)
     return 0
 
 

@@ -1,7 +1,7 @@
 """Measure the peak memory of reading network files against the read plan.
 
-Usage: python scripts/read_plan_peaks.py [MB ...] [WORDS]   (default: 2 8 24, every kind;
-WORDS: only the kinds whose name holds them, e.g. ``edge list``)
+Usage: python scripts/read_plan_peaks.py [MB ...] [WORDS] [--out FILE] [--quiet]
+(default: 2 8 24, every kind; WORDS: only the kinds whose name holds them, e.g. ``edge list``)
 
 For each size, writes the densest files of each format (the most elements per byte:
 short ids, one link per line or element, GraphML also on one line) and reads each
@@ -19,6 +19,10 @@ import os
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reports  # noqa: E402
 
 CHILD = r"""
 import json, sys
@@ -100,7 +104,8 @@ KINDS = {  # name -> (format, bytes per node about, writer)
 }
 
 
-def main(sizes: list[float], only: str = "") -> None:
+def measure(sizes: list[float], only: str, run: reports.Run) -> list[tuple[str, dict]]:
+    """(kind, the child's figures) for every kind whose name holds ``only``, every size."""
     rows = []
     with tempfile.TemporaryDirectory() as d:
         small = os.path.join(d, "small")
@@ -121,15 +126,28 @@ def main(sizes: list[float], only: str = "") -> None:
                                      capture_output=True, text=True, check=True)  # fmt: skip
                 r = json.loads(out.stdout)
                 rows.append((name, r))
-                print(name, r, file=sys.stderr)
-    print("| file | size | nodes | plan | peak (above the interpreter) | plan / peak |")
-    print("|---|--:|--:|--:|--:|--:|")
+                run.progress(f"{name} {r}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = reports.arguments(__doc__, out_help="also write the table to FILE")
+    ap.add_argument("what", nargs="*", metavar="MB|WORD", help="sizes in MB, then words")
+    args = ap.parse_args(argv)
+    run = reports.Run(__file__, args, args.out)
+    words = [x for x in args.what if not x.replace(".", "").isdigit()]
+    sizes = [float(x) for x in args.what if x not in words] or [2, 8, 24]
+    rows = measure(sizes, " ".join(words), run)
+    run.emit("| file | size | nodes | plan | peak (above the interpreter) | plan / peak |")
+    run.emit("|---|--:|--:|--:|--:|--:|")
     for name, r in rows:
         mib = 2**20
-        print(f"| {name} | {r['size'] / 1e6:.1f} MB | {r['nodes']:,} | {r['plan'] / mib:,.0f} MiB "
-              f"| {r['peak'] / mib:,.0f} MiB | {r['plan'] / max(r['peak'], 1):.2f} |")  # fmt: skip
+        run.emit(f"| {name} | {r['size'] / 1e6:.1f} MB | {r['nodes']:,} | "
+                 f"{r['plan'] / mib:,.0f} MiB | {r['peak'] / mib:,.0f} MiB | "
+                 f"{r['plan'] / max(r['peak'], 1):.2f} |")  # fmt: skip
+    run.save(args.out, argv or sys.argv[1:])
+    return 0
 
 
 if __name__ == "__main__":
-    words = [x for x in sys.argv[1:] if not x.replace(".", "").isdigit()]
-    main([float(x) for x in sys.argv[1:] if x not in words] or [2, 8, 24], " ".join(words))
+    sys.exit(main())

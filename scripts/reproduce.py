@@ -10,7 +10,7 @@ disagreement links its entry in ``docs/errata.md``. Figures come from
 ``mpinet analyze TRACE --plot DIR``. Run::
 
     python scripts/reproduce.py [--quick] [--ranks R] [--only KEY[,KEY]]
-                                [--out docs/reproduction.md] [--figures docs/figures]
+                                [--out docs/reproduction.md] [--figures docs/figures] [--check]
 
 The sections (one per paper table) are the list ``SECTIONS`` of
 ``scripts/reproduce_tables.py``; ``--only`` keeps the sections whose key
@@ -19,7 +19,6 @@ contains one of the words.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
@@ -141,13 +140,17 @@ def kept_blocks(out: Path) -> list[str]:
     return keep
 
 
+#: what changes from run to run (masked by --check): the date, counts and times
+VOLATILE = [r"on \d{4}-\d\d-\d\d, mpinet", r"\d+ mpinet commands in \d+ s", r"(?m)\| \d+ s \|$"]
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = reports.arguments(__doc__, out=ROOT / "docs" / "reproduction.md", check=True)
     ap.add_argument("--quick", action="store_true", help="smaller sweeps (a couple of minutes)")
     ap.add_argument("--ranks", type=int, default=1, help="MPI ranks of every mpinet run")
     ap.add_argument("--only", help="comma-separated words; keep sections whose key has one")
-    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "reproduction.md")
-    ap.add_argument("--figures", type=Path, default=None, help="default: figures/ beside --out")
+    ap.add_argument("--figures", type=Path, default=None,
+                    help="default: figures/ beside --out (--check: none written)")  # fmt: skip
     ap.add_argument("--no-figures", action="store_true", help="skip traces and plots")
     args = ap.parse_args(argv)
     out = args.out.resolve()
@@ -156,11 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         words = args.only.split(",")
         sections = [s for s in SECTIONS if any(w in s.key for w in words)]
-    out.parent.mkdir(parents=True, exist_ok=True)  # the report's directory, with figures/
-    reports.begin(__file__, out)  # refused now, not after the runs; signals clean up
+    if not args.check:
+        out.parent.mkdir(parents=True, exist_ok=True)  # the report's directory, with figures/
+    run = reports.Run(__file__, args, out, volatile=VOLATILE)  # refused now; signals clean up
     t_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mpinet-reproduce-") as tmp:
         runner = Runner(args.ranks, Path(tmp), args.quick)
+        drawn = Path(tmp) / "figures" if args.check else figdir  # --check writes none of them
         ctx = Ctx(
             runner,
             args.quick,
@@ -179,11 +184,14 @@ def main(argv: list[str] | None = None) -> int:
                 body += [*verify_rows(ctx, s), ""]
             if s.figure and not args.no_figures:
                 body += [f"Figures: `mpinet analyze` of a trace of `jobs/{s.figure}`.", ""]
-                body += [*figure_lines(runner.plot(s.figure, s.key, figdir), out), ""]
+                pngs = runner.plot(s.figure, s.key, drawn)
+                if args.check:  # named as if drawn where the report's figures are
+                    pngs = [figdir / os.path.relpath(p, drawn) for p in pngs]
+                body += [*figure_lines(pngs, out), ""]
             secs = time.perf_counter() - t0
             summary.append(row(f"[{s.key}](#{slug(s.title)})", s.title, f"{secs:.0f} s"))
-            print(f"{s.key}: {secs:.1f} s", flush=True)
-    cmd = "python scripts/reproduce.py" + "".join(f" {a}" for a in (argv or sys.argv[1:]))
+            run.progress(f"{s.key}: {secs:.1f} s")
+    cmd = reports.command(__file__, argv or sys.argv[1:])
     total = time.perf_counter() - t_all
     jobs_rel = os.path.relpath(JOBS / "README.md", out.parent)
     head = [
@@ -210,9 +218,10 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ]
     body += kept_blocks(out)
-    reports.write(out, "\n".join(head + body).rstrip() + "\n", __file__)
-    print(f"wrote {out} in {total:.0f} s")
-    return 0
+    run.write(out, "\n".join(head + body).rstrip() + "\n")
+    if not args.check:
+        print(f"wrote {out} in {total:.0f} s")
+    return run.finish()
 
 
 def slug(title: str) -> str:

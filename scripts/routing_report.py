@@ -6,13 +6,12 @@ covers (``mpinet.engine.routes.route_report``) or by the family modules'
 exact analysis functions; the papers' numbers are typed in below only to be
 printed beside them. Run (a few minutes; more ranks split the routes)::
 
-    python scripts/routing_report.py [--out docs/routing.md] [--quick]
+    python scripts/routing_report.py [--out docs/routing.md] [--quick] [--check]
     mpiexec -n 2 python scripts/routing_report.py
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -495,18 +494,22 @@ ROUTES_IN_STEPS = (
 )
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--out", default=str(ROOT / "docs" / "routing.md"))
+#: what changes from run to run (masked by --check): the time and the ranks
+STAMP = r"_Generated in \d+ s on \d+ rank\(s\)\._"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = reports.arguments(__doc__, out=ROOT / "docs" / "routing.md", check=True)
     ap.add_argument("--quick", action="store_true", help="smaller instances (for a smoke test)")
-    args = ap.parse_args()
-    reports.begin(__file__, args.out)  # refused now, not after the work
+    args = ap.parse_args(argv)
     try:
-        from mpinet.engine.comm import world
+        from mpinet.engine.world import world
 
         comm = world()
     except Exception:
         comm = SerialComm()
+    args.quiet = args.quiet or comm.Get_rank() != 0  # only rank 0 prints
+    run = reports.Run(__file__, args, args.out, volatile=[STAMP])  # refused now, not after
     r = Report(comm, args.quick)
     t0 = time.perf_counter()
     r.out(
@@ -520,17 +523,18 @@ def main() -> int:
         ROUTES_IN_STEPS,
         "",
     )
-    scc_tables(r)
-    ms_tables(r)
-    for extra in ("fccn_tables", "borel_tables", "kncube_tables"):
+    for extra in ("scc_tables", "ms_tables", "fccn_tables", "borel_tables", "kncube_tables"):
         fn = globals().get(extra)
         if fn is not None:
+            run.progress(extra.replace("_", " "))
             fn(r)
     r.out(f"_Generated in {time.perf_counter() - t0:.0f} s on {comm.Get_size()} rank(s)._", "")
-    if comm.Get_rank() == 0:
-        reports.write(args.out, "\n".join(r.lines), __file__)
+    if comm.Get_rank() != 0:
+        return 0
+    run.write(args.out, "\n".join(r.lines))
+    if not args.check:
         print(f"wrote {args.out}")
-    return 0
+    return run.finish()
 
 
 if __name__ == "__main__":

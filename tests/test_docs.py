@@ -211,7 +211,7 @@ def test_first_run_message_only_when_the_kernels_compile(tmp_path):
         assert p.returncode == 0, p.stderr
         said.append("first run: compiling the engine's kernels" in p.stderr)
     assert said == [True, False]
-    warm = "from mpinet.engine.kernels import cache_is_warm as w; print(w(), w('links'))"
+    warm = "from mpinet.engine.kernel_cache import cache_is_warm as w; print(w(), w('links'))"
     p = subprocess.run([sys.executable, "-c", warm], env=env, capture_output=True, text=True)
     assert p.stdout.split() == ["True", "False"]  # the queues' kernels were never compiled
 

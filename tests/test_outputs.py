@@ -18,8 +18,9 @@ import pytest
 
 from mpinet import outputs
 from mpinet.errors import OutputError, TraceError
-from mpinet.outputs import EXPORTS, FIGURE, SWEEP, TRACE, GuardedFile, check_target, reserve
+from mpinet.outputs import EXPORTS, FIGURE, GuardedFile, check_target, reserve
 from mpinet.outputs.figures import FigureSet, plan_figures
+from mpinet.outputs.hdf5 import SWEEP, TRACE, h5_file
 from mpinet.outputs.reserve import WriterLock
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,8 +112,11 @@ def test_recognisers(tmp_path):
         kind = kinds.get(name)
         for f, path in files.items():
             assert kind.recognise(str(path)) == (f in accepted), (name, f)
-    with pytest.raises(OutputError, match="unknown output kind 'zzz'; known: trace"):
+    with pytest.raises(OutputError, match="unknown output kind 'zzz'; known: ") as err:
         kinds.get("zzz")
+    assert {"trace", "sweep", "figure", "export:anynet"} <= set(
+        str(err.value).split(": ")[-1].split(", ")
+    )
 
 
 # -- the writer lock, publication, discard ------------------------------------------------------
@@ -234,7 +238,7 @@ def test_h5_file_on_a_full_disk_is_one_line_and_no_crash(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "pwrite", pwrite)
     full = r"^cannot write sweep file .*: No space left on device"
-    with pytest.raises(OutputError, match=full), outputs.h5_file(res) as f:
+    with pytest.raises(OutputError, match=full), h5_file(res) as f:
         f.create_dataset("a", data=np.arange(1 << 16))
     res.discard()
     assert listing(tmp_path) == []

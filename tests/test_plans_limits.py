@@ -17,7 +17,7 @@ from mpinet.cli import main
 from mpinet.engine import bfs, limits
 from mpinet.engine import info as ei
 from mpinet.errors import ResourceError
-from mpinet.jobs import plans
+from mpinet.jobs import plans_info
 from mpinet.jobs import resources as rs
 from mpinet.netfile import load_topology
 
@@ -190,7 +190,7 @@ def test_a_deep_network_is_refused_with_its_depth_and_affordable_sources(tmp_pat
     n = 20_000
     path = _edges(tmp_path, "deep", [(i, i + 1) for i in range(n - 1)])
     with pytest.raises(ResourceError, match=r"depth about [\d,]+ by 4 sampled BFS") as e:
-        plans.plan_info(path, 1, None, 1)
+        plans_info.plan_info(path, 1, None, 1)
     text = str(e.value)
     assert re.search(r"about [\d.]+ (hours|minutes|s) on 1 rank\(s\)", text), text
     k = int(re.search(r"K <= ([\d,]+);", text).group(1).replace(",", ""))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 import mpinet.trace
 from mpinet.analysis import figures, summarize
+from mpinet.analysis import plot as plot_mod
 from mpinet.analysis.plot import PlotError, plot_compare, plot_summary
 from mpinet.cli import Parser, main
 from mpinet.cli import analyze as analyze_cli
@@ -164,8 +166,9 @@ def test_cumulative_series(traces, monkeypatch):
 
 
 def test_plot_without_matplotlib(traces, tmp_path, monkeypatch, capsys):
+    """As the plot module sees a missing extra (its import at the top found none)."""
     s = summarize(traces["short"])
-    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setattr(plot_mod, "plt", None)
     with pytest.raises(PlotError, match=r"mpinet\[plot\]"):
         plot_summary(s, str(tmp_path))
     with pytest.raises(PlotError, match=r"mpinet\[plot\]"):
@@ -174,6 +177,26 @@ def test_plot_without_matplotlib(traces, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert 'pip install "mpinet[plot]"' in err and err.count("\n") == 1
     assert not (tmp_path / "none").exists()
+
+
+def test_plot_without_matplotlib_installed(traces, tmp_path):
+    """matplotlib absent from the start (a fresh process that cannot import it): the
+    module-level import finds none, and analyze --plot refuses in one line naming the
+    extra, before any figure or directory exists."""
+    code = (
+        "import sys; sys.modules['matplotlib'] = None\n"
+        "from mpinet.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    out = tmp_path / "none"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "analyze", traces["short"], "--plot", str(out)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("mpinet: error: ") and done.stderr.count("\n") == 1
+    assert 'pip install "mpinet[plot]"' in done.stderr
+    assert not out.exists()
 
 
 def test_unusable_plot_dir(traces, tmp_path, capsys):

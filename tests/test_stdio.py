@@ -1,4 +1,4 @@
-"""Standard output and error as outputs (``mpinet/outputs/stdio.py``): a full device is one
+"""Standard output and error as outputs (``mpinet/cli/stdio.py``): a full device is one
 line and exit code 3, a closed pipe a quiet exit, every error line capped and escaped, on one
 process and under ``mpiexec`` (where rank 0 checks the launcher's own descriptors).
 docs/reliability.md ("One line instead of a traceback") lists what each test proves.
@@ -20,7 +20,7 @@ MPINET = [sys.executable, "-m", "mpinet"]
 
 
 def test_one_line_escapes_and_caps_a_message_of_megabytes():
-    from mpinet.outputs.stdio import MESSAGE_BYTES, one_line
+    from mpinet.cli.stdio import MESSAGE_BYTES, one_line
 
     head, tail = "refused: got '", "'; way out: a smaller file"
     text = head + ("\0\x01binary\n" * 5_000_000) + tail  # 45 MB with NULs and newlines
@@ -38,7 +38,7 @@ def test_one_line_escapes_and_caps_a_message_of_megabytes():
 
 
 def test_one_line_keeps_short_lines_and_escapes_every_unprintable():
-    from mpinet.outputs.stdio import one_line
+    from mpinet.cli.stdio import one_line
 
     assert one_line("plain; way out: x") == "plain; way out: x"
     odd = "a\tb\rc\x1b[2J\x7f\u202e\u2028" + b"\xff".decode("utf-8", "surrogateescape")
@@ -48,7 +48,7 @@ def test_one_line_keeps_short_lines_and_escapes_every_unprintable():
 
 def test_every_error_line_on_stderr_is_capped_whoever_prints_it():
     """print(f"mpinet: error: {e}") in any command goes through the guarded stderr."""
-    from mpinet.outputs.stdio import GuardedStream
+    from mpinet.cli.stdio import GuardedStream
 
     raw = io.StringIO()
     err = GuardedStream(raw, "standard error", errors=True)
@@ -76,7 +76,7 @@ class _Broken:
 
 @pytest.mark.parametrize("err", [28, 32], ids=["ENOSPC", "EPIPE"])
 def test_a_failed_stdout_write_raises_once_then_goes_nowhere(err):
-    from mpinet.outputs.stdio import GuardedStream, StreamError
+    from mpinet.cli.stdio import GuardedStream, StreamError
 
     raw = _Broken(err)
     out = GuardedStream(raw, "standard output")
@@ -110,7 +110,7 @@ def test_stdout_full_and_closed_on_one_process(tmp_path):
 
 def test_launcher_room_sees_dev_full_files_and_pipes(tmp_path):
     """What rank 0 learns of the launcher's stdout (its pid stands for mpiexec here)."""
-    from mpinet.outputs.stdio import launcher_room
+    from mpinet.cli.stdio import launcher_room
 
     def room(stdout) -> int | None:
         child = subprocess.Popen(["sleep", "30"], stdout=stdout)

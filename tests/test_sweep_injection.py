@@ -1,6 +1,7 @@
-"""A sweep injects Bernoulli traffic at its own loads: injection settings it cannot follow
-(on_off bursts, rates counted in flits) are refused before any work, while the keys a
-job shared with ``mpinet run`` carries (once/bernoulli, rate, steps, packets) are not."""
+"""A sweep injects at its own loads: Bernoulli, or the job's on_off bursts (checked at the
+sweep's loads before any work: a derived burst key must be a probability at each), with
+loads in flits under ``rate_uses_flits``; the keys a job shared with ``mpinet run``
+carries (once/bernoulli, rate, steps, packets) are kept."""
 
 from __future__ import annotations
 
@@ -22,16 +23,16 @@ def _job(**workload):
 
 
 @pytest.mark.parametrize(
-    "workload, match",
+    "workload, loads, match",
     [
-        ({"injection": "on_off", "rate": 0.05, "steps": 100}, r"injection = 'on_off' has no"),
-        ({"injection": "on_off", "burst_alpha": 0.2}, r"injection = 'on_off'"),
-        ({"injection": "bernoulli", "rate": 0.05, "rate_uses_flits": 1}, r"rate_uses_flits = 1"),
+        ({"injection": "on_off", "rate": 0.05, "steps": 100}, [0.1, 0.6], r"at load 0.6: .*r1"),
+        ({"injection": "on_off", "rate": 0.05, "burst_beta": -1, "burst_r1": 0.3},
+         [0.01, 0.2], r"at load 0.01: .*burst_beta derived"),
     ],
-)
-def test_settings_a_sweep_cannot_follow_are_refused(workload, match):
-    with pytest.raises(JobError, match=match + r".*mpinet sweep.*--rates"):
-        check_injection_keys(_job(**workload))
+)  # fmt: skip
+def test_on_off_not_a_chain_at_a_load_is_refused(workload, loads, match):
+    with pytest.raises(JobError, match=r"mpinet sweep " + match):
+        check_injection_keys(_job(**workload), loads)
 
 
 @pytest.mark.parametrize(
@@ -48,9 +49,9 @@ def test_the_command_refuses_on_off_before_any_work(tmp_path):
         'topology = "torus:4,2"\n[workload]\nkind = "uniform"\ninjection = "on_off"\n'
         "rate = 0.05\nsteps = 100\n"
     )
-    cmd = [sys.executable, "-m", "mpinet", "sweep", str(job), "--rates", "0.05", "--quiet"]
+    cmd = [sys.executable, "-m", "mpinet", "sweep", str(job), "--rates", "0.05,0.7", "--quiet"]
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert res.returncode == 2
     assert res.stdout == ""
     assert res.stderr.startswith("mpinet: error: ") and res.stderr.count("\n") == 1
-    assert "injection = 'on_off' has no effect in mpinet sweep" in res.stderr
+    assert "mpinet sweep at load 0.7: workload.burst_r1 derived as" in res.stderr

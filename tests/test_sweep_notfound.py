@@ -13,8 +13,9 @@ import json
 
 import pytest
 
-from mpinet.analysis import plot as plot_mod
-from mpinet.analysis.sweep import format_sweep, plot_sweep
+from mpinet.analysis import sweep_plot
+from mpinet.analysis.sweep import format_sweep
+from mpinet.analysis.sweep_plot import plot_sweep
 from mpinet.cli import main
 from mpinet.jobs import load_job
 from mpinet.jobs.execute import plan
@@ -164,7 +165,7 @@ def test_the_figures_draw_no_saturation_line_without_a_bracket(one_unstable, mon
             figs[name] = draw()
         return []
 
-    monkeypatch.setattr(plot_mod, "write_figures", capture)
+    monkeypatch.setattr(sweep_plot, "write_figures", capture)
     plot_sweep(one_unstable, "unused", stem="s")
     for fig in figs.values():
         (ax,) = fig.axes

@@ -132,12 +132,15 @@ class FloodKind(WorkloadKind):
 
 
 @pytest.fixture
-def custom(monkeypatch):
-    """The registry with the two kinds above, restored afterwards."""
-    monkeypatch.setattr(registry, "WORKLOADS", dict(registry.WORKLOADS))
+def custom():
+    """The registry with the two kinds above, restored afterwards (the same dict: every
+    module that imported ``WORKLOADS`` sees the kinds)."""
+    saved = dict(registry.WORKLOADS)
     register(NeighbourKind)
     register(FloodKind)
-    return registry.WORKLOADS
+    yield registry.WORKLOADS
+    registry.WORKLOADS.clear()
+    registry.WORKLOADS.update(saved)
 
 
 def test_a_registered_kind_runs_through_plan_and_execute(custom, tmp_path):

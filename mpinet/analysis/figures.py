@@ -14,7 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from mpinet.analysis.network import rebuild
 from mpinet.analysis.switching import short
+from mpinet.trace import open_trace
+
+try:  # the `plot` extra (mpinet.analysis.plot.pyplot() refuses without it, naming it)
+    from matplotlib.colors import Normalize, SymLogNorm
+except ImportError:
+    Normalize = SymLogNorm = None
 
 #: per-step series are thinned to at most this many points (block maxima)
 MAX_POINTS = 4000
@@ -78,8 +85,6 @@ def steps_series(
     A block of consecutive steps becomes one point: its first step and the block's maximum
     (with ``cumulative``: the running total at the block's last step). Read in chunks.
     """
-    from mpinet.trace import open_trace
-
     with open_trace(path) as tr:
         n = tr.nrows("steps")
         block = max(1, -(-n // MAX_POINTS))
@@ -106,9 +111,6 @@ def steps_series(
 
 def load_matrix(s: dict, chunk_rows: int) -> np.ndarray | None:
     """``/links/load`` as floats with NaN where no link exists, or ``None`` when too large."""
-    from mpinet.analysis.network import rebuild
-    from mpinet.trace import open_trace
-
     with open_trace(s["path"]) as tr:
         if "links" not in tr.tables:
             return None
@@ -230,8 +232,6 @@ def draw_link_load(plt: Any, summaries: list[dict]) -> Any:
 
 def draw_link_heatmap(plt: Any, s: dict, load: np.ndarray) -> Any:
     """Load of every directed link as a port x node image (blank: no link)."""
-    from matplotlib.colors import Normalize, SymLogNorm
-
     n, deg = load.shape
     top = float(np.nanmax(load)) if np.isfinite(load).any() else 0.0
     mean = float(np.nanmean(load)) if np.isfinite(load).any() else 0.0

@@ -10,6 +10,8 @@ import os
 from typing import Any
 
 from mpinet.errors import MpinetError
+from mpinet.netfile import FORMATS, load_topology
+from mpinet.routing import exact_distance
 
 #: networks up to this many nodes get exact stretch from BFS tables (as ``mpinet run``)
 STRETCH_NODE_LIMIT = 4_000_000
@@ -23,8 +25,6 @@ def rebuild(attrs: dict, trace_path: str = "") -> tuple[Any, str | None]:
     the run read (``network_path``, layout 1.2), then at the spec's path as given (relative
     to the current directory, as before), then relative to the trace's directory.
     """
-    from mpinet.netfile import load_topology
-
     spec = attrs.get("topology")
     if not spec:
         return None, "the trace names no topology"
@@ -53,8 +53,6 @@ def rebuild(attrs: dict, trace_path: str = "") -> tuple[Any, str | None]:
 
 def _network_specs(spec: str, attrs: dict, trace_path: str) -> list[tuple[str, str]]:
     """Where a file network may be now: ``(file:FORMAT:PATH, PATH)``, most exact first."""
-    from mpinet.netfile import FORMATS
-
     fmt, path = None, ""
     if spec.lower().startswith("file:"):  # file:PATH or file:FORMAT:PATH
         head, sep, tail = spec[5:].partition(":")
@@ -75,8 +73,6 @@ def _network_specs(spec: str, attrs: dict, trace_path: str) -> list[tuple[str, s
 
 def distance_for(topo: Any, why: str | None = None) -> tuple[Any, str | None]:
     """(distance function, None) or (None, reason it is skipped)."""
-    from mpinet.routing import exact_distance
-
     if topo is None:
         return None, why or "the trace's topology cannot be rebuilt"
     if topo.family not in _CLOSED_FORM_FAMILIES and topo.num_nodes > STRETCH_NODE_LIMIT:

@@ -29,6 +29,13 @@ from typing import Any
 from mpinet.analysis import figures as fg
 from mpinet.analysis.figures import HEATMAP_MAX_CELLS, MAX_POINTS
 from mpinet.errors import MpinetError, TraceError
+from mpinet.outputs.figures import FigureSet, plan_figures
+
+try:  # the `plot` extra; without it pyplot() refuses, naming it, before any work
+    import matplotlib
+    import matplotlib.pyplot as plt
+except ImportError:
+    matplotlib = plt = None
 
 __all__ = ["HEATMAP_MAX_CELLS", "MAX_POINTS", "PlotError", "plot_compare", "plot_summary"]
 
@@ -39,15 +46,11 @@ class PlotError(MpinetError):
 
 def pyplot() -> Any:
     """``matplotlib.pyplot`` on the Agg backend, or :class:`PlotError` naming the extra."""
-    try:
-        import matplotlib
-    except ImportError:
+    if plt is None:
         raise PlotError(
             'plotting needs matplotlib: pip install "mpinet[plot]" (or pip install matplotlib)'
-        ) from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+        )
+    matplotlib.use("Agg")  # here, not at import: only a command that draws picks the backend
     return plt
 
 
@@ -80,8 +83,6 @@ def _figures(outdir: Any, names: list[str]) -> Any:
     """``outdir`` as a :class:`~mpinet.outputs.figures.FigureSet` (a reserved set is kept);
     a directory name is planned and reserved here with ``force`` (the API's old behaviour:
     figures mpinet drew are replaced, any other file is refused)."""
-    from mpinet.outputs.figures import FigureSet, plan_figures
-
     if isinstance(outdir, FigureSet):
         return outdir
     return FigureSet(outdir, plan_figures(outdir, names, force=True), force=True)
@@ -92,8 +93,6 @@ def write_figures(plt: Any, outdir: Any, jobs: list[tuple[str, Callable[[], Any]
 
     ``outdir``: a reserved :class:`~mpinet.outputs.figures.FigureSet` or a directory name.
     """
-    from mpinet.outputs.figures import FigureSet
-
     figs = _figures(outdir, [name for name, _ in jobs])
     paths: list[str] = []
     try:

@@ -33,6 +33,7 @@ from mpinet.analysis.network import STRETCH_NODE_LIMIT, distance_for, rebuild
 from mpinet.analysis.switching import switching_of
 from mpinet.analysis.validate import FlitPackets, consistency, in_range, value_limits
 from mpinet.errors import CorruptTraceError, TraceError
+from mpinet.trace import Trace, open_trace
 
 #: rows read per table per block by default (2**18: 48 MiB of working arrays up to degree 4)
 DEFAULT_CHUNK_ROWS = 1 << 18
@@ -62,8 +63,6 @@ def memory_bound(chunk_rows: int = DEFAULT_CHUNK_ROWS, degree: int = 6) -> int:
 
 
 def _open(trace: Any):
-    from mpinet.trace import Trace, open_trace
-
     if isinstance(trace, Trace):
         return trace, False
     return open_trace(trace), True

@@ -8,7 +8,7 @@ that fails during the collective phase aborts the whole MPI job.
 
 SIGINT, SIGTERM and SIGHUP (:mod:`mpinet.cli.signals`), on every rank from the parse to the
 ranks' last barrier: the outputs' temporary files are removed, rank 0 prints one line, and the
-exit code is 130, 143 or 129. Standard output and error (:mod:`mpinet.outputs.stdio`): a failed
+exit code is 130, 143 or 129. Standard output and error (:mod:`mpinet.cli.stdio`): a failed
 write of the results is one line and exit code 3, a closed pipe a quiet 0, and every error line
 (:func:`say_error`, or any ``mpinet: ...:`` line printed) is capped at 400 bytes and escaped.
 """
@@ -50,7 +50,7 @@ def say_error(message: str, where: str = "error") -> None:
     ``where``: ``"error on rank R"`` for a rank's own line. A standard error that cannot
     be written (a full device) leaves nothing else to tell: the exit code stands.
     """
-    from mpinet.outputs.stdio import one_line
+    from mpinet.cli.stdio import one_line
 
     if where == "error" and launch_rank() != 0:
         return
@@ -72,7 +72,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """One line on stderr and exit code 2, like every other refusal (no usage block)."""
-        # capped by say_error's stream (outputs.stdio.capped) like every error line
+        # capped by say_error's stream (cli.stdio.capped) like every error line
         self.exit(2, f"mpinet: error: {message}; `{self.prog} --help` shows the usage\n")
 
 
@@ -103,7 +103,8 @@ def get_comm(timeout: float | None = None) -> Any:
     Every environment variable mpinet reads is validated here, before any work
     (:func:`mpinet.values.check_environment`), and the ranks agree on the outcome.
     """
-    from mpinet.engine.comm import SerialComm, WatchedComm, world
+    from mpinet.engine.comm import SerialComm, WatchedComm
+    from mpinet.engine.world import world  # starts MPI: here, when a command runs
     from mpinet.values import check_environment
 
     err: MpinetError | None = None
@@ -237,7 +238,7 @@ def versions() -> str:
 
     parts = [v("numba"), v("numpy"), v("mpi4py"), v("h5py")]
     try:  # the library's own words (MPICH Version: x.y, Open MPI vx.y ...), started as
-        from mpinet.engine.comm import world  # every command starts it (its defaults)
+        from mpinet.engine.world import world  # started as every command starts it
 
         world()
         from mpi4py import MPI
@@ -312,7 +313,7 @@ def main(argv: Sequence[str] | None = None, *, meet: bool = False) -> int:
     first, e.g. every rank but 0 during ``export``, waits there).
     """
     from mpinet.cli.signals import interrupts, launcher_pid
-    from mpinet.outputs.stdio import StreamError, guard
+    from mpinet.cli.stdio import StreamError, guard
 
     launcher = launcher_pid() if launch_rank() == 0 and launched_by_mpi() else None
     # SIGINT/SIGTERM/SIGHUP: clean up, one line, exit 128 + N; first of all, so that every

@@ -130,14 +130,7 @@ def _reserve_figures(args: argparse.Namespace, sweep: bool) -> Any:
 
 
 def _trace(args: argparse.Namespace, chunk: int, stretch: bool, figs: Any) -> int:
-    from mpinet.analysis import (
-        compare,
-        format_compare,
-        format_summary,
-        plot_compare,
-        plot_summary,
-        summarize,
-    )
+    from mpinet.analysis import compare, format_compare, format_summary, summarize
     from mpinet.errors import OutputError
     from mpinet.jobs.plans_io import plan_analyze
 
@@ -160,6 +153,8 @@ def _trace(args: argparse.Namespace, chunk: int, stretch: bool, figs: Any) -> in
     plots: list[str] = []
     failed = None
     if figs is not None:
+        from mpinet.analysis.plot import plot_compare, plot_summary  # matplotlib: only to draw
+
         try:
             plot_summary(a, figs, chunk_rows=chunk)
             if b is not None:
@@ -199,7 +194,8 @@ def _trace(args: argparse.Namespace, chunk: int, stretch: bool, figs: Any) -> in
 
 def _sweep(args: argparse.Namespace, figs: Any) -> int:
     """``mpinet analyze SWEEP.h5``: the sweep's table (or JSON) and, with --plot, its curves."""
-    from mpinet.analysis.sweep import plot_sweep, read_sweep, sweep_stem
+    from mpinet.analysis.sweep import read_sweep, sweep_stem
+    from mpinet.analysis.sweep_plot import plot_sweep
     from mpinet.cli.sweep import print_sweep
     from mpinet.errors import OutputError
 

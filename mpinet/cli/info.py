@@ -92,18 +92,18 @@ def run(args: argparse.Namespace) -> int:
 
     comm = get_comm()
 
-    from mpinet.jobs import netcheck, resources
+    from mpinet.jobs import machine, netcheck
 
-    here = resources.ranks_on_this_machine(comm)  # collective: before anything can fail
+    here = machine.ranks_on_this_machine(comm)  # collective: before anything can fail
 
     def plan() -> tuple:
-        from mpinet.jobs import plans
+        from mpinet.jobs.plans_info import plan_info as plan_memory
 
-        topo = resources.load_network(args.spec, here, args.allow_disconnected)
+        topo = machine.load_network(args.spec, here, args.allow_disconnected)
         src = None if args.source is None else topo.parse_label(args.source)
         # memory (MemAvailable or MPINET_MEMORY_LIMIT) and a lower bound of the work first:
         # refused in seconds, before the orbits or any table exist
-        plans.plan_info(topo, comm.Get_size(), src, here, args.sources)
+        plan_memory(topo, comm.Get_size(), src, here, args.sources)
         plan_info(topo, comm.Get_size(), src, here, args.sources)
         return topo, src, _plan_faults(args, topo, comm.Get_size(), here)
 
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
 def _memory_guard(fn: Any, what: str) -> Any:
     """``fn`` with a MemoryError the plan did not foresee turned into one line (exit 2 on
     one rank; on more, the failing rank's line and the job aborted, never a traceback)."""
-    from mpinet.jobs.resources import out_of_memory
+    from mpinet.jobs.machine import out_of_memory
 
     def guarded() -> Any:
         try:

@@ -52,7 +52,7 @@ def add_parser(sub: Any) -> None:
         required=True,
         metavar="NAME",
         help="router name, e.g. shortest or scc-greedy; one that does not apply to SPEC is "
-        "refused with the list of those that do (docs/cli.md's router table has them all)",
+        "refused with the list of those that do (docs/commands.md#mpinet-routes has them all)",
     )
     p.add_argument(
         "--pairs", default="to-identity", help="to-identity | from-identity | all | sample:K"

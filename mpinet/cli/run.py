@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     argv = ["mpinet", *sys.argv[1:]]
     if rank0 and not args.json:
         from mpinet.engine.calendar import eligible
-        from mpinet.engine.kernels import cache_is_warm
+        from mpinet.engine.kernel_cache import cache_is_warm
 
         why = eligible(p.model, p.job.model["order"], p.router, p.faults, p.topo.num_nodes)
         path = "calendar" if why is None and p.job.model["queues"] != "links" else "links"

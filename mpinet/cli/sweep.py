@@ -111,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.jobs.netcheck import same_network
     from mpinet.jobs.sweep import check_plan, sweep
     from mpinet.jobs.sweep_settings import Settings, parse_rates
-    from mpinet.outputs import SWEEP, check_target, reserve
+    from mpinet.outputs import check_target, reserve
+    from mpinet.outputs.hdf5 import SWEEP
 
     comm = get_comm()
     rank0 = comm.Get_rank() == 0
@@ -212,7 +213,7 @@ def _reserve_figures(args: argparse.Namespace, paths: list[str]) -> Any:
 
 def _draw(res: dict, figs: Any, stem: str, errors: list[str]) -> list[str]:
     """Rank 0: the two curves; a failed write is reported, the table still printed."""
-    from mpinet.analysis.sweep import plot_sweep
+    from mpinet.analysis.sweep_plot import plot_sweep
     from mpinet.errors import OutputError
 
     try:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from mpinet.engine import limits  # limits.memory(), looked up at each call (tests fake it)
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
 from mpinet.errors import ResourceError
 from mpinet.topology.base import Topology
@@ -75,9 +76,7 @@ class Distances:
 def available_memory() -> int:
     """Bytes of memory available to this machine: MemAvailable, the cgroup's limit or
     ``MPINET_MEMORY_LIMIT``, whichever is smallest (:mod:`mpinet.engine.limits`)."""
-    from mpinet.engine.limits import memory
-
-    return memory().machine
+    return limits.memory().machine
 
 
 def _plan(n: int, size: int, chunk: int | None, exchange: int | None) -> tuple[int, int, int, int]:
@@ -136,12 +135,10 @@ def check_memory(estimate: Callable[[int], int], size: int, ranks_here: int, wha
     what : str
         The computation, for the message.
     """
-    from mpinet.engine.limits import memory
-
     have = available_memory()
     per_rank = estimate(size)
     need = per_rank * ranks_here
-    rank = memory()
+    rank = limits.memory()
     # ulimit -v, per process, where it binds before this rank's share of the machine
     if rank.rank is not None and rank.rank < have // max(ranks_here, 1) and per_rank > rank.rank:
         more = next((r for r in (size << i for i in range(1, 21)) if estimate(r) <= rank.rank), 0)

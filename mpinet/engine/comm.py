@@ -2,47 +2,23 @@
 
 ``comm`` is always a parameter in mpinet. ``comm=None`` means a single
 process without MPI (:class:`SerialComm`), so the pure layers and serial tests
-never need an MPI library; :func:`world` imports mpi4py only when asked.
+never need an MPI library; :func:`mpinet.engine.world.world` starts MPI (the commands
+import that module when they run).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
 import numpy as np
 
-from mpinet.errors import MPIError
-
-# MPICH ranks busy-poll while waiting; oversubscribed (ranks > cores) that
-# costs ~1000x in latency. Throttling restores it (see docs/architecture.md).
-# UCX (the MPICH wheel's transport) takes SIGHUP as its debug signal: the run went on and
-# ~240 debug lines went to stdout; 0 turns that off, so SIGHUP stops the run
-# (mpinet.cli.signals; docs/reliability.md, "Interrupts").
-_MPI_ENV_DEFAULTS = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "UCX_DEBUG_SIGNO": "0"}
-
-
-def world() -> Any:
-    """Return ``MPI.COMM_WORLD``, importing mpi4py with mpinet's defaults.
-
-    Raises
-    ------
-    MPIError
-        mpi4py is missing or cannot load an MPI library.
-    """
-    for key, val in _MPI_ENV_DEFAULTS.items():
-        os.environ.setdefault(key, val)
-    try:
-        from mpi4py import MPI
-    except (ImportError, RuntimeError) as exc:
-        raise MPIError(
-            f"cannot use MPI ({exc}); install an MPI with `pip install 'mpinet[mpi]'` "
-            "or build mpi4py against your cluster's MPI (see docs/install.md)"
-        ) from None
-    return MPI.COMM_WORLD
+from mpinet.engine import pmi
 
 
 class SerialComm:
@@ -137,8 +113,6 @@ def park(seconds: float = 30.0) -> None:
     Measured: a rank whose peers had stopped on Ctrl-C completed an ``Alltoallv`` with
     garbage (a node id of -2070313376) before its own watcher acted.
     """
-    import time
-
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         time.sleep(0.05)
@@ -232,8 +206,6 @@ class WatchedComm:
         self._checked(lambda: self._poll(req))
 
     def _poll(self, req: Any) -> None:
-        import time
-
         # MPICH moves a large message only while a rank polls: spin on Test for the time a
         # normal collective takes (measured: a 1 MiB Alltoallv took 409 ms when the polling
         # slept between tests, 1.3 ms when it spun), and only then sleep between tests
@@ -247,11 +219,6 @@ class WatchedComm:
             time.sleep(0.0005)  # a late rank: stay responsive without burning a core
 
     def _roll_call_and_abort(self, waited: float) -> None:
-        import contextlib
-        import time
-
-        from mpinet.engine import pmi
-
         if self.on_abort is not None:
             # first: from now on any rank's abort may end this process; never keep a stuck
             # job alive over a cleanup failure

@@ -57,6 +57,7 @@ from mpinet.engine.calendar import file_step as cal_file
 from mpinet.engine.calendar import inject as cal_inject
 from mpinet.engine.calendar import step as cal_step
 from mpinet.engine.comm import block_bounds, resolve, sum_op
+from mpinet.engine.deadlock import Watch
 from mpinet.engine.exchange import exchange_packets
 from mpinet.engine.models import Model, ModelError
 from mpinet.engine.pool import Pool
@@ -206,8 +207,6 @@ class Engine:
         op = sum_op()
         watch = self.watch = None
         if self.st is not None and self.st.finite:  # deadlocks: see mpinet.engine.deadlock
-            from mpinet.engine.deadlock import Watch
-
             watch = self.watch = Watch(self)
         while (in_flight > 0 or t < last) and t < self.max_steps:
             t += 1

@@ -35,6 +35,7 @@ from mpinet.engine.bfs import (
     estimate_all_sources_bytes,
 )
 from mpinet.engine.comm import max_op, resolve, sum_op
+from mpinet.engine.info import spec_params
 from mpinet.errors import ResourceError
 from mpinet.topology.base import Topology
 from mpinet.topology.faults import FaultSet, SurvivingGraph
@@ -55,8 +56,6 @@ _SOURCE_WORDS = 16  # 1024 sources per bit-parallel batch
 def _levels(topo: Topology) -> int:
     """BFS levels for work estimates: the diameter + 3 (one BFS when vertex-transitive
     and small), else the papers' diameter + 3, else 64."""
-    from mpinet.engine.info import spec_params
-
     if topo.vertex_transitive and topo.num_nodes <= _QUICK_BFS:
         return bfs_from(topo, topo.identity).diameter + 3
     forms = theory.closed_forms(topo.family, spec_params(topo))

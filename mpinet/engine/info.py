@@ -25,6 +25,7 @@ from mpinet.engine.bfs import (
     check_memory,
     estimate_all_sources_bytes,
     estimate_bfs_bytes,
+    port_table,
 )
 from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.errors import JobError, ResourceError
@@ -74,8 +75,6 @@ def sample_depth(topo: Topology, samples: int = DEPTH_SAMPLES, seed: int = 0) ->
     least it and at most twice any eccentricity). Work ``samples * N * degree``, memory
     the port table the all-sources BFS builds anyway (check it first) and ``8 N``.
     """
-    from mpinet.engine.bfs import port_table
-
     table = port_table(topo)
     n = topo.num_nodes
     dist = np.empty(n + 1, table.dtype)

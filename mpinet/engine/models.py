@@ -20,10 +20,12 @@ engine runs the same check every step on what actually moved.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from mpinet.engine import kernels as kn
+from mpinet.engine import kernels_check as kc
 from mpinet.errors import MpinetError
 from mpinet.routing.vc_policies import SWITCHING
 from mpinet.topology.base import Topology
@@ -79,8 +81,6 @@ def switching_model(model: Model, switching: str | None, flits: int | None, vcs:
     the default buffer and policy. Packet buffers (``buffer``, ``classes``) and flit keys
     do not mix: ``vc_buffer`` and ``vc_policy = "hops"`` say the same in flits.
     """
-    from dataclasses import replace
-
     sw = "store-and-forward" if switching is None else str(switching)
     if sw not in SWITCHING:
         raise ModelError(f"model.switching must be one of {', '.join(SWITCHING)}; got {sw!r}")
@@ -171,9 +171,6 @@ def violations(
     held. Under ``sdc`` every transmission must use ``sdc_port`` (the step's
     dimension) or, when it is None, the port of the first transmission.
     """
-    from mpinet.engine import kernels as kn
-    from mpinet.engine import kernels_check as kc
-
     nodes, ports = np.asarray(nodes, np.int64), np.asarray(ports, np.int64)
     if ports.size == 0:
         return []

@@ -16,9 +16,14 @@ import numpy as np
 
 from mpinet import perm, rng
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
+from mpinet.engine.core import Engine
+from mpinet.engine.models import parse_model
+from mpinet.engine.report import gather_packets
 from mpinet.errors import MpinetError, ResourceError
 from mpinet.routing import exact_distance
 from mpinet.routing.base import Router
+from mpinet.routing.scc_analysis import scc_cost_split
+from mpinet.routing.scc_cycles import relative
 from mpinet.routing.tables import distances_from
 from mpinet.routing.walk import walk
 from mpinet.topology.base import Topology
@@ -178,9 +183,6 @@ def route_report(
 def _scc_split(topo: Topology, src: np.ndarray, dst: np.ndarray, res: dict) -> np.ndarray:
     """Papers 000/001 cost split of SCC routes: sums of lat, MI local, MB local, and the
     number of routes whose lateral links do not follow the cycle structure (eq. 2-3)."""
-    from mpinet.routing.scc_analysis import scc_cost_split
-    from mpinet.routing.scc_cycles import relative
-
     sp = scc_cost_split(topo, src, dst, res["lengths"], res["class_hops"]["lateral"])
     star = perm.star_distance(relative(topo, src, dst)[0])
     return np.array(
@@ -238,10 +240,6 @@ def engine_lengths(
 
     ``progress``: the :class:`~mpinet.engine.core.Engine`'s callback.
     """
-    from mpinet.engine.core import Engine
-    from mpinet.engine.models import parse_model
-    from mpinet.engine.report import gather_packets
-
     comm = resolve(comm)
     kind, total = parse_pairs(pairs, topo)
     w = _PairWorkload(topo, kind, total, seed)

@@ -104,7 +104,7 @@ def to_job(cfg: Config) -> tuple[dict, Measure, dict]:
     if rf is None:
         names = " or ".join(ROUTING[topo])
         raise bad("routing_function", f"mpinet booksim runs {names} on {topo}")
-    kind = _traffic(v, bad)
+    kind, hot = _traffic(v, bad)
     if v["injection_process"] not in ("bernoulli", "on_off"):
         raise bad("injection_process", "mpinet booksim runs bernoulli and on_off")
     size = v["packet_size"]
@@ -141,6 +141,7 @@ def to_job(cfg: Config) -> tuple[dict, Measure, dict]:
         },  # fmt: skip
         "trace": {"level": "none"},
     }
+    raw["workload"].update(hot)  # hotspot's lists (BookSim's pattern parameters)
     if v["injection_process"] == "on_off":
         raw["workload"].update({k: v[k] for k in ("burst_alpha", "burst_beta", "burst_r1")})
     iq = {k: v[k] for k in where if KEYS[k].what == "iq"}
@@ -206,19 +207,52 @@ def _one_terminal_each(path: str, bad: Any) -> None:
                       "(as mpinet export writes them)")  # fmt: skip
 
 
-def _traffic(v: dict, bad: Any) -> str:
-    """BookSim's pattern as an mpinet workload kind (the registered one)."""
+def _traffic(v: dict, bad: Any) -> tuple[str, dict]:
+    """BookSim's pattern as an mpinet workload kind (the registered one), and the workload
+    keys of its parameters (``hotspot({{h0,h1},{r0,r1}})``: read as traffic.cpp reads them)."""
     from mpinet.workloads.registry import WORKLOADS
 
     name = v["traffic"]
     base = name.split("(")[0]
     if base != name:
-        raise bad("traffic", "patterns with parameters are not run by mpinet booksim yet")
+        if base != "hotspot":
+            raise bad("traffic", "patterns with parameters are not run by mpinet booksim yet "
+                      "(hotspot's lists are)")  # fmt: skip
+        return "booksim-hotspot", _hotspot_params(name, bad)
     cands = [f"booksim-{name}"] + ([] if name in _CLASH else [name])
     for c in cands:
         if c in WORKLOADS:
-            return c
+            return c, ({"hotspot_nodes": [-1]} if c == "booksim-hotspot" else {})
     raise bad("traffic", "mpinet has no such pattern yet")
+
+
+def _hotspot_params(name: str, bad: Any) -> dict:
+    """``hotspot(P)``: P is BookSim's list of parameters, the first the hotspots (one id or
+    ``{h0,h1,...}``), the second their integer rates (``hotspot({{0,5},{3,1}})``; a
+    parameter list not in braces is one parameter, as ``tokenize_str`` reads it)."""
+    inner = name[name.index("(") + 1 :]
+    inner = inner[: inner.rindex(")")] if ")" in inner else inner
+    params = split_list(inner)
+    if not params or len(params) > 2:
+        raise bad("traffic", "hotspot takes its hotspots and at most their rates: "
+                  "hotspot({{h0,h1,...},{r0,r1,...}}) or hotspot(h)")  # fmt: skip
+    lists = []
+    for what, text in zip(("hotspot", "rate"), params, strict=False):
+        try:
+            lists.append([int(x) for x in split_list(text)])
+        except ValueError:
+            raise bad(
+                "traffic", f"hotspot's {what}s must be integers, got {clip_text(text)!r}"
+            ) from None
+    out = {"hotspot_nodes": lists[0]}
+    if len(lists) > 1:
+        nodes, rates = lists
+        if len(rates) > len(nodes) or not rates or min(rates) < 1:
+            raise bad("traffic", f"{len(rates)} rate(s) for {len(nodes)} hotspot(s): give each "
+                      "hotspot an integer rate >= 1, at most one per hotspot (a shorter list "
+                      "repeats its last)")  # fmt: skip
+        out["hotspot_rates"] = rates
+    return out
 
 
 def _measure(v: dict, bad: Any) -> Measure:

@@ -9,6 +9,7 @@ the trace.
 from __future__ import annotations
 
 import os
+import resource
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.engine.comm import resolve, sum_op
+from mpinet.engine.calendar import QUEUES, eligible
+from mpinet.engine.comm import max_op, resolve, sum_op
+from mpinet.engine.faults import counts
 from mpinet.engine.models import Model, parse_model, switching_model
 from mpinet.engine.report import gather_hops, gather_packets, summarize
 from mpinet.errors import MpinetError, TraceError
@@ -29,6 +32,11 @@ from mpinet.jobs.trace_attrs import run_attrs, unit_attrs
 from mpinet.routing import exact_distance, make_router
 from mpinet.routing.base import Router
 from mpinet.topology.base import Topology
+from mpinet.topology.faults import make_faults
+from mpinet.trace import write_trace
+from mpinet.trace.columns import FLIT_COLUMNS
+from mpinet.trace.encode import check_attrs
+from mpinet.trace.reserve import check_target, reserve
 from mpinet.workloads.base import COLLECTIVE, WorkloadKind
 from mpinet.workloads.registry import make_workload
 
@@ -104,8 +112,6 @@ def plan(
     p = Plan(job, topo, workload.router, model, workload, trace_path, force, faults, estimate=est,
              policy=policy)  # fmt: skip
     if trace_path is not None:  # every value the trace will store, refused now, not at the end
-        from mpinet.trace.encode import check_attrs
-
         check_attrs(run_attrs(p, ranks, 0, "", None) | unit_attrs(p))
     return p
 
@@ -123,8 +129,6 @@ def _check_router_used(job: Job, workload: Any) -> None:
 
 def _check_queues(job: Any, model: Any, router: Any, faults: Any, topo: Any) -> None:
     """``model.queues``: a known value, and ``calendar`` only where it applies."""
-    from mpinet.engine.calendar import QUEUES, eligible
-
     q = job.model["queues"]
     if q not in QUEUES:
         raise JobError(f"model.queues must be one of {', '.join(QUEUES)}, got {q!r}")
@@ -144,7 +148,6 @@ def reserve_trace(p: Plan, comm: Any) -> Any:
     """
     if p.trace_path is None:
         return None
-    from mpinet.trace.reserve import reserve
 
     job_file = p.job.source if os.path.isfile(p.job.source) else None
     return reserve(p.trace_path, comm, force=p.force, job_file=job_file)
@@ -155,7 +158,6 @@ def _trace_target(job: Job, out: str | None, force: bool) -> str | None:
     path = out if out is not None else job.trace["path"]
     if path is None or job.trace["level"] == "none":
         return None
-    from mpinet.trace.reserve import check_target
 
     job_file = job.source if os.path.isfile(job.source) else None
     return check_target(path, force=force, job_file=job_file)["path"]
@@ -166,7 +168,6 @@ def _faults(job: Job, topo: Topology) -> Any:
     f = job.faults
     if not (f["links"] or f["nodes"] or f["random_links"] or f["random_nodes"]):
         return None
-    from mpinet.topology.faults import make_faults
 
     return make_faults(
         topo,
@@ -250,8 +251,6 @@ def execute(
     if rec.deadlock is not None:
         stats["deadlock"] = rec.deadlock
     if p.faults is not None:
-        from mpinet.engine.faults import counts
-
         stats["faults"] = p.faults.describe(steps=rec.steps)  # applied: False if never reached
         stats["faults"]["router_tolerates_faults"] = bool(p.router.fault_tolerant)
         mine = counts(rec.drops)
@@ -304,7 +303,6 @@ def execute(
                 name: np.ascontiguousarray(hops[:, i])
                 for i, name in enumerate(["step", "packet", "from_node", "to_node", "port"])
             }
-        from mpinet.trace.columns import FLIT_COLUMNS
 
         meta = FLIT_COLUMNS if p.model.flit else None
         _write(p, comm, result, attrs, tables, stats["checks"], reservation, meta)
@@ -333,10 +331,6 @@ def _link_exists(topo: Topology, lo: int, hi: int) -> np.ndarray | None:
 
 def _peak_rss(comm: Any) -> dict:
     """Peak resident memory of the largest rank and of all ranks, MiB (Linux ru_maxrss)."""
-    import resource
-
-    from mpinet.engine.comm import max_op, sum_op
-
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "peak_rss_mib": round(comm.allreduce(rss, op=max_op()), 1),
@@ -346,8 +340,6 @@ def _peak_rss(comm: Any) -> dict:
 
 def _write(p: Plan, comm: Any, result: dict, attrs, tables, checks, reservation, meta=None) -> None:
     """Write the trace; on failure (on all ranks alike) keep the result and say why."""
-    from mpinet.trace import write_trace
-
     try:
         result["trace"] = write_trace(
             p.trace_path,

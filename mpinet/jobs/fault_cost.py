@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import max_op, sum_op
+from mpinet.jobs.execute import plan
 from mpinet.jobs.spec import JobError
 from mpinet.values import label_rows
 
@@ -34,8 +35,6 @@ def baseline_plan(p: Any, ranks: int, ranks_here: int | None = None) -> Any:
     JobError
         The job has no faults (there is nothing to compare).
     """
-    from mpinet.jobs.execute import plan
-
     if p.faults is None:
         raise JobError("--baseline compares a job with faults with the same job without; "
                        "this job has no [faults]")  # fmt: skip

@@ -1,11 +1,12 @@
-"""Plans of ``info``, ``routes``, ``verify`` and ``deadlock``: estimates checked before work.
+"""Plans of ``routes``, ``verify`` and ``deadlock``: estimates checked before work.
 
 The estimator itself (:class:`~mpinet.jobs.resources.Estimate`, the per-layer
 parts, :func:`~mpinet.jobs.resources.check` and the available memory) is
 :mod:`mpinet.jobs.resources`, shared with ``mpinet run``; each function here
 raises a one-line :class:`~mpinet.errors.ResourceError` or returns the estimate. The
 plans of the commands that read or write files (``analyze``, ``export``) are in
-:mod:`mpinet.jobs.plans_io`, the sweep's in :mod:`mpinet.jobs.sweep_plan`.
+:mod:`mpinet.jobs.plans_io`, the sweep's in :mod:`mpinet.jobs.sweep_plan`, ``info``'s in
+:mod:`mpinet.jobs.plans_info` (which loads neither the routers' tables nor the engine).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from mpinet import theory
+from mpinet.deadlock.analysis import MAX_EDGES, SAMPLES
+from mpinet.deadlock.route_enum import MAX_STATES
 from mpinet.errors import ResourceError
 from mpinet.jobs.resources import (
     Estimate,
@@ -27,55 +29,10 @@ from mpinet.jobs.resources import (
     packets_state,
     router_tables,
 )
+from mpinet.routing.shortest import ShortestRouter
+from mpinet.topology import from_spec
 from mpinet.topology.base import Topology
-
-
-def plan_info(
-    topo: Topology,
-    size: int,
-    source: int | None,
-    ranks_here: int | None,
-    sources: int | None = None,
-) -> Estimate:
-    """Check ``mpinet info``'s BFS against this machine before it starts.
-
-    The memory is the BFS's own estimate (:mod:`mpinet.engine.bfs`), checked first. The
-    work of the all-sources BFS (not vertex-transitive, no ``--source``) is bounded below
-    with at least ``N / orbit_group_order`` sources, so a hopeless case is refused
-    before the orbits themselves are computed (which takes minutes on fccn:8). Its depth
-    is the papers' diameter, or where they give none (file networks) the deepest of a
-    few sampled BFS (:func:`mpinet.engine.info.bfs_levels`): a path is as deep as it is
-    long, not ``log N``.
-    """
-    from mpinet.engine import bfs
-    from mpinet.engine.info import MAX_ALL_SOURCES_WORK, bfs_levels, spec_params, too_much_work
-
-    check_ids(topo, size)
-    single = source is not None or topo.vertex_transitive
-    n = topo.num_nodes
-    fn = bfs.estimate_bfs_bytes if single else bfs.estimate_all_sources_bytes
-    what = "BFS" if single else "all-sources BFS"
-
-    def estimate(r: int) -> Estimate:
-        est = Estimate(f"{what} on {describe(topo)}")
-        est.add("BFS state", fn(topo, r))
-        est.work = float(n) * topo.degree / r
-        est.work_unit = "neighbour look-ups per rank"
-        return est
-
-    forms = theory.closed_forms(topo.family, spec_params(topo))
-    sampled = not single and not any(cf.quantity == "diameter" for cf in forms)
-    # the papers' diameter, about, costs nothing: checked first; a sampled depth builds the
-    # port table, so memory first
-    est = check(estimate, size, ranks_here) if sampled else None
-    if not single:
-        nsrc = sources or -(-n // int(getattr(topo, "orbit_group_order", 1)))
-        levels = float(bfs_levels(topo)[0]) if sampled else max(1.0, 2 * mean_hops(topo))
-        work = -(-nsrc // 64) * n * topo.degree * levels  # a word costs 64 sources
-        if work > MAX_ALL_SOURCES_WORK:
-            raise too_much_work(topo, sources, work, levels, sampled, size)
-    return est if est is not None else check(estimate, size, ranks_here)
-
+from mpinet.workloads.base import Footprint
 
 #: pairs ``mpinet routes`` enumerates at most, whatever the kind (``all`` had this cap)
 MAX_PAIRS = 50_000_000
@@ -119,8 +76,6 @@ def plan_routes(
         "ccc",
         "hypercube",
     ):
-        from mpinet.routing.shortest import ShortestRouter
-
         try:  # states its tables' size (and refuses those over its limit) without building
             exact = router_tables(ShortestRouter(topo))
         except ResourceError as exc:
@@ -144,8 +99,6 @@ def plan_routes(
         est.add("router tables", router_tables(router))
         est.add("walk batch", min(_WALK_BATCH, -(-pairs // r)) * (_WALK_PAIR_BYTES + 16 * hw))
         if engine:
-            from mpinet.workloads.base import Footprint
-
             est.add("engine pairs", 4 * 24 * pairs)  # every rank makes all pairs, keeps its own
             engine_state(est, topo, r, {"kind": "all-port"})
             packets_state(est, topo, r, Footprint(pairs, pairs, pairs), hw)
@@ -165,8 +118,6 @@ def estimate_check(check: Any, topo: Topology, size: int) -> Estimate:
     N (N - 1) packets for a total exchange (all at once when routed), one per star
     transmission (N per dimension) for an emulation.
     """
-    from mpinet.workloads.base import Footprint
-
     n, name = topo.num_nodes, check.collective
     est = Estimate(f"verify check {check.topology} {name} ({check.model})")
     if check.run is None:
@@ -185,8 +136,6 @@ def estimate_check(check: Any, topo: Topology, size: int) -> Estimate:
 
 def plan_verify(checks: list, size: int, ranks_here: int | None = None) -> list[Estimate]:
     """Check every selected ``verify`` check against this machine before the first runs."""
-    from mpinet.topology import from_spec
-
     out = []
     for c in checks:
         topo = from_spec(c.topology)
@@ -251,9 +200,6 @@ def estimate_deadlock(topo: Topology, router: Any, setup: Any) -> Estimate:
     topo, router : the network and the built router (its tables are not built yet)
     setup : :class:`mpinet.deadlock.analysis.Setup`
     """
-    from mpinet.deadlock.analysis import SAMPLES
-    from mpinet.deadlock.route_enum import MAX_STATES
-
     n, deg = topo.num_nodes, topo.degree
     links = n * deg
     hops = mean_hops(topo)
@@ -297,8 +243,6 @@ def plan_deadlock(
     :data:`~mpinet.deadlock.analysis.MAX_EDGES` edges, and an analysis whose
     estimate does not fit this machine next to the other ranks here.
     """
-    from mpinet.deadlock.analysis import MAX_EDGES
-
     check_ids(topo, size)
     est = estimate_deadlock(topo, router, setup)
     ways = "a smaller network"

@@ -8,9 +8,22 @@ bytes it will write, the memory of one chunk, the time).
 
 from __future__ import annotations
 
+from mpinet.analysis import memory_bound
+from mpinet.analysis.network import rebuild
+from mpinet.analysis.summary import STRETCH_NODE_LIMIT
 from mpinet.errors import MpinetError, ResourceError
-from mpinet.jobs.resources import Estimate, base, check, describe
+from mpinet.jobs.resources import (
+    Estimate,
+    available_memory,
+    base,
+    check,
+    describe,
+    size_text,
+    stretch_tables,
+)
+from mpinet.topology import export
 from mpinet.topology.base import Topology
+from mpinet.trace import open_trace
 
 # -- analyze ----------------------------------------------------------------------------
 #: bytes per value of an exact histogram (latency, hops, distance: ``steps + 1`` values
@@ -37,11 +50,6 @@ def estimate_analyze(
         The traces' paths: a file network is looked for as ``analyze`` does
         (:func:`mpinet.analysis.network.rebuild`: the absolute path the run read first).
     """
-    from mpinet.analysis import memory_bound
-    from mpinet.analysis.network import rebuild
-    from mpinet.analysis.summary import STRETCH_NODE_LIMIT
-    from mpinet.jobs.resources import stretch_tables
-
     est = Estimate("analyze " + " and ".join(str(a.get("topology")) for a in traces))
     work = 0
     for i, attrs in enumerate(traces):
@@ -81,8 +89,6 @@ def plan_analyze(
     skipped : str or None
         Why stretch is skipped, when the plan turned it off.
     """
-    from mpinet.trace import open_trace
-
     traces, read = [], []
     for path in paths:
         if path is not None:
@@ -102,8 +108,6 @@ def plan_analyze(
         if not need:
             raise
         check(lambda r: estimate_analyze(traces, chunk_rows, False, read), 1, 1, smaller=ways)
-        from mpinet.jobs.resources import available_memory, size_text
-
         return False, (
             f"its exact-distance tables ({size_text(need)}) would not fit in the "
             f"{size_text(available_memory())} available"
@@ -113,8 +117,6 @@ def plan_analyze(
 # -- export -----------------------------------------------------------------------------
 def estimate_export(topo: Topology, fmt: str) -> Estimate:
     """Memory of ``mpinet export`` on rank 0 (one chunk's text) and its work (bytes)."""
-    from mpinet.topology import export
-
     est = Estimate(f"export of {describe(topo)} as {fmt}")
     est.add("chunk of text", export.estimate_memory(topo, fmt))
     est.work, est.work_unit = float(export.estimate_bytes(topo, fmt)), "bytes written"
@@ -124,16 +126,12 @@ def estimate_export(topo: Topology, fmt: str) -> Estimate:
 def plan_export(topo: Topology, fmt: str, size: int = 1, ranks_here: int | None = None) -> Estimate:
     """Check ``mpinet export``: its size (:func:`mpinet.topology.export.check_size`, 2 GiB),
     then one chunk's memory on rank 0 next to the other ranks here."""
-    from mpinet.topology import export
-
     export.check_size(topo, fmt)
     return check(lambda r: estimate_export(topo, fmt), size, ranks_here, serial=True)
 
 
 def seconds(est: Estimate) -> float:
     """The time an export should take, from its estimate (bytes written)."""
-    from mpinet.topology import export
-
     return est.work * export.SECONDS_PER_BYTE
 
 

@@ -30,220 +30,81 @@ held throughout. Measured against it (peak RSS, 2 ranks): routed TE on ms:3,2
 4.99 GiB per rank (estimate 5.31 GiB), scc:10 with 1 packet per node 7.39 GiB
 (estimate 9.8 GiB).
 
-The available memory is ``MemAvailable`` of ``/proc/meminfo``, or
-``MPINET_MEMORY_LIMIT`` (e.g. ``512M``, ``2G``) when that is set and smaller.
+The machine's side (available memory, ranks per host, the check that refuses and
+the id limits) is :mod:`mpinet.jobs.machine`; its names are importable from here too.
 """
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from mpinet.engine import kernels as kn
+from mpinet.engine.pool import slot_bytes
 from mpinet.errors import MpinetError, ResourceError
 from mpinet.jobs import plans_flit
 from mpinet.jobs.estimate import END, RUN, Estimate, describe, mean_hops, node_bytes, size_text
+from mpinet.jobs.machine import (
+    BASE_BYTES,
+    MAX_ID,
+    MEMORY_ENV,
+    available_memory,
+    base,
+    check,
+    check_ids,
+    load_network,
+    out_of_memory,
+    parse_bytes,
+    per_rank_memory,
+    ranks_on_this_machine,
+)
+from mpinet.routing import ROUTERS
+from mpinet.routing.route_tables import planned_bytes
+from mpinet.routing.shortest import ShortestRouter
 from mpinet.topology.base import Topology
-from mpinet.values import parse_size
+from mpinet.workloads.base import COLLECTIVE
+from mpinet.workloads.registry import WORKLOADS
 
-#: environment variable that caps the memory mpinet believes it has (tests, shared nodes)
-MEMORY_ENV = "MPINET_MEMORY_LIMIT"
-#: one rank's interpreter, numpy, numba kernels and MPI (about 100 MiB measured)
-BASE_BYTES = 112 << 20
+# the machine's names, and the estimate's, stay importable from here (commands, tests)
+__all__ = [
+    "BASE_BYTES",
+    "END",
+    "HOP_ROW_BYTES",
+    "MAX_ID",
+    "MEMORY_ENV",
+    "RECORD_BYTES",
+    "RUN",
+    "Estimate",
+    "available_memory",
+    "base",
+    "check",
+    "check_ids",
+    "collective_state",
+    "describe",
+    "engine_state",
+    "estimate_run",
+    "fewer_packets",
+    "fewer_vcs",
+    "load_network",
+    "mean_hops",
+    "node_bytes",
+    "out_of_memory",
+    "packets_state",
+    "parse_bytes",
+    "per_rank_memory",
+    "plan_run",
+    "ranks_on_this_machine",
+    "router_tables",
+    "size_text",
+    "stretch_tables",
+]
+
 #: bytes per packet for its records after the run: the delivered row (7 int64), the
 #: end-of-run exchange to the id owner, the sort there and the summary's temporaries
 #: (measured: 413 bytes per packet at the end of a routed total exchange on ms:3,2)
 RECORD_BYTES = 7 * 56 + 8 + 5 * 8
 #: bytes per hop row of trace level "hops" (5 int64, concatenated, exchanged and sorted)
 HOP_ROW_BYTES = 4 * 40 + 8
-#: ids must stay below this (int64 arithmetic such as ``rank * N`` must not overflow)
-MAX_ID = 2**62
-
-
-def parse_bytes(text: str) -> int:
-    """``"512M"``, ``"2G"``, ``"1.5GiB"``, ``"1000000"`` -> bytes.
-
-    Raises
-    ------
-    ResourceError
-        Not a size.
-    """
-    return parse_size(MEMORY_ENV, text, error=ResourceError)
-
-
-def available_memory() -> int:
-    """Bytes this machine can give (MemAvailable), capped by ``MPINET_MEMORY_LIMIT``."""
-    return _available()[0]
-
-
-def _available() -> tuple[int, str]:
-    """Available bytes on this machine and where the figure comes from."""
-    from mpinet.engine.limits import memory
-
-    got = memory()
-    return got.machine, got.machine_origin
-
-
-def per_rank_memory(ranks_here: int = 1) -> int:
-    """Bytes one of ``ranks_here`` ranks on this machine may use: its share of the machine's
-    memory, or what ``ulimit -v`` leaves it, whichever is smaller."""
-    from mpinet.engine.limits import memory
-
-    got = memory()
-    share = got.machine // max(ranks_here, 1)
-    return share if got.rank is None else min(share, got.rank)
-
-
-def out_of_memory(what: str, planned: int | None = None) -> ResourceError:
-    """The one line of a MemoryError the plan did not foresee: what ran out, the plan's
-    figure and the limits this process has now (:func:`mpinet.engine.limits.memory`)."""
-    from mpinet.engine.limits import memory
-
-    got = memory()
-    have = f"{size_text(got.machine)} available ({got.machine_origin})"
-    if got.rank is not None:
-        have += f", {got.rank_origin}"
-    plan = f" (planned about {size_text(planned)} per rank)" if planned else ""
-    return ResourceError(
-        f"{what} ran out of memory{plan}; {have}; way out: fewer ranks on this machine, "
-        "a larger limit, or a smaller network"
-    )
-
-
-def load_network(spec: str, ranks_here: int = 1, allow_disconnected: bool = False) -> Topology:
-    """The topology of a spec (``file:PATH`` read from disk), planned against this machine.
-
-    A file whose reading would not fit in :func:`available_memory` with
-    ``ranks_here`` ranks reading it is refused before it is read.
-    """
-    from mpinet.netfile import load_topology
-
-    memory = available_memory()
-    return load_topology(spec, allow_disconnected, memory=memory, ranks_here=ranks_here)
-
-
-def ranks_on_this_machine(comm: Any) -> int:
-    """Ranks of ``comm`` sharing this rank's host (collective: call it on every rank)."""
-    host = socket.gethostname()
-    return sum(h == host for h in comm.allgather(host))
-
-
-def check(
-    estimate: Callable[[int], Estimate],
-    size: int,
-    ranks_here: int | None = None,
-    *,
-    smaller: str | Callable[[], str] = "a smaller network",
-    have: int | None = None,
-    serial: bool = False,
-) -> Estimate:
-    """Refuse, with one line, an estimate the ranks on this machine cannot hold.
-
-    Parameters
-    ----------
-    estimate : callable
-        ``estimate(ranks)`` for the job on ``ranks`` ranks.
-    size, ranks_here : int
-        Ranks of the job, and those on this machine (default ``size``).
-    smaller : str or callable
-        The job-specific way out, e.g. ``"fewer packets (workload.packets <= 12 fits)"``,
-        or a function computing it (called only when refusing).
-    have : int, optional
-        Available bytes (default :func:`available_memory`).
-    serial : bool
-        The work runs on rank 0 alone (``deadlock``, ``export``): the estimate is rank
-        0's, every other rank on this machine holds :data:`BASE_BYTES`, and more ranks
-        are no way out.
-
-    Returns
-    -------
-    The estimate for ``size`` ranks, when it fits.
-
-    Raises
-    ------
-    ResourceError
-        ``<what> needs about X per rank (parts), Y for the R rank(s) on this machine,
-        but Z is available; way out: ...``
-    """
-    from mpinet.engine.limits import Memory, memory
-
-    here = size if ranks_here is None else ranks_here
-    est = estimate(size)
-    got = memory() if have is None else Memory(have, "given")
-    have, origin = got.machine, got.machine_origin
-    need = est.bytes + (here - 1) * BASE_BYTES if serial else est.bytes * here
-    # the smallest limit binds: one rank's share of the machine, or what ulimit -v leaves it
-    share = have - (here - 1) * BASE_BYTES if serial else have // max(here, 1)
-    if got.rank is not None and got.rank < share and est.bytes > got.rank:
-        _refuse_rank(estimate, est, size, got, smaller, serial, need if here > 1 else 0, here)
-    if need <= have:
-        return est
-    ways = []
-    if serial:
-        pass
-    elif est.bytes <= have:
-        ways.append(f"at most {have // est.bytes} rank(s) per machine (more machines)")
-    else:  # more ranks shrink the distributed parts; the first count that fits, if any
-        more = next((r for r in (size << i for i in range(1, 21)) if estimate(r).bytes <= have), 0)
-        if more:
-            per = have // estimate(more).bytes
-            ways.append(f"{more} or more ranks (at most {per} per machine)")
-    ways.append(smaller if isinstance(smaller, str) else smaller())
-    who = "on rank 0" if serial else "per rank"
-    raise ResourceError(
-        f"{est.what} needs about {size_text(est.bytes)} {who} ({est.largest()}), "
-        f"{size_text(need)} for the {here} rank(s) on this machine, but {size_text(have)} "
-        f"is available ({origin}); way out: {', or '.join(ways)}"
-    )
-
-
-def _refuse_rank(
-    estimate: Callable[[int], Estimate],
-    est: Estimate,
-    size: int,
-    got: Any,
-    smaller: str | Callable[[], str],
-    serial: bool,
-    need: int = 0,
-    here: int = 1,
-) -> None:
-    """Refuse an estimate over the per-process limit (``ulimit -v``), naming it (and what
-    the ``here`` ranks on this machine need together, when ``need``)."""
-    ways = []
-    if not serial:  # more ranks shrink the distributed parts
-        more = next((r for r in (size << i for i in range(1, 21))
-                     if estimate(r).bytes <= got.rank), 0)  # fmt: skip
-        if more:
-            ways.append(f"{more} or more ranks")
-    ways.append("a larger ulimit -v")
-    ways.append(smaller if isinstance(smaller, str) else smaller())
-    who = "on rank 0" if serial else "per rank"
-    total = f", {size_text(need)} for the {here} rank(s) on this machine" if need else ""
-    raise ResourceError(
-        f"{est.what} needs about {size_text(est.bytes)} {who} ({est.largest(2)}){total}, but "
-        f"{got.rank_origin}; way out: {', or '.join(ways)}"
-    )
-
-
-# -- sizes ------------------------------------------------------------------------------
-def check_ids(topo: Topology, size: int, count: int = 0, what: str = "packet ids") -> None:
-    """Refuse a network (or an id space) too large for int64 arithmetic.
-
-    The block partition computes ``rank * N`` and packet ids go up to ``N * packets``
-    (``N**2`` for a total exchange); both must stay below :data:`MAX_ID`.
-    """
-    n = topo.num_nodes
-    if n * max(size, 1) >= MAX_ID:
-        raise ResourceError(
-            f"{topo.spec} has {n:,} nodes, more than mpinet's int64 node ids allow on {size} "
-            f"rank(s) (N * ranks < 2**62); use a smaller network"
-        )
-    if count >= MAX_ID:
-        raise ResourceError(
-            f"{what} on {topo.spec} would number {count:,}, over 2**62 (int64 ids); "
-            "use fewer packets or a smaller network"
-        )
 
 
 # -- engine state -----------------------------------------------------------------------
@@ -279,9 +140,6 @@ def packets_state(
 ) -> None:
     """Pool, step buffers, injection temporaries and records of a workload footprint
     (``flit``: only the records; :mod:`mpinet.jobs.plans_flit` has the flit engine's own)."""
-    from mpinet.engine import kernels as kn
-    from mpinet.engine.pool import slot_bytes
-
     b = -(-topo.num_nodes // size)
     flight = -(-fp.in_flight // size)
     slot = slot_bytes(topo.num_nodes, header_width)
@@ -317,11 +175,6 @@ def collective_state(est: Estimate, topo: Topology, size: int, messages: int) ->
     est.work_unit = "transmissions per rank (at most)"
 
 
-def base(est: Estimate) -> Estimate:
-    est.add("interpreter, numpy, MPI", BASE_BYTES)
-    return est
-
-
 def router_tables(router: Any) -> int:
     """Bytes of a router's tables, as it states them (``table_bytes``), else 0."""
     return int(getattr(router, "table_bytes", 0) or 0)
@@ -334,8 +187,6 @@ def stretch_tables(topo: Topology, router: Any, limit: int) -> int:
     if topo.family in ("fccn", "ccc", "hypercube") or topo.num_nodes > limit:
         return 0  # closed forms, or no stretch
     try:
-        from mpinet.routing.shortest import ShortestRouter
-
         return router_tables(ShortestRouter(topo))  # states its size, builds lazily
     except MpinetError:
         return 0
@@ -368,9 +219,6 @@ def estimate_run(
     footprint : Footprint, optional
         Default: the workload kind's :meth:`~mpinet.workloads.base.WorkloadKind.footprint`.
     """
-    from mpinet.workloads.base import COLLECTIVE
-    from mpinet.workloads.registry import WORKLOADS
-
     est = Estimate(f"run on {describe(topo)}")
     cls = WORKLOADS.get(job.workload["kind"])
     fp = footprint
@@ -380,8 +228,6 @@ def estimate_run(
         collective_state(est, topo, size, fp.messages if fp is not None else 1)
         return base(est)
     if router is None:
-        from mpinet.routing import ROUTERS
-
         router = ROUTERS.get(job.router["name"])  # class attributes only
 
     flit = plans_flit.flit_model(job.model)
@@ -410,8 +256,6 @@ def estimate_run(
             capacity=max(caps),
         )
     if router is not None and not isinstance(router, type):
-        from mpinet.routing.route_tables import planned_bytes
-
         est.add("router tables", router_tables(router))
         est.add("translated route table", planned_bytes(router))
         est.add("exact distances (stretch)", stretch_tables(topo, router, stretch_limit))
@@ -420,8 +264,6 @@ def estimate_run(
 
 def fewer_packets(job: Any, topo: Topology, size: int, have_per_rank: int, **kw: Any) -> str:
     """The way out by packets: the most per node that fit, or "a smaller network"."""
-    from mpinet.workloads.registry import WORKLOADS
-
     w = job.workload
     cls = WORKLOADS.get(w["kind"])
     if cls is None or "packets" in cls.unused_keys(w["kind"], w) or cls.footprint(w, topo) is None:
@@ -475,9 +317,6 @@ def plan_run(
 
     Also refuses ids that int64 arithmetic cannot hold (:func:`check_ids`).
     """
-    from mpinet.workloads.base import COLLECTIVE
-    from mpinet.workloads.registry import WORKLOADS
-
     cls = WORKLOADS.get(job.workload["kind"])
     fp = cls.footprint(job.workload, topo) if cls is not None else None
     check_ids(topo, size, fp.packets if fp is not None else 0)

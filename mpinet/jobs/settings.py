@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from mpinet.jobs.spec import Job, JobError
 from mpinet.jobs.switching import check_packet_keys
+from mpinet.workloads.registry import WORKLOADS
 
 
 def check_settings(job: Job, out: str | None = None) -> None:
@@ -28,8 +29,6 @@ def check_settings(job: Job, out: str | None = None) -> None:
     JobError
         ``workload.rate = 0.1 has no effect: applies to injection = 'bernoulli' only; ...``
     """
-    from mpinet.workloads.registry import WORKLOADS
-
     kind = job.workload["kind"]
     cls = WORKLOADS.get(kind)  # an unknown kind is refused by make_workload, with the list
     if cls is not None:

@@ -1,6 +1,8 @@
 """Load-latency sweeps: one unicast job at a series of offered loads, BookSim-style.
 
-Each load ``lam`` (packets per node per step, Bernoulli) is one engine run with
+Each load ``lam`` (packets per node per step, Bernoulli; BookSim's ``on_off`` bursts with
+``workload.injection = "on_off"``, and loads in flits per node per step, run at lam / L
+packets, with ``workload.rate_uses_flits = 1``) is one engine run with
 three phases: warm-up steps ``[0, W)``, the measurement window ``[W, W + M)``
 and the drain. Injection continues ``tail`` steps after the window, so the
 packets measured near its end still meet a loaded network, then stops; the
@@ -44,9 +46,9 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import max_op, resolve, sum_op
-from mpinet.errors import JobError
+from mpinet.errors import JobError, WorkloadError
 from mpinet.jobs.execute import Plan
-from mpinet.jobs.sweep_plan import check_drain, plan_sweep
+from mpinet.jobs.sweep_plan import check_drain, plan_sweep, rate_unit
 from mpinet.jobs.sweep_point import run_point, switching, traffic, zero_load
 from mpinet.jobs.sweep_settings import Rates, Settings
 from mpinet.routing.channel_load import (
@@ -55,6 +57,7 @@ from mpinet.routing.channel_load import (
     saturation_bounds,
     uniform_load,
 )
+from mpinet.workloads.booksim_traffic import OnOff
 from mpinet.workloads.unicast import PATTERNS
 
 #: packets per node sampled for the channel load of a random non-uniform pattern
@@ -78,7 +81,8 @@ def check_plan(
         raise JobError(
             f"mpinet sweep needs a unicast pattern ({', '.join(PATTERNS)}), not workload {kind!r}"
         )
-    check_injection_keys(p.job)
+    if rates is not None and rates.hi > 0:  # auto alone: the loads come from the bound
+        check_injection_keys(p.job, rates.values or [rates.lo, rates.hi], rate_unit(p))
     if rates is None or s is None:
         return None
     s.check()
@@ -86,32 +90,34 @@ def check_plan(
     return plan_sweep(p, rates, s, ranks, ranks_here)
 
 
-#: workload keys that change a run's traffic in a way a sweep cannot follow: it injects
-#: Bernoulli traffic at each load of ``--rates`` (packets per node per step) over its own
-#: windows. A job shared with ``mpinet run`` keeps its ``injection = "once"|"bernoulli"``,
-#: ``rate``, ``steps`` and ``packets`` (the sweep's loads replace them, as documented);
-#: bursts and loads counted in flits would be silently lost, so they are refused.
-SWEEP_CANNOT = ("rate_uses_flits", "burst_alpha", "burst_beta", "burst_r1")
+def injection(job: Any) -> str:
+    """The process each load injects with: ``on_off`` when the job asks for it (its burst
+    keys and start states kept, the rate the load's), else ``bernoulli``."""
+    return "on_off" if job.workload.get("injection") == "on_off" else "bernoulli"
 
 
-def check_injection_keys(job: Any) -> None:
-    """Refuse injection settings a sweep would ignore (on_off bursts, rates in flits).
+def check_injection_keys(job: Any, loads: list[float] | None = None, unit: int = 1) -> None:
+    """Refuse on_off bursts that are not a Markov chain at a load of the sweep.
+
+    A sweep injects at each load of ``--rates``; with ``injection = "on_off"`` the burst
+    key left negative is derived from the load (BookSim's formulas), so it is checked at
+    ``loads`` (the sweep's, in its unit; the derived keys are monotone in the load, so the
+    lowest and highest suffice), before any work.
 
     Raises
     ------
     JobError
-        ``workload.injection = 'on_off' has no effect in mpinet sweep: ...``
+        ``mpinet sweep: at load 0.9 workload.burst_r1 derived as ... is not a probability``.
     """
-    why = (
-        "has no effect in mpinet sweep: it injects Bernoulli traffic at each load of --rates "
-        "(packets per node per step) over its own windows; remove it, or use mpinet run"
-    )
     w = job.workload
-    if w.get("injection") == "on_off":
-        raise JobError(f"{job.source}: workload.injection = 'on_off' {why} for bursty traffic")
-    for key in SWEEP_CANNOT:
-        if f"workload.{key}" in job.given:
-            raise JobError(f"{job.source}: workload.{key} = {w[key]!r} {why}")
+    if injection(job) != "on_off" or not loads:
+        return
+    burst = [float(w[k]) for k in ("burst_alpha", "burst_beta", "burst_r1")]
+    for load in (min(loads), max(loads)):
+        try:
+            OnOff(min(1.0, load / unit), *burst)
+        except WorkloadError as exc:
+            raise JobError(f"{job.source}: mpinet sweep at load {load:g}: {exc}") from None
 
 
 def channel_bound(p: Plan, comm: Any) -> tuple[ChannelLoad, dict]:
@@ -203,8 +209,12 @@ def sweep(
     points: list[dict] = []
     hists: list[dict] = []
 
+    unit = rate_unit(p)
+
     def measure(rate: float) -> bool:
-        pt, h = run_point(p, rate, s, tail, comm, channel=cl.load)
+        pt, h = run_point(p, rate / unit, s, tail, comm, channel=cl.load)
+        if unit > 1:  # the load as given, in flits per node per step
+            pt["offered_flits"] = rate
         pt["saturated_by"] = verdict(pt, zero, s, p.topo.num_nodes)
         pt["stable"] = not pt["saturated_by"]
         pt["verdict"] = ("stable" if pt["stable"] else
@@ -216,9 +226,10 @@ def sweep(
             on_point(pt)
         return pt["stable"]
 
-    if rates.kind == "auto" and rates.hi == 0.0:  # from the bound
-        hi = round(min(1.0, 1.2 * bound["ideal"]), 4)
-        rates = Rates("auto", [], round(min(0.05 * bound["ideal"], hi / 2), 4), hi)
+    if rates.kind == "auto" and rates.hi == 0.0:  # from the bound, in the sweep's unit
+        hi = round(min(1.0, 1.2 * bound["ideal"] * unit), 4)
+        rates = Rates("auto", [], round(min(0.05 * bound["ideal"] * unit, hi / 2), 4), hi)
+        check_injection_keys(p.job, [rates.lo, rates.hi], unit)
     if rates.kind == "auto":
         grid = [float(x) for x in np.linspace(rates.lo, rates.hi, s.coarse)]
         lo, hi = 0.0, None
@@ -233,7 +244,7 @@ def sweep(
                 lo = mid
             else:
                 hi = mid
-        if grid[-1] not in [pt["offered"] for pt in points]:
+        if grid[-1] / unit not in [pt["offered"] for pt in points]:
             measure(grid[-1])  # one load past saturation: the accepted curve's plateau
     else:
         for r in rates.values:
@@ -242,6 +253,7 @@ def sweep(
     points = [points[i] for i in order]
     hists = [hists[i] for i in order]
     settings = asdict(s) | {"tail": tail, "rates": asdict(rates)}
+    settings["injection"] = _injection_settings(p.job, unit)
     flit = switching(p)
     if flit is not None:  # only here: a packet sweep's output stays what it was
         flit |= {"mean_hops": cl.mean_hops, "zero_load_form": zero_form}
@@ -269,6 +281,16 @@ def sweep(
     if flit is not None:
         out["switching"] = flit
         out["order"] = "oldest-first"  # the flit engine's arbitration, always
+    return out
+
+
+def _injection_settings(job: Any, unit: int) -> dict:
+    """How each load injected: the process, its burst keys (on_off) and the loads' unit."""
+    w = job.workload
+    out: dict[str, Any] = {"process": injection(job),
+                           "rate_unit": "flits" if unit > 1 else "packets"}  # fmt: skip
+    if out["process"] == "on_off":
+        out |= {k: w[k] for k in ("burst_alpha", "burst_beta", "burst_r1", "burst_initial")}
     return out
 
 

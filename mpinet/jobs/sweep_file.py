@@ -27,6 +27,8 @@ import numpy as np
 from mpinet import __version__
 from mpinet.engine.comm import resolve
 from mpinet.errors import OutputError
+from mpinet.outputs import os_error_text, reserve
+from mpinet.outputs.hdf5 import SWEEP, h5_file
 from mpinet.values import json_safe, json_text  # noqa: F401 (json_safe: the old home)
 
 LAYOUT_VERSION = "1.0"
@@ -88,8 +90,6 @@ def write_sweep(
     OutputError
         On every rank, when rank 0 could not write the file (a full disk, a rival file).
     """
-    from mpinet.outputs import SWEEP, reserve
-
     comm = resolve(comm)
     res_ = reservation if reservation is not None else reserve(path, SWEEP, comm, force=force)
     err = None
@@ -100,8 +100,6 @@ def write_sweep(
         except OutputError as exc:
             err = str(exc)
         except OSError as exc:  # the fsync of the directory, a rename
-            from mpinet.outputs import os_error_text
-
             err = f"cannot write sweep file {res_.path}: {os_error_text(exc, res_.path)}"
         finally:
             res_.discard(final_parts=True)
@@ -114,8 +112,6 @@ def write_sweep(
 
 
 def _write(reservation: Any, res: dict) -> None:
-    from mpinet.outputs import h5_file
-
     with h5_file(reservation) as f:
         a = f.attrs
         a["kind"] = "sweep"

@@ -54,6 +54,15 @@ def loads(rates: Rates, s: Settings, hi: float) -> list[float]:
     return grid + [hi] * (s.bisect + 1)
 
 
+def rate_unit(p: Plan) -> int:
+    """Flits per unit of the sweep's loads: ``model.flits`` with ``workload.rate_uses_flits
+    = 1`` (BookSim's ``injection_rate_uses_flits``: loads in flits per node per step, each
+    run at load / L packets), else 1 (packets per node per step)."""
+    if p.job.workload.get("rate_uses_flits") and p.model.flit:
+        return int(p.model.flits)
+    return 1
+
+
 def highest_load(p: Plan, rates: Rates) -> float:
     """The highest load the sweep may offer (``auto`` alone: the even-load bound x 1.2)."""
     if rates.hi > 0:
@@ -71,7 +80,8 @@ def injection_steps(p: Plan, s: Settings) -> int:
 
 def estimate_load(p: Plan, rate: float, steps: int, size: int) -> rs.Estimate:
     """Memory per rank of one load: the run's estimate, with the sweep's own records."""
-    w = dict(p.job.workload, injection="bernoulli", rate=float(rate), steps=int(steps))
+    w = dict(p.job.workload, injection="bernoulli", rate=float(rate), steps=int(steps),
+             rate_uses_flits=0)  # fmt: skip
     job = dataclasses.replace(p.job, workload=w)
     est = rs.estimate_run(job, p.topo, size, router=p.router, trace_path=None)
     if "packet records" in est.parts:  # the run gathers and sorts them; a load does not
@@ -89,7 +99,9 @@ def plan_sweep(
     Returns the estimate of the largest load, its ``work`` the whole sweep's.
     """
     hi = highest_load(p, rates)
-    run = loads(rates, s, hi)
+    unit = rate_unit(p) if rates.hi > 0 else 1  # auto alone: highest_load is in packets
+    run = [r / unit for r in loads(rates, s, hi)]
+    hi /= unit
     if len(run) > MAX_LOADS + MAX_BISECT + 1:
         raise ResourceError(f"sweep of {len(run):,} loads, over {MAX_LOADS:,}")
     inject = injection_steps(p, s)

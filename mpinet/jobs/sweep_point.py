@@ -97,7 +97,9 @@ def run_point(
     comm = resolve(comm)
     topo, w, m = p.topo, s.warmup, s.measure
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    work = traffic(p, injection="bernoulli", rate=float(rate), steps=w + m + tail)
+    # the job's on_off bursts, or Bernoulli; ``rate`` is already in packets per node per step
+    inj = "on_off" if p.job.workload.get("injection") == "on_off" else "bernoulli"
+    work = traffic(p, injection=inj, rate=float(rate), rate_uses_flits=0, steps=w + m + tail)
     eng = make_engine(p, comm, seed=p.job.seed, max_steps=w + m + s.drain,
                       order=p.job.model["order"], load_window=(w, w + m),
                       queues=p.job.model["queues"])  # fmt: skip

@@ -11,7 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from mpinet.deadlock.vc_need import check_vcs
+from mpinet.engine.compile_clock import mark_engine_start
+from mpinet.engine.core import Engine
+from mpinet.engine.flit.engine import FlitEngine
+from mpinet.engine.models import Model, switching_model
 from mpinet.jobs.spec import Job, JobError
+from mpinet.routing.vc_policies import make_vc_policy
 
 #: keys of [model] that the flit engine has no use for (it arbitrates by age, keeps no
 #: per-link packet queues, and buffers flits in virtual channels); given with switching
@@ -40,8 +45,6 @@ SWITCHING_KEYS = ("switching", "flits", "vcs", "vc_buffer", "vc_policy")
 def flit_keys(job: Job) -> str | None:
     """The switching keys ``job`` gives, as a message names them, when they run the flit
     engine; None when it runs on the packet engine."""
-    from mpinet.engine.models import Model, switching_model
-
     m = job.model
     model = switching_model(Model(), *(m[k] for k in SWITCHING_KEYS))
     if not model.flit:
@@ -98,7 +101,6 @@ def check_switching(job: Job, model: Any, workload: Any, router: Any, faults: An
             "yet; remove one or the other"
         )
     check_packet_keys(job)  # done by check_settings already; kept for direct callers
-    from mpinet.routing.vc_policies import make_vc_policy
 
     policy = make_vc_policy(model.vc_policy, router.topo, model.vcs)
     check_vcs(policy, router)
@@ -113,17 +115,11 @@ def make_engine(p: Any, comm: Any, **kw: Any) -> Any:
     (:func:`~mpinet.engine.compile_clock.mark_engine_start`): what compiles from here on
     is counted apart from engine time.
     """
-    from mpinet.engine.compile_clock import mark_engine_start
-
     if p.model.flit:
-        from mpinet.engine.flit.engine import FlitEngine
-
         for key in ("order", "queues", "faults"):
             kw.pop(key, None)
         engine = FlitEngine(p.topo, p.router, p.model, p.policy, comm, **kw)
     else:
-        from mpinet.engine.core import Engine
-
         engine = Engine(p.topo, p.router, p.model, comm, **kw)
     mark_engine_start()
     return engine

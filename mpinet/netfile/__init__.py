@@ -26,11 +26,12 @@ import os
 import numpy as np
 
 from mpinet.errors import ResourceError, SpecError
+from mpinet.netfile import anynet, edgelist, graphml, source
 from mpinet.topology import from_spec
 from mpinet.topology.base import Topology
+from mpinet.topology.file_spec import FORMATS, split_file_spec
 from mpinet.topology.filegraph import FileError, FileGraph
 
-FORMATS = ("edgelist", "graphml", "anynet")
 _SUFFIX = {
     ".graphml": "graphml",
     ".xml": "graphml",
@@ -86,11 +87,8 @@ def load_topology(
 
 
 def _split(spec: str) -> tuple[str | None, str]:
-    rest = spec[5:]
-    head, sep, tail = rest.partition(":")
-    if sep and head.lower() in FORMATS:
-        return head.lower(), tail
-    return None, rest
+    fmt, path = split_file_spec(spec[5:])
+    return (fmt[:-1].lower() or None), path
 
 
 def detect_format(path: str, head: bytes) -> str:
@@ -124,8 +122,6 @@ def estimate_read_bytes(size: int, lines: int, fmt: str = "edgelist") -> int:
     and anynet build Python objects per element or token, bounded by the bytes (a
     one-line 24 MB GraphML file is 24 MB of elements, not one line).
     """
-    from mpinet.netfile import edgelist
-
     body = lines * edgelist.BYTES_PER_LINE if fmt == "edgelist" else size * PER_BYTE[fmt]
     return size + body + FIXED_BYTES
 
@@ -170,8 +166,6 @@ def read_network(
     stated) again before any parse array exists; binary content is refused before any
     reader quotes it.
     """
-    from mpinet.netfile import source
-
     spec = spec or f"file:{path}"
     if not path:
         raise SpecError("file:PATH needs a path, e.g. file:jobs/networks/ring.edges")
@@ -195,12 +189,7 @@ def read_network(
         need = estimate_read_bytes(size, lines, fmt)
         if need * ranks > memory:
             _refuse(path, fmt, size, need * ranks, ranks_here, memory)
-    if fmt == "edgelist":
-        from mpinet.netfile.edgelist import parse
-    elif fmt == "graphml":
-        from mpinet.netfile.graphml import parse
-    else:
-        from mpinet.netfile.anynet import parse
+    parse = {"edgelist": edgelist.parse, "graphml": graphml.parse}.get(fmt, anynet.parse)
     got = parse(buf, path)
     del buf
     full = os.path.abspath(path)

@@ -15,7 +15,8 @@ package, in the same order:
    command writing the same path is refused at its start, and creates the hidden
    temporary file;
 3. **write** — into the temporary file only; HDF5 files through :class:`GuardedFile`, so a
-   full disk is one line and never a crash (:func:`h5_file`), other files through
+   full disk is one line and never a crash (:func:`mpinet.outputs.hdf5.h5_file`, the module
+   of the HDF5 kinds ``trace`` and ``sweep``, which imports h5py), other files through
    :func:`write_file`;
 4. **publish** — the final name appears exclusively, or replaces only the file that was
    there at the start;
@@ -26,9 +27,8 @@ package, in the same order:
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import IO, Any
 
 from mpinet.outputs.guarded import GuardedFile, os_error_text
@@ -36,11 +36,8 @@ from mpinet.outputs.kinds import (
     EXPORTS,
     FIGURE,
     KINDS,
-    SWEEP,
-    TRACE,
     Kind,
     figure_metadata,
-    is_mpinet_trace,
     report_kind,
 )
 from mpinet.outputs.reserve import (
@@ -58,8 +55,6 @@ __all__ = [
     "FIGURE",
     "KINDS",
     "PARTS_DIR",
-    "SWEEP",
-    "TRACE",
     "GuardedFile",
     "Kind",
     "Reservation",
@@ -68,9 +63,7 @@ __all__ = [
     "abandon_all",
     "check_target",
     "figure_metadata",
-    "h5_file",
     "identity",
-    "is_mpinet_trace",
     "live",
     "os_error_text",
     "report_kind",
@@ -78,31 +71,6 @@ __all__ = [
     "scratch_dir",
     "write_file",
 ]
-
-
-@contextlib.contextmanager
-def h5_file(res: Reservation, name: str | None = None, **kw: Any) -> Iterator[Any]:
-    """An ``h5py.File`` writing ``name`` (default: the reservation's temporary file).
-
-    The file is created under the reservation's lock and written through a
-    :class:`GuardedFile`; a failed write (a full disk) raises the reservation's error in
-    one line after HDF5 closed the file normally, and the partial file is left for the
-    caller's discard.
-    """
-    import h5py
-
-    res.check_alive()
-    with res.guard():
-        guard = GuardedFile(name or res.tmp)
-    try:
-        with h5py.File(guard, "w", **kw) as f:
-            yield f
-            if guard.error is None:
-                f.flush()
-        guard.sync()
-    finally:
-        guard.close()
-    guard.check(f"{res.kind.noun} {res.path}", res.kind.error)
 
 
 def write_file(res: Reservation, write: Callable[[IO[Any]], None], *, binary: bool = False) -> str:

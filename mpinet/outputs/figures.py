@@ -10,10 +10,12 @@ its name exclusively, or, with ``--force``, replacing only a figure mpinet drew.
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Sequence
 from typing import Any
 
 from mpinet.errors import OutputError
+from mpinet.outputs.guarded import os_error_text
 from mpinet.outputs.kinds import FIGURE, figure_metadata
 from mpinet.outputs.reserve import Reservation, register_live, unregister_live
 from mpinet.outputs.target import check_target
@@ -96,8 +98,6 @@ class FigureSet:
                     os.mkdir(d)
                 except OSError as exc:
                     raise OutputError(f"cannot create plot directory {d}: {exc.strerror}") from None
-            import secrets
-
             for p in paths:
                 r = Reservation(check_target(p, FIGURE, force=force, flag="--plot"),
                                 secrets.token_hex(4))  # fmt: skip
@@ -121,8 +121,6 @@ class FigureSet:
                             bbox_inches="tight", metadata=figure_metadata(ext))  # fmt: skip
                 r.publish()
             except OSError as exc:
-                from mpinet.outputs.guarded import os_error_text
-
                 raise OutputError(f"cannot write figure {p}: {os_error_text(exc, p)}") from None
             finally:
                 r.discard()

@@ -4,7 +4,9 @@
 replaces a trace, a sweep file a sweep file, an export an export of the same format, a
 figure a figure mpinet drew, a report the report its script generated. Anything else (the
 job file, a notes file, another tool's output) is refused with or without ``--force``.
-Recognising reads at most a few KiB of the file, or its HDF5 root attributes.
+Recognising reads at most a few KiB of the file. The HDF5 kinds (``trace``, ``sweep``),
+recognised by their root attributes, are registered by :mod:`mpinet.outputs.hdf5`, which
+imports h5py: the commands that write or read HDF5 load it, ``mpinet --help`` does not.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mpinet.errors import MpinetError, OutputError, TraceError
+from mpinet.errors import MpinetError, OutputError
 
 #: bytes of a text or image file read to recognise it
 HEAD_BYTES = 1 << 16
@@ -73,7 +75,8 @@ def get(name: str) -> Kind:
         raise OutputError(f"unknown output kind {name!r}; known: {', '.join(KINDS)}") from None
 
 
-def _head(path: str) -> bytes:
+def file_head(path: str) -> bytes:
+    """The first :data:`HEAD_BYTES` of ``path`` (empty if it cannot be read)."""
     try:
         with open(path, "rb") as fh:
             return fh.read(HEAD_BYTES)
@@ -81,56 +84,27 @@ def _head(path: str) -> bytes:
         return b""
 
 
-def _h5_attrs(path: str, *keys: str) -> dict | None:
-    """The root attributes ``keys`` of an HDF5 file, or None if it is not one."""
-    if not os.path.isfile(path) or not _head(path).startswith(b"\x89HDF\r\n\x1a\n"):
-        return None
-    try:
-        import h5py
-
-        with h5py.File(path, "r") as f:
-            return {k: f.attrs[k] for k in keys if k in f.attrs}
-    except Exception:  # unreadable or damaged: not something --force may replace
-        return None
-
-
-def is_mpinet_trace(path: str) -> bool:
-    """True if ``path`` is an HDF5 file whose root attributes name an mpinet trace."""
-    a = _h5_attrs(path, "layout_version", "mpinet_version", "kind")
-    return (
-        a is not None
-        and {"layout_version", "mpinet_version"} <= a.keys()
-        and (a.get("kind") != "sweep")
-    )
-
-
-def is_sweep_file(path: str) -> bool:
-    """True if ``path`` is a file of ``mpinet sweep --out``."""
-    a = _h5_attrs(path, "kind", "mpinet_version")
-    return a is not None and a.get("kind") == "sweep" and "mpinet_version" in a
-
-
 _ANYNET_LINE = re.compile(rb"router \d+ node \d+( router \d+ \d+)*")
 
 
 def is_anynet(path: str) -> bool:
     """A BookSim2 anynet file as ``mpinet export`` writes it (the format has no comments)."""
-    lines = _head(path).split(b"\n")[:-1] or [b""]
+    lines = file_head(path).split(b"\n")[:-1] or [b""]
     return all(_ANYNET_LINE.fullmatch(ln) for ln in lines[:64])
 
 
 def is_mpinet_graphml(path: str) -> bool:
-    head = _head(path)
+    head = file_head(path)
     return head.lstrip().startswith(b"<?xml") and b"<graphml" in head and b'"spec"' in head
 
 
 def is_mpinet_edgelist(path: str) -> bool:
-    return _head(path).startswith(b"# mpinet ")
+    return file_head(path).startswith(b"# mpinet ")
 
 
 def is_mpinet_figure(path: str) -> bool:
     """A PNG or SVG figure mpinet drew (its metadata names mpinet: :data:`FIGURE_TAG`)."""
-    head = _head(path)
+    head = file_head(path)
     return (head.startswith(b"\x89PNG") or b"<svg" in head) and FIGURE_TAG.encode() in head
 
 
@@ -148,28 +122,13 @@ def report_kind(script: str) -> Kind:
     token = os.path.basename(script).encode()
 
     def recognise(path: str) -> bool:
-        return token in _head(path)
+        return token in file_head(path)
 
     name = os.path.basename(script)
     return Kind(f"report:{name}", f"report of {name}", "report.md", recognise,
                 plural=f"reports of {name}")  # fmt: skip
 
 
-def _trace_error() -> type[MpinetError]:
-    return TraceError
-
-
-TRACE = register(
-    Kind(
-        "trace",
-        "trace",
-        "run.h5",
-        is_mpinet_trace,
-        _trace_error(),
-        force_hint="--force (force=True)",
-    )  # fmt: skip
-)
-SWEEP = register(Kind("sweep", "sweep file", "sweep.h5", is_sweep_file))
 FIGURE = register(Kind("figure", "figure", "figure.png", is_mpinet_figure))
 
 

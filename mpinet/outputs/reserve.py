@@ -26,10 +26,12 @@ import re
 import secrets
 import shutil
 import socket
+import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from mpinet.engine.comm import resolve
 from mpinet.outputs.kinds import Kind
 from mpinet.outputs.target import Target, check_target, identity
 
@@ -348,8 +350,6 @@ def reserve(
         Of ``kind.error``, on every rank: see :func:`~mpinet.outputs.target.check_target`;
         another command holds the path; or the temporary file could not be created.
     """
-    from mpinet.engine.comm import resolve
-
     comm = resolve(comm)
     mine: Reservation | None = None
     if comm.Get_rank() == 0:
@@ -374,10 +374,6 @@ def reserve(
 
 def scratch_dir(comm: Any = None, prefix: str = "mpinet-") -> ScratchDir:
     """A temporary directory made by rank 0 and shared; removed by ``discard`` or a signal."""
-    import tempfile
-
-    from mpinet.engine.comm import resolve
-
     comm = resolve(comm)
     path = comm.bcast(tempfile.mkdtemp(prefix=prefix) if comm.Get_rank() == 0 else None, root=0)
     return ScratchDir(path) if comm.Get_rank() == 0 else _Remote(path)

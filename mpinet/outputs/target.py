@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mpinet.netfile import files_read
 from mpinet.outputs.kinds import Kind
 
 #: names of a split trace's parts directory and of its temporary form
@@ -54,8 +55,6 @@ def _same(a: str, b: str) -> bool:
 def _not_an_input(full: str, err: type, noun: str) -> None:
     """Refuse an output that is a network file this process read (a link or a hard link to
     it too): ``export file:x.edges --out x.edges --force`` would replace its own input."""
-    from mpinet.netfile import files_read
-
     mine = identity(full)
     if mine is None:
         return

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from mpinet.errors import RoutingError, TopologyError
+from mpinet.routing import borel_faults as bf
 from mpinet.routing import tables
 from mpinet.routing.base import DROP, HopContext, Router
 from mpinet.routing.shortest import ShortestRouter
@@ -160,8 +161,6 @@ class BorelCRRouter(Router):
 
     def set_faults(self, faults: object) -> None:
         """Route around ``faults`` from now on: live d-balls for the nodes near them."""
-        from mpinet.routing import borel_faults as bf
-
         self.faults = faults
         self._near = bf.affected(self.topo, faults, self.d)
         self._near_tables = bf.live_balls(

@@ -43,6 +43,7 @@ from mpinet.errors import ResourceError, RoutingError
 from mpinet.routing import anynet_min, tables
 from mpinet.routing.base import DROP, CompiledHop, HopContext, Router
 from mpinet.topology.base import Topology
+from mpinet.topology.faults import SurvivingGraph
 
 #: the code of the translated-tables hop (:mod:`mpinet.routing.compiled`)
 HOP_CODE = 1
@@ -129,8 +130,6 @@ class ShortestRouter(Router):
         topo = self.topo
         mask_dt = tables.mask_dtype(topo.degree)
         if self.faults is not None:
-            from mpinet.topology.faults import SurvivingGraph
-
             nb = tables.neighbor_table(SurvivingGraph(self.faults))
         else:
             nb = tables.neighbor_table(topo)

@@ -32,6 +32,7 @@ from mpinet.errors import RoutingError
 from mpinet.routing import torus_rings
 from mpinet.routing.rings import APPLIES, ring_cut
 from mpinet.routing.vc_tracker import Tracker
+from mpinet.topology import colouring
 from mpinet.topology.base import Topology
 from mpinet.values import Range
 
@@ -236,8 +237,6 @@ class NegativeHopVC(_Counting):
     counted = "negative hops"
 
     def __init__(self, topo: Topology, vcs: int) -> None:
-        from mpinet.topology import colouring
-
         super().__init__(topo, vcs)
         self.colours = colouring.num_colours(topo)
         self._table = None
@@ -251,8 +250,6 @@ class NegativeHopVC(_Counting):
 
     def colour_of(self, ids: Any) -> np.ndarray:
         """Colours of nodes ``ids``."""
-        from mpinet.topology import colouring
-
         ids = _as(ids)
         return self._table[ids] if self._table is not None else colouring.colours(self.topo, ids)
 

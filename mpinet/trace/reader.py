@@ -339,10 +339,13 @@ class Trace:
 
     def to_pandas(self, table: str, columns: list[str] | None = None) -> Any:
         """``table`` as a pandas DataFrame; a 2-D column ``c`` becomes ``c_0, c_1, ...``."""
-        try:
+        try:  # here, not at the top: no command needs pandas, every trace command opens traces
             import pandas as pd
         except ImportError:
-            raise TraceError("Trace.to_pandas needs pandas: pip install pandas") from None
+            raise TraceError(
+                'Trace.to_pandas needs pandas: pip install "mpinet[analysis]" '
+                "(or pip install pandas)"
+            ) from None
         data: dict[str, np.ndarray] = {}
         for c, a in self.table(table, columns).items():
             if a.ndim == 1:

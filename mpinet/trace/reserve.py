@@ -15,12 +15,12 @@ import re
 import shutil
 from typing import Any
 
+import h5py
+
 from mpinet.outputs import (
     PARTS_DIR,
-    TRACE,
     Target,
     abandon_all,
-    is_mpinet_trace,
     live,
 )
 from mpinet.outputs import (
@@ -32,6 +32,7 @@ from mpinet.outputs import (
 from mpinet.outputs import (
     reserve as _reserve,
 )
+from mpinet.outputs.hdf5 import TRACE, is_mpinet_trace
 
 __all__ = [
     "PARTS_DIR",
@@ -46,8 +47,6 @@ __all__ = [
 
 def _old_parts_dir(full: str) -> str | None:
     """The parts directory of the split mpinet trace at ``full``, if it is one."""
-    import h5py
-
     try:
         with h5py.File(full, "r") as f:
             parts = f.attrs.get("parts_dir", "")

@@ -19,7 +19,10 @@ Names BookSim shares with an mpinet pattern of another meaning carry a
 ``randperm``          one random permutation of the nodes, drawn from the seed
                       (BookSim's ``perm_seed``; fixed points allowed, as there).
 ``booksim-hotspot``   every node to ``workload.target`` (the identity by default),
-                      the target itself included: BookSim's ``hotspot({t})``.
+                      the target itself included: BookSim's ``hotspot({t})``; or, with
+                      ``workload.hotspot_nodes`` (and ``hotspot_rates``), to one of
+                      several hotspots drawn in proportion to their integer rates:
+                      BookSim's ``hotspot({{h0,h1,...},{r0,r1,...}})`` (:class:`Hotspots`).
 """
 
 from __future__ import annotations
@@ -70,16 +73,83 @@ def check(topo: Topology, name: str) -> None:
         )
 
 
+#: streams of the hotspot draws (mpinet.rng: ints mpinet does not use itself)
+STREAM_HOTSPOT, STREAM_HOTSPOT_NODE = 23, 24
+
+
+class Hotspots:
+    """BookSim's hotspot list with its rates (src/traffic.cpp, ``HotSpotTrafficPattern``).
+
+    A packet goes to hotspot ``i`` with probability ``rates[i] / sum(rates)`` (BookSim
+    draws ``RandomInt(sum - 1)`` and walks the cumulative rates); one hotspot takes every
+    packet without a draw. As BookSim reads the lists: a negative node is a node drawn at
+    random (here from the seed), a rate list shorter than the nodes repeats its last
+    value, and no rates means 1 each. Draws are keyed by (seed, packet id): the same on
+    any rank count.
+
+    Raises
+    ------
+    WorkloadError
+        No nodes, more rates than nodes, a rate below 1 (BookSim asserts ``rate > 0``), or
+        a node past the last (the message names the entry and the range).
+    """
+
+    def __init__(self, topo: Topology, nodes: list[int], rates: list[int] | None, seed: int):
+        n = topo.num_nodes
+        if not nodes:
+            raise WorkloadError("workload.hotspot_nodes must list at least one node")
+        rates = [1] if not rates else list(rates)
+        if len(rates) > len(nodes):
+            raise WorkloadError(
+                f"workload.hotspot_rates has {len(rates)} entries for {len(nodes)} hotspot "
+                "node(s): give at most one rate per node (a shorter list repeats its last rate)"
+            )
+        for i, r in enumerate(rates):
+            if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 1 <= r < 1 << 31:
+                raise WorkloadError(
+                    f"workload.hotspot_rates[{i}] must be an integer in [1, {(1 << 31) - 1:,}] "
+                    f"(a relative weight, as BookSim's), got {r!r}"
+                )
+        rates += [rates[-1]] * (len(nodes) - len(rates))
+        ids = []
+        for i, v in enumerate(nodes):
+            if v >= n:
+                raise WorkloadError(
+                    f"workload.hotspot_nodes[{i}] must be a node id in [0, {n - 1}] (or negative: "
+                    f"a node drawn at random, as BookSim's -1) for {topo.spec}, got {v}"
+                )
+            ids.append(v if v >= 0 else int(rng.integers(seed, i, n, 0, STREAM_HOTSPOT_NODE)))
+        self.nodes = np.asarray(ids, dtype=np.int64)
+        self.rates = np.asarray(rates, dtype=np.int64)
+        self._cum = np.cumsum(self.rates)
+
+    def dest(self, seed: int, pid: np.ndarray) -> np.ndarray:
+        """The hotspot each packet ``pid`` goes to."""
+        pid = np.asarray(pid, dtype=np.int64)
+        if self.nodes.size == 1:
+            return np.full(pid.size, self.nodes[0], dtype=np.int64)
+        pct = rng.integers(seed, pid, int(self._cum[-1]), 0, STREAM_HOTSPOT)
+        return self.nodes[np.searchsorted(self._cum, pct, side="right")]
+
+
 def destinations(
-    topo: Topology, name: str, seed: int, pid: np.ndarray, src: np.ndarray, target: int
+    topo: Topology,
+    name: str,
+    seed: int,
+    pid: np.ndarray,
+    src: np.ndarray,
+    target: int | Hotspots,
 ) -> np.ndarray:
-    """Destinations of packets ``pid`` injected at ``src`` under BookSim pattern ``name``."""
+    """Destinations of packets ``pid`` injected at ``src`` under BookSim pattern ``name``
+    (``target``: booksim-hotspot's node, or its :class:`Hotspots`)."""
     src = np.asarray(src, dtype=np.int64)
     n = topo.num_nodes
     bits = n.bit_length() - 1
     if name == "booksim-uniform":
         return rng.integers(seed, np.asarray(pid, dtype=np.int64), n, stream=rng.STREAM_DEST)
     if name == "booksim-hotspot":
+        if isinstance(target, Hotspots):
+            return target.dest(seed, pid)
         return np.full(src.size, target, dtype=np.int64)
     if name == "randperm":
         return _perm(n, seed)[src]
@@ -120,8 +190,11 @@ class OnOff:
     packet with probability ``r1``. Exactly one of the three is negative and derived
     from ``rate``, the mean injection rate ``r1 * alpha / (alpha + beta)``, as BookSim
     derives it (its defaults: ``alpha = beta = 0.5``, ``r1`` derived, ``2 * rate``).
-    Every node starts on or off with probability 1/2. Draws are keyed by (seed, node,
-    step), so a rank that owns a node follows its chain alone: the same on any ranks.
+    Each node's state before the first step is ``initial[node]`` (1 on, 0 off; a list
+    shorter than the nodes repeats its last entry, as BookSim resizes its ``initial``
+    list), or without a list on or off with probability 1/2 (BookSim's ``RandomInt(1)``
+    per node). Draws are keyed by (seed, node, step), so a rank that owns a node follows
+    its chain alone: the same on any ranks.
 
     Raises
     ------
@@ -130,7 +203,15 @@ class OnOff:
         range (the message names it and the formula).
     """
 
-    def __init__(self, rate: float, alpha: float, beta: float, r1: float) -> None:
+    def __init__(
+        self,
+        rate: float,
+        alpha: float,
+        beta: float,
+        r1: float,
+        initial: list[int] | int | None = None,
+    ) -> None:
+        self.initial = _initial(initial)
         given = {"burst_alpha": alpha, "burst_beta": beta, "burst_r1": r1}
         neg = [k for k, v in given.items() if v < 0]
         if len(neg) != 1:
@@ -157,7 +238,10 @@ class OnOff:
         self.rate, self.alpha, self.beta, self.r1 = rate, float(alpha), float(beta), float(r1)
 
     def start(self, seed: int, nodes: np.ndarray) -> np.ndarray:
-        """Each node's state before step 0 (True: on), a fair coin as BookSim's."""
+        """Each node's state before step 0 (True: on): ``initial``, or a fair coin."""
+        if self.initial is not None:
+            a = self.initial
+            return a[np.minimum(np.asarray(nodes, dtype=np.int64), a.size - 1)]
         return rng.uniform(seed, nodes, 0, STREAM_ONOFF_START) < 0.5
 
     def step(self, seed: int, nodes: np.ndarray, t: int, on: np.ndarray, n: int) -> tuple:
@@ -168,3 +252,16 @@ class OnOff:
         pid = t * n + nodes
         fire = on & (rng.uniform(seed, pid, 0, rng.STREAM_INJECT) < self.r1)
         return on, pid[fire]
+
+
+def _initial(initial: list[int] | int | None) -> np.ndarray | None:
+    """``workload.burst_initial`` as booleans (one entry: every node), or None."""
+    if initial is None:
+        return None
+    vals = [initial] if not isinstance(initial, (list, tuple)) else list(initial)
+    if not vals:
+        raise WorkloadError("workload.burst_initial must be 0, 1 or a non-empty list of them")
+    for i, v in enumerate(vals):
+        if isinstance(v, bool) or v not in (0, 1):
+            raise WorkloadError(f"workload.burst_initial[{i}] must be 0 (off) or 1 (on), got {v!r}")
+    return np.asarray(vals, dtype=bool)

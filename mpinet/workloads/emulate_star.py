@@ -36,12 +36,27 @@ from typing import Any
 import numpy as np
 
 from mpinet import perm
-from mpinet.emulation import allport_length, allport_schedule, consecutive_word, sdc_word
+from mpinet.emulation import (
+    allport_length,
+    allport_schedule,
+    consecutive_word,
+    sdc_word,
+    theorem_4_2_length,
+)
+from mpinet.emulation.variants import ims_sdc_word
+from mpinet.engine.comm import resolve, sum_op
+from mpinet.engine.core import Engine
+from mpinet.engine.exchange import exchange_rows
+from mpinet.engine.models import parse_model
+from mpinet.engine.report import gather_packets, owner_rank
 from mpinet.errors import MpinetError
+from mpinet.routing.tables import distances_from
 from mpinet.routing.words import WordScheduleRouter
 from mpinet.topology import from_spec
+from mpinet.topology.ims import IncompleteMacroStar
 from mpinet.topology.macrostar import MacroStar
 from mpinet.workloads.checks import Check
+from mpinet.workloads.mnb_te import TreeMNB
 
 ALGORITHMS = ("all-dims", "sweep", "broadcast", "mnb")
 MODES = ("sdc", "consecutive", "all-port")
@@ -112,8 +127,6 @@ class StarAlgorithm:
         self.informed = when
 
     def _plan_mnb(self) -> None:
-        from mpinet.workloads.mnb_te import TreeMNB
-
         star = from_spec(f"star:{self.k}")
         self.tree = TreeMNB(star, "sdc" if self.sdc else "all-port")
         self.step_dims = [np.asarray(rows[:, 1]) + 2 for rows in self.tree.schedule]
@@ -153,8 +166,6 @@ class EmulateStar:
     """Workload + router of a star algorithm emulated on ``topo`` (an MS(l, n))."""
 
     def __init__(self, topo: Any, algorithm: str, mode: str) -> None:
-        from mpinet.topology.ims import IncompleteMacroStar
-
         self.ims = isinstance(topo, IncompleteMacroStar)
         if not isinstance(topo, MacroStar) and not self.ims:
             raise EmulationError(
@@ -210,12 +221,7 @@ class EmulateStar:
             sched = allport_schedule(l, n)
             steps = [t for t in range(len(sched)) if j in sched[t]]
             return [sched[t][j] for t in steps], [t + 1 for t in steps]
-        if self.ims:
-            from mpinet.emulation.variants import ims_sdc_word
-
-            w = ims_sdc_word(self.topo, j)
-        else:
-            w = sdc_word(l, n, j)
+        w = ims_sdc_word(self.topo, j) if self.ims else sdc_word(l, n, j)
         return w, list(range(1, len(w) + 1))
 
     def _span(self, dims: np.ndarray) -> int:
@@ -266,8 +272,6 @@ class EmulateStar:
         if self.mode == "all-port":
             return allport_length(l, n) * self.star_steps(), "Thm 4.4: max(2n, l+1) per star step"
         if self.mode == "consecutive":
-            from mpinet.emulation import theorem_4_2_length
-
             return theorem_4_2_length(n, 2, k - 1), "Thm 4.2: s - 2a1 + 2b1 + 2c1 (as printed)"
         dims = np.concatenate(self.algo.step_dims) if self.algo.name != "sweep" else range(2, k + 1)
         if self.ims:  # sec. 5.1 claims dilation 3 for the variants: at most 3 per star step
@@ -277,11 +281,6 @@ class EmulateStar:
 
 def run_emulation(topo: Any, algorithm: str, mode: str, comm: Any = None) -> dict:
     """Run a star algorithm on an MS with real packets; measured steps and per-packet checks."""
-    from mpinet.engine.comm import resolve, sum_op
-    from mpinet.engine.core import Engine
-    from mpinet.engine.models import parse_model
-    from mpinet.engine.report import gather_packets
-
     comm = resolve(comm)
     em = EmulateStar(topo, algorithm, mode)
     model = parse_model(MODE_MODEL[mode])
@@ -312,10 +311,6 @@ def run_emulation(topo: Any, algorithm: str, mode: str, comm: Any = None) -> dic
 
 def packet_checks(em: EmulateStar, packets: np.ndarray, comm: Any) -> list[dict]:
     """Per-packet checks on the records each rank owns (``gather_packets`` layout)."""
-    from mpinet.engine.comm import sum_op
-    from mpinet.engine.exchange import exchange_rows
-    from mpinet.engine.report import owner_rank
-
     pid, src, dst, inj, done, hops = (packets[:, i] for i in range(6))
     w = em.headers(pid, src, dst, 0)[:, 0]
     length = em.router.length[w]
@@ -375,8 +370,6 @@ def emulation_lower_bound(em: EmulateStar) -> int:
     """A bound no emulation of these star steps, one after the other, can beat: each star
     step lasts at least the MS distance of its farthest dimension (the sweep: the MS
     distance its packet travels)."""
-    from mpinet.routing.tables import distances_from
-
     topo = em.topo
     d = distances_from(topo, topo.identity)
     t = perm.identity(topo.k, topo.k - 1)

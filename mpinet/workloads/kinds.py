@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.models import Model
-from mpinet.errors import JobError
+from mpinet.errors import JobError, WorkloadError
 from mpinet.routing.base import Router
 from mpinet.topology.base import Topology
 from mpinet.workloads import baseline_broadcast as bb
@@ -31,10 +31,12 @@ from mpinet.workloads.unicast import PATTERNS, Unicast
 #: keys of [workload] read only by the collectives / emulation, and only by unicast patterns
 _COLLECTIVE_KEYS = ("algorithm", "emulation", "messages", "interval", "source")
 _UNICAST_KEYS = ("packets", "injection", "rate", "steps", "target", "locality")
-#: the keys of BookSim's injection (on_off's bursts, the rate in flits)
+#: BookSim's hotspot list (booksim-hotspot only)
+_HOTSPOT_KEYS = ("hotspot_nodes", "hotspot_rates")
+#: the keys of BookSim's injection (on_off's bursts and start states, the rate in flits)
 _BURST_KEYS = ("burst_alpha", "burst_beta", "burst_r1")
 _BURST_DEFAULTS = (0.5, 0.5, -1.0)
-_INJECTION_KEYS = ("rate_uses_flits", *_BURST_KEYS)
+_INJECTION_KEYS = ("rate_uses_flits", *_BURST_KEYS, "burst_initial", *_HOTSPOT_KEYS)
 
 
 def _others(kind: str, keep: tuple[str, ...]) -> dict[str, str]:
@@ -65,6 +67,8 @@ class UnicastKind(WorkloadKind):
             burst=tuple(
                 float(w.get(k, d)) for k, d in zip(_BURST_KEYS, _BURST_DEFAULTS, strict=True)
             ),
+            burst_initial=w.get("burst_initial"),
+            hotspots=_hotspots(w, topo),
         )
         self.traffic = Unicast(topo, kind, rate=float(w["rate"] or 0.0), **self._args)
 
@@ -96,7 +100,13 @@ class UnicastKind(WorkloadKind):
         out = _others(kind, _UNICAST_KEYS + _INJECTION_KEYS)
         inj = workload["injection"]
         if inj != "on_off":
-            out.update({k: "applies to injection = 'on_off' only" for k in _BURST_KEYS})
+            out.update(
+                {k: "applies to injection = 'on_off' only" for k in (*_BURST_KEYS, "burst_initial")}
+            )
+        if kind != "booksim-hotspot":
+            out.update(
+                {k: "applies to workload.kind = 'booksim-hotspot' only" for k in _HOTSPOT_KEYS}
+            )
         if inj in ("bernoulli", "on_off"):
             out["packets"] = f"injection = {inj!r} injects by rate and steps"
         else:
@@ -108,6 +118,18 @@ class UnicastKind(WorkloadKind):
         if kind != "locality":
             out["locality"] = "applies to workload.kind = 'locality' only"
         return out
+
+
+def _hotspots(w: dict, topo: Topology) -> tuple[list[int], list[int] | None] | None:
+    """booksim-hotspot's lists: labels as node ids (a negative int stays: drawn at random)."""
+    if w.get("hotspot_nodes") is None:
+        if w.get("hotspot_rates") is not None:
+            raise WorkloadError(
+                "workload.hotspot_rates needs workload.hotspot_nodes (the hotspots)"
+            )
+        return None
+    nodes = [v if isinstance(v, int) else topo.parse_label(str(v)) for v in w["hotspot_nodes"]]
+    return nodes, w.get("hotspot_rates")
 
 
 class TotalExchangeKind(WorkloadKind):

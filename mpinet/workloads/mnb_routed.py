@@ -25,11 +25,13 @@ import math
 import numpy as np
 
 from mpinet.engine.collective import Holdings
-from mpinet.engine.models import Model
+from mpinet.engine.models import Model, parse_model
+from mpinet.routing import make_router
 from mpinet.routing.base import HopContext, Router
 from mpinet.routing.tables import neighbor_table
 from mpinet.topology.base import Topology
 from mpinet.workloads.checks import Check
+from mpinet.workloads.te import weighted_sums
 
 
 class RoutedMNB:
@@ -102,9 +104,6 @@ class RoutedMNB:
 def routed_mnb_lower_bound(topo: Topology, model: Model | str) -> int:
     """``N - 1`` (sdc, one-port); else ``ceil((N - 1) / min degree)``, ``ceil((N - 1) / k)``
     under k-port, and the diameter."""
-    from mpinet.engine.models import parse_model
-    from mpinet.workloads.te import weighted_sums
-
     if isinstance(model, str):
         model = parse_model(model)
     n = topo.num_nodes
@@ -119,9 +118,6 @@ def routed_mnb_lower_bound(topo: Topology, model: Model | str) -> int:
 
 def _checks():
     def prog(model):
-        from mpinet.engine.models import parse_model
-        from mpinet.routing import make_router
-
         return lambda t: RoutedMNB(t, make_router("shortest", t), parse_model(model))
 
     out = []

@@ -36,8 +36,10 @@ import numpy as np
 
 from mpinet import perm
 from mpinet.engine.comm import resolve, sum_op
+from mpinet.engine.core import Engine
 from mpinet.engine.models import Model, parse_model
 from mpinet.errors import MpinetError
+from mpinet.routing import make_router
 from mpinet.routing.cayley_te import TEScheduleRouter, te_schedule
 from mpinet.routing.tables import neighbor_table
 from mpinet.topology.base import Topology
@@ -211,8 +213,6 @@ class TEResult:
 
 def build_te(topo: Topology, model: Model, algorithm: str | None = None, router: Any = None):
     """(router, workload) of a TE; ``router`` is used by ``routed`` (default ``shortest``)."""
-    from mpinet.routing import make_router
-
     algorithm = algorithm or default_algorithm(topo)
     if algorithm not in ALGORITHMS:
         raise TEError(f"TE algorithm must be one of {', '.join(ALGORITHMS)}; got {algorithm!r}")
@@ -234,9 +234,6 @@ def run_te(
     max_steps: int = 10_000_000,
 ) -> TEResult:
     """Run the total exchange on the unicast engine; a :class:`Check` runner."""
-    from mpinet.engine.core import Engine
-    from mpinet.routing import make_router
-
     t0 = time.perf_counter()
     comm = resolve(comm)
     if isinstance(model, str):

@@ -57,6 +57,9 @@ class Unicast:
     burst : on_off's ``(alpha, beta, r1)``, one of them negative (derived from ``rate``)
     seed : key of every random draw
     target : node id of the hotspot (default: the identity)
+    hotspots : booksim-hotspot's ``(nodes, rates)`` lists (BookSim's hotspot list;
+        instead of ``target``)
+    burst_initial : on_off's start states (1 on, 0 off; default a fair coin per node)
     locality : FCCN ``[p_2, ..., p_m]`` or one value for every level
     """
 
@@ -73,6 +76,8 @@ class Unicast:
         target: int | None = None,
         locality: float | Sequence[float] | None = None,
         burst: tuple[float, float, float] = (0.5, 0.5, -1.0),
+        hotspots: tuple[list[int], list[int] | None] | None = None,
+        burst_initial: list[int] | int | None = None,
     ) -> None:
         if pattern not in PATTERNS:
             raise WorkloadError(
@@ -102,7 +107,14 @@ class Unicast:
                     f"workload rate must be in (0, 1] for {injection} injection; got {rate}"
                 )
             if injection == "on_off":
-                self.onoff = booksim_traffic.OnOff(float(rate), *map(float, burst))
+                self.onoff = booksim_traffic.OnOff(
+                    float(rate), *map(float, burst), initial=burst_initial
+                )
+                if isinstance(burst_initial, list) and len(burst_initial) > n:
+                    raise WorkloadError(
+                        f"workload.burst_initial has {len(burst_initial):,} entries for "
+                        f"{n:,} nodes: give at most one per node"
+                    )
             self.rate = float(rate)
             self.steps = check_int("workload steps (bernoulli injection window)", steps, 1, 1 << 30)
             self.pid_space = self.steps * n
@@ -114,6 +126,14 @@ class Unicast:
         self.target = (
             topo.identity if target is None else int(topo.check_ids([target], "target")[0])
         )
+        if hotspots is not None:  # BookSim's hotspot list: the pattern's destination
+            if pattern != "booksim-hotspot":
+                raise WorkloadError("hotspot lists apply to workload.kind = 'booksim-hotspot' only")
+            if target is not None:
+                raise WorkloadError(
+                    "workload.target and workload.hotspot_nodes both name the hotspot: give one"
+                )
+            self.target = booksim_traffic.Hotspots(topo, hotspots[0], hotspots[1], self.seed)
         self._perm = None
         self._blk: tuple | None = None  # a block of Bernoulli injections (_block)
         if pattern == "permutation":

@@ -1,0 +1,50 @@
+"""Whether an engine path's kernels are in numba's on-disk cache (``mpinet run`` says
+"first run: compiling the engine's kernels" when they are not).
+
+Above the kernel modules it looks into, which it imports (they import
+:mod:`mpinet.engine.kernels`; this module cannot live there).
+"""
+
+from __future__ import annotations
+
+from mpinet.engine import calendar_kernels, kernels, kernels_check
+
+#: the kernels every run of each engine path compiles, by module (the others
+#: serve finite buffers, faults, sdc or rows from other ranks, and compile when needed)
+PATH_KERNELS = {
+    "calendar": {
+        calendar_kernels: (
+            "route_chain",
+            "chain_injected",
+            "_route_all",
+            "place",
+            "file_records",
+            "fire",
+            "gather",
+        ),
+        kernels_check: ("check_moves",),
+    },
+    "links": {kernels: ("select", "enqueue"), kernels_check: ("check_moves",)},
+    "collective": {kernels_check: ("check_moves",)},  # the node programs' model check
+}
+
+
+def cache_is_warm(path: str = "calendar") -> bool:
+    """Whether the kernels of one engine path are in numba's cache, valid for this source.
+
+    The first run of a path compiles them (tens of seconds); the CLI says so
+    instead of leaving a silent pause. ``path``: ``"calendar"`` (the departure
+    calendar), ``"links"`` (per-link queues) or ``"collective"`` (node
+    programs). Each path compiles only its own kernels, so checking one kernel
+    of the queues said "first run" on every default (calendar) run. A kernel
+    counts as cached when its numba index is there and matches the source
+    file's stamp (an edited file is recompiled).
+    """
+    for mod, names in PATH_KERNELS[path].items():
+        for name in names:
+            try:  # numba's cache index: {} when missing or stale
+                if not getattr(mod, name)._cache._cache_file._load_index():
+                    return False
+            except (AttributeError, OSError):  # another numba's internals: say nothing wrong
+                return True
+    return True

@@ -1,0 +1,126 @@
+"""Every report, table and benchmark script of ``scripts/``, and what each regenerates.
+
+Read by ``python scripts/reports.py list`` and ``run``; tests/test_reports_framework.py
+fails when a script of ``scripts/`` is neither here (as a report or a part of one) nor
+one of the :data:`TOOLS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Report:
+    """One registered report or benchmark.
+
+    Attributes
+    ----------
+    name : str
+        Its name for ``reports.py run NAME``.
+    script : str
+        The script under ``scripts/`` that builds it.
+    description : str
+        One line: what it measures or computes.
+    regenerates : str
+        The docs page and block it writes, or where its printed table goes.
+    parts : tuple of str
+        Modules of ``scripts/`` it imports that are no report of their own.
+    argv : tuple of str
+        Arguments always given to the script (``--speed-table``).
+    owner : str
+        Non-empty: registered by a thin wrapper only; its owner moves it onto
+        scripts/reports.py's :class:`Run` (its own arguments and writes until then).
+    entry : str
+        The script's function that builds it, called with the arguments (``main(argv)``);
+        a wrapper's script is run as by path instead.
+    """
+
+    name: str
+    script: str
+    description: str
+    regenerates: str
+    parts: tuple[str, ...] = ()
+    argv: tuple[str, ...] = ()
+    owner: str = ""
+    entry: str = "main"
+
+    def command(self) -> str:
+        """How it runs alone, by path."""
+        return " ".join(["python", f"scripts/{self.script}", *self.argv])
+
+
+R = Report
+REPORTS: tuple[Report, ...] = (
+    # ---- reports: documents regenerated, numbers never typed
+    R("reproduce", "reproduce.py", "the papers' tables beside mpinet's runs of jobs/",
+      "docs/reproduction.md (whole page; keeps wormhole_report's blocks) and docs/figures/",
+      parts=("reproduce_tables.py",)),
+    R("wormhole", "wormhole_report.py", "the papers' wormhole statements, measured",
+      "docs/reproduction.md, the blocks <!-- BEGIN scripts/wormhole_report.py: paper 000/004 -->"),
+    R("routing", "routing_report.py", "the papers' routing tables beside mpinet's routers",
+      "docs/routing.md (whole page)"),
+    R("deadlock", "deadlock_report.py", "every router's channel dependency graph; VCs needed",
+      "docs/deadlock-analysis.md, the blocks <!-- BEGIN scripts/deadlock_report.py[: virtual "
+      "channels] -->", parts=("deadlock_vc_report.py",)),
+    R("collectives", "collectives_report.py", "measured collective steps beside papers and bounds",
+      "docs/collectives.md (whole page)"),
+    R("emulation", "emulation_report.py", "star algorithms run on macro-stars with real packets",
+      "docs/emulation.md, the block <!-- emulation runs: begin ... -->"),
+    R("compare", "compare_report.py", "networks of about 5,000 nodes swept under load",
+      "docs/comparison.md, docs/comparison.json, docs/figures/comparison/",
+      parts=("compare_claims.py", "compare_wormhole.py")),
+    R("ms-variants", "ms_variants_table.py", "paper 004's Table 2 and the IMS words, recomputed",
+      "docs/ms-variants.md, the blocks <!-- BEGIN scripts/ms_variants_table.py: ... -->"),
+    R("network-table", "network_table.py", "one table comparing networks from traces and sweeps",
+      "printed (docs/own-network.md shows one)"),
+    R("read-plan", "read_plan_peaks.py", "peak memory of reading network files against the plan",
+      'printed, for docs/networks.md, "The read plan"'),
+    # ---- benchmarks: printed tables for docs/performance.md
+    R("bench-engine", "bench_engine.py", "packet engine throughput on 1 and 2 ranks",
+      'printed, for docs/performance.md, "The packet engine"'),
+    R("bench-floor", "bench_floor.py", "the floor of a hop: only its unavoidable memory work",
+      "printed, for docs/performance.md (the floor of a hop)"),
+    R("bench-info", "bench_info.py", "mpinet info on large networks, 1 and 2 ranks",
+      "printed, for docs/performance.md (mpinet info)"),
+    R("bench-netfile", "bench_netfile.py", "networks from files: read, info and a run",
+      'printed, for docs/performance.md (network files)'),
+    R("bench-routers", "bench_routers.py", "routing decisions per second for every router",
+      'printed, for docs/performance.md, "Routers"'),
+    R("bench-scaling", "bench_scaling.py", "scaling measured on 1-4 ranks and projected",
+      "docs/performance.md, the block <!-- BEGIN scripts/bench_scaling.py -->; "
+      "docs/scaling.json", parts=("scaling_model.py",), owner="s2-33b"),
+    R("bench-source-routes", "bench_source_routes.py", "what a hop costs each paper's router",
+      'printed, for docs/performance.md, "Routers"', owner="s2-33c"),
+    R("booksim", "booksim_check.py", "BookSim2 and mpinet side by side (needs BookSim2)",
+      "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py -->", owner="s2-35b"),
+    R("booksim-speed", "booksim_check.py", "BookSim2 and mpinet timed alternately",
+      "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py --speed-table -->",
+      parts=("booksim_speed.py",), argv=("--speed-table",), owner="s2-35b"),
+    R("booksim-kncube", "booksim_check.py", "BookSim2 and mpinet booksim on k-ary n-cubes",
+      "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py --kncube -->",
+      parts=("booksim_kncube.py",), argv=("--kncube",), owner="s2-35b"),
+)  # fmt: skip
+
+#: the scripts that are no report: the docs checker and generator, the test runner, helpers
+TOOLS = (
+    "catalogue_doc.py",
+    "docs.py",
+    "docs_blocks.py",
+    "docs_toml.py",
+    "gen_reference.py",
+    "launcher.py",
+    "mkdocs_hooks.py",
+    "run_tests.py",
+    "reports.py",
+    "reports_registry.py",
+)
+
+
+def find(name: str) -> Report:
+    """The report called ``name``; ``KeyError`` naming the valid names."""
+    for r in REPORTS:
+        if r.name == name:
+            return r
+    names = ", ".join(r.name for r in REPORTS)
+    raise KeyError(f"no report {name!r}; the reports: {names} (python scripts/reports.py list)")
