@@ -89,8 +89,8 @@ def test_deadlock_found_inside_a_call_equals_the_steps(monkeypatch):
                        vcs=1, buf=1)  # fmt: skip
     _, b = run(p, False)
     assert b.deadlock is not None and b.deadlock["found"] == "check"
-    for most in (7, 64, chunk.MAX_CHUNK):
-        monkeypatch.setattr(chunk, "MAX_CHUNK", most)
+    for most in (7, 64, chunk.ONE_RANK_CHUNK):
+        monkeypatch.setattr(chunk, "ONE_RANK_CHUNK", most)
         _, a = run(p, True)
         assert_identical(a, b)
 

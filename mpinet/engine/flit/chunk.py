@@ -13,7 +13,7 @@ policy's vectorized calls. Why: Python between the kernels (the router call, the
 the bookkeeping, the numba dispatch of some 200 arguments) was a quarter of a step on the
 issue's wormhole run (docs/performance.md, "The flit engine").
 
-It returns to Python after the last step asked for (up to :data:`MAX_CHUNK` steps, whose
+It returns to Python after the last step asked for (up to :data:`ONE_RANK_CHUNK` steps, whose
 injections are drawn before the call), when the run ends or stalls, on a model or routing
 error, when a deadlock look (paced and scanned here as
 :class:`~mpinet.engine.flit.deadlock_live.LiveCheck` would, every
@@ -211,10 +211,11 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
     return t_end
 
 
-#: steps one call runs at most: the injections of these steps are drawn before the call
-MAX_CHUNK = 1024
-#: the same with a progress line (it is written after each call)
-PROGRESS_CHUNK = 64
+#: steps one call runs at most on one rank: the injections of these steps are drawn before it
+ONE_RANK_CHUNK = 1024
+#: the same with a progress line (written after each call), and the injection blocks of the
+#: steps on several ranks (:mod:`~mpinet.engine.flit.ranks`)
+MAX_CHUNK = 64
 
 
 COMPILED = "compiled steps"
@@ -262,10 +263,16 @@ class Steps:
         self.look: tuple | None = None  # run_steps' deadlock-look arrays (_look)
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
 
-    def _injections(self, workload: Any, t: int, t_end: int, ids: list) -> tuple:
+    def _injections(self, workload: Any, t: int, t_end: int, ids: list | None = None) -> tuple:
         """The injections of steps ``t + 1 .. t_end`` as the step-by-step path makes them;
-        ``ids`` gets ``(step, injected ids)`` per step (the engine's list, once run)."""
+        ``ids`` gets ``(step, injected ids)`` per step (the engine's list, once run; None:
+        the engine's list at once)."""
         eng = self.eng
+        if ids is None:
+            ids = []
+            out = self._injections(workload, t, t_end, ids)
+            eng.injected.extend(a for _, a in ids)
+            return out
         hw = eng.st.hw
         got = self._spans(workload, t, t_end)
         if got is not None and not hasattr(workload, "headers"):
@@ -359,7 +366,7 @@ class Steps:
         return self.look
 
     def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> tuple:
-        """Run from step ``t + 1`` for up to :data:`MAX_CHUNK` steps (:data:`PROGRESS_CHUNK`
+        """Run from step ``t + 1`` for up to :data:`ONE_RANK_CHUNK` steps (:data:`MAX_CHUNK`
         with a progress line), to the end, or to a deadlock look that lists fronts; returns
         ``(rows, code, scanned)``: a row ``(step, flits, delivered, injected, cross, work)``
         per step run, :func:`run_steps`' last status code and, for :data:`LOOK`, the scan
@@ -371,7 +378,7 @@ class Steps:
         if self.pending is not None and self.pending[0] == t:  # drawn by the last call
             _, t_end, inj, ids = self.pending
         else:
-            most_steps = MAX_CHUNK if eng.progress is None else PROGRESS_CHUNK
+            most_steps = ONE_RANK_CHUNK if eng.progress is None else MAX_CHUNK
             t_end = min(t + most_steps, eng.max_steps)
             ids = []
             inj = self._injections(workload, t, t_end, ids)
