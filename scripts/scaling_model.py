@@ -5,8 +5,10 @@ Part of ``scripts/bench_scaling.py``. Per rank and step (the rank with the most 
 - compute = ``t_node x N / R + t_hop x u x links / R``: ``t_node`` and ``t_hop`` fitted to
   the 1-rank flit-engine runs measured (today's engine visits every node each step; the
   "flits only" figures drop that term);
-- exchange = ``alpha x messages + bytes / beta``, with ``messages`` = the blocks the rank's
-  cut links reach (a neighbour exchange) plus ``2 log2 R`` for the step's counter reduction,
+- exchange = ``alpha x messages + bytes / beta``, with ``messages`` (:func:`messages`) the
+  flit engine's compiled exchange: up to :data:`FOLD_MAX` ranks one message to every other
+  rank, the step's counters in it; beyond, one to each block the rank's cut links reach (a
+  neighbour exchange) plus ``2 log2 R`` for the counters' ``MPI_Iallreduce`` beside them,
   and ``bytes`` = ``b x u x cut links``: ``u`` the flits per directed link per step of the
   largest measured run, ``b`` the bytes sent per cross-rank flit measured on 2-4 ranks
   (rows, credits, counts and reductions together);
@@ -29,6 +31,17 @@ sys.path.insert(0, str(ROOT))
 #: named network assumptions: one-way latency (s) and bandwidth (bytes/s)
 INFINIBAND = {"name": "InfiniBand (1.5 us, 10 GB/s)", "latency_s": 1.5e-6, "bandwidth_Bps": 1e10}
 FLIT = "wormhole L=16"
+#: up to this many ranks every rank sends to every other and the counters ride along
+#: (``mpinet.engine.flit.rank_loop.FOLD_MAX``)
+FOLD_MAX = 8
+
+
+def messages(r: int, peers: int) -> int:
+    """Messages a rank sends per step in the flit engine's compiled exchange on ``r`` ranks,
+    ``peers`` of them owning a far end of its links."""
+    if r <= FOLD_MAX:
+        return r - 1
+    return peers + 2 * math.ceil(math.log2(r))
 
 
 def cuts(specs: list[str], ranks: list[int], cache: dict) -> dict:
@@ -110,13 +123,14 @@ def project(data: dict, specs: list[str], ranks: list[int]) -> dict:
             compute = m["t_node_us"] * c["nodes"] / r + flits_only
             nbytes = m["bytes_per_cross_flit"] * m["u"] * k["out_max"]
             red = 2 * math.ceil(math.log2(r))
+            sent = messages(r, k["peers_max"])
             row = {"spec": spec, "ranks": r, "nodes_per_rank": c["nodes"] / r,
                    "cut_fraction": k["out_total"] / c["links"], "out_max": k["out_max"],
                    "peers_max": k["peers_max"], "compute_us": compute, "bytes": nbytes}  # fmt: skip
-            for tag, net, msgs in (("ib", INFINIBAND, k["peers_max"] + red),
+            for tag, net, msgs in (("ib", INFINIBAND, sent),
                                    ("ib_all", INFINIBAND, 2 * (r - 1) + red),
-                                   ("shm", shm, k["peers_max"] + red),
-                                   ("ib_flits", INFINIBAND, k["peers_max"] + red)):  # fmt: skip
+                                   ("shm", shm, sent),
+                                   ("ib_flits", INFINIBAND, sent)):  # fmt: skip
                 if net is None:
                     continue
                 work = flits_only if tag == "ib_flits" else compute
@@ -143,9 +157,11 @@ def text(data: dict, proj: dict) -> list[str]:
         f"credits, counts, reductions; the 2-4 rank runs). Networks: {INFINIBAND['name']}; "
         f"this machine's shared memory, measured by a 2-rank ping-pong: "
         f"{shm['latency_s'] * 1e6:.2f} us, {shm['bandwidth_Bps'] / 1e9:.1f} GB/s. Messages "
-        f"per step: the blocks a rank's cut links reach (a neighbour exchange) + 2 log2 R for "
-        f"the counter reduction; 'all-to-all' counts 2 (R - 1) + 2 log2 R (today's Alltoall of "
-        f"counts and Alltoallv). Cut: mpinet's block partition, counted exactly "
+        f"per step (the flit engine's compiled exchange, one compiled call per block of steps): "
+        f"up to {FOLD_MAX} ranks R - 1, the counters inside; beyond, the blocks a rank's cut "
+        f"links reach (a neighbour exchange) + 2 log2 R for the counters' MPI_Iallreduce "
+        f"beside them; 'all-to-all' counts 2 (R - 1) + 2 log2 R (an Alltoall of counts and an "
+        f"Alltoallv, the packet engine's exchange). Cut: mpinet's block partition, counted exactly "
         f"(`mpinet.topology.cut`); the rank with the most cut links.",
         "",
         "| network | R | nodes per rank | cut links % | cut links (max rank) | peers (max) "

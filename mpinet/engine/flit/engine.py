@@ -36,7 +36,7 @@ from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
 from mpinet.engine.flit.layout import Params, StepOut
-from mpinet.engine.flit.ranks import RankSteps
+from mpinet.engine.flit.rank_steps import RankSteps
 from mpinet.engine.models import Model
 from mpinet.engine.run import RunRecord, Workload, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
@@ -165,11 +165,8 @@ class FlitEngine:
                 if deadlock is not None:
                     break
                 continue
-            if ranks is not None:  # compiled calls and one exchange a step
-                t += 1
-                if hasattr(comm, "where"):
-                    comm.where = f"step {t}"
-                rows = ranks.step(workload, t, live is not None)
+            if ranks is not None:  # compiled calls and the exchanges in them
+                rows = ranks.run(workload, t, last, in_flight, live)
             else:
                 t += 1
                 if hasattr(comm, "where"):

@@ -1,5 +1,8 @@
-"""The flit engine's compiled steps on several ranks: two compiled calls and one exchange
-with the neighbour ranks per step.
+"""The flit engine's compiled steps on several ranks: the kernels of a step, called from
+the compiled block of steps (:mod:`~mpinet.engine.flit.rank_loop`) or one step per call,
+two compiled calls around one mpi4py exchange with the neighbour ranks
+(:class:`~mpinet.engine.flit.rank_steps.RankSteps`: under sdc, or with an MPI whose
+handles are pointers).
 
 A step ``t`` on rank ``r`` (the same model as docs/switching.md, the same order of work as
 the step-by-step path, so the same run on any rank count):
@@ -32,13 +35,17 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from mpinet.engine.comm import sum_op
 from mpinet.engine.flit import chunk, step_end
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
 
-#: a message's header: wire rows, credit pairs, heads among the rows
-H_ROWS, H_CRED, H_HEADS, HEADER = 0, 1, 2, 3
+#: a message's header: wire rows, credit pairs, heads among the rows, then the step's
+#: counters (:data:`NK` words, written by the compiled loop of :mod:`.rank_loop`)
+H_ROWS, H_CRED, H_HEADS, H_CNT = 0, 1, 2, 3
+#: the counters a message carries: the step's flits, deliveries, injections, cross-rank
+#: flits, an error; then the previous step's (``K_LAG`` 1 if present) error and active buffers
+K_FLITS, K_DELIV, K_INJ, K_CROSS, K_ERR, K_LAG, K_LAG_ERR, K_LAG_WORK, NK = range(9)
+HEADER = H_CNT + NK
 #: the exchange's tag (the engine's other messages are collectives)
 TAG = 3301
 
@@ -156,6 +163,33 @@ def arrivals(t, k, nnew, sdc, inj, rule, vrule, prm, segs, pkts, links, bufs, so
     heads (local ``so.new[:nnew]``, then those that came) and the step's injections (step
     ``k`` of ``inj``) routed. Returns False with ``status`` set (:mod:`~mpinet.engine.flit.chunk`'s
     codes; ``status[2]`` a packet's id when ``status[0]`` is -1: flits without their head)."""
+    heads = take_in(t, nnew, sdc, prm, segs, pkts, links, bufs, so, ex, status)
+    if heads < 0:
+        return False
+    home_deliveries(t, k, inj, so)
+    ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
+    return chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
+                       status)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy")
+def home_deliveries(t, k, inj, so):
+    """Step ``t``'s packets injected at their destination (step ``k`` of ``inj``): delivered."""
+    cnt, deliv = so.cnt, so.deliv
+    ha, nh = inj.hoff[k], inj.hoff[k + 1] - inj.hoff[k]
+    for i in range(nh):
+        r = cnt[fk.C_DELIV]
+        deliv[r, 0], deliv[r, 1] = inj.hpid[ha + i], inj.hsrc[ha + i]
+        deliv[r, 2] = inj.hdst[ha + i]
+        deliv[r, 3], deliv[r, 4], deliv[r, 5], deliv[r, 6] = t, t, 0, t
+        cnt[fk.C_DELIV] += 1
+
+
+@njit(cache=True, error_model="numpy")
+def take_in(t, nnew, sdc, prm, segs, pkts, links, bufs, so, ex, status):
+    """The messages in: credits, then rows in the neighbours' rank order, the buffers they
+    filled checked. Returns the heads to route (``so.new``: the ``nnew`` local ones, then
+    those that came), -1 with ``status`` set on an error."""
     width = ex.width
     base = prm.lo * prm.deg * prm.nvc
     nn = ex.recv.shape[0]
@@ -217,7 +251,7 @@ def arrivals(t, k, nnew, sdc, inj, rule, vrule, prm, segs, pkts, links, bufs, so
                 s = btail[b]
                 if s < 0 or pkt_pid[seg_pkt[s]] != m[r + fk.W_PID]:
                     status[0], status[1], status[2] = -1, t, m[r + fk.W_PID]
-                    return False
+                    return -1
             seg_cnt[s] += n
             seg_recv[s] += n
             bocc[b] += n
@@ -229,147 +263,5 @@ def arrivals(t, k, nnew, sdc, inj, rule, vrule, prm, segs, pkts, links, bufs, so
     step_end.check_step(0, sdc, prm, links, bufs, so.touched, nb, ex.rbufs, so.out)
     if so.out[0]:
         status[0], status[1], status[2] = chunk.MODEL_ERR, t, sdc
-        return False
-    cnt, deliv = so.cnt, so.deliv
-    ha, nh = inj.hoff[k], inj.hoff[k + 1] - inj.hoff[k]
-    for i in range(nh):  # injected at their destination: delivered now
-        r = cnt[fk.C_DELIV]
-        deliv[r, 0], deliv[r, 1] = inj.hpid[ha + i], inj.hsrc[ha + i]
-        deliv[r, 2] = inj.hdst[ha + i]
-        deliv[r, 3], deliv[r, 4], deliv[r, 5], deliv[r, 6] = t, t, 0, t
-        cnt[fk.C_DELIV] += 1
-    ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
-    return chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
-                       status)  # fmt: skip
-
-
-def neighbours(eng: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The ranks that own a far end of the rank's links, ascending, and per neighbour the
-    most wire rows out (the capacities of the links to it) and in (of the links from it:
-    each is the reverse of one of the rank's links) and the most credits either way (one
-    per VC of those links: a buffer's front moves once a step)."""
-    st = eng.st
-    far = st.nbt
-    linked = np.flatnonzero(far >= 0)
-    owner = np.searchsorted(eng.bounds, far[linked], side="right") - 1
-    away = owner != eng.rank
-    ranks = np.unique(owner[away])
-    j = np.searchsorted(ranks, owner[away])
-    out_rows = np.bincount(j, weights=st.lcap[linked[away]], minlength=ranks.size)
-    in_rows = np.bincount(j, weights=eng.caps[eng.rev[linked[away]]], minlength=ranks.size)
-    cred = np.bincount(j, minlength=ranks.size) * eng.vcs
-    return ranks, np.maximum(out_rows, 0).astype(np.int64), in_rows.astype(np.int64), cred
-
-
-class RankSteps:
-    """The engine's side of the steps on several ranks (see the module docstring)."""
-
-    def __init__(self, eng: Any) -> None:
-        from mpinet.engine.flit.chunk import Steps
-
-        self.eng = eng
-        self.inner = Steps(eng)  # the compiled rules, the injections, the error messages
-        ranks, out_rows, in_rows, cred = neighbours(eng)
-        width = fk.W_WIDTH + eng.st.hw
-        slot = np.full(eng.size, -1, np.int64)
-        slot[ranks] = np.arange(ranks.size)
-        nn = max(ranks.size, 1)
-        send = np.zeros((nn, HEADER + int((out_rows * width + 2 * cred).max(initial=0))), np.int64)
-        recv = np.zeros((nn, HEADER + int((in_rows * width + 2 * cred).max(initial=0))), np.int64)
-        self.max_in = int(in_rows.sum())
-        self.ex = Exchange(slot, eng.bounds * eng.deg * eng.vcs, send[: ranks.size],
-                           np.zeros(ranks.size, np.int64), recv[: ranks.size],
-                           np.empty(max(self.max_in, 1), np.int64), np.int64(width))  # fmt: skip
-        self.ranks = [int(r) for r in ranks]
-        comm = eng.comm
-        self.recvs = [comm.Recv_init(self.ex.recv[j], source=r, tag=TAG)
-                      for j, r in enumerate(self.ranks)]  # fmt: skip
-        self.block, self.t0 = None, 0
-        self.status = np.zeros(8, np.int64)
-        self.local, self.glob = np.zeros(6, np.int64), np.zeros(6, np.int64)
-        self.c_moves, self.c_step = Direct(moves), Direct(step_moves)
-        self.c_requests, self.c_arrivals = Direct(requests), Direct(arrivals)
-
-    def close(self) -> None:
-        """Free the persistent requests."""
-        for r in self.recvs:
-            r.Free()
-        self.recvs = []
-
-    def _exchange(self) -> None:
-        from mpi4py import MPI
-
-        comm, ex = self.eng.comm, self.ex
-        MPI.Prequest.Startall(self.recvs)
-        sends = [comm.Isend(ex.send[j, : ex.nsend[j]], dest=r, tag=TAG)
-                 for j, r in enumerate(self.ranks)]  # fmt: skip
-        MPI.Request.Waitall(self.recvs + sends)
-
-    def _injections(self, workload: Any, t: int) -> tuple[Any, int]:
-        """The block of injections holding step ``t`` and ``t``'s index in it."""
-        if self.block is None or t > self.t0 + self.block.off.size - 1:
-            eng = self.eng
-            t_end = min(t - 1 + chunk.MAX_CHUNK, eng.max_steps)
-            last = workload.last_injection_step
-            if eng.live is not None and t - 1 < last:  # no ids past a deadlock look
-                t_end = min(t_end, ((t - 1) // chunk.CHECK + 1) * chunk.CHECK)
-            self.block, self.t0 = self.inner._injections(workload, t - 1, t_end), t - 1
-        return self.block, t - self.t0 - 1
-
-    def step(self, workload: Any, t: int, work: bool) -> list[tuple]:
-        """Run step ``t``; returns its row ``(t, flits, delivered, injected, cross, work)``
-        summed over the ranks (the step-by-step path's row). Collective."""
-        eng = self.eng
-        st, prm, so_ = eng.st, eng.prm, None
-        inj, k = self._injections(workload, t)
-        ni = int(inj.off[k + 1] - inj.off[k])
-        nh = int(inj.hoff[k + 1] - inj.hoff[k])
-        nact = int(st.nact[0])
-        st.reserve(nact + 1, 0)
-        so_ = eng._scratch(nact + 1 + self.max_in + nh)
-        win = eng.load_window[0] <= t < eng.load_window[1]
-        sdc = -1
-        if eng.kind == fk.SDC:
-            nt = self.c_requests(t, prm, st.segs, st.pkts, st.links, st.bufs, so_)
-            first = np.empty(nt, np.int64)
-            demand = fk.sdc_demand(nt, prm, st.segs, st.pkts, st.links, so_, first)
-            total = np.empty_like(demand)
-            eng.comm.Allreduce(demand, total, op=sum_op())
-            sdc = int(fk.sdc_port(total))
-            nnew = self.c_moves(t, nt, win, sdc, first, prm, st.segs, st.pkts, st.links,
-                                st.bufs, so_, self.ex)  # fmt: skip
-        else:
-            nnew = self.c_step(t, win, prm, st.segs, st.pkts, st.links, st.bufs, so_, self.ex)
-        if nnew < 0:
-            eng._violation(t, so_.out, sdc)
-        self._exchange()
-        heads = int(self.ex.recv[:, H_HEADS].sum()) if self.ranks else 0
-        st.reserve(heads + ni + 1, heads + ni + 1)
-        status = self.status = self.inner.status  # one array: the messages read it
-        ok = eng.msg is not None or self.c_arrivals(
-            t, k, max(nnew, 0), sdc, inj, self.inner.rule, self.inner.vrule, prm, st.segs,
-            st.pkts, st.links, st.bufs, so_, self.ex, status)  # fmt: skip
-        if not ok:
-            self._error(t)
-        self.inner._flush(so_)
-        cnt = so_.cnt
-        local, glob = self.local, self.glob
-        local[:] = (cnt[fk.C_FLITS], cnt[fk.C_DELIV], ni + nh, cnt[fk.C_CROSS],
-                    eng.msg is not None, int(st.nact[0]) if work else 0)  # fmt: skip
-        eng.comm.Allreduce(local, glob, op=sum_op())
-        if glob[4]:
-            from mpinet.engine.run import raise_collected
-
-            self.close()
-            raise_collected(eng.comm, eng.msg)
-        return [(t, glob[0], glob[1], glob[2], glob[3], glob[5])]
-
-    def _error(self, t: int) -> None:
-        eng, s = self.eng, self.status
-        code = int(s[0])
-        if code == -1:
-            eng.msg = eng.msg or (
-                f"flit engine: flits of packet {int(s[2])} arrived without their head"
-            )
-        else:
-            self.inner._error(code, eng._sc)
+        return -1
+    return heads

@@ -1,0 +1,323 @@
+"""The flit engine's steps on several ranks in one compiled call per block of steps, the
+exchange with the other ranks included (MPI called from the compiled code through
+:mod:`~mpinet.engine.flit.mpi_native`'s function pointers).
+
+A step ``t`` on rank ``r``, as :mod:`~mpinet.engine.flit.ranks` describes it, without a
+return to Python: the requests, the port model and the moves; the step's packets injected
+at their destination delivered; the wire rows, credits and the step's counters packed into
+one message per partner rank (:func:`~mpinet.engine.flit.ranks.pack`), sent with
+``MPI_Isend`` beside an ``MPI_Irecv`` from each partner; then the messages in, the heads
+and injections routed. The counters ride in the messages: when every other rank is a
+partner (``fold``: up to :data:`FOLD_MAX` ranks every rank is one, empty messages
+included), each rank sums the step's counters itself; otherwise one ``MPI_Iallreduce`` of
+them travels beside the messages. What a rank knows only after the messages came (an
+error routing a head, its active buffers for the deadlock search's pacing) rides in the
+next step's message; the block's last step's in one reduction after the call.
+
+So every rank takes the same decisions at the same step (the run finished, stalled or
+failed; the block's end at the next deadlock look) and the results are the step-by-step
+path's, bit for bit, on any rank count. A rank that waits longer than :data:`SPIN` seconds
+for its messages returns to Python (:data:`WAIT`), which sleeps a little and calls again
+where it stopped: a stopped rank then ends the job as the watched communicator's calls do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.comm import park, stopping, sum_op
+from mpinet.engine.flit import chunk, step_end
+from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import ranks as rk
+from mpinet.engine.flit import state as fs
+from mpinet.engine.run import raise_collected
+
+#: :func:`run_block`'s codes beyond :mod:`~mpinet.engine.flit.chunk`'s: waiting for messages,
+#: a rank failed (``status[1]`` the step)
+WAIT, FAILED = 7, 8
+#: up to this many ranks every rank is a partner of every other (the counters fold in)
+FOLD_MAX = 8
+#: seconds a compiled call waits for its messages before it returns to Python (``Net.spin``)
+SPIN = 0.05
+#: the exchange's tag
+TAG = 3302
+
+Net = namedtuple("Net", ["peers", "cap", "reqs", "flag", "stat", "mine", "tot", "lag", "fold",
+                         "waited", "sent", "spin"])  # fmt: skip
+Net.__doc__ = """The exchange's side of :func:`run_block`: the partner ranks (``peers``) and the
+words each may send (``cap``); the MPI requests (int32: receives, sends, the reduction), a
+flag and a statuses' scratch; the step's counters (``mine``, summed: ``tot``); the step's
+lagged values (``lag``: present, error, active buffers); ``fold`` (1: every rank a partner);
+``waited[0]``: seconds spent waiting for messages and ``sent[0]`` the bytes sent (the
+benchmarks' split, ``FlitEngine.native_exchange``); ``spin``: seconds
+a call waits before it returns :data:`WAIT`."""
+
+
+@njit(cache=True)
+def wait(fns, net, n):
+    """Test the ``n`` requests until all completed (True) or ``net.spin`` seconds passed."""
+    testall, wtime, sched_yield = fns[2], fns[4], fns[5]
+    reqs, flag, stat = net.reqs, net.flag, net.stat
+    t0 = wtime()
+    spins = 0
+    while True:
+        testall(n, reqs.ctypes.data, flag.ctypes.data, stat.ctypes.data)
+        if flag[0]:
+            net.waited[0] += wtime() - t0
+            return True
+        spins += 1
+        if spins > 32 or net.spin <= 0:  # a rank sharing its core with the one it waits for
+            sched_yield()  # lets that one run
+            if wtime() - t0 > net.spin:
+                net.waited[0] += wtime() - t0
+                return False
+
+
+@njit(cache=True, error_model="numpy")
+def post(fns, hnd, net, ex):
+    """The step's messages out and in, and the counters' reduction unless folded."""
+    isend, irecv, iallreduce = fns[0], fns[1], fns[3]
+    comm, i64, opsum = hnd
+    nn = net.peers.shape[0]
+    reqs = net.reqs
+    for j in range(nn):
+        for c in range(rk.NK):
+            ex.send[j, rk.H_CNT + c] = net.mine[c]
+        irecv(ex.recv[j].ctypes.data, net.cap[j], i64, net.peers[j], TAG, comm,
+              reqs[j:].ctypes.data)  # fmt: skip
+    for j in range(nn):
+        isend(ex.send[j].ctypes.data, ex.nsend[j], i64, net.peers[j], TAG, comm,
+              reqs[nn + j :].ctypes.data)  # fmt: skip
+        net.sent[0] += 8 * ex.nsend[j]
+    if net.fold:
+        return 2 * nn
+    net.sent[0] += 8 * rk.NK
+    iallreduce(net.mine.ctypes.data, net.tot.ctypes.data, rk.NK, i64, opsum, comm,
+               reqs[2 * nn :].ctypes.data)  # fmt: skip
+    return 2 * nn + 1
+
+
+@njit(cache=True, error_model="numpy")
+def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs, pkts,
+              links, bufs, so, ex, net, rows, status, err):  # fmt: skip
+    """Run the block's steps from ``status[1] + 1`` to ``tc + rows.shape[0]``; returns
+    ``status[0]`` (:mod:`~mpinet.engine.flit.chunk`'s codes, :data:`WAIT`, :data:`FAILED`).
+
+    ``status``: [1] the last step done, [5] the packets in flight (over all ranks), [6] 2
+    while step ``status[1] + 1``'s messages are out, [7] its heads that reached a local node;
+    ``inj``'s step ``k`` is step ``status[1] + 1 + k`` (as the call began); ``rows`` the
+    block's (row ``t - tc - 1``); ``room = (scratch, delivery rows, hop rows or -1, most wire
+    rows in)``; ``err``: this rank's first error (``chunk``'s status layout, 0: none).
+    """
+    cnt = so.cnt
+    scratch, drows, hrows, max_in = room
+    t_start = status[1]
+    t_end = tc + rows.shape[0]
+    in_flight = status[5]
+    mine, tot, lag = net.mine, net.tot, net.lag
+    nn = net.peers.shape[0]
+    for t in range(t_start + 1, t_end + 1):
+        k = t - t_start - 1
+        kr = t - tc - 1
+        ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
+        nh = inj.hoff[k + 1] - inj.hoff[k]
+        if status[6] == 0:
+            need = bufs.nact[0] + 1
+            if err[0] == 0 and (
+                segs.nfree[0] < need + ni + max_in or pkts.nfree[0] < ni + max_in
+                or need + max_in > scratch or cnt[fk.C_DELIV] + need + nh > drows
+                or (hrows >= 0 and cnt[fk.C_HOPS] + need > hrows)
+            ):  # fmt: skip
+                status[0], status[1], status[5] = chunk.ROOM, t - 1, in_flight
+                return chunk.ROOM
+            mine[:] = 0
+            nnew = 0
+            if err[0] == 0:
+                nnew = moves(t, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so, ex, mine)
+                if so.out[0]:
+                    err[0], err[1], err[2] = chunk.MODEL_ERR, t, -1
+                else:
+                    rk.home_deliveries(t, k, inj, so)
+                    mine[rk.K_DELIV] += nh
+                    mine[rk.K_INJ] = ni + nh
+            if err[0] != 0:  # a failed rank sends nothing but the news
+                for j in range(nn):
+                    ex.send[j, rk.H_ROWS], ex.send[j, rk.H_CRED], ex.send[j, rk.H_HEADS] = 0, 0, 0
+                    ex.nsend[j] = rk.HEADER
+                mine[rk.K_ERR] = 1
+            mine[rk.K_LAG], mine[rk.K_LAG_ERR], mine[rk.K_LAG_WORK] = lag[0], lag[1], lag[2]
+            status[7] = nnew
+            status[8] = post(fns, hnd, net, ex)
+            status[6] = 2
+        if not wait(fns, net, status[8]):
+            status[0], status[1], status[5] = WAIT, t - 1, in_flight
+            return WAIT
+        status[6] = 0
+        if net.fold:
+            tot[:] = mine
+            for j in range(nn):
+                for c in range(rk.NK):
+                    tot[c] += ex.recv[j, rk.H_CNT + c]
+        if tot[rk.K_LAG] and kr > 0:
+            rows[kr - 1, chunk.R_WORK] = tot[rk.K_LAG_WORK]
+        if tot[rk.K_ERR] or tot[rk.K_LAG_ERR]:
+            status[0], status[1], status[5] = FAILED, t, in_flight
+            return FAILED
+        heads = rk.take_in(t, status[7], -1, prm, segs, pkts, links, bufs, so, ex, err)
+        ok = heads >= 0
+        if ok:
+            ok = chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
+                             so, err)  # fmt: skip
+        lag[0], lag[1], lag[2] = 1, 0 if ok else 1, bufs.nact[0]
+        rows[kr, chunk.R_FLITS], rows[kr, chunk.R_DELIV] = tot[rk.K_FLITS], tot[rk.K_DELIV]
+        rows[kr, chunk.R_INJ], rows[kr, chunk.R_CROSS] = tot[rk.K_INJ], tot[rk.K_CROSS]
+        in_flight += tot[rk.K_INJ] - tot[rk.K_DELIV]
+        if not ok:  # the others hear of it in the next step's messages
+            continue
+        if in_flight <= 0 and t >= last:
+            status[0], status[1], status[5] = chunk.FINISHED, t, in_flight
+            return chunk.FINISHED
+        if tot[rk.K_FLITS] == 0 and in_flight > 0 and t > last:
+            status[0], status[1], status[5] = chunk.STALL, t, in_flight
+            return chunk.STALL
+    status[0], status[1], status[5] = chunk.DONE, t_end, in_flight
+    return chunk.DONE
+
+
+@njit(cache=True, error_model="numpy")
+def moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine):
+    """The step's requests, port model (not sdc), moves and end on this rank, the messages
+    packed; the step's counters so far in ``mine``; returns the heads that reached a local
+    node (``so.new``)."""
+    cnt = so.cnt
+    if t % 8 == 0:  # buffers in id order, as the other paths sort them
+        fs.sort_active(bufs.act, bufs.nact[0], so.rq)
+    nt = fk.collect(prm, segs, pkts, links, bufs, so)
+    if prm.kind == fk.ALL:
+        so.allow[:nt] = True
+    else:
+        fk.port_model(nt, prm, segs, pkts, links, so, -1)
+    for c in range(fk.NCOUNT):  # deliveries and hop rows pile up over the block
+        if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
+            cnt[c] = 0
+    f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
+    fk.move(t, nt, in_window, prm, segs, pkts, links, bufs, so)
+    nnew = step_end.settle(nt, -1, prm, segs, pkts, links, bufs, so)
+    rk.pack(prm, so, ex)
+    mine[rk.K_FLITS], mine[rk.K_DELIV] = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
+    mine[rk.K_CROSS] = cnt[fk.C_CROSS] - x0
+    return nnew
+
+
+def new_net(peers: np.ndarray, cap: np.ndarray, fold: bool, status_words: int) -> Net:
+    """The :class:`Net` of a rank's partners ``peers`` (each sending at most ``cap`` words);
+    waits of :data:`SPIN` seconds."""
+    nn = peers.size
+    return Net(np.ascontiguousarray(peers, np.int64), np.ascontiguousarray(cap, np.int64),
+               np.zeros(2 * nn + 1, np.int32), np.zeros(1, np.int32),
+               np.zeros((2 * nn + 1) * status_words + 1, np.int32), np.zeros(rk.NK, np.int64),
+               np.zeros(rk.NK, np.int64), np.zeros(3, np.int64), np.int64(fold),
+               np.zeros(1, np.float64), np.zeros(1, np.int64), np.float64(SPIN))  # fmt: skip
+
+
+class Blocks:
+    """The engine's side of :func:`run_block`: a block of steps per call up to the next
+    deadlock look (as one rank's :class:`~mpinet.engine.flit.chunk.Steps`), room in the
+    pools, the calls that returned to wait, and the block's last step's lagged values."""
+
+    def __init__(self, ranks: Any, net: Net) -> None:
+        self.ranks, self.net = ranks, net
+        self.status = np.zeros(10, np.int64)
+        self.err = np.zeros(8, np.int64)
+        self.c_block = rk.Direct(run_block)
+        nat = ranks.native
+        self.fns, self.hnd = nat.fns, (np.int32(nat.comm), np.int32(nat.int64), np.int32(nat.sum))
+
+    def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> list[tuple]:
+        """Run from step ``t + 1`` to the block's end (or the run's); returns a row ``(step,
+        flits, delivered, injected, cross, work)`` per step, summed over the ranks."""
+        rs = self.ranks
+        eng, inner, ex, net = rs.eng, rs.inner, rs.ex, self.net
+        t_end = min(t + chunk.MAX_CHUNK, eng.max_steps)
+        if live is not None and t < last:  # stop where the engine looks for a deadlock
+            t_end = min(t_end, (t // chunk.CHECK + 1) * chunk.CHECK)
+        inj = inner._injections(workload, t, t_end)
+        rows = np.zeros((t_end - t, 5), np.int64)
+        status, err = self.status, self.err
+        status[:] = 0
+        status[1], status[5] = t, in_flight
+        err[:] = 0
+        net.lag[:] = 0
+        since = None
+        while True:
+            st = eng.st
+            k = int(status[1]) - t
+            part = inj._replace(off=inj.off[k:], hoff=inj.hoff[k:])  # from the next step on
+            if status[6] == 0:  # between steps: room for the next one (not while it is out)
+                most = int(np.diff(inj.off[k:]).max(initial=0))
+                homes = int(np.diff(inj.hoff[k:]).max(initial=0))
+                need = int(st.nact[0]) + 1
+                st.reserve(2 * need + most + rs.max_in, most + 1 + rs.max_in)
+                so = eng._scratch(2 * need + homes + rs.max_in)
+                if hasattr(eng.comm, "where"):
+                    eng.comm.where = f"step {int(status[1]) + 1}"
+            hop_rows = so.hop.shape[0] if eng.record_hops else -1
+            room = (so.touched.size, so.deliv.shape[0], hop_rows, rs.max_in)
+            code = self.c_block(self.fns, self.hnd, t, last, eng.load_window[0],
+                                eng.load_window[1], room, part, inner.rule, inner.vrule, eng.prm,
+                                st.segs, st.pkts, st.links, st.bufs, so, ex, net, rows, status,
+                                err)  # fmt: skip
+            inner._flush(so)
+            so.cnt[:] = 0
+            if code == WAIT:
+                since = self._waiting(since)
+                continue
+            since = None
+            if code == chunk.ROOM and status[1] < t_end:
+                continue
+            break
+        eng.native_exchange = (float(net.waited[0]), int(net.sent[0]))  # bench --phases
+        return self._end(t, rows, code, so)
+
+    def _waiting(self, since: float | None) -> float:
+        """A rank that waited :data:`SPIN` seconds: a stopping process parks, a rank that
+        waited past the watched communicator's timeout ends the job as its calls do."""
+        now = time.monotonic()
+        since = now if since is None else since
+        if stopping():
+            park()
+        comm = self.ranks.eng.comm
+        timeout = getattr(comm, "timeout", None)
+        if timeout is not None and now - since > timeout and hasattr(comm, "_roll_call_and_abort"):
+            comm._roll_call_and_abort(now - since)
+        time.sleep(0.0005)
+        return since
+
+    def _end(self, t: int, rows: np.ndarray, code: int, so: Any) -> list[tuple]:
+        """The block's last step's lagged values summed, the errors raised, the rows."""
+        rs, lag, err = self.ranks, self.net.lag, self.err
+        eng = rs.eng
+        tl = int(self.status[1])
+        mine = np.array([lag[1] if lag[0] else 0, lag[2] if lag[0] else 0, err[0] != 0], np.int64)
+        tot = np.empty_like(mine)
+        eng.comm.Allreduce(mine, tot, op=sum_op())
+        if code == FAILED or tot[0] or tot[2]:
+            if err[0] == chunk.MODEL_ERR:
+                eng._violation(int(err[1]), so.out, -1)
+            elif err[0] == -1:
+                eng.msg = eng.msg or (
+                    f"flit engine: flits of packet {int(err[2])} arrived without their head"
+                )
+            elif err[0]:
+                rs.inner.status[:5] = err[:5]
+                rs.inner._error(int(err[0]), so)
+            rs.close()
+            raise_collected(eng.comm, eng.msg)
+        if tl > t:
+            rows[tl - t - 1, chunk.R_WORK] = tot[1]
+        return [(s, *rows[s - t - 1]) for s in range(t + 1, tl + 1)]
