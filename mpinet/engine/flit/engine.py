@@ -35,6 +35,7 @@ from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
+from mpinet.engine.flit.iq_run import run_iq
 from mpinet.engine.flit.layout import Params, StepOut
 from mpinet.engine.flit.rank_steps import RankSteps
 from mpinet.engine.models import Model
@@ -120,6 +121,8 @@ class FlitEngine:
     # -- the run -----------------------------------------------------------------
     def run(self, workload: Workload) -> RunRecord:
         """Inject the workload's packets and step until all are delivered."""
+        if self.model.router == "iq":  # BookSim's input-queued router (docs/iq-router.md)
+            return run_iq(self, workload)
         t0 = time.perf_counter()
         nbt = neighbor_block(self.topo, self.lo, self.hi).astype(np.int64)
         self.st = fs.FlitState(self.hi - self.lo, self.deg, self.vcs, self.bsize, nbt,
