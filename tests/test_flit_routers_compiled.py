@@ -93,21 +93,24 @@ def test_random_routers_are_walked_and_headers_several_words_wide_are_carried():
 
 
 def test_rows_are_reused_not_grown():
-    """Rows of delivered packets are freed when the next block is walked: a long run keeps
-    the table at the size of the packets in flight and of one block walked ahead."""
+    """Rows of delivered packets are freed when the next steps' injections are walked: a long
+    run keeps the table at the size of the packets in flight and of the steps drawn at once
+    (64 with a progress line)."""
+    from mpinet.jobs.plans_flit import WALK_AHEAD
+
+    assert WALK_AHEAD == chunk.ONE_RANK_CHUNK  # the plan counts the steps drawn at once
     topo = from_spec("scc:4")
     m = model(topo, "wormhole", 3, 2, 2)
     rng = np.random.default_rng(5)
     n = topo.num_nodes
     rows = [(i, int(rng.integers(n)), int(rng.integers(n)), i // 4) for i in range(6000)]
-    eng, rec = run(topo, make_router("scc-random", topo), m, rows, True)
+    eng = FlitEngine(topo, make_router("scc-random", topo), m, make_vc_policy("any", topo, 2),
+                     progress=lambda *a: None)  # fmt: skip
+    rec = eng.run(Packets(rows))
     assert eng.routes == PATH_WALKED
     assert (rec.packets[:, 4] >= 0).all()
-    # 6,000 routes walked; about 40 in flight and 4 x WALK_AHEAD = 1,024 walked ahead
-    assert chunk.WALK_AHEAD == 256 and eng.router.table.shape[0] <= 2048
-    from mpinet.jobs.plans_flit import WALK_AHEAD
-
-    assert WALK_AHEAD == chunk.WALK_AHEAD  # the plan counts the block walked ahead
+    # 6,000 routes walked; about 40 in flight and 4 x 64 drawn at once
+    assert chunk.MAX_CHUNK == 64 and eng.router.table.shape[0] <= 1024
 
 
 def test_the_plan_counts_the_walked_rows():

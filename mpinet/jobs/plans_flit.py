@@ -69,8 +69,9 @@ ROW_BYTES = ROW_CELLS + 4 + 3 * 8
 #: per route walked in a block: the walk's ports (up to 64 hops, doubled as routes grow)
 #: and the router's vectorized temporaries (route_tables.BUILD_ROW_BYTES)
 WALK_BYTES = 2 * 64 + 160
-#: steps whose injections are walked at once (engine/flit/chunk.WALK_AHEAD)
-WALK_AHEAD = 256
+#: steps whose injections are walked at once: those one compiled call draws on one rank
+#: (engine/flit/chunk.ONE_RANK_CHUNK)
+WALK_AHEAD = 1024
 #: ranks whose neighbour links are counted for the exchange (evenly spread; all when fewer)
 EXCHANGE_SAMPLE = 8
 
