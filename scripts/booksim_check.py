@@ -198,11 +198,18 @@ def mpinet(args: list[str], timeout: float, check: bool = True) -> subprocess.Co
 
 
 def model_args(a: argparse.Namespace, flits: int, flit: bool) -> list[str]:
-    """mpinet's model options: the flit engine's keys, else V x B packet slots per port."""
+    """mpinet's model options: the flit engine's keys, else V x B packet slots per port;
+    ``--router iq``: BookSim's input-queued router (``model.router = "iq"``) with the
+    pipeline and ``--booksim-set`` keys BookSim's side runs (``[model.iq]``)."""
     if not flit:
         return ["--buffer", str(a.vcs * a.vc_buffer)]
     keys = {"switching": a.switching, "flits": flits, "vcs": a.vcs, "vc_buffer": a.vc_buffer}
-    return shlex.split(a.flit_args.format(**keys, vc_policy=a.vc_policy))
+    out = shlex.split(a.flit_args.format(**keys, vc_policy=a.vc_policy))
+    if a.router == "iq":  # BookSim's router on mpinet's side, with BookSim's side's keys
+        iq = {**PIPELINE, **dict(kv.split("=", 1) for kv in a.booksim_set)}
+        out += ["--set", "model.router=iq"]
+        out += [x for k, v in iq.items() for x in ("--set", f"model.iq.{k}={v}")]
+    return out
 
 
 def flit_engine(a: argparse.Namespace, flits: int) -> bool:
@@ -522,7 +529,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{a.warmup_periods}, `max_samples` {a.max_samples}; mpinet `--warmup "
         f"{a.warmup_periods * a.sample_period} --measure {a.max_samples * a.sample_period}`; "
         f"loads {a.grid[0]:g}..{a.grid[-1]:g} x bound in {len(a.grid)} steps, {a.bisect} "
-        f"bisections; mpinet: the flit engine ({a.switching}, vc_policy {a.vc_policy}) "
+        f"bisections; mpinet: the flit engine ({a.switching}, vc_policy {a.vc_policy}, router "
+        f"{a.router}) "
         + ("at L > 1, the packet engine with `--buffer "
            f"{a.vcs * a.vc_buffer}` at L = 1." if a.packet_engine else "at every L.")
     )  # fmt: skip

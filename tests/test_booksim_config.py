@@ -202,8 +202,8 @@ MESH = "topology = mesh; routing_function = dor; router = ideal;\n"
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ("", r"c\.cfg: router = iq \(BookSim's default\): BookSim's input-queued router is not "
-             r"built in mpinet yet; router=ideal runs mpinet's ideal router instead"),
+        ("", r"c\.cfg:1: noq = 1: not modeled by mpinet's iq router \(a detail of BookSim's "
+             r"input-queued router mpinet's iq model does not have\); remove it"),
         ("classes = 2;", r"c\.cfg:2: classes = 2: not modeled by mpinet booksim \(one traffic "
                          r"class\); remove it"),
         ("injecton_rate = 0.1;", r"c\.cfg:2: unknown key 'injecton_rate' \(did you mean "
@@ -222,7 +222,7 @@ MESH = "topology = mesh; routing_function = dor; router = ideal;\n"
     ],
 )  # fmt: skip
 def test_refusals_name_the_key(tmp_path, extra, message):
-    text = MESH.replace("router = ideal;", "") if not extra else MESH + extra
+    text = MESH.replace("router = ideal;", "noq = 1;") if not extra else MESH + extra
     with pytest.raises(ConfigError, match=message):
         to_job(cfg_of(tmp_path, text))
 

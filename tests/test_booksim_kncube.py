@@ -136,3 +136,15 @@ def test_keys_table_rewritten_from_the_code(tmp_path):
     doc.write_text(f"{head}{kn.KEYS_BEGIN}\n| stale |\n{kn.KEYS_END}\n\nafter\n")
     assert bc.main(["--keys", "--out", str(doc)]) == 0
     assert doc.read_text() == f"{head}{kn.KEYS_BEGIN}\n{markdown()}\n{kn.KEYS_END}\n\nafter\n"
+
+
+def test_router_iq_gives_mpinet_the_pipeline_booksim_runs():
+    ideal = bc.model_args(args(), 4, True)
+    assert "model.router=iq" not in ideal and ideal[-2:] == ["--set", "model.vc_policy=any"]
+    iq = bc.model_args(args("--router", "iq", "--booksim-set", "input_speedup=2"), 4, True)
+    assert iq[: len(ideal)] == ideal
+    sets = dict(x.split("=", 1) for x in iq[len(ideal) + 1 :: 2])
+    assert sets.pop("model.router") == "iq"
+    assert sets == {f"model.iq.{k}": str(v) for k, v in bc.PIPELINE.items()} | {
+        "model.iq.input_speedup": "2"
+    }

@@ -72,13 +72,6 @@ CASES: list[Case] = [
     ),
     *section(
         "BookSim configurations: keys refused by name",
-        C("bsc-router-iq", "booksim c.cfg",
-          r"c\.cfg: router = iq \(BookSim's default\): BookSim's input-queued router is not "
-          r"built in mpinet yet; router=ideal runs mpinet's ideal router instead",
-          files=cfg(MESH)),
-        C("bsc-router-iq-2-ranks", "booksim c.cfg router=iq",
-          r"override 'router=iq': router = iq: BookSim's input-queued router is not built",
-          files=cfg(MESH), ranks=2),
         C("bsc-refused-key", "booksim c.cfg router=ideal",
           r"c\.cfg:5: use_read_write = 1: not modeled by mpinet booksim \(request-reply "
           r"traffic\); remove it", files=cfg(MESH + "use_read_write = 1;\n")),

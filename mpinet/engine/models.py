@@ -21,6 +21,7 @@ engine runs the same check every step on what actually moved.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +56,10 @@ class Model:
     vc_buffer: int = 1
     vc_policy: str = "any"
     flit: bool = False
+    #: the flit engine's router model: "ideal" or "iq" (BookSim's input-queued router, with
+    #: its keys in ``iq``, an :class:`~mpinet.engine.flit.iq_config.IQConfig`)
+    router: str = "ideal"
+    iq: Any = None
 
     @property
     def name(self) -> str:

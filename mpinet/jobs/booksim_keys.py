@@ -5,10 +5,11 @@ One table, :data:`KEYS`; docs/booksim.md's key table is generated from it
 
 * ``model``: run as stated (the job key it becomes in ``maps``);
 * ``diff``: accepted, and treated differently (``note`` says how; docs/booksim.md lists it);
-* ``iq``: a key of BookSim's input-queued router (``router = iq``). mpinet's iq model is not
-  built yet: such a configuration runs only with ``router = ideal`` (mpinet's ideal
-  router), which does not model these keys: they are accepted and listed as "not modeled
-  by the ideal router" in the output and in ``--json``;
+* ``iq``: a key of BookSim's input-queued router (``router = iq``, BookSim's default): those
+  mpinet's iq model has (:data:`~mpinet.engine.flit.iq_config.INT_KEYS` ...) become
+  ``[model.iq]``, the others are refused unless default; with ``router = ideal`` (mpinet's
+  ideal router) none is modeled: they are accepted and listed as "not modeled by the ideal
+  router" in the output and in ``--json``;
 * ``refuse``: accepted at its default, refused in one line naming it otherwise (never
   silently ignored).
 
@@ -33,7 +34,8 @@ class Key:
 
 
 _M, _D, _Q, _R = "model", "diff", "iq", "refuse"
-_ROUTER = "a detail of BookSim's input-queued router"
+_ROUTER = "a detail of BookSim's input-queued router mpinet's iq model does not have"
+_IQ = "model.iq.{} (router = iq); not modeled by the ideal router"
 
 
 def _k(name: str, slots: str, default: Any, what: str, note: str = "") -> Key:
@@ -51,8 +53,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     _k("c", "i", 1, _R, "one terminal per router (concentration 1)"),
     _k("routing_function", "s", "none", _M, "mesh: dor, dim_order -> router dor; torus: "
        "dim_order -> dor (vc_policy dateline); anynet: min -> anynet-min"),
-    _k("use_noc_latency", "i", 1, _D, "every link is one step (mesh and torus channels of "
-       "latency 1 in BookSim as well)"),
+    _k("use_noc_latency", "i", 1, _D, "router = iq: model.iq.channel_latency 2 on a torus, 1 "
+       "on a mesh, as BookSim's; ideal router: every link is one step"),
     _k("x", "i", 8, _R, "cmesh and flatfly sizes"),
     _k("y", "i", 8, _R, "cmesh and flatfly sizes"),
     _k("xr", "i", 1, _R, "cmesh and flatfly sizes"),
@@ -61,14 +63,14 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     _k("fail_seed", "is", 0, _R, "failed links"),
     _k("in_ports", "i", 5, _R, "fixed port counts of some topologies"),
     _k("out_ports", "i", 5, _R, "fixed port counts of some topologies"),
-    _k("router", "s", "iq", _M, "iq: refused until mpinet's iq model exists; ideal (mpinet's "
-       "value): the flit engine's ideal router"),
+    _k("router", "s", "iq", _M, "iq: model.router = iq (BookSim's input-queued router, "
+       "docs/iq-router.md); ideal (mpinet's value): the flit engine's ideal router"),
     _k("output_delay", "i", 0, _Q, _ROUTER),
-    _k("credit_delay", "i", 0, _Q, _ROUTER),
-    _k("internal_speedup", "f", 1.0, _Q, _ROUTER),
+    _k("credit_delay", "i", 0, _Q, _IQ.format("credit_delay")),
+    _k("internal_speedup", "f", 1.0, _Q, _IQ.format("internal_speedup")),
     _k("output_buffer_size", "i", -1, _Q, _ROUTER),
     _k("noq", "i", 0, _Q, _ROUTER),
-    _k("speculative", "i", 0, _Q, _ROUTER),
+    _k("speculative", "i", 0, _Q, _IQ.format("speculative")),
     _k("spec_check_elig", "i", 1, _Q, _ROUTER),
     _k("spec_check_cred", "i", 1, _Q, _ROUTER),
     _k("spec_mask_by_reqs", "i", 0, _Q, _ROUTER),
@@ -84,24 +86,24 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     _k("max_held_slots", "i", -1, _Q, _ROUTER),
     _k("feedback_aging_scale", "i", 1, _Q, _ROUTER),
     _k("feedback_offset", "i", 0, _Q, _ROUTER),
-    _k("wait_for_tail_credit", "i", 0, _Q, _ROUTER),
+    _k("wait_for_tail_credit", "i", 0, _Q, _IQ.format("wait_for_tail_credit")),
     _k("vc_busy_when_full", "i", 0, _Q, _ROUTER),
     _k("vc_prioritize_empty", "i", 0, _Q, _ROUTER),
     _k("vc_priority_donation", "i", 0, _Q, _ROUTER),
     _k("vc_shuffle_requests", "i", 0, _Q, _ROUTER),
     _k("hold_switch_for_packet", "i", 0, _Q, _ROUTER),
-    _k("input_speedup", "i", 1, _Q, _ROUTER),
-    _k("output_speedup", "i", 1, _Q, _ROUTER),
-    _k("routing_delay", "i", 1, _Q, _ROUTER),
-    _k("vc_alloc_delay", "i", 1, _Q, _ROUTER),
-    _k("sw_alloc_delay", "i", 1, _Q, _ROUTER),
-    _k("st_prepare_delay", "i", 0, _Q, _ROUTER),
-    _k("st_final_delay", "i", 1, _Q, _ROUTER),
+    _k("input_speedup", "i", 1, _Q, _IQ.format("input_speedup")),
+    _k("output_speedup", "i", 1, _Q, _IQ.format("output_speedup")),
+    _k("routing_delay", "i", 1, _Q, _IQ.format("routing_delay")),
+    _k("vc_alloc_delay", "i", 1, _Q, _IQ.format("vc_alloc_delay")),
+    _k("sw_alloc_delay", "i", 1, _Q, _IQ.format("sw_alloc_delay")),
+    _k("st_prepare_delay", "i", 0, _Q, _IQ.format("st_prepare_delay")),
+    _k("st_final_delay", "i", 1, _Q, _IQ.format("st_final_delay")),
     _k("vct", "i", 0, _M, "1 -> model.switching = cut-through (else wormhole)"),
-    _k("vc_allocator", "s", "islip", _Q, _ROUTER),
-    _k("sw_allocator", "s", "islip", _Q, _ROUTER),
+    _k("vc_allocator", "s", "islip", _Q, _IQ.format("vc_allocator")),
+    _k("sw_allocator", "s", "islip", _Q, _IQ.format("sw_allocator")),
     _k("arb_type", "s", "round_robin", _Q, _ROUTER),
-    _k("alloc_iters", "i", 1, _Q, _ROUTER),
+    _k("alloc_iters", "i", 1, _Q, _IQ.format("alloc_iters")),
     _k("classes", "i", 1, _R, "one traffic class"),
     _k("traffic", "s", "uniform", _M, "workload.kind: uniform -> booksim-uniform (the "
        "source included), transpose -> booksim-transpose, hotspot -> booksim-hotspot, the "

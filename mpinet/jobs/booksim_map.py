@@ -8,6 +8,8 @@ import difflib
 import os
 from typing import Any
 
+from mpinet.engine.flit.iq_config import ALLOCATORS, FLOAT_KEYS, INT_KEYS, STR_KEYS, check_iq
+from mpinet.errors import JobError
 from mpinet.jobs.booksim_config import Assignment, Config, ConfigError, clip_text, split_list
 from mpinet.jobs.booksim_keys import KEYS
 from mpinet.jobs.booksim_measure import Measure
@@ -20,6 +22,8 @@ ROUTING = {
 }
 #: mpinet patterns whose name BookSim uses for another pattern (never taken as BookSim's)
 _CLASH = {"uniform", "transpose", "hotspot", "permutation"}
+#: BookSim's keys the iq router models (``[model.iq]``; ``channel_latency`` is mpinet's)
+IQ_KEYS = tuple(k for k in (*INT_KEYS, *STR_KEYS, *FLOAT_KEYS) if k != "channel_latency")
 #: the router value that runs mpinet's ideal router (an mpinet extension of BookSim's keys)
 IDEAL = "ideal"
 
@@ -91,11 +95,15 @@ def to_job(cfg: Config) -> tuple[dict, Measure, dict]:
         k = KEYS[name]
         if k.what == "refuse" and v[name] != k.default:
             raise bad(name, f"not modeled by mpinet booksim ({k.note}); remove it")
-    if v["router"] == "iq":
-        raise bad("router", "BookSim's input-queued router is not built in mpinet yet; "
-                  f"router={IDEAL} runs mpinet's ideal router instead")  # fmt: skip
-    if v["router"] != IDEAL:
-        raise bad("router", f"mpinet booksim runs router = {IDEAL} (mpinet's ideal router)")
+    iq_router = v["router"] == "iq"
+    if not iq_router and v["router"] != IDEAL:
+        raise bad("router", f"mpinet booksim runs router = iq (BookSim's input-queued router) "
+                  f"or {IDEAL} (mpinet's ideal router)")  # fmt: skip
+    if iq_router:
+        for name in where:
+            k = KEYS[name]
+            if k.what == "iq" and name not in IQ_KEYS and v[name] != k.default:
+                raise bad(name, f"not modeled by mpinet's iq router ({k.note}); remove it")
     topo = v["topology"]
     if topo not in ROUTING:
         raise bad("topology", "mpinet booksim runs mesh, torus and anynet")
@@ -142,15 +150,40 @@ def to_job(cfg: Config) -> tuple[dict, Measure, dict]:
         "trace": {"level": "none"},
     }
     raw["workload"].update(hot)  # hotspot's lists (BookSim's pattern parameters)
+    if iq_router:
+        raw["model"]["router"] = "iq"
+        raw["model"]["iq"] = _iq_keys(v, topo, bad)
     if v["injection_process"] == "on_off":
         raw["workload"].update({k: v[k] for k in ("burst_alpha", "burst_beta", "burst_r1")})
-    iq = {k: v[k] for k in where if KEYS[k].what == "iq"}
+    iq = {} if iq_router else {k: v[k] for k in where if KEYS[k].what == "iq"}
     diff = {k: KEYS[k].note for k in where if KEYS[k].what == "diff"}
     info = {"topology": spec, "router": rf, "traffic": kind, "rate": rate, "flits": int(size),
             "vcs": int(v["num_vcs"]), "vc_buffer": int(v["vc_buf_size"]), "vc_policy": policy,
             "switching": raw["model"]["switching"], "seed": int(v["seed"]),
-            "not_modeled_by_ideal_router": iq, "treated_differently": diff}  # fmt: skip
+            "not_modeled_by_ideal_router": iq, "treated_differently": diff,
+            "router_model": "iq" if iq_router else IDEAL}  # fmt: skip
+    if iq_router:
+        info["iq"] = dict(raw["model"]["iq"])
     return raw, m, info
+
+
+def _iq_keys(v: dict, topo: str, bad: Any) -> dict:
+    """``[model.iq]`` of a configuration with ``router = iq``: BookSim's keys of the model,
+    and the channel latency BookSim gives the topology (``use_noc_latency = 1``: 2 on a
+    torus, else 1; anynet channels 1)."""
+    out = {k: v[k] for k in IQ_KEYS if k in v}
+    noc = v["use_noc_latency"]
+    out["channel_latency"] = 2 if topo == "torus" and noc else 1
+    for k in ("vc_allocator", "sw_allocator"):
+        if out[k] not in ALLOCATORS:
+            why = "BookSim's maximum-size matching is not modeled" if out[k] == "max_size" else (
+                "not modeled")  # fmt: skip
+            raise bad(k, f"{why}; mpinet's iq router runs {', '.join(ALLOCATORS)}")
+    try:
+        return check_iq("model.iq", out)
+    except JobError as exc:
+        key = str(exc).split(" ", 1)[0].removeprefix("model.iq.")
+        raise bad(key if key in v else "st_final_delay", str(exc)) from None
 
 
 def _topology(v: dict, bad: Any) -> str:

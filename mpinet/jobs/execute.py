@@ -24,6 +24,7 @@ from mpinet.engine.models import Model, parse_model, switching_model
 from mpinet.engine.report import gather_hops, gather_packets, summarize
 from mpinet.errors import MpinetError, TraceError
 from mpinet.jobs.collectives import execute_collective
+from mpinet.jobs.iq_job import iq_model
 from mpinet.jobs.resources import load_network, plan_run
 from mpinet.jobs.settings import check_settings
 from mpinet.jobs.spec import Job, JobError
@@ -100,6 +101,7 @@ def plan(
     m = job.model
     model = switching_model(model, m["switching"], m["flits"], m["vcs"], m["vc_buffer"],
                             m["vc_policy"])  # fmt: skip
+    model = iq_model(model, m, job.source, ranks)
     model.port_capacities(topo)  # validates capacity classes
     est = plan_run(job, topo, ranks, ranks_here, trace_path=trace_path, router=router)
     workload.build(model, router)

@@ -158,6 +158,8 @@ SCHEMA: dict[str, Any] = {
             None,
             "the VC of each hop: any (default) | hops | negative-hop | dateline",
         ),
+        "router": ((str,), "ideal", "ideal | iq: BookSim's input-queued router (docs/iq-router)"),
+        "iq": ((dict,), None, "[model.iq]: the iq router's keys, BookSim's names and defaults"),
     },
     "faults": {
         "links": ((list,), [], "failed links: pairs of neighbour labels"),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpinet.engine.flit.iq_config import check_iq, check_router
 from mpinet.errors import JobError
 from mpinet.jobs.inputs import read_input
 from mpinet.jobs.schema import BOUNDS, REQUIRED, RULES, SCHEMA, SHORTHAND
@@ -165,6 +166,8 @@ def _hotspot_nodes(where: str, value: Any) -> list:
 
 #: keys whose values are lists or tables with their own rules
 _SHAPED = {
+    "model.router": check_router,
+    "model.iq": check_iq,
     "workload.locality": _locality,
     "workload.hotspot_nodes": _hotspot_nodes,
     "workload.hotspot_rates": lambda w, v: _int_list(w, v, 1, 2**31 - 1, "relative weights"),

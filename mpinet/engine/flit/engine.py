@@ -35,6 +35,7 @@ from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
+from mpinet.engine.flit.iq_run import run_iq
 from mpinet.engine.flit.layout import Params, StepOut
 from mpinet.engine.flit.rank_steps import RankSteps
 from mpinet.engine.models import Model
@@ -120,6 +121,8 @@ class FlitEngine:
     # -- the run -----------------------------------------------------------------
     def run(self, workload: Workload) -> RunRecord:
         """Inject the workload's packets and step until all are delivered."""
+        if self.model.router == "iq":  # BookSim's input-queued router (docs/iq-router.md)
+            return run_iq(self, workload)
         t0 = time.perf_counter()
         nbt = neighbor_block(self.topo, self.lo, self.hi).astype(np.int64)
         self.st = fs.FlitState(self.hi - self.lo, self.deg, self.vcs, self.bsize, nbt,
@@ -158,8 +161,14 @@ class FlitEngine:
         ranks = RankSteps(self) if compiled and self.size > 1 else None
         while (in_flight > 0 or t < last) and t < self.max_steps:
             if steps is not None:  # many steps in one compiled call (one rank)
-                rows = steps.run(workload, t, last, in_flight, live)
-            elif ranks is not None:  # compiled calls and the exchanges in them
+                t, injected, delivered, deadlock = self._compiled_rows(
+                    steps, workload, t, last, injected, delivered, counters, live
+                )
+                in_flight = injected - delivered
+                if deadlock is not None:
+                    break
+                continue
+            if ranks is not None:  # compiled calls and the exchanges in them
                 rows = ranks.run(workload, t, last, in_flight, live)
             else:
                 t += 1
@@ -200,6 +209,32 @@ class FlitEngine:
         if ranks is not None:
             ranks.close()
         return self._record(t, counters, deadlock, in_flight, t0)
+
+    def _compiled_rows(self, steps: Any, workload: Workload, t: int, last: int, injected: int,
+                       delivered: int, counters: list, live: Any) -> tuple:  # fmt: skip
+        """One call of the compiled steps (:meth:`chunk.Steps.run`), its rows taken at once
+        (no Python per step: the deadlock looks were paced and scanned in the call); returns
+        ``(t, injected, delivered, deadlock or None)``."""
+        rows, code, scanned = steps.run(workload, t, last, injected - delivered, live)
+        if rows.shape[0]:
+            inj = injected + np.cumsum(rows[:, 3])
+            dlv = delivered + np.cumsum(rows[:, 2])
+            counters.extend(np.stack([rows[:, 1], rows[:, 2], inj - dlv, rows[:, 4]], 1).tolist())
+            if self.progress is not None and self.rank == 0:
+                for i in range(rows.shape[0]):
+                    self.progress(int(rows[i, 0]), int(dlv[i]), int(inj[i]), int(inj[i] - dlv[i]))
+            t, injected, delivered = int(rows[-1, 0]), int(inj[-1]), int(dlv[-1])
+        in_flight = injected - delivered
+        deadlock = None
+        if code == chunk.LOOK:  # the look listed fronts: the search
+            deadlock = live.search(t, in_flight, scanned)
+        elif code == chunk.FIND:  # the look is due, its scan did not fit the call's scratch
+            deadlock = live.find(t, in_flight)
+        elif rows.shape[0] and not rows[-1, 1] and in_flight and t > last:
+            from mpinet.engine.flit.deadlock import wait_for_cycle
+
+            deadlock = wait_for_cycle(self, t, in_flight)
+        return t, injected, delivered, deadlock
 
     def _record(self, t: int, counters: list, deadlock: Any, in_flight: int, t0: float):
         st = self.st
@@ -291,6 +326,7 @@ class FlitEngine:
                 out=np.zeros(2, np.int64),
                 bufs=np.empty(n, np.int64),
                 new=np.empty(n, np.int64),
+                node=np.full(self.st.block, -1, np.int64),
             )
             self._sc = so
         return so

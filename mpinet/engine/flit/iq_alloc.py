@@ -1,0 +1,136 @@
+"""The iq router's allocators (numba): separable input-first, separable output-first and
+iSLIP, on one router's requests, as BookSim2 behaves (``src/allocators/separable_input_first.cpp``,
+``separable_output_first.cpp``, ``islip.cpp``, ``src/arbiters/roundrobin_arb.cpp``; written
+from their documented behaviour, docs/iq-router.md).
+
+A call takes the router's requests as parallel arrays ``(rin, rout, rpri)`` of ``n`` rows
+(at most one per input-output pair), the round-robin pointers of its inputs and outputs
+(``pin``, ``pout``: slices of the run's arrays, kept between cycles) and writes ``grant[r]``
+(1: request ``r`` won). The separable allocators' arbiters prefer the higher priority, then
+the first port at or after their pointer; a pointer moves past its grant only when its
+arbiter's choice was matched. iSLIP ignores priorities and moves its pointers on the first
+iteration's matches only. ``best_in``/``best_out`` are scratch of the port counts, all -1 on
+entry and on return.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+#: allocator codes (:data:`mpinet.engine.flit.iq_config.ALLOCATORS` in order)
+INPUT_FIRST, OUTPUT_FIRST, ISLIP = 0, 1, 2
+
+
+@njit(cache=True, inline="always")
+def supersedes(a, pa, b, pb, offset, size):
+    """Whether port ``a`` at priority ``pa`` wins over ``b`` at ``pb`` under a round-robin
+    pointer at ``offset`` (higher priority, then nearer at or after the pointer)."""
+    if pa != pb:
+        return pa > pb
+    return (a - offset + size) % size < (b - offset + size) % size
+
+
+@njit(cache=True)
+def separable(n, rin, rout, rpri, nin, nout, pin, pout, grant, best_in, best_out, input_first):
+    """One pass of a separable allocator; returns the number of grants."""
+    for r in range(n):
+        grant[r] = 0
+    first_side_in = input_first
+    # the first stage: each input (input-first) or output picks one of its requests
+    for r in range(n):
+        if first_side_in:
+            i = rin[r]
+            b = best_in[i]
+            if b < 0 or supersedes(rout[r], rpri[r], rout[b], rpri[b], pin[i], nout):
+                best_in[i] = r
+        else:
+            o = rout[r]
+            b = best_out[o]
+            if b < 0 or supersedes(rin[r], rpri[r], rin[b], rpri[b], pout[o], nin):
+                best_out[o] = r
+    # the second stage: the other side picks among the first stage's choices
+    for r in range(n):
+        if first_side_in:
+            if best_in[rin[r]] != r:
+                continue
+            o = rout[r]
+            b = best_out[o]
+            if b < 0 or supersedes(rin[r], rpri[r], rin[b], rpri[b], pout[o], nin):
+                best_out[o] = r
+        else:
+            if best_out[rout[r]] != r:
+                continue
+            i = rin[r]
+            b = best_in[i]
+            if b < 0 or supersedes(rout[r], rpri[r], rout[b], rpri[b], pin[i], nout):
+                best_in[i] = r
+    ng = 0
+    for r in range(n):
+        i, o = rin[r], rout[r]
+        if best_in[i] == r and best_out[o] == r:
+            grant[r] = 1
+            ng += 1
+            pin[i] = (o + 1) % nout
+            pout[o] = (i + 1) % nin
+    for r in range(n):
+        best_in[rin[r]] = -1
+        best_out[rout[r]] = -1
+    return ng
+
+
+@njit(cache=True)
+def islip(n, rin, rout, nin, nout, iters, pin, pout, grant, best_in, best_out):
+    """iSLIP with ``iters`` iterations (``pin``: accept pointers, ``pout``: grant pointers);
+    returns the number of grants. ``best_in``/``best_out`` hold the matches while it runs."""
+    for r in range(n):
+        grant[r] = 0
+    ng = 0
+    for it in range(iters):
+        # grant: each unmatched output offers itself to the first unmatched requester at or
+        # after its pointer (best_out[o] = that request, < -1 while matched: -2 - request)
+        for r in range(n):
+            o, i = rout[r], rin[r]
+            if best_out[o] < -1 or best_in[i] < -1:
+                continue
+            b = best_out[o]
+            if b < 0 or supersedes(i, 0, rin[b], 0, pout[o], nin):
+                best_out[o] = r
+        # accept: each input takes the first offer at or after its pointer
+        for r in range(n):
+            o, i = rout[r], rin[r]
+            if best_out[o] != r or best_in[i] < -1:
+                continue
+            b = best_in[i]
+            if b < 0 or supersedes(o, 0, rout[b], 0, pin[i], nout):
+                best_in[i] = r
+        for r in range(n):
+            o, i = rout[r], rin[r]
+            if best_in[i] == r:
+                best_in[i] = -2 - r
+                best_out[o] = -2 - r
+                grant[r] = 1
+                ng += 1
+                if it == 0:
+                    pout[o] = (i + 1) % nin
+                    pin[i] = (o + 1) % nout
+        for r in range(n):  # offers not accepted are withdrawn for the next iteration
+            o, i = rout[r], rin[r]
+            if best_out[o] >= 0:
+                best_out[o] = -1
+            if best_in[i] >= 0:
+                best_in[i] = -1
+    for r in range(n):
+        best_in[rin[r]] = -1
+        best_out[rout[r]] = -1
+    return ng
+
+
+@njit(cache=True)
+def allocate(kind, n, rin, rout, rpri, nin, nout, iters, pin, pout, grant, best_in, best_out):
+    """The allocator ``kind`` (:data:`INPUT_FIRST`, :data:`OUTPUT_FIRST`, :data:`ISLIP`)."""
+    if n == 0:
+        return 0
+    if kind == ISLIP:
+        return islip(n, rin, rout, nin, nout, iters, pin, pout, grant, best_in, best_out)
+    return separable(n, rin, rout, rpri, nin, nout, pin, pout, grant, best_in, best_out,
+                     kind == INPUT_FIRST)  # fmt: skip

@@ -1,0 +1,322 @@
+"""One internal step of the iq routers (numba): BookSim2's input-queued router's stages.
+
+Per router, as ``src/routers/iq_router.cpp`` behaves (written from its documented
+behaviour and cycle-by-cycle traces, docs/iq-router.md): the stages *evaluate* (route
+computation, VC allocation, switch allocation, crossbar) on the items waiting for them,
+then *update* the items whose delay has passed; an item an update hands on is evaluated at
+the next internal step, so each stage takes its delay in cycles and the stages follow one
+another without overlap (``speculative``: switch allocation bids with VC allocation).
+Switch allocation takes the flit out of its input buffer, spends the downstream credit and
+returns one upstream; the crossbar delivers it to the output queue, which sends one flit a
+cycle (:mod:`~mpinet.engine.flit.iq_step`). The arrays are those of
+:mod:`~mpinet.engine.flit.iq_state`.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from mpinet.engine.flit.iq_alloc import allocate, supersedes
+from mpinet.routing import compiled
+from mpinet.routing.vc_policies import ANY_VC, HOPS_VC
+
+#: input VC states (BookSim's idle, routing, vc_alloc, active)
+IDLE, ROUTING, VC_ALLOC, ACTIVE = 0, 1, 2, 3
+#: stage numbers of ``bt``
+S_RT, S_VA, S_SA, S_X = 0, 1, 2, 3
+#: the ``dateline`` policy on ``torus:K,N`` (:mod:`mpinet.routing.torus_rings`), which has
+#: no compiled rule of its own: its state word and VC halves, computed here
+TORUS_DATELINE = 100
+#: ``status[0]`` codes of a routing error (status[1:5] = step, port or VC, node, pid)
+PORT_ERR, VC_ERR = 5, 6
+
+
+@njit(cache=True, inline="always")
+def route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, rule, vrule, out):
+    """The output port and VC range ``out = (port, lo, hi)`` of packet slot ``pk``'s head
+    at router ``n``: the terminal port ``deg`` (any VC) at its destination, else the router's
+    compiled hop and the VC policy's range. Returns 0, or an error code."""
+    dst = pk_dst[pk]
+    if n == dst:
+        out[0], out[1], out[2] = deg, 0, nvc
+        return 0
+    code, rprm, ta, tb = rule
+    vpol, vcs, _ = vrule
+    port, h2 = compiled.hop(code, rprm, ta, tb, n, dst, pk_hdr[pk, 0])
+    if port < 0 and code == compiled.DOR:  # a torus tie, drawn at injection (iq_run.ties)
+        base = -1 - port
+        port = base + ((pk_hdr[pk, 0] >> (base // 2)) & 1)
+    else:
+        pk_hdr[pk, 0] = h2
+    if port < 0 or port >= deg or nbt[n * deg + port] < 0:
+        out[0] = port
+        return PORT_ERR
+    hops, state = pk_hops[pk], pk_state[pk]
+    if vpol == ANY_VC:
+        lo, hi = 0, vcs
+    elif vpol == HOPS_VC:
+        lo, hi = hops, hops + 1
+    elif vpol == TORUS_DATELINE:  # lcount: 2 (dimension + 1) + crossing of the link
+        a = lcount[n * deg + port]
+        cls = (state & 1 if (state >> 1) == (a >> 1) else 0) | (a & 1)
+        state = (a >> 1) * 2 + cls
+        half = max(1, vcs // 2)
+        lo, hi = (half, max(vcs, 2)) if cls else (0, half)
+    else:  # COUNT_VC
+        state = state + lcount[n * deg + port]
+        lo, hi = state, state + 1
+    if lo < 0 or hi > vcs or lo >= hi:
+        out[0], out[1] = port, lo
+        return VC_ERR
+    pk_state[pk] = state
+    out[0], out[1], out[2] = port, lo, hi
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
+    """One internal step of every active router at cycle ``t`` (internal step ``istep``);
+    returns the number of flits switch allocation moved (progress). ``status`` as
+    :func:`route_head`'s errors (the first of the step)."""
+    nport, nvc, bsz, deg = prm.nport, prm.nvc, prm.bsz, prm.deg
+    fl, isp, osp, spec = prm.fl, prm.isp, prm.osp, prm.spec
+    rd, vad, sad, xd, wftc, xqs = prm.rd, prm.vad, prm.sad, prm.xd, prm.wftc, prm.xqs
+    ib, ibh, ibn, vst, vop, vov, vrp, vlo, vhi = (s.ib, s.ibh, s.ibn, s.vst, s.vop, s.vov,
+                                                  s.vrp, s.vlo, s.vhi)  # fmt: skip
+    rt_t, rt_rd, va_t, va_rd, va_res, va_ev = s.rt_t, s.rt_rd, s.va_t, s.va_rd, s.va_res, s.va_ev
+    sa_t, sa_rd, sa_res, sa_spec, bt = s.sa_t, s.sa_rd, s.sa_res, s.sa_spec, s.bt
+    xq, xqv, xqo, xqt, xqr, xqh, xqn = s.xq, s.xqv, s.xqo, s.xqt, s.xqr, s.xqh, s.xqn
+    ob, obv, obh, obn, oqc = s.ob, s.obv, s.obh, s.obn, s.oqc
+    bs_cred, bs_use, bs_tail = s.bs_cred, s.bs_use, s.bs_tail
+    pk_dst, pk_hops, pk_state, pk_hdr = s.pk_dst, s.pk_hops, s.pk_state, s.pk_hdr
+    nbt, lcount, sw_rr = s.nbt, s.lcount, s.sw_rr
+    rin, rout, rpri, rlab, grant = s.rin, s.rout, s.rpri, s.rlab, s.grant
+    best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
+    nin_sa, nout_sa = nport * isp, nport * osp
+    moved = 0
+    for a in range(s.nact[0]):
+        n = s.act[a]
+        base = n * nport * nvc  # the router's first input VC (and first output buffer state)
+        # -- route computation (routing_delay > 0)
+        if rd > 0 and bt[n * 4 + S_RT] < 0:
+            for j in range(nport * nvc):
+                iv = base + j
+                if rt_t[iv] == -1 and rt_rd[iv] <= istep:
+                    rt_t[iv] = t + rd - 1
+                    bt[n * 4 + S_RT] = t + rd - 1
+        # -- VC allocation: every free output VC of the route's range is requested
+        nva = 0
+        if bt[n * 4 + S_VA] < 0:
+            nr = 0
+            for j in range(nport * nvc):
+                iv = base + j
+                if va_t[iv] != -1 or va_rd[iv] > istep:
+                    continue
+                nva += 1
+                op = vrp[iv]
+                for ov in range(vlo[iv], vhi[iv]):
+                    if bs_use[base + op * nvc + ov] == 0:
+                        rin[nr], rout[nr], rpri[nr] = j, op * nvc + ov, 0
+                        nr += 1
+            if nva:
+                allocate(prm.vak, nr, rin, rout, rpri, nport * nvc, nport * nvc, prm.iters,
+                         s.va_pin[base : base + nport * nvc],
+                         s.va_pout[base : base + nport * nvc], grant,
+                         best_in, best_out)  # fmt: skip
+                for j in range(nport * nvc):
+                    iv = base + j
+                    if va_t[iv] == -1 and va_rd[iv] <= istep:
+                        va_t[iv] = t + vad - 1
+                        va_res[iv] = -1
+                        va_ev[iv] = istep
+                for r in range(nr):
+                    if grant[r]:
+                        va_res[base + rin[r]] = rout[r]
+                bt[n * 4 + S_VA] = t + vad - 1
+        # -- switch allocation: per (crossbar input, crossbar output) one VC, round-robin
+        if bt[n * 4 + S_SA] < 0:
+            nr = 0
+            nsa = 0
+            for j in range(nport * nvc):
+                iv = base + j
+                if sa_t[iv] != -1 or sa_rd[iv] > istep:
+                    continue
+                nsa += 1
+                p, v = j // nvc, j % nvc
+                sa_res[iv] = -1
+                sa_spec[iv] = 0
+                prio = 0
+                if vst[iv] == ACTIVE:
+                    op = vop[iv]
+                    if bs_cred[base + op * nvc + vov[iv]] <= 0:
+                        continue
+                else:  # speculative, in VC allocation: a free VC with a credit, at low priority
+                    op = vrp[iv]
+                    ok = False
+                    for ov in range(vlo[iv], vhi[iv]):
+                        k = base + op * nvc + ov
+                        if bs_use[k] == 0 and bs_cred[k] > 0:
+                            ok = True
+                            break
+                    if not ok:
+                        continue
+                    sa_spec[iv] = 1
+                    prio = -1
+                ei = p * isp + v % isp
+                eo = op * osp + p % osp
+                key = ei * nout_sa + eo
+                r = sa_map[key]
+                if r < 0:
+                    sa_map[key] = nr
+                    rin[nr], rout[nr], rpri[nr], rlab[nr] = ei, eo, prio, v
+                    nr += 1
+                elif supersedes(v, prio, rlab[r], rpri[r], sw_rr[n * nin_sa + ei], nvc):
+                    rpri[r], rlab[r] = prio, v
+            if nsa:
+                allocate(prm.sak, nr, rin, rout, rpri, nin_sa, nout_sa, prm.iters,
+                         s.sa_pin[n * nin_sa:(n + 1) * nin_sa],
+                         s.sa_pout[n * nout_sa:(n + 1) * nout_sa], grant, best_in,
+                         best_out)  # fmt: skip
+                for r in range(nr):
+                    sa_map[rin[r] * nout_sa + rout[r]] = -1
+                    if grant[r]:
+                        ei_grant[rin[r]] = r
+                for j in range(nport * nvc):
+                    iv = base + j
+                    if sa_t[iv] != -1 or sa_rd[iv] > istep:
+                        continue
+                    sa_t[iv] = t + sad - 1
+                    p, v = j // nvc, j % nvc
+                    ei = p * isp + v % isp
+                    r = ei_grant[ei]
+                    if r >= 0 and rlab[r] == v:
+                        sa_res[iv] = rout[r]
+                        sw_rr[n * nin_sa + ei] = (v + isp) % nvc
+                for r in range(nr):
+                    ei_grant[rin[r]] = -1
+                bt[n * 4 + S_SA] = t + sad - 1
+        # -- crossbar
+        if bt[n * 4 + S_X] < 0:
+            for k in range(xqn[n]):
+                x = n * xqs + (xqh[n] + k) % xqs
+                if xqt[x] == -1 and xqr[x] <= istep:
+                    xqt[x] = t + xd - 1
+                    bt[n * 4 + S_X] = t + xd - 1
+        # -- updates: route computation
+        if rd > 0 and 0 <= bt[n * 4 + S_RT] <= t:
+            bt[n * 4 + S_RT] = -1
+            for j in range(nport * nvc):
+                iv = base + j
+                if rt_t[iv] < 0:
+                    continue
+                rt_t[iv] = -2
+                pk = ib[iv * bsz + ibh[iv]] // fl
+                e = route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr,
+                               rule, vrule, route_out)  # fmt: skip
+                if e and status[0] == 0:
+                    status[0], status[1], status[2] = e, t, route_out[0 if e == 5 else 1]
+                    status[3], status[4] = n, pk
+                vrp[iv], vlo[iv], vhi[iv] = route_out[0], route_out[1], route_out[2]
+                vst[iv] = VC_ALLOC
+                va_t[iv], va_rd[iv] = -1, istep + 1
+                if spec:
+                    sa_t[iv], sa_rd[iv] = -1, istep + 1
+        # -- updates: VC allocation
+        if 0 <= bt[n * 4 + S_VA] <= t:
+            bt[n * 4 + S_VA] = -1
+            for j in range(nport * nvc):
+                iv = base + j
+                if va_t[iv] < 0:
+                    continue
+                ovc = va_res[iv]
+                if ovc >= 0 and bs_use[base + ovc] == 0:
+                    va_t[iv] = -2
+                    bs_use[base + ovc] = 1
+                    bs_tail[base + ovc] = 0
+                    vop[iv], vov[iv] = ovc // nvc, ovc % nvc
+                    vst[iv] = ACTIVE
+                    if not spec:
+                        sa_t[iv], sa_rd[iv] = -1, istep + 1
+                else:
+                    va_t[iv], va_rd[iv] = -1, istep + 1
+        # -- updates: switch allocation (the flit leaves its input buffer)
+        if 0 <= bt[n * 4 + S_SA] <= t:
+            bt[n * 4 + S_SA] = -1
+            for j in range(nport * nvc):
+                iv = base + j
+                if sa_t[iv] < 0:
+                    continue
+                eo = sa_res[iv]
+                if eo >= 0:  # the speculative grant holds only with the VC it bid for
+                    op = eo // osp
+                    if sa_spec[iv]:
+                        ok = va_ev[iv] == istep and vst[iv] == ACTIVE and vop[iv] == op
+                    else:
+                        ok = True
+                    if not ok or bs_cred[base + op * nvc + vov[iv]] <= 0:
+                        eo = -1
+                if eo < 0:
+                    sa_t[iv], sa_rd[iv] = -1, istep + 1
+                    continue
+                sa_t[iv] = -2
+                p, v = j // nvc, j % nvc
+                op, ov = eo // osp, vov[iv]
+                f = ib[iv * bsz + ibh[iv]]
+                ibh[iv] = (ibh[iv] + 1) % bsz
+                ibn[iv] -= 1
+                moved += 1
+                k = f % fl
+                tail = k == fl - 1
+                bsk = base + op * nvc + ov
+                bs_cred[bsk] -= 1
+                if tail:
+                    bs_tail[bsk] = 1
+                    if not wftc:
+                        bs_use[bsk] = 0
+                x = n * xqs + (xqh[n] + xqn[n]) % xqs
+                xq[x], xqv[x], xqo[x], xqt[x], xqr[x] = f, ov, op, -1, istep + 1
+                xqn[n] += 1
+                oqc[n * nport + p] |= 1 << v
+                if ibn[iv] == 0:
+                    if tail:
+                        vst[iv] = IDLE
+                elif not tail:
+                    sa_t[iv], sa_rd[iv] = -1, istep + 1
+                elif rd > 0:  # the next packet's head: route computation
+                    vst[iv] = ROUTING
+                    rt_t[iv], rt_rd[iv] = -1, istep + 1
+                else:  # lookahead routing: its route is known
+                    pk = ib[iv * bsz + ibh[iv]] // fl
+                    e = route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr,
+                                   rule, vrule, route_out)  # fmt: skip
+                    if e and status[0] == 0:
+                        status[0], status[1], status[2] = e, t, route_out[0 if e == 5 else 1]
+                        status[3], status[4] = n, pk
+                    vrp[iv], vlo[iv], vhi[iv] = route_out[0], route_out[1], route_out[2]
+                    vst[iv] = VC_ALLOC
+                    va_t[iv], va_rd[iv] = -1, istep + 1
+                    if spec:
+                        sa_t[iv], sa_rd[iv] = -1, istep + 1
+        # -- updates: crossbar (into the output queues)
+        if 0 <= bt[n * 4 + S_X] <= t:
+            bt[n * 4 + S_X] = -1
+            while xqn[n] > 0:
+                x = n * xqs + xqh[n]
+                if xqt[x] < 0:
+                    break
+                o = n * nport + xqo[x]
+                y = o * prm.obs + (obh[o] + obn[o]) % prm.obs
+                ob[y], obv[y] = xq[x], xqv[x]
+                obn[o] += 1
+                xqh[n] = (xqh[n] + 1) % xqs
+                xqn[n] -= 1
+        # -- the step's credits, one message per input port
+        for p in range(nport):
+            m = oqc[n * nport + p]
+            if m:
+                oqc[n * nport + p] = 0
+                c = n * nport + p
+                s.cq[c * prm.cqs + (s.cqh[c] + s.cqn[c]) % prm.cqs] = m
+                s.cqn[c] += 1
+                s.work[n] += 1
+    return moved

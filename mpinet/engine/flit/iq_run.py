@@ -1,0 +1,273 @@
+"""The flit engine's run with the iq router (``model.router = "iq"``, docs/iq-router.md):
+the workload's injections in blocks of cycles, each block one compiled call
+(:func:`~mpinet.engine.flit.iq_step.run_block`), and the engine's
+:class:`~mpinet.engine.run.RunRecord` made of its rows.
+
+A packet created at step ``t`` joins its source's queue at cycle ``t`` (BookSim's creation
+time, queueing included) and is delivered at the cycle its tail reaches the destination's
+terminal; a packet from a node to itself crosses that node's router (as BookSim's do).
+The routes are the router's compiled hop rows and the VC policy's compiled rule, as the
+ideal model's compiled steps use them (:mod:`mpinet.engine.flit.chunk`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from mpinet import rng
+from mpinet.engine.flit import iq_router as ir
+from mpinet.engine.flit import iq_state as iqs
+from mpinet.engine.flit import iq_step as ist
+from mpinet.engine.flit import route_heads as heads
+from mpinet.engine.run import RunRecord, raise_collected, stuck_packets
+from mpinet.engine.state import neighbor_block
+from mpinet.errors import MpinetError
+from mpinet.routing import compiled, dor, torus_rings
+from mpinet.routing.base import CompiledHop
+from mpinet.routing.vc_policies import COUNT_VC
+
+#: cycles one compiled call runs at most
+BLOCK = 64
+#: the path the iq router's steps take (``mpinet run --json``: switching.steps)
+PATH = "compiled steps (iq router)"
+
+
+class IQUnsupportedError(MpinetError, ValueError):
+    """What the iq router model does not run yet (refused before any work)."""
+
+
+def why_not(eng: Any) -> str | None:
+    """Why ``eng``'s run cannot take the iq router, or None."""
+    if eng.size > 1:
+        return ("model.router = 'iq' runs on one rank so far (the multi-rank exchange of its "
+                "flits and credits is not built yet); run without mpiexec")  # fmt: skip
+    if eng.policy.compiled is None and not _torus_dateline(eng.policy):
+        pol = eng.model.vc_policy
+        return f"model.router = 'iq' needs a compiled VC rule; vc_policy {pol!r} has none"
+    if compiled.rule_of(eng.router) is compiled.NO_HOP and not _dor_ties(eng.router):
+        return f"model.router = 'iq' needs a compiled hop; router {eng.router.name!r} has none"
+    if eng.router.header_width > 1:
+        return (f"model.router = 'iq': router {eng.router.name!r} carries a header of "
+                f"{eng.router.header_width} words (one at most)")  # fmt: skip
+    if eng.model.vcs > 64:
+        return "model.router = 'iq' runs up to 64 VCs"
+    return None
+
+
+def _dor_ties(router: Any) -> bool:
+    """``dor`` on an even torus with BookSim's random ties (no compiled rule of its own)."""
+    return router.name == "dor" and getattr(router, "mode", None) == dor.RANDOM
+
+
+def ties(eng: Any, pid: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """``dor``'s random ties of each packet drawn at injection, as the router draws them
+    (one uniform keyed by seed, packet and the hops before the tied dimension: its routes
+    are fixed by then): bit ``i`` set when dimension ``i`` goes down."""
+    topo = eng.topo
+    k = topo.k
+    a, b = topo.coords(src), topo.coords(dst)
+    d = (b - a) % k
+    dist = np.minimum(d, k - d)
+    before = np.cumsum(dist, axis=1) - dist
+    mask = np.zeros(pid.size, np.int64)
+    for i in np.flatnonzero((2 * d == k).any(axis=0)):
+        tied = np.flatnonzero(2 * d[:, i] == k)
+        u = rng.uniform(eng.seed, pid[tied], before[tied, i], rng.STREAM_ROUTE)
+        mask[tied] |= (u >= 0.5).astype(np.int64) << i
+    return mask
+
+
+def _torus_dateline(policy: Any) -> bool:
+    return policy.name == "dateline" and getattr(policy, "torus", False)
+
+
+def run_iq(eng: Any, workload: Any) -> RunRecord:
+    """Run ``workload`` on ``eng`` (a :class:`~mpinet.engine.flit.engine.FlitEngine`) with
+    the iq router; the record as the ideal model's."""
+    why = why_not(eng)
+    if why is not None:
+        raise IQUnsupportedError(why)
+    t0 = time.perf_counter()
+    eng.msg = None
+    topo, iq = eng.topo, eng.model.iq
+    nnode, deg = topo.num_nodes, topo.degree
+    nbt = neighbor_block(topo, 0, nnode).astype(np.int64).reshape(nnode, deg)
+    nodes = np.repeat(np.arange(nnode, dtype=np.int64), deg)
+    rev = np.asarray(topo.reverse_of(nodes, np.tile(np.arange(deg), nnode)), np.int64)
+    rev = np.where(nbt.ravel() >= 0, rev, 0)
+    pol = eng.policy
+    lcount = np.zeros(nnode * deg, np.int64)
+    if pol.compiled == COUNT_VC:
+        links = np.flatnonzero(nbt.ravel() >= 0)
+        lcount[links] = pol.counts(links // deg, nbt.ravel()[links])
+    vpol = pol.compiled
+    if _torus_dateline(pol):  # per link: 2 (dimension + 1) + whether it crosses the dateline
+        links = np.flatnonzero(nbt.ravel() >= 0)
+        lcount[links] = torus_rings.advance(topo, links // deg, nbt.ravel()[links],
+                                            np.zeros(links.size, np.int64))  # fmt: skip
+        vpol = ir.TORUS_DATELINE
+    r = compiled.rule_of(eng.router)
+    if _dor_ties(eng.router):
+        prm = np.array([topo.k, topo.n, dor.RANDOM], np.int64)
+        r = CompiledHop(dor.HOP_CODE, prm, np.zeros(1, np.uint8), np.zeros(1, np.int32))
+    rule = (np.int64(r.code), r.prm, r.ta, r.tb)
+    vrule = (np.int64(vpol), np.int64(eng.vcs), lcount)
+    hw = eng.router.header_width
+    prm = iqs.make_params(nnode, deg, eng.vcs, eng.bsize, eng.flits, iq, eng.record_hops)
+    s = iqs.make_arrays(prm, nbt, rev, lcount, hw, 1024)
+    quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
+    acc = np.array([0.0, float(iq.internal_speedup)])
+    status = np.zeros(9, np.int64)
+    last = int(workload.last_injection_step)
+    win_lo, win_hi = eng.load_window
+    delivered, hop_rows, counters, injected = [], [], [], []
+    hop = np.empty((max(4096, 4 * nnode * prm.nport) if eng.record_hops else 1, 5), np.int64)
+    t, in_flight, n_inj, n_del = -1, 0, 0, 0
+    eng.steps_path = PATH
+    while (in_flight > 0 or t < last) and t < eng.max_steps:
+        t_end = min(t + BLOCK, eng.max_steps)
+        inj = _injections(eng, workload, t, t_end, last, hw, injected)
+        need = int(inj[1].size)
+        if int(s.pk_nfree[0]) < need:
+            s = iqs.grow_packets(s, max(need, s.pk_pid.size))
+        alive = s.pk_pid.size - int(s.pk_nfree[0])
+        deliv = np.empty((alive + need + nnode + 1, 7), np.int64)
+        rows = np.zeros((t_end - t, 5), np.int64)
+        start = t
+        status[5], status[6], status[7] = in_flight, 0, 0
+        while True:
+            k = t - start
+            part = (inj[0][k:], *inj[1:])
+            tl = int(ist.run_block(t, t_end, last, win_lo, win_hi, quiet, acc, part, prm, s,
+                                   rule, vrule, deliv, hop, rows[k:], status))  # fmt: skip
+            t = tl
+            if status[0] != ist.ROOM:
+                break
+            nd, nh = int(status[6]), int(status[7])
+            delivered.append(deliv[:nd].copy())
+            if eng.record_hops:
+                hop_rows.append(hop[:nh].copy())
+                hop = np.empty((hop.shape[0] * 2, 5), np.int64)
+            status[6] = status[7] = 0
+        nd, nh = int(status[6]), int(status[7])
+        delivered.append(deliv[:nd].copy())
+        if eng.record_hops:
+            hop_rows.append(hop[:nh].copy())
+        for k, row in enumerate(rows[: t - start]):
+            n_inj += int(row[ist.R_INJ])
+            n_del += int(row[ist.R_DELIV])
+            counters.append((int(row[ist.R_FLITS]), int(row[ist.R_DELIV]), n_inj - n_del, 0))
+            if eng.progress is not None and eng.rank == 0:
+                eng.progress(start + 1 + k, n_del, n_inj, n_inj - n_del)
+        in_flight = int(status[5])
+        code = int(status[0])
+        if code >= ir.PORT_ERR:
+            _routing_error(eng, status)
+            raise_collected(eng.comm, eng.msg)
+        if code == ist.STALL:
+            break
+    eng.iq_state = (s, prm, rule, vrule, t)  # what the run left (tests drain it)
+    return _record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected, in_flight,
+                   t0)  # fmt: skip
+
+
+def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
+    """``(off, pid, src, dst, hdr)`` of cycles ``t + 1 .. t_end`` (ids ascending per cycle):
+    the workload's block of steps at once where it has one (Bernoulli), else step by step."""
+    span = getattr(workload, "injection_span", None)
+    got = span(0, eng.hi, max(t + 1, 0), t_end + 1) if span is not None and t + 1 >= 0 else None
+    if got is not None and not hasattr(workload, "headers"):
+        pid, src, dst, off = (np.asarray(a, np.int64) for a in got)
+        step = np.repeat(np.arange(off.size - 1), np.diff(off))
+        for k in range(off.size - 1):  # the engine's list of injected ids, step by step
+            if off[k + 1] > off[k]:
+                injected.append(pid[off[k] : off[k + 1]])
+        order = np.lexsort((pid, step))  # a source queue is (step, id) ordered
+        pid, src, dst = pid[order], src[order], dst[order]
+        return _with_headers(eng, off, pid, src, dst, hw)
+    parts, off = [], [0]
+    for step in range(t + 1, t_end + 1):
+        got = None
+        if 0 <= step <= last:
+            got = [np.asarray(a, dtype=np.int64) for a in workload.injections(0, eng.hi, step)]
+        if got is None or got[0].size == 0:
+            off.append(off[-1])
+            continue
+        pid, src, dst = got
+        injected.append(pid)
+        order = np.argsort(pid, kind="stable")
+        parts.append((pid[order], src[order], dst[order]))
+        off.append(off[-1] + pid.size)
+    cat = lambda k: (np.concatenate([p[k] for p in parts]) if parts  # noqa: E731
+                     else np.empty(0, np.int64))  # fmt: skip
+    pid, src, dst = cat(0), cat(1), cat(2)
+    return _with_headers(eng, np.array(off, np.int64), pid, src, dst, hw)
+
+
+def _with_headers(eng, off, pid, src, dst, hw) -> tuple:
+    if hw and pid.size:
+        hdr = np.asarray(eng.router.init_headers(src, dst), np.int64).reshape(pid.size, hw)
+    else:
+        hdr = np.zeros((pid.size, 1), np.int64)
+        if _dor_ties(eng.router) and pid.size:  # dor carries no header: the ties go there
+            hdr[:, 0] = ties(eng, pid, src, dst)
+    i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
+    return (i64(off), i64(pid), i64(src), i64(dst), np.ascontiguousarray(hdr))
+
+
+def _routing_error(eng: Any, status: np.ndarray) -> None:
+    code, t, what, node, _pk = (int(x) for x in status[:5])
+    if code == ir.PORT_ERR:
+        heads.port_error(eng, t, what, node, -1)
+    else:
+        heads.vc_error(eng, what, node, -1)
+
+
+def _live(s: Any, prm: Any) -> np.ndarray:
+    """(pid, src, dst, at, inj, hops, adm) of each packet not delivered: ``at`` the node
+    whose buffers, queues or channel hold its head (its source before it left)."""
+    used = np.ones(s.pk_pid.size, bool)
+    used[s.pk_free[: int(s.pk_nfree[0])]] = False
+    pks = np.flatnonzero(used)
+    at = s.pk_src[pks].copy()
+    where = np.full(s.pk_pid.size, -1, np.int64)
+    nvc, nport, bsz, fl = prm.nvc, prm.nport, prm.bsz, prm.fl
+    for iv in np.flatnonzero(s.ibn > 0):  # the heads in input buffers (stuck runs: few)
+        for j in range(int(s.ibn[iv])):
+            f = int(s.ib[iv * bsz + (int(s.ibh[iv]) + j) % bsz])
+            if f % fl == 0:
+                where[f // fl] = iv // (nport * nvc)
+    at = np.where(where[pks] >= 0, where[pks], at)
+    cols = (s.pk_pid[pks], s.pk_src[pks], s.pk_dst[pks], at, s.pk_inj[pks], s.pk_hops[pks],
+            s.pk_adm[pks])  # fmt: skip
+    rows = np.stack(cols, axis=1).astype(np.int64).reshape(-1, 7)
+    return rows[np.argsort(rows[:, 0], kind="stable")]
+
+
+def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, t0):
+    packets = np.concatenate(delivered) if delivered else np.empty((0, 7), np.int64)
+    live = _live(s, prm) if in_flight else np.empty((0, 7), np.int64)
+    if live.shape[0]:
+        rows = live[:, [0, 1, 2, 4, 4, 5, 6]]
+        rows[:, 4] = -1
+        packets = np.concatenate([packets, rows])
+    hops = None
+    if eng.record_hops:
+        hops = np.concatenate(hop_rows) if hop_rows else np.empty((0, 5), np.int64)
+    return RunRecord(
+        steps=t,
+        counters=np.array(counters, dtype=np.int64).reshape(-1, 4),
+        packets=packets,
+        injected_ids=np.concatenate(injected) if injected else np.empty(0, np.int64),
+        link_load=s.load.reshape(prm.nnode, prm.deg).copy(),
+        hop_rows=hops,
+        stuck=stuck_packets(eng.comm, eng.topo, live) if in_flight else [],
+        deadlock=None,
+        drops=np.empty((0, 4), np.int64),
+        seconds=time.perf_counter() - t0,
+        lo=0,
+        hi=prm.nnode,
+    )

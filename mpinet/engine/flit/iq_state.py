@@ -1,0 +1,312 @@
+"""The iq router model's arrays by name (docs/iq-router.md): one bundle, :class:`IQArrays`,
+and the run's constants, :class:`IQParams`, as :mod:`~mpinet.engine.flit.layout` names the
+ideal model's.
+
+Index formulas. Each node is a router with ``nport = degree + 1`` ports, port ``degree`` its
+terminal (injection in, ejection out). Input VC ``iv = (node * nport + port) * nvc + v``; its
+buffer ``ib[iv * bsz : (iv + 1) * bsz]`` a ring (``ibh`` front, ``ibn`` flits). The downstream
+buffer states (BookSim's ``BufferState``): ``(node * nport + out_port) * nvc + v`` for a router's
+outputs, then ``nnode * nport * nvc + node * nvc + v`` for the terminals' injection
+channels. Channels
+are rings of ``latency + 1`` slots indexed by the cycle (a flit sent at ``t`` is taken in at
+``t + latency + 1``, as BookSim's channels deliver): ``fc``/``fcv`` the links by (node, port),
+``ec``/``ic`` ejection and injection (latency 1), ``cr``/``tcr``/``ecr`` the credits going
+back (masks of VCs). A flit is the integer ``packet slot * fl + flit index``.
+
+Pipeline items per input VC: ``*_t`` is -2 (none), -1 (waiting, evaluable from internal
+step ``*_rd``) or the cycle its stage completes; ``bt[node * 4 + stage]`` the completion
+cycle of the router's batch in a stage (-1: none), since BookSim's stage queues evaluate
+nothing new while a batch is in flight.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from math import ceil
+
+import numpy as np
+
+from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
+
+IQParams = namedtuple(
+    "IQParams",
+    [
+        "nnode",
+        "deg",
+        "nport",
+        "nvc",
+        "bsz",
+        "fl",
+        "lat",
+        "sl",
+        "cs",
+        "rd",
+        "vad",
+        "sad",
+        "xd",
+        "cd",
+        "isp",
+        "osp",
+        "spec",
+        "wftc",
+        "vak",
+        "sak",
+        "iters",
+        "xqs",
+        "obs",
+        "cqs",
+        "record_hops",
+    ],
+)
+IQParams.__doc__ = """The run's constants: nodes, degree, ports (degree + 1), VCs, slots per
+VC, flits per packet, channel latency and its ring size, credit ring size, the delays
+(routing, VC and switch allocation, crossbar, credit), speedups, speculative,
+wait_for_tail_credit, the allocator codes and iterations, ring sizes of the crossbar,
+output and credit queues, whether hop rows are kept."""
+
+FIELDS = (
+    # input VCs
+    "ib",
+    "ibh",
+    "ibn",
+    "vst",
+    "vop",
+    "vov",
+    "vrp",
+    "vlo",
+    "vhi",
+    "rt_t",
+    "rt_rd",
+    "va_t",
+    "va_rd",
+    "va_res",
+    "va_ev",
+    "sa_t",
+    "sa_rd",
+    "sa_res",
+    "sa_spec",
+    # per router
+    "bt",
+    "va_pin",
+    "va_pout",
+    "sa_pin",
+    "sa_pout",
+    "sw_rr",
+    "xq",
+    "xqv",
+    "xqo",
+    "xqt",
+    "xqr",
+    "xqh",
+    "xqn",
+    "ob",
+    "obv",
+    "obh",
+    "obn",
+    "cq",
+    "cqh",
+    "cqn",
+    "oqc",
+    "pc",
+    # downstream buffer states
+    "bs_cred",
+    "bs_use",
+    "bs_tail",
+    # channels
+    "fc",
+    "fcv",
+    "ec",
+    "ecv",
+    "ic",
+    "icv",
+    "cr",
+    "tcr",
+    "ecr",
+    "ecr_p",
+    # terminals
+    "sq_h",
+    "sq_t",
+    "sq_k",
+    "sq_vc",
+    "last_vc",
+    # packets
+    "pk_pid",
+    "pk_src",
+    "pk_dst",
+    "pk_inj",
+    "pk_adm",
+    "pk_hops",
+    "pk_state",
+    "pk_hdr",
+    "pk_next",
+    "pk_free",
+    "pk_nfree",
+    # tables, work, outputs
+    "nbt",
+    "rev",
+    "lcount",
+    "work",
+    "act",
+    "inact",
+    "nact",
+    "load",
+    "istep",
+    # allocator scratch
+    "rin",
+    "rout",
+    "rpri",
+    "rlab",
+    "grant",
+    "best_in",
+    "best_out",
+    "sa_map",
+    "ei_grant",
+)
+IQArrays = namedtuple("IQArrays", FIELDS)
+
+ALLOC_CODES = {"separable_input_first": INPUT_FIRST, "separable_output_first": OUTPUT_FIRST,
+               "islip": ISLIP}  # fmt: skip
+
+
+def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_hops: bool):
+    """The :class:`IQParams` of a run (``iq``: an
+    :class:`~mpinet.engine.flit.iq_config.IQConfig`)."""
+    nport = deg + 1
+    lat = iq.channel_latency
+    xd = iq.crossbar_delay
+    isp, osp = iq.input_speedup, iq.output_speedup
+    steps = ceil(iq.internal_speedup)
+    xq = nport * max(isp, osp) * (xd + 2) * steps
+    return IQParams(n, deg, nport, vcs, bsize, flits, lat, lat + 1, iq.credit_delay + 1,
+                    iq.routing_delay, iq.vc_alloc_delay, iq.sw_alloc_delay, xd, iq.credit_delay,
+                    isp, osp, iq.speculative, iq.wait_for_tail_credit,
+                    ALLOC_CODES[iq.vc_allocator], ALLOC_CODES[iq.sw_allocator], iq.alloc_iters,
+                    xq, vcs * bsize + nport * max(isp, osp) * steps + 2,
+                    vcs * bsize + 2 * steps + 4, int(record_hops))  # fmt: skip
+
+
+def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndarray,
+                hw: int, packets: int) -> IQArrays:  # fmt: skip
+    """Every array of a run, empty (``packets``: packet slots to start with)."""
+    nnode, deg, nport, nvc, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
+    niv, nrp = nnode * nport * nvc, nnode * nport
+    i64 = lambda n, v=0: np.full(n, v, np.int64)  # noqa: E731
+    nin = nport * max(nvc, prm.isp)
+    nout = nport * max(nvc, prm.osp)
+    nreq = max(nport * nvc * nvc, nport * prm.isp * nport * prm.osp)
+    sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, nnode).astype(np.int64)
+    a = dict(
+        ib=i64(niv * bsz, -1),
+        ibh=i64(niv),
+        ibn=i64(niv),
+        vst=i64(niv),
+        vop=i64(niv, -1),
+        vov=i64(niv, -1),
+        vrp=i64(niv, -1),
+        vlo=i64(niv),
+        vhi=i64(niv),
+        rt_t=i64(niv, -2),
+        rt_rd=i64(niv),
+        va_t=i64(niv, -2),
+        va_rd=i64(niv),
+        va_res=i64(niv),
+        va_ev=i64(niv, -1),
+        sa_t=i64(niv, -2),
+        sa_rd=i64(niv),
+        sa_res=i64(niv),
+        sa_spec=i64(niv),
+        bt=i64(nnode * 4, -1),
+        va_pin=i64(niv),
+        va_pout=i64(niv),
+        sa_pin=i64(nrp * prm.isp),
+        sa_pout=i64(nrp * prm.osp),
+        sw_rr=sw_rr,
+        xq=i64(nnode * prm.xqs),
+        xqv=i64(nnode * prm.xqs),
+        xqo=i64(nnode * prm.xqs),
+        xqt=i64(nnode * prm.xqs),
+        xqr=i64(nnode * prm.xqs),
+        xqh=i64(nnode),
+        xqn=i64(nnode),
+        ob=i64(nrp * prm.obs),
+        obv=i64(nrp * prm.obs),
+        obh=i64(nrp),
+        obn=i64(nrp),
+        cq=np.zeros(nrp * prm.cqs, np.uint64),
+        cqh=i64(nrp),
+        cqn=i64(nrp),
+        oqc=np.zeros(nrp, np.uint64),
+        pc=np.zeros(nrp * prm.cs, np.uint64),
+        bs_cred=i64(niv + nnode * nvc, bsz),
+        bs_use=i64(niv + nnode * nvc),
+        bs_tail=i64(niv + nnode * nvc),
+        fc=i64(nnode * deg * prm.sl, -1),
+        fcv=i64(nnode * deg * prm.sl),
+        ec=i64(nnode * 2, -1),
+        ecv=i64(nnode * 2),
+        ic=i64(nnode * 2, -1),
+        icv=i64(nnode * 2),
+        cr=np.zeros(nnode * deg * prm.sl, np.uint64),
+        tcr=np.zeros(nnode * 2, np.uint64),
+        ecr=np.zeros(nnode * 2, np.uint64),
+        ecr_p=np.zeros(nnode, np.uint64),
+        sq_h=i64(nnode, -1),
+        sq_t=i64(nnode, -1),
+        sq_k=i64(nnode),
+        sq_vc=i64(nnode, -1),
+        last_vc=i64(nnode, -1),
+        pk_pid=i64(packets),
+        pk_src=i64(packets),
+        pk_dst=i64(packets),
+        pk_inj=i64(packets),
+        pk_adm=i64(packets),
+        pk_hops=i64(packets),
+        pk_state=i64(packets),
+        pk_hdr=np.zeros((packets, max(hw, 1)), np.int64),
+        pk_next=i64(packets, -1),
+        pk_free=np.arange(packets - 1, -1, -1, dtype=np.int64),
+        pk_nfree=i64(1, packets),
+        nbt=np.ascontiguousarray(nbt, np.int64).ravel(),
+        rev=np.ascontiguousarray(rev, np.int64).ravel(),
+        lcount=np.ascontiguousarray(lcount, np.int64).ravel(),
+        work=i64(nnode),
+        act=i64(nnode),
+        inact=i64(nnode),
+        nact=i64(1),
+        load=i64(nnode * deg),
+        istep=i64(1),
+        rin=i64(nreq),
+        rout=i64(nreq),
+        rpri=i64(nreq),
+        rlab=i64(nreq),
+        grant=i64(nreq),
+        best_in=i64(nin, -1),
+        best_out=i64(nout, -1),
+        sa_map=i64(nport * prm.isp * nport * prm.osp, -1),
+        ei_grant=i64(nport * prm.isp, -1),
+    )
+    return IQArrays(**a)
+
+
+PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next")
+
+
+def grow_packets(s: IQArrays, more: int) -> IQArrays:
+    """``s`` with ``more`` packet slots added (free)."""
+    old = s.pk_pid.size
+    new = old + more
+    rep = {}
+    for f in PK_FIELDS:
+        a = np.full(new, -1 if f == "pk_next" else 0, np.int64)
+        a[:old] = getattr(s, f)
+        rep[f] = a
+    h = np.zeros((new, s.pk_hdr.shape[1]), np.int64)
+    h[:old] = s.pk_hdr
+    rep["pk_hdr"] = h
+    k = int(s.pk_nfree[0])
+    free = np.empty(new, np.int64)
+    free[:k] = s.pk_free[:k]
+    free[k : k + more] = np.arange(new - 1, old - 1, -1)
+    s.pk_nfree[0] = k + more
+    rep["pk_free"] = free
+    return s._replace(**rep)

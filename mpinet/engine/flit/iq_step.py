@@ -1,0 +1,353 @@
+"""The iq model's cycles (numba): terminals, channels and the routers' steps, BookSim2's
+order within a cycle (``src/trafficmanager.cpp``'s ``_Step``; docs/iq-router.md):
+
+1. the terminals take the flit and the credit their router sent them (:func:`read_phase`,
+   with the routers' inputs: flits into input buffers, credits into the credit delay line);
+2. the step's new packets join their source queues, and each terminal sends at most one
+   flit of its front packet into its router's injection channel, on a VC it chose for the
+   head (round-robin from the last one, free and with a credit), and the credit of a flit
+   it took in (:func:`inject_phase`);
+3. the routers' internal steps (:func:`~mpinet.engine.flit.iq_router.internal_steps`,
+   ``internal_speedup`` per cycle, fractions accumulated);
+4. each router sends one flit per output queue and one credit message per input port
+   (:func:`write_phase`).
+
+``work[node]`` counts what the node has to do (flits and credits in it or on their way to
+it, packets in its source queue); the nodes with work are the active list ``act[:nact]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.flit import iq_router as ir
+
+#: :func:`run_block`'s status codes (``status[0]``)
+DONE, ROOM, FINISHED, STALL = 0, 1, 2, 3
+#: columns of a step row: link flits, delivered, injected, progress, active nodes
+R_FLITS, R_DELIV, R_INJ, R_MOVED, R_WORK = range(5)
+
+
+@njit(cache=True, inline="always")
+def _activate(w, work, inact, act, nact):
+    work[w] += 1
+    if inact[w] == 0:
+        inact[w] = 1
+        act[nact[0]] = w
+        nact[0] += 1
+
+
+@njit(cache=True, inline="always")
+def _credit(k, bs_cred, bs_use, bs_tail, bsz, wftc):
+    """A credit back at downstream buffer state ``k``; the VC is free again at the tail's
+    last credit under ``wait_for_tail_credit``."""
+    bs_cred[k] += 1
+    if wftc and bs_tail[k] and bs_cred[k] == bsz:
+        bs_use[k] = 0
+
+
+@njit(cache=True, error_model="numpy")
+def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, moved):
+    """Step 1 (see the module docstring); returns the delivery rows' count after it.
+    ``moved[0]`` counts the flits taken in (progress); ``status`` a routing error."""
+    nport, nvc, bsz, deg, fl, sl, cs = prm.nport, prm.nvc, prm.bsz, prm.deg, prm.fl, prm.sl, prm.cs
+    niv = prm.nnode * nport * nvc
+    ib, ibh, ibn, vst, sa_t, sa_rd = s.ib, s.ibh, s.ibn, s.vst, s.sa_t, s.sa_rd
+    bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
+    t2, tl, tc = t % 2, t % sl, t % cs
+    for a in range(s.nact[0]):
+        n = s.act[a]
+        # the terminal: its ejected flit (a tail delivers its packet), its credits
+        e = n * 2 + t2
+        f = s.ec[e]
+        if f >= 0:
+            s.ec[e] = -1
+            work[n] -= 1
+            moved[0] += 1
+            s.ecr_p[n] |= np.uint64(1) << np.uint64(s.ecv[e])
+            if f % fl == fl - 1:
+                pk = f // fl
+                deliv[nd, 0], deliv[nd, 1], deliv[nd, 2] = s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk]
+                deliv[nd, 3], deliv[nd, 4] = s.pk_inj[pk], t
+                deliv[nd, 5], deliv[nd, 6] = s.pk_hops[pk], s.pk_adm[pk]
+                nd += 1
+                s.pk_free[s.pk_nfree[0]] = pk
+                s.pk_nfree[0] += 1
+        m = s.tcr[e]
+        if m:
+            s.tcr[e] = 0
+            work[n] -= 1
+            for v in range(nvc):
+                if m >> np.uint64(v) & np.uint64(1):
+                    _credit(niv + n * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
+        # the router's inputs: flits into their VC buffers
+        for p in range(nport):
+            if p < deg:
+                w = s.nbt[n * deg + p]
+                if w < 0:
+                    continue
+                c = (w * deg + s.rev[n * deg + p]) * sl + tl
+                f, v = s.fc[c], s.fcv[c]
+                if f >= 0:
+                    s.fc[c] = -1
+            else:
+                c = n * 2 + t2
+                f, v = s.ic[c], s.icv[c]
+                if f >= 0:
+                    s.ic[c] = -1
+            if f < 0:
+                continue
+            moved[0] += 1
+            iv = (n * nport + p) * nvc + v
+            ib[iv * bsz + (ibh[iv] + ibn[iv]) % bsz] = f
+            ibn[iv] += 1
+            if vst[iv] == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
+                if prm.rd > 0:
+                    vst[iv] = ir.ROUTING
+                    s.rt_t[iv], s.rt_rd[iv] = -1, istep
+                else:  # lookahead routing: VC allocation (and speculation) from now
+                    pk = f // fl
+                    e = ir.route_head(n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
+                                      s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
+                    if e and status[0] == 0:
+                        status[0], status[1] = e, t
+                        status[2] = route_out[0 if e == ir.PORT_ERR else 1]
+                        status[3], status[4] = n, pk
+                    s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
+                    vst[iv] = ir.VC_ALLOC
+                    s.va_t[iv], s.va_rd[iv] = -1, istep
+                    if prm.spec:
+                        sa_t[iv], sa_rd[iv] = -1, istep
+            elif vst[iv] == ir.ACTIVE and ibn[iv] == 1:
+                sa_t[iv], sa_rd[iv] = -1, istep
+        # the router's credits: into the credit_delay line; those due now, processed
+        for o in range(nport):
+            if o < deg:
+                w = s.nbt[n * deg + o]
+                if w < 0:
+                    continue
+                c = (w * deg + s.rev[n * deg + o]) * sl + tl
+                m = s.cr[c]
+                if m:
+                    s.cr[c] = 0
+            else:
+                c = n * 2 + t2
+                m = s.ecr[c]
+                if m:
+                    s.ecr[c] = 0
+            if m:
+                s.pc[(n * nport + o) * cs + (t + prm.cd) % cs] = m
+        for o in range(nport):
+            c = (n * nport + o) * cs + tc
+            m = s.pc[c]
+            if m:
+                s.pc[c] = 0
+                work[n] -= 1
+                for v in range(nvc):
+                    if m >> np.uint64(v) & np.uint64(1):
+                        _credit((n * nport + o) * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
+    return nd
+
+
+@njit(cache=True, error_model="numpy")
+def inject_phase(t, prm, s, moved):
+    """Step 2's sending (the new packets joined their queues before): one flit per
+    terminal; the credits of the flits the terminals took in."""
+    nvc, fl, niv = prm.nvc, prm.fl, prm.nnode * prm.nport * prm.nvc
+    bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
+    t2 = t % 2
+    for a in range(s.nact[0]):
+        n = s.act[a]
+        m = s.ecr_p[n]
+        if m:
+            s.ecr_p[n] = 0
+            s.ecr[n * 2 + t2] = m
+            work[n] += 1
+        pk = s.sq_h[n]
+        if pk < 0:
+            continue
+        k = s.sq_k[n]
+        vc = s.sq_vc[n]
+        if k == 0 and vc < 0:  # the head's VC: round-robin from the last one taken
+            lvc = s.last_vc[n]
+            for i in range(1, nvc + 1):
+                c = 0 if lvc < 0 or lvc >= nvc else (lvc + i) % nvc
+                b = niv + n * nvc + c
+                if bs_use[b] == 0 and bs_cred[b] > 0:
+                    vc = c
+                    break
+            if vc < 0:
+                continue
+        b = niv + n * nvc + vc
+        if bs_cred[b] <= 0:
+            continue
+        if k == 0:
+            bs_use[b], bs_tail[b] = 1, 0
+            s.last_vc[n] = vc
+            s.pk_adm[pk] = t
+        bs_cred[b] -= 1
+        if k == fl - 1:
+            bs_tail[b] = 1
+            if not prm.wftc:
+                bs_use[b] = 0
+        c = n * 2 + t2
+        s.ic[c], s.icv[c] = pk * fl + k, vc
+        work[n] += 1
+        moved[0] += 1
+        if k == fl - 1:
+            s.sq_h[n] = s.pk_next[pk]
+            if s.sq_h[n] < 0:
+                s.sq_t[n] = -1
+            s.sq_k[n], s.sq_vc[n] = 0, -1
+            work[n] -= 1
+        else:
+            s.sq_k[n], s.sq_vc[n] = k + 1, vc
+
+
+@njit(cache=True, error_model="numpy")
+def write_phase(t, win, prm, s, hop, nh):
+    """Step 4: one flit per output queue onto its channel (link loads and hop rows counted
+    on the links), one credit message per input port back; returns ``(link flits, hop rows'
+    count)``."""
+    nport, deg, sl, obs, cqs = prm.nport, prm.deg, prm.sl, prm.obs, prm.cqs
+    work, inact, act, nact = s.work, s.inact, s.act, s.nact
+    ob, obv, obh, obn, cq, cqh, cqn = s.ob, s.obv, s.obh, s.obn, s.cq, s.cqh, s.cqn
+    t2, tl = t % 2, t % sl
+    flits = 0
+    na = nact[0]
+    for a in range(na):
+        n = act[a]
+        for o in range(nport):
+            c = n * nport + o
+            if obn[c] == 0:
+                continue
+            y = c * obs + obh[c]
+            f, v = ob[y], obv[y]
+            obh[c] = (obh[c] + 1) % obs
+            obn[c] -= 1
+            work[n] -= 1
+            if o < deg:
+                w = s.nbt[n * deg + o]
+                x = (n * deg + o) * sl + tl
+                s.fc[x], s.fcv[x] = f, v
+                _activate(w, work, inact, act, nact)
+                flits += 1
+                if win:
+                    s.load[n * deg + o] += 1
+                if prm.record_hops and f % prm.fl == 0:
+                    pk = f // prm.fl
+                    hop[nh, 0], hop[nh, 1], hop[nh, 2] = t, s.pk_pid[pk], n
+                    hop[nh, 3], hop[nh, 4] = w, o
+                    nh += 1
+                if f % prm.fl == 0:
+                    s.pk_hops[f // prm.fl] += 1
+            else:
+                x = n * 2 + t2
+                s.ec[x], s.ecv[x] = f, v
+                work[n] += 1
+        for p in range(nport):
+            c = n * nport + p
+            if cqn[c] == 0:
+                continue
+            m = cq[c * cqs + cqh[c]]
+            cqh[c] = (cqh[c] + 1) % cqs
+            cqn[c] -= 1
+            work[n] -= 1
+            if p < deg:
+                w = s.nbt[n * deg + p]
+                s.cr[(n * deg + p) * sl + tl] = m
+                _activate(w, work, inact, act, nact)
+            else:
+                s.tcr[n * 2 + t2] = m
+                work[n] += 1
+    return flits, nh
+
+
+@njit(cache=True)
+def compact(s):
+    """Drop the nodes without work from the active list."""
+    k = 0
+    for a in range(s.nact[0]):
+        n = s.act[a]
+        if s.work[n] > 0:
+            s.act[k] = n
+            k += 1
+        else:
+            s.inact[n] = 0
+    s.nact[0] = k
+
+
+@njit(cache=True, error_model="numpy")
+def enqueue(t, pid, src, dst, hdr, prm, s):
+    """New packets (created at cycle ``t``, in id order) at the back of their source
+    queues."""
+    for i in range(pid.shape[0]):
+        s.pk_nfree[0] -= 1
+        pk = s.pk_free[s.pk_nfree[0]]
+        s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk] = pid[i], src[i], dst[i]
+        s.pk_inj[pk], s.pk_adm[pk], s.pk_hops[pk], s.pk_state[pk] = t, -1, 0, 0
+        for c in range(hdr.shape[1]):
+            s.pk_hdr[pk, c] = hdr[i, c]
+        s.pk_next[pk] = -1
+        n = src[i]
+        if s.sq_t[n] >= 0:
+            s.pk_next[s.sq_t[n]] = pk
+        else:
+            s.sq_h[n] = pk
+        s.sq_t[n] = pk
+        _activate(n, s.work, s.inact, s.act, s.nact)
+
+
+@njit(cache=True, error_model="numpy")
+def run_block(t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s, rule, vrule, deliv,
+              hop, rows, status):  # fmt: skip
+    """Cycles ``t0 + 1 .. t_end``; returns the last cycle run. ``inj = (off, pid, src, dst,
+    hdr)``: cycle ``t0 + 1 + k``'s packets are rows ``off[k]:off[k + 1]``. ``status``:
+    ``[0]`` code (:data:`DONE` ... or a routing error), ``[1]`` the cycle, ``[5]`` packets in
+    flight (in and out), ``[6]`` delivery rows, ``[7]`` hop rows, ``[8]`` cycles without
+    progress; ``acc[0]`` the internal speedup's fraction carried over, ``acc[1]`` its value."""
+    off, pid, src, dst, hdr = inj
+    route_out = np.zeros(3, np.int64)
+    moved = np.zeros(1, np.int64)
+    in_flight, nd, nh, idle = status[5], status[6], status[7], status[8]
+    nnode = prm.nnode
+    status[0], status[1] = DONE, t0
+    for t in range(t0 + 1, t_end + 1):
+        k = t - t0 - 1
+        a, b = off[k], off[k + 1]
+        if nd + nnode > deliv.shape[0] or (
+            prm.record_hops and nh + nnode * prm.nport > hop.shape[0]
+        ):
+            status[0], status[1] = ROOM, t - 1
+            break
+        compact(s)
+        moved[0] = 0
+        d0 = nd
+        nd = read_phase(t, s.istep[0], prm, s, rule, vrule, status, route_out, deliv, nd, moved)
+        if b > a:
+            enqueue(t, pid[a:b], src[a:b], dst[a:b], hdr[a:b], prm, s)
+        inject_phase(t, prm, s, moved)
+        acc[0] += acc[1]
+        while acc[0] >= 1.0:
+            acc[0] -= 1.0
+            moved[0] += ir.internal_steps(t, s.istep[0], prm, s, rule, vrule, status,
+                                          route_out)  # fmt: skip
+            s.istep[0] += 1
+        flits, nh = write_phase(t, win_lo <= t < win_hi, prm, s, hop, nh)
+        ndel = nd - d0
+        in_flight += (b - a) - ndel
+        rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, b - a
+        rows[k, R_MOVED], rows[k, R_WORK] = moved[0] + flits, s.nact[0]
+        idle = 0 if moved[0] + flits > 0 else idle + 1
+        status[1] = t
+        if status[0] >= ir.PORT_ERR:
+            break
+        if in_flight <= 0 and t >= last:
+            status[0] = FINISHED
+            break
+        if in_flight > 0 and t > last and idle >= quiet:
+            status[0] = STALL
+            break
+    status[5], status[6], status[7], status[8] = in_flight, nd, nh, idle
+    return status[1]

@@ -1,0 +1,63 @@
+"""The iq router's catalogue (``model.router = "iq"``, docs/iq-router.md): its keys out of
+range or unknown, what it does not run yet, and BookSim configurations with iq keys it does
+not model, each refused in one line before any work. Checked by :func:`catalogue.check`."""
+
+from __future__ import annotations
+
+import pytest
+from catalogue import BEFORE_WORK, Case, param, run_and_check, section
+
+RUN = "run --topology mesh:4,2 --router dor --quiet"
+IQ = f"{RUN} --set model.router=iq"
+MESH = "topology = mesh;\nk = 4;\nn = 2;\nrouting_function = dim_order;\n"
+
+
+def C(cid: str, cmd: str, match: str, **kw) -> Case:  # noqa: N802 (the catalogue's name)
+    return Case(cid, cmd, match, cap=BEFORE_WORK, **kw)
+
+
+CASES: list[Case] = [
+    *section(
+        "The iq router: its keys",
+        C("iq-router-unknown", f"{RUN} --set model.router=oq",
+          r"model\.router must be one of ideal, iq, got 'oq'"),
+        C("iq-key-unknown", f"{IQ} --set model.iq.pipeline=3",
+          r"model\.iq: unknown key 'pipeline'; valid keys: routing_delay, vc_alloc_delay"),
+        C("iq-delay-zero", f"{IQ} --set model.iq.vc_alloc_delay=0",
+          r"model\.iq\.vc_alloc_delay must be an integer in \[1, 64\], got 0"),
+        C("iq-speedup-low", f"{IQ} --set model.iq.internal_speedup=0.5",
+          r"model\.iq\.internal_speedup must be a number in \[1, 16\], got 0\.5"),
+        C("iq-max-size", f"{IQ} --set model.iq.sw_allocator=max_size",
+          r"model\.iq\.sw_allocator = 'max_size' \(BookSim's maximum-size matching\) is not "
+          r"modeled; use one of separable_input_first, separable_output_first, islip"),
+        C("iq-no-crossbar", f"{IQ} --set model.iq.st_final_delay=0",
+          r"st_prepare_delay \+ st_final_delay must be at least 1"),
+        C("iq-keys-with-ideal", f"{RUN} --set model.iq.routing_delay=0",
+          r"\[model\.iq\] has no effect with model\.router = 'ideal'; set model\.router = 'iq' "
+          r"or remove it"),
+    ),
+    *section(
+        "The iq router: what it does not run yet",
+        C("iq-cut-through", f"{IQ} --set model.switching=cut-through --set model.flits=2",
+          r"model\.router = 'iq' runs wormhole switching \(BookSim's vct = 0\); "
+          r"model\.switching = 'cut-through' is not built for it yet"),
+        C("iq-two-ranks", IQ, r"model\.router = 'iq' runs on one rank so far .*; got 2 ranks",
+          ranks=2),
+        C("iq-booksim-unmodeled", "booksim c.cfg noq=1",
+          r"override 'noq=1': noq = 1: not modeled by mpinet's iq router", files={"c.cfg": MESH}),
+        C("iq-booksim-max-size", "booksim c.cfg vc_allocator=max_size",
+          r"vc_allocator = max_size: BookSim's maximum-size matching is not modeled; mpinet's "
+          r"iq router runs separable_input_first, separable_output_first, islip",
+          files={"c.cfg": MESH}),
+    ),
+]  # fmt: skip
+
+
+def test_the_catalogue_is_complete():
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids)) and all(i.startswith("iq-") for i in ids)
+
+
+@pytest.mark.parametrize("c", [param(c) for c in CASES])
+def test_bad_input(c: Case, tmp_path, request):
+    run_and_check(c, tmp_path, request)

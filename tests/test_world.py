@@ -1,0 +1,62 @@
+"""The door stays light: ``mpinet --help`` loads none of the heavy dependencies, serial use
+never starts MPI, and MPI missing is one line naming the extra.
+
+Each check runs in a fresh interpreter, since what a process has imported is the subject.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+HEAVY = ("mpi4py", "h5py", "matplotlib", "pandas", "networkx", "mpinet.outputs", "mpinet.trace")
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The modules of :data:`HEAVY` (and their submodules) loaded after running ``code``."""
+    probe = (
+        f"{code}\n"
+        "import sys\n"
+        f"print(' '.join(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}"
+        f" or any(m == h or m.startswith(h + '.') for h in {HEAVY!r})))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.split())
+
+
+def test_help_loads_no_heavy_dependency():
+    code = (
+        "import contextlib, io\n"
+        "from mpinet.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['--help'])\n"
+    )
+    assert _loaded_after(code) == set()
+
+
+def test_the_engine_without_a_command_never_starts_mpi():
+    """``comm`` is a parameter: the engine, the plans and the trace writer load no mpi4py."""
+    code = "import mpinet.engine.comm, mpinet.jobs.execute, mpinet.trace.writer"
+    loaded = _loaded_after(code)
+    assert not any(m.startswith("mpi4py") for m in loaded), loaded
+    assert "h5py" in loaded  # the trace writer's own dependency, at its top
+
+
+def test_mpi_missing_is_one_line_naming_the_extra():
+    code = (
+        "import sys; sys.modules['mpi4py'] = None\n"
+        "from mpinet.engine.world import world\n"
+        "from mpinet.errors import MPIError\n"
+        "try:\n"
+        "    world()\n"
+        "except MPIError as exc:\n"
+        "    print(exc)\n"
+        "from mpinet.cli import get_comm\n"
+        "print(type(get_comm()).__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    message, comm = done.stdout.strip().split("\n")
+    assert message.startswith("cannot use MPI (") and "pip install 'mpinet[mpi]'" in message
+    assert comm == "SerialComm"  # not under a launcher: one process, no MPI
