@@ -18,6 +18,7 @@ work they leave out the waits for a core, which wall-clock times do not.
 
     python scripts/bench_source_routes.py [--packets 20000] [--repeat 3]
     python scripts/bench_source_routes.py --engine 8   # the packet engine, before/after
+    python scripts/bench_source_routes.py --flit --repeat 3   # the flit engine (issue 33)
 """
 
 from __future__ import annotations
@@ -158,6 +159,59 @@ def engine_row(spec: str, name: str, packets: int, repeat: int) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+#: the flit engine's runs: per network, the Bernoulli rate, the steps and the routers
+#: (``shortest`` first: the rate the papers' routers are held to)
+FLIT_CASES = [
+    ("scc:6", 0.004, 2000, ("shortest", "scc-optimal", "scc-greedy")),
+    ("ms:3,2", 0.004, 2000, ("shortest", "ms-balls-to-boxes", "ms-merged", "ms-two-phase",
+                             "ms-star-emulation")),
+    ("fccn:4", 0.001, 2000, ("shortest", "fccn-sroute")),  # 0.004 saturates it
+    ("borel:307,4,2,16", 0.0005, 1000, ("shortest", "borel-cr")),
+]  # fmt: skip
+
+
+def flit_once(topo, router, m, rate: float, steps: int) -> tuple[float, str, str]:
+    """One flit run: (M flit-hops/s of CPU time, the steps' path, how routes are computed)."""
+    from mpinet.engine.flit.engine import FlitEngine
+    from mpinet.routing.vc_policies import make_vc_policy
+    from mpinet.workloads import Unicast
+
+    w = Unicast(topo, "uniform", injection="bernoulli", rate=rate, steps=steps, seed=3)
+    pol = make_vc_policy("any", topo, m.vcs)
+    eng = FlitEngine(topo, router, m, pol, seed=3, max_steps=20 * steps)
+    t0 = time.process_time()
+    rec = eng.run(w)
+    dt = time.process_time() - t0
+    done = rec.packets[rec.packets[:, 4] >= 0]
+    return float(done[:, 5].sum()) * m.flits / dt / 1e6, eng.steps_path, eng.routes
+
+
+def flit_rows(repeat: int, only: str) -> list[str]:
+    """The flit engine, 1 rank, wormhole L = 16, V = 4, B = 4, vc_policy any, uniform
+    Bernoulli traffic: each network's routers alternated ``repeat`` times (after one warm-up
+    run each), M flit-hops/s of CPU time (worst-best), the path and how routes are computed."""
+    from mpinet.engine.models import parse_model, switching_model
+
+    m = switching_model(parse_model("all-port"), "wormhole", 16, 4, 4, "any")
+    out = []
+    for spec, rate, steps, names in FLIT_CASES:
+        names = [n for n in names if n == "shortest" or only in n]
+        topo = from_spec(spec)
+        routers = {n: make_router(n, topo) for n in names}  # tables built once, before timing
+        rates: dict[str, list[float]] = {n: [] for n in names}
+        how = {n: flit_once(topo, routers[n], m, rate, 40)[1:] for n in names}  # warm up
+        for _ in range(repeat):
+            for n in names:
+                rates[n].append(flit_once(topo, routers[n], m, rate, steps)[0])
+        base = max(rates["shortest"])
+        for n in names:
+            r = rates[n]
+            cells = [n, spec, str(rate), *how[n], f"{min(r):.2f}-{max(r):.2f}",
+                     f"{base / max(r):.2f}x"]  # fmt: skip
+            out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--packets", type=int, default=20_000)
@@ -165,7 +219,15 @@ def main() -> None:
     ap.add_argument("--only", default="", help="routers whose name contains this")
     ap.add_argument("--engine", type=int, default=0, metavar="P",
                     help="time the packet engine instead, P packets per node")  # fmt: skip
+    ap.add_argument("--flit", action="store_true",
+                    help="time the flit engine: the papers' routers against shortest")  # fmt: skip
     a = ap.parse_args()
+    if a.flit:
+        print("| router | network | rate | steps | routes | M flit-hops/s | shortest / this |")
+        print("|---|---|---|---|---|---|---|")
+        for line in flit_rows(a.repeat, a.only):
+            print(line, flush=True)
+        return
     if a.engine:
         print("| router | network | next_port M hops/s | compiled path | M hops/s |")
         print("|---|---|---|---|---|")

@@ -8,6 +8,7 @@ in order, link loads, hop rows, injected ids, deadlock reports and errors.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 import numpy as np
@@ -200,7 +201,7 @@ def test_routers_by_their_tables_equal_their_own_steps(spec, rname, mode):
     a, b = both(topo, router, m, Packets(rows), record_hops=True)
     assert_identical(a, b)
     eng = FlitEngine(topo, router, m, make_vc_policy("any", topo, 2))
-    assert eng.routes == "translated route table" and eng.router is not router
+    assert eng.routes == "translated table" and eng.router is not router
 
 
 def test_the_path_and_why():
@@ -210,10 +211,12 @@ def test_the_path_and_why():
     m = model(topo, "wormhole", 4, 2, 2)
     pol = make_vc_policy("any", topo, 2)
     greedy = FlitEngine(topo, make_router("shortest", topo, tie="random"), m, pol)
-    assert not chunk.usable(greedy)  # no compiled hop, no table: random ties
-    assert chunk.path(greedy).startswith("step by step: router 'shortest' has no compiled hop "
-                                         "(routes walked at injection: ")  # fmt: skip
-    assert "random" in chunk.path(greedy)
+    assert chunk.usable(greedy)  # no compiled hop, no table (random ties): walked rows
+    assert greedy.routes == "walked rows" and "random" in greedy.routes_why
+    ruleless = copy.copy(pol)
+    ruleless.compiled = None  # a policy without a compiled rule: the rows are not walked
+    slow = FlitEngine(topo, make_router("shortest", topo, tie="random"), m, ruleless)
+    assert chunk.path(slow).startswith("step by step: vc_policy") and slow.routes == "next_port"
     for kind in ("one-port", "k-port:2", "sdc"):
         mk = model(topo, "wormhole", 4, 2, 2, kind=kind)
         eng = FlitEngine(topo, make_router("shortest", topo), mk, pol)

@@ -105,7 +105,6 @@ def test_routing_error_after_a_hop_from_another_rank(comm, blocks_run):
     rows = [(i, i % 24, (i * 7 + 5) % 24, i // 24) for i in range(96)]
     got = []
     for c, compiled in ((comm, True), (comm, False), (MPI.COMM_SELF, True)):
-
         eng = FlitEngine(topo, router, m, make_vc_policy("hops", topo, 1), c,
                          compiled_steps=compiled)  # fmt: skip
         with pytest.raises(CollectiveError) as exc:

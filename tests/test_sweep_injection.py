@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mpinet.analysis.sweep import _injection_words
 from mpinet.errors import JobError
 from mpinet.jobs.spec import validate
 from mpinet.jobs.sweep import check_injection_keys
@@ -55,3 +56,17 @@ def test_the_command_refuses_on_off_before_any_work(tmp_path):
     assert res.stdout == ""
     assert res.stderr.startswith("mpinet: error: ") and res.stderr.count("\n") == 1
     assert "mpinet sweep at load 0.7: workload.burst_r1 derived as" in res.stderr
+
+
+@pytest.mark.parametrize(
+    "injection, words",
+    [
+        (None, "Bernoulli injection, seed"),  # a sweep file written before on_off sweeps
+        ({"process": "bernoulli", "rate_unit": "packets"}, "Bernoulli injection, seed"),
+        ({"process": "on_off", "rate_unit": "packets"}, "on_off injection, seed"),
+        ({"process": "on_off", "rate_unit": "flits"}, "on_off injection, loads in flits, seed"),
+    ],
+)
+def test_the_summary_names_the_process_that_ran(injection, words):
+    settings = {} if injection is None else {"injection": injection}
+    assert (_injection_words(settings) + ", seed").endswith(words)

@@ -89,6 +89,13 @@ def _f(x: Any, fmt: str = ".4f") -> str:
     return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
 
 
+def _injection_words(settings: dict) -> str:
+    # sweeps written before on_off sweeps existed carry no "injection": they were Bernoulli
+    inj = settings.get("injection", {})
+    words = "on_off injection" if inj.get("process") == "on_off" else "Bernoulli injection"
+    return words + (", loads in flits" if inj.get("rate_unit") == "flits" else "")
+
+
 def format_sweep(res: dict) -> str:
     """The sweep as text: what ran, the bound, one row per load, the saturation."""
     s, b, sat = res["settings"], res["bound"], res["saturation"]
@@ -102,7 +109,7 @@ def format_sweep(res: dict) -> str:
     how = "exact" if b["exact"] else "estimate"
     head = [
         ("network", f"{res['spec']} ({res['nodes']:,} nodes) on {res['ranks']} rank(s)"),
-        ("traffic", f"{res['pattern']}, Bernoulli injection, seed {res['seed']}"),
+        ("traffic", f"{res['pattern']}, {_injection_words(s)}, seed {res['seed']}"),
         ("router / model", f"{res['router']} / {res['model']} ({res['order']}), {buf}"),
         (
             "windows",

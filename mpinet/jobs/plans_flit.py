@@ -13,7 +13,12 @@ links, ``V`` VCs per link, ``nl * V`` VC buffers and ``nl`` source queues):
 * per packet in flight, its record and its segments (one per buffer its flits occupy: its
   source queue and up to one per flit along its route, ``min(L, hops)``; 2 for
   store-and-forward), at most one per VC beyond the source queues (a VC belongs to one
-  worm), in pools that double as they fill, and the step's scratch rows per active buffer.
+  worm), in pools that double as they fill, and the step's scratch rows per active buffer;
+* a router routed by walked rows (:class:`~mpinet.routing.route_rows.SourceRouted`): the
+  rows of the routes of the packets in flight and of a block of injections, in a table that
+  doubles (:func:`route_rows_bytes`);
+* on several ranks, the exchange's messages to and from each neighbour rank
+  (:class:`~mpinet.engine.flit.rank_steps.RankSteps`, :func:`exchange_bytes`).
 
 Measured peaks against this plan are in docs/reliability.md ("The estimate").
 """
@@ -23,7 +28,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
+from mpinet.engine.comm import block_bounds
 from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import ranks as fr
 from mpinet.engine.flit import state as fs
 from mpinet.errors import MpinetError, ResourceError
 from mpinet.jobs.estimate import RUN, Estimate, describe, mean_hops
@@ -53,6 +62,66 @@ MOVE_BYTES = 24 + 8 * fk.D_WIDTH + 32 + 16
 WIRE_WIDTH = fk.W_WIDTH
 #: injections made ahead for one compiled call of many steps (chunk.MAX_CHUNK steps)
 CHUNK_STEPS = 64
+#: cells of a walked row (route_tables.compile_routes' SourceRouted) and the hops it holds
+ROW_CELLS = 32
+#: per walked row: its cells, its link (int32), first row, last read and free-stack slot
+ROW_BYTES = ROW_CELLS + 4 + 3 * 8
+#: per route walked in a block: the walk's ports (up to 64 hops, doubled as routes grow)
+#: and the router's vectorized temporaries (route_tables.BUILD_ROW_BYTES)
+WALK_BYTES = 2 * 64 + 160
+#: steps whose injections are walked at once: those one compiled call draws on one rank
+#: (engine/flit/chunk.ONE_RANK_CHUNK)
+WALK_AHEAD = 1024
+#: ranks whose neighbour links are counted for the exchange (evenly spread; all when fewer)
+EXCHANGE_SAMPLE = 8
+
+
+def walked(router: Any) -> bool:
+    """Whether the flit engine may route ``router`` by walked rows: a built router without a
+    compiled hop (a translated table may take it instead: counted as if not, the larger)."""
+    if router is None or isinstance(router, type) or getattr(router, "holds", False):
+        return False
+    return router.compiled_hop() is None
+
+
+def route_rows_bytes(routes: int, hops: float) -> int:
+    """Bytes of the walked rows of ``routes`` routes of ``hops`` hops on average (up to twice
+    as long): rows of ``ROW_CELLS - 1`` hops and their end, in a table that doubles."""
+    per = max(1, math.ceil((2 * hops + 1) / (ROW_CELLS - 1)))
+    return 2 * routes * per * ROW_BYTES
+
+
+def exchange_bytes(
+    topo: Topology, size: int, vcs: int, header_width: int, capacity: int = 1
+) -> int:
+    """Bytes of the multi-rank exchange's arrays (:class:`~mpinet.engine.flit.rank_steps.RankSteps`)
+    on the rank with the most (of :data:`EXCHANGE_SAMPLE` ranks spread evenly): per partner
+    rank a message out and one in, each as wide as the widest (its header, a wire row per
+    flit its links carry, two words per VC credit), the buffers a step's rows fill, and the
+    compiled loop's requests. Partners: every other rank up to
+    :data:`~mpinet.engine.flit.rank_loop.FOLD_MAX` ranks (the counters ride in the
+    messages), else the ranks its links reach. 0 on one rank."""
+    if size < 2:
+        return 0
+    from mpinet.engine.flit.rank_loop import FOLD_MAX
+    from mpinet.engine.state import neighbor_block
+
+    bounds = block_bounds(topo.num_nodes, size)
+    width = fk.W_WIDTH + header_width
+    most = 0
+    for r in np.unique(np.linspace(0, size - 1, min(size, EXCHANGE_SAMPLE)).astype(np.int64)):
+        lo, hi = int(bounds[r]), int(bounds[r + 1])
+        far = neighbor_block(topo, lo, hi).astype(np.int64)
+        far = far[far >= 0]
+        owner = np.searchsorted(bounds, far, side="right") - 1
+        links = np.bincount(owner[owner != r], minlength=size)
+        links = links[links > 0]  # per neighbour rank: the links to it (and back)
+        nn = size - 1 if size <= FOLD_MAX else links.size
+        widest = int(links.max(initial=0)) * (capacity * width + 2 * vcs)
+        words = nn * (2 * (fr.HEADER + widest) + 1) + 2 * size + 1 + int(links.sum()) * capacity
+        net = 2 * fr.NK + 6 + 2 * nn + 5 * (2 * nn + 1)  # the loop's counters, requests, statuses
+        most = max(most, 8 * (words + net))
+    return most
 
 
 def flit_model(model: dict) -> Any:
@@ -112,6 +181,8 @@ def flit_state(
     *,
     live: bool,
     in_flight: int | None = None,
+    router: Any = None,
+    capacity: int = 1,
 ) -> None:
     """Add the flit engine's per-rank arrays to ``est`` (phase ``run``).
 
@@ -131,12 +202,18 @@ def flit_state(
         Worms are searched for deadlocks while traffic is injected (a snapshot per buffer).
     in_flight : int, optional
         Packets in the engine at once (whole network; default ``fp.in_flight``).
+    router : Router, optional
+        The built router: walked rows are counted where it may take them (:func:`walked`).
+    capacity : int
+        The largest link capacity (flits a link carries a step: wire rows per step).
     """
     b = -(-topo.num_nodes // size)
     nl, nvc, nbuf = flit_buffers(b, topo.degree, m.vcs)
     est.add("flit links", nl * LINK_BYTES, RUN)
     per_vc = max(VC_BYTES + SNAP_BYTES * live, VC_BUILD_BYTES)  # the run's, or the build's
     est.add("VC buffers", nvc * per_vc + nl * SNAP_BYTES * live, RUN)
+    hw = 1 if walked(router) else header_width  # the rows carry the router's own header
+    est.add("rank exchange", exchange_bytes(topo, size, m.vcs, hw, capacity), RUN)
     if fp is None:
         return
     flight = -(-(fp.in_flight if in_flight is None else in_flight) // size)
@@ -155,6 +232,10 @@ def flit_state(
     row = MOVE_BYTES + (8 * (WIRE_WIDTH + header_width) if size > 1 else 0)
     est.add("step scratch", active * (REQUEST_BYTES + row), RUN)
     ahead = min(CHUNK_STEPS * per_step, -(-fp.packets // size))
+    if walked(router):  # the routes of WALK_AHEAD steps' injections are walked at once
+        walk = min(WALK_AHEAD * per_step, -(-fp.packets // size))
+        rows = route_rows_bytes(flight + walk, mean_hops(topo))
+        est.add("walked route rows", rows + walk * WALK_BYTES, RUN)
     est.add("injection", max(per_step * (128 + 16 * header_width),
                              ahead * (40 + 8 * header_width)), RUN)  # fmt: skip
 

@@ -235,7 +235,9 @@ def estimate_run(
         hw = int(getattr(router, "header_width", 0) or 0)
         live = plans_flit.injects_late(job, topo)
         flight = plans_flit.in_flight(job, topo, fp, flit) if fp is not None else None
-        plans_flit.flit_state(est, topo, size, flit, fp, hw, live=live, in_flight=flight)
+        caps = [int(v) for v in (job.model.get("capacity") or {}).values()] or [1]
+        plans_flit.flit_state(est, topo, size, flit, fp, hw, live=live, in_flight=flight,
+                              router=router, capacity=max(caps))  # fmt: skip
         if fp is not None:
             packets_state(est, topo, size, fp, hw, record_hops=job.trace["level"] == "hops"
                           and trace_path is not None, trace=trace_path is not None,

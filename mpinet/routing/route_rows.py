@@ -180,6 +180,21 @@ class SourceRouted(Router):
         words = np.asarray(headers, dtype=np.int64).reshape(-1)
         self._free_routes(self.head[words[words >= 0] // self.width])
 
+    def keep(self, words: object) -> None:
+        """Free every row but those of the routes of ``words`` (the words packets in flight
+        carry; -1: no row): an engine that cannot tell when a packet leaves (delivered,
+        dropped, or gone to another rank) collects the rows of the others at once."""
+        w = np.asarray(words, dtype=np.int64).reshape(-1)
+        rows = np.unique(self.head[w[w >= 0] // self.width])
+        used = np.zeros(self.table.shape[0], dtype=bool)
+        while rows.size:  # each route's rows, along its links
+            used[rows] = True
+            rows = self.links[rows].astype(np.int64)
+            rows = rows[rows >= 0]
+        free = np.flatnonzero(~used)[::-1]  # popped low rows first, as at the start
+        self.nfree = free.size
+        self.free[: free.size] = free
+
     def _free_routes(self, rows: np.ndarray) -> None:
         """Put the rows of the routes starting at ``rows`` back on the stack."""
         while rows.size:

@@ -41,9 +41,9 @@ MAX_ROWS = 1 << 20
 CHECK_PAIRS = 2048
 
 #: how a router routes in the engines' compiled steps (:func:`compile_routes`)
-PATH_COMPILED = "compiled hop"
-PATH_TABLE = "translated route table"
-PATH_WALKED = "routes walked at injection"
+PATH_COMPILED = "own compiled hop"
+PATH_TABLE = "translated table"
+PATH_WALKED = "walked rows"
 PATH_NEXT_PORT = "next_port"
 
 
@@ -197,9 +197,10 @@ def compile_routes(
     :class:`~mpinet.routing.route_rows.SourceRouted` the engine drives: it gives packets
     their words at injection (``walk_rows``, or the first ``next_port`` call), reads
     ``compiled_hop()`` again after any call that walked rows (the table may grow), frees
-    a packet's rows (``release``) when it is delivered, dropped or sent to another rank,
-    and gives a received packet a row of its own (``rewalk``). The other paths need
-    nothing: their tables are the same on every rank.
+    a packet's rows (``release``) when it is delivered, dropped or sent to another rank, or
+    frees at once every row no live packet names (``keep``: the flit engine, per block of
+    injections walked), and gives a received packet a row of its own (``rewalk``). The
+    other paths need nothing: their tables are the same on every rank.
     """
     if router.compiled_hop() is not None:
         return router, PATH_COMPILED, ""

@@ -106,7 +106,8 @@ def walk_routes(
     limit = int(max_hops)
     ports = np.full((m, min(limit, 32)), PORT_END, dtype=np.uint8)  # widened as routes go on
     nhops = np.zeros(m, dtype=np.int64)
-    headers = np.asarray(router.init_headers(s, d), dtype=np.int64).reshape(m, -1)
+    headers = np.asarray(router.init_headers(s, d), dtype=np.int64)
+    headers = headers.reshape(m, -1) if m else np.zeros((0, max(router.header_width, 1)), np.int64)
     nodes = s.copy()
     active = np.flatnonzero(nodes != d)
     for h in range(limit):

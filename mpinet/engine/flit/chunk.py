@@ -13,14 +13,16 @@ policy's vectorized calls. Why: Python between the kernels (the router call, the
 the bookkeeping, the numba dispatch of some 200 arguments) was a quarter of a step on the
 issue's wormhole run (docs/performance.md, "The flit engine").
 
-It returns to Python (:class:`Status`) after the last step asked for (the engine asks up
-to the next deadlock look, every :data:`~mpinet.engine.flit.deadlock_live.CHECK_EVERY` steps), when
-the run ends or stalls, on a model or routing error, or before a step for which the
-segment or packet pools, the scratch arrays or the delivery rows might not have room (the
-engine grows them and calls again). Per step it writes one row: flits moved, packets
-delivered, packets injected, flits that crossed ranks (0), and the step's work for the
-deadlock search's pacing (active buffers). The same answers as the step-by-step path, checked by the
-tests on every switching mode and policy.
+It returns to Python after the last step asked for (up to :data:`ONE_RANK_CHUNK` steps, whose
+injections are drawn before the call), when the run ends or stalls, on a model or routing
+error, when a deadlock look (paced and scanned here as
+:class:`~mpinet.engine.flit.deadlock_live.LiveCheck` would, every
+:data:`~mpinet.engine.flit.deadlock_live.CHECK_EVERY` steps) lists fronts to search, or
+before a step for which the segment or packet pools, the scratch arrays or the delivery rows
+might not have room (the engine grows them and calls again). Per step it writes one row:
+flits moved, packets delivered, packets injected, flits that crossed ranks (0), and the
+step's work for the deadlock search's pacing (active buffers). The same answers as the
+step-by-step path, checked by the tests on every switching mode and policy.
 """
 
 from __future__ import annotations
@@ -31,16 +33,22 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import route_io, step_end
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.routing import compiled
+from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.vc_policies import ANY_VC, COUNT_VC, HOPS_VC
 
-#: :func:`run_steps`' status codes (``status[0]``); ``status[1]`` is the last step run
-DONE, ROOM, FINISHED, STALL, MODEL_ERR, PORT_ERR, VC_ERR = range(7)
+#: :func:`run_steps`' status codes (``status[0]``); ``status[1]`` is the last step run;
+#: LOOK: the deadlock look of that step listed fronts (the search is Python's), FIND: the
+#: look is due and its scan did not fit the scratch (Python scans)
+DONE, ROOM, FINISHED, STALL, MODEL_ERR, PORT_ERR, VC_ERR, LOOK, FIND = range(9)
+#: ``status``' slots: the packets in flight, the deadlock look's budget (deadlock_live.PACE)
+S_FLIGHT, S_BUDGET = 5, 6
 #: columns of a step row
 R_FLITS, R_DELIV, R_INJ, R_CROSS, R_WORK = range(5)
 
@@ -112,17 +120,28 @@ def route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, s
 
 @njit(cache=True, error_model="numpy")
 def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs, pkts, links,
-              bufs, so, rows, status):  # fmt: skip
+              bufs, so, rows, status, look):  # fmt: skip
     """Run steps ``t0 + 1 .. t_end`` (see the module docstring); returns the last step run.
 
     ``inj``: the :class:`Injections` of each step (``inj.off[k]:inj.off[k + 1]`` for step
     ``t0 + 1 + k``, sorted by id, source and destination apart) and the packets injected at
     their destination (delivered at once); ``room = (scratch rows, delivery rows, hop rows
-    or -1)``; ``status[5]``: the packets in flight, in and out.
+    or -1)``; ``status[S_FLIGHT]``: the packets in flight, in and out. ``look``: the deadlock
+    search while injecting (:class:`~mpinet.engine.flit.deadlock_live.LiveCheck`): ``(on,
+    rev, nv, nl, snap, fronts, waits, fpid, hf, hb, closed, cnt)``; its looks are paced here
+    as :meth:`~mpinet.engine.flit.deadlock_live.LiveCheck.due` paces them (budget in
+    ``status[S_BUDGET]``), its scan runs here, and only a scan that lists fronts returns
+    (:data:`LOOK`): most looks list none, and a return to Python every 16 steps was the
+    fixed cost of small networks (issue 33).
     """
     cnt, deliv = so.cnt, so.deliv
     scratch, drows, hrows = room
-    in_flight = status[5]
+    in_flight = status[S_FLIGHT]
+    live, rev, nv, nl, snap, fronts, waits, fpid, hf, hb, closed, scnt = look
+    budget = status[S_BUDGET]
+    fit = min(
+        fronts.shape[0] // (prm.nvc + 1), hf.shape[0] // (prm.nvc + 2), closed.shape[0] // 3
+    )  # the active buffers a scan has room for
     for t in range(t0 + 1, t_end + 1):
         k = t - t0 - 1
         ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
@@ -132,7 +151,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
                 or cnt[fk.C_DELIV] + need + nh > drows
                 or (hrows >= 0 and cnt[fk.C_HOPS] + need > hrows)):  # fmt: skip
             status[0], status[1] = ROOM, t - 1
-            status[5] = in_flight
+            status[S_FLIGHT], status[S_BUDGET] = in_flight, budget
             return t - 1
         if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
             fs.sort_active(bufs.act, bufs.nact[0], so.rq)
@@ -168,17 +187,35 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh
         rows[k, R_CROSS], rows[k, R_WORK] = cnt[fk.C_CROSS] - x0, bufs.nact[0]
         in_flight += ni + nh - ndel
+        if live:  # LiveCheck.due, then find's scan
+            budget += flits + bufs.nact[0]
+            if t % CHECK == 0 and t <= last and in_flight > 0 and budget >= 0:
+                status[S_BUDGET], status[S_FLIGHT], status[1] = budget, in_flight, t
+                if bufs.nact[0] >= fit:
+                    status[0] = FIND
+                    return t
+                dl._scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid,
+                         hf, hb, closed, scnt)  # fmt: skip
+                if scnt[0] > 0:
+                    status[0] = LOOK
+                    return t
         if in_flight <= 0 and t >= last:
-            status[0], status[1], status[5] = FINISHED, t, in_flight
+            status[0], status[1], status[S_FLIGHT] = FINISHED, t, in_flight
+            status[S_BUDGET] = budget
             return t
         if flits == 0 and in_flight > 0 and t > last:
-            status[0], status[1], status[5] = STALL, t, in_flight
+            status[0], status[1], status[S_FLIGHT] = STALL, t, in_flight
+            status[S_BUDGET] = budget
             return t
-    status[0], status[1], status[5] = DONE, t_end, in_flight
+    status[0], status[1], status[S_FLIGHT] = DONE, t_end, in_flight
+    status[S_BUDGET] = budget
     return t_end
 
 
-#: steps one call runs at most (the engine's progress line and the injection blocks)
+#: steps one call runs at most on one rank: the injections of these steps are drawn before it
+ONE_RANK_CHUNK = 1024
+#: the same with a progress line (written after each call), and the injection blocks of the
+#: steps on several ranks (:mod:`~mpinet.engine.flit.ranks`)
 MAX_CHUNK = 64
 
 
@@ -215,8 +252,9 @@ class Steps:
     def __init__(self, eng: Any) -> None:
         self.eng = eng
         st, lo, deg = eng.st, eng.lo, eng.deg
-        r = compiled.rule_of(eng.router)
-        self.rule = (np.int64(r.code), r.prm, r.ta, r.tb)
+        #: the rows of routes walked at injection, or None (:meth:`_walk`)
+        self.rows = eng.router if isinstance(eng.router, SourceRouted) else None
+        self._set_rule()
         pol = eng.policy
         lcount = np.zeros(st.block * deg, np.int64)
         if pol.compiled == COUNT_VC:
@@ -224,15 +262,64 @@ class Steps:
             lcount[links] = pol.counts(links // deg + lo, st.nbt[links])
         self.vrule = (np.int64(pol.compiled), np.int64(eng.vcs), lcount)
         self.status = np.zeros(8, np.int64)
+        self.look: tuple | None = None  # run_steps' deadlock-look arrays (_look)
+        self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
 
-    def _injections(self, workload: Any, t: int, t_end: int) -> tuple:
-        """The injections of steps ``t + 1 .. t_end`` as the step-by-step path makes them."""
+    def _set_rule(self) -> None:
+        r = compiled.rule_of(self.eng.router)  # walked rows: the table as it is now
+        self.rule = (np.int64(r.code), r.prm, r.ta, r.tb)
+
+    def _injections(self, workload: Any, t: int, t_end: int, ids: list | None = None) -> tuple:
+        """The injections of steps ``t + 1 .. t_end`` as the step-by-step path makes them;
+        ``ids`` gets ``(step, injected ids)`` per step (the engine's list, once run; None:
+        the engine's list at once). With walked rows, their routes walked (:meth:`_walk`):
+        once for all the steps drawn (a walk costs a router call per hop index however few
+        its packets: in blocks of 16 steps it was a third of a borel-cr run)."""
+        eng = self.eng
+        if ids is None:
+            ids = []
+            out = self._injections(workload, t, t_end, ids)
+            eng.injected.extend(a for _, a in ids)
+            return out
+        inj = self._queued(workload, t, t_end, ids)
+        return inj if self.rows is None else self._walk(inj, t + 1)
+
+    def _walk(self, inj: tuple, step: int) -> tuple:
+        """Walk the routes of the injections drawn, once and vectorized over them (the
+        router's ``next_port`` once per hop index), into rows; their words become the
+        packets' headers. First the rows of packets no longer on this rank are freed: those
+        not named by a live packet record (the injections drawn before have all been run).
+        The router does not read the step (:mod:`mpinet.routing.source_routes`)."""
+        eng, rows = self.eng, self.rows
+        pkts = eng.st.pkts
+        live = np.ones(pkts.hdr.shape[0], bool)
+        live[pkts.free[: int(pkts.nfree[0])]] = False
+        rows.keep(pkts.hdr[live, 0])
+        words = rows.walk_rows(inj.src, inj.dst, inj.pid, eng.seed, step)
+        self._set_rule()  # the table may have grown
+        return inj._replace(hdr=np.ascontiguousarray(words.reshape(-1, 1)))
+
+    def rewalk(self, wire: np.ndarray, t: int) -> None:
+        """Heads received from other ranks (``wire``: their wire rows, changed in place) carry
+        a word of the sender's rows: give each a word of this rank's rows, its route walked
+        again from its source (the same route) past the hops it took. Walked rows only."""
+        if self.rows is None or wire.shape[0] == 0:
+            return
+        h = np.flatnonzero(wire[:, fk.W_HEAD])
+        if h.size == 0:
+            return
+        w = wire[h]
+        wire[h, fk.W_WIDTH] = self.rows.rewalk(w[:, fk.W_SRC], w[:, fk.W_DST], w[:, fk.W_PID],
+                                               self.eng.seed, t, w[:, fk.W_HOPS])  # fmt: skip
+        self._set_rule()
+
+    def _queued(self, workload: Any, t: int, t_end: int, ids: list) -> tuple:
+        """:meth:`_injections` with the router's headers."""
         eng = self.eng
         hw = eng.st.hw
-        span = getattr(workload, "injection_span", None)
-        got = span(eng.lo, eng.hi, t + 1, t_end + 1) if span is not None else None
+        got = self._spans(workload, t, t_end)
         if got is not None and not hasattr(workload, "headers"):
-            return self._span(*got)
+            return self._span(*got, t, ids)
         parts, homes = [], []
         ioff, hoff = [0], [0]
         for step in range(t + 1, t_end + 1):
@@ -244,7 +331,7 @@ class Steps:
                 ioff.append(ioff[-1])
                 hoff.append(hoff[-1])
                 continue
-            eng.injected.append(got[0])
+            ids.append((step, got[0]))
             pid, src, dst, hdr, home = heads.queued(eng, workload, step, *got)
             homes.append(home)
             hoff.append(hoff[-1] + home[0].size)
@@ -257,12 +344,38 @@ class Steps:
         return Injections(np.array(ioff, np.int64), pid, src, dst, hdr, np.array(hoff, np.int64),
                           hp, hs, hd)  # fmt: skip
 
-    def _span(self, pid, src, dst, off) -> tuple:
+    def _spans(self, workload: Any, t: int, t_end: int) -> tuple | None:
+        """Steps ``t + 1 .. t_end``' injections from the workload's blocks
+        (``injection_span``, a block of at most 64 steps each: a piece is halved until it
+        lies in one), ``(ids, sources, dests, offsets)``; None without blocks."""
+        span = getattr(workload, "injection_span", None)
+        if span is None:
+            return None
+        eng, parts, offs, a, size, base = self.eng, [], [np.zeros(1, np.int64)], t + 1, 64, 0
+        while a <= t_end:
+            b = min(a + size, t_end + 1)
+            if a > workload.last_injection_step:  # none from here on
+                offs.append(np.full(t_end + 1 - a, base, np.int64))
+                break
+            got = span(eng.lo, eng.hi, a, b)
+            if got is None:
+                if size == 1:
+                    return None
+                size //= 2
+                continue
+            parts.append(got[:3])
+            offs.append(np.asarray(got[3][1:], np.int64) + base)
+            base += int(got[3][-1])
+            a = b
+        cat = lambda k: np.concatenate([x[k] for x in parts]) if parts else np.empty(0, np.int64)  # noqa: E731
+        return cat(0), cat(1), cat(2), np.concatenate(offs)
+
+    def _span(self, pid, src, dst, off, t: int, ids: list) -> tuple:
         """:meth:`_injections` from a block of steps (ids ascending: each step's sorted)."""
         eng = self.eng
         for k in range(off.size - 1):  # the engine's list of injected ids, step by step
             if off[k + 1] > off[k]:
-                eng.injected.append(pid[off[k] : off[k + 1]])
+                ids.append((t + 1 + k, pid[off[k] : off[k + 1]]))
         step = np.repeat(np.arange(off.size - 1), np.diff(off))
         home = src == dst
         if home.any():
@@ -282,20 +395,41 @@ class Steps:
         return Injections(i64(ioff), i64(pid), i64(src), i64(dst), hdr, i64(hoff), i64(hp),
                           i64(hs), i64(hd))  # fmt: skip
 
-    def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> list[tuple]:
-        """Run from step ``t + 1`` to the next deadlock look (or :data:`MAX_CHUNK` steps, or
-        the end); returns a row ``(step, flits, delivered, injected, cross, work)`` per step
-        run. Errors are raised as the step-by-step path raises them."""
+    def _look(self, live: Any, m: int) -> tuple:
+        """:func:`run_steps`' ``look`` for a scratch of ``m`` rows (kept while it fits)."""
+        if live is None:
+            if self.look is None:
+                z = np.zeros(0, np.int64)
+                self.look = (False, z, 0, 0, np.zeros((0, 3), np.int64), z, z, z, z, z, z,
+                             np.zeros(3, np.int64))  # fmt: skip
+            return self.look
+        if self.look is None or self.look[5].shape[0] < m * (self.eng.vcs + 1) + 1:
+            rev = np.ascontiguousarray(self.eng.rev, np.int64)
+            self.look = (True, rev, live.nv, live.nl, live.snap, *live.scratch(m))
+        return self.look
+
+    def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> tuple:
+        """Run from step ``t + 1`` for up to :data:`ONE_RANK_CHUNK` steps (:data:`MAX_CHUNK`
+        with a progress line), to the end, or to a deadlock look that lists fronts; returns
+        ``(rows, code, scanned)``: a row ``(step, flits, delivered, injected, cross, work)``
+        per step run, :func:`run_steps`' last status code and, for :data:`LOOK`, the scan
+        (for :meth:`~mpinet.engine.flit.deadlock_live.LiveCheck.search`). Errors are raised
+        as the step-by-step path raises them."""
         from mpinet.engine.run import raise_collected
 
         eng = self.eng
-        t_end = min(t + MAX_CHUNK, eng.max_steps)
-        if live is not None and t < last:  # stop where the engine looks for a deadlock
-            t_end = min(t_end, (t // CHECK + 1) * CHECK)
-        inj = self._injections(workload, t, t_end)
+        if self.pending is not None and self.pending[0] == t:  # drawn by the last call
+            _, t_end, inj, ids = self.pending
+        else:
+            most_steps = ONE_RANK_CHUNK if eng.progress is None else MAX_CHUNK
+            t_end = min(t + most_steps, eng.max_steps)
+            ids = []
+            inj = self._injections(workload, t, t_end, ids)
+        self.pending = None
         rows = np.zeros((t_end - t, 5), np.int64)
         status = self.status
-        status[5] = in_flight
+        status[S_FLIGHT] = in_flight
+        status[S_BUDGET] = live.budget if live is not None else 0
         t0 = t
         while True:
             st = eng.st
@@ -309,19 +443,30 @@ class Steps:
             part = inj._replace(off=inj.off[k:], hoff=inj.hoff[k:])
             hop_rows = so.hop.shape[0] if eng.record_hops else -1
             room = (so.touched.size, so.deliv.shape[0], hop_rows)
+            look = self._look(live, so.touched.size)
             tl = run_steps(t0, t_end, last, eng.load_window[0], eng.load_window[1], room, part,
                            self.rule, self.vrule, eng.prm, st.segs, st.pkts, st.links, st.bufs,
-                           so, rows[k:], status)  # fmt: skip
+                           so, rows[k:], status, look)  # fmt: skip
             self._flush(so)
             code = int(status[0])
             if code != ROOM or tl >= t_end:
                 break
             t0 = tl
-        done = [(s, *rows[s - t - 1]) for s in range(t + 1, int(tl) + 1)]
+        if live is not None:
+            live.budget = int(status[S_BUDGET])
+        eng.injected.extend(a for step, a in ids if step <= tl)
+        if code in (LOOK, FIND) and tl < t_end:  # the steps drawn and not run, for the next call
+            k = tl - t
+            later = [(step, a) for step, a in ids if step > tl]
+            self.pending = (tl, t_end, inj._replace(off=inj.off[k:], hoff=inj.hoff[k:]), later)
+        n = int(tl) - t
+        done = np.empty((n, 6), np.int64)
+        done[:, 0] = np.arange(t + 1, int(tl) + 1)
+        done[:, 1:] = rows[:n]
         if code in (MODEL_ERR, PORT_ERR, VC_ERR):
             self._error(code, so)
             raise_collected(eng.comm, eng.msg)
-        return done
+        return done, code, (look[5:] if code == LOOK else None)
 
     def _flush(self, so: Any) -> None:
         """The delivery and hop rows of the call, to the engine's lists."""

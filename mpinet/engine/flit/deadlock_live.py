@@ -172,19 +172,30 @@ class LiveCheck:
     def _owner(self, node: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.eng.bounds, node, side="right") - 1
 
+    def scratch(self, m: int) -> tuple:
+        """:func:`_scan`'s outputs for ``m`` active buffers: ``(fronts, waits, fpid, hf, hb,
+        closed, cnt)``."""
+        vcs = self.eng.vcs
+        fronts = np.empty(m * (vcs + 1) + 1, np.int64)
+        hf = np.empty(m * (vcs + 2) + 1, np.int64)
+        closed = np.empty(3 * m + 1, np.int64)
+        return (fronts, np.empty_like(fronts), np.empty_like(fronts), hf, np.empty_like(hf),
+                closed, np.zeros(3, np.int64))  # fmt: skip
+
     def find(self, t: int, in_flight: int) -> dict | None:
         """The deadlock report if some worm can never move again; collective."""
         eng = self.eng
         st = eng.st
-        m = int(st.nact[0])
-        fronts = np.empty(m * (eng.vcs + 1) + 1, np.int64)
-        waits, fpid = np.empty_like(fronts), np.empty_like(fronts)
-        hf = np.empty(m * (eng.vcs + 2) + 1, np.int64)
-        hb = np.empty_like(hf)
-        closed = np.empty(3 * m + 1, np.int64)
-        cnt = np.zeros(3, np.int64)
+        out = self.scratch(int(st.nact[0]))
         _scan(eng.prm, st.segs, st.pkts, st.links, st.bufs, eng.rev, self.nv, self.nl, self.snap,
-              fronts, waits, fpid, hf, hb, closed, cnt)  # fmt: skip
+              *out)  # fmt: skip
+        return self.search(t, in_flight, out)
+
+    def search(self, t: int, in_flight: int, scanned: tuple) -> dict | None:
+        """:meth:`find` on the fronts :func:`_scan` listed (``scanned``: its outputs; the
+        compiled steps scan in their loop and call this only when it listed fronts)."""
+        eng = self.eng
+        fronts, waits, fpid, hf, hb, closed, cnt = scanned
         nf, nh, nc = (int(x) for x in cnt)
         listed = int(eng.comm.allreduce(nf, op=sum_op()))
         if not listed:

@@ -105,16 +105,22 @@ class FlitEngine:
         self.routes, self.routes_why = self._compiled_routes()
 
     def _compiled_routes(self) -> tuple[str, str]:
-        """A router without a compiled hop routes in the compiled steps by its translated
-        route table where that is exact and affordable (the same ports hop for hop, checked
-        when the table is built; the same table on every rank); routes walked at injection
-        are not driven by the compiled steps yet: those run step by step."""
+        """How the router routes inside the compiled steps (``mpinet run --json``:
+        ``switching.routes``): its own compiled hop; its translated route table where that is
+        exact and affordable (the same ports hop for hop, checked when the table is built;
+        the same table on every rank); else its routes walked at injection into rows
+        (:class:`~mpinet.routing.route_rows.SourceRouted`, driven by
+        :class:`~mpinet.engine.flit.chunk.Steps`). ``why``: why a faster way did not apply."""
         from mpinet.routing import route_tables as rt
 
         if not self.compiled_steps or self.router.compiled_hop() is not None:
             return rt.PATH_COMPILED if self.compiled_steps else rt.PATH_NEXT_PORT, ""
         router, how, why = rt.compile_routes(self.router)
-        if how == rt.PATH_TABLE:
+        if how == rt.PATH_WALKED and self.policy.compiled is None:
+            return rt.PATH_NEXT_PORT, why  # no compiled steps to drive the rows: chunk.path
+        if how == rt.PATH_WALKED and getattr(self.model, "router", None) == "iq":
+            return rt.PATH_NEXT_PORT, why + "; the iq router's steps do not walk rows"
+        if how in (rt.PATH_TABLE, rt.PATH_WALKED):
             self.router = router
         return how, why
 
@@ -161,8 +167,14 @@ class FlitEngine:
         ranks = RankSteps(self) if compiled and self.size > 1 else None
         while (in_flight > 0 or t < last) and t < self.max_steps:
             if steps is not None:  # many steps in one compiled call (one rank)
-                rows = steps.run(workload, t, last, in_flight, live)
-            elif ranks is not None:  # compiled calls and the exchanges in them
+                t, injected, delivered, deadlock = self._compiled_rows(
+                    steps, workload, t, last, injected, delivered, counters, live
+                )
+                in_flight = injected - delivered
+                if deadlock is not None:
+                    break
+                continue
+            if ranks is not None:  # compiled calls and the exchanges in them
                 rows = ranks.run(workload, t, last, in_flight, live)
             else:
                 t += 1
@@ -203,6 +215,32 @@ class FlitEngine:
         if ranks is not None:
             ranks.close()
         return self._record(t, counters, deadlock, in_flight, t0)
+
+    def _compiled_rows(self, steps: Any, workload: Workload, t: int, last: int, injected: int,
+                       delivered: int, counters: list, live: Any) -> tuple:  # fmt: skip
+        """One call of the compiled steps (:meth:`chunk.Steps.run`), its rows taken at once
+        (no Python per step: the deadlock looks were paced and scanned in the call); returns
+        ``(t, injected, delivered, deadlock or None)``."""
+        rows, code, scanned = steps.run(workload, t, last, injected - delivered, live)
+        if rows.shape[0]:
+            inj = injected + np.cumsum(rows[:, 3])
+            dlv = delivered + np.cumsum(rows[:, 2])
+            counters.extend(np.stack([rows[:, 1], rows[:, 2], inj - dlv, rows[:, 4]], 1).tolist())
+            if self.progress is not None and self.rank == 0:
+                for i in range(rows.shape[0]):
+                    self.progress(int(rows[i, 0]), int(dlv[i]), int(inj[i]), int(inj[i] - dlv[i]))
+            t, injected, delivered = int(rows[-1, 0]), int(inj[-1]), int(dlv[-1])
+        in_flight = injected - delivered
+        deadlock = None
+        if code == chunk.LOOK:  # the look listed fronts: the search
+            deadlock = live.search(t, in_flight, scanned)
+        elif code == chunk.FIND:  # the look is due, its scan did not fit the call's scratch
+            deadlock = live.find(t, in_flight)
+        elif rows.shape[0] and not rows[-1, 1] and in_flight and t > last:
+            from mpinet.engine.flit.deadlock import wait_for_cycle
+
+            deadlock = wait_for_cycle(self, t, in_flight)
+        return t, injected, delivered, deadlock
 
     def _record(self, t: int, counters: list, deadlock: Any, in_flight: int, t0: float):
         st = self.st
@@ -294,6 +332,7 @@ class FlitEngine:
                 out=np.zeros(2, np.int64),
                 bufs=np.empty(n, np.int64),
                 new=np.empty(n, np.int64),
+                node=np.full(self.st.block, -1, np.int64),
             )
             self._sc = so
         return so

@@ -86,13 +86,16 @@ def collect(prm, segs, pkts, links, bufs, so):
     """Requests of the step, bucketed by output link and sorted by (age, pid) per link.
 
     Drops emptied buffers from the active list first (``bufs.nact[0]`` updated). Returns
-    the number of touched links: the requests of link ``so.touched[j]`` are
-    ``so.rq[links.start[l] : links.start[l] + links.nreq[l]]``. k-port: ``touched``
-    ascending (it groups a node's links); else in first-request order (the order of links
-    never changes a result). ``so.rq_prev``: scratch as ``so.rq``'s first half.
+    the number of touched links, in first-request order (the order of links never changes
+    a result): the requests of link ``so.touched[j]`` are ``so.rq[links.start[l] :
+    links.start[l] + links.nreq[l]]``. Under sdc a link with several requests keeps them
+    chained (latest first: ``so.rq[links.start[l]]``, then ``so.rq[so.rq_prev[x]]``), and
+    only the links of the step's port are bucketed and sorted, by :func:`move`: the other
+    ports' requests (most of the waiting ones) are never sorted. ``so.rq_prev``: the chains,
+    as ``so.rq``'s first half.
     """
     saf, flits, nvcbuf = prm.mode == SAF, prm.flits, prm.nvcbuf
-    by_node = prm.kind == KPORT
+    defer = prm.kind == SDC
     act, head, active, nact = bufs.act, bufs.head, bufs.active, bufs.nact
     seg_cnt, seg_recv, seg_out, seg_pkt, seg_hops = (
         segs.cnt,
@@ -131,7 +134,7 @@ def collect(prm, segs, pkts, links, bufs, so):
         if lreq[link] == 0:
             touched[nt] = link
             nt += 1
-        elif lreq[link] == 1:  # nt + these <= n <= touched's size: no overlap
+        elif lreq[link] == 1 and not defer:  # nt + these <= n <= touched's size: no overlap
             top -= 1
             touched[top] = link
         rq_prev[n] = lstart[link]  # a link's requests chained, latest first
@@ -139,8 +142,6 @@ def collect(prm, segs, pkts, links, bufs, so):
         lreq[link] += 1
         n += 1
     nact[0] = k
-    if by_node:
-        touched[:nt].sort()
     pos = n  # the buckets of links with several requests go after the n requests
     for j in range(top, touched.shape[0]):
         link = touched[j]
@@ -186,73 +187,100 @@ def allocate_vc(link, s, p, nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held, cre
     return NO_VC
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def movable(nt, prm, segs, pkts, links, so, first, demand):
-    """Per touched link, the request index of its oldest movable request (-1: none);
-    ``demand[port]`` counts the movable requests per port (sdc's choice). A request can
-    move if it has a VC with credits, or is a head into its destination, or a head for
-    which :func:`allocate_vc` finds a VC."""
+    """Per touched link whether a request can move: k-port, the request index of its oldest
+    movable request (-1: none), the bucket read up to it; sdc, any movable request's index
+    along its chain, and ``demand[port]`` counts the movable requests per port (the port's
+    choice needs no order). A request can move if it has a VC with credits, or is a head
+    into its destination, or a head for which :func:`allocate_vc` finds a VC."""
     nvc, need, deg = prm.nvc, prm.need, prm.deg
+    sdc = prm.kind == SDC
     seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
     nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
-    pkt_dst, touched, rq = pkts.dst, so.touched, so.rq
+    pkt_dst, touched, rq, rq_prev = pkts.dst, so.touched, so.rq, so.rq_prev
     for j in range(nt):
+        if j + 8 < nt:  # the link's bucket start, a miss, ahead of use
+            prefetch(lstart, touched[j + 8])
         link = touched[j]
         first[j] = -1
-        a = lstart[link]
-        for x in range(a, a + lreq[link]):
+        x = lstart[link]
+        m = lreq[link]
+        port = link_port(link, deg) if sdc else 0
+        for i in range(m):
+            if not sdc:
+                x = lstart[link] + i  # k-port: the bucket, oldest first
+            elif i > 0:
+                x = rq_prev[x]  # sdc: the chain, any order
             s = rq[x]
             ovc = seg_ovc[s]
             if ovc == DEST:
                 ok = True
             elif ovc >= 0:
                 ok = credit[vc_id(link, ovc, nvc)] > 0
-            else:
-                ok = allocate_vc(link, s, seg_pkt[s], nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi,
-                                 held, credit) != NO_VC  # fmt: skip
+            elif nbt[link] == pkt_dst[seg_pkt[s]]:
+                ok = True
+            else:  # allocate_vc, written out (an inlined call reference-counts its arrays)
+                ok = False
+                for v in range(seg_vlo[s], seg_vhi[s]):
+                    k = vc_id(link, v, nvc)
+                    if held[k] == 0 and credit[k] >= need:
+                        ok = True
+                        break
             if ok:
                 if first[j] < 0:
                     first[j] = x
-                demand[link_port(link, deg)] += 1
+                if not sdc:
+                    break  # k-port: the oldest is all it needs
+                demand[port] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
-    """``so.allow[j]``: touched link ``j`` may send this step under the port model."""
+    """``so.allow[j]``: touched link ``j`` may send this step under the port model.
+
+    k-port: a node's touched links are chained per node (``so.node``, -1 between steps, as
+    scratch per node; ``so.rq_prev`` the chains, ``so.bufs`` the nodes), so a step visits
+    the nodes with a movable request, not every node, and sorts nothing."""
     touched, allow, deg, rq = so.touched, so.allow, prm.deg, so.rq
     seg_pkt, pkt_inj, pkt_pid = segs.pkt, pkts.inj, pkts.pid
-    for j in range(nt):
-        allow[j] = first[j] >= 0
     if prm.kind == SDC:
         for j in range(nt):
-            allow[j] = allow[j] and link_port(touched[j], deg) == sdc_port
-    elif prm.kind == KPORT:
-        j = 0
-        while j < nt:  # the links of one node are contiguous (touched is sorted)
-            node = touched[j] // deg
-            e = j
-            while e < nt and touched[e] // deg == node:
-                e += 1
-            used = 0
-            while used < prm.k:  # the k oldest movable links of the node
-                best = -1
-                for x in range(j, e):
-                    if not allow[x] or first[x] < 0:
-                        continue
-                    if best < 0 or _older(pkt_inj, pkt_pid, seg_pkt[rq[first[x]]],
-                                          seg_pkt[rq[first[best]]]):  # fmt: skip
-                        best = x
-                if best < 0:
-                    break
-                first[best] = -2 - first[best]  # chosen (encoded; decoded below)
-                used += 1
-            for x in range(j, e):
-                if first[x] <= -2:
-                    first[x] = -2 - first[x]
-                    allow[x] = True
-                else:
-                    allow[x] = False
-            j = e
+            allow[j] = first[j] >= 0 and link_port(touched[j], deg) == sdc_port
+        return
+    if prm.kind != KPORT:
+        for j in range(nt):
+            allow[j] = first[j] >= 0
+        return
+    nhead, nxt, nodes = so.node, so.rq_prev, so.bufs
+    nn = 0
+    for j in range(nt):
+        allow[j] = False
+        if first[j] < 0:
+            continue
+        node = touched[j] // deg
+        if nhead[node] < 0:
+            nodes[nn] = node
+            nn += 1
+        nxt[j] = nhead[node]
+        nhead[node] = j
+    for i in range(nn):
+        node = nodes[i]
+        for _ in range(prm.k):  # the k links of the node with the oldest movable requests
+            best, bp, bl = -1, -1, -1
+            x = nhead[node]
+            while x >= 0:
+                if not allow[x]:
+                    p = seg_pkt[rq[first[x]]]
+                    link = touched[x]
+                    if best < 0 or pkt_inj[p] < pkt_inj[bp] or (pkt_inj[p] == pkt_inj[bp] and (
+                            pkt_pid[p] < pkt_pid[bp] or (p == bp and link < bl))):  # fmt: skip
+                        best, bp, bl = x, p, link  # older; one packet twice: the lower link
+                x = nxt[x]
+            if best < 0:
+                break
+            allow[best] = True
+        nhead[node] = -1
 
 
 @njit(cache=True, error_model="numpy")
@@ -326,13 +354,52 @@ def move(t, nt, in_window, prm, segs, pkts, links, bufs, so):
     bocc, bhead, btail, ucred = bufs.occ, bufs.head, bufs.tail, bufs.ucred
     touched, allow, rq, cnt = so.touched, so.allow, so.rq, so.cnt
     local, wire, deliv, cred_l, cred_r = so.local, so.wire, so.deliv, so.cred_l, so.cred_r
-    rel, drain, hop = so.rel, so.drain, so.hop
+    rel, drain, hop, rq_prev = so.rel, so.drain, so.hop, so.rq_prev
+    if prm.kind == SDC:  # the chosen port's links with several requests: bucketed now
+        _buckets(nt, touched, allow, lreq, lstart, rq, rq_prev, seg_pkt, seg_hops, pkt_inj,
+                 pkt_pid)  # fmt: skip
     _move(t, nt, in_window, flits, nvc, need, deg, lo, nvcbuf, record_hops, nloc, gbase,
           seg_cnt, seg_sent, seg_ovc, seg_vlo, seg_vhi, seg_pkt, seg_buf, seg_hops, seg_next,
           seg_recv, seg_out, seg_free, nfree, pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm,
           pkt_state, pkt_hdr, pkt_nseg, nbt, lcap, down, credit, held, load, lflits, lreq,
           lstart, bocc, bhead, btail, ucred, touched, allow, rq, cnt, local, wire, deliv,
           cred_l, cred_r, rel, drain, hop)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy")
+def _buckets(nt, touched, allow, lreq, lstart, rq, rq_prev, seg_pkt, seg_hops, pkt_inj,
+             pkt_pid):  # fmt: skip
+    """sdc: the requests of each allowed link with several, from its chain (:func:`collect`)
+    into a bucket after the step's requests (``rq``'s second half), sorted as collect sorts."""
+    pos = rq_prev.shape[0]
+    for j in range(nt):
+        link = touched[j]
+        m = lreq[link]
+        if not allow[j] or m < 2:
+            continue
+        x = lstart[link]
+        for y in range(pos + m - 1, pos - 1, -1):  # the chain, back in gathering order
+            rq[y] = rq[x]
+            x = rq_prev[x]
+        lstart[link] = pos
+        for x in range(pos + 1, pos + m):  # insertion sort, as collect's
+            s = rq[x]
+            p = seg_pkt[s]
+            kh = seg_hops[s]
+            y = x - 1
+            while y >= pos:
+                r = rq[y]
+                q = seg_pkt[r]
+                if pkt_inj[q] < pkt_inj[p] or (
+                    pkt_inj[q] == pkt_inj[p] and pkt_pid[q] < pkt_pid[p]
+                ):
+                    break
+                if q == p and seg_hops[r] > kh:
+                    break
+                rq[y + 1] = r
+                y -= 1
+            rq[y + 1] = s
+        pos += m
 
 
 @njit(cache=True, error_model="numpy")

@@ -65,13 +65,14 @@ counter (``ucred``, relative as ``Links.down``)."""
 StepOut = namedtuple(
     "StepOut",
     ["touched", "allow", "rq", "rq_prev", "local", "wire", "deliv", "cred_l", "cred_r", "rel",
-     "drain", "hop", "cnt", "out", "bufs", "new"],
+     "drain", "hop", "cnt", "out", "bufs", "new", "node"],
 )  # fmt: skip
 StepOut.__doc__ = """A step's scratch and outputs: links with requests (``touched``), which may
 send (``allow``), the requests bucketed by link (``rq``, chained by ``rq_prev``); the moves'
 lists (local arrivals, wire rows to other ranks, deliveries, credits local and remote, VC
 releases, drained segments, hop rows) counted in ``cnt`` (``C_*`` of the kernels); a model
-check's ``out``; the buffers checked (``bufs``); the heads to route (``new``)."""
+check's ``out``; the buffers checked (``bufs``); the heads to route (``new``); per node of
+the rank, -1 between steps, the k-port choice's chains (``node``)."""
 
 Params = namedtuple(
     "Params",

@@ -15,6 +15,7 @@ from mpinet.engine.flit import chunk, mpi_native, rank_loop
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit.ranks import (
     H_HEADS,
+    H_ROWS,
     HEADER,
     TAG,
     Direct,
@@ -53,7 +54,10 @@ class RankSteps:
         self.inner = chunk.Steps(eng)  # the compiled rules, the injections, the error messages
         ranks, out_rows, in_rows, cred = neighbours(eng)
         #: MPI called from the compiled steps (rank_loop), or None: one step per call here
-        self.native = mpi_native.native(eng.comm) if eng.kind != fk.SDC else None
+        # walked rows: a head from another rank has its route walked again here, by the
+        # router in Python between the exchange and the routing (step), not inside a block
+        walked = self.inner.rows is not None
+        self.native = mpi_native.native(eng.comm) if eng.kind != fk.SDC and not walked else None
         fold = self.native is not None and eng.size <= rank_loop.FOLD_MAX
         if fold:  # every other rank a partner: the counters ride in the messages
             every = np.array([r for r in range(eng.size) if r != eng.rank], np.int64)
@@ -150,6 +154,12 @@ class RankSteps:
         if nnew < 0:
             eng._violation(t, so_.out, sdc)
         self._exchange()
+        if self.inner.rows is not None:  # walked rows are the sender's: walk them again here
+            ex = self.ex
+            for m in ex.recv:
+                self.inner.rewalk(
+                    m[HEADER : HEADER + m[H_ROWS] * ex.width].reshape(-1, ex.width), t
+                )
         heads = int(self.ex.recv[:, H_HEADS].sum()) if self.ranks else 0
         st.reserve(heads + ni + 1, heads + ni + 1)
         status = self.status = self.inner.status  # one array: the messages read it

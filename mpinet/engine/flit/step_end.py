@@ -16,7 +16,7 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit import kernels as fk
-from mpinet.engine.flit.layout import link_node, link_port
+from mpinet.engine.flit.layout import link_port
 from mpinet.prefetch import prefetch
 
 #: :func:`check_step`'s codes (``out[0]``): a link over its capacity, a node over its k
@@ -106,7 +106,6 @@ def check_step(nt, sdc_port, prm, links, bufs, touched, nbuf, buf_ids, out):
     :data:`BUFFER`; 0 none. Resets ``links.flits`` of the touched links.
     """
     out[0] = 0
-    node, used = -1, 0
     lflits, lcap, bocc = links.flits, links.cap, bufs.occ
     kind, deg, k, bsize = prm.kind, prm.deg, prm.k, prm.bsize
     for j in range(nt):
@@ -114,19 +113,26 @@ def check_step(nt, sdc_port, prm, links, bufs, touched, nbuf, buf_ids, out):
         f = lflits[link]
         if f == 0:
             continue
-        lflits[link] = 0
+        if kind != fk.KPORT:  # k-port reads the node's other links: reset after
+            lflits[link] = 0
         if f > lcap[link] and out[0] == 0:
             out[0], out[1] = CAPACITY, link
         if kind == fk.ALL:  # no port rule: no divisions
             continue
         if kind == fk.SDC and link_port(link, deg) != sdc_port and out[0] == 0:
             out[0], out[1] = SDC_PORT, link
-        here = link_node(link, 0, deg)
-        if here != node:
-            node, used = here, 0
-        used += 1
-        if kind == fk.KPORT and used > k and out[0] == 0:
-            out[0], out[1] = PORTS, link
+        if kind == fk.KPORT and out[0] == 0:  # the node's links that sent, in port order
+            base = link - link_port(link, deg)
+            used = 0
+            for q in range(base, base + deg):
+                if lflits[q] > 0:
+                    used += 1
+                    if used > k:
+                        out[0], out[1] = PORTS, q
+                        break
+    if kind == fk.KPORT:
+        for j in range(nt):
+            lflits[touched[j]] = 0
     for i in range(nbuf):
         b = buf_ids[i]
         if bocc[b] > bsize and out[0] == 0:
