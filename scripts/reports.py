@@ -135,6 +135,15 @@ def replace_between(text: str, begin: str, end: str, body: str, *, append: bool 
     raise KeyError(f"the markers {begin} / {end}")
 
 
+def between(text: str, begin: str, end: str) -> str | None:
+    """The lines between the markers ``begin`` and ``end`` of ``text`` (what
+    :func:`replace_between` put there), or None if ``text`` lacks them."""
+    if begin not in text or end not in text.split(begin, 1)[1]:
+        return None
+    body = text.split(begin, 1)[1].split(end, 1)[0]
+    return body.removeprefix("\n").removesuffix("\n")
+
+
 # ---------------------------------------------------------------- one run of a script
 
 

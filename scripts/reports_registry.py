@@ -89,9 +89,9 @@ REPORTS: tuple[Report, ...] = (
       'printed, for docs/performance.md, "Routers"'),
     R("bench-scaling", "bench_scaling.py", "scaling measured on 1-4 ranks and projected",
       "docs/performance.md, the block <!-- BEGIN scripts/bench_scaling.py -->; "
-      "docs/scaling.json", parts=("scaling_model.py",), owner="s2-33b"),
+      "docs/scaling.json", parts=("scaling_model.py",)),
     R("bench-source-routes", "bench_source_routes.py", "what a hop costs each paper's router",
-      'printed, for docs/performance.md, "Routers"', owner="s2-33c"),
+      'printed, for docs/performance.md, "Routers"'),
     R("booksim", "booksim_check.py", "BookSim2 and mpinet side by side (needs BookSim2)",
       "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py -->", owner="s2-35b"),
     R("booksim-speed", "booksim_check.py", "BookSim2 and mpinet timed alternately",
