@@ -27,6 +27,9 @@ CASES = [
     # speculation, speedups, another topology and router
     ("hypercube:4", "shortest", None, 3, {"speculative": 1, "input_speedup": 2,
                                           "internal_speedup": 1.5}),
+    # routers without a compiled hop: routes walked into rows, walked again by the receiver
+    ("scc:4", "scc-random", None, 2, {}),
+    ("fccn:2", "fccn-sroute", None, 3, {"routing_delay": 0}),
 ]  # fmt: skip
 
 
@@ -59,7 +62,7 @@ def same(comm, one: dict, many: dict) -> None:
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_ranks_run_the_one_rank_run(case):
     """Congested traffic (every node injecting, tight buffers): the same run on any ranks."""
     from mpi4py import MPI

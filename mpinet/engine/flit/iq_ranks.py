@@ -28,9 +28,11 @@ from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import mpi_native, rank_loop
 from mpinet.engine.flit import ranks as rk
+from mpinet.routing.route_rows import SourceRouted
 
-#: :func:`run_block`'s codes beyond :mod:`~mpinet.engine.flit.iq_step`'s
-WAIT, FAILED = 7, 8
+#: :func:`run_block`'s codes beyond :mod:`~mpinet.engine.flit.iq_step`'s: waiting for the
+#: messages, a rank failed, heads came whose walked routes are the sender's (:meth:`Ranks.call`)
+WAIT, FAILED, REWALK = 7, 8, 9
 #: a row's words before the header words of a packet (:func:`~.iq_step._away`)
 ROW = 11
 
@@ -114,12 +116,13 @@ def take_in(t, prm, s, ex):
 
 @njit(cache=True, error_model="numpy")
 def run_block(fns, hnd, t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s, rule, vrule,
-              deliv, hop, rows, status, ex, net, max_in):  # fmt: skip
+              deliv, hop, rows, status, ex, net, max_in, walked):  # fmt: skip
     """Cycles ``status[1] + 1 .. t_end`` as :func:`~mpinet.engine.flit.iq_step.run_block`
     runs them on one rank, each cycle's exchange at its end; ``inj``'s and ``rows``' index
     ``k`` is cycle ``t0 + 1 + k``. ``status`` as there, plus ``[9]`` 2 while the cycle's
-    messages are out, ``[10]`` their requests, ``[11]`` this rank's routing error; returns
-    the code (:data:`WAIT`: call again)."""
+    messages are out (3: in, their heads' rows walked again), ``[10]`` their requests,
+    ``[11]`` this rank's routing error; returns the code (:data:`WAIT`, :data:`REWALK`: call
+    again)."""
     off, pid, src, dst, hdr = inj
     route_out = np.zeros(3, np.int64)
     moved = np.zeros(1, np.int64)
@@ -160,9 +163,16 @@ def run_block(fns, hnd, t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s
             pack(prm, s, ex)
             status[10] = rank_loop.post(fns, hnd, net, ex)
             status[9] = 2
-        if not rank_loop.wait(fns, net, status[10]):
-            status[0], status[1] = WAIT, t - 1
-            break
+        if status[9] == 2:
+            if not rank_loop.wait(fns, net, status[10]):
+                status[0], status[1] = WAIT, t - 1
+                break
+            heads = 0
+            for j in range(nn):
+                heads += ex.recv[j, rk.H_HEADS]
+            if walked and heads > 0:  # their rows are the sender's: walked again in Python
+                status[0], status[1], status[9] = REWALK, t - 1, 3
+                break
         status[9] = 0
         if net.fold:
             tot[:] = mine
@@ -196,8 +206,10 @@ class Ranks:
     and the compiled block called until it ends a block (waits returned to Python sleep a
     little, as the ideal model's do)."""
 
-    def __init__(self, eng: Any, nbt: np.ndarray, width: int) -> None:
+    def __init__(self, eng: Any, nbt: np.ndarray, width: int, rule_of: Any = None) -> None:
         self.eng = eng
+        #: walked rows: the router's rule again after a rewalk (the table may have grown)
+        self.walked, self.rule_of = isinstance(eng.router, SourceRouted), rule_of
         nat = mpi_native.native(eng.comm)
         self.fns, self.hnd = nat.fns, (np.int32(nat.comm), np.int32(nat.int64), np.int32(nat.sum))
         lo, hi, deg = eng.lo, eng.hi, eng.topo.degree
@@ -225,11 +237,18 @@ class Ranks:
         _ = deg
 
     def call(self, args: tuple, status: np.ndarray) -> int:
-        """:func:`run_block` on ``args`` until it returns other than :data:`WAIT`."""
+        """:func:`run_block` on ``args`` until it returns other than :data:`WAIT` or
+        :data:`REWALK` (the heads' words replaced by words of this rank's rows, the route
+        walked again from its source past the hops taken, as the ideal model's
+        :meth:`~mpinet.engine.flit.chunk.Steps.rewalk`)."""
         since = None
         while True:
             code = int(self.c_block(self.fns, self.hnd, *args, status, self.ex, self.net,
-                                    self.max_in))  # fmt: skip
+                                    self.max_in, self.walked))  # fmt: skip
+            if code == REWALK:
+                self._rewalk(int(status[1]) + 1)
+                args = (*args[:10], self.rule_of(self.eng.router), *args[11:])
+                continue
             if code != WAIT:
                 return code
             now = time.monotonic()
@@ -242,3 +261,13 @@ class Ranks:
                     and hasattr(comm, "_roll_call_and_abort")):  # fmt: skip
                 comm._roll_call_and_abort(now - since)
             time.sleep(0.0005)
+
+    def _rewalk(self, t: int) -> None:
+        ex, width = self.ex, int(self.ex.width)
+        for j in range(ex.recv.shape[0]):
+            m = ex.recv[j]
+            at = rk.HEADER + width * np.arange(int(m[rk.H_ROWS]))
+            at = at[m[at + 3] == 1]
+            if at.size:
+                m[at + ROW] = self.eng.router.rewalk(m[at + 5], m[at + 6], m[at + 4],
+                                                     self.eng.seed, t, m[at + 9])  # fmt: skip

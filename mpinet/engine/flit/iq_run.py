@@ -28,6 +28,7 @@ from mpinet.engine.state import neighbor_block
 from mpinet.errors import MpinetError
 from mpinet.routing import compiled, dor, torus_rings
 from mpinet.routing.base import CompiledHop
+from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.vc_policies import COUNT_VC
 
 #: cycles one compiled call runs at most
@@ -47,7 +48,7 @@ def why_not(eng: Any) -> str | None:
     if eng.policy.compiled is None and not _torus_dateline(eng.policy):
         pol = eng.model.vc_policy
         return f"model.router = 'iq' needs a compiled VC rule; vc_policy {pol!r} has none"
-    if compiled.rule_of(eng.router) is compiled.NO_HOP and not _dor_ties(eng.router):
+    if compiled.rule_of(eng.router) is compiled.NO_HOP and not dor_ties(eng.router):
         return f"model.router = 'iq' needs a compiled hop; router {eng.router.name!r} has none"
     if eng.router.header_width > 1:
         return (f"model.router = 'iq': router {eng.router.name!r} carries a header of "
@@ -57,7 +58,7 @@ def why_not(eng: Any) -> str | None:
     return None
 
 
-def _dor_ties(router: Any) -> bool:
+def dor_ties(router: Any) -> bool:
     """``dor`` on an even torus with BookSim's random ties (no compiled rule of its own)."""
     return router.name == "dor" and getattr(router, "mode", None) == dor.RANDOM
 
@@ -109,18 +110,14 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
         lcount[links] = torus_rings.advance(topo, links // deg, nbt.ravel()[links],
                                             np.zeros(links.size, np.int64))  # fmt: skip
         vpol = ir.TORUS_DATELINE
-    r = compiled.rule_of(eng.router)
-    if _dor_ties(eng.router):
-        prm = np.array([topo.k, topo.n, dor.RANDOM], np.int64)
-        r = CompiledHop(dor.HOP_CODE, prm, np.zeros(1, np.uint8), np.zeros(1, np.int32))
-    rule = (np.int64(r.code), r.prm, r.ta, r.tb)
+    rule = _rule_of(eng.router, topo)
     vrule = (np.int64(vpol), np.int64(eng.vcs), lcount)
     hw = eng.router.header_width
     prm = iqs.make_params(nnode, deg, eng.vcs, eng.bsize, eng.flits, iq, eng.record_hops,
                           eng.lo, eng.hi)  # fmt: skip
     width = iq_ranks.ROW + max(hw, 1)
     s = iqs.make_arrays(prm, nbt, rev, lcount, hw, 1024, width)
-    ranks = iq_ranks.Ranks(eng, nbt, width) if eng.size > 1 else None
+    ranks = iq_ranks.Ranks(eng, nbt, width, _rule_of) if eng.size > 1 else None
     quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
     acc = np.array([0.0, float(iq.internal_speedup)])
     status = np.zeros(12, np.int64)
@@ -133,6 +130,9 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     while (in_flight > 0 or t < last) and t < eng.max_steps:
         t_end = min(t + BLOCK, eng.max_steps)
         inj = _injections(eng, workload, t, t_end, last, hw, injected)
+        if isinstance(eng.router, SourceRouted):  # routes walked at injection into rows
+            inj = _walk(eng, s, inj, t + 1)
+            rule = _rule_of(eng.router)  # the table may have grown
         need = int(inj[1].size) + (ranks.max_in if ranks is not None else 0)
         if int(s.pk_nfree[0]) < need:
             s = iqs.grow_packets(s, max(need, s.pk_pid.size))
@@ -151,6 +151,8 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
             else:
                 status[1] = t
                 ranks.call(args, status)
+                if ranks.walked:
+                    rule = _rule_of(eng.router)
             t = int(status[1])
             if status[0] != ist.ROOM:
                 break
@@ -220,12 +222,34 @@ def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
     return _with_headers(eng, np.array(off, np.int64), pid, src, dst, hw)
 
 
+def _rule_of(router: Any, topo: Any = None) -> tuple:
+    """The router's compiled hop as the steps take it (``dor``'s ties: its rule in random
+    mode, the tie in the header)."""
+    r = compiled.rule_of(router)
+    if dor_ties(router):
+        prm = np.array([topo.k, topo.n, dor.RANDOM], np.int64)
+        r = CompiledHop(dor.HOP_CODE, prm, np.zeros(1, np.uint8), np.zeros(1, np.int32))
+    return (np.int64(r.code), r.prm, r.ta, r.tb)
+
+
+def _walk(eng: Any, s: Any, inj: tuple, step: int) -> tuple:
+    """``inj`` with the routes of its packets walked into rows (their words the headers), as
+    the ideal model's compiled steps walk them (:meth:`~mpinet.engine.flit.chunk.Steps._walk`):
+    first the rows of the packets no longer on the rank freed (those no live slot names)."""
+    rows = eng.router
+    used = np.ones(s.pk_pid.size, bool)
+    used[s.pk_free[: int(s.pk_nfree[0])]] = False
+    rows.keep(s.pk_hdr[used, 0])
+    words = rows.walk_rows(inj[2], inj[3], inj[1], eng.seed, step)
+    return (*inj[:4], np.ascontiguousarray(np.asarray(words, np.int64).reshape(-1, 1)))
+
+
 def _with_headers(eng, off, pid, src, dst, hw) -> tuple:
     if hw and pid.size:
         hdr = np.asarray(eng.router.init_headers(src, dst), np.int64).reshape(pid.size, hw)
     else:
         hdr = np.zeros((pid.size, 1), np.int64)
-        if _dor_ties(eng.router) and pid.size:  # dor carries no header: the ties go there
+        if dor_ties(eng.router) and pid.size:  # dor carries no header: the ties go there
             hdr[:, 0] = ties(eng, pid, src, dst)
     i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
     return (i64(off), i64(pid), i64(src), i64(dst), np.ascontiguousarray(hdr))
