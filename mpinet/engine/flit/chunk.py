@@ -27,7 +27,6 @@ step-by-step path, checked by the tests on every switching mode and policy.
 
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -39,6 +38,7 @@ from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import route_io, step_end
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
+from mpinet.engine.flit.injection_blocks import InjectionBlocks
 from mpinet.routing import compiled
 from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.vc_policies import ANY_VC, COUNT_VC, HOPS_VC
@@ -51,12 +51,6 @@ DONE, ROOM, FINISHED, STALL, MODEL_ERR, PORT_ERR, VC_ERR, LOOK, FIND = range(9)
 S_FLIGHT, S_BUDGET = 5, 6
 #: columns of a step row
 R_FLITS, R_DELIV, R_INJ, R_CROSS, R_WORK = range(5)
-
-Injections = namedtuple("Injections", ["off", "pid", "src", "dst", "hdr", "hoff", "hpid", "hsrc",
-                                       "hdst"])  # fmt: skip
-Injections.__doc__ = """The injections of a block of steps: step ``k``'s packets are rows
-``off[k]:off[k + 1]`` of ``pid, src, dst, hdr``; those injected at their destination rows
-``hoff[k]:hoff[k + 1]`` of ``hpid, hsrc, hdst``."""
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -88,24 +82,40 @@ def route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, s
     vpol, vcs, lcount = vrule
     hw = pkts.hdr.shape[1]
     m = nnew + ni
+    if m == 0:  # most steps of a lightly loaded network: nothing to route
+        return True
     heads, ib = so.new[:nnew], ia + ni
     ipid, isrc, idst, ihdr = inj.pid[ia:ib], inj.src[ia:ib], inj.dst[ia:ib], inj.hdr[ia:ib]
-    cur, dst, pid, hops, state = np.empty((5, m), np.int64)
-    hdr = np.empty((m, hw), np.int64)
+    sc, hdr = so.route, so.rhdr  # the step's scratch: no allocation per step
+    if m > sc.shape[1]:
+        sc, hdr = np.empty((11, m), np.int64), np.empty((m, hw), np.int64)
+    cur, dst, pid, hops, state, ports = (
+        sc[0, :m],
+        sc[1, :m],
+        sc[2, :m],
+        sc[3, :m],
+        sc[4, :m],
+        sc[5, :m],
+    )
+    lk, nxt, lo_v, hi_v, after, hdr = (
+        sc[6, :m],
+        sc[7, :m],
+        sc[8, :m],
+        sc[9, :m],
+        sc[10, :m],
+        hdr[:m],
+    )
     route_io.gather_heads(heads, ipid, isrc, idst, ihdr, prm, segs, pkts, cur, dst, pid, hops,
                           state, hdr)  # fmt: skip
-    ports = np.empty(m, np.int64)
     for i in range(m):  # the router's rule
         if i + 8 < m:  # the rule's table entry, a cache miss, eight heads ahead
             compiled.touch(code, rprm, ta, cur[i + 8], dst[i + 8])
         ports[i], h2 = compiled.hop(code, rprm, ta, tb, cur[i], dst[i], hdr[i, 0] if hw else 0)
         if hw:
             hdr[i, 0] = h2
-    lk, nxt = np.empty(m, np.int64), np.empty(m, np.int64)
     i = route_io.links_of(cur, ports, prm.lo, prm.deg, links.nbt, lk, nxt)
     if i >= 0:
         return _fail(status, PORT_ERR, t, ports[i], cur[i], pid[i])
-    lo_v, hi_v, after = np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64)
     for i in range(m):  # the policy's rule
         lo_v[i], hi_v[i], after[i] = _vc_range(vpol, vcs, lcount[lk[i]], hops[i], state[i])
     bad = route_io.vc_ranges(nxt, dst, lo_v, hi_v, state, after, vcs)
@@ -123,11 +133,12 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
               bufs, so, rows, status, look):  # fmt: skip
     """Run steps ``t0 + 1 .. t_end`` (see the module docstring); returns the last step run.
 
-    ``inj``: the :class:`Injections` of each step (``inj.off[k]:inj.off[k + 1]`` for step
-    ``t0 + 1 + k``, sorted by id, source and destination apart) and the packets injected at
-    their destination (delivered at once); ``room = (scratch rows, delivery rows, hop rows
-    or -1)``; ``status[S_FLIGHT]``: the packets in flight, in and out. ``look``: the deadlock
-    search while injecting (:class:`~mpinet.engine.flit.deadlock_live.LiveCheck`): ``(on,
+    ``inj``: the :class:`~mpinet.engine.flit.injection_blocks.Injections` of each step
+    (``inj.off[k]:inj.off[k + 1]`` for step ``t0 + 1 + k``, sorted by id, source and destination
+    apart) and the packets injected at their destination (delivered at once); ``room = (scratch
+    rows, delivery rows, hop rows or -1)``; ``status[S_FLIGHT]``: the packets in flight, in and
+    out. ``look``: the deadlock search while injecting
+    (:class:`~mpinet.engine.flit.deadlock_live.LiveCheck`): ``(on,
     rev, nv, nl, snap, fronts, waits, fpid, hf, hb, closed, cnt)``; its looks are paced here
     as :meth:`~mpinet.engine.flit.deadlock_live.LiveCheck.due` paces them (budget in
     ``status[S_BUDGET]``), its scan runs here, and only a scan that lists fronts returns
@@ -169,7 +180,8 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
                 cnt[c] = 0
         f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
-        fk.move(t, nt, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so)
+        if nt:  # no request, no move (the call unpacks some 60 arrays)
+            fk.move(t, nt, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so)
         nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
         if so.out[0]:
             status[0], status[1], status[2] = MODEL_ERR, t, sdc
@@ -245,7 +257,7 @@ def usable(eng: Any) -> bool:
     return path(eng) == COMPILED
 
 
-class Steps:
+class Steps(InjectionBlocks):
     """The engine's side of :func:`run_steps`: the injections of the steps asked for, room
     in the pools and scratch arrays, the rows and the errors turned into the engine's."""
 
@@ -264,136 +276,6 @@ class Steps:
         self.status = np.zeros(8, np.int64)
         self.look: tuple | None = None  # run_steps' deadlock-look arrays (_look)
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
-
-    def _set_rule(self) -> None:
-        r = compiled.rule_of(self.eng.router)  # walked rows: the table as it is now
-        self.rule = (np.int64(r.code), r.prm, r.ta, r.tb)
-
-    def _injections(self, workload: Any, t: int, t_end: int, ids: list | None = None) -> tuple:
-        """The injections of steps ``t + 1 .. t_end`` as the step-by-step path makes them;
-        ``ids`` gets ``(step, injected ids)`` per step (the engine's list, once run; None:
-        the engine's list at once). With walked rows, their routes walked (:meth:`_walk`):
-        once for all the steps drawn (a walk costs a router call per hop index however few
-        its packets: in blocks of 16 steps it was a third of a borel-cr run)."""
-        eng = self.eng
-        if ids is None:
-            ids = []
-            out = self._injections(workload, t, t_end, ids)
-            eng.injected.extend(a for _, a in ids)
-            return out
-        inj = self._queued(workload, t, t_end, ids)
-        return inj if self.rows is None else self._walk(inj, t + 1)
-
-    def _walk(self, inj: tuple, step: int) -> tuple:
-        """Walk the routes of the injections drawn, once and vectorized over them (the
-        router's ``next_port`` once per hop index), into rows; their words become the
-        packets' headers. First the rows of packets no longer on this rank are freed: those
-        not named by a live packet record (the injections drawn before have all been run).
-        The router does not read the step (:mod:`mpinet.routing.source_routes`)."""
-        eng, rows = self.eng, self.rows
-        pkts = eng.st.pkts
-        live = np.ones(pkts.hdr.shape[0], bool)
-        live[pkts.free[: int(pkts.nfree[0])]] = False
-        rows.keep(pkts.hdr[live, 0])
-        words = rows.walk_rows(inj.src, inj.dst, inj.pid, eng.seed, step)
-        self._set_rule()  # the table may have grown
-        return inj._replace(hdr=np.ascontiguousarray(words.reshape(-1, 1)))
-
-    def rewalk(self, wire: np.ndarray, t: int) -> None:
-        """Heads received from other ranks (``wire``: their wire rows, changed in place) carry
-        a word of the sender's rows: give each a word of this rank's rows, its route walked
-        again from its source (the same route) past the hops it took. Walked rows only."""
-        if self.rows is None or wire.shape[0] == 0:
-            return
-        h = np.flatnonzero(wire[:, fk.W_HEAD])
-        if h.size == 0:
-            return
-        w = wire[h]
-        wire[h, fk.W_WIDTH] = self.rows.rewalk(w[:, fk.W_SRC], w[:, fk.W_DST], w[:, fk.W_PID],
-                                               self.eng.seed, t, w[:, fk.W_HOPS])  # fmt: skip
-        self._set_rule()
-
-    def _queued(self, workload: Any, t: int, t_end: int, ids: list) -> tuple:
-        """:meth:`_injections` with the router's headers."""
-        eng = self.eng
-        hw = eng.st.hw
-        got = self._spans(workload, t, t_end)
-        if got is not None and not hasattr(workload, "headers"):
-            return self._span(*got, t, ids)
-        parts, homes = [], []
-        ioff, hoff = [0], [0]
-        for step in range(t + 1, t_end + 1):
-            got = None
-            if step <= workload.last_injection_step:
-                got = workload.injections(eng.lo, eng.hi, step)
-                got = [np.asarray(a, dtype=np.int64) for a in got]
-            if got is None or got[0].size == 0:
-                ioff.append(ioff[-1])
-                hoff.append(hoff[-1])
-                continue
-            ids.append((step, got[0]))
-            pid, src, dst, hdr, home = heads.queued(eng, workload, step, *got)
-            homes.append(home)
-            hoff.append(hoff[-1] + home[0].size)
-            parts.append((pid, src, dst, hdr))
-            ioff.append(ioff[-1] + pid.size)
-        cat = lambda xs, k: np.concatenate([x[k] for x in xs]) if xs else np.empty(0, np.int64)  # noqa: E731
-        pid, src, dst = cat(parts, 0), cat(parts, 1), cat(parts, 2)
-        hdr = np.concatenate([x[3] for x in parts]) if parts else np.empty((0, hw), np.int64)
-        hp, hs, hd = cat(homes, 0), cat(homes, 1), cat(homes, 2)
-        return Injections(np.array(ioff, np.int64), pid, src, dst, hdr, np.array(hoff, np.int64),
-                          hp, hs, hd)  # fmt: skip
-
-    def _spans(self, workload: Any, t: int, t_end: int) -> tuple | None:
-        """Steps ``t + 1 .. t_end``' injections from the workload's blocks
-        (``injection_span``, a block of at most 64 steps each: a piece is halved until it
-        lies in one), ``(ids, sources, dests, offsets)``; None without blocks."""
-        span = getattr(workload, "injection_span", None)
-        if span is None:
-            return None
-        eng, parts, offs, a, size, base = self.eng, [], [np.zeros(1, np.int64)], t + 1, 64, 0
-        while a <= t_end:
-            b = min(a + size, t_end + 1)
-            if a > workload.last_injection_step:  # none from here on
-                offs.append(np.full(t_end + 1 - a, base, np.int64))
-                break
-            got = span(eng.lo, eng.hi, a, b)
-            if got is None:
-                if size == 1:
-                    return None
-                size //= 2
-                continue
-            parts.append(got[:3])
-            offs.append(np.asarray(got[3][1:], np.int64) + base)
-            base += int(got[3][-1])
-            a = b
-        cat = lambda k: np.concatenate([x[k] for x in parts]) if parts else np.empty(0, np.int64)  # noqa: E731
-        return cat(0), cat(1), cat(2), np.concatenate(offs)
-
-    def _span(self, pid, src, dst, off, t: int, ids: list) -> tuple:
-        """:meth:`_injections` from a block of steps (ids ascending: each step's sorted)."""
-        eng = self.eng
-        for k in range(off.size - 1):  # the engine's list of injected ids, step by step
-            if off[k + 1] > off[k]:
-                ids.append((t + 1 + k, pid[off[k] : off[k + 1]]))
-        step = np.repeat(np.arange(off.size - 1), np.diff(off))
-        home = src == dst
-        if home.any():
-            hoff = np.searchsorted(step[home], np.arange(off.size))
-            hp, hs, hd = pid[home], src[home], dst[home]
-            pid, src, dst, step = pid[~home], src[~home], dst[~home], step[~home]
-        else:
-            hoff = np.zeros(off.size, np.int64)
-            hp = hs = hd = np.empty(0, np.int64)
-        if pid.size > 1 and not (pid[1:] > pid[:-1]).all():
-            order = np.lexsort((pid, step))  # a source queue is (step, id) ordered
-            pid, src, dst, step = pid[order], src[order], dst[order], step[order]
-        ioff = np.searchsorted(step, np.arange(off.size))
-        hdr = np.asarray(eng.router.init_headers(src, dst), dtype=np.int64)
-        hdr = np.ascontiguousarray(hdr.reshape(pid.size, eng.st.hw))
-        i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
-        return Injections(i64(ioff), i64(pid), i64(src), i64(dst), hdr, i64(hoff), i64(hp),
-                          i64(hs), i64(hd))  # fmt: skip
 
     def _look(self, live: Any, m: int) -> tuple:
         """:func:`run_steps`' ``look`` for a scratch of ``m`` rows (kept while it fits)."""

@@ -337,6 +337,8 @@ class FlitEngine:
                 bufs=np.empty(n, np.int64),
                 new=np.empty(n, np.int64),
                 node=np.full(self.st.block, -1, np.int64),
+                route=np.empty((11, n), np.int64),
+                rhdr=np.empty((n, self.st.hw), np.int64),
             )
             self._sc = so
         return so

@@ -65,14 +65,16 @@ counter (``ucred``, relative as ``Links.down``)."""
 StepOut = namedtuple(
     "StepOut",
     ["touched", "allow", "rq", "rq_prev", "local", "wire", "deliv", "cred_l", "cred_r", "rel",
-     "drain", "hop", "cnt", "out", "bufs", "new", "node"],
+     "drain", "hop", "cnt", "out", "bufs", "new", "node", "route", "rhdr"],
 )  # fmt: skip
 StepOut.__doc__ = """A step's scratch and outputs: links with requests (``touched``), which may
 send (``allow``), the requests bucketed by link (``rq``, chained by ``rq_prev``); the moves'
 lists (local arrivals, wire rows to other ranks, deliveries, credits local and remote, VC
 releases, drained segments, hop rows) counted in ``cnt`` (``C_*`` of the kernels); a model
 check's ``out``; the buffers checked (``bufs``); the heads to route (``new``); per node of
-the rank, -1 between steps, the k-port choice's chains (``node``)."""
+the rank, -1 between steps, the k-port choice's chains (``node``); the routing's scratch
+(``route``, 11 rows of one word per head, ``rhdr`` their headers: the compiled steps route
+without allocating)."""
 
 Params = namedtuple(
     "Params",
@@ -82,6 +84,14 @@ Params = namedtuple(
 Params.__doc__ = """The run's constants (all int64): switching mode, flits per packet, VCs per
 link, free slots a head needs, degree, the rank's nodes ``[lo, hi)``, VC buffers on the rank,
 slots per VC, port model and its ``k``, whether hop rows are kept (0/1)."""
+
+
+#: ``seg_ovc`` before the head crossed the output link, and for a hop into the destination
+NO_VC, DEST = -1, -2
+#: switching codes
+SAF, CUT, WORM = 0, 1, 2
+#: port model codes
+ALL, KPORT, SDC = 0, 1, 2
 
 
 @njit(cache=True, inline="always")

@@ -1,0 +1,147 @@
+"""The port models' choice of the links that send in a step (numba): one-port, k-port, sdc.
+
+After :func:`~mpinet.engine.flit.kernels.collect` has bucketed the step's requests by
+output link, :func:`movable` finds the links whose oldest request can move now and
+:func:`choose_links` picks among them: at most ``k`` links of a node (k-port, one-port),
+or the links of the port most in demand (sdc, :func:`sdc_port` over :func:`sdc_demand`,
+summed over the ranks by the caller). All-port allows every touched link. A model's
+choice reads only start-of-step state (docs/switching.md, "Port models").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.flit.layout import ALL, DEST, KPORT, SDC, link_port, vc_id
+from mpinet.prefetch import prefetch
+
+
+@njit(cache=True, error_model="numpy")
+def movable(nt, prm, segs, pkts, links, so, first, demand):
+    """Per touched link whether a request can move: k-port, the request index of its oldest
+    movable request (-1: none), the bucket read up to it; sdc, any movable request's index
+    along its chain, and ``demand[port]`` counts the movable requests per port (the port's
+    choice needs no order). A request can move if it has a VC with credits, or is a head
+    into its destination, or a head for which :func:`allocate_vc` finds a VC."""
+    nvc, need, deg = prm.nvc, prm.need, prm.deg
+    sdc = prm.kind == SDC
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
+    pkt_dst, touched, rq, rq_prev = pkts.dst, so.touched, so.rq, so.rq_prev
+    for j in range(nt):
+        if j + 8 < nt:  # the link's bucket start, a miss, ahead of use
+            prefetch(lstart, touched[j + 8])
+        link = touched[j]
+        first[j] = -1
+        x = lstart[link]
+        m = lreq[link]
+        port = link_port(link, deg) if sdc else 0
+        for i in range(m):
+            if not sdc:
+                x = lstart[link] + i  # k-port: the bucket, oldest first
+            elif i > 0:
+                x = rq_prev[x]  # sdc: the chain, any order
+            s = rq[x]
+            ovc = seg_ovc[s]
+            if ovc == DEST:
+                ok = True
+            elif ovc >= 0:
+                ok = credit[vc_id(link, ovc, nvc)] > 0
+            elif nbt[link] == pkt_dst[seg_pkt[s]]:
+                ok = True
+            else:  # allocate_vc, written out (an inlined call reference-counts its arrays)
+                ok = False
+                for v in range(seg_vlo[s], seg_vhi[s]):
+                    k = vc_id(link, v, nvc)
+                    if held[k] == 0 and credit[k] >= need:
+                        ok = True
+                        break
+            if ok:
+                if first[j] < 0:
+                    first[j] = x
+                if not sdc:
+                    break  # k-port: the oldest is all it needs
+                demand[port] += 1
+
+
+@njit(cache=True, error_model="numpy")
+def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
+    """``so.allow[j]``: touched link ``j`` may send this step under the port model.
+
+    k-port: a node's touched links are chained per node (``so.node``, -1 between steps, as
+    scratch per node; ``so.rq_prev`` the chains, ``so.bufs`` the nodes), so a step visits
+    the nodes with a movable request, not every node, and sorts nothing."""
+    touched, allow, deg, rq = so.touched, so.allow, prm.deg, so.rq
+    seg_pkt, pkt_inj, pkt_pid = segs.pkt, pkts.inj, pkts.pid
+    if prm.kind == SDC:
+        for j in range(nt):
+            allow[j] = first[j] >= 0 and link_port(touched[j], deg) == sdc_port
+        return
+    if prm.kind != KPORT:
+        for j in range(nt):
+            allow[j] = first[j] >= 0
+        return
+    nhead, nxt, nodes = so.node, so.rq_prev, so.bufs
+    nn = 0
+    for j in range(nt):
+        allow[j] = False
+        if first[j] < 0:
+            continue
+        node = touched[j] // deg
+        if nhead[node] < 0:
+            nodes[nn] = node
+            nn += 1
+        nxt[j] = nhead[node]
+        nhead[node] = j
+    for i in range(nn):
+        node = nodes[i]
+        for _ in range(prm.k):  # the k links of the node with the oldest movable requests
+            best, bp, bl = -1, -1, -1
+            x = nhead[node]
+            while x >= 0:
+                if not allow[x]:
+                    p = seg_pkt[rq[first[x]]]
+                    link = touched[x]
+                    if best < 0 or pkt_inj[p] < pkt_inj[bp] or (pkt_inj[p] == pkt_inj[bp] and (
+                            pkt_pid[p] < pkt_pid[bp] or (p == bp and link < bl))):  # fmt: skip
+                        best, bp, bl = x, p, link  # older; one packet twice: the lower link
+                x = nxt[x]
+            if best < 0:
+                break
+            allow[best] = True
+        nhead[node] = -1
+
+
+@njit(cache=True, error_model="numpy")
+def port_model(nt, prm, segs, pkts, links, so, sdc_port):
+    """The port model's choice of the links that send (``so.allow``): every touched link
+    under all-port, else :func:`choose_links` on the movable requests; ``sdc_port`` the
+    step's port under sdc (:func:`sdc_port`, or over all ranks; -1: none)."""
+    if prm.kind == ALL:
+        so.allow[:nt] = True
+        return
+    first = np.empty(nt, np.int64)
+    demand = np.zeros(prm.deg, np.int64)
+    movable(nt, prm, segs, pkts, links, so, first, demand)
+    choose_links(nt, prm, segs, pkts, so, first, sdc_port)
+
+
+@njit(cache=True, error_model="numpy")
+def sdc_demand(nt, prm, segs, pkts, links, so, first):
+    """The movable requests of the rank per port (sdc's choice, summed over the ranks);
+    ``first`` as :func:`movable`'s, for :func:`choose_links` once the port is known."""
+    demand = np.zeros(prm.deg, np.int64)
+    movable(nt, prm, segs, pkts, links, so, first, demand)
+    return demand
+
+
+@njit(cache=True)
+def sdc_port(demand):
+    """sdc's port of the step: the one with the most movable requests (the lowest of
+    equals), -1 if none can move."""
+    best = -1
+    for q in range(demand.shape[0]):
+        if demand[q] > 0 and (best < 0 or demand[q] > demand[best]):
+            best = q
+    return best
