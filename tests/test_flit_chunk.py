@@ -238,3 +238,25 @@ def test_sort_active_sorts_any_list():
             act = np.concatenate([ids, np.full(3, -7, np.int32)])  # past n: untouched
             sort_active(act, n, np.empty(n + 1, np.int64))
             assert np.array_equal(act[:n], np.sort(ids)) and (act[n:] == -7).all()
+
+
+def test_more_heads_than_the_routing_scratch_holds(monkeypatch):
+    """1,200 packets injected in one step: more than the step's routing scratch holds (its
+    first size), so that step routes in arrays of its own; the same run as step by step."""
+    topo = from_spec("star:4")
+    router = make_router("shortest", topo)
+    m = model(topo, "wormhole", 4, 2, 2)
+    rows = [(i, i % 24, (i * 7 + 5) % 24, 1) for i in range(1200)]
+    widths = []
+    scratch = FlitEngine._scratch
+
+    def recorded(self, n):
+        so = scratch(self, n)
+        widths.append(so.route.shape[1])
+        return so
+
+    monkeypatch.setattr(FlitEngine, "_scratch", recorded)
+    a, b = both(topo, router, m, Packets(rows))
+    assert_identical(a, b)
+    assert a.packets.shape[0] == 1200
+    assert widths[0] < 1200  # the compiled run's first call: the step's heads did not fit
