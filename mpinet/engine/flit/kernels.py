@@ -19,7 +19,12 @@ flits, the output link its packet takes from this node and the VC it got there. 
 
 ``error_model="numpy"`` on the per-request kernels: no check for a division by zero
 (none divides by anything but the degree and the VC count), which numba's default adds
-to every ``//`` and ``%``.
+to every ``//`` and ``%``. ``_nrt=False`` on the kernels that allocate nothing (here,
+:mod:`~mpinet.engine.flit.step_end`, :mod:`~mpinet.engine.flit.route_io`,
+:mod:`~mpinet.engine.flit.port_choice`): no reference counting of the arrays they take from
+the bundles, which numba otherwise does with two atomic operations per array and call
+(measured on hypercube:8 at 40 %: half of a step's time, docs/performance.md). Such a kernel
+must not allocate; the bundles' arrays outlive every call.
 
 Why compiled: a step visits every active buffer and every request; in numpy that is a
 sort and a dozen passes per step over arrays the size of the network (the packet engine's
@@ -95,7 +100,7 @@ def _older(pkt_inj, pkt_pid, p, q):
     return pkt_inj[p] < pkt_inj[q] or (pkt_inj[p] == pkt_inj[q] and pkt_pid[p] < pkt_pid[q])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def collect(prm, segs, pkts, links, bufs, so):
     """Requests of the step, bucketed by output link and sorted by (age, pid) per link.
 
@@ -201,7 +206,7 @@ def allocate_vc(link, s, p, nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held, cre
     return NO_VC
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def move(t, nt, in_window, prm, segs, pkts, links, bufs, so):
     """Serve every allowed link (see the module docstring); fill the step's lists.
 
@@ -250,7 +255,7 @@ def move(t, nt, in_window, prm, segs, pkts, links, bufs, so):
           cred_l, cred_r, rel, drain, hop)  # fmt: skip
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _buckets(nt, touched, allow, lreq, lstart, rq, rq_prev, seg_pkt, seg_hops, pkt_inj,
              pkt_pid):  # fmt: skip
     """sdc: the requests of each allowed link with several, from its chain (:func:`collect`)
@@ -286,7 +291,7 @@ def _buckets(nt, touched, allow, lreq, lstart, rq, rq_prev, seg_pkt, seg_hops, p
         pos += m
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _move(t, nt, in_window, flits, nvc, need, deg, lo, nvcbuf, record_hops, nloc, gbase,
           seg_cnt, seg_sent, seg_ovc, seg_vlo, seg_vhi, seg_pkt, seg_buf, seg_hops, seg_next,
           seg_recv, seg_out, seg_free, nfree, pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm,

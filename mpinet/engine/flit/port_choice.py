@@ -17,7 +17,7 @@ from mpinet.engine.flit.layout import ALL, DEST, KPORT, SDC, link_port, vc_id
 from mpinet.prefetch import prefetch
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def movable(nt, prm, segs, pkts, links, so, first, demand):
     """Per touched link whether a request can move: k-port, the request index of its oldest
     movable request (-1: none), the bucket read up to it; sdc, any movable request's index
@@ -65,7 +65,7 @@ def movable(nt, prm, segs, pkts, links, so, first, demand):
                 demand[port] += 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
     """``so.allow[j]``: touched link ``j`` may send this step under the port model.
 
@@ -136,7 +136,7 @@ def sdc_demand(nt, prm, segs, pkts, links, so, first):
     return demand
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def sdc_port(demand):
     """sdc's port of the step: the one with the most movable requests (the lowest of
     equals), -1 if none can move."""

@@ -15,7 +15,7 @@ from numba import njit
 from mpinet.engine.flit.layout import buffer_node, link_id
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def gather_heads(heads, ipid, isrc, idst, ihdr, prm, segs, pkts, cur, dst, pid, hops, state,
                  hdr):  # fmt: skip
     """The router's inputs: the heads of segments ``heads`` (at the node of their buffer),
@@ -46,7 +46,7 @@ def gather_heads(heads, ipid, isrc, idst, ihdr, prm, segs, pkts, cur, dst, pid, 
             hdr[j, c] = ihdr[i, c]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def set_routes(heads, links, lo_v, hi_v, new_hdr, state, segs, pkts):
     """Write the router's and the policy's decisions for the heads of ``heads``."""
     pkt_hdr, pkt_state, seg_pkt = pkts.hdr, pkts.state, segs.pkt
@@ -63,7 +63,7 @@ def set_routes(heads, links, lo_v, hi_v, new_hdr, state, segs, pkts):
             pkt_hdr[p, c] = new_hdr[i, c]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def links_of(cur, ports, lo, deg, nbt, links, nxt):
     """The local link of each (node, port) and the node it leads to; returns the first
     index whose port is out of range or has no link there, -1 if none."""
@@ -79,7 +79,7 @@ def links_of(cur, ports, lo, deg, nbt, links, nxt):
     return bad
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def vc_ranges(nxt, dst, lo_v, hi_v, state, new, vcs):
     """Keep the policy's state across a hop into the destination (no VC is taken there)
     into ``new``; returns the first other hop whose VC range is empty or outside

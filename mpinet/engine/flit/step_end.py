@@ -24,7 +24,7 @@ from mpinet.prefetch import prefetch
 CAPACITY, PORTS, SDC_PORT, BUFFER = 1, 2, 3, 4
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
     """The end of the step on this rank; returns the number of ``so.new`` heads.
 
@@ -53,7 +53,7 @@ def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
     return nn
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def finish(segs, pkts, links, bufs, so):
     """The step's lists applied: local arrivals, VC releases, credits, drained segments."""
     cnt, local, rel, cred_l, drain = so.cnt, so.local, so.rel, so.cred_l, so.drain
@@ -96,7 +96,7 @@ def finish(segs, pkts, links, bufs, so):
         nfree[0] += 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def check_step(nt, sdc_port, prm, links, bufs, touched, nbuf, buf_ids, out):
     """The model, checked again on what moved (independent of the port model's choice):
     flits per link against its capacity, links per node, one port index under sdc, no
@@ -139,7 +139,7 @@ def check_step(nt, sdc_port, prm, links, bufs, touched, nbuf, buf_ids, out):
             out[0], out[1] = BUFFER, b
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def receive(rows, prm, segs, pkts, bufs, new_seg, err):
     """Flits from other ranks: a head opens a packet record and a segment at the back of its
     buffer (``new_seg`` lists them, to be routed); later flits join that segment. Returns
