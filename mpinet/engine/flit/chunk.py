@@ -77,18 +77,30 @@ def route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, s
     (rows ``ia..`` of the injections) as :func:`mpinet.engine.flit.route_heads.route` does,
     with the router's and the policy's calls replaced by their compiled rules; open the
     injected packets' source segments. Returns False (``status`` set) on a routing error:
-    first an invalid port among all, else the first VC range out of bounds."""
+    first an invalid port among all, else the first VC range out of bounds. In the step's
+    scratch (``so.route``, ``so.rhdr``), or in arrays of its own when it has not room."""
+    m = nnew + ni
+    if m == 0:  # most steps of a lightly loaded network: nothing to route
+        return True
+    if m <= so.route.shape[1]:
+        return _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
+                      status, so.route, so.rhdr)  # fmt: skip
+    sc, hdr = np.empty((11, m), np.int64), np.empty((m, pkts.hdr.shape[1]), np.int64)
+    return _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, status,
+                  sc, hdr)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, status, sc,
+           hdr):  # fmt: skip
+    """:func:`route` in the scratch ``sc`` (11 rows of at least ``nnew + ni`` words) and
+    ``hdr``; no reference counting (allocates nothing: :mod:`~mpinet.engine.flit.kernels`)."""
     code, rprm, ta, tb = rule
     vpol, vcs, lcount = vrule
     hw = pkts.hdr.shape[1]
     m = nnew + ni
-    if m == 0:  # most steps of a lightly loaded network: nothing to route
-        return True
     heads, ib = so.new[:nnew], ia + ni
     ipid, isrc, idst, ihdr = inj.pid[ia:ib], inj.src[ia:ib], inj.dst[ia:ib], inj.hdr[ia:ib]
-    sc, hdr = so.route, so.rhdr  # the step's scratch: no allocation per step
-    if m > sc.shape[1]:
-        sc, hdr = np.empty((11, m), np.int64), np.empty((m, hw), np.int64)
     cur, dst, pid, hops, state, ports = (
         sc[0, :m],
         sc[1, :m],
@@ -169,8 +181,10 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         nt = fk.collect(prm, segs, pkts, links, bufs, so)
         sdc = -1
         if prm.kind == fk.SDC:  # one rank: the demand is the rank's
-            first = np.empty(nt, np.int64)
-            sdc = fk.sdc_port(fk.sdc_demand(nt, prm, segs, pkts, links, so, first))
+            first, demand = so.route[0, :nt], so.route[1, : prm.deg]  # free until routing
+            demand[:] = 0  # sdc_demand's, in scratch: no allocation per step
+            fk.movable(nt, prm, segs, pkts, links, so, first, demand)
+            sdc = fk.sdc_port(demand)
             fk.choose_links(nt, prm, segs, pkts, so, first, sdc)
         elif prm.kind == fk.ALL:  # every touched link (no call: a call's bundles cost)
             so.allow[:nt] = True
