@@ -50,3 +50,27 @@ def test_walked_routes_are_the_routers_routes(spec, rname):
         h = rec.hop_rows[np.lexsort((rec.hop_rows[:, 0], rec.hop_rows[:, 1]))]
         paths.append(h[:, [1, 2, 3]])
     assert paths[0].shape[0] > 400 and np.array_equal(paths[0], paths[1])
+
+
+def test_every_registered_router_runs_under_iq():
+    """Each registered router, on a network of each family it applies to (the ideal model's
+    compiled-steps cases), runs under iq: nothing refused, every packet delivered on the
+    links its own router chooses (hop rows checked against the topology's links)."""
+    from test_flit_routers_compiled import CASES
+
+    from mpinet.routing import ROUTERS
+
+    assert {r for _, r, _ in CASES} == set(ROUTERS)
+    for spec, rname, opts in CASES:
+        topo = from_spec(spec)
+        n = topo.num_nodes
+        rows = [(i, i % n, (7 * i + 3) % n, 4 * (i // n)) for i in range(2 * n)]
+        m = iq_model(topo, flits=2, vcs=4, vc_buffer=4)
+        pol = make_vc_policy("any", topo, m.vcs)
+        eng = FlitEngine(topo, make_router(rname, topo, **opts), m, pol, record_hops=True,
+                         max_steps=20000)  # fmt: skip
+        rec = eng.run(Packets(rows))
+        assert (rec.packets[:, 4] >= 0).all() and rec.packets.shape[0] == len(rows), (spec, rname)
+        h = rec.hop_rows
+        nb = np.asarray(topo.neighbors(h[:, 2]))
+        assert (nb[np.arange(h.shape[0]), h[:, 4]] == h[:, 3]).all(), (spec, rname)

@@ -34,7 +34,6 @@ KNOWN_CIRCLES: list[list[str]] = []
 PENDING = frozenset(
     {
         "mpinet/engine/exchange.py",
-        "mpinet/jobs/plans_flit.py",
         "mpinet/routing/compiled.py",
         "mpinet/routing/route_rows.py",
         "mpinet/routing/route_tables.py",
