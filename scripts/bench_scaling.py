@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,11 +43,12 @@ def engines(a: argparse.Namespace) -> dict:
     }
 
 
-def measure(a: argparse.Namespace, save) -> list[dict]:
+def measure(a: argparse.Namespace, save: Callable, progress: Callable) -> list[dict]:
     """Every (round, spec, engine, R) once, rank counts alternated; the best of each kept.
 
     A run refused or failed (e.g. by the memory plan) is a row with its ``error``; ``save``
-    gets the rows after every run, so a long measurement stopped early keeps them.
+    gets the rows after every run, so a long measurement stopped early keeps them;
+    ``progress`` a line per run.
     """
     from launcher import find_mpiexec
 
@@ -69,12 +71,11 @@ def measure(a: argparse.Namespace, save) -> list[dict]:
                         row = {"spec": spec, "engine": name, "ranks": r, "error": why[:300],
                                "steps_injected": steps, "loadavg": load}  # fmt: skip
                         best.setdefault(key, row)
-                        print(f"  {spec} {name} {r} rank(s): {why}", file=sys.stderr, flush=True)
+                        progress(f"{spec} {name} {r} rank(s): {why}")
                     else:
                         row = json.loads(out.stdout.strip().splitlines()[-1])
                         row["engine"], row["loadavg"] = name, load
-                        print(f"  {spec} {name} {r} rank(s): {row['engine_seconds']:.3f} s "
-                              "engine", file=sys.stderr, flush=True)  # fmt: skip
+                        progress(f"{spec} {name} {r} rank(s): {row['engine_seconds']:.3f} s engine")
                         old = best.get(key)
                         if (
                             old is None
@@ -153,7 +154,8 @@ def shared_memory() -> dict:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = reports.arguments(__doc__, out=ROOT / "docs" / "performance.md",
+                           out_help="the page whose scaling block is rewritten")  # fmt: skip
     add = ap.add_argument
     add("--ranks", default="1,2,4", help="rank counts measured (1,2,4)")
     add("--specs", default="ms:3,2;ms:3,3", help="';'-separated networks measured")
@@ -167,8 +169,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--cuts", help="a JSON file of cuts counted before (scaling_model.cuts)")
     add("--model-only", action="store_true", help="the projection from --json's measurements")
     add("--pingpong", action="store_true", help=argparse.SUPPRESS)
-    add("--out", default=str(ROOT / "docs" / "performance.md"))
-    add("--json", default=str(ROOT / "docs" / "scaling.json"))
+    # a file here, not the common --json flag: the measurements kept for --model-only
+    add("--json", type=Path, default=ROOT / "docs" / "scaling.json", metavar="FILE",
+        help="the measurements, cuts and projection (default docs/scaling.json)")  # fmt: skip
     a = ap.parse_args(argv)
     a.ranks = [int(x) for x in a.ranks.split(",")]
     a.specs = [s for s in a.specs.split(";") if s]
@@ -183,46 +186,43 @@ def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     if a.pingpong:
         return pingpong()
-    reports.begin(__file__, a.out, a.json)
-    t0 = time.perf_counter()
+    run = reports.Run(__file__, a, a.out, a.json)
+    doc = run.text(a.out, (BEGIN, END))  # refused before the measurements if it lacks them
     old = json.loads(Path(a.json).read_text()) if Path(a.json).exists() else {}
     if a.model_only:
         if "measured" not in old:
-            sys.exit(f"bench_scaling.py: error: --model-only needs {a.json} with measurements")
+            run.fail(f"--model-only needs {a.json} with measurements", 2)
         data = old
     else:
         shm = shared_memory() if max(a.ranks) > 1 else None  # 2 ranks: measured with them
         data = {"shared_memory": shm, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
         def save(rows: list[dict]) -> None:  # after every run: kept if the rest fails
-            reports.write(a.json, json.dumps({**data, "measured": rows}, indent=1), __file__)
+            run.write(a.json, json.dumps({**data, "measured": rows}, indent=1))
 
-        data["measured"] = measure(a, save)
+        data["measured"] = measure(a, save, run.progress)
     specs = dict.fromkeys([*a.project, *(r["spec"] for r in data["measured"])])
     if a.cuts:  # counted before (scaling_model.cuts' JSON): the cut is exact, not measured
         old.setdefault("cuts", {}).update(json.loads(Path(a.cuts).read_text()))
-    data["cuts"] = scaling_model.cuts(list(specs), [1, 2, 4, *a.project_ranks], old.get("cuts", {}))
+    data["cuts"] = scaling_model.cuts(
+        list(specs), [1, 2, 4, *a.project_ranks], old.get("cuts", {}), run.progress
+    )
     proj = scaling_model.project(data, a.project, a.project_ranks)
     data["projection"] = proj
     text = "\n".join(
         [
             f"Generated by `python scripts/bench_scaling.py` (measured {data['date']}; "
-            f"{time.perf_counter() - t0:.0f} s this time).",
+            f"{run.seconds():.0f} s this time).",
             "",
             *measured_table(data["measured"]),
             "",
             *scaling_model.text(data, proj),
         ]
     )
-    path = Path(a.out)
-    doc = path.read_text()
-    if BEGIN not in doc or END not in doc:
-        sys.exit(f"bench_scaling.py: error: {path} lacks the markers {BEGIN} / {END}")
-    before, rest = doc.split(BEGIN, 1)
-    reports.write(path, f"{before}{BEGIN}\n{text}\n{END}{rest.split(END, 1)[1]}", __file__)
-    reports.write(a.json, json.dumps(data, indent=1), __file__)
+    run.write(a.out, run.block(doc, BEGIN, END, text))
+    run.write(a.json, json.dumps(data, indent=1))
     print(text)
-    return 0
+    return run.finish()
 
 
 if __name__ == "__main__":

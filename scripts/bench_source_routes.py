@@ -19,13 +19,14 @@ work they leave out the waits for a core, which wall-clock times do not.
     python scripts/bench_source_routes.py [--packets 20000] [--repeat 3]
     python scripts/bench_source_routes.py --engine 8   # the packet engine, before/after
     python scripts/bench_source_routes.py --flit --repeat 3   # the flit engine (issue 33)
+    python scripts/bench_source_routes.py --only greedy --repeat 1 --out X.md --quiet
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numba as nb
@@ -33,6 +34,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+import reports  # noqa: E402
 
 from mpinet.routing import make_router  # noqa: E402
 from mpinet.routing.base import HopContext  # noqa: E402
@@ -186,16 +189,17 @@ def flit_once(topo, router, m, rate: float, steps: int) -> tuple[float, str, str
     return float(done[:, 5].sum()) * m.flits / dt / 1e6, eng.steps_path, eng.routes
 
 
-def flit_rows(repeat: int, only: str) -> list[str]:
+def flit_rows(repeat: int, only: str, progress: Callable[[str], None]) -> Iterator[str]:
     """The flit engine, 1 rank, wormhole L = 16, V = 4, B = 4, vc_policy any, uniform
     Bernoulli traffic: each network's routers alternated ``repeat`` times (after one warm-up
-    run each), M flit-hops/s of CPU time (worst-best), the path and how routes are computed."""
+    run each), M flit-hops/s of CPU time (worst-best), the path and how routes are computed;
+    a network's rows as soon as it is done."""
     from mpinet.engine.models import parse_model, switching_model
 
     m = switching_model(parse_model("all-port"), "wormhole", 16, 4, 4, "any")
-    out = []
     for spec, rate, steps, names in FLIT_CASES:
         names = [n for n in names if n == "shortest" or only in n]
+        progress(f"{spec}: {', '.join(names)}, the flit engine")
         topo = from_spec(spec)
         routers = {n: make_router(n, topo) for n in names}  # tables built once, before timing
         rates: dict[str, list[float]] = {n: [] for n in names}
@@ -208,12 +212,11 @@ def flit_rows(repeat: int, only: str) -> list[str]:
             r = rates[n]
             cells = [n, spec, str(rate), *how[n], f"{min(r):.2f}-{max(r):.2f}",
                      f"{base / max(r):.2f}x"]  # fmt: skip
-            out.append("| " + " | ".join(cells) + " |")
-    return out
+            yield "| " + " | ".join(cells) + " |"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    ap = reports.arguments(__doc__, out_help="also write the table to FILE")
     ap.add_argument("--packets", type=int, default=20_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default="", help="routers whose name contains this")
@@ -221,27 +224,31 @@ def main() -> None:
                     help="time the packet engine instead, P packets per node")  # fmt: skip
     ap.add_argument("--flit", action="store_true",
                     help="time the flit engine: the papers' routers against shortest")  # fmt: skip
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
+    run = reports.Run(__file__, a, a.out)
     if a.flit:
-        print("| router | network | rate | steps | routes | M flit-hops/s | shortest / this |")
-        print("|---|---|---|---|---|---|---|")
-        for line in flit_rows(a.repeat, a.only):
-            print(line, flush=True)
-        return
-    if a.engine:
-        print("| router | network | next_port M hops/s | compiled path | M hops/s |")
-        print("|---|---|---|---|---|")
+        run.emit("| router | network | rate | steps | routes | M flit-hops/s | shortest / this |")
+        run.emit("|---|---|---|---|---|---|---|")
+        for line in flit_rows(a.repeat, a.only, run.progress):
+            run.emit(line)
+    elif a.engine:
+        run.emit("| router | network | next_port M hops/s | compiled path | M hops/s |")
+        run.emit("|---|---|---|---|---|")
         for spec, name in ENGINE_CASES:
             if a.only in name:
-                print(engine_row(spec, name, a.engine, a.repeat), flush=True)
-        return
-    print("| router | network | hops | next_port 64 | next_port 4096 | walk 64 | walk 4096 "
-          "| compiled | path | table s | MB |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for spec, name in CASES:
-        if a.only in name:
-            print(row(spec, name, a.packets, a.repeat), flush=True)
+                run.progress(f"{name} on {spec}, the packet engine")
+                run.emit(engine_row(spec, name, a.engine, a.repeat))
+    else:
+        run.emit("| router | network | hops | next_port 64 | next_port 4096 | walk 64 "
+                 "| walk 4096 | compiled | path | table s | MB |")  # fmt: skip
+        run.emit("|---|---|---|---|---|---|---|---|---|---|---|")
+        for spec, name in CASES:
+            if a.only in name:
+                run.progress(f"{name} on {spec}")
+                run.emit(row(spec, name, a.packets, a.repeat))
+    run.save(a.out, sys.argv[1:] if argv is None else argv)
+    return run.finish()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

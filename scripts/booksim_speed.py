@@ -21,11 +21,9 @@ import copy
 import json
 import math
 import os
-import sys
 import time
-from pathlib import Path
 
-import booksim_check as bc
+import booksim_runs as br
 import reports
 
 BEGIN = "<!-- BEGIN scripts/booksim_check.py --speed-table -->"
@@ -40,9 +38,9 @@ def speed_args(a: argparse.Namespace) -> argparse.Namespace:
     return s
 
 
-def row(bs: bc.BookSim, spec: str, flits: int, a: argparse.Namespace) -> dict:
+def row(bs: br.BookSim, spec: str, flits: int, a: argparse.Namespace) -> dict:
     """BookSim once, then mpinet twice, at ``a.speed_load`` x the flit bound of anynet's routes."""
-    n, bound, hops = bc.anynet_bound(spec)
+    n, bound, hops = br.anynet_bound(spec)
     rate_bs = a.speed_load * bound * n / (n - 1) / flits  # BookSim's uniform includes the source
     load = os.getloadavg()[0]  # the machine is shared: how busy it was, beside the times
     row = bs.probe(spec, flits, round(rate_bs, 12), timed=True, fresh=True)
@@ -51,8 +49,8 @@ def row(bs: bc.BookSim, spec: str, flits: int, a: argparse.Namespace) -> dict:
     if row["cycles"] is None:  # not converged: no cycle count to give mpinet
         return out
     out["booksim_flit_hops"] = row["accepted_flits"] * n * row["cycles"] * (row["hops"] - 1)
-    flit = bc.flit_engine(a, flits)
-    out["mpinet"].append(bc.speed(bs, spec, flits, rate_bs, flit, mpinet_only=row))
+    flit = br.flit_engine(a, flits)
+    out["mpinet"].append(br.speed(bs, spec, flits, rate_bs, flit, mpinet_only=row))
     out["warm"] = warm(spec, flits, rate_bs * (n - 1) / n, row["cycles"], flit, a)
     return out
 
@@ -62,8 +60,8 @@ def warm(spec: str, flits: int, rate: float, cycles: int, flit: bool, a) -> dict
     args = ["bench", "--specs", f"{spec}@anynet-min", "--trace", "none", "--repeat", "3",
             "--json", "--set", "workload.injection=bernoulli", "--set", f"seed={a.seed}",
             "--set", f"workload.steps={cycles}", "--set", f"workload.rate={rate:.9g}"]  # fmt: skip
-    args += bc.model_args(a, flits, True) if flit else ["--buffer", str(a.vcs * a.vc_buffer)]
-    doc = json.loads(bc.mpinet(args, a.timeout).stdout.strip().splitlines()[-1])
+    args += br.model_args(a, flits, True) if flit else ["--buffer", str(a.vcs * a.vc_buffer)]
+    doc = json.loads(br.mpinet(args, a.timeout).stdout.strip().splitlines()[-1])
     return {"engine_seconds": doc["engine_seconds"], "flit_hops": doc["packet_hops"]}
 
 
@@ -88,42 +86,39 @@ def table(rows: list[dict]) -> list[str]:
             cells[1] = " / ".join(f"{x / 1e6:.2f}" for x in rates)
             if brate:
                 cells[2] = " / ".join(f"{x / brate:.0f}x" for x in rates)
-        run = bc._f(b["run_seconds"], ".2f")
+        run = br.cell(b["run_seconds"], ".2f")
         out.append(
             f"| `{r['spec']}` | {r['nodes']:,} | {r['flits']} | {r['rate']:.4g} "
             f"| {b['cycles'] or '— (' + b['status'] + ')'} | {run} ({b['wall_seconds']:.0f}) "
-            f"| {bc._f(brate and brate / 1e6)} | {cells[0]} | {cells[1]} | {cells[2]} "
+            f"| {br.cell(brate and brate / 1e6)} | {cells[0]} | {cells[1]} | {cells[2]} "
             f"| {r.get('loadavg', math.nan):.1f} |"
         )
     return out
 
 
-def main(a: argparse.Namespace) -> int:
-    """Run the table and write it between the speed markers of ``a.out``."""
-    path = Path(a.out)
-    reports.begin(bc.__file__, path)
-    doc = path.read_text()
-    if BEGIN not in doc or END not in doc:
-        sys.exit(f"booksim_check.py: error: {path} lacks the markers {BEGIN} / {END}")
+def main(a: argparse.Namespace, run: reports.Run) -> int:
+    """Run the table and write it between the speed markers of ``a.out`` (refused before
+    the work if the page lacks them)."""
+    run.text(a.out, (BEGIN, END))
     s = speed_args(a)
-    bs, t0, rows = bc.BookSim(s), time.perf_counter(), []
+    bs, rows = br.BookSim(s, run.progress), []
     todo = [(spec, flits) for spec in a.specs for flits in a.speed_flits]
     for spec, flits in todo:  # the page is rewritten after every row: a long run keeps them
-        print(f"speed {spec} L={flits}", file=sys.stderr, flush=True)
+        run.progress(f"speed {spec} L={flits}")
         rows.append(row(bs, spec, flits, s))
-        text = write(a, s, path, rows, len(todo), time.perf_counter() - t0)
+        text = write(a, s, run, rows, len(todo))
         (bs.dir / "speed_table.json").write_text(json.dumps(rows, indent=1))
     print(text)
-    return 0
+    return run.finish()
 
 
-def write(a: argparse.Namespace, s: argparse.Namespace, path: Path, rows: list, todo: int,
-          seconds: float) -> str:  # fmt: skip
-    """The table so far between the markers of ``path`` (read again: it may have changed)."""
+def write(a: argparse.Namespace, s: argparse.Namespace, run: reports.Run, rows: list,
+          todo: int) -> str:  # fmt: skip
+    """The table so far between the markers of ``a.out`` (read again: it may have changed)."""
     head = (
         f"Generated by `python scripts/booksim_check.py --speed-table` "
         f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {len(rows)} of {todo} rows, "
-        f"{seconds:.0f} s): load {a.speed_load:g} x the flit bound "
+        f"{run.seconds():.0f} s): load {a.speed_load:g} x the flit bound "
         f"of anynet's routes, V = {a.vcs}, B = {a.vc_buffer}, mpinet's flit engine "
         f"({a.switching}, vc_policy {a.vc_policy}); BookSim `sample_period` "
         f"{s.sample_period}, `warmup_periods` 1, `max_samples` 10; per row BookSim once, "
@@ -131,9 +126,5 @@ def write(a: argparse.Namespace, s: argparse.Namespace, path: Path, rows: list, 
         f"`mpinet bench --repeat 3`)."
     )
     text = "\n".join([head, "", *table(rows)])
-    doc = path.read_text()
-    if BEGIN not in doc or END not in doc:
-        sys.exit(f"booksim_check.py: error: {path} lost the markers {BEGIN} / {END}")
-    before, rest = doc.split(BEGIN, 1)
-    reports.write(path, f"{before}{BEGIN}\n{text}\n{END}{rest.split(END, 1)[1]}", bc.__file__)
+    run.write(a.out, run.block(run.text(a.out), BEGIN, END, text))
     return text

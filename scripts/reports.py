@@ -31,7 +31,6 @@ import difflib
 import json
 import os
 import re
-import runpy
 import signal
 import sys
 import time
@@ -133,6 +132,15 @@ def replace_between(text: str, begin: str, end: str, body: str, *, append: bool 
     if append:
         return text.rstrip() + "\n\n" + block + "\n"
     raise KeyError(f"the markers {begin} / {end}")
+
+
+def between(text: str, begin: str, end: str) -> str | None:
+    """The lines between the markers ``begin`` and ``end`` of ``text`` (what
+    :func:`replace_between` put there), or None if ``text`` lacks them."""
+    if begin not in text or end not in text.split(begin, 1)[1]:
+        return None
+    body = text.split(begin, 1)[1].split(end, 1)[0]
+    return body.removeprefix("\n").removesuffix("\n")
 
 
 # ---------------------------------------------------------------- one run of a script
@@ -303,8 +311,7 @@ def _list() -> int:
     width = max(len(r.name) for r in REPORTS)
     for r in REPORTS:
         extra = f"{' ' + ' '.join(r.argv) if r.argv else ''}"
-        owner = f" [wrapper; {r.owner}]" if r.owner else ""
-        print(f"{r.name:<{width}}  {r.script}{extra}: {r.description} -> {r.regenerates}{owner}")
+        print(f"{r.name:<{width}}  {r.script}{extra}: {r.description} -> {r.regenerates}")
     return 0
 
 
@@ -320,8 +327,8 @@ def _load(path: Path) -> Any:
 
 
 def run_report(name: str, argv: list[str]) -> int:
-    """Run the report ``name`` with ``argv``: its builder ``entry(argv)``, or a wrapper's
-    script as ``python scripts/SCRIPT ARGV`` would."""
+    """Run the report ``name`` with ``argv``: its builder ``entry(argv)``, as
+    ``python scripts/SCRIPT ARGV`` would."""
     from reports_registry import find
 
     r = find(name)
@@ -329,9 +336,6 @@ def run_report(name: str, argv: list[str]) -> int:
     argv = [*r.argv, *argv]
     sys.argv = [str(path), *argv]  # what the script states as its command
     try:
-        if r.owner:
-            runpy.run_path(str(path), run_name="__main__")
-            return 0
         return getattr(_load(path), r.entry)(argv) or 0
     except SystemExit as exc:  # the script's own exit: its code, or its one line (code 1)
         if exc.code is None or isinstance(exc.code, int):

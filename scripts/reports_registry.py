@@ -28,12 +28,8 @@ class Report:
         Modules of ``scripts/`` it imports that are no report of their own.
     argv : tuple of str
         Arguments always given to the script (``--speed-table``).
-    owner : str
-        Non-empty: registered by a thin wrapper only; its owner moves it onto
-        scripts/reports.py's :class:`Run` (its own arguments and writes until then).
     entry : str
-        The script's function that builds it, called with the arguments (``main(argv)``);
-        a wrapper's script is run as by path instead.
+        The script's function that builds it, called with the arguments (``main(argv)``).
     """
 
     name: str
@@ -42,7 +38,6 @@ class Report:
     regenerates: str
     parts: tuple[str, ...] = ()
     argv: tuple[str, ...] = ()
-    owner: str = ""
     entry: str = "main"
 
     def command(self) -> str:
@@ -89,17 +84,18 @@ REPORTS: tuple[Report, ...] = (
       'printed, for docs/performance.md, "Routers"'),
     R("bench-scaling", "bench_scaling.py", "scaling measured on 1-4 ranks and projected",
       "docs/performance.md, the block <!-- BEGIN scripts/bench_scaling.py -->; "
-      "docs/scaling.json", parts=("scaling_model.py",), owner="s2-33b"),
+      "docs/scaling.json", parts=("scaling_model.py",)),
     R("bench-source-routes", "bench_source_routes.py", "what a hop costs each paper's router",
-      'printed, for docs/performance.md, "Routers"', owner="s2-33c"),
+      'printed, for docs/performance.md, "Routers"'),
     R("booksim", "booksim_check.py", "BookSim2 and mpinet side by side (needs BookSim2)",
-      "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py -->", owner="s2-35b"),
+      "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py -->",
+      parts=("booksim_runs.py",)),
     R("booksim-speed", "booksim_check.py", "BookSim2 and mpinet timed alternately",
       "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py --speed-table -->",
-      parts=("booksim_speed.py",), argv=("--speed-table",), owner="s2-35b"),
+      parts=("booksim_speed.py",), argv=("--speed-table",)),
     R("booksim-kncube", "booksim_check.py", "BookSim2 and mpinet booksim on k-ary n-cubes",
       "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py --kncube -->",
-      parts=("booksim_kncube.py",), argv=("--kncube",), owner="s2-35b"),
+      parts=("booksim_kncube.py",), argv=("--kncube",)),
 )  # fmt: skip
 
 #: the scripts that are no report: the docs checker and generator, the test runner, helpers

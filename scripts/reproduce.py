@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 import reports  # noqa: E402
 from launcher import launch_prefix  # noqa: E402
 from reproduce_tables import SECTIONS, Ctx, errata_anchors, row, verify_rows  # noqa: E402
+from wormhole_report import BLOCKS  # noqa: E402
 
 from mpinet import __version__  # noqa: E402
 
@@ -124,19 +125,14 @@ def figure_lines(pngs: list[Path], out: Path) -> list[str]:
 
 
 def kept_blocks(out: Path) -> list[str]:
-    """The blocks other scripts own in ``out`` (``<!-- BEGIN scripts/wormhole_report.py...``
-    to its END line), kept at the end of the rewritten report."""
-    if not out.exists():
-        return []
-    lines, keep, inside = out.read_text().splitlines(), [], False
-    for ln in lines:
-        if ln.startswith("<!-- BEGIN scripts/wormhole_report.py"):
-            inside = True
-        if inside:
-            keep.append(ln)
-        if inside and ln.startswith("<!-- END scripts/wormhole_report.py"):
-            inside = False
-            keep.append("")
+    """The blocks scripts/wormhole_report.py owns in ``out`` (between its markers, in the
+    order it writes them), kept at the end of the rewritten report."""
+    text = out.read_text(encoding="utf-8") if out.exists() else ""
+    keep: list[str] = []
+    for b, e in BLOCKS.values():
+        body = reports.between(text, b, e)
+        if body is not None:
+            keep += [b, *body.split("\n"), e, ""]
     return keep
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -44,8 +45,9 @@ def messages(r: int, peers: int) -> int:
     return peers + 2 * math.ceil(math.log2(r))
 
 
-def cuts(specs: list[str], ranks: list[int], cache: dict) -> dict:
-    """Each network's cut for every R (cached by spec in ``cache``), as JSON-able numbers."""
+def cuts(specs: list[str], ranks: list[int], cache: dict, progress: Callable | None = None) -> dict:
+    """Each network's cut for every R (cached by spec in ``cache``), as JSON-able numbers;
+    ``progress`` gets a line per network counted (default: stderr)."""
     from mpinet.engine.comm import block_bounds
     from mpinet.topology import from_spec
     from mpinet.topology.cut import block_cuts
@@ -65,7 +67,8 @@ def cuts(specs: list[str], ranks: list[int], cache: dict) -> dict:
             entry["ranks"][str(r)] = {"out_max": int(c.out_links.max(initial=0)),
                                       "out_total": int(c.out_links.sum()),
                                       "peers_max": int(c.peers.max(initial=0))}  # fmt: skip
-        print(f"  cut of {spec}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+        line = f"cut of {spec}: {time.perf_counter() - t0:.0f} s"
+        (progress or (lambda m: print(m, file=sys.stderr, flush=True)))(line)
     return out
 
 

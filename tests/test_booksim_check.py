@@ -21,6 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import booksim_check as bc  # noqa: E402
+import booksim_runs as br  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "booksim"
 CONVERGED = (DATA / "hypercube-4-L4-converged.txt").read_text()
@@ -37,7 +38,7 @@ def keys(text: str) -> dict[str, str]:
 
 def test_config_is_what_booksim_read():
     """The captured runs echo their configuration: exactly what the writer gives."""
-    text = bc.booksim_config("hypercube-4.anynet", 4, 2, 4, args())
+    text = br.booksim_config("hypercube-4.anynet", 4, 2, 4, args())
     echo = CONVERGED.split("BEGIN Configuration File: hc4.cfg\n")[1].split("END Config")[0]
     assert keys(text) == keys(echo)
     k = keys(text)
@@ -46,16 +47,16 @@ def test_config_is_what_booksim_read():
     assert k["injection_process"] == "bernoulli" and k["injection_rate_uses_flits"] == "0"
     assert "injection_rate" not in k  # given per run on the command line
     # the shallowest pipeline: lookahead routing, speculative VA+SA, one cycle of ST
-    pipe = {x: int(k[x]) for x in bc.PIPELINE}
+    pipe = {x: int(k[x]) for x in br.PIPELINE}
     assert pipe["routing_delay"] == 0 and pipe["speculative"] == 1
     assert pipe["vc_alloc_delay"] == pipe["sw_alloc_delay"] == pipe["st_final_delay"] == 1
     assert pipe["st_prepare_delay"] == pipe["credit_delay"] == 0
-    ablated = keys(bc.booksim_config("x", 1, 2, 4, args("--booksim-set", "num_vcs=8")))
+    ablated = keys(br.booksim_config("x", 1, 2, 4, args("--booksim-set", "num_vcs=8")))
     assert ablated["num_vcs"] == "8" and ablated["packet_size"] == "1"
 
 
 def test_parse_a_converged_run():
-    row = bc.parse_booksim(CONVERGED)
+    row = br.parse_booksim(CONVERGED)
     assert row["status"] == "converged" and row["deadlock_warnings"] == 0
     overall = CONVERGED.split("Overall Traffic Statistics")[1]
     assert f"Packet latency average = {row['latency']:g} (1 samples)" in overall
@@ -69,7 +70,7 @@ def test_parse_a_converged_run():
     assert row["hops"] - 1 == pytest.approx(2.0, abs=0.1)
     # above the zero-load latency 3 H' + 5 + L - 1 = 14 (docs/booksim.md), but not far
     assert 14 <= row["latency"] < 3 * 14
-    assert bc.booksim_verdict(row | {"offered": 0.05}, 14.0, 16, args()) == []
+    assert br.booksim_verdict(row | {"offered": 0.05}, 14.0, 16, args()) == []
 
 
 def _fastest_by_distance(name: str) -> tuple[dict[str, str], list[float]]:
@@ -92,7 +93,7 @@ def test_zero_load_closed_form_against_booksim(name):
     """3 H + 5 for the head; B >= 5 lets the body follow one flit per cycle, a smaller B
     advances the worm B flits per 5-cycle credit round trip."""
     conf, best = _fastest_by_distance(name)
-    assert {k: int(conf[k]) for k in bc.PIPELINE} == bc.PIPELINE
+    assert {k: int(conf[k]) for k in br.PIPELINE} == br.PIPELINE
     flits, b = int(conf["packet_size"]), int(conf["vc_buf_size"])
     assert best == [bc.booksim_zero_load(h, flits, b) for h in range(4)]
 
@@ -104,17 +105,17 @@ def test_default_pipeline_costs_five_cycles_per_hop():
 
 
 def test_parse_an_unstable_run():
-    row = bc.parse_booksim(UNSTABLE)
+    row = br.parse_booksim(UNSTABLE)
     assert "Aborting simulation" in UNSTABLE and row["status"] == "latency_thres"
     assert row["cycles"] is None and math.isfinite(row["latency"])
-    why = bc.booksim_verdict(row | {"offered": 0.3}, 14.0, 16, args())
+    why = br.booksim_verdict(row | {"offered": 0.3}, 14.0, 16, args())
     assert why[0] == "latency_thres" and "latency" in why
 
 
 def test_parse_a_run_that_measured_nothing():
     """A deadlocked sample prints "-nan" (scc:6 at 0.8 of its bound): nan, not a crash."""
     text = UNSTABLE + "\nPacket latency average = -nan\nHops average = -nan\n"
-    row = bc.parse_booksim(text)
+    row = br.parse_booksim(text)
     assert math.isnan(row["hops"])
     assert math.isnan(row["latency"]) and row["status"] == "latency_thres"
 
@@ -122,11 +123,11 @@ def test_parse_a_run_that_measured_nothing():
 def test_verdict_applies_mpinet_sweeps_rule():
     ok = {"status": "converged", "latency": 20.0, "accepted": 0.1, "measured_samples": 6}
     a = args()
-    assert bc.booksim_verdict(ok | {"offered": 0.1}, 10.0, 256, a) == []
-    assert bc.booksim_verdict(ok | {"offered": 0.1, "latency": 31.0}, 10.0, 256, a) == ["latency"]
-    assert bc.booksim_verdict(ok | {"offered": 0.12}, 10.0, 256, a) == ["throughput"]
+    assert br.booksim_verdict(ok | {"offered": 0.1}, 10.0, 256, a) == []
+    assert br.booksim_verdict(ok | {"offered": 0.1, "latency": 31.0}, 10.0, 256, a) == ["latency"]
+    assert br.booksim_verdict(ok | {"offered": 0.12}, 10.0, 256, a) == ["throughput"]
     stuck = ok | {"offered": 0.1, "status": "deadlock", "accepted": math.nan}
-    assert bc.booksim_verdict(stuck, 10.0, 256, a) == ["deadlock", "throughput"]
+    assert br.booksim_verdict(stuck, 10.0, 256, a) == ["deadlock", "throughput"]
 
 
 def test_tables_compare_each_to_its_own_bound():
@@ -146,7 +147,7 @@ def test_tables_compare_each_to_its_own_bound():
 def test_refuses_a_missing_binary(tmp_path):
     cmd = [sys.executable, str(ROOT / "scripts" / "booksim_check.py"), "--booksim"]
     p = subprocess.run([*cmd, str(tmp_path / "nope")], capture_output=True, text=True)
-    assert p.returncode == 1 and p.stderr.strip().count("\n") == 0
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
     assert "is not an executable file" in p.stderr
 
 

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import booksim_check as bc  # noqa: E402
 import booksim_kncube as kn  # noqa: E402
+import booksim_runs as br  # noqa: E402
 
 
 def args(*extra: str):
@@ -86,13 +87,32 @@ def test_merge_replaces_its_rows_and_keeps_the_others():
     ]
 
 
-def test_splice_adds_markers_once_and_rewrites_between_them(tmp_path):
+def test_keys_block_added_once_rewritten_and_checked(tmp_path, capsys):
+    """A page without the key table's markers gets the block at its end, once; a second run
+    leaves it as it is; ``--check`` passes on it and fails on a stale cell, writing nothing;
+    ``--check`` with a measured table is refused before any work."""
+    import reports
+
+    from mpinet.jobs.booksim_keys import markdown
+
     p = tmp_path / "b.md"
-    p.write_text("# t\n\ntext\n")
-    p.write_text(kn.splice(p, kn.BEGIN, kn.END, ["one"]))
-    p.write_text(kn.splice(p, kn.BEGIN, kn.END, ["two"]))
-    assert p.read_text() == f"# t\n\ntext\n\n{kn.BEGIN}\ntwo\n{kn.END}\n"
-    assert kn.between(p, kn.BEGIN, kn.END) == "\ntwo\n"
+    p.write_text("# t (scripts/booksim_check.py)\n\ntext\n")
+    assert bc.main(["--keys", "--out", str(p), "--quiet"]) == 0
+    once = p.read_text()
+    assert once == (f"# t (scripts/booksim_check.py)\n\ntext\n\n{kn.KEYS_BEGIN}\n{markdown()}\n"
+                    f"{kn.KEYS_END}\n")  # fmt: skip
+    assert reports.between(once, kn.KEYS_BEGIN, kn.KEYS_END) == markdown()
+    assert bc.main(["--keys", "--out", str(p), "--quiet"]) == 0 and p.read_text() == once
+    assert bc.main(["--keys", "--check", "--out", str(p), "--quiet"]) == 0
+    last = markdown().splitlines()[-1]
+    p.write_text(once.replace(last, "| stale |"))
+    capsys.readouterr()
+    assert bc.main(["--keys", "--check", "--out", str(p), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "stale output" in err and f"+{last}" in err and "-| stale |" in err
+    assert "| stale |" in p.read_text()
+    assert bc.main(["--booksim", "/bin/true", "--kncube", "--check", "--out", str(p)]) == 2
+    assert "--check goes with --keys only" in capsys.readouterr().err
 
 
 @pytest.fixture
@@ -139,12 +159,12 @@ def test_keys_table_rewritten_from_the_code(tmp_path):
 
 
 def test_router_iq_gives_mpinet_the_pipeline_booksim_runs():
-    ideal = bc.model_args(args(), 4, True)
+    ideal = br.model_args(args(), 4, True)
     assert "model.router=iq" not in ideal and ideal[-2:] == ["--set", "model.vc_policy=any"]
-    iq = bc.model_args(args("--router", "iq", "--booksim-set", "input_speedup=2"), 4, True)
+    iq = br.model_args(args("--router", "iq", "--booksim-set", "input_speedup=2"), 4, True)
     assert iq[: len(ideal)] == ideal
     sets = dict(x.split("=", 1) for x in iq[len(ideal) + 1 :: 2])
     assert sets.pop("model.router") == "iq"
-    assert sets == {f"model.iq.{k}": str(v) for k, v in bc.PIPELINE.items()} | {
+    assert sets == {f"model.iq.{k}": str(v) for k, v in br.PIPELINE.items()} | {
         "model.iq.input_speedup": "2"
     }

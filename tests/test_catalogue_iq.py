@@ -4,12 +4,23 @@ not model, each refused in one line before any work. Checked by :func:`catalogue
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from catalogue import BEFORE_WORK, Case, param, run_and_check, section
+from catalogue import BEFORE_WORK, Case, described, param, run_and_check, section
+from test_catalogue_flit_traces import _mpinet
 
 RUN = "run --topology mesh:4,2 --router dor --quiet"
 IQ = f"{RUN} --set model.router=iq"
 MESH = "topology = mesh;\nk = 4;\nn = 2;\nrouting_function = dim_order;\n"
+
+
+@described("a trace of an iq run on 2 ranks (mesh:4,2, 3-flit packets, level hops)")
+def two_rank_trace(path: Path, traces) -> None:
+    args = [*IQ.split()[1:], "--set", "model.flits=3", "--set", "workload.packets=20",
+            "--trace-level", "hops", "--out", str(path)]  # fmt: skip
+    proc = _mpinet(["run", *args], path.parent, ranks=2)
+    assert proc.returncode == 0, proc.stderr[-2000:]
 
 
 def C(cid: str, cmd: str, match: str, **kw) -> Case:  # noqa: N802 (the catalogue's name)
@@ -41,14 +52,20 @@ CASES: list[Case] = [
         C("iq-cut-through", f"{IQ} --set model.switching=cut-through --set model.flits=2",
           r"model\.router = 'iq' runs wormhole switching \(BookSim's vct = 0\); "
           r"model\.switching = 'cut-through' is not built for it yet"),
-        C("iq-two-ranks", IQ, r"model\.router = 'iq' runs on one rank so far .*; got 2 ranks",
-          ranks=2),
         C("iq-booksim-unmodeled", "booksim c.cfg noq=1",
           r"override 'noq=1': noq = 1: not modeled by mpinet's iq router", files={"c.cfg": MESH}),
         C("iq-booksim-max-size", "booksim c.cfg vc_allocator=max_size",
           r"vc_allocator = max_size: BookSim's maximum-size matching is not modeled; mpinet's "
           r"iq router runs separable_input_first, separable_output_first, islip",
           files={"c.cfg": MESH}),
+    ),
+    *section(
+        "The iq router on several ranks",
+        Case("iq-two-ranks", IQ, None, code=0, ranks=2,
+             stdout=r"on 2 rank\(s\)[\s\S]*delivered +16 of 16[\s\S]*checks +all passed"),
+        Case("iq-two-ranks-trace", "analyze t.h5", None, code=0,
+             stdout=r"\nchecks +all \d+ passed[\s\S]*\nconsistency +tables agree",
+             files={"t.h5": two_rank_trace}),
     ),
 ]  # fmt: skip
 

@@ -28,8 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 #: where pointers are looked for (docs/history/ is a dated log: its pointers are of their day)
 SOURCES = ("mpinet", "scripts", "tests", "docs", "README.md")
 SKIP = ("docs/history/", "tests/test_doc_refs.py")  # this file's examples are not pointers
-#: files being rebuilt on another branch: their pointers are fixed there (issue 33)
-PENDING = frozenset({"mpinet/routing/compiled.py"})
 
 #: a page: ``README``, ``README.md``, a path ending in ``.md``, or a Markdown link to one
 _PAGE = (
@@ -199,8 +197,6 @@ def test_pointers_were_found():
 )
 def test_a_quoted_section_exists_in_its_page(src, line, page, title):
     where = f"{src.relative_to(ROOT)}:{line}"
-    if src.relative_to(ROOT).as_posix() in PENDING:
-        pytest.skip(f"{where}: the file is being rebuilt on another branch")
     assert page.exists(), f'{where} points at {page.relative_to(ROOT)}, "{title}": no such page'
     rel = page.relative_to(ROOT)
     assert has_section(headings(page), title), (

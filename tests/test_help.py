@@ -161,6 +161,7 @@ def _refusal(argv, capsys):
     [
         ("--switching", "model.switching", "teleport"),
         ("--vc-policy", "model.vc_policy", "fastest"),
+        ("--router-model", "model.router", "oq"),
     ],
 )
 def test_a_switching_flag_is_refused_as_its_key(capsys, flag, key, value):
@@ -192,6 +193,21 @@ def test_switching_flags_run_what_the_keys_run(capsys):
     assert runs[0]["switching"] == runs[1]["switching"]
     assert runs[0]["stats"]["latency"] == runs[1]["stats"]["latency"]
     assert runs[0]["stats"]["transmissions"] == runs[1]["stats"]["transmissions"]
+
+
+def test_router_model_flag_runs_what_the_key_runs(capsys):
+    """--router-model iq runs BookSim's input-queued router, as model.router = "iq" does."""
+    import json
+
+    base = ["run", "--topology", "mesh:3,2", "--router", "dor", "--switching", "wormhole",
+            "--flits", "4", "--vcs", "2", "--packets", "2", "--json"]  # fmt: skip
+    runs = []
+    for extra in (["--router-model", "iq"], ["--set", "model.router=iq"], []):
+        assert main([*base, *extra]) == 0
+        runs.append(json.loads(capsys.readouterr().out))
+    assert runs[0]["stats"]["latency"] == runs[1]["stats"]["latency"]
+    # the iq pipeline makes every packet slower than the ideal router's
+    assert runs[0]["stats"]["latency"]["mean"] > runs[2]["stats"]["latency"]["mean"]
 
 
 def test_run_help_switching_example_runs(capsys):

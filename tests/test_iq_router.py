@@ -281,25 +281,3 @@ def test_torus_ties_and_datelines_take_the_ideal_routers_routes():
     assert np.array_equal(paths[0], paths[1])
     tied = sum(1 for _, s, d, _ in rows if (np.abs(topo.coords(d) - topo.coords(s)) == 4).any())
     assert tied > 50
-
-
-@pytest.mark.mpi
-def test_more_than_one_rank_is_refused_on_every_rank():
-    """The iq model runs on one rank so far: on more, every rank refuses before any step
-    (no rank left waiting in a collective call); on one rank the run is the serial run."""
-    from mpi4py import MPI
-
-    from mpinet.engine.flit.iq_run import IQUnsupportedError
-
-    comm = MPI.COMM_WORLD
-    topo = from_spec("mesh:4,2")
-    router = make_router("dor", topo)
-    m = iq_model(topo, flits=2)
-    policy = make_vc_policy(m.vc_policy, topo, m.vcs)
-    eng = FlitEngine(topo, router, m, policy, comm)
-    rows = [(0, 0, 15, 0), (1, 3, 12, 0)]
-    if comm.Get_size() > 1:
-        with pytest.raises(IQUnsupportedError, match="runs on one rank so far"):
-            eng.run(Packets(rows))
-    else:
-        assert np.array_equal(eng.run(Packets(rows)).packets, run(topo, router, rows, m)[0].packets)

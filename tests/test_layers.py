@@ -34,10 +34,6 @@ KNOWN_CIRCLES: list[list[str]] = []
 PENDING = frozenset(
     {
         "mpinet/engine/exchange.py",
-        "mpinet/jobs/booksim_config.py",
-        "mpinet/jobs/booksim_map.py",
-        "mpinet/jobs/booksim_run.py",
-        "mpinet/jobs/plans_flit.py",
         "mpinet/routing/compiled.py",
         "mpinet/routing/route_rows.py",
         "mpinet/routing/route_tables.py",

@@ -126,6 +126,7 @@ def _peak_segments(job, monkeypatch) -> tuple[int, int]:
     from mpinet.engine.flit import chunk
 
     monkeypatch.setattr(chunk, "MAX_CHUNK", 1)
+    monkeypatch.setattr(chunk, "ONE_RANK_CHUNK", 1)  # one rank without a progress line
     res = execute(plan(job), None)
     assert res["stats"]["delivered"] == res["stats"]["injected"]
     return seen["segs"], seen["pkts"]

@@ -18,12 +18,11 @@ _TOL = Range(0, 1, open_lo=True, open_hi=True)
 _FACTOR = Range(1, 1e12, open_lo=True)
 
 HELP = """\
-Run a unicast job at a series of offered loads (Bernoulli injection, packets
-per node per step) and report, per load, accepted throughput and latency in
-the window [W, W+M) after W warm-up steps, the saturation load, and the
-channel-load bound of the pattern and router (same for any number of ranks).
-Exit code 0: every load passed the engine's checks; 1: a check failed; 2:
-refused; 3: file not written. Criteria, bound, flits: docs/commands.md.
+Run a unicast job at a series of offered loads (packets per node per step,
+Bernoulli or the job's on_off bursts) and report per load the accepted rate and
+latency after W warm-up steps, the saturation load and the channel-load bound.
+Exit 0: every load passed the engine's checks; 1: a check failed; 2: refused;
+3: file not written. Criteria, bound, flits: docs/sweeps.md.
 
 examples:
   mpiexec -n 2 mpinet sweep --topology ms:3,2 --rates 0.01:0.5:auto --out s.h5

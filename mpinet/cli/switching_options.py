@@ -1,5 +1,5 @@
 """The flit model's options (``--switching``, ``--flits``, ``--vcs``, ``--vc-buffer``,
-``--vc-policy``): one definition for ``run``, ``sweep`` and ``deadlock``.
+``--vc-policy``, ``--router-model``): one definition for ``run``, ``sweep`` and ``deadlock``.
 
 The choices come from where the program checks them (``routing.vc_policies.SWITCHING``
 and ``VC_POLICIES``); ``run`` and ``sweep`` map each option to its ``model.*`` key
@@ -19,6 +19,7 @@ KEYS = {
     "vcs": "model.vcs",
     "vc_buffer": "model.vc_buffer",
     "vc_policy": "model.vc_policy",
+    "router_model": "model.router",
 }
 
 
@@ -77,6 +78,14 @@ def add_switching(p: Any, *, job: bool = True, vcs_help: str | None = None) -> N
         metavar="NAME",
         help=f"{' | '.join(policies)} (any)",
     )
+    if job:
+        g.add_argument(
+            "--router-model",
+            dest="router_model",
+            default=None,
+            metavar="MODEL",
+            help="ideal | iq: BookSim's input-queued router (ideal)",
+        )
 
 
 def switching_sets(args: argparse.Namespace) -> list[tuple[list[str], Any]]:

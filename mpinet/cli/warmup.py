@@ -34,6 +34,8 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
     ("flit engine (wormhole, 2 VCs)",
      {**_UNI, "model.switching": "wormhole", "model.flits": 4, "model.vcs": 2}),
     ("flit engine (cut-through)", {**_UNI, "model.switching": "cut-through", "model.flits": 2}),
+    ("flit engine, BookSim's iq router",
+     {**_UNI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq"}),
     # routers whose hop is compiled apart from the engines' kernels
     ("router dor on torus:4,2", {**_UNI, "topology": "torus:4,2", "router.name": "dor"}),
     ("router fccn-shortest on fccn:2",

@@ -19,11 +19,13 @@ an integer given to a key that has only a real slot is read as that real (BookSi
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from mpinet.errors import JobError
+from mpinet.jobs.inputs import read_input
 
 #: the most a configuration file may hold (BookSim's runfiles are 1-5 KiB)
 CONFIG_BYTES = 1 << 20
@@ -192,10 +194,6 @@ def read_config(path: str, overrides: list[str] | tuple[str, ...] = ()) -> Confi
         The file is missing, unreadable, binary, not UTF-8 or not BookSim syntax; an
         override has no ``=`` or is not ``key=value``.
     """
-    import os
-
-    from mpinet.jobs.inputs import read_input
-
     if os.path.isdir(path):  # read_input's own words are a job file's
         raise ConfigError(f"BookSim configuration {path} is a directory, not a file")
     data = read_input(path, "BookSim configuration", CONFIG_BYTES,

@@ -13,6 +13,8 @@ from mpinet.errors import JobError
 from mpinet.jobs.booksim_config import Assignment, Config, ConfigError, clip_text, split_list
 from mpinet.jobs.booksim_keys import KEYS
 from mpinet.jobs.booksim_measure import Measure
+from mpinet.jobs.inputs import read_input
+from mpinet.workloads.registry import WORKLOADS
 
 #: BookSim's routing function per topology -> mpinet's router
 ROUTING = {
@@ -210,8 +212,6 @@ def _one_terminal_each(path: str, bad: Any) -> None:
     with one terminal per router, numbered as its router. (A missing or unreadable file is
     left to the network reader, which names it.)
     """
-    from mpinet.jobs.inputs import read_input
-
     if not os.path.isfile(path):
         return
     text = read_input(path, "anynet network file", 1 << 26, hint="the network file").decode(
@@ -243,8 +243,6 @@ def _one_terminal_each(path: str, bad: Any) -> None:
 def _traffic(v: dict, bad: Any) -> tuple[str, dict]:
     """BookSim's pattern as an mpinet workload kind (the registered one), and the workload
     keys of its parameters (``hotspot({{h0,h1},{r0,r1}})``: read as traffic.cpp reads them)."""
-    from mpinet.workloads.registry import WORKLOADS
-
     name = v["traffic"]
     base = name.split("(")[0]
     if base != name:

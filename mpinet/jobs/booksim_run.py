@@ -27,7 +27,13 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import max_op, resolve, sum_op
+from mpinet.jobs.booksim_config import read_config
+from mpinet.jobs.booksim_map import to_job
 from mpinet.jobs.booksim_measure import Dist, Measure, overall, single_sim
+from mpinet.jobs.execute import plan
+from mpinet.jobs.spec import validate
+from mpinet.jobs.switching import make_engine
+from mpinet.workloads.registry import make_workload
 
 #: steps a run may take after its traffic ends, per sample period (and at least 10,000)
 DRAIN_PERIODS = 10
@@ -116,11 +122,6 @@ class RecordSource:
 
 def prepare(path: str, overrides: list[str], ranks: int = 1, ranks_here: int | None = None):
     """Read, map and plan (every refusal before any work)."""
-    from mpinet.jobs.booksim_config import read_config
-    from mpinet.jobs.booksim_map import to_job
-    from mpinet.jobs.execute import plan
-    from mpinet.jobs.spec import validate
-
     cfg = read_config(path, overrides)
     raw, measure, info = to_job(cfg)
     # the longest traffic a run may get (run's cap), so the plan counts its packets
@@ -141,9 +142,6 @@ def traffic_cap(m: Measure) -> int:
 
 
 def _engine_run(prep: Prepared, steps: int, comm: Any) -> Any:
-    from mpinet.jobs.switching import make_engine
-    from mpinet.workloads.registry import make_workload
-
     p = prep.plan
     w = dict(p.job.workload, steps=int(steps))
     kind = make_workload(w["kind"], w, topo=p.topo, seed=p.job.seed)

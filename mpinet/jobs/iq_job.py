@@ -1,6 +1,6 @@
 """``model.router = "iq"``: the job's model with BookSim's input-queued router (docs/iq-router.md).
 
-The iq router runs on the flit engine, wormhole, on the compiled steps of one rank
+The iq router runs on the flit engine, wormhole, on the compiled steps of any rank count
 (:mod:`mpinet.engine.flit.iq_run`); what it cannot run yet is refused here, before any work.
 """
 
@@ -21,8 +21,7 @@ def iq_model(model: Any, m: dict, source: str = "<flags>", ranks: int = 1) -> An
     Raises
     ------
     JobError
-        ``model.iq`` without ``router = "iq"``, a switching other than wormhole, a bad key,
-        more than one rank.
+        ``model.iq`` without ``router = "iq"``, a switching other than wormhole, a bad key.
     """
     router = m.get("router") or "ideal"
     if router == "ideal":
@@ -35,10 +34,6 @@ def iq_model(model: Any, m: dict, source: str = "<flags>", ranks: int = 1) -> An
         raise JobError(f"{source}: model.router = 'iq' runs wormhole switching (BookSim's "
                        f"vct = 0); model.switching = {sw!r} is not built for it yet")  # fmt: skip
     keys = check_iq(f"{source}: model.iq", m.get("iq"))
-    if ranks > 1:
-        raise JobError(f"{source}: model.router = 'iq' runs on one rank so far (the exchange of "
-                       f"its flits and credits between ranks is not built yet); got {ranks} "
-                       "ranks: run without mpiexec")  # fmt: skip
     flits = model.flits if model.flit else 1
     vcs = model.vcs if model.flit else 1
     buf = model.vc_buffer if m.get("vc_buffer") is not None else 4

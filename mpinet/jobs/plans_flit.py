@@ -34,9 +34,14 @@ from mpinet.engine.comm import block_bounds
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import ranks as fr
 from mpinet.engine.flit import state as fs
+from mpinet.engine.flit.deadlock_live import CHECK_EVERY
+from mpinet.engine.flit.rank_loop import FOLD_MAX
+from mpinet.engine.models import parse_model, switching_model
+from mpinet.engine.state import neighbor_block
 from mpinet.errors import MpinetError, ResourceError
 from mpinet.jobs.estimate import RUN, Estimate, describe, mean_hops
 from mpinet.topology.base import Topology
+from mpinet.workloads.te import default_algorithm
 
 #: per VC buffer: ucred (int64), credit (int32), held (uint8); bhead, btail, bocc, act
 #: (int32) and inact (uint8)
@@ -103,8 +108,6 @@ def exchange_bytes(
     messages), else the ranks its links reach. 0 on one rank."""
     if size < 2:
         return 0
-    from mpinet.engine.flit.rank_loop import FOLD_MAX
-    from mpinet.engine.state import neighbor_block
 
     bounds = block_bounds(topo.num_nodes, size)
     width = fk.W_WIDTH + header_width
@@ -128,8 +131,6 @@ def flit_model(model: dict) -> Any:
     """The :class:`~mpinet.engine.models.Model` the flit engine runs for a job's ``[model]``
     section, or None: the packet engine runs it, or its keys are refused later (by the
     same :func:`~mpinet.engine.models.switching_model` the run calls)."""
-    from mpinet.engine.models import parse_model, switching_model
-
     try:
         m = switching_model(parse_model("all-port"), model.get("switching"), model.get("flits"),
                             model.get("vcs"), model.get("vc_buffer"),
@@ -143,14 +144,10 @@ def injects_late(job: Any, topo: Topology) -> bool:
     """Whether the run injects after step
     :data:`~mpinet.engine.flit.deadlock_live.CHECK_EVERY`, when the flit engine searches for
     dead worms while injecting (and keeps its snapshot)."""
-    from mpinet.engine.flit.deadlock_live import CHECK_EVERY
-
     w = job.workload
     if w.get("injection") in ("bernoulli", "on_off"):
         return int(w.get("steps") or 0) - 1 >= CHECK_EVERY  # the last step is steps - 1
     if w.get("kind") == "te":  # the schedule injects each offset before its first hop
-        from mpinet.workloads.te import default_algorithm
-
         return (w.get("algorithm") or default_algorithm(topo)) == "schedule"
     return w.get("kind") == "emulate-star"  # injects star step by star step
 

@@ -42,7 +42,7 @@ from typing import Any
 from mpinet.engine import kernels as kn
 from mpinet.engine.pool import slot_bytes
 from mpinet.errors import MpinetError, ResourceError
-from mpinet.jobs import plans_flit
+from mpinet.jobs import plans_flit, plans_iq
 from mpinet.jobs.estimate import END, RUN, Estimate, describe, mean_hops, node_bytes, size_text
 from mpinet.jobs.machine import (
     BASE_BYTES,
@@ -245,6 +245,9 @@ def estimate_run(
             est.work, est.work_unit = est.work * flit.flits, "flit-hops per rank"
     else:
         engine_state(est, topo, size, job.model)
+    hw = int(getattr(router, "header_width", 0) or 0)  # the iq router's arrays (its own plan)
+    plans_iq.iq_state(est, topo.num_nodes, size, topo.degree, job.model, hw,
+                      None if fp is None else fp.in_flight)  # fmt: skip
     if fp is not None and flit is None:
         caps = [int(v) for v in (job.model.get("capacity") or {}).values()] or [1]
         packets_state(

@@ -3,7 +3,7 @@
 Why: the engine's departure calendar (:mod:`mpinet.engine.calendar`) can then
 route a packet inside the compiled loop that moves it, instead of writing its
 row out for a vectorized :meth:`Router.next_port` and reading it back three
-times (docs/performance.md, "Routing inside the calendar"). A router offers
+times (docs/history/performance-log.md, "Routing inside the calendar"). A router offers
 its rule through :meth:`Router.compiled_hop`, a
 :class:`~mpinet.routing.base.CompiledHop`; its own ``next_port`` loops over
 the same scalar function, so both give the same answers by construction.

@@ -35,7 +35,7 @@ from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
-from mpinet.engine.flit.iq_run import run_iq
+from mpinet.engine.flit.iq_run import dor_ties, run_iq
 from mpinet.engine.flit.layout import Params, StepOut
 from mpinet.engine.flit.rank_steps import RankSteps
 from mpinet.engine.models import Model
@@ -118,8 +118,12 @@ class FlitEngine:
         router, how, why = rt.compile_routes(self.router)
         if how == rt.PATH_WALKED and self.policy.compiled is None:
             return rt.PATH_NEXT_PORT, why  # no compiled steps to drive the rows: chunk.path
-        if how == rt.PATH_WALKED and getattr(self.model, "router", None) == "iq":
-            return rt.PATH_NEXT_PORT, why + "; the iq router's steps do not walk rows"
+        if (
+            how == rt.PATH_WALKED
+            and getattr(self.model, "router", None) == "iq"
+            and dor_ties(self.router)
+        ):  # the iq steps draw dor's torus ties at injection, keyed as the router draws them
+            return rt.PATH_NEXT_PORT, why
         if how in (rt.PATH_TABLE, rt.PATH_WALKED):
             self.router = router
         return how, why

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from mpinet import rng
+from mpinet.engine.flit import iq_ranks
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_state as iqs
 from mpinet.engine.flit import iq_step as ist
@@ -27,6 +28,7 @@ from mpinet.engine.state import neighbor_block
 from mpinet.errors import MpinetError
 from mpinet.routing import compiled, dor, torus_rings
 from mpinet.routing.base import CompiledHop
+from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.vc_policies import COUNT_VC
 
 #: cycles one compiled call runs at most
@@ -41,13 +43,12 @@ class IQUnsupportedError(MpinetError, ValueError):
 
 def why_not(eng: Any) -> str | None:
     """Why ``eng``'s run cannot take the iq router, or None."""
-    if eng.size > 1:
-        return ("model.router = 'iq' runs on one rank so far (the multi-rank exchange of its "
-                "flits and credits is not built yet); run without mpiexec")  # fmt: skip
+    if iq_ranks.why_not(eng) is not None:
+        return iq_ranks.why_not(eng)
     if eng.policy.compiled is None and not _torus_dateline(eng.policy):
         pol = eng.model.vc_policy
         return f"model.router = 'iq' needs a compiled VC rule; vc_policy {pol!r} has none"
-    if compiled.rule_of(eng.router) is compiled.NO_HOP and not _dor_ties(eng.router):
+    if compiled.rule_of(eng.router) is compiled.NO_HOP and not dor_ties(eng.router):
         return f"model.router = 'iq' needs a compiled hop; router {eng.router.name!r} has none"
     if eng.router.header_width > 1:
         return (f"model.router = 'iq': router {eng.router.name!r} carries a header of "
@@ -57,7 +58,7 @@ def why_not(eng: Any) -> str | None:
     return None
 
 
-def _dor_ties(router: Any) -> bool:
+def dor_ties(router: Any) -> bool:
     """``dor`` on an even torus with BookSim's random ties (no compiled rule of its own)."""
     return router.name == "dor" and getattr(router, "mode", None) == dor.RANDOM
 
@@ -109,18 +110,17 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
         lcount[links] = torus_rings.advance(topo, links // deg, nbt.ravel()[links],
                                             np.zeros(links.size, np.int64))  # fmt: skip
         vpol = ir.TORUS_DATELINE
-    r = compiled.rule_of(eng.router)
-    if _dor_ties(eng.router):
-        prm = np.array([topo.k, topo.n, dor.RANDOM], np.int64)
-        r = CompiledHop(dor.HOP_CODE, prm, np.zeros(1, np.uint8), np.zeros(1, np.int32))
-    rule = (np.int64(r.code), r.prm, r.ta, r.tb)
+    rule = _rule_of(eng.router, topo)
     vrule = (np.int64(vpol), np.int64(eng.vcs), lcount)
     hw = eng.router.header_width
-    prm = iqs.make_params(nnode, deg, eng.vcs, eng.bsize, eng.flits, iq, eng.record_hops)
-    s = iqs.make_arrays(prm, nbt, rev, lcount, hw, 1024)
+    prm = iqs.make_params(nnode, deg, eng.vcs, eng.bsize, eng.flits, iq, eng.record_hops,
+                          eng.lo, eng.hi)  # fmt: skip
+    width = iq_ranks.ROW + max(hw, 1)
+    s = iqs.make_arrays(prm, nbt, rev, lcount, hw, 1024, width)
+    ranks = iq_ranks.Ranks(eng, nbt, width, _rule_of) if eng.size > 1 else None
     quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
     acc = np.array([0.0, float(iq.internal_speedup)])
-    status = np.zeros(9, np.int64)
+    status = np.zeros(12, np.int64)
     last = int(workload.last_injection_step)
     win_lo, win_hi = eng.load_window
     delivered, hop_rows, counters, injected = [], [], [], []
@@ -130,20 +130,30 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     while (in_flight > 0 or t < last) and t < eng.max_steps:
         t_end = min(t + BLOCK, eng.max_steps)
         inj = _injections(eng, workload, t, t_end, last, hw, injected)
-        need = int(inj[1].size)
+        if isinstance(eng.router, SourceRouted):  # routes walked at injection into rows
+            inj = _walk(eng, s, inj, t + 1)
+            rule = _rule_of(eng.router)  # the table may have grown
+        need = int(inj[1].size) + (ranks.max_in if ranks is not None else 0)
         if int(s.pk_nfree[0]) < need:
             s = iqs.grow_packets(s, max(need, s.pk_pid.size))
         alive = s.pk_pid.size - int(s.pk_nfree[0])
         deliv = np.empty((alive + need + nnode + 1, 7), np.int64)
-        rows = np.zeros((t_end - t, 5), np.int64)
+        rows = np.zeros((t_end - t, 6), np.int64)
         start = t
         status[5], status[6], status[7] = in_flight, 0, 0
         while True:
             k = t - start
             part = (inj[0][k:], *inj[1:])
-            tl = int(ist.run_block(t, t_end, last, win_lo, win_hi, quiet, acc, part, prm, s,
-                                   rule, vrule, deliv, hop, rows[k:], status))  # fmt: skip
-            t = tl
+            args = (t, t_end, last, win_lo, win_hi, quiet, acc, part, prm, s, rule, vrule,
+                    deliv, hop, rows[k:])  # fmt: skip
+            if ranks is None:
+                ist.run_block(*args, status)
+            else:
+                status[1] = t
+                ranks.call(args, status)
+                if ranks.walked:
+                    rule = _rule_of(eng.router)
+            t = int(status[1])
             if status[0] != ist.ROOM:
                 break
             nd, nh = int(status[6]), int(status[7])
@@ -152,6 +162,8 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
                 hop_rows.append(hop[:nh].copy())
                 hop = np.empty((hop.shape[0] * 2, 5), np.int64)
             status[6] = status[7] = 0
+            if int(s.pk_nfree[0]) < need:  # heads from other ranks took the slots
+                s = iqs.grow_packets(s, max(need, s.pk_pid.size))
         nd, nh = int(status[6]), int(status[7])
         delivered.append(deliv[:nd].copy())
         if eng.record_hops:
@@ -159,13 +171,15 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
         for k, row in enumerate(rows[: t - start]):
             n_inj += int(row[ist.R_INJ])
             n_del += int(row[ist.R_DELIV])
-            counters.append((int(row[ist.R_FLITS]), int(row[ist.R_DELIV]), n_inj - n_del, 0))
+            counters.append((int(row[ist.R_FLITS]), int(row[ist.R_DELIV]), n_inj - n_del,
+                             int(row[ist.R_CROSS])))  # fmt: skip
             if eng.progress is not None and eng.rank == 0:
                 eng.progress(start + 1 + k, n_del, n_inj, n_inj - n_del)
         in_flight = int(status[5])
         code = int(status[0])
-        if code >= ir.PORT_ERR:
-            _routing_error(eng, status)
+        if code >= ir.PORT_ERR:  # iq_ranks.FAILED on the others
+            if code < iq_ranks.FAILED:
+                _routing_error(eng, status)
             raise_collected(eng.comm, eng.msg)
         if code == ist.STALL:
             break
@@ -178,7 +192,8 @@ def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
     """``(off, pid, src, dst, hdr)`` of cycles ``t + 1 .. t_end`` (ids ascending per cycle):
     the workload's block of steps at once where it has one (Bernoulli), else step by step."""
     span = getattr(workload, "injection_span", None)
-    got = span(0, eng.hi, max(t + 1, 0), t_end + 1) if span is not None and t + 1 >= 0 else None
+    ok = span is not None and t + 1 >= 0
+    got = span(eng.lo, eng.hi, max(t + 1, 0), t_end + 1) if ok else None
     if got is not None and not hasattr(workload, "headers"):
         pid, src, dst, off = (np.asarray(a, np.int64) for a in got)
         step = np.repeat(np.arange(off.size - 1), np.diff(off))
@@ -192,7 +207,7 @@ def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
     for step in range(t + 1, t_end + 1):
         got = None
         if 0 <= step <= last:
-            got = [np.asarray(a, dtype=np.int64) for a in workload.injections(0, eng.hi, step)]
+            got = [np.asarray(a, dtype=np.int64) for a in workload.injections(eng.lo, eng.hi, step)]
         if got is None or got[0].size == 0:
             off.append(off[-1])
             continue
@@ -207,12 +222,34 @@ def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
     return _with_headers(eng, np.array(off, np.int64), pid, src, dst, hw)
 
 
+def _rule_of(router: Any, topo: Any = None) -> tuple:
+    """The router's compiled hop as the steps take it (``dor``'s ties: its rule in random
+    mode, the tie in the header)."""
+    r = compiled.rule_of(router)
+    if dor_ties(router):
+        prm = np.array([topo.k, topo.n, dor.RANDOM], np.int64)
+        r = CompiledHop(dor.HOP_CODE, prm, np.zeros(1, np.uint8), np.zeros(1, np.int32))
+    return (np.int64(r.code), r.prm, r.ta, r.tb)
+
+
+def _walk(eng: Any, s: Any, inj: tuple, step: int) -> tuple:
+    """``inj`` with the routes of its packets walked into rows (their words the headers), as
+    the ideal model's compiled steps walk them (:meth:`~mpinet.engine.flit.chunk.Steps._walk`):
+    first the rows of the packets no longer on the rank freed (those no live slot names)."""
+    rows = eng.router
+    used = np.ones(s.pk_pid.size, bool)
+    used[s.pk_free[: int(s.pk_nfree[0])]] = False
+    rows.keep(s.pk_hdr[used, 0])
+    words = rows.walk_rows(inj[2], inj[3], inj[1], eng.seed, step)
+    return (*inj[:4], np.ascontiguousarray(np.asarray(words, np.int64).reshape(-1, 1)))
+
+
 def _with_headers(eng, off, pid, src, dst, hw) -> tuple:
     if hw and pid.size:
         hdr = np.asarray(eng.router.init_headers(src, dst), np.int64).reshape(pid.size, hw)
     else:
         hdr = np.zeros((pid.size, 1), np.int64)
-        if _dor_ties(eng.router) and pid.size:  # dor carries no header: the ties go there
+        if dor_ties(eng.router) and pid.size:  # dor carries no header: the ties go there
             hdr[:, 0] = ties(eng, pid, src, dst)
     i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
     return (i64(off), i64(pid), i64(src), i64(dst), np.ascontiguousarray(hdr))
@@ -231,6 +268,7 @@ def _live(s: Any, prm: Any) -> np.ndarray:
     whose buffers, queues or channel hold its head (its source before it left)."""
     used = np.ones(s.pk_pid.size, bool)
     used[s.pk_free[: int(s.pk_nfree[0])]] = False
+    used &= s.pk_away == 0  # its head is on another rank, which lists it
     pks = np.flatnonzero(used)
     at = s.pk_src[pks].copy()
     where = np.full(s.pk_pid.size, -1, np.int64)
@@ -262,12 +300,12 @@ def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, 
         counters=np.array(counters, dtype=np.int64).reshape(-1, 4),
         packets=packets,
         injected_ids=np.concatenate(injected) if injected else np.empty(0, np.int64),
-        link_load=s.load.reshape(prm.nnode, prm.deg).copy(),
+        link_load=s.load.reshape(prm.nnode, prm.deg)[prm.lo : prm.hi].copy(),
         hop_rows=hops,
         stuck=stuck_packets(eng.comm, eng.topo, live) if in_flight else [],
         deadlock=None,
         drops=np.empty((0, 4), np.int64),
         seconds=time.perf_counter() - t0,
-        lo=0,
-        hi=prm.nnode,
+        lo=prm.lo,
+        hi=prm.hi,
     )

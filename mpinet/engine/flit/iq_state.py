@@ -56,13 +56,16 @@ IQParams = namedtuple(
         "obs",
         "cqs",
         "record_hops",
+        "lo",
+        "hi",
     ],
 )
 IQParams.__doc__ = """The run's constants: nodes, degree, ports (degree + 1), VCs, slots per
 VC, flits per packet, channel latency and its ring size, credit ring size, the delays
 (routing, VC and switch allocation, crossbar, credit), speedups, speculative,
 wait_for_tail_credit, the allocator codes and iterations, ring sizes of the crossbar,
-output and credit queues, whether hop rows are kept."""
+output and credit queues, whether hop rows are kept, the rank's nodes ``lo .. hi - 1`` (the
+others' flits and credits go in the exchange, :mod:`~mpinet.engine.flit.iq_ranks`)."""
 
 FIELDS = (
     # input VCs
@@ -139,6 +142,7 @@ FIELDS = (
     "pk_state",
     "pk_hdr",
     "pk_next",
+    "pk_away",
     "pk_free",
     "pk_nfree",
     # tables, work, outputs
@@ -161,6 +165,13 @@ FIELDS = (
     "best_out",
     "sa_map",
     "ei_grant",
+    # the flits and credits for other ranks (rows ``wo[:wn[0]]``, pairs ``co[:cn[0]]``), and
+    # per input VC the packet slot of the flits that come to it from another rank
+    "wo",
+    "wn",
+    "co",
+    "cn",
+    "rmap",
 )
 IQArrays = namedtuple("IQArrays", FIELDS)
 
@@ -168,9 +179,11 @@ ALLOC_CODES = {"separable_input_first": INPUT_FIRST, "separable_output_first": O
                "islip": ISLIP}  # fmt: skip
 
 
-def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_hops: bool):
+def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_hops: bool,
+                lo: int = 0, hi: int = -1):  # fmt: skip
     """The :class:`IQParams` of a run (``iq``: an
-    :class:`~mpinet.engine.flit.iq_config.IQConfig`)."""
+    :class:`~mpinet.engine.flit.iq_config.IQConfig`) on the rank of nodes ``lo .. hi - 1``
+    (``hi = -1``: every node)."""
     nport = deg + 1
     lat = iq.channel_latency
     xd = iq.crossbar_delay
@@ -182,18 +195,22 @@ def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_h
                     isp, osp, iq.speculative, iq.wait_for_tail_credit,
                     ALLOC_CODES[iq.vc_allocator], ALLOC_CODES[iq.sw_allocator], iq.alloc_iters,
                     xq, vcs * bsize + nport * max(isp, osp) * steps + 2,
-                    vcs * bsize + 2 * steps + 4, int(record_hops))  # fmt: skip
+                    vcs * bsize + 2 * steps + 4, int(record_hops), lo,
+                    n if hi < 0 else hi)  # fmt: skip
 
 
 def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndarray,
-                hw: int, packets: int) -> IQArrays:  # fmt: skip
-    """Every array of a run, empty (``packets``: packet slots to start with)."""
+                hw: int, packets: int, width: int = 1) -> IQArrays:  # fmt: skip
+    """Every array of a run, empty (``packets``: packet slots to start with; ``width``: a
+    row's words in the exchange, :mod:`~mpinet.engine.flit.iq_ranks`)."""
     nnode, deg, nport, nvc, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
     niv, nrp = nnode * nport * nvc, nnode * nport
     i64 = lambda n, v=0: np.full(n, v, np.int64)  # noqa: E731
     nin = nport * max(nvc, prm.isp)
     nout = nport * max(nvc, prm.osp)
     nreq = max(nport * nvc * nvc, nport * prm.isp * nport * prm.osp)
+    remote = prm.hi - prm.lo < nnode  # one rank: no exchange
+    nout_links = (prm.hi - prm.lo) * deg if remote else 1
     sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, nnode).astype(np.int64)
     a = dict(
         ib=i64(niv * bsz, -1),
@@ -264,6 +281,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         pk_state=i64(packets),
         pk_hdr=np.zeros((packets, max(hw, 1)), np.int64),
         pk_next=i64(packets, -1),
+        pk_away=i64(packets),
         pk_free=np.arange(packets - 1, -1, -1, dtype=np.int64),
         pk_nfree=i64(1, packets),
         nbt=np.ascontiguousarray(nbt, np.int64).ravel(),
@@ -284,11 +302,17 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         best_out=i64(nout, -1),
         sa_map=i64(nport * prm.isp * nport * prm.osp, -1),
         ei_grant=i64(nport * prm.isp, -1),
+        wo=np.zeros((nout_links, width), np.int64),
+        wn=i64(1),
+        co=np.zeros((nout_links, 2), np.int64),
+        cn=i64(1),
+        rmap=i64(niv if remote else 1, -1),
     )
     return IQArrays(**a)
 
 
-PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next")
+PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next",
+             "pk_away")  # fmt: skip
 
 
 def grow_packets(s: IQArrays, more: int) -> IQArrays:

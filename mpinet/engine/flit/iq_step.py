@@ -25,8 +25,9 @@ from mpinet.engine.flit import iq_router as ir
 
 #: :func:`run_block`'s status codes (``status[0]``)
 DONE, ROOM, FINISHED, STALL = 0, 1, 2, 3
-#: columns of a step row: link flits, delivered, injected, progress, active nodes
-R_FLITS, R_DELIV, R_INJ, R_MOVED, R_WORK = range(5)
+#: columns of a step row: link flits, delivered, injected, progress, active nodes, flits
+#: that crossed ranks (:mod:`.iq_ranks`)
+R_FLITS, R_DELIV, R_INJ, R_MOVED, R_WORK, R_CROSS = range(6)
 
 
 @njit(cache=True, inline="always")
@@ -229,9 +230,11 @@ def write_phase(t, win, prm, s, hop, nh):
             work[n] -= 1
             if o < deg:
                 w = s.nbt[n * deg + o]
-                x = (n * deg + o) * sl + tl
-                s.fc[x], s.fcv[x] = f, v
-                _activate(w, work, inact, act, nact)
+                here = prm.lo <= w < prm.hi
+                if here:
+                    x = (n * deg + o) * sl + tl
+                    s.fc[x], s.fcv[x] = f, v
+                    _activate(w, work, inact, act, nact)
                 flits += 1
                 if win:
                     s.load[n * deg + o] += 1
@@ -242,6 +245,8 @@ def write_phase(t, win, prm, s, hop, nh):
                     nh += 1
                 if f % prm.fl == 0:
                     s.pk_hops[f // prm.fl] += 1
+                if not here:
+                    _away(n * deg + o, f, v, prm.fl, s)
             else:
                 x = n * 2 + t2
                 s.ec[x], s.ecv[x] = f, v
@@ -256,12 +261,37 @@ def write_phase(t, win, prm, s, hop, nh):
             work[n] -= 1
             if p < deg:
                 w = s.nbt[n * deg + p]
-                s.cr[(n * deg + p) * sl + tl] = m
-                _activate(w, work, inact, act, nact)
+                if prm.lo <= w < prm.hi:
+                    s.cr[(n * deg + p) * sl + tl] = m
+                    _activate(w, work, inact, act, nact)
+                else:  # to another rank: in the exchange
+                    i = s.cn[0]
+                    s.co[i, 0], s.co[i, 1] = n * deg + p, np.int64(m)
+                    s.cn[0] = i + 1
             else:
                 s.tcr[n * 2 + t2] = m
                 work[n] += 1
     return flits, nh
+
+
+@njit(cache=True, inline="always")
+def _away(link, f, v, fl, s):
+    """Flit ``f`` leaves the rank on ``link`` (VC ``v``): a row of the exchange (a head
+    carries its packet's record); the packet's slot is free once its tail left."""
+    i = s.wn[0]
+    s.wn[0] = i + 1
+    pk, k = f // fl, f % fl
+    row = s.wo[i]
+    row[0], row[1], row[2], row[3] = link, v, k, k == 0
+    if k == 0:
+        row[4], row[5], row[6], row[7] = s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk], s.pk_inj[pk]
+        row[8], row[9], row[10] = s.pk_adm[pk], s.pk_hops[pk], s.pk_state[pk]
+        for c in range(s.pk_hdr.shape[1]):
+            row[11 + c] = s.pk_hdr[pk, c]
+        s.pk_away[pk] = 1
+    if k == fl - 1:
+        s.pk_free[s.pk_nfree[0]] = pk
+        s.pk_nfree[0] += 1
 
 
 @njit(cache=True)
@@ -289,7 +319,7 @@ def enqueue(t, pid, src, dst, hdr, prm, s):
         s.pk_inj[pk], s.pk_adm[pk], s.pk_hops[pk], s.pk_state[pk] = t, -1, 0, 0
         for c in range(hdr.shape[1]):
             s.pk_hdr[pk, c] = hdr[i, c]
-        s.pk_next[pk] = -1
+        s.pk_next[pk], s.pk_away[pk] = -1, 0
         n = src[i]
         if s.sq_t[n] >= 0:
             s.pk_next[s.sq_t[n]] = pk

@@ -43,8 +43,9 @@ from mpinet.engine.flit import state as fs
 #: counters (:data:`NK` words, written by the compiled loop of :mod:`.rank_loop`)
 H_ROWS, H_CRED, H_HEADS, H_CNT = 0, 1, 2, 3
 #: the counters a message carries: the step's flits, deliveries, injections, cross-rank
-#: flits, an error; then the previous step's (``K_LAG`` 1 if present) error and active buffers
-K_FLITS, K_DELIV, K_INJ, K_CROSS, K_ERR, K_LAG, K_LAG_ERR, K_LAG_WORK, NK = range(9)
+#: flits, an error; then the previous step's (``K_LAG`` 1 if present) error and active buffers;
+#: the iq router's flits moved inside the routers (:mod:`.iq_ranks`: its stall test)
+K_FLITS, K_DELIV, K_INJ, K_CROSS, K_ERR, K_LAG, K_LAG_ERR, K_LAG_WORK, K_MOVED, NK = range(10)
 HEADER = H_CNT + NK
 #: the exchange's tag (the engine's other messages are collectives)
 TAG = 3301

@@ -1,0 +1,273 @@
+"""The iq router's cycles on several ranks (docs/iq-router.md): each rank runs the routers and
+terminals of its block of nodes, and the flits and credits its routers send to another rank's
+go in the ideal model's exchange (:mod:`~mpinet.engine.flit.rank_loop`'s ``post`` and
+``wait``, MPI called from the compiled block through the library's function pointers; the
+messages' layout is :mod:`~mpinet.engine.flit.ranks`'): a message per partner rank a cycle,
+its header (rows, credit pairs, heads, the cycle's counters), then the rows (the link, the
+VC, the flit's index in its packet; a head carries its packet's record), then the credit
+pairs (the link, the mask of VCs).
+
+Why the same run on any rank count: a flit or credit sent at cycle ``t`` is taken in at
+``t + channel_latency + 1`` or later, so one exchange at the end of each cycle, before any
+rank reads, delivers it on time; the routers of a cycle touch only their own state and
+channels, so the order in which a rank visits them changes nothing; the cycle's counters
+(flits, deliveries, injections, moves) are summed over the ranks in the messages, so every
+rank stops at the same cycle (finished, stalled, a routing error).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.comm import park, stopping
+from mpinet.engine.flit import iq_router as ir
+from mpinet.engine.flit import iq_step as ist
+from mpinet.engine.flit import mpi_native, rank_loop
+from mpinet.engine.flit import ranks as rk
+from mpinet.routing.route_rows import SourceRouted
+
+#: :func:`run_block`'s codes beyond :mod:`~mpinet.engine.flit.iq_step`'s: waiting for the
+#: messages, a rank failed, heads came whose walked routes are the sender's (:meth:`Ranks.call`)
+WAIT, FAILED, REWALK = 7, 8, 9
+#: a row's words before the header words of a packet (:func:`~.iq_step._away`)
+ROW = 11
+
+
+def why_not(eng: Any) -> str | None:
+    """Why the iq model cannot run on ``eng``'s ranks, or None."""
+    if eng.size > 1 and mpi_native.native(eng.comm) is None:
+        return ("model.router = 'iq' on more than one rank needs an MPI whose handles are "
+                "integers (MPICH, Intel MPI, Cray MPICH); run on one rank")  # fmt: skip
+    return None
+
+
+@njit(cache=True, error_model="numpy")
+def pack(prm, s, ex):
+    """The cycle's rows and credit pairs (``s.wo``, ``s.co``) into one message per partner,
+    by the rank owning the far node (``ex.owner``: the ranks' first nodes)."""
+    nn = ex.send.shape[0]
+    width = ex.width
+    nrow = np.zeros(nn, np.int64)
+    ncred = np.zeros(nn, np.int64)
+    for i in range(s.wn[0]):
+        w = s.nbt[s.wo[i, 0]]
+        nrow[ex.slot[np.searchsorted(ex.owner, w, side="right") - 1]] += 1
+    for i in range(s.cn[0]):
+        w = s.nbt[s.co[i, 0]]
+        ncred[ex.slot[np.searchsorted(ex.owner, w, side="right") - 1]] += 1
+    at = np.empty(nn, np.int64)
+    cat = np.empty(nn, np.int64)
+    for j in range(nn):
+        ex.send[j, rk.H_ROWS], ex.send[j, rk.H_CRED], ex.send[j, rk.H_HEADS] = nrow[j], ncred[j], 0
+        at[j] = rk.HEADER
+        cat[j] = rk.HEADER + nrow[j] * width
+        ex.nsend[j] = cat[j] + 2 * ncred[j]
+    for i in range(s.wn[0]):
+        j = ex.slot[np.searchsorted(ex.owner, s.nbt[s.wo[i, 0]], side="right") - 1]
+        for c in range(width):
+            ex.send[j, at[j] + c] = s.wo[i, c]
+        ex.send[j, rk.H_HEADS] += s.wo[i, 3]
+        at[j] += width
+    for i in range(s.cn[0]):
+        j = ex.slot[np.searchsorted(ex.owner, s.nbt[s.co[i, 0]], side="right") - 1]
+        ex.send[j, cat[j]], ex.send[j, cat[j] + 1] = s.co[i, 0], s.co[i, 1]
+        cat[j] += 2
+    s.wn[0], s.cn[0] = 0, 0
+
+
+@njit(cache=True, error_model="numpy")
+def take_in(t, prm, s, ex):
+    """The partners' rows and credits of cycle ``t`` into the channels' slots of ``t`` (a
+    head takes a packet slot; the flits after it on the same VC are that packet's)."""
+    sl, fl, deg, nport, nvc = prm.sl, prm.fl, prm.deg, prm.nport, prm.nvc
+    tl = t % sl
+    width = ex.width
+    for j in range(ex.recv.shape[0]):
+        m = ex.recv[j]
+        nr = m[rk.H_ROWS]
+        for i in range(nr):
+            a = rk.HEADER + i * width
+            link, v, k = m[a], m[a + 1], m[a + 2]
+            w = s.nbt[link]
+            iv = (w * nport + s.rev[link]) * nvc + v
+            if m[a + 3]:
+                s.pk_nfree[0] -= 1
+                pk = s.pk_free[s.pk_nfree[0]]
+                s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk] = m[a + 4], m[a + 5], m[a + 6]
+                s.pk_inj[pk], s.pk_adm[pk], s.pk_hops[pk] = m[a + 7], m[a + 8], m[a + 9]
+                s.pk_state[pk], s.pk_next[pk], s.pk_away[pk] = m[a + 10], -1, 0
+                for c in range(s.pk_hdr.shape[1]):
+                    s.pk_hdr[pk, c] = m[a + ROW + c]
+                s.rmap[iv] = pk
+            x = link * sl + tl
+            s.fc[x], s.fcv[x] = s.rmap[iv] * fl + k, v
+            ist._activate(w, s.work, s.inact, s.act, s.nact)
+        a = rk.HEADER + nr * width
+        for c in range(m[rk.H_CRED]):
+            link = m[a + 2 * c]
+            s.cr[link * sl + tl] = np.uint64(m[a + 2 * c + 1])
+            ist._activate(s.nbt[link], s.work, s.inact, s.act, s.nact)
+    _ = deg
+
+
+@njit(cache=True, error_model="numpy")
+def run_block(fns, hnd, t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s, rule, vrule,
+              deliv, hop, rows, status, ex, net, max_in, walked):  # fmt: skip
+    """Cycles ``status[1] + 1 .. t_end`` as :func:`~mpinet.engine.flit.iq_step.run_block`
+    runs them on one rank, each cycle's exchange at its end; ``inj``'s and ``rows``' index
+    ``k`` is cycle ``t0 + 1 + k``. ``status`` as there, plus ``[9]`` 2 while the cycle's
+    messages are out (3: in, their heads' rows walked again), ``[10]`` their requests,
+    ``[11]`` this rank's routing error; returns the code (:data:`WAIT`, :data:`REWALK`: call
+    again)."""
+    off, pid, src, dst, hdr = inj
+    route_out = np.zeros(3, np.int64)
+    moved = np.zeros(1, np.int64)
+    in_flight, nd, nh, idle = status[5], status[6], status[7], status[8]
+    nnode = prm.nnode
+    mine, tot = net.mine, net.tot
+    nn = net.peers.shape[0]
+    status[0] = ist.DONE  # read_phase records a routing error only over DONE
+    for t in range(status[1] + 1, t_end + 1):
+        k = t - t0 - 1
+        a, b = off[k], off[k + 1]
+        if status[9] == 0:
+            if (nd + nnode > deliv.shape[0]
+                    or (prm.record_hops and nh + nnode * prm.nport > hop.shape[0])
+                    or s.pk_nfree[0] < b - a + max_in):  # fmt: skip
+                status[0], status[1] = ist.ROOM, t - 1
+                break
+            ist.compact(s)
+            moved[0] = 0
+            d0 = nd
+            nd = ist.read_phase(t, s.istep[0], prm, s, rule, vrule, status, route_out, deliv, nd,
+                                moved)  # fmt: skip
+            if b > a:
+                ist.enqueue(t, pid[a:b], src[a:b], dst[a:b], hdr[a:b], prm, s)
+            ist.inject_phase(t, prm, s, moved)
+            acc[0] += acc[1]
+            while acc[0] >= 1.0:
+                acc[0] -= 1.0
+                moved[0] += ir.internal_steps(t, s.istep[0], prm, s, rule, vrule, status,
+                                              route_out)  # fmt: skip
+                s.istep[0] += 1
+            flits, nh = ist.write_phase(t, win_lo <= t < win_hi, prm, s, hop, nh)
+            mine[:] = 0
+            mine[rk.K_FLITS], mine[rk.K_DELIV], mine[rk.K_INJ] = flits, nd - d0, b - a
+            mine[rk.K_CROSS], mine[rk.K_MOVED] = s.wn[0], moved[0]
+            if status[0] >= ir.PORT_ERR:  # kept over a wait (status[0] then WAIT)
+                mine[rk.K_ERR], status[11] = 1, status[0]
+            pack(prm, s, ex)
+            status[10] = rank_loop.post(fns, hnd, net, ex)
+            status[9] = 2
+        if status[9] == 2:
+            if not rank_loop.wait(fns, net, status[10]):
+                status[0], status[1] = WAIT, t - 1
+                break
+            heads = 0
+            for j in range(nn):
+                heads += ex.recv[j, rk.H_HEADS]
+            if walked and heads > 0:  # their rows are the sender's: walked again in Python
+                status[0], status[1], status[9] = REWALK, t - 1, 3
+                break
+        status[9] = 0
+        if net.fold:
+            tot[:] = mine
+            for j in range(nn):
+                for c in range(rk.NK):
+                    tot[c] += ex.recv[j, rk.H_CNT + c]
+        if tot[rk.K_ERR]:
+            status[0], status[1] = (status[11] if status[11] else FAILED), t
+            break
+        take_in(t, prm, s, ex)
+        flits, moves = tot[rk.K_FLITS], tot[rk.K_MOVED] + tot[rk.K_FLITS]
+        rows[k, ist.R_FLITS], rows[k, ist.R_DELIV] = flits, tot[rk.K_DELIV]
+        rows[k, ist.R_INJ], rows[k, ist.R_MOVED], rows[k, ist.R_WORK] = tot[rk.K_INJ], moves, 0
+        rows[k, ist.R_CROSS] = tot[rk.K_CROSS]
+        in_flight += tot[rk.K_INJ] - tot[rk.K_DELIV]
+        idle = 0 if moves > 0 else idle + 1
+        status[0], status[1] = ist.DONE, t
+        if in_flight <= 0 and t >= last:
+            status[0] = ist.FINISHED
+            break
+        if in_flight > 0 and t > last and idle >= quiet:
+            status[0] = ist.STALL
+            break
+    status[5], status[6], status[7], status[8] = in_flight, nd, nh, idle
+    return status[0]
+
+
+class Ranks:
+    """The exchange's arrays and MPI calls of a rank (the ideal model's
+    :class:`~mpinet.engine.flit.ranks.Exchange` and :class:`~mpinet.engine.flit.rank_loop.Net`),
+    and the compiled block called until it ends a block (waits returned to Python sleep a
+    little, as the ideal model's do)."""
+
+    def __init__(self, eng: Any, nbt: np.ndarray, width: int, rule_of: Any = None) -> None:
+        self.eng = eng
+        #: walked rows: the router's rule again after a rewalk (the table may have grown)
+        self.walked, self.rule_of = isinstance(eng.router, SourceRouted), rule_of
+        nat = mpi_native.native(eng.comm)
+        self.fns, self.hnd = nat.fns, (np.int32(nat.comm), np.int32(nat.int64), np.int32(nat.sum))
+        lo, hi, deg = eng.lo, eng.hi, eng.topo.degree
+        far = nbt[lo:hi].ravel()
+        owner = np.searchsorted(eng.bounds, far[far >= 0], side="right") - 1
+        away = owner[owner != eng.rank]
+        ranks, links = np.unique(away, return_counts=True)  # links both ways: rows and credits
+        fold = eng.size <= rank_loop.FOLD_MAX
+        if fold:  # every other rank a partner: the counters ride in the messages
+            every = np.array([r for r in range(eng.size) if r != eng.rank], np.int64)
+            grown = np.zeros(every.size, np.int64)
+            grown[np.searchsorted(every, ranks)] = links
+            ranks, links = every, grown
+        slot = np.full(eng.size, -1, np.int64)
+        slot[ranks] = np.arange(ranks.size)
+        words = rk.HEADER + int(links.max(initial=0)) * (width + 2)
+        nn = ranks.size
+        self.max_in = int(links.sum())  # heads a cycle brings at most
+        first = np.asarray(eng.bounds, np.int64)  # the owner of a node: its rank's first node
+        self.ex = rk.Exchange(slot, first, np.zeros((nn, words), np.int64),
+                              np.zeros(nn, np.int64), np.zeros((nn, words), np.int64),
+                              np.empty(1, np.int64), np.int64(width))  # fmt: skip
+        self.net = rank_loop.new_net(ranks, np.full(nn, words, np.int64), fold, nat.status_words)
+        self.c_block = rk.Direct(run_block)
+        _ = deg
+
+    def call(self, args: tuple, status: np.ndarray) -> int:
+        """:func:`run_block` on ``args`` until it returns other than :data:`WAIT` or
+        :data:`REWALK` (the heads' words replaced by words of this rank's rows, the route
+        walked again from its source past the hops taken, as the ideal model's
+        :meth:`~mpinet.engine.flit.chunk.Steps.rewalk`)."""
+        since = None
+        while True:
+            code = int(self.c_block(self.fns, self.hnd, *args, status, self.ex, self.net,
+                                    self.max_in, self.walked))  # fmt: skip
+            if code == REWALK:
+                self._rewalk(int(status[1]) + 1)
+                args = (*args[:10], self.rule_of(self.eng.router), *args[11:])
+                continue
+            if code != WAIT:
+                return code
+            now = time.monotonic()
+            since = now if since is None else since
+            if stopping():
+                park()
+            comm = self.eng.comm
+            timeout = getattr(comm, "timeout", None)
+            if (timeout is not None and now - since > timeout
+                    and hasattr(comm, "_roll_call_and_abort")):  # fmt: skip
+                comm._roll_call_and_abort(now - since)
+            time.sleep(0.0005)
+
+    def _rewalk(self, t: int) -> None:
+        ex, width = self.ex, int(self.ex.width)
+        for j in range(ex.recv.shape[0]):
+            m = ex.recv[j]
+            at = rk.HEADER + width * np.arange(int(m[rk.H_ROWS]))
+            at = at[m[at + 3] == 1]
+            if at.size:
+                m[at + ROW] = self.eng.router.rewalk(m[at + 5], m[at + 6], m[at + 4],
+                                                     self.eng.seed, t, m[at + 9])  # fmt: skip
