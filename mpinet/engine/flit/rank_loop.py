@@ -325,9 +325,9 @@ def new_net(peers: np.ndarray, cap: np.ndarray, fold: bool, status_words: int) -
 
 
 class Blocks:
-    """The engine's side of :func:`run_block`: a block of steps per call up to the next
-    deadlock look (as one rank's :class:`~mpinet.engine.flit.chunk.Steps`), room in the
-    pools, the calls that returned to wait, and the block's last step's lagged values."""
+    """The engine's side of :func:`run_block`: a block of steps per call up to a deadlock
+    look that listed fronts (as one rank's :class:`~mpinet.engine.flit.chunk.Steps`), room in
+    the pools, the calls that returned to wait, and the block's last step's lagged values."""
 
     def __init__(self, ranks: Any, net: Net) -> None:
         self.ranks, self.net = ranks, net
