@@ -103,7 +103,10 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     _k("vc_allocator", "s", "islip", _Q, _IQ.format("vc_allocator")),
     _k("sw_allocator", "s", "islip", _Q, _IQ.format("sw_allocator")),
     _k("arb_type", "s", "round_robin", _Q, _ROUTER),
-    _k("alloc_iters", "i", 1, _Q, _IQ.format("alloc_iters")),
+    _k("alloc_iters", "i", 1, _D, "accepted and, as in BookSim2's iq router, not applied: "
+       "iq_router.cpp builds its allocators without the configuration, so iSLIP runs one "
+       "iteration whatever the key says (measured: the same output for 1, 2 and 3); "
+       "model.iq.alloc_iters stays 1"),
     _k("classes", "i", 1, _R, "one traffic class"),
     _k("traffic", "s", "uniform", _M, "workload.kind: uniform -> booksim-uniform (the "
        "source included), transpose -> booksim-transpose, hotspot -> booksim-hotspot, the "
