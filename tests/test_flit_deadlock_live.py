@@ -125,3 +125,35 @@ def test_same_deadlock_on_any_number_of_ranks(comm, case):
         assert np.array_equal(loads, rec1.link_load)
 
     check_on_every_rank(comm, check)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("small", [False, True], ids=["scanned-in-block", "scanned-in-python"])
+def test_same_searches_on_any_number_of_ranks(comm, monkeypatch, small):
+    """Past saturation without a deadlock, looks list fronts and searches pace the next
+    ones: the ranks' blocks (the look voted inside them) search at the one-rank run's steps
+    and end with its budget; also where a rank's scan does not fit the block's scratch."""
+    from mpi4py import MPI
+
+    from mpinet.engine.flit import chunk
+
+    if small:  # a look's scratch of one buffer: Python scans that rank's fronts
+        real = chunk.Steps._look
+        monkeypatch.setattr(chunk.Steps, "_look", lambda self, live, m: real(self, live, 1))
+    topo = from_spec("star:4")
+    vcs = vcs_needed(make_vc_policy("negative-hop", topo, 16), make_router("shortest", topo))
+    runs = []
+    for c in (comm, MPI.COMM_SELF):
+        eng, _ = engine("star:4", "shortest", "wormhole", 8, vcs, 2, "negative-hop", comm=c)
+        runs.append((eng, eng.run(traffic(topo, 0.5, steps=600))))
+    (eng, rec), (eng1, rec1) = runs
+    packets = np.concatenate(comm.allgather(rec.packets))
+
+    def check():
+        assert rec.deadlock is None and rec1.deadlock is None
+        assert eng1.live.searches > 5 and eng.live.searches == eng1.live.searches
+        assert eng.live.budget == eng1.live.budget
+        assert np.array_equal(rec.counters[:, :3], rec1.counters[:, :3])
+        assert np.array_equal(by_pid(packets), by_pid(rec1.packets))
+
+    check_on_every_rank(comm, check)

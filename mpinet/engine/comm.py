@@ -76,15 +76,22 @@ def block_bounds(n: int, size: int) -> np.ndarray:
     return (np.arange(size + 1, dtype=np.int64) * n) // size
 
 
+def loaded_mpi() -> Any:
+    """mpi4py's ``MPI`` module when a command has loaded it (:mod:`mpinet.engine.world`),
+    else ``None``: the engine never starts MPI itself, and a communicator it is given
+    means the module is loaded."""
+    return sys.modules.get("mpi4py.MPI")
+
+
 def sum_op() -> Any:
     """``MPI.SUM`` when mpi4py is loaded, else ``None`` (serial)."""
-    mod = sys.modules.get("mpi4py.MPI")
+    mod = loaded_mpi()
     return None if mod is None else mod.SUM
 
 
 def max_op() -> Any:
     """``MPI.MAX`` when mpi4py is loaded, else ``None`` (serial)."""
-    mod = sys.modules.get("mpi4py.MPI")
+    mod = loaded_mpi()
     return None if mod is None else mod.MAX
 
 

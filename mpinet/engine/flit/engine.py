@@ -169,8 +169,10 @@ class FlitEngine:
         compiled = self.steps_path == chunk.COMPILED
         steps = chunk.Steps(self) if compiled and self.size == 1 else None
         ranks = RankSteps(self) if compiled and self.size > 1 else None
+        if ranks is not None and ranks.blocks is not None:
+            steps = ranks.blocks  # many steps in one compiled call on each rank, the looks too
         while (in_flight > 0 or t < last) and t < self.max_steps:
-            if steps is not None:  # many steps in one compiled call (one rank)
+            if steps is not None:  # many steps in one compiled call (one rank or blocks)
                 t, injected, delivered, deadlock = self._compiled_rows(
                     steps, workload, t, last, injected, delivered, counters, live
                 )

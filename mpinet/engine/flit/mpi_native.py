@@ -23,6 +23,8 @@ import ctypes
 from collections import namedtuple
 from typing import Any
 
+from mpinet.engine.comm import loaded_mpi
+
 #: the ``Native`` bundle: the function pointers, then the handles the calls take
 Native = namedtuple("Native", ["fns", "comm", "int64", "sum", "status_words"])
 Native.__doc__ = """``fns = (isend, irecv, testall, iallreduce, wtime, sched_yield)``;
@@ -60,9 +62,8 @@ def library_path() -> str | None:
 
 def unwrap(comm: Any) -> Any:
     """The mpi4py communicator under mpinet's wrappers (watched, timed), or None."""
-    try:
-        from mpi4py import MPI
-    except (ImportError, RuntimeError):
+    MPI = loaded_mpi()  # noqa: N806 (mpi4py's name)
+    if MPI is None:
         return None
     seen = 0
     while not isinstance(comm, MPI.Comm) and seen < 8:
@@ -74,8 +75,7 @@ def unwrap(comm: Any) -> Any:
 def native(comm: Any) -> Native | None:
     """The compiled exchange's calls on ``comm``, or None where they cannot be had (no
     mpi4py communicator under ``comm``, pointer handles, the library not found)."""
-    from mpi4py import MPI
-
+    MPI = loaded_mpi()  # noqa: N806 (mpi4py's name)
     raw = unwrap(comm)
     if raw is None or MPI._sizeof(MPI.Comm) != 4 or MPI._sizeof(MPI.Request) != 4:
         return None

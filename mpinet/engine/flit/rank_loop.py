@@ -14,9 +14,18 @@ them travels beside the messages. What a rank knows only after the messages came
 error routing a head, its active buffers for the deadlock search's pacing) rides in the
 next step's message; the block's last step's in one reduction after the call.
 
+The deadlock look while injecting (:class:`~mpinet.engine.flit.deadlock_live.LiveCheck`)
+is paced and scanned in the block, as one rank's :func:`~mpinet.engine.flit.chunk.run_steps`
+does: at a look's step each rank votes in one ``MPI_Iallreduce`` of three words (its active
+buffers, an error, the fronts its scan listed), and the block returns to Python
+(:data:`LOOKED`) only when some rank listed fronts, for the exact search across the ranks.
+The vote cannot ride in the next step's messages: they leave after that step's moves, and
+the search is of the state at the look. Where the pacing budget is negative the vote runs
+twice (the active buffers first: the look is due only if their sum brings it to 0).
+
 So every rank takes the same decisions at the same step (the run finished, stalled or
-failed; the block's end at the next deadlock look) and the results are the step-by-step
-path's, bit for bit, on any rank count. A rank that waits longer than :data:`SPIN` seconds
+failed; a look that listed fronts) and the results are the step-by-step path's, bit for
+bit, on any rank count. A rank that waits longer than :data:`SPIN` seconds
 for its messages returns to Python (:data:`WAIT`), which sleeps a little and calls again
 where it stopped: a stopped rank then ends the job as the watched communicator's calls do.
 """
@@ -32,14 +41,22 @@ from numba import njit
 
 from mpinet.engine.comm import park, stopping, sum_op
 from mpinet.engine.flit import chunk, step_end
+from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import ranks as rk
 from mpinet.engine.flit import state as fs
+from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.run import raise_collected
 
 #: :func:`run_block`'s codes beyond :mod:`~mpinet.engine.flit.chunk`'s: waiting for messages,
 #: a rank failed (``status[1]`` the step)
-WAIT, FAILED = 7, 8
+WAIT, FAILED, LOOKED = 7, 8, 9
+#: ``status``' slots: the pacing budget of the deadlock look; 1 where this rank's scan did
+#: not fit the look's scratch (Python scans, the vote listed a front to make sure it does)
+S_BUDGET, S_NOFIT = 9, 10
+#: ``status[6]``: between steps, the step's messages out, a look's votes to post and out
+#: (the active buffers first; the scan's)
+P_STEP, P_OUT, P_WORK, P_SCAN, P_WORK_OUT, P_SCAN_OUT = 0, 2, 3, 4, 13, 14
 #: up to this many ranks every rank is a partner of every other (the counters fold in)
 FOLD_MAX = 8
 #: seconds a compiled call waits for its messages before it returns to Python (``Net.spin``)
@@ -48,14 +65,15 @@ SPIN = 0.05
 TAG = 3302
 
 Net = namedtuple("Net", ["peers", "cap", "reqs", "flag", "stat", "mine", "tot", "lag", "fold",
-                         "waited", "sent", "spin"])  # fmt: skip
+                         "waited", "sent", "spin", "vote", "votes"])  # fmt: skip
 Net.__doc__ = """The exchange's side of :func:`run_block`: the partner ranks (``peers``) and the
 words each may send (``cap``); the MPI requests (int32: receives, sends, the reduction), a
 flag and a statuses' scratch; the step's counters (``mine``, summed: ``tot``); the step's
 lagged values (``lag``: present, error, active buffers); ``fold`` (1: every rank a partner);
 ``waited[0]``: seconds spent waiting for messages and ``sent[0]`` the bytes sent (the
 benchmarks' split, ``FlitEngine.native_exchange``); ``spin``: seconds
-a call waits before it returns :data:`WAIT`."""
+a call waits before it returns :data:`WAIT`; ``vote``, ``votes``: a deadlock look's vote
+(active buffers, error, fronts listed) and its sum."""
 
 
 @njit(cache=True)
@@ -104,7 +122,7 @@ def post(fns, hnd, net, ex):
 
 @njit(cache=True, error_model="numpy")
 def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs, pkts,
-              links, bufs, so, ex, net, rows, status, err):  # fmt: skip
+              links, bufs, so, ex, net, rows, status, err, look):  # fmt: skip
     """Run the block's steps from ``status[1] + 1`` to ``tc + rows.shape[0]``; returns
     ``status[0]`` (:mod:`~mpinet.engine.flit.chunk`'s codes, :data:`WAIT`, :data:`FAILED`).
 
@@ -112,7 +130,9 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
     while step ``status[1] + 1``'s messages are out, [7] its heads that reached a local node;
     ``inj``'s step ``k`` is step ``status[1] + 1 + k`` (as the call began); ``rows`` the
     block's (row ``t - tc - 1``); ``room = (scratch, delivery rows, hop rows or -1, most wire
-    rows in)``; ``err``: this rank's first error (``chunk``'s status layout, 0: none).
+    rows in)``; ``err``: this rank's first error (``chunk``'s status layout, 0: none);
+    ``look``: the deadlock look's arrays (:meth:`~mpinet.engine.flit.chunk.Steps._look`),
+    its budget in ``status[S_BUDGET]``.
     """
     cnt = so.cnt
     scratch, drows, hrows, max_in = room
@@ -121,12 +141,23 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
     in_flight = status[5]
     mine, tot, lag = net.mine, net.tot, net.lag
     nn = net.peers.shape[0]
+    live = look[0]
     for t in range(t_start + 1, t_end + 1):
         k = t - t_start - 1
         kr = t - tc - 1
         ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
         nh = inj.hoff[k + 1] - inj.hoff[k]
-        if status[6] == 0:
+        if status[6] >= P_WORK:  # the step ran: its deadlock look
+            code = look_votes(fns, hnd, kr, prm, segs, pkts, links, bufs, net, rows, status,
+                              err, look)  # fmt: skip
+            if code == WAIT:
+                status[0], status[1], status[5] = WAIT, t - 1, in_flight
+                return WAIT
+            if code != chunk.DONE:
+                status[0], status[1], status[5] = code, t, in_flight
+                return code
+            continue
+        if status[6] == P_STEP:
             need = bufs.nact[0] + 1
             if err[0] == 0 and (
                 segs.nfree[0] < need + ni + max_in or pkts.nfree[0] < ni + max_in
@@ -165,6 +196,8 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
                     tot[c] += ex.recv[j, rk.H_CNT + c]
         if tot[rk.K_LAG] and kr > 0:
             rows[kr - 1, chunk.R_WORK] = tot[rk.K_LAG_WORK]
+        if live:  # LiveCheck.due's work: the step's flits, the last step's active buffers
+            status[S_BUDGET] += tot[rk.K_FLITS] + (tot[rk.K_LAG_WORK] if tot[rk.K_LAG] else 0)
         if tot[rk.K_ERR] or tot[rk.K_LAG_ERR]:
             status[0], status[1], status[5] = FAILED, t, in_flight
             return FAILED
@@ -177,6 +210,17 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
         rows[kr, chunk.R_FLITS], rows[kr, chunk.R_DELIV] = tot[rk.K_FLITS], tot[rk.K_DELIV]
         rows[kr, chunk.R_INJ], rows[kr, chunk.R_CROSS] = tot[rk.K_INJ], tot[rk.K_CROSS]
         in_flight += tot[rk.K_INJ] - tot[rk.K_DELIV]
+        if live and t % CHECK == 0 and t <= last and in_flight > 0:  # the same on every rank
+            status[6] = P_SCAN if status[S_BUDGET] >= 0 else P_WORK
+            code = look_votes(fns, hnd, kr, prm, segs, pkts, links, bufs, net, rows, status,
+                              err, look)  # fmt: skip
+            if code == WAIT:
+                status[0], status[1], status[5] = WAIT, t - 1, in_flight
+                return WAIT
+            if code != chunk.DONE:
+                status[0], status[1], status[5] = code, t, in_flight
+                return code
+            continue  # a look's step: in flight, injecting (neither the end nor a stall)
         if not ok:  # the others hear of it in the next step's messages
             continue
         if in_flight <= 0 and t >= last:
@@ -187,6 +231,60 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
             return chunk.STALL
     status[0], status[1], status[5] = chunk.DONE, t_end, in_flight
     return chunk.DONE
+
+
+@njit(cache=True, error_model="numpy")
+def vote(fns, hnd, net, work, bad, listed):
+    """Post a deadlock look's vote: ``(work, bad, listed)`` summed over the ranks."""
+    comm, i64, opsum = hnd
+    net.vote[0], net.vote[1], net.vote[2] = work, bad, listed
+    net.sent[0] += 24
+    fns[3](net.vote.ctypes.data, net.votes.ctypes.data, 3, i64, opsum, comm,
+           net.reqs.ctypes.data)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy")
+def look_votes(fns, hnd, kr, prm, segs, pkts, links, bufs, net, rows, status, err, look):
+    """The deadlock look of step ``t`` from phase ``status[6]`` on (see the module
+    docstring); returns ``chunk.DONE`` (no fronts listed or the look not due),
+    :data:`LOOKED`, :data:`FAILED` or :data:`WAIT` (call again: the phase is kept)."""
+    _, rev, nv, nl, snap, fronts, waits, fpid, hf, hb, closed, scnt = look
+    lag, votes = net.lag, net.votes
+    bad = 1 if err[0] != 0 else 0
+    while True:
+        work = lag[2] if lag[0] else 0  # the step's active buffers, until a vote counted them
+        if status[6] == P_WORK:
+            vote(fns, hnd, net, work, bad, 0)
+            status[6] = P_WORK_OUT
+        if status[6] == P_SCAN:
+            listed = 0
+            status[S_NOFIT] = 0
+            if bad == 0:
+                fit = min(fronts.shape[0] // (prm.nvc + 1), hf.shape[0] // (prm.nvc + 2),
+                          closed.shape[0] // 3)  # fmt: skip
+                if bufs.nact[0] >= fit:
+                    status[S_NOFIT], listed = 1, 1
+                else:
+                    dl._scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits,
+                             fpid, hf, hb, closed, scnt)  # fmt: skip
+                    listed = scnt[0]
+            vote(fns, hnd, net, work, bad, listed)
+            status[6] = P_SCAN_OUT
+        if not wait(fns, net, 1):
+            return WAIT
+        scan = status[6] == P_SCAN_OUT
+        if lag[0]:  # every rank voted its active buffers: the step's work is counted
+            status[S_BUDGET] += votes[0]
+            rows[kr, chunk.R_WORK] = votes[0]
+            lag[0] = 0
+        status[6] = P_STEP
+        if votes[1]:
+            return FAILED
+        if scan:
+            return LOOKED if votes[2] > 0 else chunk.DONE
+        if status[S_BUDGET] < 0:
+            return chunk.DONE
+        status[6] = P_SCAN  # the look is due after all
 
 
 @njit(cache=True, error_model="numpy")
@@ -222,35 +320,45 @@ def new_net(peers: np.ndarray, cap: np.ndarray, fold: bool, status_words: int) -
                np.zeros(2 * nn + 1, np.int32), np.zeros(1, np.int32),
                np.zeros((2 * nn + 1) * status_words + 1, np.int32), np.zeros(rk.NK, np.int64),
                np.zeros(rk.NK, np.int64), np.zeros(3, np.int64), np.int64(fold),
-               np.zeros(1, np.float64), np.zeros(1, np.int64), np.float64(SPIN))  # fmt: skip
+               np.zeros(1, np.float64), np.zeros(1, np.int64), np.float64(SPIN),
+               np.zeros(3, np.int64), np.zeros(3, np.int64))  # fmt: skip
 
 
 class Blocks:
-    """The engine's side of :func:`run_block`: a block of steps per call up to the next
-    deadlock look (as one rank's :class:`~mpinet.engine.flit.chunk.Steps`), room in the
-    pools, the calls that returned to wait, and the block's last step's lagged values."""
+    """The engine's side of :func:`run_block`: a block of steps per call up to a deadlock
+    look that listed fronts (as one rank's :class:`~mpinet.engine.flit.chunk.Steps`), room in
+    the pools, the calls that returned to wait, and the block's last step's lagged values."""
 
     def __init__(self, ranks: Any, net: Net) -> None:
         self.ranks, self.net = ranks, net
-        self.status = np.zeros(10, np.int64)
+        self.status = np.zeros(12, np.int64)
+        self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
         self.err = np.zeros(8, np.int64)
         self.c_block = rk.Direct(run_block)
         nat = ranks.native
         self.fns, self.hnd = nat.fns, (np.int32(nat.comm), np.int32(nat.int64), np.int32(nat.sum))
 
-    def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> list[tuple]:
-        """Run from step ``t + 1`` to the block's end (or the run's); returns a row ``(step,
-        flits, delivered, injected, cross, work)`` per step, summed over the ranks."""
+    def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> tuple:
+        """Run from step ``t + 1`` for up to :data:`~mpinet.engine.flit.chunk.ONE_RANK_CHUNK`
+        steps (:data:`~mpinet.engine.flit.chunk.MAX_CHUNK` with a progress line), to the
+        run's end, or to a deadlock look that listed fronts; returns ``(rows, code, scanned)``
+        as :meth:`~mpinet.engine.flit.chunk.Steps.run` (rows summed over the ranks; for
+        :data:`~mpinet.engine.flit.chunk.LOOK` this rank's scan). Collective."""
         rs = self.ranks
         eng, inner, ex, net = rs.eng, rs.inner, rs.ex, self.net
-        t_end = min(t + chunk.MAX_CHUNK, eng.max_steps)
-        if live is not None and t < last:  # stop where the engine looks for a deadlock
-            t_end = min(t_end, (t // chunk.CHECK + 1) * chunk.CHECK)
-        inj = inner._injections(workload, t, t_end)
+        if self.pending is not None and self.pending[0] == t:  # drawn by the last call
+            _, t_end, inj, ids = self.pending
+        else:
+            most_steps = chunk.ONE_RANK_CHUNK if eng.progress is None else chunk.MAX_CHUNK
+            t_end = min(t + most_steps, eng.max_steps)
+            ids = []
+            inj = inner._injections(workload, t, t_end, ids)
+        self.pending = None
         rows = np.zeros((t_end - t, 5), np.int64)
         status, err = self.status, self.err
         status[:] = 0
         status[1], status[5] = t, in_flight
+        status[S_BUDGET] = live.budget if live is not None else 0
         err[:] = 0
         net.lag[:] = 0
         since = None
@@ -264,6 +372,7 @@ class Blocks:
                 need = int(st.nact[0]) + 1
                 st.reserve(2 * need + most + rs.max_in, most + 1 + rs.max_in)
                 so = eng._scratch(2 * need + homes + rs.max_in)
+                look = inner._look(live, so.touched.size)
                 if hasattr(eng.comm, "where"):
                     eng.comm.where = f"step {int(status[1]) + 1}"
             hop_rows = so.hop.shape[0] if eng.record_hops else -1
@@ -271,7 +380,7 @@ class Blocks:
             code = self.c_block(self.fns, self.hnd, t, last, eng.load_window[0],
                                 eng.load_window[1], room, part, inner.rule, inner.vrule, eng.prm,
                                 st.segs, st.pkts, st.links, st.bufs, so, ex, net, rows, status,
-                                err)  # fmt: skip
+                                err, look)  # fmt: skip
             inner._flush(so)
             so.cnt[:] = 0
             if code == WAIT:
@@ -282,7 +391,23 @@ class Blocks:
                 continue
             break
         eng.native_exchange = (float(net.waited[0]), int(net.sent[0]))  # bench --phases
-        return self._end(t, rows, code, so)
+        tl = int(status[1])
+        eng.injected.extend(a for step, a in ids if step <= tl)
+        if code == LOOKED and tl < t_end:  # the steps drawn and not run, for the next call
+            k = tl - t
+            later = [(step, a) for step, a in ids if step > tl]
+            self.pending = (tl, t_end, inj._replace(off=inj.off[k:], hoff=inj.hoff[k:]), later)
+        out = self._end(t, rows, code, so, live)
+        scanned = None
+        if code == LOOKED:
+            scanned = look[5:]
+            if status[S_NOFIT]:  # this rank's scan did not fit the call's scratch
+                scanned = live.scratch(int(eng.st.nact[0]))
+                st = eng.st
+                dl._scan(eng.prm, st.segs, st.pkts, st.links, st.bufs, eng.rev, live.nv, live.nl,
+                         live.snap, *scanned)  # fmt: skip
+            code = chunk.LOOK
+        return out, code, scanned
 
     def _waiting(self, since: float | None) -> float:
         """A rank that waited :data:`SPIN` seconds: a stopping process parks, a rank that
@@ -298,12 +423,14 @@ class Blocks:
         time.sleep(0.0005)
         return since
 
-    def _end(self, t: int, rows: np.ndarray, code: int, so: Any) -> list[tuple]:
-        """The block's last step's lagged values summed, the errors raised, the rows."""
+    def _end(self, t: int, rows: np.ndarray, code: int, so: Any, live: Any) -> np.ndarray:
+        """The block's last step's lagged values summed, the errors raised, the rows
+        ``(step, flits, delivered, injected, cross, work)``; the look's budget to ``live``."""
         rs, lag, err = self.ranks, self.net.lag, self.err
         eng = rs.eng
         tl = int(self.status[1])
-        mine = np.array([lag[1] if lag[0] else 0, lag[2] if lag[0] else 0, err[0] != 0], np.int64)
+        mine = np.array([lag[1] if lag[0] else 0, lag[2] if lag[0] else 0, err[0] != 0, lag[0]],
+                        np.int64)  # fmt: skip
         tot = np.empty_like(mine)
         eng.comm.Allreduce(mine, tot, op=sum_op())
         if code == FAILED or tot[0] or tot[2]:
@@ -318,6 +445,12 @@ class Blocks:
                 rs.inner._error(int(err[0]), so)
             rs.close()
             raise_collected(eng.comm, eng.msg)
-        if tl > t:
+        if tl > t and tot[3]:  # not counted by a look's vote
             rows[tl - t - 1, chunk.R_WORK] = tot[1]
-        return [(s, *rows[s - t - 1]) for s in range(t + 1, tl + 1)]
+            self.status[S_BUDGET] += tot[1]
+        if live is not None:
+            live.budget = int(self.status[S_BUDGET])
+        done = np.empty((tl - t, 6), np.int64)
+        done[:, 0] = np.arange(t + 1, tl + 1)
+        done[:, 1:] = rows[: tl - t]
+        return done

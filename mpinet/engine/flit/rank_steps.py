@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.engine.comm import sum_op
+from mpinet.engine.comm import loaded_mpi, sum_op
 from mpinet.engine.flit import chunk, mpi_native, rank_loop
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit.ranks import (
@@ -108,8 +108,7 @@ class RankSteps:
         self.recvs = []
 
     def _exchange(self) -> None:
-        from mpi4py import MPI
-
+        MPI = loaded_mpi()  # noqa: N806 (mpi4py's name; loaded: a communicator exists)
         comm, ex = self.eng.comm, self.ex
         MPI.Prequest.Startall(self.recvs)
         sends = [comm.Isend(ex.send[j, : ex.nsend[j]], dest=r, tag=TAG)
