@@ -29,18 +29,6 @@ PACKAGE = ROOT / "mpinet"
 LAZY_OK = "mpinet.cli"  # function-local imports allowed here only
 #: circles not cut yet, each to be removed from here when it is (issue 34)
 KNOWN_CIRCLES: list[list[str]] = []
-#: modules whose function-local imports are left as they are for now: rebuilt on issue 33/35
-#: branches; cleared after merge
-PENDING = frozenset(
-    {
-        "mpinet/engine/exchange.py",
-        "mpinet/routing/compiled.py",
-        "mpinet/routing/route_rows.py",
-        "mpinet/routing/route_tables.py",
-        "mpinet/routing/source_routes.py",
-    }
-)
-PENDING_DIRS = ("mpinet/engine/flit/",)  # rebuilt on issue 33/35 branches; cleared after merge
 #: the function-local imports that stay below cli/, each with its reason
 ALLOWED = {
     # pandas: an optional extra (`analysis`) that no command uses and that takes 0.2-0.3 s to
@@ -258,7 +246,7 @@ def test_no_function_local_imports_below_cli() -> None:
     bad = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith("mpinet/cli/") or rel in PENDING or rel.startswith(PENDING_DIRS):
+        if rel.startswith("mpinet/cli/"):
             continue
         bad += [
             f"{rel}:{line}: {stmt}"
@@ -268,10 +256,9 @@ def test_no_function_local_imports_below_cli() -> None:
     assert not bad, "imports inside functions below cli/:\n" + "\n".join(bad)
 
 
-def test_pending_entries_exist() -> None:
-    """A PENDING or ALLOWED entry names a file that is there (a stale one is removed)."""
-    assert all((ROOT / rel).is_file() for rel in PENDING | ALLOWED.keys())
-    assert all((ROOT / d).is_dir() for d in PENDING_DIRS)
+def test_allowed_entries_exist() -> None:
+    """An ALLOWED entry names a file that is there (a stale one is removed)."""
+    assert all((ROOT / rel).is_file() for rel in ALLOWED)
 
 
 def test_layers_contract() -> None:

@@ -39,6 +39,7 @@ from mpinet.engine.flit import route_io, step_end
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.injection_blocks import InjectionBlocks
+from mpinet.engine.run import raise_collected
 from mpinet.routing import compiled
 from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.vc_policies import ANY_VC, COUNT_VC, HOPS_VC
@@ -311,8 +312,6 @@ class Steps(InjectionBlocks):
         per step run, :func:`run_steps`' last status code and, for :data:`LOOK`, the scan
         (for :meth:`~mpinet.engine.flit.deadlock_live.LiveCheck.search`). Errors are raised
         as the step-by-step path raises them."""
-        from mpinet.engine.run import raise_collected
-
         eng = self.eng
         if self.pending is not None and self.pending[0] == t:  # drawn by the last call
             _, t_end, inj, ids = self.pending

@@ -34,6 +34,7 @@ from mpinet.engine.flit import chunk, step_end
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
+from mpinet.engine.flit.deadlock import wait_for_cycle
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
 from mpinet.engine.flit.iq_run import dor_ties, run_iq
 from mpinet.engine.flit.layout import Params, StepOut
@@ -41,6 +42,7 @@ from mpinet.engine.flit.rank_steps import RankSteps
 from mpinet.engine.models import Model
 from mpinet.engine.run import RunRecord, Workload, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
+from mpinet.routing import route_tables as rt
 from mpinet.routing.base import Router
 from mpinet.routing.vc_policies import SWITCHING
 from mpinet.topology.base import Topology
@@ -111,8 +113,6 @@ class FlitEngine:
         the same table on every rank); else its routes walked at injection into rows
         (:class:`~mpinet.routing.route_rows.SourceRouted`, driven by
         :class:`~mpinet.engine.flit.chunk.Steps`). ``why``: why a faster way did not apply."""
-        from mpinet.routing import route_tables as rt
-
         if not self.compiled_steps or self.router.compiled_hop() is not None:
             return rt.PATH_COMPILED if self.compiled_steps else rt.PATH_NEXT_PORT, ""
         router, how, why = rt.compile_routes(self.router)
@@ -211,8 +211,6 @@ class FlitEngine:
                         break
                 # a packet injected at step `last` can first move at last + 1
                 if not flits and in_flight and t > last:
-                    from mpinet.engine.flit.deadlock import wait_for_cycle
-
                     deadlock = wait_for_cycle(self, t, in_flight)
                     stop = True
                     break
@@ -243,8 +241,6 @@ class FlitEngine:
         elif code == chunk.FIND:  # the look is due, its scan did not fit the call's scratch
             deadlock = live.find(t, in_flight)
         elif rows.shape[0] and not rows[-1, 1] and in_flight and t > last:
-            from mpinet.engine.flit.deadlock import wait_for_cycle
-
             deadlock = wait_for_cycle(self, t, in_flight)
         return t, injected, delivered, deadlock
 
