@@ -21,6 +21,7 @@ import math
 import numba as nb
 import numpy as np
 
+from mpinet import numba_cache  # noqa: F401 (an unreadable kernel index compiles again)
 from mpinet.errors import TopologyError
 from mpinet.values import check_int
 

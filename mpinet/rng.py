@@ -13,6 +13,8 @@ import math
 import numba as nb
 import numpy as np
 
+from mpinet import numba_cache  # noqa: F401 (an unreadable kernel index compiles again)
+
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _GOLD = np.uint64(0x9E3779B97F4A7C15)

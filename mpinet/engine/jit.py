@@ -10,5 +10,7 @@ from __future__ import annotations
 
 import numba as nb
 
+from mpinet import numba_cache  # noqa: F401 (an unreadable kernel index compiles again)
+
 #: decorator of the engine's kernels (kernels, kernels_check, calendar_kernels, deadlock)
 jit = nb.njit(cache=True, nogil=True)

@@ -1,0 +1,50 @@
+"""An index of numba's cache that names a class no longer there (mpinet upgraded, a bundle
+moved) reads as obsolete: the kernel compiles again instead of every run dying."""
+
+from __future__ import annotations
+
+import pickle
+
+import numba
+from numba.core.caching import IndexDataCacheFile
+
+from mpinet import numba_cache
+
+
+class _Moved:  # stands for a named-tuple bundle pickled in a kernel's signature
+    pass
+
+
+def _index(tmp_path, overloads, stamp=("stamp", 1)):
+    cache = IndexDataCacheFile(str(tmp_path), "kernel-1.py", stamp)
+    with open(cache._index_path, "wb") as fh:
+        pickle.dump(numba.__version__, fh, protocol=-1)
+        fh.write(pickle.dumps((stamp, overloads), protocol=-1))
+    return cache
+
+
+def test_an_index_naming_a_moved_class_is_obsolete(tmp_path, monkeypatch):
+    monkeypatch.setattr(numba_cache, "_Moved", _Moved, raising=False)
+    _Moved.__module__, _Moved.__qualname__ = numba_cache.__name__, "_Moved"
+    cache = _index(tmp_path, {(_Moved(), "sig"): "kernel-1.1.nbc"})
+    monkeypatch.delattr(numba_cache, "_Moved")  # the class has moved away
+    assert numba_cache.guard()
+    assert cache._load_index() == {}
+    # numba writes a fresh index over it, readable again
+    cache.save(("sig",), b"code")
+    assert list(cache._load_index()) == [("sig",)]
+    assert cache.load(("sig",)) == b"code"
+
+
+def test_a_readable_index_is_numbas_as_before(tmp_path):
+    cache = _index(tmp_path, {("sig",): "kernel-1.1.nbc"})
+    assert cache._load_index() == {("sig",): "kernel-1.1.nbc"}
+    stale = IndexDataCacheFile(str(tmp_path), "kernel-1.py", ("other", 2))
+    assert stale._load_index() == {}  # another source: numba's own stale rule
+
+
+def test_the_guard_is_in_place_once_a_kernel_module_is_imported():
+    import mpinet.rng  # noqa: F401
+
+    assert getattr(IndexDataCacheFile._load_index, "_mpinet_guard", False)
+    assert numba_cache.guard()  # a second call changes nothing
