@@ -189,6 +189,7 @@ RULES: dict[str, Range] = {
     "workload.burst_beta": Range(-1, 1),
     "workload.burst_r1": Range(-1, 1),
     "workload.locality": prob_range(),  # one value, or each of a non-empty list
+    "workload.burst_initial": Range(0, 1, integer=True),  # one state, or each of a list
     "workload.messages": Range(1, 1 << 20, integer=True),
     "workload.interval": Range(1, 2**31 - 2, integer=True),
     "model.capacity": Range(1, 1 << 20, integer=True),  # each port class's value

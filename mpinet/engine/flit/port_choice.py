@@ -5,7 +5,7 @@ output link, :func:`movable` finds the links whose oldest request can move now a
 :func:`choose_links` picks among them: at most ``k`` links of a node (k-port, one-port),
 or the links of the port most in demand (sdc, :func:`sdc_port` over :func:`sdc_demand`,
 summed over the ranks by the caller). All-port allows every touched link. A model's
-choice reads only start-of-step state (docs/switching.md, "Port models").
+choice reads only start-of-step state (docs/switching.md, "One step `t`", item 4).
 """
 
 from __future__ import annotations
