@@ -21,19 +21,19 @@ routing_function = dor | dim_order | min; BookSim's traffic patterns;
 injection_process = bernoulli | on_off; sim_type = latency | throughput with
 BookSim's warm-up, sample periods, convergence and latency threshold.
 
-router: BookSim's default router (iq, input-queued with a pipeline) is not
-built in mpinet yet, so give router=ideal: mpinet's flit engine with its
-ideal router (one step per hop, docs/switching.md). The iq keys
-(routing_delay, credit_delay, allocators, speedups ...) are then listed as
-not modeled. Any other key mpinet does not run is refused by name; the keys
-it treats differently are listed in docs/booksim.md with the whole key table.
+router: BookSim's default, iq (input-queued, its pipeline and allocators), runs
+mpinet's model of it (docs/iq-router.md) with BookSim's router keys; router=ideal
+runs the flit engine's ideal router (one step per hop), the iq keys listed as not
+modeled. Any other key mpinet does not run is refused by name; the keys it treats
+differently are listed in docs/booksim.md with the whole key table.
 
 Latency is in engine steps; hops are counted as BookSim counts them (routers
 crossed: links + 1). Results are identical on any number of ranks.
 
 example:
+  mpinet booksim jobs/booksim/meshconfig
   mpinet booksim tests/data/booksim/mesh44.cfg router=ideal injection_rate=0.1
-  mpiexec -n 2 mpinet booksim tests/data/booksim/mesh44.cfg router=ideal --json
+  mpiexec -n 2 mpinet booksim tests/data/booksim/mesh44.cfg --json
 """
 
 
