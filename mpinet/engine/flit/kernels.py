@@ -100,6 +100,32 @@ def _older(pkt_inj, pkt_pid, p, q):
     return pkt_inj[p] < pkt_inj[q] or (pkt_inj[p] == pkt_inj[q] and pkt_pid[p] < pkt_pid[q])
 
 
+@njit(cache=True, inline="always")
+def _bucket(rq, rq_prev, last, pos, m, seg_pkt, seg_hops, pkt_inj, pkt_pid):
+    """Copy a link's ``m`` requests from their chain (``last``, back through ``rq_prev``) to
+    ``rq[pos:pos + m]`` in gathering order, then sort them oldest packet first, and of one
+    packet twice the segment nearer its head first (insertion sort: a node's few inputs)."""
+    x = last
+    for y in range(pos + m - 1, pos - 1, -1):
+        rq[y] = rq[x]
+        x = rq_prev[x]
+    for x in range(pos + 1, pos + m):
+        s = rq[x]
+        p = seg_pkt[s]
+        kh = seg_hops[s]
+        y = x - 1
+        while y >= pos:
+            r = rq[y]
+            q = seg_pkt[r]
+            if _older(pkt_inj, pkt_pid, q, p):
+                break
+            if q == p and seg_hops[r] > kh:
+                break
+            rq[y + 1] = r
+            y -= 1
+        rq[y + 1] = s
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def collect(prm, segs, pkts, links, bufs, so):
     """Requests of the step, bucketed by output link and sorted by (age, pid) per link.
@@ -165,28 +191,8 @@ def collect(prm, segs, pkts, links, bufs, so):
     for j in range(top, touched.shape[0]):
         link = touched[j]
         m = lreq[link]
-        x = lstart[link]
-        for y in range(pos + m - 1, pos - 1, -1):  # the chain, back in gathering order
-            rq[y] = rq[x]
-            x = rq_prev[x]
+        _bucket(rq, rq_prev, lstart[link], pos, m, seg_pkt, seg_hops, pkt_inj, pkt_pid)
         lstart[link] = pos
-        for x in range(pos + 1, pos + m):  # insertion sort: few requests (a node's inputs)
-            s = rq[x]
-            p = seg_pkt[s]
-            kh = seg_hops[s]
-            y = x - 1
-            while y >= pos:
-                r = rq[y]
-                q = seg_pkt[r]
-                if pkt_inj[q] < pkt_inj[p] or (
-                    pkt_inj[q] == pkt_inj[p] and pkt_pid[q] < pkt_pid[p]
-                ):
-                    break  # q older than p (_older, written out: see move)
-                if q == p and seg_hops[r] > kh:  # one packet twice: nearer its head first
-                    break
-                rq[y + 1] = r
-                y -= 1
-            rq[y + 1] = s
         pos += m
     return nt
 
@@ -266,28 +272,8 @@ def _buckets(nt, touched, allow, lreq, lstart, rq, rq_prev, seg_pkt, seg_hops, p
         m = lreq[link]
         if not allow[j] or m < 2:
             continue
-        x = lstart[link]
-        for y in range(pos + m - 1, pos - 1, -1):  # the chain, back in gathering order
-            rq[y] = rq[x]
-            x = rq_prev[x]
+        _bucket(rq, rq_prev, lstart[link], pos, m, seg_pkt, seg_hops, pkt_inj, pkt_pid)
         lstart[link] = pos
-        for x in range(pos + 1, pos + m):  # insertion sort, as collect's
-            s = rq[x]
-            p = seg_pkt[s]
-            kh = seg_hops[s]
-            y = x - 1
-            while y >= pos:
-                r = rq[y]
-                q = seg_pkt[r]
-                if pkt_inj[q] < pkt_inj[p] or (
-                    pkt_inj[q] == pkt_inj[p] and pkt_pid[q] < pkt_pid[p]
-                ):
-                    break
-                if q == p and seg_hops[r] > kh:
-                    break
-                rq[y + 1] = r
-                y -= 1
-            rq[y + 1] = s
         pos += m
 
 
