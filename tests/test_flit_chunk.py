@@ -241,8 +241,9 @@ def test_sort_active_sorts_any_list():
 
 
 def test_more_heads_than_the_routing_scratch_holds(monkeypatch):
-    """1,200 packets injected in one step: more than the step's routing scratch holds (its
-    first size), so that step routes in arrays of its own; the same run as step by step."""
+    """1,200 packets injected in one step: more than the routing scratch's first size (1,024),
+    so the compiled steps size it for the step's injections before the call (they allocate
+    nothing: no reference counts); the same run as step by step."""
     topo = from_spec("star:4")
     router = make_router("shortest", topo)
     m = model(topo, "wormhole", 4, 2, 2)
@@ -259,4 +260,4 @@ def test_more_heads_than_the_routing_scratch_holds(monkeypatch):
     a, b = both(topo, router, m, Packets(rows))
     assert_identical(a, b)
     assert a.packets.shape[0] == 1200
-    assert widths[0] < 1200  # the compiled run's first call: the step's heads did not fit
+    assert widths[0] >= 1200  # the compiled run's first call: sized for the step's heads

@@ -5,6 +5,7 @@ import pytest
 
 from mpinet import rng
 from mpinet.topology import from_spec
+from mpinet.workloads import unicast
 from mpinet.workloads.unicast import Unicast
 
 
@@ -50,7 +51,16 @@ def test_span_equals_per_step(split):
             for g, e in zip((pid[a:b], src[a:b], dst[a:b]), want, strict=True):
                 assert np.array_equal(g, e), (first, end, step)
     assert w.injection_span(lo, hi, 150, 170) is None  # past the window: nothing to draw
-    assert w.injection_span(lo, hi, 0, 100) is None  # longer than a block: step by step
+    long = Unicast(topo, "uniform", injection="bernoulli", rate=0.3, steps=3000, seed=5)
+    b = unicast.BLOCK
+    for first, end in [(1000, 1100), (b - 10, b + 10), (1, b + 1), (2 * b - 1, 2 * b + 3)]:
+        pid, src, dst, off = long.injection_span(lo, hi, first, end)  # across blocks
+        for k, step in enumerate(range(first, end)):
+            a, z = off[k], off[k + 1]
+            want = per_step(long, lo, hi, step)
+            for g, e in zip((pid[a:z], src[a:z], dst[a:z]), want, strict=True):
+                assert np.array_equal(g, e), (first, end, step)
+    assert long.injection_span(lo, hi, 0, b + 1) is None  # longer than a block: in pieces
 
 
 @pytest.mark.parametrize("p", [0.0, 1e-9, 0.006, 0.3, 0.5, 0.999999, 1.0])

@@ -41,6 +41,10 @@ PATTERNS = (
 )
 #: ``workload.injection`` values
 INJECTIONS = ("once", "bernoulli", "on_off")
+#: steps of a Bernoulli block drawn at once (at most 2**20 node-steps): the compiled flit
+#: steps take up to 1,024 steps per call, and a draw's fixed cost (about 100 us of numpy
+#: calls) per 64 steps was a quarter of a light run's Python (docs/performance.md)
+BLOCK = 1024
 
 
 class Unicast:
@@ -215,7 +219,7 @@ class Unicast:
         if blk is None or blk[:2] != (lo, hi) or not blk[2] <= step < blk[3]:
             n = self.topo.num_nodes
             nodes = np.arange(lo, hi, dtype=np.int64)
-            end = min(self.steps, step + max(1, min(64, (1 << 20) // max(hi - lo, 1))))
+            end = min(self.steps, step + max(1, min(BLOCK, (1 << 20) // max(hi - lo, 1))))
             steps = np.arange(step, end, dtype=np.int64)
             row, col = rng.grid_below(self.seed, nodes, steps, self.rate, rng.STREAM_INJECT)
             src, pid = nodes[col], steps[row] * n + nodes[col]
@@ -234,7 +238,8 @@ class Unicast:
             return None
         stop = min(end, self.steps)  # no injections from self.steps on
         blk = self._blk
-        if blk is None or blk[:2] != (lo, hi) or not blk[2] <= first < stop <= blk[3]:
+        if (blk is None or blk[:2] != (lo, hi) or not blk[2] <= first < blk[3]
+                or (stop > blk[3] and blk[2] < first)):  # fmt: skip
             self._blk = None  # a block from `first` (the same keys: the same draws)
             self._block(lo, hi, first)
             blk = self._blk

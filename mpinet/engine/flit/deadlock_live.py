@@ -44,7 +44,7 @@ CHECK_EVERY = 16
 PACE = 128
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, hf, hb, closed,
           cnt):  # fmt: skip
     """Fronts, waits, holds and closed buffers of the rank (ids in the module docstring).

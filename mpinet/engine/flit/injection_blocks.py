@@ -27,6 +27,20 @@ Injections.__doc__ = """The injections of a block of steps: step ``k``'s packets
 ``hoff[k]:hoff[k + 1]`` of ``hpid, hsrc, hdst``."""
 
 
+def split_ids(ids: list, t: int) -> tuple[list, list]:
+    """The ids drawn (:meth:`InjectionBlocks._injections`' ``(steps, ids)`` entries) split
+    at step ``t``: the id arrays of steps up to ``t`` (the engine's list) and the entries of
+    the later steps (for the next call)."""
+    done, later = [], []
+    for steps, a in ids:
+        k = int(np.searchsorted(steps, t, side="right"))
+        if k:
+            done.append(a[:k])
+        if k < steps.size:
+            later.append((steps[k:], a[k:]))
+    return done, later
+
+
 class InjectionBlocks:
     """Draws the injections of a block of steps for :class:`~mpinet.engine.flit.chunk.Steps`
     (which sets ``eng``, ``rows`` and calls :meth:`_set_rule`)."""
@@ -40,8 +54,9 @@ class InjectionBlocks:
 
     def _injections(self, workload: Any, t: int, t_end: int, ids: list | None = None) -> tuple:
         """The injections of steps ``t + 1 .. t_end`` as the step-by-step path makes them;
-        ``ids`` gets ``(step, injected ids)`` per step (the engine's list, once run; None:
-        the engine's list at once). With walked rows, their routes walked (:meth:`_walk`):
+        ``ids`` gets ``(steps, injected ids)`` arrays, a block or a step each, steps
+        ascending (the engine's list, once run: :func:`split_ids`; None: the engine's list
+        at once). With walked rows, their routes walked (:meth:`_walk`):
         once for all the steps drawn (a walk costs a router call per hop index however few
         its packets: in blocks of 16 steps it was a third of a borel-cr run)."""
         eng = self.eng
@@ -100,7 +115,7 @@ class InjectionBlocks:
                 ioff.append(ioff[-1])
                 hoff.append(hoff[-1])
                 continue
-            ids.append((step, got[0]))
+            ids.append((np.full(got[0].size, step, np.int64), got[0]))
             pid, src, dst, hdr, home = heads.queued(eng, workload, step, *got)
             homes.append(home)
             hoff.append(hoff[-1] + home[0].size)
@@ -115,12 +130,13 @@ class InjectionBlocks:
 
     def _spans(self, workload: Any, t: int, t_end: int) -> tuple | None:
         """Steps ``t + 1 .. t_end``' injections from the workload's blocks
-        (``injection_span``, a block of at most 64 steps each: a piece is halved until it
-        lies in one), ``(ids, sources, dests, offsets)``; None without blocks."""
+        (``injection_span``: the whole span first, a piece halved until it lies in one block),
+        ``(ids, sources, dests, offsets)``; None without blocks."""
         span = getattr(workload, "injection_span", None)
         if span is None:
             return None
-        eng, parts, offs, a, size, base = self.eng, [], [np.zeros(1, np.int64)], t + 1, 64, 0
+        eng, parts, offs, a, base = self.eng, [], [np.zeros(1, np.int64)], t + 1, 0
+        size = max(t_end - t, 1)
         while a <= t_end:
             b = min(a + size, t_end + 1)
             if a > workload.last_injection_step:  # none from here on
@@ -142,10 +158,9 @@ class InjectionBlocks:
     def _span(self, pid, src, dst, off, t: int, ids: list) -> tuple:
         """:meth:`_injections` from a block of steps (ids ascending: each step's sorted)."""
         eng = self.eng
-        for k in range(off.size - 1):  # the engine's list of injected ids, step by step
-            if off[k + 1] > off[k]:
-                ids.append((t + 1 + k, pid[off[k] : off[k + 1]]))
         step = np.repeat(np.arange(off.size - 1), np.diff(off))
+        if pid.size:  # the engine's list of injected ids: one entry for the block
+            ids.append((step + (t + 1), pid))
         home = src == dst
         if home.any():
             hoff = np.searchsorted(step[home], np.arange(off.size))

@@ -392,10 +392,10 @@ class Blocks:
             break
         eng.native_exchange = (float(net.waited[0]), int(net.sent[0]))  # bench --phases
         tl = int(status[1])
-        eng.injected.extend(a for step, a in ids if step <= tl)
+        done, later = chunk.split_ids(ids, tl)  # drawn: run, and for the next call
+        eng.injected.extend(done)
         if code == LOOKED and tl < t_end:  # the steps drawn and not run, for the next call
             k = tl - t
-            later = [(step, a) for step, a in ids if step > tl]
             self.pending = (tl, t_end, inj._replace(off=inj.off[k:], hoff=inj.hoff[k:]), later)
         out = self._end(t, rows, code, so, live)
         scanned = None

@@ -30,7 +30,6 @@ first call resolved.
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any
 
 import numpy as np
 from numba import njit
@@ -38,6 +37,7 @@ from numba import njit
 from mpinet.engine.flit import chunk, step_end
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
+from mpinet.engine.flit.direct import Direct  # noqa: F401 (its callers read it here)
 
 #: a message's header: wire rows, credit pairs, heads among the rows, then the step's
 #: counters (:data:`NK` words, written by the compiled loop of :mod:`.rank_loop`)
@@ -57,29 +57,6 @@ Exchange.__doc__ = """The arrays of the exchange: ``slot[rank]`` the neighbour i
 (-1: not one); ``owner``: the global VC-buffer ids where each rank's begin (``bounds * degree *
 V``); per neighbour its message out (``send[j, :nsend[j]]``) and in (``recv[j]``); ``rbufs``:
 the buffers filled by a step's rows in (checked); ``width``: a wire row's width."""
-
-
-class Direct:
-    """A compiled kernel called through the entry point of the signature its first call
-    resolved: numba's dispatcher types every array of every bundle on each call (about 30
-    microseconds for a step's bundles, measured), the entry point only unboxes them (about 6).
-    Every later call must pass arguments of the first call's types (the engine's bundles
-    keep their dtypes and layouts when they grow)."""
-
-    __slots__ = ("fn", "entry")
-
-    def __init__(self, fn: Any) -> None:
-        self.fn, self.entry = fn, None
-
-    def __call__(self, *args: Any) -> Any:
-        if self.entry is not None:
-            return self.entry(*args)
-        out = self.fn(*args)
-        sig = tuple(self.fn.typeof_pyval(a) for a in args)
-        cres = self.fn.overloads.get(sig)
-        if cres is not None:
-            self.entry = cres.entry_point
-        return out
 
 
 @njit(cache=True, error_model="numpy")

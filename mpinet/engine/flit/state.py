@@ -178,7 +178,7 @@ class FlitState:
         return self.load.reshape(self.block, self.deg).copy()
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, prm, segs, pkts, bufs):
     """Injected packets: a record each and a segment of all ``flits`` flits at the back of
     the source queue of (source, first port), in the given order."""
@@ -226,7 +226,37 @@ def activate(ids, bufs):
         activate_one(b, active, act, nact)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _sift(a, lo, root, end):
+    """Sift ``a[lo + root]`` down the max-heap ``a[lo:lo + end]``."""
+    x = a[lo + root]
+    while True:
+        c = 2 * root + 1
+        if c >= end:
+            break
+        if c + 1 < end and a[lo + c + 1] > a[lo + c]:
+            c += 1
+        if a[lo + c] <= x:
+            break
+        a[lo + root] = a[lo + c]
+        root = c
+    a[lo + root] = x
+
+
+@njit(cache=True, _nrt=False)
+def heap_sort(a, lo, hi):
+    """Sort ``a[lo:hi]`` ascending in place (heapsort): no allocation, unlike numba's
+    ``ndarray.sort`` (its quicksort keeps a list), so the compiled steps that call it run
+    without reference counts (docs/performance.md, "Cost per step")."""
+    m = hi - lo
+    for r in range(m // 2 - 1, -1, -1):
+        _sift(a, lo, r, m)
+    for end in range(m - 1, 0, -1):
+        a[lo], a[lo + end] = a[lo + end], a[lo]
+        _sift(a, lo, 0, end)
+
+
+@njit(cache=True, _nrt=False)
 def sort_active(act, n, tmp):
     """Sort ``act[:n]`` ascending: its sorted prefix (what the last sort left, compacted in
     order) merged with the rest sorted (a few hundred buffers activated since); a full sort
@@ -236,8 +266,9 @@ def sort_active(act, n, tmp):
         p += 1
     if p >= n:
         return
-    act[p:n].sort()
-    tmp[:p] = act[:p]
+    heap_sort(act, p, n)
+    for i in range(p):  # a loop: a slice copy may allocate (overlap)
+        tmp[i] = act[i]
     i, j, k = 0, p, 0
     while i < p and j < n:
         if tmp[i] < act[j]:
