@@ -61,6 +61,11 @@ def test_span_equals_per_step(split):
             for g, e in zip((pid[a:z], src[a:z], dst[a:z]), want, strict=True):
                 assert np.array_equal(g, e), (first, end, step)
     assert long.injection_span(lo, hi, 0, b + 1) is None  # longer than a block: in pieces
+    got = long.injection_span(lo, hi, 3, 3 * b, partial=True)  # a block's part: its steps
+    assert got[3].size - 1 == b - 3  # the block drawn at step 0 ends at b
+    for k, step in enumerate(range(3, b)):
+        a, z = got[3][k], got[3][k + 1]
+        assert np.array_equal(got[0][a:z], per_step(long, lo, hi, step)[0])
 
 
 @pytest.mark.parametrize("p", [0.0, 1e-9, 0.006, 0.3, 0.5, 0.999999, 1.0])

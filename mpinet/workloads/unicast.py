@@ -230,21 +230,27 @@ class Unicast:
         a, b = blk[7][step - blk[2]], blk[7][step - blk[2] + 1]
         return blk[4][a:b], blk[5][a:b], blk[6][a:b]
 
-    def injection_span(self, lo: int, hi: int, first: int, end: int) -> tuple | None:
+    def injection_span(self, lo: int, hi: int, first: int, end: int,
+                       partial: bool = False) -> tuple | None:  # fmt: skip
         """The injections of steps ``first .. end - 1`` at once, ``(ids, sources, dests,
         offsets)`` (step ``first + k``'s are ``offsets[k]:offsets[k + 1]``), when they lie
-        in one Bernoulli block; None otherwise (the caller asks step by step)."""
+        in one Bernoulli block; None otherwise (the caller asks step by step). ``partial``:
+        the steps from ``first`` that lie in one block (fewer than asked when it ends
+        before ``end``: the caller asks again from there), so that every block is drawn
+        once whatever the caller's spans."""
         if self.injection != "bernoulli" or first >= self.steps:
             return None
         stop = min(end, self.steps)  # no injections from self.steps on
         blk = self._blk
         if (blk is None or blk[:2] != (lo, hi) or not blk[2] <= first < blk[3]
-                or (stop > blk[3] and blk[2] < first)):  # fmt: skip
+                or (stop > blk[3] and blk[2] < first and not partial)):  # fmt: skip
             self._blk = None  # a block from `first` (the same keys: the same draws)
             self._block(lo, hi, first)
             blk = self._blk
         if stop > blk[3]:
-            return None
+            if not partial:
+                return None
+            stop = end = blk[3]
         off = blk[7][first - blk[2] : stop - blk[2] + 1]
         off = np.concatenate([off, np.full(end - stop, off[-1], off.dtype)])
         a, b = int(off[0]), int(off[-1])

@@ -30,7 +30,7 @@ import numpy as np
 
 from mpinet.engine.comm import block_bounds, resolve, sum_op
 from mpinet.engine.exchange import exchange_packets
-from mpinet.engine.flit import chunk, step_end
+from mpinet.engine.flit import chunk, results, step_end
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
@@ -40,7 +40,7 @@ from mpinet.engine.flit.iq_run import dor_ties, run_iq
 from mpinet.engine.flit.layout import Params, StepOut
 from mpinet.engine.flit.rank_steps import RankSteps
 from mpinet.engine.models import Model
-from mpinet.engine.run import RunRecord, Workload, raise_collected, stuck_packets
+from mpinet.engine.run import RunRecord, Workload, raise_collected
 from mpinet.engine.state import neighbor_block
 from mpinet.routing import route_tables as rt
 from mpinet.routing.base import Router
@@ -218,7 +218,7 @@ class FlitEngine:
                 break
         if ranks is not None:
             ranks.close()
-        return self._record(t, counters, deadlock, in_flight, t0)
+        return results.record(self, t, counters, deadlock, in_flight, t0)
 
     def _compiled_rows(self, steps: Any, workload: Workload, t: int, last: int, injected: int,
                        delivered: int, counters: list, live: Any) -> tuple:  # fmt: skip
@@ -229,7 +229,7 @@ class FlitEngine:
         if rows.shape[0]:
             inj = injected + np.cumsum(rows[:, 3])
             dlv = delivered + np.cumsum(rows[:, 2])
-            counters.extend(np.stack([rows[:, 1], rows[:, 2], inj - dlv, rows[:, 4]], 1).tolist())
+            counters.append(np.stack([rows[:, 1], rows[:, 2], inj - dlv, rows[:, 4]], 1))
             if self.progress is not None and self.rank == 0:
                 for i in range(rows.shape[0]):
                     self.progress(int(rows[i, 0]), int(dlv[i]), int(inj[i]), int(inj[i] - dlv[i]))
@@ -243,34 +243,6 @@ class FlitEngine:
         elif rows.shape[0] and not rows[-1, 1] and in_flight and t > last:
             deadlock = wait_for_cycle(self, t, in_flight)
         return t, injected, delivered, deadlock
-
-    def _record(self, t: int, counters: list, deadlock: Any, in_flight: int, t0: float):
-        st = self.st
-        packets = np.concatenate(self.delivered) if self.delivered else np.empty((0, 7), np.int64)
-        left = self._live_rows()
-        if left.shape[0]:  # still in flight at the end: deliver_step = -1
-            rows = left[:, [0, 1, 2, 4, 4, 5, 6]]
-            rows[:, 4] = -1
-            packets = np.concatenate([packets, rows])
-        hops = None
-        if self.record_hops:
-            hops = np.concatenate(self.hop_rows) if self.hop_rows else np.empty((0, 5), np.int64)
-        rec = RunRecord(
-            steps=t,
-            counters=np.array(counters, dtype=np.int64).reshape(-1, 4),
-            packets=packets,
-            injected_ids=np.concatenate(self.injected) if self.injected else np.empty(0, np.int64),
-            link_load=st.link_load(),
-            hop_rows=hops,
-            stuck=stuck_packets(self.comm, self.topo, self._live_rows()) if in_flight else [],
-            deadlock=deadlock,
-            drops=np.empty((0, 4), np.int64),
-            seconds=time.perf_counter() - t0,
-            lo=self.lo,
-            hi=self.hi,
-        )
-        self.st = self._sc = None  # the arrays go with the run
-        return rec
 
     # -- one step ------------------------------------------------------------------
     def _step(self, t: int) -> tuple[int, int, int]:
@@ -391,26 +363,3 @@ class FlitEngine:
             f"model {self.model.name} ({self.model.switching}) violated in step {t} at node "
             f"{self.topo.label(node + self.lo)}, port {self.topo.ports[port]}: {what}"
         )
-
-    # -- what is left ----------------------------------------------------------------
-    def _live_rows(self) -> np.ndarray:
-        """(pid, src, dst, cur, inj, hops, adm) of each undelivered packet, from the rank
-        holding its head (so every packet once, whatever the rank count): the segment its
-        head has not left yet, or the one sending it into its destination."""
-        st = self.st
-        used = np.ones(st.nseg, bool)
-        used[st.seg_free[: int(st.nfree[0])]] = False
-        segs = np.flatnonzero(used)
-        dest = st.seg_ovc[segs] == fk.DEST
-        head = segs[(st.seg_sent[segs] == 0) | dest]
-        p = st.seg_pkt[head]
-        last = st.seg_ovc[head] == fk.DEST
-        src_q = st.seg_buf[head] >= st.nvcbuf
-        node = st.seg_buf[head] // (self.deg * self.vcs) + self.lo
-        cur = np.where(last, st.pkt_dst[p], np.where(src_q, st.pkt_src[p], node))
-        hops = st.seg_hops[head] + last
-        cols = (st.pkt_pid[p], st.pkt_src[p], st.pkt_dst[p], cur, st.pkt_inj[p], hops,
-                st.pkt_adm[p])  # fmt: skip
-        rows = np.stack(cols, axis=1).astype(np.int64).reshape(-1, 7)
-        # by id: the pools' growth (which differs between the step paths) orders segments
-        return rows[np.argsort(rows[:, 0], kind="stable")]

@@ -130,28 +130,23 @@ class InjectionBlocks:
 
     def _spans(self, workload: Any, t: int, t_end: int) -> tuple | None:
         """Steps ``t + 1 .. t_end``' injections from the workload's blocks
-        (``injection_span``: the whole span first, a piece halved until it lies in one block),
-        ``(ids, sources, dests, offsets)``; None without blocks."""
+        (``injection_span(..., partial=True)``: the steps that lie in one block, then the
+        rest from the next), ``(ids, sources, dests, offsets)``; None without blocks."""
         span = getattr(workload, "injection_span", None)
         if span is None:
             return None
         eng, parts, offs, a, base = self.eng, [], [np.zeros(1, np.int64)], t + 1, 0
-        size = max(t_end - t, 1)
         while a <= t_end:
-            b = min(a + size, t_end + 1)
             if a > workload.last_injection_step:  # none from here on
                 offs.append(np.full(t_end + 1 - a, base, np.int64))
                 break
-            got = span(eng.lo, eng.hi, a, b)
+            got = span(eng.lo, eng.hi, a, t_end + 1, partial=True)
             if got is None:
-                if size == 1:
-                    return None
-                size //= 2
-                continue
+                return None
             parts.append(got[:3])
             offs.append(np.asarray(got[3][1:], np.int64) + base)
             base += int(got[3][-1])
-            a = b
+            a += got[3].size - 1
         cat = lambda k: np.concatenate([x[k] for x in parts]) if parts else np.empty(0, np.int64)  # noqa: E731
         return cat(0), cat(1), cat(2), np.concatenate(offs)
 
