@@ -92,7 +92,7 @@ def route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, s
                   sc, hdr)  # fmt: skip
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, status, sc,
            hdr):  # fmt: skip
     """:func:`route` in the scratch ``sc`` (11 rows of at least ``nnew + ni`` words) and

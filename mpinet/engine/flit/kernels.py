@@ -126,7 +126,7 @@ def _bucket(rq, rq_prev, last, pos, m, seg_pkt, seg_hops, pkt_inj, pkt_pid):
         rq[y + 1] = s
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def collect(prm, segs, pkts, links, bufs, so):
     """Requests of the step, bucketed by output link and sorted by (age, pid) per link.
 
@@ -212,7 +212,7 @@ def allocate_vc(link, s, p, nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held, cre
     return NO_VC
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def move(t, nt, in_window, prm, segs, pkts, links, bufs, so):
     """Serve every allowed link (see the module docstring); fill the step's lists.
 

@@ -24,7 +24,7 @@ from mpinet.prefetch import prefetch
 CAPACITY, PORTS, SDC_PORT, BUFFER = 1, 2, 3, 4
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, error_model="numpy", _nrt=False, forceinline=True)
 def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
     """The end of the step on this rank; returns the number of ``so.new`` heads.
 
