@@ -72,6 +72,15 @@ CASES = {
         {"k": 4, "flits": 2, "vcs": 4, "vc_buffer": 4,
          "iq": {**MESHCONFIG_IQ, "input_speedup": 2, "output_speedup": 2}},
     ),
+    # output speedup with speculation, a routing stage and internal speedup
+    "speedup-speculative": (
+        1500,
+        ["k=4", "packet_size=3", "num_vcs=4", "vc_buf_size=3", "output_speedup=2",
+         "speculative=1", "routing_delay=1", "internal_speedup=1.5", "injection_rate=0.4"],
+        {"k": 4, "flits": 3, "vcs": 4, "vc_buffer": 3,
+         "iq": {**MESHCONFIG_IQ, "output_speedup": 2, "speculative": 1, "routing_delay": 1,
+                "internal_speedup": 1.5}},
+    ),
 }  # fmt: skip
 _ENQ = re.compile(r"^(\d+) \| node(\d+) \| Enqueuing packet (\d+) at time (\d+)\.")
 _RET = re.compile(r"^(\d+) \| node(\d+) \| Retiring packet (\d+) \(plat = (\d+), .*"

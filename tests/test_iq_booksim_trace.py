@@ -43,7 +43,7 @@ def replay(model: dict, rows: np.ndarray, **iq) -> np.ndarray:
 
 
 def test_the_traces_are_here():
-    assert set(CASES) >= {"meshconfig", "wormhole", "separable", "input-speedup"}
+    assert set(CASES) >= {"meshconfig", "wormhole", "separable", "input-speedup", "speedup"}
 
 
 @pytest.mark.parametrize("name", CASES)
