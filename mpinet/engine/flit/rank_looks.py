@@ -32,7 +32,7 @@ from numba import njit
 
 from mpinet.engine.flit import chunk
 from mpinet.engine.flit import deadlock_live as dl
-from mpinet.engine.waitfor import _dead_one_rank
+from mpinet.engine.waitfor import dead_one_rank
 
 #: :func:`look_votes`' code beyond :mod:`~mpinet.engine.flit.chunk`'s: waiting for messages,
 #: a rank failed, a look whose search Python makes (see :mod:`~mpinet.engine.flit.rank_loop`)
@@ -149,7 +149,7 @@ def search(net, status):
         a += 2 * h
         cl[jc : jc + c] = g[a : a + c]
         jf, jh, jc = jf + f, jh + h, jc + c
-    if _dead_one_rank(fr, wt, hf, hb, cl).any():
+    if dead_one_rank(fr, wt, hf, hb, cl).any():
         return LOOKED
     status[S_BUDGET] = -dl.PACE * nf
     status[S_SEARCHED] += 1
