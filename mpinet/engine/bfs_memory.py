@@ -73,7 +73,7 @@ def estimate_bfs_bytes(
 
 
 def estimate_all_sources_bytes(topo: Topology, size: int) -> int:
-    """Peak memory of one rank of :func:`~mpinet.engine.bfs.bfs_all_sources`, bytes (any ``size``)."""
+    """Peak bytes of one rank of :func:`~mpinet.engine.bfs.bfs_all_sources` (any ``size``)."""
     n, deg = topo.num_nodes + 1, topo.degree  # + the sentinel row of missing ports
     table = n * deg * id_dtype(n).itemsize
     build = min(n, EXPAND_CHUNK) * deg * 16  # one chunk's int64 neighbours and a copy
