@@ -20,7 +20,7 @@ Two algorithms, both giving identical answers for any number of ranks:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -320,26 +320,21 @@ def _pack_by_weight(reps: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, 
     return np.concatenate(srcs), np.concatenate(wword)
 
 
-def _bitset_bfs(
-    table: np.ndarray,
-    sources: np.ndarray,
-    word_weights: np.ndarray,
-    on_level: Callable[[int], None] | None = None,
-) -> np.ndarray:
-    """Weighted distance histogram from 64 sources per word (``-1`` = no source).
+def bitset_levels(table: np.ndarray, sources: np.ndarray, words: int) -> Iterator[np.ndarray]:
+    """Bit-parallel BFS from 64 sources per word (``-1`` = no source): for each level
+    from 0 (the sources), the nodes first reached there, counted per word (int64).
 
-    Rows are nodes plus the sentinel row ``N`` (always zero, the target of
-    missing ports), so every port is one gather of whole rows, no masks.
-    ``on_level(level)`` is called after each level.
+    Rows of ``table`` (:func:`port_table`) are nodes plus the sentinel row ``N``
+    (always zero, the target of missing ports), so every port is one gather of whole
+    rows, no masks. Stops after the last level that reaches a node.
     """
     deg, rows = table.shape
-    words = word_weights.size
     bit = np.flatnonzero(sources >= 0)
     front = np.zeros((rows, words), dtype=np.uint64)
     front[sources[bit], bit // 64] |= np.left_shift(np.uint64(1), (bit % 64).astype(np.uint64))
     visited = front.copy()
     new, tmp = np.empty_like(front), np.empty_like(front)
-    hist = [int(np.dot(np.bitwise_count(front).sum(axis=0, dtype=np.int64), word_weights))]
+    yield np.bitwise_count(front).sum(axis=0, dtype=np.int64)
     while True:
         np.take(front, table[0], axis=0, out=new)
         for p in range(1, deg):
@@ -348,10 +343,23 @@ def _bitset_bfs(
         new &= np.invert(visited, out=tmp)
         counts = np.bitwise_count(new).sum(axis=0, dtype=np.int64)
         if not counts.any():
-            break
+            return
         visited |= new
         front, new = new, front
+        yield counts
+
+
+def _bitset_bfs(
+    table: np.ndarray,
+    sources: np.ndarray,
+    word_weights: np.ndarray,
+    on_level: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Weighted distance histogram from 64 sources per word (:func:`bitset_levels`);
+    ``on_level(level)`` is called after each level but the sources'."""
+    hist = []
+    for level, counts in enumerate(bitset_levels(table, sources, word_weights.size)):
         hist.append(int(np.dot(counts, word_weights)))
-        if on_level is not None:
-            on_level(len(hist) - 1)
+        if level and on_level is not None:
+            on_level(level)
     return np.array(hist, dtype=np.int64)
