@@ -234,7 +234,7 @@ class Ranks:
                               np.zeros(nn, np.int64), np.zeros((nn, words), np.int64),
                               np.empty(1, np.int64), np.int64(width))  # fmt: skip
         self.net = rank_loop.new_net(ranks, np.full(nn, words, np.int64), fold, nat.status_words,
-                                     nat.handle)  # fmt: skip
+                                     handle=nat.handle)  # fmt: skip
         self.c_block = rk.Direct(run_block)
         _ = deg
 

@@ -4,12 +4,12 @@ mpi4py loaded, as function pointers that numba-compiled code calls.
 Why: a step of the multi-rank compiled steps costs a few hundred microseconds on a rank's
 half of ms:3,2; a return to Python for each step's exchange cost about as much again
 (issue 33). With the library's ``MPI_Isend``, ``MPI_Irecv``, ``MPI_Testall``,
-``MPI_Iallreduce`` and ``MPI_Wtime`` passed in as a tuple of ``ctypes`` function pointers,
-the whole loop over a block of steps, exchange included, runs in one compiled call
-(:mod:`mpinet.engine.flit.rank_loop`). The pointers are arguments, not globals, so the
-kernels stay in numba's on-disk cache (a global pointer would be compiled in as a constant
-and the kernels recompiled in every process). The package ``numba-mpi`` does the same with
-globals and ``MPI_COMM_WORLD`` only; neither suits a run on any communicator.
+``MPI_Iallreduce``, ``MPI_Iallgather(v)`` and ``MPI_Wtime`` passed in as a tuple of
+``ctypes`` function pointers, the whole loop over a block of steps, exchange included, runs
+in one compiled call (:mod:`mpinet.engine.flit.rank_loop`). The pointers are arguments, not
+globals, so the kernels stay in numba's on-disk cache (a global pointer would be compiled in
+as a constant and the kernels recompiled in every process). The package ``numba-mpi`` does
+the same with globals and ``MPI_COMM_WORLD`` only; neither suits a run on any communicator.
 
 Handles (communicator, datatype, operation, request) are C ``int`` in the MPICH ABI (MPICH,
 its wheel, Intel MPI, Cray MPICH) and pointers in Open MPI's: their width is taken from the
@@ -33,7 +33,8 @@ from mpinet.engine.comm import loaded_mpi
 
 #: the ``Native`` bundle: the function pointers, then the handles the calls take
 Native = namedtuple("Native", ["fns", "comm", "int64", "sum", "status_words", "handle", "hnd"])
-Native.__doc__ = """``fns = (isend, irecv, testall, iallreduce, wtime, sched_yield)``;
+Native.__doc__ = """``fns = (isend, irecv, testall, iallreduce, wtime, sched_yield, iallgather,
+iallgatherv)``;
 ``comm``, ``int64``, ``sum``: the handles of the communicator, ``MPI_INT64_T`` and
 ``MPI_SUM``; ``status_words``: an ``MPI_Status`` in 4-byte words (the size of a status
 in the scratch array the tests write); ``handle``: the numpy type of a handle (``int32``
@@ -48,14 +49,19 @@ _HANDLES = {4: (ctypes.c_int32, np.int32), 8: (ctypes.c_int64, np.int64)}
 
 def _prototypes(h: Any) -> tuple:
     """The calls' C types with handles of C type ``h``: (Isend/Irecv, Testall, Iallreduce,
-    Wtime, sched_yield)."""
+    Wtime, sched_yield, Iallgather, Iallgatherv)."""
     # (buf, count, type, rank, tag, comm, request*)
     p2p = ctypes.CFUNCTYPE(_C, _P, _C, h, _C, _C, h, _P)
     # (count, requests*, flag*, statuses*)
     testall = ctypes.CFUNCTYPE(_C, _C, _P, _P, _P)
     # (send, recv, count, type, op, comm, request*)
     iallreduce = ctypes.CFUNCTYPE(_C, _P, _P, _C, h, h, h, _P)
-    return p2p, testall, iallreduce, ctypes.CFUNCTYPE(ctypes.c_double), ctypes.CFUNCTYPE(_C)
+    # (send, count, type, recv, count, type, comm, request*)
+    iallgather = ctypes.CFUNCTYPE(_C, _P, _C, h, _P, _C, h, h, _P)
+    # (send, count, type, recv, counts*, displs*, type, comm, request*)
+    iallgatherv = ctypes.CFUNCTYPE(_C, _P, _C, h, _P, _P, _P, h, h, _P)
+    return (p2p, testall, iallreduce, ctypes.CFUNCTYPE(ctypes.c_double), ctypes.CFUNCTYPE(_C),
+            iallgather, iallgatherv)  # fmt: skip
 
 
 #: the calls of the loaded library, by handle width (one library per process)
@@ -109,7 +115,7 @@ def native(comm: Any) -> Native | None:
         try:
             lib = ctypes.CDLL(path)
             addr = lambda name: ctypes.cast(getattr(lib, name), _P).value  # noqa: E731
-            p2p, testall, iallreduce, wtime, yld = _prototypes(ctype)
+            p2p, testall, iallreduce, wtime, yld, iallgather, iallgatherv = _prototypes(ctype)
             fns = (
                 p2p(addr("MPI_Isend")),
                 p2p(addr("MPI_Irecv")),
@@ -117,6 +123,8 @@ def native(comm: Any) -> Native | None:
                 iallreduce(addr("MPI_Iallreduce")),
                 wtime(addr("MPI_Wtime")),
                 yld(ctypes.cast(ctypes.CDLL(None).sched_yield, _P).value),
+                iallgather(addr("MPI_Iallgather")),
+                iallgatherv(addr("MPI_Iallgatherv")),
             )
         except (OSError, AttributeError):
             return None
