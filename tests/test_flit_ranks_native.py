@@ -62,7 +62,7 @@ def test_native_calls_found_under_the_wrappers(comm):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("kind", ["all-port", "one-port", "k-port:2"])
+@pytest.mark.parametrize("kind", ["all-port", "one-port", "k-port:2", "sdc"])
 @pytest.mark.parametrize("how", ["fold", "reduce", "wait"])
 def test_blocks_equal_the_steps(comm, monkeypatch, blocks_run, kind, how):
     if comm.Get_size() == 1:

@@ -125,6 +125,7 @@ def exchange_bytes(
         words = nn * (2 * (fr.HEADER + widest) + 1) + 2 * size + 1 + int(links.sum()) * capacity
         # the loop's counters, requests, statuses, the looks' votes and gather (rank_looks)
         net = 2 * fr.NK + 2 * nn + 5 * (2 * nn + 1) + (VOTE + GATHER) * (size + 1) + size
+        net += 2 * topo.degree  # sdc's demand per port, this rank's and summed
         most = max(most, 8 * (words + net))
     return most
 

@@ -3,7 +3,9 @@ exchange with the other ranks included (MPI called from the compiled code throug
 :mod:`~mpinet.engine.flit.mpi_native`'s function pointers).
 
 A step ``t`` on rank ``r``, as :mod:`~mpinet.engine.flit.ranks` describes it, without a
-return to Python: the requests, the port model and the moves; the step's packets injected
+return to Python: the requests, the port model (sdc: the movable requests per port summed
+over the ranks by one ``MPI_Iallreduce`` first, :func:`~mpinet.engine.flit.ranks.post_demand`)
+and the moves; the step's packets injected
 at their destination delivered; the wire rows, credits and the step's counters packed into
 one message per partner rank (:func:`~mpinet.engine.flit.ranks.pack`), sent with
 ``MPI_Isend`` beside an ``MPI_Irecv`` from each partner; then the messages in, the heads
@@ -36,18 +38,17 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.comm import park, stopping, sum_op
-from mpinet.engine.flit import chunk, step_end
+from mpinet.engine.flit import chunk
 from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import rank_looks as lk
 from mpinet.engine.flit import ranks as rk
-from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.rank_looks import FAILED, LOOKED, S_BUDGET, WAIT, wait
 from mpinet.engine.run import raise_collected
 
-#: ``status[6]``: the step's messages out (the look's phases: :mod:`.rank_looks`)
-P_OUT = 2
+#: ``status[6]``: sdc's demand out, the step's messages out (the look's phases: :mod:`.rank_looks`)
+P_SDC, P_OUT = 1, 2
 #: up to this many ranks every rank is a partner of every other (the counters fold in)
 FOLD_MAX = 8
 #: words of a rank's deadlock-look listing the block's gather has room for at first (grown
@@ -60,7 +61,7 @@ TAG = 3302
 
 Net = namedtuple("Net", ["peers", "cap", "reqs", "flag", "stat", "mine", "tot", "lag", "fold",
                          "waited", "sent", "spin", "vote", "votes", "gcnt", "gdsp", "gsend",
-                         "gbuf"])  # fmt: skip
+                         "gbuf", "dem"])  # fmt: skip
 Net.__doc__ = """The exchange's side of :func:`run_block`: the partner ranks (``peers``) and the
 words each may send (``cap``); the MPI requests (the library's handles: receives, sends,
 the reduction), a flag and a statuses' scratch; the step's counters (``mine``, summed:
@@ -70,7 +71,8 @@ every rank a partner);
 benchmarks' split, ``FlitEngine.native_exchange``); ``spin``: seconds
 a call waits before it returns :data:`WAIT`; ``vote``, ``votes``: a deadlock look's vote
 and every rank's (:mod:`.rank_looks`); ``gcnt``, ``gdsp`` (int32), ``gsend``, ``gbuf``: the
-gather of the looks' listings (counts and places per rank, this rank's words, all)."""
+gather of the looks' listings (counts and places per rank, this rank's words, all); ``dem``:
+sdc's movable requests per port on this rank, then summed over the ranks."""
 
 
 @njit(cache=True, error_model="numpy")
@@ -103,8 +105,9 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
     """Run the block's steps from ``status[1] + 1`` to ``tc + rows.shape[0]``; returns
     ``status[0]`` (:mod:`~mpinet.engine.flit.chunk`'s codes, :data:`WAIT`, :data:`FAILED`).
 
-    ``status``: [1] the last step done, [5] the packets in flight (over all ranks), [6] 2
-    while step ``status[1] + 1``'s messages are out, [7] its heads that reached a local node;
+    ``status``: [1] the last step done, [2] and [3] sdc's requests and port of the step,
+    [5] the packets in flight (over all ranks), [6] the step's phase (:data:`P_OUT` while step
+    ``status[1] + 1``'s messages are out), [7] its heads that reached a local node;
     ``inj``'s step ``k`` is step ``status[1] + 1 + k`` (as the call began); ``rows`` the
     block's (row ``t - tc - 1``); ``room = (scratch, delivery rows, hop rows or -1, most wire
     rows in)``; ``err``: this rank's first error (``chunk``'s status layout, 0: none);
@@ -140,11 +143,22 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
                 status[0], status[1], status[5] = chunk.ROOM, t - 1, in_flight
                 return chunk.ROOM
             mine[:] = 0
+            if prm.kind == fk.SDC:  # every rank's movable requests per port, summed
+                status[2] = rk.post_demand(fns, hnd, t, prm, segs, pkts, links, bufs, so, net, err)
+                status[6] = P_SDC
+        if status[6] == P_SDC:
+            if not wait(fns, net, 1):
+                status[0], status[1], status[5] = WAIT, t - 1, in_flight
+                return WAIT
+            status[3] = fk.sdc_port(net.dem[prm.deg :])
+            status[6] = lk.P_STEP
+        if status[6] == lk.P_STEP:
             nnew = 0
             if err[0] == 0:
-                nnew = moves(t, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so, ex, mine)
+                nnew = rk.block_moves(t, win_lo <= t < win_hi, prm, segs, pkts, links, bufs,
+                                      so, ex, mine, status)  # fmt: skip
                 if so.out[0]:
-                    err[0], err[1], err[2] = chunk.MODEL_ERR, t, -1
+                    err[0], err[1], err[2] = chunk.MODEL_ERR, t, status[3]
                 else:
                     rk.home_deliveries(t, k, inj, so)
                     mine[rk.K_DELIV] += nh
@@ -174,7 +188,7 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
         if tot[rk.K_ERR] or tot[rk.K_LAG_ERR]:
             status[0], status[1], status[5] = FAILED, t, in_flight
             return FAILED
-        heads = rk.take_in(t, status[7], -1, prm, segs, pkts, links, bufs, so, ex, err)
+        heads = rk.take_in(t, status[7], status[3], prm, segs, pkts, links, bufs, so, ex, err)
         ok = heads >= 0
         if ok:
             ok = chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
@@ -214,36 +228,11 @@ def look_at(fns, hnd, t, kr, in_flight, prm, segs, pkts, links, bufs, net, rows,
     return code
 
 
-@njit(cache=True, error_model="numpy")
-def moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine):
-    """The step's requests, port model (not sdc), moves and end on this rank, the messages
-    packed; the step's counters so far in ``mine``; returns the heads that reached a local
-    node (``so.new``)."""
-    cnt = so.cnt
-    if t % 8 == 0:  # buffers in id order, as the other paths sort them
-        fs.sort_active(bufs.act, bufs.nact[0], so.rq)
-    nt = fk.collect(prm, segs, pkts, links, bufs, so)
-    if prm.kind == fk.ALL:
-        so.allow[:nt] = True
-    else:
-        fk.port_model(nt, prm, segs, pkts, links, so, -1)
-    for c in range(fk.NCOUNT):  # deliveries and hop rows pile up over the block
-        if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
-            cnt[c] = 0
-    f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
-    fk.move(t, nt, in_window, prm, segs, pkts, links, bufs, so)
-    nnew = step_end.settle(nt, -1, prm, segs, pkts, links, bufs, so)
-    rk.pack(prm, so, ex)
-    mine[rk.K_FLITS], mine[rk.K_DELIV] = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
-    mine[rk.K_CROSS] = cnt[fk.C_CROSS] - x0
-    return nnew
-
-
 def new_net(peers: np.ndarray, cap: np.ndarray, fold: bool, status_words: int,
-            size: int = 1, handle: Any = np.int32) -> Net:  # fmt: skip
+            size: int = 1, deg: int = 1, handle: Any = np.int32) -> Net:  # fmt: skip
     """The :class:`Net` of a rank's partners ``peers`` (each sending at most ``cap`` words)
-    among ``size`` ranks; waits of :data:`SPIN` seconds; ``handle``: the numpy type of the
-    library's requests (:class:`~mpinet.engine.flit.mpi_native.Native`)."""
+    among ``size`` ranks, nodes of ``deg`` ports; waits of :data:`SPIN` seconds; ``handle``:
+    the numpy type of the library's requests (:class:`~mpinet.engine.flit.mpi_native.Native`)."""
     nn = peers.size
     return Net(np.ascontiguousarray(peers, np.int64), np.ascontiguousarray(cap, np.int64),
                np.zeros(2 * nn + 1, handle), np.zeros(1, np.int32),
@@ -252,7 +241,7 @@ def new_net(peers: np.ndarray, cap: np.ndarray, fold: bool, status_words: int,
                np.zeros(1, np.float64), np.zeros(1, np.int64), np.float64(SPIN),
                np.zeros(lk.VOTE, np.int64), np.zeros(lk.VOTE * size, np.int64),
                np.zeros(size, np.int32), np.zeros(size, np.int32), np.empty(GATHER, np.int64),
-               np.empty(GATHER * size, np.int64))  # fmt: skip
+               np.empty(GATHER * size, np.int64), np.zeros(2 * deg, np.int64))  # fmt: skip
 
 
 class Blocks:
@@ -288,7 +277,7 @@ class Blocks:
         rows = np.zeros((t_end - t, 5), np.int64)
         status, err = self.status, self.err
         status[:] = 0
-        status[1], status[5] = t, in_flight
+        status[1], status[3], status[5] = t, -1, in_flight  # [3]: sdc's port (-1: not sdc)
         status[S_BUDGET] = live.budget if live is not None else 0
         err[:] = 0
         net.lag[:] = 0
@@ -381,7 +370,7 @@ class Blocks:
         eng.comm.Allreduce(mine, tot, op=sum_op())
         if code == FAILED or tot[0] or tot[2]:
             if err[0] == chunk.MODEL_ERR:
-                eng._violation(int(err[1]), so.out, -1)
+                eng._violation(int(err[1]), so.out, int(err[2]))
             elif err[0] == -1:
                 eng.msg = eng.msg or (
                     f"flit engine: flits of packet {int(err[2])} arrived without their head"
