@@ -57,7 +57,7 @@ def test_native_calls_found_under_the_wrappers(comm):
     nat = mpi_native.native(WatchedComm(comm))
     assert nat is not None
     assert mpi_native.unwrap(WatchedComm(comm)) is comm
-    assert len(nat.fns) == 6 and nat.status_words >= 5
+    assert len(nat.fns) == 8 and nat.status_words >= 5
 
 
 @pytest.mark.mpi
