@@ -44,28 +44,29 @@ def blocks_run(monkeypatch):
     return calls
 
 
-def _mpich_abi() -> bool:
-    from mpi4py import MPI
-
-    return MPI._sizeof(MPI.Comm) == 4
-
-
 @pytest.mark.mpi
 def test_native_calls_found_under_the_wrappers(comm):
-    if not _mpich_abi():
-        pytest.skip("an MPI whose handles are pointers: the exchange stays in mpi4py")
+    """On either ABI (MPICH's integer handles, Open MPI's pointers): the handles' width is
+    the library's, and the handles passed are mpi4py's."""
+    from mpi4py import MPI
+
     nat = mpi_native.native(WatchedComm(comm))
     assert nat is not None
     assert mpi_native.unwrap(WatchedComm(comm)) is comm
     assert len(nat.fns) == 8 and nat.status_words >= 5
+    width = MPI._sizeof(MPI.Comm)
+    assert np.dtype(nat.handle).itemsize == width == MPI._sizeof(MPI.Request)
+    assert [int(h) for h in nat.hnd] == [nat.comm, nat.int64, nat.sum]
+    if width == 8:  # pointers: the handles are mpi4py's as they are
+        assert nat.comm == MPI._handleof(comm) and nat.sum == MPI._handleof(MPI.SUM)
 
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("kind", ["all-port", "one-port", "k-port:2", "sdc"])
 @pytest.mark.parametrize("how", ["fold", "reduce", "wait"])
 def test_blocks_equal_the_steps(comm, monkeypatch, blocks_run, kind, how):
-    if comm.Get_size() == 1 or not _mpich_abi():
-        pytest.skip("the blocks run on several ranks of an MPICH-ABI library")
+    if comm.Get_size() == 1:
+        pytest.skip("the blocks run on several ranks")
     if how == "reduce":  # no rank folds: the counters travel by MPI_Iallreduce
         monkeypatch.setattr(rank_loop, "FOLD_MAX", 0)
     if how == "wait":  # every wait returns to Python first, then resumes mid-step
@@ -112,7 +113,7 @@ def test_routing_error_after_a_hop_from_another_rank(comm, blocks_run):
         got.append(str(exc.value))
     assert got[0] == got[1]
     assert "needs VC 1" in got[0] and "needs VC 1" in got[2]
-    assert blocks_run or comm.Get_size() == 1 or not _mpich_abi()
+    assert blocks_run or comm.Get_size() == 1
 
 
 def test_scaling_model_counts_the_compiled_exchange():

@@ -7,7 +7,8 @@ waits in turn. A VC is named by its sender's link and index, ``(u * degree + por
 v``. Every rank lists its edges "VC -> the VC its front waits for"; the edges are gathered
 (a deadlock is rare and its edges few) and walked from the lowest VC holding flits until
 one repeats: the cycle, the same on any number of ranks (``tests/reference_switching.py``
-walks the same way).
+walks the same way). The iq router lists its edges in the same names
+(:mod:`~mpinet.engine.flit.iq_deadlock`) and takes this walk and report.
 """
 
 from __future__ import annotations
@@ -36,9 +37,14 @@ def _edges(eng: Any) -> list[tuple[int, int]]:
     return out
 
 
-def wait_for_cycle(eng: Any, step: int, in_flight: int) -> dict:
-    """The deadlock report: the step, the packets in flight and one wait-for cycle."""
-    edges = dict(e for part in eng.comm.allgather(_edges(eng)) for e in part)
+def wait_for_cycle(eng: Any, step: int, in_flight: int,
+                   mine: list[tuple[int, int]] | None = None) -> dict:  # fmt: skip
+    """The deadlock report: the step, the packets in flight and one wait-for cycle;
+    collective. ``mine``: this rank's edges, named as here, where another router model
+    lists them (the iq router's, :mod:`~mpinet.engine.flit.iq_deadlock`); None: the ideal
+    model's state."""
+    mine = _edges(eng) if mine is None else mine
+    edges = dict(e for part in eng.comm.allgather(mine) for e in part)
     cycle: list[int] = []
     if edges:
         seen: dict[int, int] = {}

@@ -40,8 +40,9 @@ ROW = 11
 def why_not(eng: Any) -> str | None:
     """Why the iq model cannot run on ``eng``'s ranks, or None."""
     if eng.size > 1 and mpi_native.native(eng.comm) is None:
-        return ("model.router = 'iq' on more than one rank needs an MPI whose handles are "
-                "integers (MPICH, Intel MPI, Cray MPICH); run on one rank")  # fmt: skip
+        return ("model.router = 'iq' on more than one rank calls the MPI library's C functions "
+                "from compiled code (MPICH ABI or Open MPI: handles of 4 or 8 bytes, the "
+                "library loaded by mpi4py); not found here: run on one rank")  # fmt: skip
     return None
 
 
@@ -211,7 +212,7 @@ class Ranks:
         #: walked rows: the router's rule again after a rewalk (the table may have grown)
         self.walked, self.rule_of = isinstance(eng.router, SourceRouted), rule_of
         nat = mpi_native.native(eng.comm)
-        self.fns, self.hnd = nat.fns, (np.int32(nat.comm), np.int32(nat.int64), np.int32(nat.sum))
+        self.fns, self.hnd = nat.fns, nat.hnd
         lo, hi, deg = eng.lo, eng.hi, eng.topo.degree
         far = nbt[lo:hi].ravel()
         owner = np.searchsorted(eng.bounds, far[far >= 0], side="right") - 1
@@ -232,7 +233,8 @@ class Ranks:
         self.ex = rk.Exchange(slot, first, np.zeros((nn, words), np.int64),
                               np.zeros(nn, np.int64), np.zeros((nn, words), np.int64),
                               np.empty(1, np.int64), np.int64(width))  # fmt: skip
-        self.net = rank_loop.new_net(ranks, np.full(nn, words, np.int64), fold, nat.status_words)
+        self.net = rank_loop.new_net(ranks, np.full(nn, words, np.int64), fold, nat.status_words,
+                                     handle=nat.handle)  # fmt: skip
         self.c_block = rk.Direct(run_block)
         _ = deg
 

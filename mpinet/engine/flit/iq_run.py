@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mpinet import rng
-from mpinet.engine.flit import iq_ranks
+from mpinet.engine.flit import iq_deadlock, iq_ranks
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_state as iqs
 from mpinet.engine.flit import iq_step as ist
@@ -126,6 +126,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     delivered, hop_rows, counters, injected = [], [], [], []
     hop = np.empty((max(4096, 4 * nnode * prm.nport) if eng.record_hops else 1, 5), np.int64)
     t, in_flight, n_inj, n_del = -1, 0, 0, 0
+    deadlock = None
     eng.steps_path = PATH
     while (in_flight > 0 or t < last) and t < eng.max_steps:
         t_end = min(t + BLOCK, eng.max_steps)
@@ -181,11 +182,12 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
             if code < iq_ranks.FAILED:
                 _routing_error(eng, status)
             raise_collected(eng.comm, eng.msg)
-        if code == ist.STALL:
+        if code == ist.STALL:  # stopped moving: the wait-for cycle, as the ideal model's
+            deadlock = iq_deadlock.report(eng, s, prm, t, in_flight)
             break
     eng.iq_state = (s, prm, rule, vrule, t)  # what the run left (tests drain it)
     return _record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected, in_flight,
-                   t0)  # fmt: skip
+                   t0, deadlock)  # fmt: skip
 
 
 def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
@@ -285,7 +287,8 @@ def _live(s: Any, prm: Any) -> np.ndarray:
     return rows[np.argsort(rows[:, 0], kind="stable")]
 
 
-def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, t0):
+def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, t0,
+            deadlock=None):  # fmt: skip
     packets = np.concatenate(delivered) if delivered else np.empty((0, 7), np.int64)
     live = _live(s, prm) if in_flight else np.empty((0, 7), np.int64)
     if live.shape[0]:
@@ -303,7 +306,7 @@ def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, 
         link_load=s.load.reshape(prm.nnode, prm.deg)[prm.lo : prm.hi].copy(),
         hop_rows=hops,
         stuck=stuck_packets(eng.comm, eng.topo, live) if in_flight else [],
-        deadlock=None,
+        deadlock=deadlock,
         drops=np.empty((0, 4), np.int64),
         seconds=time.perf_counter() - t0,
         lo=prm.lo,

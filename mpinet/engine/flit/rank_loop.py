@@ -63,9 +63,10 @@ Net = namedtuple("Net", ["peers", "cap", "reqs", "flag", "stat", "mine", "tot", 
                          "waited", "sent", "spin", "vote", "votes", "gcnt", "gdsp", "gsend",
                          "gbuf", "dem"])  # fmt: skip
 Net.__doc__ = """The exchange's side of :func:`run_block`: the partner ranks (``peers``) and the
-words each may send (``cap``); the MPI requests (int32: receives, sends, the reduction), a
-flag and a statuses' scratch; the step's counters (``mine``, summed: ``tot``); the step's
-lagged values (``lag``: present, error, active buffers); ``fold`` (1: every rank a partner);
+words each may send (``cap``); the MPI requests (the library's handles: receives, sends,
+the reduction), a flag and a statuses' scratch; the step's counters (``mine``, summed:
+``tot``); the step's lagged values (``lag``: present, error, active buffers); ``fold`` (1:
+every rank a partner);
 ``waited[0]``: seconds spent waiting for messages and ``sent[0]`` the bytes sent (the
 benchmarks' split, ``FlitEngine.native_exchange``); ``spin``: seconds
 a call waits before it returns :data:`WAIT`; ``vote``, ``votes``: a deadlock look's vote
@@ -228,12 +229,13 @@ def look_at(fns, hnd, t, kr, in_flight, prm, segs, pkts, links, bufs, net, rows,
 
 
 def new_net(peers: np.ndarray, cap: np.ndarray, fold: bool, status_words: int,
-            size: int = 1, deg: int = 1) -> Net:  # fmt: skip
+            size: int = 1, deg: int = 1, handle: Any = np.int32) -> Net:  # fmt: skip
     """The :class:`Net` of a rank's partners ``peers`` (each sending at most ``cap`` words)
-    among ``size`` ranks, nodes of ``deg`` ports; waits of :data:`SPIN` seconds."""
+    among ``size`` ranks, nodes of ``deg`` ports; waits of :data:`SPIN` seconds; ``handle``:
+    the numpy type of the library's requests (:class:`~mpinet.engine.flit.mpi_native.Native`)."""
     nn = peers.size
     return Net(np.ascontiguousarray(peers, np.int64), np.ascontiguousarray(cap, np.int64),
-               np.zeros(2 * nn + 1, np.int32), np.zeros(1, np.int32),
+               np.zeros(2 * nn + 1, handle), np.zeros(1, np.int32),
                np.zeros((2 * nn + 1) * status_words + 1, np.int32), np.zeros(rk.NK, np.int64),
                np.zeros(rk.NK, np.int64), np.zeros(3, np.int64), np.int64(fold),
                np.zeros(1, np.float64), np.zeros(1, np.int64), np.float64(SPIN),
@@ -254,7 +256,7 @@ class Blocks:
         self.err = np.zeros(8, np.int64)
         self.c_block = rk.Direct(run_block)
         nat = ranks.native
-        self.fns, self.hnd = nat.fns, (np.int32(nat.comm), np.int32(nat.int64), np.int32(nat.sum))
+        self.fns, self.hnd = nat.fns, nat.hnd
 
     def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> tuple:
         """Run from step ``t + 1`` for up to :data:`~mpinet.engine.flit.chunk.ONE_RANK_CHUNK`

@@ -89,7 +89,8 @@ class RankSteps:
         self.blocks = None
         if self.native is not None:
             cap = np.full(ranks.size, recv.shape[1], np.int64)
-            net = rank_loop.new_net(ranks, cap, fold, self.native.status_words, eng.size, eng.deg)
+            net = rank_loop.new_net(ranks, cap, fold, self.native.status_words, eng.size, eng.deg,
+                                    self.native.handle)  # fmt: skip
             self.blocks = rank_loop.Blocks(self, net)
 
     def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> list[tuple]:
