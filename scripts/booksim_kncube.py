@@ -24,6 +24,7 @@ unchanged, alternately ``--repeat`` times: the figures BookSim prints and both t
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
@@ -214,6 +215,9 @@ def kncube_main(a: argparse.Namespace, run: reports.Run) -> int:
     for row in rows:
         run.progress(f"{row} (router {a.router})")
         results.append(measure_row(row, a, cfg, run.progress))
+    stamp = time.strftime("%Y%m%d-%H%M")
+    dump = Path(a.workdir) / f"kncube-{a.router}-{stamp}.json"
+    dump.write_text(json.dumps(results, indent=1))  # every run of both, for the data file
     new = {}
     for r in results:
         spec, traffic = r["row"].rsplit(":", 1)
