@@ -184,12 +184,12 @@ def test_iq_rows_end_to_end_agree_with_themselves(tmp_path):
     row = [x for x in text.splitlines() if x.startswith("| `hypercube:3`")]
     cells = [c.strip() for c in row[0].strip("|").split("|")]
     for cell in cells[2:5]:  # zero load, half of saturation, saturation: the same on both
-        m, b = cell.split(" (")[0].split(" / ")
+        m, b = cell.rsplit(" (", 1)[0].split(" / ")
         assert m == b and cell.endswith("(+0.0 %)"), cell
     zero = float(cells[2].split(" / ")[0])
     assert zero == pytest.approx(3 * 1.5 + 5 + 1, rel=0.2)  # 3 H' + 5 + L - 1, H' = 12 / 8
     data = json.loads((tmp_path / "runs.json").read_text())
-    assert len(data["searches"]) == 1 and len(data["runs"]) >= 4
+    assert len(data["searches"]) == 1 and len(data["runs"]) >= 3  # the half may be a grid load
     assert all(
         not math.isnan(r["latency"]) for r in data["runs"].values() if r["status"] == "converged"
     )
