@@ -53,8 +53,11 @@ class MpinetIQ(br.BookSim):
         if fresh or key not in self.cache:
             cfg = self.config(spec, flits)
             ns = argparse.Namespace(**{**vars(self.a), "router": "iq"})
-            row = kn.run_sim("mpinet", cfg, [f"injection_rate={rate!r}"], ns)
-            if row["status"] != "converged" and row.get("deadlock_warnings"):
+            keep = cfg.parent / f"{cfg.stem}-r{rate:.6g}-mpinet.out"
+            row = kn.run_sim("mpinet", cfg, [f"injection_rate={rate!r}"], ns, keep)
+            if row["status"] != "converged" and (
+                row.get("deadlock_warnings") or "deadlock" in (row["reason"] or "")
+            ):
                 row["status"] = "deadlock"  # mpinet found a VC wait-for cycle and stopped
             row.update(offered=rate, measured=booksim_data.now())
             self.progress(f"mpinet iq {spec} L={flits} load {rate:.5g}: {row['status']}, "

@@ -68,8 +68,11 @@ def command(sim: str, cfg: Path, keys: list[str], a: argparse.Namespace) -> list
     return [sys.executable, "-m", "mpinet", "booksim", str(cfg), f"router={a.router}", *keys]
 
 
-def run_sim(sim: str, cfg: Path, keys: list[str], a: argparse.Namespace) -> dict:
-    """One run: BookSim's figures as printed, its wall and CPU seconds (the process tree)."""
+def run_sim(
+    sim: str, cfg: Path, keys: list[str], a: argparse.Namespace, keep: Path | None = None
+) -> dict:
+    """One run: BookSim's figures as printed, its wall and CPU seconds (the process tree);
+    ``keep``: its output written there; ``reason``: mpinet's line saying why it stopped."""
     cmd = command(sim, cfg, keys, a)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -83,7 +86,11 @@ def run_sim(sim: str, cfg: Path, keys: list[str], a: argparse.Namespace) -> dict
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     if sim == "mpinet" and code not in (0, None):  # a refusal is no figure: stop, say why
         sys.exit(f"booksim_check.py: error: {shlex.join(cmd)}: {p.stderr.strip()}")
+    if keep is not None:
+        keep.write_text(text)
     row = br.parse_booksim(text)
+    why = re.findall(r"^mpinet booksim: unstable: (.*)$", text, re.M)
+    row["reason"] = why[-1] if why else None
     if code is None:
         row["status"] = "timeout"
     row.update(wall_seconds=round(wall, 3), cpu_seconds=round(cpu, 3), command=shlex.join(cmd))

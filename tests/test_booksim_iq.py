@@ -89,7 +89,16 @@ def test_the_pages_results_table_is_in_the_data_file():
             biq.rule(a),
         )
         s = data["searches"][key]
-        assert (s["load"], s["zero"], s["bound"]) == (r["load"], r["zero_latency"], r["bound"])
+        if s["source"] != "measured":  # imported: the figures as printed
+            assert (s["load"], s["zero"], s["bound"]) == (r["load"], r["zero_latency"], r["bound"])
+            continue
+        # measured again since (same configuration, same seed): BookSim is deterministic,
+        # so the printed figures are those of the new search, to the digits printed
+        assert (
+            f"{s['load']:.4g}" == f"{r['load']:.4g}"
+            and f"{s['zero']:.2f}" == f"{r['zero_latency']:.2f}"
+        )
+        assert f"{s['bound']:.4g}" == f"{r['bound']:.4g}"
 
 
 def test_save_keeps_what_another_search_added(tmp_path):
