@@ -104,6 +104,7 @@ REPORTS: tuple[Report, ...] = (
 
 #: the scripts that are no report: the docs checker and generator, the test runner, helpers
 TOOLS = (
+    "booksim_trace.py",  # BookSim2's traces as test data (tests/data/booksim/iq-trace-*.txt)
     "catalogue_doc.py",
     "docs.py",
     "docs_blocks.py",
