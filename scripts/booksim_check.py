@@ -43,6 +43,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+import booksim_iq  # noqa: E402
 import booksim_kncube  # noqa: E402
 import booksim_speed  # noqa: E402
 import reports  # noqa: E402
@@ -178,6 +179,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--mem-gb", type=float, default=8.0, help="BookSim's address-space cap (GiB)")
     add("--workdir", default="/tmp/booksim_check", help="exports, configs, outputs, cache")
     booksim_kncube.add_args(add)
+    booksim_iq.add_args(add)
     a = ap.parse_args(argv)
     booksim_kncube.fix_args(a)
     lo, hi, k = a.grid.split(":")
@@ -200,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.keys:  # no simulation: BookSim is not needed
         booksim_kncube.keys_main(a, run)
         return run.finish()
-    if not os.access(a.booksim, os.X_OK):
+    if a.import_results:  # no simulation: the Results table's BookSim side, stored
+        return booksim_iq.main(a, run)
+    if not os.access(a.booksim, os.X_OK) and a.booksim_runs != "none":
         run.fail(f"--booksim {a.booksim} is not an executable file", 2)
     if a.speed_table:
         return booksim_speed.main(a, run)
@@ -210,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
             if a.meshconfig
             else booksim_kncube.kncube_main(a, run)
         )
+    if a.router == "iq":  # the anynet rows on BookSim's router model: mpinet booksim
+        return booksim_iq.main(a, run)
     doc = run.text(a.out, (BEGIN, END), default=f"# BookSim2\n\n{BEGIN}\n{END}\n")
     bs = BookSim(a, run.progress)
     rows, speeds = [], []

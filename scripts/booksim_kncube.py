@@ -24,6 +24,7 @@ unchanged, alternately ``--repeat`` times: the figures BookSim prints and both t
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
@@ -67,8 +68,11 @@ def command(sim: str, cfg: Path, keys: list[str], a: argparse.Namespace) -> list
     return [sys.executable, "-m", "mpinet", "booksim", str(cfg), f"router={a.router}", *keys]
 
 
-def run_sim(sim: str, cfg: Path, keys: list[str], a: argparse.Namespace) -> dict:
-    """One run: BookSim's figures as printed, its wall and CPU seconds (the process tree)."""
+def run_sim(
+    sim: str, cfg: Path, keys: list[str], a: argparse.Namespace, keep: Path | None = None
+) -> dict:
+    """One run: BookSim's figures as printed, its wall and CPU seconds (the process tree);
+    ``keep``: its output written there; ``reason``: mpinet's line saying why it stopped."""
     cmd = command(sim, cfg, keys, a)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -82,7 +86,11 @@ def run_sim(sim: str, cfg: Path, keys: list[str], a: argparse.Namespace) -> dict
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     if sim == "mpinet" and code not in (0, None):  # a refusal is no figure: stop, say why
         sys.exit(f"booksim_check.py: error: {shlex.join(cmd)}: {p.stderr.strip()}")
+    if keep is not None:
+        keep.write_text(text)
     row = br.parse_booksim(text)
+    why = re.findall(r"^mpinet booksim: unstable: (.*)$", text, re.M)
+    row["reason"] = why[-1] if why else None
     if code is None:
         row["status"] = "timeout"
     row.update(wall_seconds=round(wall, 3), cpu_seconds=round(cpu, 3), command=shlex.join(cmd))
@@ -214,6 +222,9 @@ def kncube_main(a: argparse.Namespace, run: reports.Run) -> int:
     for row in rows:
         run.progress(f"{row} (router {a.router})")
         results.append(measure_row(row, a, cfg, run.progress))
+    stamp = time.strftime("%Y%m%d-%H%M")
+    dump = Path(a.workdir) / f"kncube-{a.router}-{stamp}.json"
+    dump.write_text(json.dumps(results, indent=1))  # every run of both, for the data file
     new = {}
     for r in results:
         spec, traffic = r["row"].rsplit(":", 1)

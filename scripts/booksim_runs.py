@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import booksim_data
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: BookSim's shallowest iq pipeline (docs/booksim.md): 2 cycles per router, 1 per link
@@ -226,8 +228,10 @@ class BookSim:
         self.a, self.dir = a, Path(a.workdir)
         self.progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.cache_path = self.dir / "cache.json"
+        self.cache_path = self.dir / "cache.json"  # timed runs: a window's, not kept
         self.cache = json.loads(self.cache_path.read_text()) if self.cache_path.exists() else {}
+        self.data_path = Path(getattr(a, "data", None) or booksim_data.DATA)
+        self.data = booksim_data.load(self.data_path)
 
     def nodes(self, spec: str) -> int:
         sys.path.insert(0, str(ROOT))
@@ -246,25 +250,45 @@ class BookSim:
         cfg.write_text(booksim_config(net.name, flits, self.a.vcs, self.a.vc_buffer, self.a))
         return cfg
 
+    def config_text(self, spec: str, flits: int) -> str:
+        """The configuration :meth:`config` writes (its ``network_file`` left out)."""
+        return booksim_config("", flits, self.a.vcs, self.a.vc_buffer, self.a)
+
+    def stored(self, spec: str, flits: int, rate: float) -> dict | None:
+        """The run at ``rate`` from the data file, if it is there."""
+        key = booksim_data.run_key(spec, self.config_text(spec, flits), rate)
+        row = self.data["runs"].get(key)
+        return None if row is None else dict(row)
+
     def probe(
         self, spec: str, flits: int, rate: float, timed: bool = False, fresh: bool = False
     ) -> dict:
         """One run, cached; a ``timed`` one runs at niceness 0 (a separate entry); ``fresh``
         runs it again whatever the cache holds (a speed table's window)."""
         a = self.a
+        if not timed:  # kept in the data file, keyed by the whole configuration
+            key = booksim_data.run_key(spec, self.config_text(spec, flits), rate)
+            if fresh or key not in self.data["runs"]:
+                row = self._run(spec, flits, rate, a.nice)
+                row["measured"] = booksim_data.now()
+                self.data = booksim_data.save(self.data_path, {key: row})
+            return dict(self.data["runs"][key])
         key = json.dumps([spec, flits, a.vcs, a.vc_buffer, round(rate, 12), a.sample_period,
                           a.warmup_periods, a.max_samples, a.latency_thres, a.seed,
-                          sorted(a.booksim_set)] + (["timed"] if timed else []))  # fmt: skip
+                          sorted(a.booksim_set), "timed"])  # fmt: skip
         if fresh or key not in self.cache:
-            row = run_booksim(self.config(spec, flits), rate, a, 0 if timed else a.nice)
-            self.progress(f"booksim {spec} L={flits} load {rate:.5g}: {row['status']}, "
-                          f"latency {row['latency']:.1f}, accepted {row['accepted']:.5g}, "
-                          f"{row['wall_seconds']:.0f} s")  # fmt: skip
-            self.cache[key] = row
+            self.cache[key] = self._run(spec, flits, rate, 0)
             tmp = self.cache_path.with_suffix(".tmp")
             tmp.write_text(json.dumps(self.cache, indent=1))
             tmp.replace(self.cache_path)
         return dict(self.cache[key])
+
+    def _run(self, spec: str, flits: int, rate: float, nice: int) -> dict:
+        row = run_booksim(self.config(spec, flits), rate, self.a, nice)
+        self.progress(f"booksim {spec} L={flits} load {rate:.5g}: {row['status']}, "
+                      f"latency {row['latency']:.1f}, accepted {row['accepted']:.5g}, "
+                      f"{row['wall_seconds']:.0f} s")  # fmt: skip
+        return row
 
     def search(self, spec: str, flits: int, n: int, bound: float) -> dict:
         """The zero-load probe, the grid upwards to the first saturated load, bisection."""

@@ -96,6 +96,10 @@ REPORTS: tuple[Report, ...] = (
     R("booksim-kncube", "booksim_check.py", "BookSim2 and mpinet booksim on k-ary n-cubes",
       "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py --kncube -->",
       parts=("booksim_kncube.py",), argv=("--kncube",)),
+    R("booksim-iq", "booksim_check.py", "BookSim2 and mpinet's iq router on the anynet rows",
+      "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py --router iq -->; "
+      "docs/data/booksim_runs.json", parts=("booksim_iq.py", "booksim_data.py"),
+      argv=("--router", "iq")),
 )  # fmt: skip
 
 #: the scripts that are no report: the docs checker and generator, the test runner, helpers,

@@ -162,6 +162,7 @@ def test_live_run_on_hypercube3(tmp_path):
     cmd = [sys.executable, str(ROOT / "scripts" / "booksim_check.py"), "--booksim"]
     cmd += [os.environ["MPINET_BOOKSIM"], "--specs", "hypercube:3", "--flits", "1,2"]
     cmd += ["--workdir", str(tmp_path / "w"), "--out", str(out), "--sample-period", "200"]
+    cmd += ["--data", str(tmp_path / "runs.json")]  # not the repository's data file
     cmd += ["--speed", "hypercube:3:1:0.1", "--packet-engine"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     assert p.returncode == 0, p.stderr
