@@ -73,12 +73,60 @@ def route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, 
     return 0
 
 
+@njit(cache=True, inline="always")
+def push(tt, rd, seq, qseq, n, iv, ready):
+    """Input VC ``iv`` of router ``n`` joins the back of a stage's queue (``tt``, ``rd``,
+    ``seq``: the stage's ``*_t``, ``*_rd``, ``*_seq``), evaluable from internal step
+    ``ready``."""
+    tt[iv], rd[iv] = -1, ready
+    seq[iv] = qseq[n]
+    qseq[n] += 1
+
+
+@njit(cache=True, inline="always")
+def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
+    """The head of packet slot ``pk`` at input VC ``iv`` of router ``n``, its route known
+    (lookahead, or routing done): its output port and VC range, then VC allocation (and,
+    speculative, switch allocation) from internal step ``ready``; a routing error in
+    ``status`` as :func:`route_head`'s."""
+    e = route_head(n, pk, prm.nvc, prm.deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops, s.pk_state,
+                   s.pk_hdr, rule, vrule, route_out)  # fmt: skip
+    if e and status[0] == 0:
+        status[0], status[1], status[2] = e, t, route_out[0 if e == PORT_ERR else 1]
+        status[3], status[4] = n, pk
+    s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
+    s.vst[iv] = VC_ALLOC
+    if prm.spec:
+        push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready)
+    push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready)
+
+
+@njit(cache=True, inline="always")
+def batch(tt, seq, base, m, ordered, order):
+    """The input VCs ``j < m`` of the router at ``base`` whose stage item completes now
+    (``tt[base + j] >= 0``) into ``order``, in their queue's order when ``ordered`` (only
+    output speedup makes it matter), else by index; returns their count."""
+    k = 0
+    for j in range(m):
+        if tt[base + j] < 0:
+            continue
+        i = k
+        if ordered:  # insertion: a batch holds a few items
+            x = seq[base + j]
+            while i > 0 and seq[base + order[i - 1]] > x:
+                order[i] = order[i - 1]
+                i -= 1
+        order[i] = j
+        k += 1
+    return k
+
+
 @njit(cache=True, error_model="numpy")
 def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     """One internal step of every active router at cycle ``t`` (internal step ``istep``);
     returns the number of flits switch allocation moved (progress). ``status`` as
     :func:`route_head`'s errors (the first of the step)."""
-    nport, nvc, bsz, deg = prm.nport, prm.nvc, prm.bsz, prm.deg
+    nport, nvc, bsz = prm.nport, prm.nvc, prm.bsz
     fl, isp, osp, spec = prm.fl, prm.isp, prm.osp, prm.spec
     rd, vad, sad, xd, wftc, xqs = prm.rd, prm.vad, prm.sad, prm.xd, prm.wftc, prm.xqs
     ib, ibh, ibn, vst, vop, vov, vrp, vlo, vhi = (s.ib, s.ibh, s.ibn, s.vst, s.vop, s.vov,
@@ -88,11 +136,12 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     xq, xqv, xqo, xqt, xqr, xqh, xqn = s.xq, s.xqv, s.xqo, s.xqt, s.xqr, s.xqh, s.xqn
     ob, obv, obh, obn, oqc = s.ob, s.obv, s.obh, s.obn, s.oqc
     bs_cred, bs_use, bs_tail = s.bs_cred, s.bs_use, s.bs_tail
-    pk_dst, pk_hops, pk_state, pk_hdr = s.pk_dst, s.pk_hops, s.pk_state, s.pk_hdr
-    nbt, lcount, sw_rr = s.nbt, s.lcount, s.sw_rr
+    sw_rr = s.sw_rr
     rin, rout, rpri, rlab, grant = s.rin, s.rout, s.rpri, s.rlab, s.grant
     best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
+    va_seq, sa_seq, qseq, order = s.va_seq, s.sa_seq, s.qseq, s.order
     nin_sa, nout_sa = nport * isp, nport * osp
+    ordered = osp > 1  # the updates in their queues' order: flits share an output queue
     moved = 0
     for a in range(s.nact[0]):
         n = s.act[a]
@@ -205,29 +254,16 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         # -- updates: route computation
         if rd > 0 and 0 <= bt[n * 4 + S_RT] <= t:
             bt[n * 4 + S_RT] = -1
-            for j in range(nport * nvc):
-                iv = base + j
-                if rt_t[iv] < 0:
-                    continue
+            for q in range(batch(rt_t, s.rt_seq, base, nport * nvc, ordered, order)):
+                iv = base + order[q]
                 rt_t[iv] = -2
                 pk = ib[iv * bsz + ibh[iv]] // fl
-                e = route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr,
-                               rule, vrule, route_out)  # fmt: skip
-                if e and status[0] == 0:
-                    status[0], status[1], status[2] = e, t, route_out[0 if e == 5 else 1]
-                    status[3], status[4] = n, pk
-                vrp[iv], vlo[iv], vhi[iv] = route_out[0], route_out[1], route_out[2]
-                vst[iv] = VC_ALLOC
-                va_t[iv], va_rd[iv] = -1, istep + 1
-                if spec:
-                    sa_t[iv], sa_rd[iv] = -1, istep + 1
+                to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: VC allocation
         if 0 <= bt[n * 4 + S_VA] <= t:
             bt[n * 4 + S_VA] = -1
-            for j in range(nport * nvc):
-                iv = base + j
-                if va_t[iv] < 0:
-                    continue
+            for q in range(batch(va_t, va_seq, base, nport * nvc, ordered, order)):
+                iv = base + order[q]
                 ovc = va_res[iv]
                 if ovc >= 0 and bs_use[base + ovc] == 0:
                     va_t[iv] = -2
@@ -236,16 +272,15 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     vop[iv], vov[iv] = ovc // nvc, ovc % nvc
                     vst[iv] = ACTIVE
                     if not spec:
-                        sa_t[iv], sa_rd[iv] = -1, istep + 1
+                        push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1)
                 else:
-                    va_t[iv], va_rd[iv] = -1, istep + 1
+                    push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1)
         # -- updates: switch allocation (the flit leaves its input buffer)
         if 0 <= bt[n * 4 + S_SA] <= t:
             bt[n * 4 + S_SA] = -1
-            for j in range(nport * nvc):
+            for q in range(batch(sa_t, sa_seq, base, nport * nvc, ordered, order)):
+                j = order[q]
                 iv = base + j
-                if sa_t[iv] < 0:
-                    continue
                 eo = sa_res[iv]
                 if eo >= 0:  # the speculative grant holds only with the VC it bid for
                     op = eo // osp
@@ -256,7 +291,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if not ok or bs_cred[base + op * nvc + vov[iv]] <= 0:
                         eo = -1
                 if eo < 0:
-                    sa_t[iv], sa_rd[iv] = -1, istep + 1
+                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1)
                     continue
                 sa_t[iv] = -2
                 p, v = j // nvc, j % nvc
@@ -281,22 +316,13 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if tail:
                         vst[iv] = IDLE
                 elif not tail:
-                    sa_t[iv], sa_rd[iv] = -1, istep + 1
+                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1)
                 elif rd > 0:  # the next packet's head: route computation
                     vst[iv] = ROUTING
-                    rt_t[iv], rt_rd[iv] = -1, istep + 1
+                    push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1)
                 else:  # lookahead routing: its route is known
                     pk = ib[iv * bsz + ibh[iv]] // fl
-                    e = route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr,
-                                   rule, vrule, route_out)  # fmt: skip
-                    if e and status[0] == 0:
-                        status[0], status[1], status[2] = e, t, route_out[0 if e == 5 else 1]
-                        status[3], status[4] = n, pk
-                    vrp[iv], vlo[iv], vhi[iv] = route_out[0], route_out[1], route_out[2]
-                    vst[iv] = VC_ALLOC
-                    va_t[iv], va_rd[iv] = -1, istep + 1
-                    if spec:
-                        sa_t[iv], sa_rd[iv] = -1, istep + 1
+                    to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: crossbar (into the output queues)
         if 0 <= bt[n * 4 + S_X] <= t:
             bt[n * 4 + S_X] = -1

@@ -16,7 +16,9 @@ back (masks of VCs). A flit is the integer ``packet slot * fl + flit index``.
 Pipeline items per input VC: ``*_t`` is -2 (none), -1 (waiting, evaluable from internal
 step ``*_rd``) or the cycle its stage completes; ``bt[node * 4 + stage]`` the completion
 cycle of the router's batch in a stage (-1: none), since BookSim's stage queues evaluate
-nothing new while a batch is in flight.
+nothing new while a batch is in flight. ``*_seq`` an item's place in its stage's queue (from
+the router's counter ``qseq``): BookSim's queues are first in, first out, and with output
+speedup their order is the order flits enter a shared output queue.
 """
 
 from __future__ import annotations
@@ -88,7 +90,11 @@ FIELDS = (
     "sa_rd",
     "sa_res",
     "sa_spec",
+    "rt_seq",
+    "va_seq",
+    "sa_seq",
     # per router
+    "qseq",
     "bt",
     "va_pin",
     "va_pout",
@@ -165,6 +171,7 @@ FIELDS = (
     "best_out",
     "sa_map",
     "ei_grant",
+    "order",
     # the flits and credits for other ranks (rows ``wo[:wn[0]]``, pairs ``co[:cn[0]]``), and
     # per input VC the packet slot of the flits that come to it from another rank
     "wo",
@@ -232,6 +239,10 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         sa_rd=i64(niv),
         sa_res=i64(niv),
         sa_spec=i64(niv),
+        rt_seq=i64(niv),
+        va_seq=i64(niv),
+        sa_seq=i64(niv),
+        qseq=i64(nnode),
         bt=i64(nnode * 4, -1),
         va_pin=i64(niv),
         va_pout=i64(niv),
@@ -302,6 +313,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         best_out=i64(nout, -1),
         sa_map=i64(nport * prm.isp * nport * prm.osp, -1),
         ei_grant=i64(nport * prm.isp, -1),
+        order=i64(nport * nvc),
         wo=np.zeros((nout_links, width), np.int64),
         wn=i64(1),
         co=np.zeros((nout_links, 2), np.int64),

@@ -106,22 +106,12 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             if vst[iv] == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
                 if prm.rd > 0:
                     vst[iv] = ir.ROUTING
-                    s.rt_t[iv], s.rt_rd[iv] = -1, istep
+                    ir.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep)
                 else:  # lookahead routing: VC allocation (and speculation) from now
-                    pk = f // fl
-                    e = ir.route_head(n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
-                                      s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
-                    if e and status[0] == 0:
-                        status[0], status[1] = e, t
-                        status[2] = route_out[0 if e == ir.PORT_ERR else 1]
-                        status[3], status[4] = n, pk
-                    s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
-                    vst[iv] = ir.VC_ALLOC
-                    s.va_t[iv], s.va_rd[iv] = -1, istep
-                    if prm.spec:
-                        sa_t[iv], sa_rd[iv] = -1, istep
+                    ir.to_vc_alloc(t, istep, n, iv, f // fl, prm, s, rule, vrule, status,
+                                   route_out)  # fmt: skip
             elif vst[iv] == ir.ACTIVE and ibn[iv] == 1:
-                sa_t[iv], sa_rd[iv] = -1, istep
+                ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep)
         # the router's credits: into the credit_delay line; those due now, processed
         for o in range(nport):
             if o < deg:
