@@ -98,8 +98,10 @@ REPORTS: tuple[Report, ...] = (
       parts=("booksim_kncube.py",), argv=("--kncube",)),
 )  # fmt: skip
 
-#: the scripts that are no report: the docs checker and generator, the test runner, helpers
+#: the scripts that are no report: the docs checker and generator, the test runner, helpers,
+#: and booksim_trace.py, which writes test data (tests/data/booksim) from BookSim2's traces
 TOOLS = (
+    "booksim_trace.py",
     "catalogue_doc.py",
     "docs.py",
     "docs_blocks.py",

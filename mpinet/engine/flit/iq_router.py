@@ -102,20 +102,19 @@ def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
 
 
 @njit(cache=True, inline="always")
-def batch(tt, seq, base, m, ordered, order):
+def batch(tt, seq, base, m, order):
     """The input VCs ``j < m`` of the router at ``base`` whose stage item completes now
-    (``tt[base + j] >= 0``) into ``order``, in their queue's order when ``ordered`` (only
-    output speedup makes it matter), else by index; returns their count."""
+    (``tt[base + j] >= 0``) into ``order``, in their queue's order (only output speedup
+    makes it matter: the updates take them by index otherwise); returns their count."""
     k = 0
     for j in range(m):
         if tt[base + j] < 0:
             continue
         i = k
-        if ordered:  # insertion: a batch holds a few items
-            x = seq[base + j]
-            while i > 0 and seq[base + order[i - 1]] > x:
-                order[i] = order[i - 1]
-                i -= 1
+        x = seq[base + j]
+        while i > 0 and seq[base + order[i - 1]] > x:  # insertion: a batch holds a few
+            order[i] = order[i - 1]
+            i -= 1
         order[i] = j
         k += 1
     return k
@@ -142,6 +141,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     va_seq, sa_seq, qseq, order = s.va_seq, s.sa_seq, s.qseq, s.order
     nin_sa, nout_sa = nport * isp, nport * osp
     ordered = osp > 1  # the updates in their queues' order: flits share an output queue
+    nrv = nport * nvc  # a router's input VCs
     moved = 0
     for a in range(s.nact[0]):
         n = s.act[a]
@@ -254,16 +254,20 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         # -- updates: route computation
         if rd > 0 and 0 <= bt[n * 4 + S_RT] <= t:
             bt[n * 4 + S_RT] = -1
-            for q in range(batch(rt_t, s.rt_seq, base, nport * nvc, ordered, order)):
-                iv = base + order[q]
+            for q in range(batch(rt_t, s.rt_seq, base, nrv, order) if ordered else nrv):
+                iv = base + (order[q] if ordered else q)
+                if rt_t[iv] < 0:
+                    continue
                 rt_t[iv] = -2
                 pk = ib[iv * bsz + ibh[iv]] // fl
                 to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: VC allocation
         if 0 <= bt[n * 4 + S_VA] <= t:
             bt[n * 4 + S_VA] = -1
-            for q in range(batch(va_t, va_seq, base, nport * nvc, ordered, order)):
-                iv = base + order[q]
+            for q in range(batch(va_t, va_seq, base, nrv, order) if ordered else nrv):
+                iv = base + (order[q] if ordered else q)
+                if va_t[iv] < 0:
+                    continue
                 ovc = va_res[iv]
                 if ovc >= 0 and bs_use[base + ovc] == 0:
                     va_t[iv] = -2
@@ -278,9 +282,11 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         # -- updates: switch allocation (the flit leaves its input buffer)
         if 0 <= bt[n * 4 + S_SA] <= t:
             bt[n * 4 + S_SA] = -1
-            for q in range(batch(sa_t, sa_seq, base, nport * nvc, ordered, order)):
-                j = order[q]
+            for q in range(batch(sa_t, sa_seq, base, nrv, order) if ordered else nrv):
+                j = order[q] if ordered else q
                 iv = base + j
+                if sa_t[iv] < 0:
+                    continue
                 eo = sa_res[iv]
                 if eo >= 0:  # the speculative grant holds only with the VC it bid for
                     op = eo // osp
