@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mpinet.engine.flit.layout import ALL, DEST, KPORT, SDC, link_port, vc_id
+from mpinet.engine.flit.layout import ALL, DEST, KPORT, SDC, quotient, vc_id
 from mpinet.prefetch import prefetch
 
 
@@ -26,6 +26,7 @@ def movable(nt, prm, segs, pkts, links, so, first, demand):
     into its destination, or a head for which :func:`allocate_vc` finds a VC."""
     nvc, need, deg = prm.nvc, prm.need, prm.deg
     sdc = prm.kind == SDC
+    rdeg = 1.0 / deg
     seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
     nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
     pkt_dst, touched, rq, rq_prev = pkts.dst, so.touched, so.rq, so.rq_prev
@@ -36,7 +37,7 @@ def movable(nt, prm, segs, pkts, links, so, first, demand):
         first[j] = -1
         x = lstart[link]
         m = lreq[link]
-        port = link_port(link, deg) if sdc else 0
+        port = link - quotient(link, deg, rdeg) * deg if sdc else 0
         for i in range(m):
             if not sdc:
                 x = lstart[link] + i  # k-port: the bucket, oldest first
@@ -74,9 +75,11 @@ def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
     the nodes with a movable request, not every node, and sorts nothing."""
     touched, allow, deg, rq = so.touched, so.allow, prm.deg, so.rq
     seg_pkt, pkt_inj, pkt_pid = segs.pkt, pkts.inj, pkts.pid
+    rdeg = 1.0 / deg
     if prm.kind == SDC:
         for j in range(nt):
-            allow[j] = first[j] >= 0 and link_port(touched[j], deg) == sdc_port
+            link = touched[j]
+            allow[j] = first[j] >= 0 and link - quotient(link, deg, rdeg) * deg == sdc_port
         return
     if prm.kind != KPORT:
         for j in range(nt):
@@ -88,7 +91,7 @@ def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
         allow[j] = False
         if first[j] < 0:
             continue
-        node = touched[j] // deg
+        node = quotient(touched[j], deg, rdeg)
         if nhead[node] < 0:
             nodes[nn] = node
             nn += 1
@@ -113,13 +116,117 @@ def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
         nhead[node] = -1
 
 
+@njit(cache=True, inline="always")
+def _oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt,
+                    held, credit, pkt_dst):  # fmt: skip
+    """The index in ``rq`` of ``link``'s oldest request that can move (its bucket, oldest
+    first, as :func:`movable` reads it under k-port), -1 if none."""
+    a = lstart[link]
+    for x in range(a, a + lreq[link]):
+        s = rq[x]
+        ovc = seg_ovc[s]
+        if ovc == DEST:
+            return x
+        if ovc >= 0:
+            if credit[vc_id(link, ovc, nvc)] > 0:
+                return x
+        elif nbt[link] == pkt_dst[seg_pkt[s]]:
+            return x
+        else:
+            for v in range(seg_vlo[s], seg_vhi[s]):
+                k = vc_id(link, v, nvc)
+                if held[k] == 0 and credit[k] >= need:
+                    return x
+    return -1
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def kport_choice(nt, prm, segs, pkts, links, so):
+    """k-port's (and one-port's) ``so.allow``, the choice of :func:`movable` then
+    :func:`choose_links` with the work only where a node has a choice.
+
+    A node whose links with requests number at most ``k`` sends on all of them: its links
+    are allowed without reading their requests, since a link none of whose requests can move
+    moves nothing in :func:`~mpinet.engine.flit.kernels.move` (the same tests, credits and
+    VC allocation, on the same start-of-step state) and so need not be told apart from one
+    that can. Only the nodes with more than ``k`` (one-port on ms:3,2 at Bernoulli 0.003: a
+    fifth of the nodes with requests; k-port:2 under 1 %) find their links' oldest movable
+    requests and take the ``k`` oldest. The nodes' links are chained as in
+    :func:`choose_links` (``so.node`` -1 between steps, ``so.rq_prev`` the chains,
+    ``so.bufs`` the nodes)."""
+    nvc, need, deg, kk = prm.nvc, prm.need, prm.deg, prm.k
+    touched, allow, rq, nhead = so.touched, so.allow, so.rq, so.node
+    nxt, nodes = so.rq_prev, so.bufs
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
+    pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
+    rdeg = 1.0 / deg
+    nn = 0
+    for j in range(nt):
+        allow[j] = True
+        node = quotient(touched[j], deg, rdeg)
+        if nhead[node] < 0:
+            nodes[nn] = node
+            nn += 1
+        nxt[j] = nhead[node]
+        nhead[node] = j
+    for i in range(nn):
+        node = nodes[i]
+        m = 0
+        x = nhead[node]
+        while x >= 0:
+            m += 1
+            x = nxt[x]
+        if m > kk:  # a choice: the links' oldest movable requests, the k oldest of them
+            x = nhead[node]
+            i = nn  # the chain's oldest movable requests, in scratch after the nodes
+            while x >= 0:
+                nodes[i] = _oldest_movable(touched[x], nvc, need, lstart, lreq, rq, seg_ovc,
+                                           seg_pkt, seg_vlo, seg_vhi, nbt, held, credit,
+                                           pkt_dst)  # fmt: skip
+                allow[x] = False
+                i += 1
+                x = nxt[x]
+            _choose(nhead[node], nn, kk, touched, allow, nxt, nodes, rq, seg_pkt, pkt_inj,
+                    pkt_pid)  # fmt: skip
+        nhead[node] = -1
+
+
+@njit(cache=True, inline="always")
+def _choose(head, base, kk, touched, allow, nxt, firsts, rq, seg_pkt, pkt_inj, pkt_pid):
+    """Allow the ``kk`` links of a node's chain (from ``head``) with the oldest movable
+    requests (``firsts[base + i]``: the request of the chain's ``i``-th link, -1 none), as
+    :func:`choose_links` picks them."""
+    for _ in range(kk):
+        best, bp, bl = -1, -1, -1
+        x = head
+        i = base
+        while x >= 0:
+            f = firsts[i]
+            if f >= 0 and not allow[x]:
+                p = seg_pkt[rq[f]]
+                link = touched[x]
+                if best < 0 or pkt_inj[p] < pkt_inj[bp] or (pkt_inj[p] == pkt_inj[bp] and (
+                        pkt_pid[p] < pkt_pid[bp] or (p == bp and link < bl))):  # fmt: skip
+                    best, bp, bl = x, p, link  # older; one packet twice: the lower link
+            x = nxt[x]
+            i += 1
+        if best < 0:
+            return
+        allow[best] = True
+
+
 @njit(cache=True, error_model="numpy")
 def port_model(nt, prm, segs, pkts, links, so, sdc_port):
     """The port model's choice of the links that send (``so.allow``): every touched link
-    under all-port, else :func:`choose_links` on the movable requests; ``sdc_port`` the
-    step's port under sdc (:func:`sdc_port`, or over all ranks; -1: none)."""
+    under all-port, :func:`kport_choice` under k-port and one-port, else
+    :func:`choose_links` on the movable requests; ``sdc_port`` the step's port under sdc
+    (:func:`sdc_port`, or over all ranks; -1: none)."""
     if prm.kind == ALL:
         so.allow[:nt] = True
+        return
+    if prm.kind == KPORT:
+        kport_choice(nt, prm, segs, pkts, links, so)
         return
     first = np.empty(nt, np.int64)
     demand = np.zeros(prm.deg, np.int64)

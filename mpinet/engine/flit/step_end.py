@@ -16,7 +16,7 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit import kernels as fk
-from mpinet.engine.flit.layout import link_port
+from mpinet.engine.flit.layout import quotient
 from mpinet.prefetch import prefetch
 
 #: :func:`check_step`'s codes (``out[0]``): a link over its capacity, a node over its k
@@ -108,6 +108,7 @@ def check_step(nt, sdc_port, prm, links, bufs, touched, nbuf, buf_ids, out):
     out[0] = 0
     lflits, lcap, bocc = links.flits, links.cap, bufs.occ
     kind, deg, k, bsize = prm.kind, prm.deg, prm.k, prm.bsize
+    rdeg = 1.0 / deg  # the port of a link without a division (layout.quotient)
     for j in range(nt):
         link = touched[j]
         f = lflits[link]
@@ -119,10 +120,10 @@ def check_step(nt, sdc_port, prm, links, bufs, touched, nbuf, buf_ids, out):
             out[0], out[1] = CAPACITY, link
         if kind == fk.ALL:  # no port rule: no divisions
             continue
-        if kind == fk.SDC and link_port(link, deg) != sdc_port and out[0] == 0:
+        base = quotient(link, deg, rdeg) * deg  # the node's first link
+        if kind == fk.SDC and link - base != sdc_port and out[0] == 0:
             out[0], out[1] = SDC_PORT, link
         if kind == fk.KPORT and out[0] == 0:  # the node's links that sent, in port order
-            base = link - link_port(link, deg)
             used = 0
             for q in range(base, base + deg):
                 if lflits[q] > 0:
