@@ -14,8 +14,10 @@ cycle (:mod:`~mpinet.engine.flit.iq_step`). The arrays are those of
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
+from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_alloc import allocate, supersedes
 from mpinet.routing import compiled
 from mpinet.routing.vc_policies import ANY_VC, HOPS_VC
@@ -77,7 +79,8 @@ def route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, 
 def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     """One internal step of every active router at cycle ``t`` (internal step ``istep``);
     returns the number of flits switch allocation moved (progress). ``status`` as
-    :func:`route_head`'s errors (the first of the step)."""
+    :func:`route_head`'s errors (the first of the step). Each stage visits the input VCs of
+    its event list (:mod:`~mpinet.engine.flit.iq_lists`), in the order of a full scan."""
     nport, nvc, bsz, deg = prm.nport, prm.nvc, prm.bsz, prm.deg
     fl, isp, osp, spec = prm.fl, prm.isp, prm.osp, prm.spec
     rd, vad, sad, xd, wftc, xqs = prm.rd, prm.vad, prm.sad, prm.xd, prm.wftc, prm.xqs
@@ -92,43 +95,61 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     nbt, lcount, sw_rr = s.nbt, s.lcount, s.sw_rr
     rin, rout, rpri, rlab, grant = s.rin, s.rout, s.rpri, s.rlab, s.grant
     best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
+    m_rt, m_va, m_sa = s.m_rt, s.m_va, s.m_sa
+    nw = (nport * nvc + 63) >> 6
     nin_sa, nout_sa = nport * isp, nport * osp
     moved = 0
     for a in range(s.nact[0]):
         n = s.act[a]
+        busy = xqn[n] > 0
+        for wi in range(nw):
+            if m_rt[n * nw + wi] | m_va[n * nw + wi] | m_sa[n * nw + wi]:
+                busy = True
+        if not busy:  # no item in any stage, nothing in the crossbar: nothing to do
+            continue
         base = n * nport * nvc  # the router's first input VC (and first output buffer state)
         # -- route computation (routing_delay > 0)
         if rd > 0 and bt[n * 4 + S_RT] < 0:
-            for j in range(nport * nvc):
-                iv = base + j
-                if rt_t[iv] == -1 and rt_rd[iv] <= istep:
-                    rt_t[iv] = t + rd - 1
-                    bt[n * 4 + S_RT] = t + rd - 1
+            for wi in range(nw):
+                word = m_rt[n * nw + wi]
+                while word:
+                    iv = base + wi * 64 + il.low(word)
+                    word &= word - np.uint64(1)
+                    if rt_t[iv] == -1 and rt_rd[iv] <= istep:
+                        rt_t[iv] = t + rd - 1
+                        bt[n * 4 + S_RT] = t + rd - 1
         # -- VC allocation: every free output VC of the route's range is requested
         nva = 0
         if bt[n * 4 + S_VA] < 0:
             nr = 0
-            for j in range(nport * nvc):
-                iv = base + j
-                if va_t[iv] != -1 or va_rd[iv] > istep:
-                    continue
-                nva += 1
-                op = vrp[iv]
-                for ov in range(vlo[iv], vhi[iv]):
-                    if bs_use[base + op * nvc + ov] == 0:
-                        rin[nr], rout[nr], rpri[nr] = j, op * nvc + ov, 0
-                        nr += 1
+            for wi in range(nw):
+                word = m_va[n * nw + wi]
+                while word:
+                    j = wi * 64 + il.low(word)
+                    word &= word - np.uint64(1)
+                    iv = base + j
+                    if va_t[iv] != -1 or va_rd[iv] > istep:
+                        continue
+                    nva += 1
+                    op = vrp[iv]
+                    for ov in range(vlo[iv], vhi[iv]):
+                        if bs_use[base + op * nvc + ov] == 0:
+                            rin[nr], rout[nr], rpri[nr] = j, op * nvc + ov, 0
+                            nr += 1
             if nva:
                 allocate(prm.vak, nr, rin, rout, rpri, nport * nvc, nport * nvc, prm.iters,
                          s.va_pin[base : base + nport * nvc],
                          s.va_pout[base : base + nport * nvc], grant,
                          best_in, best_out)  # fmt: skip
-                for j in range(nport * nvc):
-                    iv = base + j
-                    if va_t[iv] == -1 and va_rd[iv] <= istep:
-                        va_t[iv] = t + vad - 1
-                        va_res[iv] = -1
-                        va_ev[iv] = istep
+                for wi in range(nw):
+                    word = m_va[n * nw + wi]
+                    while word:
+                        iv = base + wi * 64 + il.low(word)
+                        word &= word - np.uint64(1)
+                        if va_t[iv] == -1 and va_rd[iv] <= istep:
+                            va_t[iv] = t + vad - 1
+                            va_res[iv] = -1
+                            va_ev[iv] = istep
                 for r in range(nr):
                     if grant[r]:
                         va_res[base + rin[r]] = rout[r]
@@ -137,41 +158,45 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         if bt[n * 4 + S_SA] < 0:
             nr = 0
             nsa = 0
-            for j in range(nport * nvc):
-                iv = base + j
-                if sa_t[iv] != -1 or sa_rd[iv] > istep:
-                    continue
-                nsa += 1
-                p, v = j // nvc, j % nvc
-                sa_res[iv] = -1
-                sa_spec[iv] = 0
-                prio = 0
-                if vst[iv] == ACTIVE:
-                    op = vop[iv]
-                    if bs_cred[base + op * nvc + vov[iv]] <= 0:
+            for wi in range(nw):
+                word = m_sa[n * nw + wi]
+                while word:
+                    j = wi * 64 + il.low(word)
+                    word &= word - np.uint64(1)
+                    iv = base + j
+                    if sa_t[iv] != -1 or sa_rd[iv] > istep:
                         continue
-                else:  # speculative, in VC allocation: a free VC with a credit, at low priority
-                    op = vrp[iv]
-                    ok = False
-                    for ov in range(vlo[iv], vhi[iv]):
-                        k = base + op * nvc + ov
-                        if bs_use[k] == 0 and bs_cred[k] > 0:
-                            ok = True
-                            break
-                    if not ok:
-                        continue
-                    sa_spec[iv] = 1
-                    prio = -1
-                ei = p * isp + v % isp
-                eo = op * osp + p % osp
-                key = ei * nout_sa + eo
-                r = sa_map[key]
-                if r < 0:
-                    sa_map[key] = nr
-                    rin[nr], rout[nr], rpri[nr], rlab[nr] = ei, eo, prio, v
-                    nr += 1
-                elif supersedes(v, prio, rlab[r], rpri[r], sw_rr[n * nin_sa + ei], nvc):
-                    rpri[r], rlab[r] = prio, v
+                    nsa += 1
+                    p, v = j // nvc, j % nvc
+                    sa_res[iv] = -1
+                    sa_spec[iv] = 0
+                    prio = 0
+                    if vst[iv] == ACTIVE:
+                        op = vop[iv]
+                        if bs_cred[base + op * nvc + vov[iv]] <= 0:
+                            continue
+                    else:  # speculative, in VC allocation: a free VC with a credit, low priority
+                        op = vrp[iv]
+                        ok = False
+                        for ov in range(vlo[iv], vhi[iv]):
+                            k = base + op * nvc + ov
+                            if bs_use[k] == 0 and bs_cred[k] > 0:
+                                ok = True
+                                break
+                        if not ok:
+                            continue
+                        sa_spec[iv] = 1
+                        prio = -1
+                    ei = p * isp + v % isp
+                    eo = op * osp + p % osp
+                    key = ei * nout_sa + eo
+                    r = sa_map[key]
+                    if r < 0:
+                        sa_map[key] = nr
+                        rin[nr], rout[nr], rpri[nr], rlab[nr] = ei, eo, prio, v
+                        nr += 1
+                    elif supersedes(v, prio, rlab[r], rpri[r], sw_rr[n * nin_sa + ei], nvc):
+                        rpri[r], rlab[r] = prio, v
             if nsa:
                 allocate(prm.sak, nr, rin, rout, rpri, nin_sa, nout_sa, prm.iters,
                          s.sa_pin[n * nin_sa:(n + 1) * nin_sa],
@@ -181,17 +206,21 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     sa_map[rin[r] * nout_sa + rout[r]] = -1
                     if grant[r]:
                         ei_grant[rin[r]] = r
-                for j in range(nport * nvc):
-                    iv = base + j
-                    if sa_t[iv] != -1 or sa_rd[iv] > istep:
-                        continue
-                    sa_t[iv] = t + sad - 1
-                    p, v = j // nvc, j % nvc
-                    ei = p * isp + v % isp
-                    r = ei_grant[ei]
-                    if r >= 0 and rlab[r] == v:
-                        sa_res[iv] = rout[r]
-                        sw_rr[n * nin_sa + ei] = (v + isp) % nvc
+                for wi in range(nw):
+                    word = m_sa[n * nw + wi]
+                    while word:
+                        j = wi * 64 + il.low(word)
+                        word &= word - np.uint64(1)
+                        iv = base + j
+                        if sa_t[iv] != -1 or sa_rd[iv] > istep:
+                            continue
+                        sa_t[iv] = t + sad - 1
+                        p, v = j // nvc, j % nvc
+                        ei = p * isp + v % isp
+                        r = ei_grant[ei]
+                        if r >= 0 and rlab[r] == v:
+                            sa_res[iv] = rout[r]
+                            sw_rr[n * nin_sa + ei] = (v + isp) % nvc
                 for r in range(nr):
                     ei_grant[rin[r]] = -1
                 bt[n * 4 + S_SA] = t + sad - 1
@@ -205,98 +234,120 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         # -- updates: route computation
         if rd > 0 and 0 <= bt[n * 4 + S_RT] <= t:
             bt[n * 4 + S_RT] = -1
-            for j in range(nport * nvc):
-                iv = base + j
-                if rt_t[iv] < 0:
-                    continue
-                rt_t[iv] = -2
-                pk = ib[iv * bsz + ibh[iv]] // fl
-                e = route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr,
-                               rule, vrule, route_out)  # fmt: skip
-                if e and status[0] == 0:
-                    status[0], status[1], status[2] = e, t, route_out[0 if e == 5 else 1]
-                    status[3], status[4] = n, pk
-                vrp[iv], vlo[iv], vhi[iv] = route_out[0], route_out[1], route_out[2]
-                vst[iv] = VC_ALLOC
-                va_t[iv], va_rd[iv] = -1, istep + 1
-                if spec:
-                    sa_t[iv], sa_rd[iv] = -1, istep + 1
-        # -- updates: VC allocation
-        if 0 <= bt[n * 4 + S_VA] <= t:
-            bt[n * 4 + S_VA] = -1
-            for j in range(nport * nvc):
-                iv = base + j
-                if va_t[iv] < 0:
-                    continue
-                ovc = va_res[iv]
-                if ovc >= 0 and bs_use[base + ovc] == 0:
-                    va_t[iv] = -2
-                    bs_use[base + ovc] = 1
-                    bs_tail[base + ovc] = 0
-                    vop[iv], vov[iv] = ovc // nvc, ovc % nvc
-                    vst[iv] = ACTIVE
-                    if not spec:
-                        sa_t[iv], sa_rd[iv] = -1, istep + 1
-                else:
-                    va_t[iv], va_rd[iv] = -1, istep + 1
-        # -- updates: switch allocation (the flit leaves its input buffer)
-        if 0 <= bt[n * 4 + S_SA] <= t:
-            bt[n * 4 + S_SA] = -1
-            for j in range(nport * nvc):
-                iv = base + j
-                if sa_t[iv] < 0:
-                    continue
-                eo = sa_res[iv]
-                if eo >= 0:  # the speculative grant holds only with the VC it bid for
-                    op = eo // osp
-                    if sa_spec[iv]:
-                        ok = va_ev[iv] == istep and vst[iv] == ACTIVE and vop[iv] == op
-                    else:
-                        ok = True
-                    if not ok or bs_cred[base + op * nvc + vov[iv]] <= 0:
-                        eo = -1
-                if eo < 0:
-                    sa_t[iv], sa_rd[iv] = -1, istep + 1
-                    continue
-                sa_t[iv] = -2
-                p, v = j // nvc, j % nvc
-                op, ov = eo // osp, vov[iv]
-                f = ib[iv * bsz + ibh[iv]]
-                ibh[iv] = (ibh[iv] + 1) % bsz
-                ibn[iv] -= 1
-                moved += 1
-                k = f % fl
-                tail = k == fl - 1
-                bsk = base + op * nvc + ov
-                bs_cred[bsk] -= 1
-                if tail:
-                    bs_tail[bsk] = 1
-                    if not wftc:
-                        bs_use[bsk] = 0
-                x = n * xqs + (xqh[n] + xqn[n]) % xqs
-                xq[x], xqv[x], xqo[x], xqt[x], xqr[x] = f, ov, op, -1, istep + 1
-                xqn[n] += 1
-                oqc[n * nport + p] |= 1 << v
-                if ibn[iv] == 0:
-                    if tail:
-                        vst[iv] = IDLE
-                elif not tail:
-                    sa_t[iv], sa_rd[iv] = -1, istep + 1
-                elif rd > 0:  # the next packet's head: route computation
-                    vst[iv] = ROUTING
-                    rt_t[iv], rt_rd[iv] = -1, istep + 1
-                else:  # lookahead routing: its route is known
+            for wi in range(nw):
+                word = m_rt[n * nw + wi]
+                while word:
+                    j = wi * 64 + il.low(word)
+                    word &= word - np.uint64(1)
+                    iv = base + j
+                    if rt_t[iv] < 0:
+                        continue
+                    rt_t[iv] = -2
+                    il.unmark(m_rt, n, nw, j)
                     pk = ib[iv * bsz + ibh[iv]] // fl
-                    e = route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr,
-                                   rule, vrule, route_out)  # fmt: skip
+                    e = route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state,
+                                   pk_hdr, rule, vrule, route_out)  # fmt: skip
                     if e and status[0] == 0:
                         status[0], status[1], status[2] = e, t, route_out[0 if e == 5 else 1]
                         status[3], status[4] = n, pk
                     vrp[iv], vlo[iv], vhi[iv] = route_out[0], route_out[1], route_out[2]
                     vst[iv] = VC_ALLOC
                     va_t[iv], va_rd[iv] = -1, istep + 1
+                    il.mark(m_va, n, nw, j)
                     if spec:
                         sa_t[iv], sa_rd[iv] = -1, istep + 1
+                        il.mark(m_sa, n, nw, j)
+        # -- updates: VC allocation
+        if 0 <= bt[n * 4 + S_VA] <= t:
+            bt[n * 4 + S_VA] = -1
+            for wi in range(nw):
+                word = m_va[n * nw + wi]
+                while word:
+                    j = wi * 64 + il.low(word)
+                    word &= word - np.uint64(1)
+                    iv = base + j
+                    if va_t[iv] < 0:
+                        continue
+                    ovc = va_res[iv]
+                    if ovc >= 0 and bs_use[base + ovc] == 0:
+                        va_t[iv] = -2
+                        il.unmark(m_va, n, nw, j)
+                        bs_use[base + ovc] = 1
+                        bs_tail[base + ovc] = 0
+                        vop[iv], vov[iv] = ovc // nvc, ovc % nvc
+                        vst[iv] = ACTIVE
+                        if not spec:
+                            sa_t[iv], sa_rd[iv] = -1, istep + 1
+                            il.mark(m_sa, n, nw, j)
+                    else:
+                        va_t[iv], va_rd[iv] = -1, istep + 1
+        # -- updates: switch allocation (the flit leaves its input buffer)
+        if 0 <= bt[n * 4 + S_SA] <= t:
+            bt[n * 4 + S_SA] = -1
+            for wi in range(nw):
+                word = m_sa[n * nw + wi]
+                while word:
+                    j = wi * 64 + il.low(word)
+                    word &= word - np.uint64(1)
+                    iv = base + j
+                    if sa_t[iv] < 0:
+                        continue
+                    eo = sa_res[iv]
+                    if eo >= 0:  # the speculative grant holds only with the VC it bid for
+                        op = eo // osp
+                        if sa_spec[iv]:
+                            ok = va_ev[iv] == istep and vst[iv] == ACTIVE and vop[iv] == op
+                        else:
+                            ok = True
+                        if not ok or bs_cred[base + op * nvc + vov[iv]] <= 0:
+                            eo = -1
+                    if eo < 0:
+                        sa_t[iv], sa_rd[iv] = -1, istep + 1
+                        continue
+                    sa_t[iv] = -2
+                    il.unmark(m_sa, n, nw, j)
+                    p, v = j // nvc, j % nvc
+                    op, ov = eo // osp, vov[iv]
+                    f = ib[iv * bsz + ibh[iv]]
+                    ibh[iv] = (ibh[iv] + 1) % bsz
+                    ibn[iv] -= 1
+                    moved += 1
+                    k = f % fl
+                    tail = k == fl - 1
+                    bsk = base + op * nvc + ov
+                    bs_cred[bsk] -= 1
+                    if tail:
+                        bs_tail[bsk] = 1
+                        if not wftc:
+                            bs_use[bsk] = 0
+                    x = n * xqs + (xqh[n] + xqn[n]) % xqs
+                    xq[x], xqv[x], xqo[x], xqt[x], xqr[x] = f, ov, op, -1, istep + 1
+                    xqn[n] += 1
+                    oqc[n * nport + p] |= 1 << v
+                    if ibn[iv] == 0:
+                        if tail:
+                            vst[iv] = IDLE
+                    elif not tail:
+                        sa_t[iv], sa_rd[iv] = -1, istep + 1
+                        il.mark(m_sa, n, nw, j)
+                    elif rd > 0:  # the next packet's head: route computation
+                        vst[iv] = ROUTING
+                        rt_t[iv], rt_rd[iv] = -1, istep + 1
+                        il.mark(m_rt, n, nw, j)
+                    else:  # lookahead routing: its route is known
+                        pk = ib[iv * bsz + ibh[iv]] // fl
+                        e = route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state,
+                                       pk_hdr, rule, vrule, route_out)  # fmt: skip
+                        if e and status[0] == 0:
+                            status[0], status[1], status[2] = e, t, route_out[0 if e == 5 else 1]
+                            status[3], status[4] = n, pk
+                        vrp[iv], vlo[iv], vhi[iv] = route_out[0], route_out[1], route_out[2]
+                        vst[iv] = VC_ALLOC
+                        va_t[iv], va_rd[iv] = -1, istep + 1
+                        il.mark(m_va, n, nw, j)
+                        if spec:
+                            sa_t[iv], sa_rd[iv] = -1, istep + 1
+                            il.mark(m_sa, n, nw, j)
         # -- updates: crossbar (into the output queues)
         if 0 <= bt[n * 4 + S_X] <= t:
             bt[n * 4 + S_X] = -1

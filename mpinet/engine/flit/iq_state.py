@@ -27,6 +27,7 @@ from math import ceil
 import numpy as np
 
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
+from mpinet.engine.flit.iq_lists import words
 
 IQParams = namedtuple(
     "IQParams",
@@ -88,7 +89,10 @@ FIELDS = (
     "sa_rd",
     "sa_res",
     "sa_spec",
-    # per router
+    # per router: the stages' event lists (:mod:`~mpinet.engine.flit.iq_lists`)
+    "m_rt",
+    "m_va",
+    "m_sa",
     "bt",
     "va_pin",
     "va_pout",
@@ -205,6 +209,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     row's words in the exchange, :mod:`~mpinet.engine.flit.iq_ranks`)."""
     nnode, deg, nport, nvc, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
     niv, nrp = nnode * nport * nvc, nnode * nport
+    nw = words(nport, nvc)
     i64 = lambda n, v=0: np.full(n, v, np.int64)  # noqa: E731
     nin = nport * max(nvc, prm.isp)
     nout = nport * max(nvc, prm.osp)
@@ -232,6 +237,9 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         sa_rd=i64(niv),
         sa_res=i64(niv),
         sa_spec=i64(niv),
+        m_rt=np.zeros(nnode * nw, np.uint64),
+        m_va=np.zeros(nnode * nw, np.uint64),
+        m_sa=np.zeros(nnode * nw, np.uint64),
         bt=i64(nnode * 4, -1),
         va_pin=i64(niv),
         va_pout=i64(niv),
