@@ -75,13 +75,67 @@ def route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, 
     return 0
 
 
+@njit(cache=True, inline="always")
+def push(tt, rd, seq, qseq, n, iv, ready, m):
+    """Input VC ``iv`` of router ``n`` joins the back of a stage's queue (``tt``, ``rd``,
+    ``seq``, ``m``: the stage's ``*_t``, ``*_rd``, ``*_seq`` and event list), evaluable from
+    internal step ``ready``."""
+    tt[iv], rd[iv] = -1, ready
+    il.mark(m, iv)
+    seq[iv] = qseq[n]
+    qseq[n] += 1
+
+
+@njit(cache=True, inline="always")
+def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
+    """The head of packet slot ``pk`` at input VC ``iv`` of router ``n``, its route known
+    (lookahead, or routing done): its output port and VC range, then VC allocation (and,
+    speculative, switch allocation) from internal step ``ready``; a routing error in
+    ``status`` as :func:`route_head`'s."""
+    e = route_head(n, pk, prm.nvc, prm.deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops, s.pk_state,
+                   s.pk_hdr, rule, vrule, route_out)  # fmt: skip
+    if e and status[0] == 0:
+        status[0], status[1], status[2] = e, t, route_out[0 if e == PORT_ERR else 1]
+        status[3], status[4] = n, pk
+    s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
+    s.vst[iv] = VC_ALLOC
+    if prm.spec:
+        push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready, s.m_sa)
+    push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va)
+
+
+@njit(cache=True, inline="always")
+def batch(tt, seq, base, m, ordered, order, ev):
+    """The input VCs ``j < m`` of the router at ``base`` whose stage item completes now
+    (``tt[base + j] >= 0``; ``ev`` the stage's event list) into ``order``, in their queue's
+    order when ``ordered`` (only output speedup makes it matter), else by index; returns
+    their count."""
+    k = 0
+    for wi in range(base >> 6, ((base + m - 1) >> 6) + 1):
+        word = il.span(ev, wi, base, base + m)
+        while word:
+            j = (wi << 6) + il.low(word) - base
+            word &= word - np.uint64(1)
+            if tt[base + j] < 0:
+                continue
+            i = k
+            if ordered:  # insertion: a batch holds a few items
+                x = seq[base + j]
+                while i > 0 and seq[base + order[i - 1]] > x:
+                    order[i] = order[i - 1]
+                    i -= 1
+            order[i] = j
+            k += 1
+    return k
+
+
 @njit(cache=True, error_model="numpy")
 def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     """One internal step of every active router at cycle ``t`` (internal step ``istep``);
     returns the number of flits switch allocation moved (progress). ``status`` as
     :func:`route_head`'s errors (the first of the step). Each stage visits the input VCs of
     its event list (:mod:`~mpinet.engine.flit.iq_lists`), in the order of a full scan."""
-    nport, nvc, bsz, deg = prm.nport, prm.nvc, prm.bsz, prm.deg
+    nport, nvc, bsz = prm.nport, prm.nvc, prm.bsz
     fl, isp, osp, spec = prm.fl, prm.isp, prm.osp, prm.spec
     rd, vad, sad, xd, wftc, xqs = prm.rd, prm.vad, prm.sad, prm.xd, prm.wftc, prm.xqs
     ib, ibh, ibn, vst, vop, vov, vrp, vlo, vhi = (s.ib, s.ibh, s.ibn, s.vst, s.vop, s.vov,
@@ -91,30 +145,29 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     xq, xqv, xqo, xqt, xqr, xqh, xqn = s.xq, s.xqv, s.xqo, s.xqt, s.xqr, s.xqh, s.xqn
     ob, obv, obh, obn, oqc = s.ob, s.obv, s.obh, s.obn, s.oqc
     bs_cred, bs_use, bs_tail = s.bs_cred, s.bs_use, s.bs_tail
-    pk_dst, pk_hops, pk_state, pk_hdr = s.pk_dst, s.pk_hops, s.pk_state, s.pk_hdr
-    nbt, lcount, sw_rr = s.nbt, s.lcount, s.sw_rr
+    sw_rr = s.sw_rr
     rin, rout, rpri, rlab, grant = s.rin, s.rout, s.rpri, s.rlab, s.grant
     best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
+    va_seq, sa_seq, qseq, order = s.va_seq, s.sa_seq, s.qseq, s.order
     m_rt, m_va, m_sa = s.m_rt, s.m_va, s.m_sa
-    nw = (nport * nvc + 63) >> 6
     nin_sa, nout_sa = nport * isp, nport * osp
+    ordered = osp > 1  # the updates in their queues' order: flits share an output queue
     moved = 0
     for a in range(s.nact[0]):
         n = s.act[a]
-        busy = xqn[n] > 0
-        for wi in range(nw):
-            if m_rt[n * nw + wi] | m_va[n * nw + wi] | m_sa[n * nw + wi]:
-                busy = True
-        if not busy:  # no item in any stage, nothing in the crossbar: nothing to do
-            continue
         base = n * nport * nvc  # the router's first input VC (and first output buffer state)
+        end = base + nport * nvc
+        if xqn[n] == 0 and not (il.any_in(m_rt, base, end) or il.any_in(m_va, base, end)
+                                or il.any_in(m_sa, base, end)):  # fmt: skip
+            continue  # no item in any stage, nothing in the crossbar: nothing to do
         # -- route computation (routing_delay > 0)
         if rd > 0 and bt[n * 4 + S_RT] < 0:
-            for wi in range(nw):
-                word = m_rt[n * nw + wi]
+            for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                word = il.span(m_rt, wi, base, end)
                 while word:
-                    iv = base + wi * 64 + il.low(word)
+                    j = (wi << 6) + il.low(word) - base
                     word &= word - np.uint64(1)
+                    iv = base + j
                     if rt_t[iv] == -1 and rt_rd[iv] <= istep:
                         rt_t[iv] = t + rd - 1
                         bt[n * 4 + S_RT] = t + rd - 1
@@ -122,10 +175,10 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         nva = 0
         if bt[n * 4 + S_VA] < 0:
             nr = 0
-            for wi in range(nw):
-                word = m_va[n * nw + wi]
+            for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                word = il.span(m_va, wi, base, end)
                 while word:
-                    j = wi * 64 + il.low(word)
+                    j = (wi << 6) + il.low(word) - base
                     word &= word - np.uint64(1)
                     iv = base + j
                     if va_t[iv] != -1 or va_rd[iv] > istep:
@@ -141,11 +194,12 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                          s.va_pin[base : base + nport * nvc],
                          s.va_pout[base : base + nport * nvc], grant,
                          best_in, best_out)  # fmt: skip
-                for wi in range(nw):
-                    word = m_va[n * nw + wi]
+                for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                    word = il.span(m_va, wi, base, end)
                     while word:
-                        iv = base + wi * 64 + il.low(word)
+                        j = (wi << 6) + il.low(word) - base
                         word &= word - np.uint64(1)
+                        iv = base + j
                         if va_t[iv] == -1 and va_rd[iv] <= istep:
                             va_t[iv] = t + vad - 1
                             va_res[iv] = -1
@@ -158,10 +212,10 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         if bt[n * 4 + S_SA] < 0:
             nr = 0
             nsa = 0
-            for wi in range(nw):
-                word = m_sa[n * nw + wi]
+            for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                word = il.span(m_sa, wi, base, end)
                 while word:
-                    j = wi * 64 + il.low(word)
+                    j = (wi << 6) + il.low(word) - base
                     word &= word - np.uint64(1)
                     iv = base + j
                     if sa_t[iv] != -1 or sa_rd[iv] > istep:
@@ -206,10 +260,10 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     sa_map[rin[r] * nout_sa + rout[r]] = -1
                     if grant[r]:
                         ei_grant[rin[r]] = r
-                for wi in range(nw):
-                    word = m_sa[n * nw + wi]
+                for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                    word = il.span(m_sa, wi, base, end)
                     while word:
-                        j = wi * 64 + il.low(word)
+                        j = (wi << 6) + il.low(word) - base
                         word &= word - np.uint64(1)
                         iv = base + j
                         if sa_t[iv] != -1 or sa_rd[iv] > istep:
@@ -234,120 +288,78 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         # -- updates: route computation
         if rd > 0 and 0 <= bt[n * 4 + S_RT] <= t:
             bt[n * 4 + S_RT] = -1
-            for wi in range(nw):
-                word = m_rt[n * nw + wi]
-                while word:
-                    j = wi * 64 + il.low(word)
-                    word &= word - np.uint64(1)
-                    iv = base + j
-                    if rt_t[iv] < 0:
-                        continue
-                    rt_t[iv] = -2
-                    il.unmark(m_rt, n, nw, j)
-                    pk = ib[iv * bsz + ibh[iv]] // fl
-                    e = route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state,
-                                   pk_hdr, rule, vrule, route_out)  # fmt: skip
-                    if e and status[0] == 0:
-                        status[0], status[1], status[2] = e, t, route_out[0 if e == 5 else 1]
-                        status[3], status[4] = n, pk
-                    vrp[iv], vlo[iv], vhi[iv] = route_out[0], route_out[1], route_out[2]
-                    vst[iv] = VC_ALLOC
-                    va_t[iv], va_rd[iv] = -1, istep + 1
-                    il.mark(m_va, n, nw, j)
-                    if spec:
-                        sa_t[iv], sa_rd[iv] = -1, istep + 1
-                        il.mark(m_sa, n, nw, j)
+            for q in range(batch(rt_t, s.rt_seq, base, nport * nvc, ordered, order, m_rt)):
+                iv = base + order[q]
+                rt_t[iv] = -2
+                il.unmark(m_rt, iv)
+                pk = ib[iv * bsz + ibh[iv]] // fl
+                to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: VC allocation
         if 0 <= bt[n * 4 + S_VA] <= t:
             bt[n * 4 + S_VA] = -1
-            for wi in range(nw):
-                word = m_va[n * nw + wi]
-                while word:
-                    j = wi * 64 + il.low(word)
-                    word &= word - np.uint64(1)
-                    iv = base + j
-                    if va_t[iv] < 0:
-                        continue
-                    ovc = va_res[iv]
-                    if ovc >= 0 and bs_use[base + ovc] == 0:
-                        va_t[iv] = -2
-                        il.unmark(m_va, n, nw, j)
-                        bs_use[base + ovc] = 1
-                        bs_tail[base + ovc] = 0
-                        vop[iv], vov[iv] = ovc // nvc, ovc % nvc
-                        vst[iv] = ACTIVE
-                        if not spec:
-                            sa_t[iv], sa_rd[iv] = -1, istep + 1
-                            il.mark(m_sa, n, nw, j)
-                    else:
-                        va_t[iv], va_rd[iv] = -1, istep + 1
+            for q in range(batch(va_t, va_seq, base, nport * nvc, ordered, order, m_va)):
+                iv = base + order[q]
+                ovc = va_res[iv]
+                if ovc >= 0 and bs_use[base + ovc] == 0:
+                    va_t[iv] = -2
+                    il.unmark(m_va, iv)
+                    bs_use[base + ovc] = 1
+                    bs_tail[base + ovc] = 0
+                    vop[iv], vov[iv] = ovc // nvc, ovc % nvc
+                    vst[iv] = ACTIVE
+                    if not spec:
+                        push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
+                else:
+                    push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1, m_va)
         # -- updates: switch allocation (the flit leaves its input buffer)
         if 0 <= bt[n * 4 + S_SA] <= t:
             bt[n * 4 + S_SA] = -1
-            for wi in range(nw):
-                word = m_sa[n * nw + wi]
-                while word:
-                    j = wi * 64 + il.low(word)
-                    word &= word - np.uint64(1)
-                    iv = base + j
-                    if sa_t[iv] < 0:
-                        continue
-                    eo = sa_res[iv]
-                    if eo >= 0:  # the speculative grant holds only with the VC it bid for
-                        op = eo // osp
-                        if sa_spec[iv]:
-                            ok = va_ev[iv] == istep and vst[iv] == ACTIVE and vop[iv] == op
-                        else:
-                            ok = True
-                        if not ok or bs_cred[base + op * nvc + vov[iv]] <= 0:
-                            eo = -1
-                    if eo < 0:
-                        sa_t[iv], sa_rd[iv] = -1, istep + 1
-                        continue
-                    sa_t[iv] = -2
-                    il.unmark(m_sa, n, nw, j)
-                    p, v = j // nvc, j % nvc
-                    op, ov = eo // osp, vov[iv]
-                    f = ib[iv * bsz + ibh[iv]]
-                    ibh[iv] = (ibh[iv] + 1) % bsz
-                    ibn[iv] -= 1
-                    moved += 1
-                    k = f % fl
-                    tail = k == fl - 1
-                    bsk = base + op * nvc + ov
-                    bs_cred[bsk] -= 1
+            for q in range(batch(sa_t, sa_seq, base, nport * nvc, ordered, order, m_sa)):
+                j = order[q]
+                iv = base + j
+                eo = sa_res[iv]
+                if eo >= 0:  # the speculative grant holds only with the VC it bid for
+                    op = eo // osp
+                    if sa_spec[iv]:
+                        ok = va_ev[iv] == istep and vst[iv] == ACTIVE and vop[iv] == op
+                    else:
+                        ok = True
+                    if not ok or bs_cred[base + op * nvc + vov[iv]] <= 0:
+                        eo = -1
+                if eo < 0:
+                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
+                    continue
+                sa_t[iv] = -2
+                il.unmark(m_sa, iv)
+                p, v = j // nvc, j % nvc
+                op, ov = eo // osp, vov[iv]
+                f = ib[iv * bsz + ibh[iv]]
+                ibh[iv] = (ibh[iv] + 1) % bsz
+                ibn[iv] -= 1
+                moved += 1
+                k = f % fl
+                tail = k == fl - 1
+                bsk = base + op * nvc + ov
+                bs_cred[bsk] -= 1
+                if tail:
+                    bs_tail[bsk] = 1
+                    if not wftc:
+                        bs_use[bsk] = 0
+                x = n * xqs + (xqh[n] + xqn[n]) % xqs
+                xq[x], xqv[x], xqo[x], xqt[x], xqr[x] = f, ov, op, -1, istep + 1
+                xqn[n] += 1
+                oqc[n * nport + p] |= 1 << v
+                if ibn[iv] == 0:
                     if tail:
-                        bs_tail[bsk] = 1
-                        if not wftc:
-                            bs_use[bsk] = 0
-                    x = n * xqs + (xqh[n] + xqn[n]) % xqs
-                    xq[x], xqv[x], xqo[x], xqt[x], xqr[x] = f, ov, op, -1, istep + 1
-                    xqn[n] += 1
-                    oqc[n * nport + p] |= 1 << v
-                    if ibn[iv] == 0:
-                        if tail:
-                            vst[iv] = IDLE
-                    elif not tail:
-                        sa_t[iv], sa_rd[iv] = -1, istep + 1
-                        il.mark(m_sa, n, nw, j)
-                    elif rd > 0:  # the next packet's head: route computation
-                        vst[iv] = ROUTING
-                        rt_t[iv], rt_rd[iv] = -1, istep + 1
-                        il.mark(m_rt, n, nw, j)
-                    else:  # lookahead routing: its route is known
-                        pk = ib[iv * bsz + ibh[iv]] // fl
-                        e = route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state,
-                                       pk_hdr, rule, vrule, route_out)  # fmt: skip
-                        if e and status[0] == 0:
-                            status[0], status[1], status[2] = e, t, route_out[0 if e == 5 else 1]
-                            status[3], status[4] = n, pk
-                        vrp[iv], vlo[iv], vhi[iv] = route_out[0], route_out[1], route_out[2]
-                        vst[iv] = VC_ALLOC
-                        va_t[iv], va_rd[iv] = -1, istep + 1
-                        il.mark(m_va, n, nw, j)
-                        if spec:
-                            sa_t[iv], sa_rd[iv] = -1, istep + 1
-                            il.mark(m_sa, n, nw, j)
+                        vst[iv] = IDLE
+                elif not tail:
+                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
+                elif rd > 0:  # the next packet's head: route computation
+                    vst[iv] = ROUTING
+                    push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1, m_rt)
+                else:  # lookahead routing: its route is known
+                    pk = ib[iv * bsz + ibh[iv]] // fl
+                    to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: crossbar (into the output queues)
         if 0 <= bt[n * 4 + S_X] <= t:
             bt[n * 4 + S_X] = -1

@@ -16,7 +16,9 @@ back (masks of VCs). A flit is the integer ``packet slot * fl + flit index``.
 Pipeline items per input VC: ``*_t`` is -2 (none), -1 (waiting, evaluable from internal
 step ``*_rd``) or the cycle its stage completes; ``bt[node * 4 + stage]`` the completion
 cycle of the router's batch in a stage (-1: none), since BookSim's stage queues evaluate
-nothing new while a batch is in flight.
+nothing new while a batch is in flight. ``*_seq`` an item's place in its stage's queue (from
+the router's counter ``qseq``): BookSim's queues are first in, first out, and with output
+speedup their order is the order flits enter a shared output queue.
 """
 
 from __future__ import annotations
@@ -89,10 +91,15 @@ FIELDS = (
     "sa_rd",
     "sa_res",
     "sa_spec",
-    # per router: the stages' event lists (:mod:`~mpinet.engine.flit.iq_lists`)
+    "rt_seq",
+    "va_seq",
+    "sa_seq",
+    # per stage, the input VCs with an item (:mod:`~mpinet.engine.flit.iq_lists`)
     "m_rt",
     "m_va",
     "m_sa",
+    # per router
+    "qseq",
     "bt",
     "va_pin",
     "va_pout",
@@ -169,6 +176,7 @@ FIELDS = (
     "best_out",
     "sa_map",
     "ei_grant",
+    "order",
     # the flits and credits for other ranks (rows ``wo[:wn[0]]``, pairs ``co[:cn[0]]``), and
     # per input VC the packet slot of the flits that come to it from another rank
     "wo",
@@ -209,7 +217,6 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     row's words in the exchange, :mod:`~mpinet.engine.flit.iq_ranks`)."""
     nnode, deg, nport, nvc, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
     niv, nrp = nnode * nport * nvc, nnode * nport
-    nw = words(nport, nvc)
     i64 = lambda n, v=0: np.full(n, v, np.int64)  # noqa: E731
     nin = nport * max(nvc, prm.isp)
     nout = nport * max(nvc, prm.osp)
@@ -237,9 +244,13 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         sa_rd=i64(niv),
         sa_res=i64(niv),
         sa_spec=i64(niv),
-        m_rt=np.zeros(nnode * nw, np.uint64),
-        m_va=np.zeros(nnode * nw, np.uint64),
-        m_sa=np.zeros(nnode * nw, np.uint64),
+        rt_seq=i64(niv),
+        va_seq=i64(niv),
+        sa_seq=i64(niv),
+        qseq=i64(nnode),
+        m_rt=np.zeros(words(niv), np.uint64),
+        m_va=np.zeros(words(niv), np.uint64),
+        m_sa=np.zeros(words(niv), np.uint64),
         bt=i64(nnode * 4, -1),
         va_pin=i64(niv),
         va_pout=i64(niv),
@@ -310,6 +321,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         best_out=i64(nout, -1),
         sa_map=i64(nport * prm.isp * nport * prm.osp, -1),
         ei_grant=i64(nport * prm.isp, -1),
+        order=i64(nport * nvc),
         wo=np.zeros((nout_links, width), np.int64),
         wn=i64(1),
         co=np.zeros((nout_links, 2), np.int64),

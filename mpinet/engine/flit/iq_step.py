@@ -21,7 +21,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_router as ir
 
 #: :func:`run_block`'s status codes (``status[0]``)
@@ -55,7 +54,6 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
     ``moved[0]`` counts the flits taken in (progress); ``status`` a routing error."""
     nport, nvc, bsz, deg, fl, sl, cs = prm.nport, prm.nvc, prm.bsz, prm.deg, prm.fl, prm.sl, prm.cs
     niv = prm.nnode * nport * nvc
-    nw = (nport * nvc + 63) >> 6
     ib, ibh, ibn, vst, sa_t, sa_rd = s.ib, s.ibh, s.ibn, s.vst, s.sa_t, s.sa_rd
     bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
     t2, tl, tc = t % 2, t % sl, t % cs
@@ -106,29 +104,14 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             ib[iv * bsz + (ibh[iv] + ibn[iv]) % bsz] = f
             ibn[iv] += 1
             if vst[iv] == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
-                j = p * nvc + v
                 if prm.rd > 0:
                     vst[iv] = ir.ROUTING
-                    s.rt_t[iv], s.rt_rd[iv] = -1, istep
-                    il.mark(s.m_rt, n, nw, j)
+                    ir.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt)
                 else:  # lookahead routing: VC allocation (and speculation) from now
-                    pk = f // fl
-                    e = ir.route_head(n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
-                                      s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
-                    if e and status[0] == 0:
-                        status[0], status[1] = e, t
-                        status[2] = route_out[0 if e == ir.PORT_ERR else 1]
-                        status[3], status[4] = n, pk
-                    s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
-                    vst[iv] = ir.VC_ALLOC
-                    s.va_t[iv], s.va_rd[iv] = -1, istep
-                    il.mark(s.m_va, n, nw, j)
-                    if prm.spec:
-                        sa_t[iv], sa_rd[iv] = -1, istep
-                        il.mark(s.m_sa, n, nw, j)
+                    ir.to_vc_alloc(t, istep, n, iv, f // fl, prm, s, rule, vrule, status,
+                                   route_out)  # fmt: skip
             elif vst[iv] == ir.ACTIVE and ibn[iv] == 1:
-                sa_t[iv], sa_rd[iv] = -1, istep
-                il.mark(s.m_sa, n, nw, p * nvc + v)
+                ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa)
         # the router's credits: into the credit_delay line; those due now, processed
         for o in range(nport):
             if o < deg:
