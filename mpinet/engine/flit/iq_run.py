@@ -31,17 +31,9 @@ from mpinet.routing.base import CompiledHop
 from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.vc_policies import COUNT_VC
 
-#: cycles one compiled call runs at most: between these, about 2**20 / nodes (a block's
-#: injections and delivery rows stay below about 2**20 rows at one packet per node and cycle,
-#: while a small network no longer pays Python's per-call work every 64 cycles)
-BLOCK, BLOCK_MAX = 64, 1024
-
-
-def block(nodes: int) -> int:
-    """Cycles per compiled call on a network of ``nodes`` (the same on every rank)."""
-    return min(BLOCK_MAX, max(BLOCK, (1 << 20) // max(nodes, 1)))
-
-
+#: cycles one compiled call runs at most (the packet pool holds a block's injections, which
+#: the memory plan counts: mpinet/jobs/plans_iq.py)
+BLOCK = 64
 #: the path the iq router's steps take (``mpinet run --json``: switching.steps)
 PATH = "compiled steps (iq router)"
 
@@ -136,9 +128,8 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     hop = np.empty((max(4096, 4 * nnode * prm.nport) if eng.record_hops else 1, 5), np.int64)
     t, in_flight, n_inj, n_del = -1, 0, 0, 0
     eng.steps_path = PATH
-    nb = block(nnode)
     while (in_flight > 0 or t < last) and t < eng.max_steps:
-        t_end = min(t + nb, eng.max_steps)
+        t_end = min(t + BLOCK, eng.max_steps)
         inj = _injections(eng, workload, t, t_end, last, hw, injected)
         if isinstance(eng.router, SourceRouted):  # routes walked at injection into rows
             inj = _walk(eng, s, inj, t + 1)

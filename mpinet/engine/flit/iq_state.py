@@ -248,9 +248,9 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         va_seq=i64(niv),
         sa_seq=i64(niv),
         qseq=i64(nnode),
-        m_rt=np.zeros(words(niv), np.uint64),
-        m_va=np.zeros(words(niv), np.uint64),
-        m_sa=np.zeros(words(niv), np.uint64),
+        m_rt=np.zeros(nnode * words(nport * nvc), np.uint64),  # >= words(niv), per node
+        m_va=np.zeros(nnode * words(nport * nvc), np.uint64),  # >= words(niv), per node
+        m_sa=np.zeros(nnode * words(nport * nvc), np.uint64),  # >= words(niv), per node
         bt=i64(nnode * 4, -1),
         va_pin=i64(niv),
         va_pout=i64(niv),
