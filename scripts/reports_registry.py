@@ -50,11 +50,11 @@ REPORTS: tuple[Report, ...] = (
     # ---- reports: documents regenerated, numbers never typed
     R("reproduce", "reproduce.py", "the papers' tables beside mpinet's runs of jobs/",
       "docs/reproduction.md (whole page; keeps wormhole_report's blocks) and docs/figures/",
-      parts=("reproduce_tables.py",)),
+      parts=("reproduce_tables.py", "reproduce_sections.py", "paper_values.py")),
     R("wormhole", "wormhole_report.py", "the papers' wormhole statements, measured",
       "docs/reproduction.md, the blocks <!-- BEGIN scripts/wormhole_report.py: paper 000/004 -->"),
     R("routing", "routing_report.py", "the papers' routing tables beside mpinet's routers",
-      "docs/routing.md (whole page)"),
+      "docs/routing.md (whole page)", parts=("paper_values.py",)),
     R("deadlock", "deadlock_report.py", "every router's channel dependency graph; VCs needed",
       "docs/deadlock-analysis.md, the blocks <!-- BEGIN scripts/deadlock_report.py[: virtual "
       "channels] -->", parts=("deadlock_vc_report.py",)),

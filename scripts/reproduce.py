@@ -13,7 +13,7 @@ disagreement links its entry in ``docs/errata.md``. Figures come from
                                 [--out docs/reproduction.md] [--figures docs/figures] [--check]
 
 The sections (one per paper table) are the list ``SECTIONS`` of
-``scripts/reproduce_tables.py``; ``--only`` keeps the sections whose key
+``scripts/reproduce_sections.py``; ``--only`` keeps the sections whose key
 contains one of the words.
 """
 
@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 import reports  # noqa: E402
 from launcher import launch_prefix  # noqa: E402
-from reproduce_tables import SECTIONS, Ctx, errata_anchors, row, verify_rows  # noqa: E402
+from reproduce_sections import SECTIONS, verify_rows  # noqa: E402
+from reproduce_tables import Ctx, errata_anchors, row  # noqa: E402
 from wormhole_report import BLOCKS  # noqa: E402
 
 from mpinet import __version__  # noqa: E402

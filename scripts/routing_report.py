@@ -16,135 +16,23 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import reports  # noqa: E402
+from paper_values import P000_T1, P000_T2, P002_T1, P002_T2, P003_SETS  # noqa: E402
 
 from mpinet import theory  # noqa: E402
-from mpinet.engine.comm import SerialComm  # noqa: E402
+from mpinet.deadlock.vc import analyze_vc  # noqa: E402
+from mpinet.engine.comm import SerialComm, block_bounds, sum_op  # noqa: E402
 from mpinet.engine.routes import route_report  # noqa: E402
 from mpinet.routing import ROUTERS, make_router  # noqa: E402
+from mpinet.routing.scc_analysis import exhaustive_route_costs  # noqa: E402
+from mpinet.routing.walk import walk  # noqa: E402
 from mpinet.topology import from_spec  # noqa: E402
-
-# ---- the papers' numbers (printed beside mpinet's, never used as answers) ----
-P000_T1 = {  # n: (diameter, lat, MI, MB, loc, avg distance)
-    3: (6, 1.500, 0.667, 0.833, 1.500, 3.000),
-    4: (8, 2.583, 1.500, 1.222, 2.722, 5.306),
-    5: (16, 3.683, 3.200, 1.925, 5.125, 8.808),
-    6: (19, 4.783, 5.000, 2.337, 7.337, 12.121),
-    7: (31, 5.879, 7.714, 2.924, 10.638, 16.517),
-    8: (34, 6.968, 10.500, 3.334, 13.834, 20.802),
-    9: (50, 8.051, 14.222, 3.873, 18.096, 26.147),
-}
-P000_T2 = {  # n: (optimal, greedy, random theoretical, random simulation, random worst case)
-    3: (3.000, 3.000, 3.000, 3.084, 3.167),
-    4: (5.306, 5.305, 5.500, 5.514, 5.694),
-    5: (8.808, 8.812, 9.261, 9.264, 9.775),
-    6: (12.121, 12.215, 12.858, 12.858, 13.662),
-    7: (16.517, 16.707, 17.660, 17.660, 19.100),
-    8: (20.802, 21.109, 22.332, 22.332, 24.324),
-    9: (26.147, 26.570, 28.168, 28.168, 31.043),
-}
-P002_T1 = {  # m: (% shortest, non-shortest S-Route avg, their shortest avg)
-    2: (81.55, 5.3, 4.1),
-    3: (84.12, 11.0, 9.1),
-    4: (91.76, 22.9, 19.8),
-    5: (93.16, 46.4, 40.9),
-}
-P002_T2 = {  # m: averages for p = 1/8, 0.5, 0.6, 0.7, 0.8, 0.9
-    2: (3.66, 2.75, 2.50, 2.25, 2.00, 1.75),
-    3: (7.98, 5.24, 4.59, 3.89, 3.14, 2.35),
-    4: (16.59, 9.98, 8.64, 7.14, 5.46, 3.58),
-    5: (33.79, 19.13, 16.50, 13.48, 10.02, 6.05),
-}
-P003_SETS = {  # (p, a): [(t1, t2, D, avg, D1, D2, {d: (max, avg)}, two-phase (max, avg))]
-    (47, 2): [
-        (
-            1,
-            7,
-            7,
-            5.54,
-            4,
-            7,
-            {1: (50, 24.50), 2: (35, 13.67), 3: (25, 9.71), 4: (16, 6.65)},
-            (11, 7.67),
-        ),
-        (
-            7,
-            8,
-            8,
-            5.74,
-            6,
-            7,
-            {1: (39, 18.40), 2: (32, 14.17), 3: (26, 10.83), 4: (17, 7.33)},
-            (13, 8.12),
-        ),
-        (
-            1,
-            2,
-            8,
-            5.76,
-            6,
-            7,
-            {1: (50, 20.85), 2: (37, 14.24), 3: (24, 10.16), 4: (22, 7.67)},
-            (13, 8.50),
-        ),
-        (
-            3,
-            6,
-            9,
-            5.72,
-            6,
-            7,
-            {1: (41, 17.64), 2: (33, 12.68), 3: (20, 9.31), 4: (18, 7.53)},
-            (13, 8.03),
-        ),
-    ],
-    (307, 4): [
-        (
-            2,
-            16,
-            10,
-            8.10,
-            6,
-            10,
-            {1: (125, 52.76), 2: (115, 49.99), 3: (100, 35.56), 4: (55, 20.64)},
-            (16, 11.49),
-        ),
-        (
-            1,
-            4,
-            11,
-            8.16,
-            7,
-            9,
-            {1: (240, 130.63), 2: (112, 62.65), 3: (76, 31.04), 4: (51, 21.82)},
-            (16, 11.38),
-        ),
-        (
-            4,
-            13,
-            12,
-            8.56,
-            8,
-            10,
-            {1: (152, 69.81), 2: (132, 51.24), 3: (107, 38.88), 4: (68, 24.30)},
-            (18, 12.37),
-        ),
-        (
-            1,
-            2,
-            15,
-            9.65,
-            13,
-            10,
-            {1: (245, 120.53), 2: (227, 121.42), 3: (91, 32.31), 4: (75, 24.69)},
-            (23, 13.99),
-        ),
-    ],
-}
 
 
 def fmt(x, nd=3) -> str:
@@ -223,8 +111,6 @@ def scc_tables(r: Report) -> None:
                 mark(rep["avg_length"], paper) if paper is not None else fmt(rep["avg_length"])
             )
         if "scc-random" in have:
-            from mpinet.routing.scc_analysis import exhaustive_route_costs
-
             row.append(mark(float(exhaustive_route_costs(n, mode="mean").mean()), p2[3]))
             row.append(mark(float(exhaustive_route_costs(n, mode="max").mean()), p2[4]))
         else:
@@ -261,22 +147,21 @@ def ms_tables(r: Report) -> None:
     r.out("")
 
 
+#: the weighted sums of :func:`fccn_walks`, in order
+WALK_SUMS = ("distinct", "eq_distinct", "top", "eq_top", "wt", "wt_r", "wt_s", "wa", "wa_r",
+             "wa_s", "top_r", "top_s")  # fmt: skip
+
+
 def fccn_walks(m: int, comm, batch: int = 1 << 20) -> dict:
     """S-Route and fccn-shortest lengths over all ordered pairs, by walking every
     (orbit representative, destination) pair weighted by its orbit size."""
-    import numpy as np
-
-    from mpinet.routing.walk import walk
-
     topo = from_spec(f"fccn:{m}")
     n = topo.num_nodes
     reps, weights = topo.source_orbits()
-    from mpinet.engine.comm import block_bounds
-
     bounds = block_bounds(reps.size, comm.Get_size())
     mine = np.arange(bounds[comm.Get_rank()], bounds[comm.Get_rank() + 1])
     routers = [make_router("fccn-sroute", topo), make_router("fccn-shortest", topo)]
-    acc = np.zeros(12, dtype=np.float64)
+    acc = np.zeros(len(WALK_SUMS), dtype=np.float64)
     per = max(1, batch // n)
     for b in range(0, mine.size, per):
         idx = mine[b : b + per]
@@ -304,33 +189,8 @@ def fccn_walks(m: int, comm, batch: int = 1 << 20) -> dict:
             (w * ls * top).sum(),
         ]
     total = np.zeros_like(acc)
-    comm.Allreduce(acc, total, op=_sum())
-    return dict(
-        zip(
-            [
-                "distinct",
-                "eq_distinct",
-                "top",
-                "eq_top",
-                "wt",
-                "wt_r",
-                "wt_s",
-                "wa",
-                "wa_r",
-                "wa_s",
-                "top_r",
-                "top_s",
-            ],
-            total,
-            strict=True,
-        )
-    )
-
-
-def _sum():
-    from mpinet.engine.comm import sum_op
-
-    return sum_op()
+    comm.Allreduce(acc, total, op=sum_op())
+    return dict(zip(WALK_SUMS, total, strict=True))
 
 
 def fccn_tables(r: Report) -> None:
@@ -429,9 +289,6 @@ def borel_tables(r: Report) -> None:
 
 def kncube_tables(r: Report) -> None:
     """BookSim's dimension-order routing on its meshes and tori (issue 35)."""
-    from mpinet import theory
-    from mpinet.deadlock.vc import analyze_vc
-
     r.out("## BookSim2's dimension-order routing (`dor`) on mesh:K,N and torus:K,N", "")
     r.out(
         "`dor` (BookSim2's `dim_order_mesh` / `dim_order_torus`, docs/booksim.md) routed over "

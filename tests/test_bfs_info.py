@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mpinet import theory
-from mpinet.engine import bfs
+from mpinet.engine import bfs_memory
 from mpinet.engine.bfs import bfs_all_sources, bfs_from, estimate_bfs_bytes
 from mpinet.engine.info import network_info, plan_info, ranks_on_this_machine
 from mpinet.errors import ResourceError, TopologyError
@@ -215,15 +215,15 @@ def test_memory_estimate_follows_the_plan():
 def test_memory_guard_names_the_estimate_and_a_way_out(monkeypatch):
     topo = from_spec("scc:7")
     per_rank = estimate_bfs_bytes(topo, 2)
-    monkeypatch.setattr(bfs, "available_memory", lambda: per_rank * 3 // 2)
+    monkeypatch.setattr(bfs_memory, "available_memory", lambda: per_rank * 3 // 2)
     assert plan_info(topo, 2, None, ranks_here=1) == "single"
     with pytest.raises(ResourceError, match=r"GiB per rank.*run at most 1 rank\(s\) per machine"):
         plan_info(topo, 2, None, ranks_here=2)
     big = from_spec("star:13")  # the N/R state bytes: more ranks make a rank fit
-    monkeypatch.setattr(bfs, "available_memory", lambda: 10 << 30)
+    monkeypatch.setattr(bfs_memory, "available_memory", lambda: 10 << 30)
     with pytest.raises(ResourceError, match="use 2 or more ranks, at most 1 per machine"):
         plan_info(big, 1, None, ranks_here=1)
-    monkeypatch.setattr(bfs, "available_memory", lambda: 4 << 30)
+    monkeypatch.setattr(bfs_memory, "available_memory", lambda: 4 << 30)
     with pytest.raises(ResourceError, match="smaller network"):
         plan_info(big, 1, None, ranks_here=1)
 

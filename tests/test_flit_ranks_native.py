@@ -57,11 +57,11 @@ def test_native_calls_found_under_the_wrappers(comm):
     nat = mpi_native.native(WatchedComm(comm))
     assert nat is not None
     assert mpi_native.unwrap(WatchedComm(comm)) is comm
-    assert len(nat.fns) == 6 and nat.status_words >= 5
+    assert len(nat.fns) == 8 and nat.status_words >= 5
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("kind", ["all-port", "one-port", "k-port:2"])
+@pytest.mark.parametrize("kind", ["all-port", "one-port", "k-port:2", "sdc"])
 @pytest.mark.parametrize("how", ["fold", "reduce", "wait"])
 def test_blocks_equal_the_steps(comm, monkeypatch, blocks_run, kind, how):
     if comm.Get_size() == 1 or not _mpich_abi():

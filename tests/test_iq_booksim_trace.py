@@ -1,9 +1,9 @@
 """The iq router against BookSim2's own cycle-by-cycle traces: BookSim's first packets under
 load (tests/data/booksim/iq-trace-*.txt, made by scripts/booksim_trace.py) replayed on
 mpinet's iq router retire at BookSim's cycles, packet for packet, wherever the trace is
-complete (docs/iq-router.md, "The gap near saturation"). Every allocation, credit, tail
-credit and pointer move of both simulators feeds these retirements, so one differing
-decision shows as a differing cycle."""
+complete (docs/iq-router.md, "Near saturation: the same router, cycle for cycle"). Every
+allocation, credit and pointer move of both simulators feeds these retirements, so one
+differing decision shows as a differing cycle."""
 
 from __future__ import annotations
 

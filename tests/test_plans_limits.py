@@ -14,7 +14,7 @@ import re
 import pytest
 
 from mpinet.cli import main
-from mpinet.engine import bfs, limits
+from mpinet.engine import bfs, bfs_memory, limits
 from mpinet.engine import info as ei
 from mpinet.errors import ResourceError
 from mpinet.jobs import plans_info
@@ -157,9 +157,9 @@ def test_check_refuses_over_the_per_process_limit_naming_it(monkeypatch):
 
 def test_bfs_check_memory_names_the_process_limit(monkeypatch):
     _fake_memory(monkeypatch, 64 * GIB, 300 << 20)
-    monkeypatch.setattr(bfs, "available_memory", lambda: 64 * GIB)
+    monkeypatch.setattr(bfs_memory, "available_memory", lambda: 64 * GIB)
     with pytest.raises(ResourceError, match=r"needs about 0\.5 GiB per rank, but only X"):
-        bfs.check_memory(lambda r: GIB // 2, 1, 1, "BFS on x")
+        bfs_memory.check_memory(lambda r: GIB // 2, 1, 1, "BFS on x")
 
 
 # -- the depth of a network with no closed form ---------------------------------------------

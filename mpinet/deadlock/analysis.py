@@ -277,6 +277,27 @@ def search(res: Analysis, progress: Progress = quiet) -> tuple[bool, list, int]:
     return acyclic, [res.describe(int(channels[v])) for v in cyc], core
 
 
+def graph_facts(f: RouteFollower, mode: str, res: Analysis, acyclic: bool, cycle: list,
+                core: int) -> dict[str, Any]:  # fmt: skip
+    """The report's keys both analyses share, in their order: the routes followed (by
+    ``f``, over destinations ``mode``), the graph's sizes and what the search found."""
+    return {
+        "route_limit": int(f.limit),
+        "destinations": mode,
+        "random": f.random,
+        "choices": f.choices if f.random else None,
+        "pairs": f.pairs,
+        "links": int((f.nb >= 0).sum()),
+        "channels": int(res.channels.size),
+        "dependencies": int(res.src.size),
+        "acyclic": acyclic,
+        "cycle": cycle or None,
+        "cycle_length": len(cycle) or None,
+        "core_channels": core,
+        "max_route_length": f.max_length,
+    }
+
+
 def analyze(
     topo: Topology,
     router: Router,
@@ -330,19 +351,7 @@ def analyze(
         "options": {k: v for k, v in router.options.items() if k != "max_table_bytes"},
         "buffer_classes": buffer_classes,
         "max_hops": top,
-        "route_limit": int(limit),
-        "destinations": mode,
-        "random": f.random,
-        "choices": f.choices if f.random else None,
-        "pairs": f.pairs,
-        "links": int((f.nb >= 0).sum()),
-        "channels": int(channels.size),
-        "dependencies": int(src.size),
-        "acyclic": acyclic,
-        "cycle": cycle or None,
-        "cycle_length": len(cycle) or None,
-        "core_channels": core,
-        "max_route_length": f.max_length,
+        **graph_facts(f, mode, res, acyclic, cycle, core),
         # classes 0..L-1: one per hop taken but the last (model.max_hops >= L - 1)
         "classes_needed": f.max_length,
         "seconds": round(time.perf_counter() - t0, 3),

@@ -24,7 +24,7 @@ import math
 import time
 from typing import Any
 
-from mpinet.deadlock.analysis import Analysis, Setup, graph, search
+from mpinet.deadlock.analysis import Analysis, Setup, graph, graph_facts, search
 from mpinet.deadlock.routes import Progress, quiet
 from mpinet.deadlock.vc_need import follow, plan_mode, requirement_of
 from mpinet.errors import RoutingError
@@ -91,7 +91,6 @@ def analyze_vc(
     smallest = req.vcs if acyclic else None
     if not acyclic and not pol.monotone:  # pragma: no cover (every policy here is monotone)
         smallest = _search(topo, policy, fw, v, progress)
-    f = fw.f
     res.report = {
         "spec": topo.spec,
         "router": router.name,
@@ -107,19 +106,7 @@ def analyze_vc(
         "requirement": req.as_dict(),
         "colours": getattr(pol, "colours", None),
         "max_hops": None,
-        "route_limit": int(f.limit),
-        "destinations": fw.mode,
-        "random": f.random,
-        "choices": f.choices if f.random else None,
-        "pairs": f.pairs,
-        "links": int((f.nb >= 0).sum()),
-        "channels": int(res.channels.size),
-        "dependencies": int(res.src.size),
-        "acyclic": acyclic,
-        "cycle": cycle or None,
-        "cycle_length": len(cycle) or None,
-        "core_channels": core,
-        "max_route_length": f.max_length,
+        **graph_facts(fw.f, fw.mode, res, acyclic, cycle, core),
         "seconds": round(time.perf_counter() - t0, 3),
     }
     return res

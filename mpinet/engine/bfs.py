@@ -20,25 +20,26 @@ Two algorithms, both giving identical answers for any number of ranks:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from mpinet.engine import limits  # limits.memory(), looked up at each call (tests fake it)
+from mpinet.engine.bfs_memory import (  # noqa: F401  (re-exported: the plans import them here)
+    EXCHANGE_BYTES,
+    EXPAND_CHUNK,
+    RECV_CHUNK,
+    SOURCE_WORDS,
+    available_memory,
+    check_memory,
+    estimate_all_sources_bytes,
+    estimate_bfs_bytes,
+    id_dtype,
+    plan,
+)
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
-from mpinet.errors import ResourceError
 from mpinet.topology.base import Topology
-from mpinet.values import check_int
-
-#: frontier ids per ``neighbors`` call (batches of one to two chunks)
-EXPAND_CHUNK = 1 << 17
-#: bytes sent to each rank per exchange round (a window of 8x as many ids as bitmaps)
-EXCHANGE_BYTES = 1 << 18
-_SOURCE_WORDS = 16  # 1024 sources per bit-parallel batch
-_BASE_BYTES = 48 << 20  # interpreter, numpy and MPI of one rank (47 MiB measured)
-_RECV_CHUNK = 1 << 18  # ids (or seen bytes) handled per step of an exchange round
 
 # state byte of an owned node in bfs_from: unseen, seen long ago, first level code
 _UNSEEN, _OLD, _FIRST_CODE = 0, 1, 2
@@ -73,98 +74,6 @@ class Distances:
         return total / pairs, total / max(pairs - self.sources, 1.0)
 
 
-def available_memory() -> int:
-    """Bytes of memory available to this machine: MemAvailable, the cgroup's limit or
-    ``MPINET_MEMORY_LIMIT``, whichever is smallest (:mod:`mpinet.engine.limits`)."""
-    return limits.memory().machine
-
-
-def _plan(n: int, size: int, chunk: int | None, exchange: int | None) -> tuple[int, int, int, int]:
-    """Expansion chunk, bitmap window (ids), largest block, sparse-level capacity."""
-    chunk = check_int("chunk", EXPAND_CHUNK if chunk is None else chunk, 1, 1 << 40)
-    exchange = check_int("exchange", EXCHANGE_BYTES if exchange is None else exchange, 1, 1 << 30)
-    block = -(-n // size)
-    # a dense level goes as bitmaps, ``exchange`` bytes (8 ids a byte) of every owner's
-    # block per round; a level of at most ``exchange / 4`` marks in all as uint32 offsets
-    return chunk, min(8 * exchange, block), block, max(1, exchange // 4)
-
-
-def estimate_bfs_bytes(
-    topo: Topology, size: int, chunk: int | None = None, exchange: int | None = None
-) -> int:
-    """Peak memory of one rank of :func:`bfs_from` on ``size`` ranks, bytes.
-
-    The byte map of all N nodes, one state byte per owned node, the
-    temporaries of one expansion batch and the exchange buffers; nothing
-    depends on the frontier's size.
-    """
-    chunk, window, block, sparse = _plan(topo.num_nodes, size, chunk, exchange)
-    rows = 2 * min(chunk, block)  # a batch of frontier ids
-    # ids (pieces and joined); neighbours (int64) twice (topology's output and its
-    # chunk); mask; kept targets; the topology's own temporaries (permutation rows:
-    # the measured peaks of scc:10 and ms:2,5 are 10-16 % under this estimate)
-    expand = rows * (16 + topo.degree * (8 + 8 + 1 + 8 + 16))
-    # bitmaps out and in, their OR, the unpacked window, its unseen mask and the new marks
-    bitmaps = 2 * size * (-(-window // 8)) + window // 8 + 3 * window
-    # offsets out and in (uint32); per chunk, the sender's flatnonzero and the
-    # receiver's gather, mask, selection and index conversion
-    offsets = 8 * sparse + _RECV_CHUNK * (8 + 1 + 1 + 4 + 8)
-    return _BASE_BYTES + topo.num_nodes + block + expand + bitmaps + offsets
-
-
-def estimate_all_sources_bytes(topo: Topology, size: int) -> int:
-    """Peak memory of one rank of :func:`bfs_all_sources`, bytes (any ``size``)."""
-    n, deg = topo.num_nodes + 1, topo.degree  # + the sentinel row of missing ports
-    table = n * deg * _id_dtype(n).itemsize
-    build = min(n, EXPAND_CHUNK) * deg * 16  # one chunk's int64 neighbours and a copy
-    # front, visited, new, gathered rows (uint64); popcount bytes; one port's int64 index
-    bits = n * _SOURCE_WORDS * (4 * 8 + 1) + n * 8
-    return _BASE_BYTES + table + max(build, bits)
-
-
-def check_memory(estimate: Callable[[int], int], size: int, ranks_here: int, what: str) -> None:
-    """Raise :class:`ResourceError` when the job's ranks on this machine would not
-    fit in its available memory; the message names the estimate and a way out.
-
-    Parameters
-    ----------
-    estimate : callable
-        Peak bytes of one rank for a given number of ranks.
-    size, ranks_here : int
-        Ranks of the job, and those of them on this machine.
-    what : str
-        The computation, for the message.
-    """
-    have = available_memory()
-    per_rank = estimate(size)
-    need = per_rank * ranks_here
-    rank = limits.memory()
-    # ulimit -v, per process, where it binds before this rank's share of the machine
-    if rank.rank is not None and rank.rank < have // max(ranks_here, 1) and per_rank > rank.rank:
-        more = next((r for r in (size << i for i in range(1, 21)) if estimate(r) <= rank.rank), 0)
-        raise ResourceError(
-            f"{what} needs about {per_rank / 2**30:.1f} GiB per rank, but {rank.rank_origin}; "
-            + (f"use {more} or more ranks, " if more else "")
-            + "a larger ulimit -v, or a smaller network"
-        )
-    if need <= have:
-        return
-    if per_rank <= have:
-        way_out = f"run at most {have // per_rank} rank(s) per machine (more machines)"
-    else:  # more ranks shrink the owned part; the first count that fits, if any
-        more = next((r for r in (size << i for i in range(1, 21)) if estimate(r) <= have), 0)
-        way_out = (
-            f"use {more} or more ranks, at most {have // estimate(more)} per machine"
-            if more
-            else "use a smaller network (no number of ranks fits one machine)"
-        )
-    raise ResourceError(
-        f"{what} needs about {per_rank / 2**30:.1f} GiB per rank, {need / 2**30:.1f} GiB for "
-        f"the {ranks_here} rank(s) on this machine, but {have / 2**30:.1f} GiB is available; "
-        + way_out
-    )
-
-
 def bfs_from(
     topo: Topology,
     source: int,
@@ -194,7 +103,7 @@ def bfs_from(
     rank, size = comm.Get_rank(), comm.Get_size()
     source = int(topo.check_ids([source], "source")[0])
     n = topo.num_nodes
-    chunk, window, block, sparse = _plan(n, size, chunk, exchange)
+    chunk, window, block, sparse = plan(n, size, chunk, exchange)
     bounds = block_bounds(n, size)
     lo, hi = int(bounds[rank]), int(bounds[rank + 1])
     # state byte of an owned node: 0 unseen, 1 seen long ago, else the code of its
@@ -312,8 +221,8 @@ class _Exchange:
         for j in range(send.size):
             a, b = self._range(j, 0, int(self.bounds[j + 1] - self.bounds[j]))
             start = pos
-            for c in range(a, b, _RECV_CHUNK):  # bounded int64 temporaries
-                seg = seen[c : min(c + _RECV_CHUNK, b)]
+            for c in range(a, b, RECV_CHUNK):  # bounded int64 temporaries
+                seg = seen[c : min(c + RECV_CHUNK, b)]
                 hit = np.flatnonzero(seg)
                 seg[:] = False
                 hit += c - a
@@ -327,8 +236,8 @@ class _Exchange:
         self.comm.Alltoallv(
             [self.offs_out[:pos], (send, sdispl)], [self.offs_in[:m], (recv, rdispl)]
         )
-        for c in range(0, m, _RECV_CHUNK):  # bounded temporaries
-            sel = self.offs_in[c : min(c + _RECV_CHUNK, m)]
+        for c in range(0, m, RECV_CHUNK):  # bounded temporaries
+            sel = self.offs_in[c : min(c + RECV_CHUNK, m)]
             state[sel[state[sel] == _UNSEEN]] = code
 
 
@@ -365,8 +274,8 @@ def bfs_all_sources(
     table = port_table(topo)
     local = np.zeros(1, dtype=np.int64)
     per = max(int(levels or 1), 1)  # progress units per source word
-    for w in range(lo, hi, _SOURCE_WORDS):
-        top = min(w + _SOURCE_WORDS, hi)
+    for w in range(lo, hi, SOURCE_WORDS):
+        top = min(w + SOURCE_WORDS, hi)
         tell = None
         if progress is not None and levels:
 
@@ -387,15 +296,11 @@ def bfs_all_sources(
     return Distances(np.trim_zeros(total, "b"), sources=int(weights.sum()), all_sources=True)
 
 
-def _id_dtype(n: int) -> np.dtype:
-    return np.dtype(np.int32 if n < 2**31 else np.int64)
-
-
 def port_table(topo: Topology) -> np.ndarray:
     """``(degree, N + 1)`` neighbour ids per port, built in chunks, in 32 bits where
     they fit; missing ports and the extra sentinel node ``N`` point to ``N``."""
     n = topo.num_nodes
-    table = np.full((topo.degree, n + 1), n, dtype=_id_dtype(n + 1))
+    table = np.full((topo.degree, n + 1), n, dtype=id_dtype(n + 1))
     for a in range(0, n, EXPAND_CHUNK):
         nb = topo.neighbors(np.arange(a, min(a + EXPAND_CHUNK, n), dtype=np.int64))
         table[:, a : a + nb.shape[0]] = np.where(nb >= 0, nb, n).T
@@ -415,26 +320,21 @@ def _pack_by_weight(reps: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, 
     return np.concatenate(srcs), np.concatenate(wword)
 
 
-def _bitset_bfs(
-    table: np.ndarray,
-    sources: np.ndarray,
-    word_weights: np.ndarray,
-    on_level: Callable[[int], None] | None = None,
-) -> np.ndarray:
-    """Weighted distance histogram from 64 sources per word (``-1`` = no source).
+def bitset_levels(table: np.ndarray, sources: np.ndarray, words: int) -> Iterator[np.ndarray]:
+    """Bit-parallel BFS from 64 sources per word (``-1`` = no source): for each level
+    from 0 (the sources), the nodes first reached there, counted per word (int64).
 
-    Rows are nodes plus the sentinel row ``N`` (always zero, the target of
-    missing ports), so every port is one gather of whole rows, no masks.
-    ``on_level(level)`` is called after each level.
+    Rows of ``table`` (:func:`port_table`) are nodes plus the sentinel row ``N``
+    (always zero, the target of missing ports), so every port is one gather of whole
+    rows, no masks. Stops after the last level that reaches a node.
     """
     deg, rows = table.shape
-    words = word_weights.size
     bit = np.flatnonzero(sources >= 0)
     front = np.zeros((rows, words), dtype=np.uint64)
     front[sources[bit], bit // 64] |= np.left_shift(np.uint64(1), (bit % 64).astype(np.uint64))
     visited = front.copy()
     new, tmp = np.empty_like(front), np.empty_like(front)
-    hist = [int(np.dot(np.bitwise_count(front).sum(axis=0, dtype=np.int64), word_weights))]
+    yield np.bitwise_count(front).sum(axis=0, dtype=np.int64)
     while True:
         np.take(front, table[0], axis=0, out=new)
         for p in range(1, deg):
@@ -443,10 +343,23 @@ def _bitset_bfs(
         new &= np.invert(visited, out=tmp)
         counts = np.bitwise_count(new).sum(axis=0, dtype=np.int64)
         if not counts.any():
-            break
+            return
         visited |= new
         front, new = new, front
+        yield counts
+
+
+def _bitset_bfs(
+    table: np.ndarray,
+    sources: np.ndarray,
+    word_weights: np.ndarray,
+    on_level: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Weighted distance histogram from 64 sources per word (:func:`bitset_levels`);
+    ``on_level(level)`` is called after each level but the sources'."""
+    hist = []
+    for level, counts in enumerate(bitset_levels(table, sources, word_weights.size)):
         hist.append(int(np.dot(counts, word_weights)))
-        if on_level is not None:
-            on_level(len(hist) - 1)
+        if level and on_level is not None:
+            on_level(level)
     return np.array(hist, dtype=np.int64)

@@ -5,7 +5,7 @@ queue at a fixed rate, so the step a packet will leave a link is known the
 moment it joins the queue: ``max(t + 1, the link's last departure step)``, the
 next of the link's ``capacity`` places in that step. Packets joining a link in
 the same step are placed in id order (the (key, pid) order of
-:mod:`mpinet.engine.kernels`), whatever order they arrive in. Each packet is
+:mod:`mpinet.engine.queue_kernels`), whatever order they arrive in. Each packet is
 then written into the bucket of its departure step, and a step is a stream
 over one bucket: no queue heads, no linked list through the packets, no
 random read of a packet's record.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from mpinet.engine.jit import jit
-from mpinet.engine.kernels import (
+from mpinet.engine.queue_kernels import (
     C_DELIV,
     C_LOCAL,
     C_MOVES,

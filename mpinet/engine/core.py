@@ -21,7 +21,7 @@ One step ``t`` (1, 2, ...), on every rank:
    in one ``Alltoallv``;
 5. arrivals, injections of step ``t`` and packets whose hold ends are routed
    and queued; with finite buffers, injections wait in a source queue until
-   their node's injection buffer has a slot;
+   their node's injection buffer has a slot (:mod:`mpinet.engine.injection`);
 6. one ``Allreduce`` of the step counters gives the trace row, the
    termination test and the deadlock test (with finite buffers, every
    ``CHECK_EVERY`` steps and when nothing moves after the last injection:
@@ -53,12 +53,11 @@ from mpinet.engine import kernels as kn
 from mpinet.engine import kernels_check as kc
 from mpinet.engine.arrivals import enqueue, route
 from mpinet.engine.calendar import QUEUES, DepartureCalendar, eligible
-from mpinet.engine.calendar import file_step as cal_file
-from mpinet.engine.calendar import inject as cal_inject
 from mpinet.engine.calendar import step as cal_step
 from mpinet.engine.comm import block_bounds, resolve, sum_op
 from mpinet.engine.deadlock import Watch
 from mpinet.engine.exchange import exchange_packets
+from mpinet.engine.injection import inject, release_and_admit
 from mpinet.engine.models import Model, ModelError
 from mpinet.engine.pool import Pool
 from mpinet.engine.run import (  # noqa: F401  (CollectiveError, Workload: re-exported)
@@ -187,8 +186,8 @@ class Engine:
         comm = self.comm
         if self.faults is not None and self.faults.step == 0:
             flt.activate(self, 0)
-        self._inject(workload, 0)
-        entered = self._release_and_admit(0)
+        inject(self, workload, 0)
+        entered = release_and_admit(self, 0)
         start = np.array(
             [sum(a.size for a in self.injected), sum(d.shape[0] for d in self.delivered),
              self._live_count(), int(self.msg is not None)], dtype=np.int64,
@@ -216,8 +215,8 @@ class Engine:
             if self.faults is not None and t == self.faults.step:
                 flt.activate(self, t)
             moves, ndel, away = self._step(t)
-            n_inj, n_home = self._inject(workload, t)
-            entered = self._release_and_admit(t)
+            n_inj, n_home = inject(self, workload, t)
+            entered = release_and_admit(self, t)
             entered += len(self.drops) - ndrop  # a drop frees buffers: not a deadlock
             check = watch is not None and watch.due(t)
             local[:] = (moves, ndel + n_home, self._live_count(), away, n_inj,
@@ -373,76 +372,7 @@ class Engine:
         cowner = np.searchsorted(self.bounds * self.deg * ncls, credits, "right") - 1
         return exchange_packets(self.comm, wire, owner, credits, cowner)
 
-    # -- injection, routing, holds ---------------------------------------------
-    def _inject(self, workload: Workload, step: int) -> tuple[int, int]:
-        """Packets injected at ``step``: home ones recorded, the rest routed or source-queued."""
-        if step > workload.last_injection_step:  # the protocol's promise: nothing more comes
-            return 0, 0  # (a unicast workload's call costs an arange over the block: 0.1 ms)
-        pid, src, dst = (
-            np.asarray(a, dtype=np.int64) for a in workload.injections(self.lo, self.hi, step)
-        )
-        if pid.size == 0:  # most steps of most workloads: skip the header and routing calls
-            return 0, 0
-        self.injected.append(pid)
-        if self.down_node is not None:
-            keep = flt.drop_injected(self, pid, src, dst, step)
-            pid, src, dst = pid[keep], src[keep], dst[keep]
-        home = src == dst
-        if home.any():
-            rec = np.zeros((int(home.sum()), 7), dtype=np.int64)
-            rec[:, 0], rec[:, 1], rec[:, 2] = pid[home], src[home], dst[home]
-            rec[:, 3] = rec[:, 4] = rec[:, 6] = step
-            self.delivered.append(rec)
-        go = ~home
-        pid, src, dst = pid[go], src[go], dst[go]
-        if self.cal is not None:
-            cal_inject(self, workload, pid, src, dst, step)
-            return int(self.injected[-1].size), int(home.sum())
-        p = self.pool
-        slots = p.alloc(pid.size)
-        rec = p.rec
-        rec["pid"][slots], rec["src"][slots], rec["dst"][slots] = pid, src, dst
-        rec["cur"][slots], rec["inj"][slots], rec["hops"][slots] = src, step, 0
-        rec["key"][slots] = rec["adm"][slots] = step
-        if hasattr(workload, "headers"):  # schedule-driven workloads set the router header
-            hdr = np.asarray(workload.headers(pid, src, dst, step), dtype=np.int64)
-        else:
-            hdr = self.router.init_headers(src, dst)
-        if self.st.finite:
-            rec["up"][slots] = kn.INJ_BUF
-            rec["adm"][slots] = -1  # set when its injection buffer admits it
-            p.hdr[slots] = hdr
-            self.st.source_push(slots, self.lo, p)
-        else:
-            rec["up"][slots] = kn.NO_BUF
-            self._route(slots, src, dst, hdr, pid, np.zeros(pid.size, np.int64), step)
-        return int(self.injected[-1].size), int(home.sum())
-
-    def _release_and_admit(self, t: int) -> int:
-        """Queue the held packets whose step is ``t + 1``; admit source-queued packets."""
-        if self.cal is not None:  # no holds, no finite buffers: file the step's arrivals
-            cal_file(self, t)
-            return 0
-        due = self.calendar.pop(t + 1, None)
-        if due:
-            slots = np.concatenate(due)
-            self.waiting -= slots.size
-            if self.down_node is not None:
-                dead = self.down_node[self.pool.cur[slots]]
-                flt.drop(self, slots[dead], flt.NODE_FAILED, t)
-                slots = slots[~dead]
-            self._enqueue(slots, self.pool.port[slots].astype(np.int64), None, t)
-        if not self.st.finite:
-            return 0
-        slots = self.st.admit()
-        if slots.size:
-            p = self.pool
-            p.key[slots] = t if self.order == "fifo" else p.inj[slots]
-            p.rec["adm"][slots] = t
-            self._route(slots, p.cur[slots], p.dst[slots], p.hdr[slots], p.pid[slots],
-                        p.hops[slots], t)  # fmt: skip
-        return int(slots.size)
-
+    # -- routing ---------------------------------------------------------------
     def _route(self, slots, cur, dst, hdr, pid, hops, t: int) -> None:
         route(self, slots, cur, dst, hdr, pid, hops, t)
 

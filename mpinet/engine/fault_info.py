@@ -32,6 +32,7 @@ from mpinet.engine.bfs import (
     available_memory,
     bfs_all_sources,
     bfs_from,
+    bitset_levels,
     estimate_all_sources_bytes,
 )
 from mpinet.engine.comm import max_op, resolve, sum_op
@@ -100,26 +101,10 @@ def port_table(topo: Topology) -> np.ndarray:
 
 def _bitset_bfs(table: np.ndarray, sources: np.ndarray) -> tuple[int, int]:
     """Eccentricity (largest level) and pairs reached from 64 sources per word (-1: none)."""
-    deg, rows = table.shape
-    words = sources.size // 64
-    bit = np.flatnonzero(sources >= 0)
-    front = np.zeros((rows, words), dtype=np.uint64)
-    front[sources[bit], bit // 64] |= np.left_shift(np.uint64(1), (bit % 64).astype(np.uint64))
-    visited = front.copy()
-    new, tmp = np.empty_like(front), np.empty_like(front)
-    depth, reached = 0, int(bit.size)
-    while True:
-        np.take(front, table[0], axis=0, out=new)
-        for p in range(1, deg):
-            np.take(front, table[p], axis=0, out=tmp)
-            new |= tmp
-        new &= np.invert(visited, out=tmp)
-        count = int(np.bitwise_count(new).sum(dtype=np.int64))
-        if not count:
-            return depth, reached
-        visited |= new
-        front, new = new, front
-        depth, reached = depth + 1, reached + count
+    depth, reached = 0, 0
+    for level, counts in enumerate(bitset_levels(table, sources, sources.size // 64)):
+        depth, reached = level, reached + int(counts.sum())
+    return depth, reached
 
 
 def components(topo: Topology) -> np.ndarray:

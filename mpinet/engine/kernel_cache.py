@@ -2,12 +2,12 @@
 "first run: compiling the engine's kernels" when they are not).
 
 Above the kernel modules it looks into, which it imports (they import
-:mod:`mpinet.engine.kernels`; this module cannot live there).
+:mod:`mpinet.engine.queue_kernels`; this module cannot live there).
 """
 
 from __future__ import annotations
 
-from mpinet.engine import calendar_kernels, kernels, kernels_check
+from mpinet.engine import calendar_kernels, kernels, kernels_check, queue_kernels
 
 #: the kernels every run of each engine path compiles, by module (the others
 #: serve finite buffers, faults, sdc or rows from other ranks, and compile when needed)
@@ -24,7 +24,11 @@ PATH_KERNELS = {
         ),
         kernels_check: ("check_moves",),
     },
-    "links": {kernels: ("select", "enqueue"), kernels_check: ("check_moves",)},
+    "links": {
+        kernels: ("select",),
+        queue_kernels: ("enqueue",),
+        kernels_check: ("check_moves",),
+    },
     "collective": {kernels_check: ("check_moves",)},  # the node programs' model check
 }
 

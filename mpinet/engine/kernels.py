@@ -1,4 +1,4 @@
-"""Compiled inner loops of the engine: per-link FIFO queues, selection, moves.
+"""Compiled inner loops of the engine: the serving stage of a step (selection, moves).
 
 Why compiled: a step must cost O(packets that move + active links), not
 O(backlog). numpy can only get there with a sort or a scatter over every
@@ -27,75 +27,58 @@ State of one rank (struct of arrays):
   occupies: ``global_link * C + c``, :data:`INJ_BUF` its node's injection
   buffer, :data:`NO_BUF` none (unbounded buffers).
 
-A queue is ordered by (``key``, pid): key = the step the packet joined the
-node (``fifo``) or its injection step (``oldest-first``). Arrivals are
-inserted from the tail: O(1) for FIFO, and the order in which a step's
-arrivals are enqueued never matters (so neither does the number of ranks).
+Queues are ordered by (``key``, pid); that order and the kernels that put
+packets on queues are :mod:`mpinet.engine.queue_kernels`, whose names this
+module re-exports (``kn.enqueue``, ``kn.NO_BUF``). Here: ``select``, which
+serves the heads of the active links, and ``movable_ports`` (sdc's demand).
+``select`` inlines :func:`~mpinet.engine.queue_kernels.before`: after editing
+that module, delete the engine's ``__pycache__/*.nb[ic]`` (numba's cache keys
+a kernel by its own file).
 """
 
 from __future__ import annotations
 
-import numba as nb
-
-from mpinet.engine.jit import jit
-
-KIND_ALL, KIND_K, KIND_SDC = 0, 1, 2
-NO_BUF, INJ_BUF = -2, -1
-# enqueue errors
-ERR_PORT, ERR_NO_LINK, ERR_HOP_CLASS = 1, 2, 3
-# counters filled by select (indices into ``cnt``)
-C_MOVES, C_DELIV, C_LOCAL, C_REMOTE, C_CRED_LOCAL, C_CRED_REMOTE = range(6)
-# columns of the arrival rows (then the header) and of the wire rows (then the header)
-A_SLOT, A_CUR, A_DST, A_PID, A_HOPS, A_WIDTH = range(6)
-W_PID, W_SRC, W_DST, W_CUR, W_INJ, W_HOPS, W_UP, W_ADM, W_WIDTH = range(9)
-
-# helpers are inlined into their callers: a real call passes every array with a
-# reference-count update each (measured: 1.3 us per move, against 0.29 inlined)
-_inline = nb.njit(cache=True, nogil=True, inline="always")
-
-
-@_inline
-def _before(a, b, P):
-    """Slot ``a`` is served before slot ``b``: (key, pid) order."""
-    return P[a].key < P[b].key or (P[a].key == P[b].key and P[a].pid < P[b].pid)
-
-
-@_inline
-def _insert(s, q, qhead, qtail, P):
-    """Insert slot ``s`` into list ``q`` in (key, pid) order, searching from the tail.
-
-    The walk stops at the head itself: a head's ``prv`` is never read, so
-    popping a head need not touch the next packet's record (one cache miss
-    less per move).
-    """
-    t = qtail[q]
-    while t >= 0 and _before(s, t, P):
-        t = -1 if t == qhead[q] else P[t].prv
-    if t < 0:  # new head
-        h = qhead[q]
-        P[s].nxt = h
-        P[s].prv = -1
-        if h >= 0:
-            P[h].prv = s
-        else:
-            qtail[q] = s
-        qhead[q] = s
-    else:
-        a = P[t].nxt
-        P[s].nxt = a
-        P[s].prv = t
-        P[t].nxt = s
-        if a >= 0:
-            P[a].prv = s
-        else:
-            qtail[q] = s
+from mpinet.engine.jit import inline, jit
+from mpinet.engine.queue_kernels import (  # noqa: F401  (re-exported: kn.NO_BUF, kn.enqueue, ...)
+    A_CUR,
+    A_DST,
+    A_HOPS,
+    A_PID,
+    A_SLOT,
+    A_WIDTH,
+    C_CRED_LOCAL,
+    C_CRED_REMOTE,
+    C_DELIV,
+    C_LOCAL,
+    C_MOVES,
+    C_REMOTE,
+    ERR_HOP_CLASS,
+    ERR_NO_LINK,
+    ERR_PORT,
+    INJ_BUF,
+    KIND_ALL,
+    KIND_K,
+    KIND_SDC,
+    NO_BUF,
+    TOUCH,
+    W_ADM,
+    W_CUR,
+    W_DST,
+    W_HOPS,
+    W_INJ,
+    W_PID,
+    W_SRC,
+    W_UP,
+    W_WIDTH,
+    admit,
+    before,
+    enqueue,
+    source_push,
+    unpack,
+)
 
 
-#: packets per batch whose records are touched ahead (about 256 KiB of records: fits L2)
-TOUCH = 4096
-
-
-@_inline
+@inline
 def _touch_heads(srv, j0, j1, qhead, ncls, P):
     """Load the head record of every link of ``srv[j0:j1]`` in a tight loop.
 
@@ -112,116 +95,7 @@ def _touch_heads(srv, j0, j1, qhead, ncls, P):
     return acc
 
 
-@jit
-def source_push(slots, lo, P, shead, stail, sact, nsact):
-    """Queue injected packets at their source (finite buffers: they wait for a slot)."""
-    n = nsact[0]
-    for i in range(slots.size):
-        s = slots[i]
-        node = P[s].src - lo
-        if shead[node] < 0:
-            sact[n] = node
-            n += 1
-        _insert(s, node, shead, stail, P)
-    nsact[0] = n
-
-
-@jit
-def admit(injfree, shead, stail, P, sact, nsact, out):
-    """Move source-queued packets into free injection-buffer slots; returns how many."""
-    m = 0
-    j = 0
-    for i in range(nsact[0]):
-        node = sact[i]
-        s = shead[node]
-        while s >= 0 and injfree[node] > 0:
-            out[m] = s
-            m += 1
-            injfree[node] -= 1
-            s = P[s].nxt
-        shead[node] = s
-        if s >= 0:
-            sact[j] = node
-            j += 1
-        else:
-            stail[node] = -1
-    nsact[0] = j
-    return m
-
-
-@jit
-def unpack(rows, slots, P, H, t, fifo):
-    """Write packets received from other ranks (wire rows) into their new slots."""
-    hw = H.shape[1]
-    for i in range(slots.size):
-        s = slots[i]
-        P[s].pid = rows[i, W_PID]
-        P[s].src = rows[i, W_SRC]
-        P[s].dst = rows[i, W_DST]
-        P[s].cur = rows[i, W_CUR]
-        P[s].inj = rows[i, W_INJ]
-        P[s].hops = rows[i, W_HOPS]
-        P[s].up = rows[i, W_UP]
-        P[s].adm = rows[i, W_ADM]
-        P[s].key = t if fifo else rows[i, W_INJ]
-        for j in range(hw):
-            H[s, j] = rows[i, W_WIDTH + j]
-
-
-@jit
-def enqueue(slots, ports, hdr, write_hdr, nbt, lo, deg, ncls, use_cls, P, H,
-            qhead, qtail, lcount, pcount, act, na, err):  # fmt: skip
-    """Put packets ``slots`` on the queue of (their node, ``ports[i]``), in (key, pid) order.
-
-    ``hdr[i]`` is the header packet ``i`` carries after its next hop (written
-    when ``write_hdr``). Stops at the first bad packet, with ``err = (code,
-    i)``: a port outside ``[0, deg)``, a port without a link, or (buffer
-    classes) a packet whose next class would be ``>= ncls``.
-    """
-    n = na[0]
-    hw = H.shape[1]
-    acc = 0
-    for i in range(slots.size):
-        if i % TOUCH == 0:  # load this batch's records, then the records at its queues' tails
-            i1 = min(slots.size, i + TOUCH)
-            for x in range(i, i1):
-                acc += P[slots[x]].key
-            for x in range(i, i1):
-                px = ports[x]
-                if 0 <= px < deg:
-                    t = qtail[((P[slots[x]].cur - lo) * deg + px) * ncls]
-                    if t >= 0:
-                        acc += P[t].key
-        s = slots[i]
-        p = ports[i]
-        if p < 0 or p >= deg:
-            err[0], err[1] = ERR_PORT, i
-            break
-        link = (P[s].cur - lo) * deg + p
-        if nbt[link] < 0:
-            err[0], err[1] = ERR_NO_LINK, i
-            break
-        c = 0
-        if use_cls:
-            c = P[s].hops
-            if c >= ncls or (c + 1 >= ncls and nbt[link] != P[s].dst):
-                err[0], err[1] = ERR_HOP_CLASS, i
-                break
-        P[s].port = p
-        if write_hdr:
-            for j in range(hw):
-                H[s, j] = hdr[i, j]
-        _insert(s, link * ncls + c, qhead, qtail, P)
-        lcount[link] += 1
-        if lcount[link] == 1:
-            act[n] = link
-            n += 1
-        pcount[p] += 1
-    na[0] = n
-    err[2] = acc  # keeps the touches (not a result)
-
-
-@_inline
+@inline
 def _movable(s, link, nbt, P, credit, ncls, use_cls, finite):
     """A head may cross its link: it is delivered there, or the next buffer has a slot."""
     if not finite or nbt[link] == P[s].dst:
@@ -230,7 +104,7 @@ def _movable(s, link, nbt, P, credit, ncls, use_cls, finite):
     return credit[link * ncls + c] > 0
 
 
-@_inline
+@inline
 def _best_head(link, ncls, qhead, nbt, P, credit, use_cls, finite):
     """The oldest movable head among the class queues of ``link`` (-1: none)."""
     if ncls == 1:
@@ -244,7 +118,7 @@ def _best_head(link, ncls, qhead, nbt, P, credit, use_cls, finite):
         if (
             s >= 0
             and _movable(s, link, nbt, P, credit, ncls, use_cls, finite)
-            and (best < 0 or _before(s, best, P))
+            and (best < 0 or before(s, best, P))
         ):
             best = s
     return best
@@ -254,7 +128,7 @@ def _best_head(link, ncls, qhead, nbt, P, credit, use_cls, finite):
 DENSE = 8
 
 
-@_inline
+@inline
 def _link_order(act, n, mark, mark8):
     """Sort ``act[:n]`` (distinct links) in place with a zeroed byte map, left zeroed.
 
@@ -332,7 +206,7 @@ def select(t, kind, k, sdc_port, caps, nbt, lo, hi, deg, ncls, use_cls, finite, 
                     if lcount[lk] == 0 or lstamp[lk] == t:
                         continue
                     s = _best_head(lk, ncls, qhead, nbt, P, credit, use_cls, finite)
-                    if s >= 0 and (bs < 0 or _before(s, bs, P)):
+                    if s >= 0 and (bs < 0 or before(s, bs, P)):
                         bs = s
                         bl = lk
                 if bl < 0:

@@ -9,7 +9,7 @@ it catches violations.
 from __future__ import annotations
 
 from mpinet.engine.jit import jit
-from mpinet.engine.kernels import KIND_K, KIND_SDC
+from mpinet.engine.queue_kernels import KIND_K, KIND_SDC
 
 
 @jit

@@ -137,15 +137,17 @@ def dead_fronts(
     closed = np.asarray(closed, i64)
     if comm.Get_size() == 1:  # everything is local: one compiled pass (a flit run searches
         # every 16 steps, and the numpy of the general path was 7 % of such a run)
-        return _dead_one_rank(fronts, waits, hold_front, hold_buffer, closed)
+        return dead_one_rank(fronts, waits, hold_front, hold_buffer, closed)
     return _dead_spread(comm, fronts, waits, hold_front, hold_buffer, closed, front_owner,
                         buffer_owner)  # fmt: skip
 
 
 @nb.njit(cache=True, nogil=True)
-def _dead_one_rank(fronts, waits, hold_front, hold_buffer, closed):
+def dead_one_rank(fronts, waits, hold_front, hold_buffer, closed):
     """:func:`dead_fronts` when one rank passes everything: the same definition (the
-    buffers nobody waits for play no part; a holder nobody lists can move)."""
+    buffers nobody waits for play no part; a holder nobody lists can move). Compiled, so
+    the flit engine's blocks on several ranks call it on their gathered union
+    (:mod:`mpinet.engine.flit.rank_looks`)."""
     nf = fronts.size
     bufs = np.unique(waits[waits >= 0])
     cl = np.unique(closed)

@@ -35,7 +35,8 @@ from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import ranks as fr
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY
-from mpinet.engine.flit.rank_loop import FOLD_MAX
+from mpinet.engine.flit.rank_looks import VOTE
+from mpinet.engine.flit.rank_loop import FOLD_MAX, GATHER
 from mpinet.engine.models import parse_model, switching_model
 from mpinet.engine.state import neighbor_block
 from mpinet.errors import MpinetError, ResourceError
@@ -103,9 +104,9 @@ def exchange_bytes(
     on the rank with the most (of :data:`EXCHANGE_SAMPLE` ranks spread evenly): per partner
     rank a message out and one in, each as wide as the widest (its header, a wire row per
     flit its links carry, two words per VC credit), the buffers a step's rows fill, and the
-    compiled loop's requests. Partners: every other rank up to
-    :data:`~mpinet.engine.flit.rank_loop.FOLD_MAX` ranks (the counters ride in the
-    messages), else the ranks its links reach. 0 on one rank."""
+    compiled loop's requests, deadlock-look votes and gather buffers (as first allocated).
+    Partners: every other rank up to :data:`~mpinet.engine.flit.rank_loop.FOLD_MAX` ranks
+    (the counters ride in the messages), else the ranks its links reach. 0 on one rank."""
     if size < 2:
         return 0
 
@@ -122,7 +123,9 @@ def exchange_bytes(
         nn = size - 1 if size <= FOLD_MAX else links.size
         widest = int(links.max(initial=0)) * (capacity * width + 2 * vcs)
         words = nn * (2 * (fr.HEADER + widest) + 1) + 2 * size + 1 + int(links.sum()) * capacity
-        net = 2 * fr.NK + 6 + 2 * nn + 5 * (2 * nn + 1)  # the loop's counters, requests, statuses
+        # the loop's counters, requests, statuses, the looks' votes and gather (rank_looks)
+        net = 2 * fr.NK + 2 * nn + 5 * (2 * nn + 1) + (VOTE + GATHER) * (size + 1) + size
+        net += 2 * topo.degree  # sdc's demand per port, this rank's and summed
         most = max(most, 8 * (words + net))
     return most
 

@@ -91,11 +91,7 @@ class ImsStarEmulation(_ImsRouter):
         owed = headers[:, 0]
         j = mg.star_step(mg.relative(self.k, nodes, dests), self._u(ctx))
         block, offset = self.block[j], self.offset[j]
-        s_port = self.s_port(block)
-        ports = np.where(owed != 0, (owed & 255) - 1, np.where(block == 0, offset, s_port))
-        queued = np.where(block == 0, 0, (offset + 1) + ((s_port + 1) << 8))
-        out = np.where(owed != 0, owed >> 8, queued)
-        return ports.astype(np.int64), out[:, None].astype(np.int64)
+        return mg.star_emulation_hop(owed, block, offset, self.s_port(block))
 
 
 class ImsTwoPhase(_ImsRouter):

@@ -391,11 +391,7 @@ class StarEmulation(_MacroStarRouter):
         owed = headers[:, 0]
         j = mg.star_step(self._rel(nodes, dests), self._u(ctx))
         block, offset = (j - 1) // n, (j - 1) % n
-        s_port = n + block - 1
-        ports = np.where(owed != 0, (owed & 255) - 1, np.where(block == 0, offset, s_port))
-        queued = np.where(block == 0, 0, (offset + 1) + ((s_port + 1) << 8))
-        out = np.where(owed != 0, owed >> 8, queued)
-        return ports.astype(np.int64), out[:, None].astype(np.int64)
+        return mg.star_emulation_hop(owed, block, offset, n + block - 1)
 
 
 #: the router classes this module registers

@@ -193,3 +193,19 @@ def star_step(rel: np.ndarray, u: np.ndarray | None) -> np.ndarray:
     x = rel[:, 0].astype(np.int64)
     misplaced = rel[:, 1:] != np.arange(1, k, dtype=rel.dtype)
     return np.where(x != 0, x, pick(misplaced, u) + 1)
+
+
+def star_emulation_hop(
+    owed: np.ndarray, block: np.ndarray, offset: np.ndarray, s_port: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """One hop of Theorem 3.1's emulation (macro-star and IMS): ports and headers.
+
+    ``owed``: the header, the ports still owed inside an ``S T S`` triple
+    (``(p1 + 1) + 256 (p2 + 1)``, 0: none); the next star transposition is
+    ``T`` at ``offset`` of ``block``, reached through ``s_port``. The owed port
+    goes first; else block 0's ``T`` directly; else ``S``, owing ``T`` and ``S``.
+    """
+    ports = np.where(owed != 0, (owed & 255) - 1, np.where(block == 0, offset, s_port))
+    queued = np.where(block == 0, 0, (offset + 1) + ((s_port + 1) << 8))
+    out = np.where(owed != 0, owed >> 8, queued)
+    return ports.astype(np.int64), out[:, None].astype(np.int64)

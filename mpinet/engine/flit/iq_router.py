@@ -317,6 +317,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
             for q in range(batch(sa_t, sa_seq, base, nport * nvc, ordered, order, m_sa)):
                 j = order[q]
                 iv = base + j
+                if sa_t[iv] < 0:
+                    continue
                 eo = sa_res[iv]
                 if eo >= 0:  # the speculative grant holds only with the VC it bid for
                     op = eo // osp

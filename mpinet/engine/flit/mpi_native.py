@@ -4,12 +4,12 @@ mpi4py loaded, as function pointers that numba-compiled code calls.
 Why: a step of the multi-rank compiled steps costs a few hundred microseconds on a rank's
 half of ms:3,2; a return to Python for each step's exchange cost about as much again
 (issue 33). With the library's ``MPI_Isend``, ``MPI_Irecv``, ``MPI_Testall``,
-``MPI_Iallreduce`` and ``MPI_Wtime`` passed in as a tuple of ``ctypes`` function pointers,
-the whole loop over a block of steps, exchange included, runs in one compiled call
-(:mod:`mpinet.engine.flit.rank_loop`). The pointers are arguments, not globals, so the
-kernels stay in numba's on-disk cache (a global pointer would be compiled in as a constant
-and the kernels recompiled in every process). The package ``numba-mpi`` does the same with
-globals and ``MPI_COMM_WORLD`` only; neither suits a run on any communicator.
+``MPI_Iallreduce``, ``MPI_Iallgather(v)`` and ``MPI_Wtime`` passed in as a tuple of
+``ctypes`` function pointers, the whole loop over a block of steps, exchange included, runs
+in one compiled call (:mod:`mpinet.engine.flit.rank_loop`). The pointers are arguments, not
+globals, so the kernels stay in numba's on-disk cache (a global pointer would be compiled in
+as a constant and the kernels recompiled in every process). The package ``numba-mpi`` does
+the same with globals and ``MPI_COMM_WORLD`` only; neither suits a run on any communicator.
 
 Handles (communicator, datatype, operation, request) are C ``int`` in the MPICH ABI (MPICH,
 its wheel, Intel MPI, Cray MPICH); :func:`native` returns None for a library whose handles
@@ -27,7 +27,8 @@ from mpinet.engine.comm import loaded_mpi
 
 #: the ``Native`` bundle: the function pointers, then the handles the calls take
 Native = namedtuple("Native", ["fns", "comm", "int64", "sum", "status_words"])
-Native.__doc__ = """``fns = (isend, irecv, testall, iallreduce, wtime, sched_yield)``;
+Native.__doc__ = """``fns = (isend, irecv, testall, iallreduce, wtime, sched_yield, iallgather,
+iallgatherv)``;
 ``comm``, ``int64``, ``sum``: the handles of the communicator, ``MPI_INT64_T`` and
 ``MPI_SUM``; ``status_words``: an ``MPI_Status`` in 4-byte words (the size of a status
 in the scratch array the tests write)."""
@@ -40,6 +41,10 @@ _P2P = ctypes.CFUNCTYPE(_C, _P, _C, _C, _C, _C, _C, _P)
 _TESTALL = ctypes.CFUNCTYPE(_C, _C, _P, _P, _P)
 #: (send, recv, count, type, op, comm, request*)
 _IALLREDUCE = ctypes.CFUNCTYPE(_C, _P, _P, _C, _C, _C, _C, _P)
+#: (send, count, type, recv, count, type, comm, request*)
+_IALLGATHER = ctypes.CFUNCTYPE(_C, _P, _C, _C, _P, _C, _C, _C, _P)
+#: (send, count, type, recv, counts*, displs*, type, comm, request*)
+_IALLGATHERV = ctypes.CFUNCTYPE(_C, _P, _C, _C, _P, _P, _P, _C, _C, _P)
 _WTIME = ctypes.CFUNCTYPE(ctypes.c_double)
 _YIELD = ctypes.CFUNCTYPE(_C)
 
@@ -94,6 +99,8 @@ def native(comm: Any) -> Native | None:
                 _IALLREDUCE(addr("MPI_Iallreduce")),
                 _WTIME(addr("MPI_Wtime")),
                 _YIELD(ctypes.cast(ctypes.CDLL(None).sched_yield, _P).value),
+                _IALLGATHER(addr("MPI_Iallgather")),
+                _IALLGATHERV(addr("MPI_Iallgatherv")),
             )
         except (OSError, AttributeError):
             return None

@@ -3,7 +3,9 @@ exchange with the other ranks included (MPI called from the compiled code throug
 :mod:`~mpinet.engine.flit.mpi_native`'s function pointers).
 
 A step ``t`` on rank ``r``, as :mod:`~mpinet.engine.flit.ranks` describes it, without a
-return to Python: the requests, the port model and the moves; the step's packets injected
+return to Python: the requests, the port model (sdc: the movable requests per port summed
+over the ranks by one ``MPI_Iallreduce`` first, :func:`~mpinet.engine.flit.ranks.post_demand`)
+and the moves; the step's packets injected
 at their destination delivered; the wire rows, credits and the step's counters packed into
 one message per partner rank (:func:`~mpinet.engine.flit.ranks.pack`), sent with
 ``MPI_Isend`` beside an ``MPI_Irecv`` from each partner; then the messages in, the heads
@@ -15,13 +17,9 @@ error routing a head, its active buffers for the deadlock search's pacing) rides
 next step's message; the block's last step's in one reduction after the call.
 
 The deadlock look while injecting (:class:`~mpinet.engine.flit.deadlock_live.LiveCheck`)
-is paced and scanned in the block, as one rank's :func:`~mpinet.engine.flit.chunk.run_steps`
-does: at a look's step each rank votes in one ``MPI_Iallreduce`` of three words (its active
-buffers, an error, the fronts its scan listed), and the block returns to Python
-(:data:`LOOKED`) only when some rank listed fronts, for the exact search across the ranks.
-The vote cannot ride in the next step's messages: they leave after that step's moves, and
-the search is of the state at the look. Where the pacing budget is negative the vote runs
-twice (the active buffers first: the look is due only if their sum brings it to 0).
+is paced, scanned, voted and searched in the block (:mod:`~mpinet.engine.flit.rank_looks`):
+the block returns to Python (:data:`LOOKED`) only for a look whose search found dead fronts
+or could not be made there.
 
 So every rank takes the same decisions at the same step (the run finished, stalled or
 failed; a look that listed fronts) and the results are the step-by-step path's, bit for
@@ -40,32 +38,30 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.comm import park, stopping, sum_op
-from mpinet.engine.flit import chunk, step_end
+from mpinet.engine.flit import chunk
 from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import rank_looks as lk
 from mpinet.engine.flit import ranks as rk
-from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
+from mpinet.engine.flit.rank_looks import FAILED, LOOKED, S_BUDGET, WAIT, wait
 from mpinet.engine.run import raise_collected
 
-#: :func:`run_block`'s codes beyond :mod:`~mpinet.engine.flit.chunk`'s: waiting for messages,
-#: a rank failed (``status[1]`` the step)
-WAIT, FAILED, LOOKED = 7, 8, 9
-#: ``status``' slots: the pacing budget of the deadlock look; 1 where this rank's scan did
-#: not fit the look's scratch (Python scans, the vote listed a front to make sure it does)
-S_BUDGET, S_NOFIT = 9, 10
-#: ``status[6]``: between steps, the step's messages out, a look's votes to post and out
-#: (the active buffers first; the scan's)
-P_STEP, P_OUT, P_WORK, P_SCAN, P_WORK_OUT, P_SCAN_OUT = 0, 2, 3, 4, 13, 14
+#: ``status[6]``: sdc's demand out, the step's messages out (the look's phases: :mod:`.rank_looks`)
+P_SDC, P_OUT = 1, 2
 #: up to this many ranks every rank is a partner of every other (the counters fold in)
 FOLD_MAX = 8
+#: words of a rank's deadlock-look listing the block's gather has room for at first (grown
+#: after a look whose listings did not fit: Python searched it)
+GATHER = 1024
 #: seconds a compiled call waits for its messages before it returns to Python (``Net.spin``)
 SPIN = 0.05
 #: the exchange's tag
 TAG = 3302
 
 Net = namedtuple("Net", ["peers", "cap", "reqs", "flag", "stat", "mine", "tot", "lag", "fold",
-                         "waited", "sent", "spin", "vote", "votes"])  # fmt: skip
+                         "waited", "sent", "spin", "vote", "votes", "gcnt", "gdsp", "gsend",
+                         "gbuf", "dem"])  # fmt: skip
 Net.__doc__ = """The exchange's side of :func:`run_block`: the partner ranks (``peers``) and the
 words each may send (``cap``); the MPI requests (int32: receives, sends, the reduction), a
 flag and a statuses' scratch; the step's counters (``mine``, summed: ``tot``); the step's
@@ -73,27 +69,9 @@ lagged values (``lag``: present, error, active buffers); ``fold`` (1: every rank
 ``waited[0]``: seconds spent waiting for messages and ``sent[0]`` the bytes sent (the
 benchmarks' split, ``FlitEngine.native_exchange``); ``spin``: seconds
 a call waits before it returns :data:`WAIT`; ``vote``, ``votes``: a deadlock look's vote
-(active buffers, error, fronts listed) and its sum."""
-
-
-@njit(cache=True)
-def wait(fns, net, n):
-    """Test the ``n`` requests until all completed (True) or ``net.spin`` seconds passed."""
-    testall, wtime, sched_yield = fns[2], fns[4], fns[5]
-    reqs, flag, stat = net.reqs, net.flag, net.stat
-    t0 = wtime()
-    spins = 0
-    while True:
-        testall(n, reqs.ctypes.data, flag.ctypes.data, stat.ctypes.data)
-        if flag[0]:
-            net.waited[0] += wtime() - t0
-            return True
-        spins += 1
-        if spins > 32 or net.spin <= 0:  # a rank sharing its core with the one it waits for
-            sched_yield()  # lets that one run
-            if wtime() - t0 > net.spin:
-                net.waited[0] += wtime() - t0
-                return False
+and every rank's (:mod:`.rank_looks`); ``gcnt``, ``gdsp`` (int32), ``gsend``, ``gbuf``: the
+gather of the looks' listings (counts and places per rank, this rank's words, all); ``dem``:
+sdc's movable requests per port on this rank, then summed over the ranks."""
 
 
 @njit(cache=True, error_model="numpy")
@@ -122,16 +100,17 @@ def post(fns, hnd, net, ex):
 
 @njit(cache=True, error_model="numpy")
 def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs, pkts,
-              links, bufs, so, ex, net, rows, status, err, look):  # fmt: skip
+              links, bufs, so, ex, net, rows, status, err, looks):  # fmt: skip
     """Run the block's steps from ``status[1] + 1`` to ``tc + rows.shape[0]``; returns
     ``status[0]`` (:mod:`~mpinet.engine.flit.chunk`'s codes, :data:`WAIT`, :data:`FAILED`).
 
-    ``status``: [1] the last step done, [5] the packets in flight (over all ranks), [6] 2
-    while step ``status[1] + 1``'s messages are out, [7] its heads that reached a local node;
+    ``status``: [1] the last step done, [2] and [3] sdc's requests and port of the step,
+    [5] the packets in flight (over all ranks), [6] the step's phase (:data:`P_OUT` while step
+    ``status[1] + 1``'s messages are out), [7] its heads that reached a local node;
     ``inj``'s step ``k`` is step ``status[1] + 1 + k`` (as the call began); ``rows`` the
     block's (row ``t - tc - 1``); ``room = (scratch, delivery rows, hop rows or -1, most wire
     rows in)``; ``err``: this rank's first error (``chunk``'s status layout, 0: none);
-    ``look``: the deadlock look's arrays (:meth:`~mpinet.engine.flit.chunk.Steps._look`),
+    ``looks``: the deadlock look's arrays (:meth:`~mpinet.engine.flit.chunk.Steps._look`),
     its budget in ``status[S_BUDGET]``.
     """
     cnt = so.cnt
@@ -141,23 +120,19 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
     in_flight = status[5]
     mine, tot, lag = net.mine, net.tot, net.lag
     nn = net.peers.shape[0]
-    live = look[0]
+    live = looks[0]
     for t in range(t_start + 1, t_end + 1):
         k = t - t_start - 1
         kr = t - tc - 1
         ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
         nh = inj.hoff[k + 1] - inj.hoff[k]
-        if status[6] >= P_WORK:  # the step ran: its deadlock look
-            code = look_votes(fns, hnd, kr, prm, segs, pkts, links, bufs, net, rows, status,
-                              err, look)  # fmt: skip
-            if code == WAIT:
-                status[0], status[1], status[5] = WAIT, t - 1, in_flight
-                return WAIT
+        if status[6] >= lk.P_WORK:  # the step ran: its deadlock look
+            code = look_at(fns, hnd, t, kr, in_flight, prm, segs, pkts, links, bufs, net, rows,
+                        status, err, looks)  # fmt: skip
             if code != chunk.DONE:
-                status[0], status[1], status[5] = code, t, in_flight
                 return code
             continue
-        if status[6] == P_STEP:
+        if status[6] == lk.P_STEP:
             need = bufs.nact[0] + 1
             if err[0] == 0 and (
                 segs.nfree[0] < need + ni + max_in or pkts.nfree[0] < ni + max_in
@@ -167,11 +142,22 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
                 status[0], status[1], status[5] = chunk.ROOM, t - 1, in_flight
                 return chunk.ROOM
             mine[:] = 0
+            if prm.kind == fk.SDC:  # every rank's movable requests per port, summed
+                status[2] = rk.post_demand(fns, hnd, t, prm, segs, pkts, links, bufs, so, net, err)
+                status[6] = P_SDC
+        if status[6] == P_SDC:
+            if not wait(fns, net, 1):
+                status[0], status[1], status[5] = WAIT, t - 1, in_flight
+                return WAIT
+            status[3] = fk.sdc_port(net.dem[prm.deg :])
+            status[6] = lk.P_STEP
+        if status[6] == lk.P_STEP:
             nnew = 0
             if err[0] == 0:
-                nnew = moves(t, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so, ex, mine)
+                nnew = rk.block_moves(t, win_lo <= t < win_hi, prm, segs, pkts, links, bufs,
+                                      so, ex, mine, status)  # fmt: skip
                 if so.out[0]:
-                    err[0], err[1], err[2] = chunk.MODEL_ERR, t, -1
+                    err[0], err[1], err[2] = chunk.MODEL_ERR, t, status[3]
                 else:
                     rk.home_deliveries(t, k, inj, so)
                     mine[rk.K_DELIV] += nh
@@ -184,11 +170,11 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
             mine[rk.K_LAG], mine[rk.K_LAG_ERR], mine[rk.K_LAG_WORK] = lag[0], lag[1], lag[2]
             status[7] = nnew
             status[8] = post(fns, hnd, net, ex)
-            status[6] = 2
+            status[6] = P_OUT
         if not wait(fns, net, status[8]):
             status[0], status[1], status[5] = WAIT, t - 1, in_flight
             return WAIT
-        status[6] = 0
+        status[6] = lk.P_STEP
         if net.fold:
             tot[:] = mine
             for j in range(nn):
@@ -201,7 +187,7 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
         if tot[rk.K_ERR] or tot[rk.K_LAG_ERR]:
             status[0], status[1], status[5] = FAILED, t, in_flight
             return FAILED
-        heads = rk.take_in(t, status[7], -1, prm, segs, pkts, links, bufs, so, ex, err)
+        heads = rk.take_in(t, status[7], status[3], prm, segs, pkts, links, bufs, so, ex, err)
         ok = heads >= 0
         if ok:
             ok = chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
@@ -211,14 +197,10 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
         rows[kr, chunk.R_INJ], rows[kr, chunk.R_CROSS] = tot[rk.K_INJ], tot[rk.K_CROSS]
         in_flight += tot[rk.K_INJ] - tot[rk.K_DELIV]
         if live and t % CHECK == 0 and t <= last and in_flight > 0:  # the same on every rank
-            status[6] = P_SCAN if status[S_BUDGET] >= 0 else P_WORK
-            code = look_votes(fns, hnd, kr, prm, segs, pkts, links, bufs, net, rows, status,
-                              err, look)  # fmt: skip
-            if code == WAIT:
-                status[0], status[1], status[5] = WAIT, t - 1, in_flight
-                return WAIT
+            status[6] = lk.P_SCAN if status[S_BUDGET] >= 0 else lk.P_WORK
+            code = look_at(fns, hnd, t, kr, in_flight, prm, segs, pkts, links, bufs, net, rows,
+                        status, err, looks)  # fmt: skip
             if code != chunk.DONE:
-                status[0], status[1], status[5] = code, t, in_flight
                 return code
             continue  # a look's step: in flight, injecting (neither the end nor a stall)
         if not ok:  # the others hear of it in the next step's messages
@@ -234,94 +216,30 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
 
 
 @njit(cache=True, error_model="numpy")
-def vote(fns, hnd, net, work, bad, listed):
-    """Post a deadlock look's vote: ``(work, bad, listed)`` summed over the ranks."""
-    comm, i64, opsum = hnd
-    net.vote[0], net.vote[1], net.vote[2] = work, bad, listed
-    net.sent[0] += 24
-    fns[3](net.vote.ctypes.data, net.votes.ctypes.data, 3, i64, opsum, comm,
-           net.reqs.ctypes.data)  # fmt: skip
+def look_at(fns, hnd, t, kr, in_flight, prm, segs, pkts, links, bufs, net, rows, status,
+            err, look_):  # fmt: skip
+    """Step ``t``'s deadlock look (:func:`~mpinet.engine.flit.rank_looks.look_votes`); the
+    block's end noted in ``status`` unless the look returned ``chunk.DONE``."""
+    code = lk.look_votes(fns, hnd, kr, prm, segs, pkts, links, bufs, net, rows, status, err,
+                         look_)  # fmt: skip
+    if code != chunk.DONE:  # to wait: the step is done, its look is not
+        status[0], status[1], status[5] = code, t - 1 if code == WAIT else t, in_flight
+    return code
 
 
-@njit(cache=True, error_model="numpy")
-def look_votes(fns, hnd, kr, prm, segs, pkts, links, bufs, net, rows, status, err, look):
-    """The deadlock look of step ``t`` from phase ``status[6]`` on (see the module
-    docstring); returns ``chunk.DONE`` (no fronts listed or the look not due),
-    :data:`LOOKED`, :data:`FAILED` or :data:`WAIT` (call again: the phase is kept)."""
-    _, rev, nv, nl, snap, fronts, waits, fpid, hf, hb, closed, scnt = look
-    lag, votes = net.lag, net.votes
-    bad = 1 if err[0] != 0 else 0
-    while True:
-        work = lag[2] if lag[0] else 0  # the step's active buffers, until a vote counted them
-        if status[6] == P_WORK:
-            vote(fns, hnd, net, work, bad, 0)
-            status[6] = P_WORK_OUT
-        if status[6] == P_SCAN:
-            listed = 0
-            status[S_NOFIT] = 0
-            if bad == 0:
-                fit = min(fronts.shape[0] // (prm.nvc + 1), hf.shape[0] // (prm.nvc + 2),
-                          closed.shape[0] // 3)  # fmt: skip
-                if bufs.nact[0] >= fit:
-                    status[S_NOFIT], listed = 1, 1
-                else:
-                    dl._scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits,
-                             fpid, hf, hb, closed, scnt)  # fmt: skip
-                    listed = scnt[0]
-            vote(fns, hnd, net, work, bad, listed)
-            status[6] = P_SCAN_OUT
-        if not wait(fns, net, 1):
-            return WAIT
-        scan = status[6] == P_SCAN_OUT
-        if lag[0]:  # every rank voted its active buffers: the step's work is counted
-            status[S_BUDGET] += votes[0]
-            rows[kr, chunk.R_WORK] = votes[0]
-            lag[0] = 0
-        status[6] = P_STEP
-        if votes[1]:
-            return FAILED
-        if scan:
-            return LOOKED if votes[2] > 0 else chunk.DONE
-        if status[S_BUDGET] < 0:
-            return chunk.DONE
-        status[6] = P_SCAN  # the look is due after all
-
-
-@njit(cache=True, error_model="numpy")
-def moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine):
-    """The step's requests, port model (not sdc), moves and end on this rank, the messages
-    packed; the step's counters so far in ``mine``; returns the heads that reached a local
-    node (``so.new``)."""
-    cnt = so.cnt
-    if t % 8 == 0:  # buffers in id order, as the other paths sort them
-        fs.sort_active(bufs.act, bufs.nact[0], so.rq)
-    nt = fk.collect(prm, segs, pkts, links, bufs, so)
-    if prm.kind == fk.ALL:
-        so.allow[:nt] = True
-    else:
-        fk.port_model(nt, prm, segs, pkts, links, so, -1)
-    for c in range(fk.NCOUNT):  # deliveries and hop rows pile up over the block
-        if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
-            cnt[c] = 0
-    f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
-    fk.move(t, nt, in_window, prm, segs, pkts, links, bufs, so)
-    nnew = step_end.settle(nt, -1, prm, segs, pkts, links, bufs, so)
-    rk.pack(prm, so, ex)
-    mine[rk.K_FLITS], mine[rk.K_DELIV] = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
-    mine[rk.K_CROSS] = cnt[fk.C_CROSS] - x0
-    return nnew
-
-
-def new_net(peers: np.ndarray, cap: np.ndarray, fold: bool, status_words: int) -> Net:
-    """The :class:`Net` of a rank's partners ``peers`` (each sending at most ``cap`` words);
-    waits of :data:`SPIN` seconds."""
+def new_net(peers: np.ndarray, cap: np.ndarray, fold: bool, status_words: int,
+            size: int = 1, deg: int = 1) -> Net:  # fmt: skip
+    """The :class:`Net` of a rank's partners ``peers`` (each sending at most ``cap`` words)
+    among ``size`` ranks, nodes of ``deg`` ports; waits of :data:`SPIN` seconds."""
     nn = peers.size
     return Net(np.ascontiguousarray(peers, np.int64), np.ascontiguousarray(cap, np.int64),
                np.zeros(2 * nn + 1, np.int32), np.zeros(1, np.int32),
                np.zeros((2 * nn + 1) * status_words + 1, np.int32), np.zeros(rk.NK, np.int64),
                np.zeros(rk.NK, np.int64), np.zeros(3, np.int64), np.int64(fold),
                np.zeros(1, np.float64), np.zeros(1, np.int64), np.float64(SPIN),
-               np.zeros(3, np.int64), np.zeros(3, np.int64))  # fmt: skip
+               np.zeros(lk.VOTE, np.int64), np.zeros(lk.VOTE * size, np.int64),
+               np.zeros(size, np.int32), np.zeros(size, np.int32), np.empty(GATHER, np.int64),
+               np.empty(GATHER * size, np.int64), np.zeros(2 * deg, np.int64))  # fmt: skip
 
 
 class Blocks:
@@ -357,7 +275,7 @@ class Blocks:
         rows = np.zeros((t_end - t, 5), np.int64)
         status, err = self.status, self.err
         status[:] = 0
-        status[1], status[5] = t, in_flight
+        status[1], status[3], status[5] = t, -1, in_flight  # [3]: sdc's port (-1: not sdc)
         status[S_BUDGET] = live.budget if live is not None else 0
         err[:] = 0
         net.lag[:] = 0
@@ -391,8 +309,12 @@ class Blocks:
                 continue
             break
         eng.native_exchange = (float(net.waited[0]), int(net.sent[0]))  # bench --phases
+        if live is not None:  # the looks searched in the block (no dead front found)
+            live.searches += int(status[lk.S_SEARCHED])
         tl = int(status[1])
         eng.injected.extend(a for step, a in ids if step <= tl)
+        if code == LOOKED:
+            self._grow()
         if code == LOOKED and tl < t_end:  # the steps drawn and not run, for the next call
             k = tl - t
             later = [(step, a) for step, a in ids if step > tl]
@@ -401,13 +323,24 @@ class Blocks:
         scanned = None
         if code == LOOKED:
             scanned = look[5:]
-            if status[S_NOFIT]:  # this rank's scan did not fit the call's scratch
+            if status[lk.S_NOFIT]:  # this rank's scan did not fit the call's scratch
                 scanned = live.scratch(int(eng.st.nact[0]))
                 st = eng.st
                 dl._scan(eng.prm, st.segs, st.pkts, st.links, st.bufs, eng.rev, live.nv, live.nl,
                          live.snap, *scanned)  # fmt: skip
             code = chunk.LOOK
         return out, code, scanned
+
+    def _grow(self) -> None:
+        """After a look whose listings did not fit the gather's buffers: room for twice them
+        (the same on every rank: the votes are)."""
+        net = self.net
+        v = net.votes.reshape(-1, lk.VOTE)
+        words = 2 * v[:, lk.V_NF] + 2 * v[:, lk.V_NH] + v[:, lk.V_NC]
+        mine = int(words[self.ranks.eng.rank])
+        if mine > net.gsend.size or int(words.sum()) > net.gbuf.size:
+            self.net = net._replace(gsend=np.empty(max(2 * mine, net.gsend.size), np.int64),
+                                    gbuf=np.empty(2 * int(words.sum()), np.int64))  # fmt: skip
 
     def _waiting(self, since: float | None) -> float:
         """A rank that waited :data:`SPIN` seconds: a stopping process parks, a rank that
@@ -435,7 +368,7 @@ class Blocks:
         eng.comm.Allreduce(mine, tot, op=sum_op())
         if code == FAILED or tot[0] or tot[2]:
             if err[0] == chunk.MODEL_ERR:
-                eng._violation(int(err[1]), so.out, -1)
+                eng._violation(int(err[1]), so.out, int(err[2]))
             elif err[0] == -1:
                 eng.msg = eng.msg or (
                     f"flit engine: flits of packet {int(err[2])} arrived without their head"

@@ -1,7 +1,8 @@
 """The engine's side of the flit engine's steps on several ranks: the partner ranks, the
 messages' buffers, and which path runs the steps (a block of steps per compiled call,
-:class:`~mpinet.engine.flit.rank_loop.Blocks`, or one step per call here: under sdc, or with
-an MPI whose handles are pointers; the kernels of both are :mod:`~mpinet.engine.flit.ranks`').
+:class:`~mpinet.engine.flit.rank_loop.Blocks`, sdc's reduction in mid-step included, or one
+step per call here: with routes walked at injection, or an MPI whose handles are pointers;
+the kernels of both are :mod:`~mpinet.engine.flit.ranks`').
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class RankSteps:
         # walked rows: a head from another rank has its route walked again here, by the
         # router in Python between the exchange and the routing (step), not inside a block
         walked = self.inner.rows is not None
-        self.native = mpi_native.native(eng.comm) if eng.kind != fk.SDC and not walked else None
+        self.native = mpi_native.native(eng.comm) if not walked else None
         fold = self.native is not None and eng.size <= rank_loop.FOLD_MAX
         if fold:  # every other rank a partner: the counters ride in the messages
             every = np.array([r for r in range(eng.size) if r != eng.rank], np.int64)
@@ -88,7 +89,7 @@ class RankSteps:
         self.blocks = None
         if self.native is not None:
             cap = np.full(ranks.size, recv.shape[1], np.int64)
-            net = rank_loop.new_net(ranks, cap, fold, self.native.status_words)
+            net = rank_loop.new_net(ranks, cap, fold, self.native.status_words, eng.size, eng.deg)
             self.blocks = rank_loop.Blocks(self, net)
 
     def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> list[tuple]:

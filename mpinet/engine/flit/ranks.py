@@ -1,8 +1,9 @@
 """The flit engine's compiled steps on several ranks: the kernels of a step, called from
 the compiled block of steps (:mod:`~mpinet.engine.flit.rank_loop`) or one step per call,
 two compiled calls around one mpi4py exchange with the neighbour ranks
-(:class:`~mpinet.engine.flit.rank_steps.RankSteps`: under sdc, or with an MPI whose
-handles are pointers).
+(:class:`~mpinet.engine.flit.rank_steps.RankSteps`: with an MPI whose handles are pointers,
+or routes walked at injection). In a block, :func:`block_moves` runs the step's first part
+(under sdc after :func:`post_demand`'s reduction, called from the compiled code).
 
 A step ``t`` on rank ``r`` (the same model as docs/switching.md, the same order of work as
 the step-by-step path, so the same run on any rank count):
@@ -155,6 +156,54 @@ def step_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex):
     if prm.kind == fk.SDC:  # one rank: its demand is all
         sdc = fk.sdc_port(fk.sdc_demand(nt, prm, segs, pkts, links, so, first))
     return moves(t, nt, in_window, sdc, first, prm, segs, pkts, links, bufs, so, ex)
+
+
+@njit(cache=True, error_model="numpy")
+def post_demand(fns, hnd, t, prm, segs, pkts, links, bufs, so, net, err):
+    """sdc: the step's requests and this rank's movable ones per port (none on a failed rank)
+    in ``net.dem``, their sum over the ranks posted; returns the requests (``so.route[0]``:
+    each one's first movable request, for :func:`block_moves`)."""
+    comm, i64, opsum = hnd
+    dem = net.dem[: prm.deg]
+    dem[:] = 0
+    nt = 0
+    if err[0] == 0:
+        nt = requests(t, prm, segs, pkts, links, bufs, so)
+        fk.movable(nt, prm, segs, pkts, links, so, so.route[0, :nt], dem)
+    net.sent[0] += 8 * prm.deg
+    fns[3](dem.ctypes.data, net.dem[prm.deg :].ctypes.data, prm.deg, i64, opsum, comm,
+           net.reqs.ctypes.data)  # fmt: skip
+    return nt
+
+
+@njit(cache=True, error_model="numpy")
+def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status):
+    """The step's requests (sdc: :func:`post_demand`'s, its port ``status[3]``), port model,
+    moves and end on this rank, the messages packed; the step's counters so far in
+    ``mine``; returns the heads that reached a local node (``so.new``)."""
+    cnt = so.cnt
+    sdc = -1
+    if prm.kind == fk.SDC:
+        nt, sdc = status[2], status[3]
+        fk.choose_links(nt, prm, segs, pkts, so, so.route[0, :nt], sdc)
+    else:
+        if t % 8 == 0:  # buffers in id order, as the other paths sort them
+            fs.sort_active(bufs.act, bufs.nact[0], so.rq)
+        nt = fk.collect(prm, segs, pkts, links, bufs, so)
+        if prm.kind == fk.ALL:
+            so.allow[:nt] = True
+        else:
+            fk.port_model(nt, prm, segs, pkts, links, so, -1)
+    for c in range(fk.NCOUNT):  # deliveries and hop rows pile up over the block
+        if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
+            cnt[c] = 0
+    f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
+    fk.move(t, nt, in_window, prm, segs, pkts, links, bufs, so)
+    nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
+    pack(prm, so, ex)
+    mine[K_FLITS], mine[K_DELIV] = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
+    mine[K_CROSS] = cnt[fk.C_CROSS] - x0
+    return nnew
 
 
 @njit(cache=True, error_model="numpy")
