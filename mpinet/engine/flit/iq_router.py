@@ -14,8 +14,10 @@ cycle (:mod:`~mpinet.engine.flit.iq_step`). The arrays are those of
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
+from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_alloc import allocate, supersedes
 from mpinet.routing import compiled
 from mpinet.routing.vc_policies import ANY_VC, HOPS_VC
@@ -74,11 +76,12 @@ def route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, 
 
 
 @njit(cache=True, inline="always")
-def push(tt, rd, seq, qseq, n, iv, ready):
+def push(tt, rd, seq, qseq, n, iv, ready, m):
     """Input VC ``iv`` of router ``n`` joins the back of a stage's queue (``tt``, ``rd``,
-    ``seq``: the stage's ``*_t``, ``*_rd``, ``*_seq``), evaluable from internal step
-    ``ready``."""
+    ``seq``, ``m``: the stage's ``*_t``, ``*_rd``, ``*_seq`` and event list), evaluable from
+    internal step ``ready``."""
     tt[iv], rd[iv] = -1, ready
+    il.mark(m, iv)
     seq[iv] = qseq[n]
     qseq[n] += 1
 
@@ -97,26 +100,32 @@ def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
     s.vst[iv] = VC_ALLOC
     if prm.spec:
-        push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready)
-    push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready)
+        push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready, s.m_sa)
+    push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va)
 
 
 @njit(cache=True, inline="always")
-def batch(tt, seq, base, m, order):
+def batch(tt, seq, base, m, ordered, order, ev):
     """The input VCs ``j < m`` of the router at ``base`` whose stage item completes now
-    (``tt[base + j] >= 0``) into ``order``, in their queue's order (only output speedup
-    makes it matter: the updates take them by index otherwise); returns their count."""
+    (``tt[base + j] >= 0``; ``ev`` the stage's event list) into ``order``, in their queue's
+    order when ``ordered`` (only output speedup makes it matter), else by index; returns
+    their count."""
     k = 0
-    for j in range(m):
-        if tt[base + j] < 0:
-            continue
-        i = k
-        x = seq[base + j]
-        while i > 0 and seq[base + order[i - 1]] > x:  # insertion: a batch holds a few
-            order[i] = order[i - 1]
-            i -= 1
-        order[i] = j
-        k += 1
+    for wi in range(base >> 6, ((base + m - 1) >> 6) + 1):
+        word = il.span(ev, wi, base, base + m)
+        while word:
+            j = (wi << 6) + il.low(word) - base
+            word &= word - np.uint64(1)
+            if tt[base + j] < 0:
+                continue
+            i = k
+            if ordered:  # insertion: a batch holds a few items
+                x = seq[base + j]
+                while i > 0 and seq[base + order[i - 1]] > x:
+                    order[i] = order[i - 1]
+                    i -= 1
+            order[i] = j
+            k += 1
     return k
 
 
@@ -124,7 +133,8 @@ def batch(tt, seq, base, m, order):
 def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     """One internal step of every active router at cycle ``t`` (internal step ``istep``);
     returns the number of flits switch allocation moved (progress). ``status`` as
-    :func:`route_head`'s errors (the first of the step)."""
+    :func:`route_head`'s errors (the first of the step). Each stage visits the input VCs of
+    its event list (:mod:`~mpinet.engine.flit.iq_lists`), in the order of a full scan."""
     nport, nvc, bsz = prm.nport, prm.nvc, prm.bsz
     fl, isp, osp, spec = prm.fl, prm.isp, prm.osp, prm.spec
     rd, vad, sad, xd, wftc, xqs = prm.rd, prm.vad, prm.sad, prm.xd, prm.wftc, prm.xqs
@@ -139,45 +149,61 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     rin, rout, rpri, rlab, grant = s.rin, s.rout, s.rpri, s.rlab, s.grant
     best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
     va_seq, sa_seq, qseq, order = s.va_seq, s.sa_seq, s.qseq, s.order
+    m_rt, m_va, m_sa = s.m_rt, s.m_va, s.m_sa
     nin_sa, nout_sa = nport * isp, nport * osp
     ordered = osp > 1  # the updates in their queues' order: flits share an output queue
-    nrv = nport * nvc  # a router's input VCs
     moved = 0
     for a in range(s.nact[0]):
         n = s.act[a]
         base = n * nport * nvc  # the router's first input VC (and first output buffer state)
+        end = base + nport * nvc
+        if xqn[n] == 0 and not (il.any_in(m_rt, base, end) or il.any_in(m_va, base, end)
+                                or il.any_in(m_sa, base, end)):  # fmt: skip
+            continue  # no item in any stage, nothing in the crossbar: nothing to do
         # -- route computation (routing_delay > 0)
         if rd > 0 and bt[n * 4 + S_RT] < 0:
-            for j in range(nport * nvc):
-                iv = base + j
-                if rt_t[iv] == -1 and rt_rd[iv] <= istep:
-                    rt_t[iv] = t + rd - 1
-                    bt[n * 4 + S_RT] = t + rd - 1
+            for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                word = il.span(m_rt, wi, base, end)
+                while word:
+                    j = (wi << 6) + il.low(word) - base
+                    word &= word - np.uint64(1)
+                    iv = base + j
+                    if rt_t[iv] == -1 and rt_rd[iv] <= istep:
+                        rt_t[iv] = t + rd - 1
+                        bt[n * 4 + S_RT] = t + rd - 1
         # -- VC allocation: every free output VC of the route's range is requested
         nva = 0
         if bt[n * 4 + S_VA] < 0:
             nr = 0
-            for j in range(nport * nvc):
-                iv = base + j
-                if va_t[iv] != -1 or va_rd[iv] > istep:
-                    continue
-                nva += 1
-                op = vrp[iv]
-                for ov in range(vlo[iv], vhi[iv]):
-                    if bs_use[base + op * nvc + ov] == 0:
-                        rin[nr], rout[nr], rpri[nr] = j, op * nvc + ov, 0
-                        nr += 1
+            for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                word = il.span(m_va, wi, base, end)
+                while word:
+                    j = (wi << 6) + il.low(word) - base
+                    word &= word - np.uint64(1)
+                    iv = base + j
+                    if va_t[iv] != -1 or va_rd[iv] > istep:
+                        continue
+                    nva += 1
+                    op = vrp[iv]
+                    for ov in range(vlo[iv], vhi[iv]):
+                        if bs_use[base + op * nvc + ov] == 0:
+                            rin[nr], rout[nr], rpri[nr] = j, op * nvc + ov, 0
+                            nr += 1
             if nva:
                 allocate(prm.vak, nr, rin, rout, rpri, nport * nvc, nport * nvc, prm.iters,
                          s.va_pin[base : base + nport * nvc],
                          s.va_pout[base : base + nport * nvc], grant,
                          best_in, best_out)  # fmt: skip
-                for j in range(nport * nvc):
-                    iv = base + j
-                    if va_t[iv] == -1 and va_rd[iv] <= istep:
-                        va_t[iv] = t + vad - 1
-                        va_res[iv] = -1
-                        va_ev[iv] = istep
+                for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                    word = il.span(m_va, wi, base, end)
+                    while word:
+                        j = (wi << 6) + il.low(word) - base
+                        word &= word - np.uint64(1)
+                        iv = base + j
+                        if va_t[iv] == -1 and va_rd[iv] <= istep:
+                            va_t[iv] = t + vad - 1
+                            va_res[iv] = -1
+                            va_ev[iv] = istep
                 for r in range(nr):
                     if grant[r]:
                         va_res[base + rin[r]] = rout[r]
@@ -186,41 +212,45 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         if bt[n * 4 + S_SA] < 0:
             nr = 0
             nsa = 0
-            for j in range(nport * nvc):
-                iv = base + j
-                if sa_t[iv] != -1 or sa_rd[iv] > istep:
-                    continue
-                nsa += 1
-                p, v = j // nvc, j % nvc
-                sa_res[iv] = -1
-                sa_spec[iv] = 0
-                prio = 0
-                if vst[iv] == ACTIVE:
-                    op = vop[iv]
-                    if bs_cred[base + op * nvc + vov[iv]] <= 0:
+            for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                word = il.span(m_sa, wi, base, end)
+                while word:
+                    j = (wi << 6) + il.low(word) - base
+                    word &= word - np.uint64(1)
+                    iv = base + j
+                    if sa_t[iv] != -1 or sa_rd[iv] > istep:
                         continue
-                else:  # speculative, in VC allocation: a free VC with a credit, at low priority
-                    op = vrp[iv]
-                    ok = False
-                    for ov in range(vlo[iv], vhi[iv]):
-                        k = base + op * nvc + ov
-                        if bs_use[k] == 0 and bs_cred[k] > 0:
-                            ok = True
-                            break
-                    if not ok:
-                        continue
-                    sa_spec[iv] = 1
-                    prio = -1
-                ei = p * isp + v % isp
-                eo = op * osp + p % osp
-                key = ei * nout_sa + eo
-                r = sa_map[key]
-                if r < 0:
-                    sa_map[key] = nr
-                    rin[nr], rout[nr], rpri[nr], rlab[nr] = ei, eo, prio, v
-                    nr += 1
-                elif supersedes(v, prio, rlab[r], rpri[r], sw_rr[n * nin_sa + ei], nvc):
-                    rpri[r], rlab[r] = prio, v
+                    nsa += 1
+                    p, v = j // nvc, j % nvc
+                    sa_res[iv] = -1
+                    sa_spec[iv] = 0
+                    prio = 0
+                    if vst[iv] == ACTIVE:
+                        op = vop[iv]
+                        if bs_cred[base + op * nvc + vov[iv]] <= 0:
+                            continue
+                    else:  # speculative, in VC allocation: a free VC with a credit, low priority
+                        op = vrp[iv]
+                        ok = False
+                        for ov in range(vlo[iv], vhi[iv]):
+                            k = base + op * nvc + ov
+                            if bs_use[k] == 0 and bs_cred[k] > 0:
+                                ok = True
+                                break
+                        if not ok:
+                            continue
+                        sa_spec[iv] = 1
+                        prio = -1
+                    ei = p * isp + v % isp
+                    eo = op * osp + p % osp
+                    key = ei * nout_sa + eo
+                    r = sa_map[key]
+                    if r < 0:
+                        sa_map[key] = nr
+                        rin[nr], rout[nr], rpri[nr], rlab[nr] = ei, eo, prio, v
+                        nr += 1
+                    elif supersedes(v, prio, rlab[r], rpri[r], sw_rr[n * nin_sa + ei], nvc):
+                        rpri[r], rlab[r] = prio, v
             if nsa:
                 allocate(prm.sak, nr, rin, rout, rpri, nin_sa, nout_sa, prm.iters,
                          s.sa_pin[n * nin_sa:(n + 1) * nin_sa],
@@ -230,17 +260,21 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     sa_map[rin[r] * nout_sa + rout[r]] = -1
                     if grant[r]:
                         ei_grant[rin[r]] = r
-                for j in range(nport * nvc):
-                    iv = base + j
-                    if sa_t[iv] != -1 or sa_rd[iv] > istep:
-                        continue
-                    sa_t[iv] = t + sad - 1
-                    p, v = j // nvc, j % nvc
-                    ei = p * isp + v % isp
-                    r = ei_grant[ei]
-                    if r >= 0 and rlab[r] == v:
-                        sa_res[iv] = rout[r]
-                        sw_rr[n * nin_sa + ei] = (v + isp) % nvc
+                for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                    word = il.span(m_sa, wi, base, end)
+                    while word:
+                        j = (wi << 6) + il.low(word) - base
+                        word &= word - np.uint64(1)
+                        iv = base + j
+                        if sa_t[iv] != -1 or sa_rd[iv] > istep:
+                            continue
+                        sa_t[iv] = t + sad - 1
+                        p, v = j // nvc, j % nvc
+                        ei = p * isp + v % isp
+                        r = ei_grant[ei]
+                        if r >= 0 and rlab[r] == v:
+                            sa_res[iv] = rout[r]
+                            sw_rr[n * nin_sa + ei] = (v + isp) % nvc
                 for r in range(nr):
                     ei_grant[rin[r]] = -1
                 bt[n * 4 + S_SA] = t + sad - 1
@@ -254,36 +288,34 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         # -- updates: route computation
         if rd > 0 and 0 <= bt[n * 4 + S_RT] <= t:
             bt[n * 4 + S_RT] = -1
-            for q in range(batch(rt_t, s.rt_seq, base, nrv, order) if ordered else nrv):
-                iv = base + (order[q] if ordered else q)
-                if rt_t[iv] < 0:
-                    continue
+            for q in range(batch(rt_t, s.rt_seq, base, nport * nvc, ordered, order, m_rt)):
+                iv = base + order[q]
                 rt_t[iv] = -2
+                il.unmark(m_rt, iv)
                 pk = ib[iv * bsz + ibh[iv]] // fl
                 to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: VC allocation
         if 0 <= bt[n * 4 + S_VA] <= t:
             bt[n * 4 + S_VA] = -1
-            for q in range(batch(va_t, va_seq, base, nrv, order) if ordered else nrv):
-                iv = base + (order[q] if ordered else q)
-                if va_t[iv] < 0:
-                    continue
+            for q in range(batch(va_t, va_seq, base, nport * nvc, ordered, order, m_va)):
+                iv = base + order[q]
                 ovc = va_res[iv]
                 if ovc >= 0 and bs_use[base + ovc] == 0:
                     va_t[iv] = -2
+                    il.unmark(m_va, iv)
                     bs_use[base + ovc] = 1
                     bs_tail[base + ovc] = 0
                     vop[iv], vov[iv] = ovc // nvc, ovc % nvc
                     vst[iv] = ACTIVE
                     if not spec:
-                        push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1)
+                        push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
                 else:
-                    push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1)
+                    push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1, m_va)
         # -- updates: switch allocation (the flit leaves its input buffer)
         if 0 <= bt[n * 4 + S_SA] <= t:
             bt[n * 4 + S_SA] = -1
-            for q in range(batch(sa_t, sa_seq, base, nrv, order) if ordered else nrv):
-                j = order[q] if ordered else q
+            for q in range(batch(sa_t, sa_seq, base, nport * nvc, ordered, order, m_sa)):
+                j = order[q]
                 iv = base + j
                 if sa_t[iv] < 0:
                     continue
@@ -297,9 +329,10 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if not ok or bs_cred[base + op * nvc + vov[iv]] <= 0:
                         eo = -1
                 if eo < 0:
-                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1)
+                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
                     continue
                 sa_t[iv] = -2
+                il.unmark(m_sa, iv)
                 p, v = j // nvc, j % nvc
                 op, ov = eo // osp, vov[iv]
                 f = ib[iv * bsz + ibh[iv]]
@@ -322,10 +355,10 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if tail:
                         vst[iv] = IDLE
                 elif not tail:
-                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1)
+                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
                 elif rd > 0:  # the next packet's head: route computation
                     vst[iv] = ROUTING
-                    push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1)
+                    push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1, m_rt)
                 else:  # lookahead routing: its route is known
                     pk = ib[iv * bsz + ibh[iv]] // fl
                     to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)

@@ -31,7 +31,8 @@ from mpinet.routing.base import CompiledHop
 from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.vc_policies import COUNT_VC
 
-#: cycles one compiled call runs at most
+#: cycles one compiled call runs at most (the packet pool holds a block's injections, which
+#: the memory plan counts: mpinet/jobs/plans_iq.py)
 BLOCK = 64
 #: the path the iq router's steps take (``mpinet run --json``: switching.steps)
 PATH = "compiled steps (iq router)"
@@ -169,13 +170,16 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
         delivered.append(deliv[:nd].copy())
         if eng.record_hops:
             hop_rows.append(hop[:nh].copy())
-        for k, row in enumerate(rows[: t - start]):
-            n_inj += int(row[ist.R_INJ])
-            n_del += int(row[ist.R_DELIV])
-            counters.append((int(row[ist.R_FLITS]), int(row[ist.R_DELIV]), n_inj - n_del,
-                             int(row[ist.R_CROSS])))  # fmt: skip
-            if eng.progress is not None and eng.rank == 0:
-                eng.progress(start + 1 + k, n_del, n_inj, n_inj - n_del)
+        done = rows[: t - start]
+        ninj = n_inj + np.cumsum(done[:, ist.R_INJ])
+        ndel = n_del + np.cumsum(done[:, ist.R_DELIV])
+        counters.append(np.stack([done[:, ist.R_FLITS], done[:, ist.R_DELIV], ninj - ndel,
+                                  done[:, ist.R_CROSS]], axis=1))  # fmt: skip
+        if eng.progress is not None and eng.rank == 0:
+            for k in range(done.shape[0]):
+                eng.progress(start + 1 + k, int(ndel[k]), int(ninj[k]), int(ninj[k] - ndel[k]))
+        if done.shape[0]:
+            n_inj, n_del = int(ninj[-1]), int(ndel[-1])
         in_flight = int(status[5])
         code = int(status[0])
         if code >= ir.PORT_ERR:  # iq_ranks.FAILED on the others
@@ -300,7 +304,9 @@ def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, 
         hops = np.concatenate(hop_rows) if hop_rows else np.empty((0, 5), np.int64)
     return RunRecord(
         steps=t,
-        counters=np.array(counters, dtype=np.int64).reshape(-1, 4),
+        counters=(
+            np.concatenate(counters).astype(np.int64) if counters else np.empty((0, 4), np.int64)
+        ),
         packets=packets,
         injected_ids=np.concatenate(injected) if injected else np.empty(0, np.int64),
         link_load=s.load.reshape(prm.nnode, prm.deg)[prm.lo : prm.hi].copy(),

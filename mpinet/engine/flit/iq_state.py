@@ -29,6 +29,7 @@ from math import ceil
 import numpy as np
 
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
+from mpinet.engine.flit.iq_lists import words
 
 IQParams = namedtuple(
     "IQParams",
@@ -93,6 +94,10 @@ FIELDS = (
     "rt_seq",
     "va_seq",
     "sa_seq",
+    # per stage, the input VCs with an item (:mod:`~mpinet.engine.flit.iq_lists`)
+    "m_rt",
+    "m_va",
+    "m_sa",
     # per router
     "qseq",
     "bt",
@@ -243,6 +248,9 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         va_seq=i64(niv),
         sa_seq=i64(niv),
         qseq=i64(nnode),
+        m_rt=np.zeros(nnode * words(nport * nvc), np.uint64),  # >= words(niv), per node
+        m_va=np.zeros(nnode * words(nport * nvc), np.uint64),  # >= words(niv), per node
+        m_sa=np.zeros(nnode * words(nport * nvc), np.uint64),  # >= words(niv), per node
         bt=i64(nnode * 4, -1),
         va_pin=i64(niv),
         va_pout=i64(niv),

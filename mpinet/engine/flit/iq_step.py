@@ -106,7 +106,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             if vst[iv] == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
                 if prm.rd > 0:
                     vst[iv] = ir.ROUTING
-                    ir.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep)
+                    ir.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt)
                 else:  # lookahead routing: VC allocation (and speculation) from now
                     pk = f // fl
                     e = ir.route_head(n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
@@ -118,10 +118,10 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                     s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
                     vst[iv] = ir.VC_ALLOC
                     if prm.spec:
-                        ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep)
-                    ir.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, istep)
+                        ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa)
+                    ir.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, istep, s.m_va)
             elif vst[iv] == ir.ACTIVE and ibn[iv] == 1:
-                ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep)
+                ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa)
         # the router's credits: into the credit_delay line; those due now, processed
         for o in range(nport):
             if o < deg:

@@ -1,0 +1,65 @@
+"""The iq routers' event lists (numba): per pipeline stage, the input VCs with an item in
+that stage (waiting or in flight), as a bit set over every input VC ``iv`` (``m_rt``,
+``m_va``, ``m_sa`` of :mod:`~mpinet.engine.flit.iq_state`, bit ``iv % 64`` of word
+``iv // 64``).
+
+A stage visits only a router's VCs whose bit is set, in increasing order (the order of a
+scan of every VC, so the allocators' requests, the batches and the first routing error are
+those of a full scan); a router with no bit set and nothing in its crossbar costs nothing
+in an internal step. A bit is set when a VC's item joins the stage's queue (``*_t = -1``,
+:func:`~mpinet.engine.flit.iq_router.push`) and cleared when it leaves (``*_t = -2``); the
+stages still test each item's own state, so a set bit is a candidate, never a decision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+__all__ = ["words", "mark", "unmark", "span", "low", "any_in"]
+
+
+def words(niv: int) -> int:
+    """Words of a bit set over ``niv`` input VCs."""
+    return (niv + 63) // 64
+
+
+@njit(cache=True, inline="always")
+def mark(m, iv):
+    """Input VC ``iv`` joins the set ``m``."""
+    m[iv >> 6] |= np.uint64(1) << np.uint64(iv & 63)
+
+
+@njit(cache=True, inline="always")
+def unmark(m, iv):
+    """Input VC ``iv`` leaves the set ``m``."""
+    m[iv >> 6] &= ~(np.uint64(1) << np.uint64(iv & 63))
+
+
+@njit(cache=True, inline="always")
+def span(m, wi, lo, hi):
+    """Word ``wi`` of ``m`` with only the bits of input VCs ``lo <= iv < hi`` (one router's;
+    ``wi`` between ``lo >> 6`` and ``(hi - 1) >> 6``)."""
+    word = m[wi]
+    a = wi << 6
+    if lo > a:
+        word &= ~np.uint64(0) << np.uint64(lo - a)
+    if hi < a + 64:
+        word &= (np.uint64(1) << np.uint64(hi - a)) - np.uint64(1)
+    return word
+
+
+@njit(cache=True, inline="always")
+def low(word):
+    """The index of the lowest set bit of ``word`` (not 0)."""
+    return np.int64(trailing_zeros(word))
+
+
+@njit(cache=True, inline="always")
+def any_in(m, lo, hi):
+    """Whether a bit of input VCs ``lo <= iv < hi`` is set."""
+    for wi in range(lo >> 6, ((hi - 1) >> 6) + 1):  # noqa: SIM110 (numba: no generators)
+        if span(m, wi, lo, hi):
+            return True
+    return False
