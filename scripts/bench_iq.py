@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""The iq router's speed against the ideal router's (issue 35; docs/performance.md).
+
+Each case runs the flit engine on one rank with ``model.router = "ideal"`` and ``"iq"``
+(the same network, router, switching keys and Bernoulli traffic), one warm-up run each,
+then ``ROUNDS`` alternated runs; printed: the engine's CPU seconds (``time.process_time``
+around ``FlitEngine.run``, worst-best), iq / ideal (best over best) and a hash of the iq
+run's packets, counters and link loads (equal before and after a change that must not
+change results).
+
+    python scripts/bench_iq.py [ROUNDS] [CASES, comma-separated substrings] [--iq-only]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from mpinet.engine.flit.engine import FlitEngine  # noqa: E402
+from mpinet.engine.flit.iq_config import IQConfig  # noqa: E402
+from mpinet.engine.models import parse_model  # noqa: E402
+from mpinet.routing import make_router  # noqa: E402
+from mpinet.routing.vc_policies import make_vc_policy  # noqa: E402
+from mpinet.topology import from_spec  # noqa: E402
+from mpinet.workloads import Unicast  # noqa: E402
+
+MESHC = {"routing_delay": 0, "credit_delay": 2, "wait_for_tail_credit": 1}  # meshconfig's
+#: name: spec, router, flits, VCs, VC buffer, VC policy, packets per node per step, steps,
+#: [model.iq] keys
+CASES = {
+    "mesh8-0.2": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.2, 6000, MESHC),
+    "mesh8-0.4": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.4, 4000, MESHC),
+    "mesh8-0.02": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.02, 6000, MESHC),
+    "ms32-L16": ("ms:3,2", "anynet-min", 16, 2, 4, "any", 0.006, 2000, {}),
+    "hc8-L16": ("hypercube:8", "anynet-min", 16, 2, 4, "any", 0.0029, 3000, {}),
+    "mesh4-osp2": ("mesh:4,2", "dor", 4, 4, 4, "any", 0.15, 3000,
+                   dict(MESHC, output_speedup=2, speculative=1)),
+    "torus8-L4": ("torus:8,2", "dor", 4, 4, 4, "dateline", 0.05, 3000, {"channel_latency": 2}),
+}  # fmt: skip
+
+
+def once(case: str, router_model: str) -> tuple[float, str]:
+    """One run: (engine CPU seconds, hash of the results)."""
+    spec, rname, fl, vcs, vb, pol, rate, steps, keys = CASES[case]
+    topo = from_spec(spec)
+    m = parse_model("all-port", dict.fromkeys(topo.port_classes, 1))
+    m = replace(m, flit=True, switching="wormhole", flits=fl, vcs=vcs, vc_buffer=vb,
+                vc_policy=pol, router=router_model, iq=IQConfig(**keys))  # fmt: skip
+    router = make_router(rname, topo)
+    w = Unicast(topo, "uniform", injection="bernoulli", rate=rate, steps=steps, seed=3)
+    eng = FlitEngine(topo, router, m, make_vc_policy(pol, topo, vcs), seed=3,
+                     max_steps=20 * steps)  # fmt: skip
+    t0 = time.process_time()
+    rec = eng.run(w)
+    dt = time.process_time() - t0
+    pk = rec.packets[np.lexsort((rec.packets[:, 0],))]
+    h = hashlib.sha1(np.ascontiguousarray(pk).tobytes() + rec.counters.tobytes()
+                     + rec.link_load.tobytes()).hexdigest()[:12]  # fmt: skip
+    return dt, h
+
+
+def main() -> None:
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    rounds = int(args[0]) if args else 3
+    pick = args[1].split(",") if len(args) > 1 else []
+    models = ["iq"] if "--iq-only" in sys.argv else ["ideal", "iq"]
+    for case in CASES:
+        if pick and not any(p in case for p in pick):
+            continue
+        for mdl in models:
+            once(case, mdl)  # the kernels loaded
+        res: dict[str, list[float]] = {m: [] for m in models}
+        h = ""
+        for _ in range(rounds):
+            for mdl in models:
+                dt, hh = once(case, mdl)
+                res[mdl].append(dt)
+                h = hh if mdl == "iq" else h
+        cells = " ".join(f"{m} {min(v):.3f}-{max(v):.3f} s" for m, v in res.items())
+        ratio = f", iq / ideal {min(res['iq']) / min(res['ideal']):.2f}" if len(models) > 1 else ""
+        print(f"{case}: {cells}{ratio}, iq hash {h}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
