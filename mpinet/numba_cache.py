@@ -9,14 +9,25 @@ every run dies before its first step until the user finds and deletes the cache.
 index that cannot be unpickled counts as an obsolete one (numba's own word for an index of
 another numba version): the kernel compiles again and its index is rewritten.
 
-:func:`guard` wraps numba's index loader once per process; the modules that compile
+numba also stamps a kernel's cache with its own source file only, while mpinet's kernels
+inline kernels of other files (``chunk.run_steps`` inlines ``port_choice``, ``layout``,
+``step_end`` ...): after an edit or an upgrade that changes only a callee's file, the
+caller's cache still held the old callee, and runs computed with old code. Here every
+kernel of mpinet is stamped with its file's stamp and the stamps (modification time, size)
+of all of mpinet's files that use numba: a change to any of them compiles every kernel
+again once, on first use.
+
+:func:`guard` wraps numba's index loader and source stamp once per process; the modules that compile
 kernels import this one (:mod:`mpinet.perm`, :mod:`mpinet.rng`, :mod:`mpinet.engine.jit`,
 the flit engine's package), so it is in place before any kernel loads.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
+import re
+from pathlib import Path
 from typing import Any
 
 from numba.core import caching
@@ -24,6 +35,51 @@ from numba.core import caching
 #: what unpickling an index written by other code can raise
 _UNREADABLE = (AttributeError, ImportError, pickle.UnpicklingError, EOFError, TypeError,
                ValueError)  # fmt: skip
+
+
+#: the package's directory: kernels whose source lies under it get the package stamp
+_PACKAGE = Path(__file__).resolve().parent
+_stamp: tuple | None = None
+#: a file that imports numba at its top (its kernels, or the helpers they inline)
+_USES_NUMBA = re.compile(r"^(from|import) numba\b", re.MULTILINE)
+
+
+def package_stamp() -> tuple:
+    """(path, mtime_ns, size) of every mpinet file that uses numba, computed once a process."""
+    global _stamp
+    if _stamp is None:
+        rows = []
+        for path in sorted(_PACKAGE.rglob("*.py")):
+            try:
+                if not _USES_NUMBA.search(path.read_text(encoding="utf-8", errors="replace")):
+                    continue
+                st = path.stat()
+            except OSError:
+                continue
+            rows.append((str(path.relative_to(_PACKAGE)), st.st_mtime_ns, st.st_size))
+        _stamp = tuple(rows)
+    return _stamp
+
+
+def _stamp_package() -> bool:
+    """Stamp mpinet's kernels with :func:`package_stamp` beside numba's own stamp."""
+    mixin = getattr(caching, "_SourceFileBackedLocatorMixin", None)
+    own = getattr(mixin, "get_source_stamp", None)
+    if own is None:
+        return False
+    if getattr(own, "_mpinet_guard", False):
+        return True
+
+    def get_source_stamp(self: Any) -> Any:
+        stamp = own(self)
+        py_file = getattr(self, "_py_file", None)
+        if py_file is None or not os.path.realpath(py_file).startswith(str(_PACKAGE) + os.sep):
+            return stamp
+        return (stamp, package_stamp())
+
+    get_source_stamp._mpinet_guard = True  # type: ignore[attr-defined]
+    mixin.get_source_stamp = get_source_stamp
+    return True
 
 
 def guard() -> bool:
@@ -50,3 +106,4 @@ def guard() -> bool:
 
 
 guard()
+_stamp_package()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 
 import numba
+from numba.core import caching
 from numba.core.caching import IndexDataCacheFile
 
 from mpinet import numba_cache
@@ -48,3 +49,39 @@ def test_the_guard_is_in_place_once_a_kernel_module_is_imported():
 
     assert getattr(IndexDataCacheFile._load_index, "_mpinet_guard", False)
     assert numba_cache.guard()  # a second call changes nothing
+
+
+def _kernel_stamp(path):
+    """numba's source stamp for a function defined in ``path`` (what its cache index keeps)."""
+    ns: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    locator = caching.InTreeCacheLocator.from_function(ns["kernel"], str(path))
+    return locator.get_source_stamp()
+
+
+def test_a_kernel_is_stamped_with_every_file_that_uses_numba(tmp_path, monkeypatch):
+    # mpinet's kernels inline kernels of other files: a change to the callee's file alone
+    # must make the caller's cache stale, which numba's own stamp (one file) does not
+    monkeypatch.setattr(numba_cache, "_PACKAGE", tmp_path)
+    monkeypatch.setattr(numba_cache, "_stamp", None)
+    caller = tmp_path / "caller.py"
+    caller.write_text("import numba\n\ndef kernel():\n    return 1\n")
+    callee = tmp_path / "callee.py"
+    callee.write_text("from numba import njit\n\nX = 1\n")
+    (tmp_path / "words.py").write_text('"""says numba in prose only"""\n')
+    assert [row[0] for row in numba_cache.package_stamp()] == ["callee.py", "caller.py"]
+    before = _kernel_stamp(caller)
+    assert before[1] == numba_cache.package_stamp()
+    callee.write_text("from numba import njit\n\nX = 22\n")  # only the callee changes
+    monkeypatch.setattr(numba_cache, "_stamp", None)  # a new process
+    assert _kernel_stamp(caller) != before
+    assert _kernel_stamp(caller)[0] == before[0]  # numba's own stamp did not see it
+
+
+def test_the_engine_kernels_carry_the_package_stamp():
+    from mpinet.engine.flit import chunk
+
+    stamp = chunk.run_steps._cache._cache_file._source_stamp
+    names = {row[0] for row in stamp[1]}
+    assert {"engine/flit/chunk.py", "engine/flit/port_choice.py", "engine/flit/layout.py"} <= names
+    assert not any(n.startswith("cli/") for n in names)  # the CLI holds no kernel

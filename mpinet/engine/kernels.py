@@ -31,9 +31,8 @@ Queues are ordered by (``key``, pid); that order and the kernels that put
 packets on queues are :mod:`mpinet.engine.queue_kernels`, whose names this
 module re-exports (``kn.enqueue``, ``kn.NO_BUF``). Here: ``select``, which
 serves the heads of the active links, and ``movable_ports`` (sdc's demand).
-``select`` inlines :func:`~mpinet.engine.queue_kernels.before`: after editing
-that module, delete the engine's ``__pycache__/*.nb[ic]`` (numba's cache keys
-a kernel by its own file).
+``select`` inlines :func:`~mpinet.engine.queue_kernels.before` (an edit of
+either file compiles it again: :mod:`mpinet.numba_cache`).
 """
 
 from __future__ import annotations
