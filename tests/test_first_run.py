@@ -125,3 +125,21 @@ def test_a_fresh_cache_reports_compilation_apart_then_warmup_has_nothing_left(tm
     assert sum(p["kernels"] for p in paths) > 0 and any(p["compile_seconds"] > 0 for p in paths)
     again = json.loads(_mpinet(["warmup", "--json"], cache).stdout)
     assert sum(p["kernels"] for p in again["paths"]) == 0 and again["compile_seconds"] == 0
+
+
+@pytest.mark.slow
+def test_a_flit_run_says_first_run_by_the_flit_kernels(tmp_path):
+    """The notice follows the flit engine's own kernels: said on a cold cache, not on the
+    next flit run (it once checked the packet engine's calendar, which a flit run never
+    compiles, so a warm flit run could say it and a cold one stay silent)."""
+    cache = tmp_path / "numba-cache"
+    flit = ["run", "--topology", "star:4", "--set", "model.switching=wormhole", "--set",
+            "model.flits=4", "--set", "model.vcs=2", "--set", "model.vc_buffer=4"]  # fmt: skip
+    said = []
+    for _ in range(2):
+        p = _mpinet(flit, cache)
+        assert p.returncode == 0, p.stderr
+        said.append("first run: compiling the engine's kernels" in p.stderr)
+    assert said == [True, False]
+    packet = _mpinet(["run", "--topology", "star:4"], cache)  # the calendar: still cold
+    assert "first run: compiling the engine's kernels" in packet.stderr

@@ -155,7 +155,11 @@ def run(args: argparse.Namespace) -> int:
 
         why = eligible(p.model, p.job.model["order"], p.router, p.faults, p.topo.num_nodes)
         path = "calendar" if why is None and p.job.model["queues"] != "links" else "links"
-        if not cache_is_warm(path if p.workload.engine == "unicast" else "collective"):
+        if p.model.flit:
+            path = "iq" if p.job.model.get("router") == "iq" else "flit"
+        elif p.workload.engine != "unicast":
+            path = "collective"
+        if not cache_is_warm(path):
             sys.stderr.write(
                 "[mpinet] first run: compiling the engine's kernels (once per installation, "
                 "up to a minute; cached afterwards)\n"

@@ -8,6 +8,7 @@ Above the kernel modules it looks into, which it imports (they import
 from __future__ import annotations
 
 from mpinet.engine import calendar_kernels, kernels, kernels_check, queue_kernels
+from mpinet.engine.flit import chunk, iq_step
 
 #: the kernels every run of each engine path compiles, by module (the others
 #: serve finite buffers, faults, sdc or rows from other ranks, and compile when needed)
@@ -30,6 +31,9 @@ PATH_KERNELS = {
         kernels_check: ("check_moves",),
     },
     "collective": {kernels_check: ("check_moves",)},  # the node programs' model check
+    # the flit engine's compiled steps (one rank; the ranks' blocks compile beside them)
+    "flit": {chunk: ("run_steps",)},
+    "iq": {iq_step: ("run_block",)},  # BookSim's input-queued router (model.router = "iq")
 }
 
 
@@ -38,8 +42,9 @@ def cache_is_warm(path: str = "calendar") -> bool:
 
     The first run of a path compiles them (tens of seconds); the CLI says so
     instead of leaving a silent pause. ``path``: ``"calendar"`` (the departure
-    calendar), ``"links"`` (per-link queues) or ``"collective"`` (node
-    programs). Each path compiles only its own kernels, so checking one kernel
+    calendar), ``"links"`` (per-link queues), ``"collective"`` (node
+    programs), ``"flit"`` (the flit engine's compiled steps) or ``"iq"`` (its
+    input-queued router). Each path compiles only its own kernels, so checking one kernel
     of the queues said "first run" on every default (calendar) run. A kernel
     counts as cached when its numba index is there and matches the source
     file's stamp (an edited file is recompiled).
