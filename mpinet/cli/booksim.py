@@ -109,6 +109,10 @@ def as_json(prep: Any, res: dict) -> dict:
     }
 
 
+#: how the echo line names mpinet's router model
+_MODEL_WORDS = {"ideal": "mpinet's ideal router", "iq": "BookSim's input-queued router"}
+
+
 def text_lines(prep: Any, res: dict) -> list[str]:
     """BookSim's output: the configuration echoed, the periods, the overall block."""
     cfg, info = prep.cfg, prep.info
@@ -116,8 +120,9 @@ def text_lines(prep: Any, res: dict) -> list[str]:
              f"END Configuration File: {cfg.path}"]  # fmt: skip
     lines += [f"OVERRIDE Parameter: {o}" for o in cfg.overrides]
     lines.append(
-        f"mpinet booksim: {info['topology']}, router {info['router']} (router = ideal: mpinet's "
-        f"ideal router), traffic {info['traffic']}, {info['rate']:g} packets per node per step, "
+        f"mpinet booksim: {info['topology']}, router {info['router']} (router = "
+        f"{info['router_model']}: {_MODEL_WORDS[info['router_model']]}), "
+        f"traffic {info['traffic']}, {info['rate']:g} packets per node per step, "
         f"{info['switching']}, packets of {info['flits']} flits, {info['vcs']} VCs of "
         f"{info['vc_buffer']} flits, vc_policy {info['vc_policy']}, seed {info['seed']}"
     )
