@@ -8,7 +8,7 @@ around ``FlitEngine.run``, worst-best), iq / ideal (best over best) and a hash o
 run's packets, counters and link loads (equal before and after a change that must not
 change results).
 
-    python scripts/bench_iq.py [ROUNDS] [CASES, comma-separated substrings] [--iq-only]
+    python scripts/bench_iq.py [--rounds 3] [--cases mesh8,hc8] [--iq-only]
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reports  # noqa: E402
+
 from mpinet.engine.flit.engine import FlitEngine  # noqa: E402
 from mpinet.engine.flit.iq_config import IQConfig  # noqa: E402
 from mpinet.engine.models import parse_model  # noqa: E402
@@ -65,27 +68,35 @@ def once(case: str, router_model: str) -> tuple[float, str]:
     return dt, h
 
 
-def main() -> None:
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    rounds = int(args[0]) if args else 3
-    pick = args[1].split(",") if len(args) > 1 else []
-    models = ["iq"] if "--iq-only" in sys.argv else ["ideal", "iq"]
+def main(argv: list[str] | None = None) -> int:
+    ap = reports.arguments(__doc__, out_help="also write the lines to FILE")
+    ap.add_argument("--rounds", type=int, default=3, help="alternated runs per case (3)")
+    ap.add_argument("--cases", default="", help="cases whose name contains one of these "
+                    f"(comma-separated; all: {', '.join(CASES)})")  # fmt: skip
+    ap.add_argument("--iq-only", action="store_true", help="time the iq router alone")
+    a = ap.parse_args(argv)
+    run = reports.Run(__file__, a, a.out)
+    pick = [c for c in a.cases.split(",") if c]
+    models = ["iq"] if a.iq_only else ["ideal", "iq"]
     for case in CASES:
         if pick and not any(p in case for p in pick):
             continue
+        run.progress(case)
         for mdl in models:
             once(case, mdl)  # the kernels loaded
         res: dict[str, list[float]] = {m: [] for m in models}
         h = ""
-        for _ in range(rounds):
+        for _ in range(a.rounds):
             for mdl in models:
                 dt, hh = once(case, mdl)
                 res[mdl].append(dt)
                 h = hh if mdl == "iq" else h
         cells = " ".join(f"{m} {min(v):.3f}-{max(v):.3f} s" for m, v in res.items())
         ratio = f", iq / ideal {min(res['iq']) / min(res['ideal']):.2f}" if len(models) > 1 else ""
-        print(f"{case}: {cells}{ratio}, iq hash {h}", flush=True)
+        run.emit(f"{case}: {cells}{ratio}, iq hash {h}")
+    run.save(a.out, sys.argv[1:] if argv is None else argv)
+    return run.finish()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

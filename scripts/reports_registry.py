@@ -87,6 +87,8 @@ REPORTS: tuple[Report, ...] = (
       "docs/scaling.json", parts=("scaling_model.py",)),
     R("bench-source-routes", "bench_source_routes.py", "what a hop costs each paper's router",
       'printed, for docs/performance.md, "Routers"'),
+    R("bench-iq", "bench_iq.py", "the iq router's speed against the ideal router's",
+      'printed, for docs/performance.md, "Today" (iq against ideal)'),
     R("booksim", "booksim_check.py", "BookSim2 and mpinet side by side (needs BookSim2)",
       "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py -->",
       parts=("booksim_runs.py",)),
