@@ -8,8 +8,8 @@ stage ran no MPI test at all (pytest-mpi skips them silently without
 ``--with-mpi``). ``--quick`` is the newcomer's tier: lint, the serial tests not
 marked ``slow`` and the quick MPI tests on 2 ranks; CI runs the whole suite. The serial
 stage runs on pytest-xdist workers (``--workers``, a test file each). Measured 2026-11-29 on
-this 2-core machine, idle (load 0.6-1.8): ``--quick`` 2 min 40 s (3,757 tests); the whole suite
-13 min 33 s from a fresh clone (5,148 tests; the serial stage 11 min 49 s on two
+this 2-core machine, idle (load 1.5-2.4): ``--quick`` 3 min 01 s (3,806 tests); the whole suite
+16 min 07 s from a fresh clone (5,228 tests; the serial stage 14 min 01 s on two
 workers). Before the summary line it names what was not tested and why (optional stages
 such as parallel HDF5, and every other skip reason). Usage::
 
