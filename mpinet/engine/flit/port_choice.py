@@ -91,12 +91,7 @@ def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
         allow[j] = False
         if first[j] < 0:
             continue
-        node = quotient(touched[j], deg, rdeg)
-        if nhead[node] < 0:
-            nodes[nn] = node
-            nn += 1
-        nxt[j] = nhead[node]
-        nhead[node] = j
+        nn = _chain(j, quotient(touched[j], deg, rdeg), nhead, nxt, nodes, nn)
     for i in range(nn):
         node = nodes[i]
         for _ in range(prm.k):  # the k links of the node with the oldest movable requests
@@ -114,6 +109,18 @@ def choose_links(nt, prm, segs, pkts, so, first, sdc_port):
                 break
             allow[best] = True
         nhead[node] = -1
+
+
+@njit(cache=True, inline="always")
+def _chain(j, node, nhead, nxt, nodes, nn):
+    """Put touched link ``j`` on its node's chain (``nhead``/``nxt``); a node's first link
+    lists the node in ``nodes``. Returns the count of nodes listed."""
+    if nhead[node] < 0:
+        nodes[nn] = node
+        nn += 1
+    nxt[j] = nhead[node]
+    nhead[node] = j
+    return nn
 
 
 @njit(cache=True, inline="always")
@@ -164,12 +171,7 @@ def kport_choice(nt, prm, segs, pkts, links, so):
     nn = 0
     for j in range(nt):
         allow[j] = True
-        node = quotient(touched[j], deg, rdeg)
-        if nhead[node] < 0:
-            nodes[nn] = node
-            nn += 1
-        nxt[j] = nhead[node]
-        nhead[node] = j
+        nn = _chain(j, quotient(touched[j], deg, rdeg), nhead, nxt, nodes, nn)
     for i in range(nn):
         node = nodes[i]
         m = 0
