@@ -146,7 +146,13 @@ def test_same_searches_on_any_number_of_ranks(comm, monkeypatch, small):
     for c in (comm, MPI.COMM_SELF):
         eng, _ = engine("star:4", "shortest", "wormhole", 8, vcs, 2, "negative-hop", comm=c)
         runs.append((eng, eng.run(traffic(topo, 0.5, steps=600))))
-    (eng, rec), (eng1, rec1) = runs
+    assert_same_searches(comm, *runs)
+
+
+def assert_same_searches(comm, run, run1):
+    """A run on ``comm`` and on one rank, neither dead: the same searches (more than 5),
+    budget, counters and packets."""
+    (eng, rec), (eng1, rec1) = run, run1
     packets = np.concatenate(comm.allgather(rec.packets))
 
     def check():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_flit_deadlock_live import DEADLOCKING, engine, traffic
+from test_flit_deadlock_live import DEADLOCKING, assert_same_searches, engine, traffic
 from test_flit_engine import by_pid, check_on_every_rank
 
 from mpinet.deadlock.vc_need import vcs_needed
@@ -52,20 +52,6 @@ def saturated(comm):
     vcs = vcs_needed(make_vc_policy("negative-hop", topo, 16), make_router("shortest", topo))
     eng, _ = engine("star:4", "shortest", "wormhole", 8, vcs, 2, "negative-hop", comm=comm)
     return eng, eng.run(traffic(topo, 0.5, steps=600))
-
-
-def assert_same_searches(comm, run, run1):
-    (eng, rec), (eng1, rec1) = run, run1
-    packets = np.concatenate(comm.allgather(rec.packets))
-
-    def check():
-        assert rec.deadlock is None and rec1.deadlock is None
-        assert eng1.live.searches > 5 and eng.live.searches == eng1.live.searches
-        assert eng.live.budget == eng1.live.budget
-        assert np.array_equal(rec.counters[:, :3], rec1.counters[:, :3])
-        assert np.array_equal(by_pid(packets), by_pid(rec1.packets))
-
-    check_on_every_rank(comm, check)
 
 
 @pytest.mark.mpi
