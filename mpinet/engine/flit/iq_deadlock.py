@@ -1,4 +1,8 @@
-"""The wait-for edges of an iq run that stopped moving (``model.router = "iq"``,
+"""The iq router's deadlock reports (``model.router = "iq"``, docs/iq-router.md): a look
+while packets are injected (:class:`Look`, the ideal model's
+:class:`~mpinet.engine.flit.deadlock_live.LiveCheck` on the iq state that
+:mod:`~mpinet.engine.flit.iq_looks` lists in the compiled blocks), and the wait-for edges of
+an iq run that stopped moving (``model.router = "iq"``,
 docs/iq-router.md), in the names of the ideal model's deadlock report
 (:func:`~mpinet.engine.flit.deadlock.wait_for_cycle`, which walks them to one cycle and
 reports it: the same keys, text and trace datasets as the ideal model's).
@@ -27,8 +31,10 @@ from typing import Any
 
 import numpy as np
 
+from mpinet.engine.flit import iq_looks
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit.deadlock import wait_for_cycle
+from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
 
 
 def edges(s: Any, prm: Any) -> list[tuple[int, int]]:
@@ -53,3 +59,44 @@ def edges(s: Any, prm: Any) -> list[tuple[int, int]]:
 def report(eng: Any, s: Any, prm: Any, step: int, in_flight: int) -> dict:
     """The deadlock report of the iq run on ``eng`` stopped at cycle ``step``; collective."""
     return wait_for_cycle(eng, step, in_flight, edges(s, prm))
+
+
+class Look(LiveCheck):
+    """The deadlock look while injecting of an iq run on ``eng`` (off without
+    ``eng.live_check`` or before :data:`~mpinet.engine.flit.deadlock_live.CHECK_EVERY` cycles
+    of injection): the compiled blocks pace, scan and search (:mod:`~.iq_looks`); a look
+    that found dead fronts is searched again here on the listings (gathered from every rank)
+    and reported as the ideal model's look reports (``found = "check"``)."""
+
+    def __init__(self, eng: Any, prm: Any, last: int) -> None:
+        self.eng = eng
+        n, deg, nvc = prm.nnode, prm.deg, prm.nvc
+        on = bool(eng.live_check) and last >= CHECK_EVERY
+        self.nv, self.nl = n * deg * nvc, n * nvc  # nv + nl: the input VCs (pseudo-fronts after)
+        self.dead_pids = np.empty(0, np.int64)
+        self.budget = 0
+        self.searches = 0
+        self.arrays = iq_looks.arrays(on, (prm.hi - prm.lo) * prm.nport * nvc, nvc)
+
+    @property
+    def on(self) -> bool:
+        return bool(self.arrays[0])
+
+    def grow(self) -> None:
+        """Scratch for twice the input VCs the last scan needed."""
+        a = self.arrays
+        need = int(a[2][iq_looks.L_NEED])
+        self.arrays = (*a[:5], *iq_looks.scratch(2 * need + 64, self.eng.vcs))
+
+    def report(self, t: int, in_flight: int) -> dict | None:
+        """The report of the look of cycle ``t`` whose listings the arrays hold (the
+        block's search found dead fronts, or left the search here), or None; collective."""
+        lstat = self.arrays[2]
+        self.budget = int(lstat[iq_looks.L_BUDGET])
+        found = self.search(t, in_flight, self.arrays[5:])
+        lstat[iq_looks.L_BUDGET] = self.budget
+        return found
+
+    def searched(self) -> int:
+        """The looks searched (here and in the blocks)."""
+        return self.searches + int(self.arrays[2][iq_looks.L_SEARCHED])

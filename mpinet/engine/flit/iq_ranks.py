@@ -24,9 +24,11 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.comm import park, stopping
+from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import mpi_native, rank_loop
+from mpinet.engine.flit import rank_looks as lk
 from mpinet.engine.flit import ranks as rk
 from mpinet.routing.route_rows import SourceRouted
 
@@ -117,13 +119,14 @@ def take_in(t, prm, s, ex):
 
 @njit(cache=True, error_model="numpy")
 def run_block(fns, hnd, t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s, rule, vrule,
-              deliv, hop, rows, status, ex, net, max_in, walked):  # fmt: skip
+              deliv, hop, rows, status, look, ex, net, max_in, walked):  # fmt: skip
     """Cycles ``status[1] + 1 .. t_end`` as :func:`~mpinet.engine.flit.iq_step.run_block`
     runs them on one rank, each cycle's exchange at its end; ``inj``'s and ``rows``' index
     ``k`` is cycle ``t0 + 1 + k``. ``status`` as there, plus ``[9]`` 2 while the cycle's
     messages are out (3: in, their heads' rows walked again), ``[10]`` their requests,
-    ``[11]`` this rank's routing error; returns the code (:data:`WAIT`, :data:`REWALK`: call
-    again)."""
+    ``[11]`` this rank's routing error, and ``[9]`` from 4 on while a cycle's deadlock look
+    runs (:func:`~mpinet.engine.flit.iq_looks.ranks_look`; ``look`` its arrays); returns the
+    code (:data:`WAIT`, :data:`REWALK`, :data:`~.iq_looks.NOFIT`: call again)."""
     off, pid, src, dst, hdr = inj
     route_out = np.zeros(3, np.int64)
     moved = np.zeros(1, np.int64)
@@ -135,6 +138,13 @@ def run_block(fns, hnd, t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s
     for t in range(status[1] + 1, t_end + 1):
         k = t - t0 - 1
         a, b = off[k], off[k + 1]
+        if status[9] >= iql.P_SCAN:  # the cycle ran: its deadlock look
+            code = iql.ranks_look(fns, hnd, prm, s, net, look, status)
+            if code:
+                status[0], status[1] = code, t if code == iql.DEAD else t - 1
+                break
+            status[0], status[1] = ist.DONE, t
+            continue
         if status[9] == 0:
             if (nd + nnode > deliv.shape[0]
                     or (prm.record_hops and nh + nnode * prm.nport > hop.shape[0])
@@ -197,6 +207,12 @@ def run_block(fns, hnd, t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s
         if in_flight > 0 and t > last and idle >= quiet:
             status[0] = ist.STALL
             break
+        if iql.pace(t, last, in_flight, moves, prm.nnode, look):
+            status[9] = iql.P_SCAN
+            code = iql.ranks_look(fns, hnd, prm, s, net, look, status)
+            if code:
+                status[0], status[1] = code, t if code == iql.DEAD else t - 1
+                break
     status[5], status[6], status[7], status[8] = in_flight, nd, nh, idle
     return status[0]
 
@@ -234,19 +250,23 @@ class Ranks:
                               np.zeros(nn, np.int64), np.zeros((nn, words), np.int64),
                               np.empty(1, np.int64), np.int64(width))  # fmt: skip
         self.net = rank_loop.new_net(ranks, np.full(nn, words, np.int64), fold, nat.status_words,
-                                     handle=nat.handle)  # fmt: skip
+                                     size=eng.size, handle=nat.handle)  # fmt: skip
         self.c_block = rk.Direct(run_block)
         _ = deg
 
-    def call(self, args: tuple, status: np.ndarray) -> int:
-        """:func:`run_block` on ``args`` until it returns other than :data:`WAIT` or
+    def call(self, args: tuple, status: np.ndarray, look: Any) -> int:
+        """:func:`run_block` on ``args`` until it returns other than :data:`WAIT`,
         :data:`REWALK` (the heads' words replaced by words of this rank's rows, the route
         walked again from its source past the hops taken, as the ideal model's
-        :meth:`~mpinet.engine.flit.chunk.Steps.rewalk`)."""
+        :meth:`~mpinet.engine.flit.chunk.Steps.rewalk`) or :data:`~.iq_looks.NOFIT` (the
+        deadlock look's scratch grown: ``look``, an :class:`~.iq_deadlock.Look`)."""
         since = None
         while True:
-            code = int(self.c_block(self.fns, self.hnd, *args, status, self.ex, self.net,
-                                    self.max_in, self.walked))  # fmt: skip
+            code = int(self.c_block(self.fns, self.hnd, *args, status, look.arrays, self.ex,
+                                    self.net, self.max_in, self.walked))  # fmt: skip
+            if code == iql.NOFIT:
+                look.grow()
+                continue
             if code == REWALK:
                 self._rewalk(int(status[1]) + 1)
                 args = (*args[:10], self.rule_of(self.eng.router), *args[11:])
@@ -263,6 +283,18 @@ class Ranks:
                     and hasattr(comm, "_roll_call_and_abort")):  # fmt: skip
                 comm._roll_call_and_abort(now - since)
             time.sleep(0.0005)
+
+    def grow_gather(self) -> None:
+        """After a look whose listings outgrew the gather's buffers (Python searched it):
+        room for twice them (the same on every rank: the votes are)."""
+        net = self.net
+        v = net.votes.reshape(-1, lk.VOTE)
+        words = 2 * v[:, lk.V_NF] + 2 * v[:, lk.V_NH] + v[:, lk.V_NC]
+        mine, tot = int(words[self.eng.rank]), int(words.sum())
+        if mine > net.gsend.size or tot > net.gbuf.size:
+            self.net = net._replace(gsend=np.empty(max(2 * mine, net.gsend.size), np.int64),
+                                    gbuf=np.empty(max(2 * tot, net.gbuf.size),
+                                                  np.int64))  # fmt: skip
 
     def _rewalk(self, t: int) -> None:
         ex, width = self.ex, int(self.ex.width)

@@ -19,6 +19,7 @@ import numpy as np
 
 from mpinet import rng
 from mpinet.engine.flit import iq_deadlock, iq_ranks
+from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_state as iqs
 from mpinet.engine.flit import iq_step as ist
@@ -119,10 +120,12 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     width = iq_ranks.ROW + max(hw, 1)
     s = iqs.make_arrays(prm, nbt, rev, lcount, hw, 1024, width)
     ranks = iq_ranks.Ranks(eng, nbt, width, _rule_of) if eng.size > 1 else None
+    last = int(workload.last_injection_step)
+    look = iq_deadlock.Look(eng, prm, last)  # the deadlock look while injecting
+    eng.live = look if look.on else None
     quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
     acc = np.array([0.0, float(iq.internal_speedup)])
     status = np.zeros(12, np.int64)
-    last = int(workload.last_injection_step)
     win_lo, win_hi = eng.load_window
     delivered, hop_rows, counters, injected = [], [], [], []
     hop = np.empty((max(4096, 4 * nnode * prm.nport) if eng.record_hops else 1, 5), np.int64)
@@ -149,13 +152,25 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
             args = (t, t_end, last, win_lo, win_hi, quiet, acc, part, prm, s, rule, vrule,
                     deliv, hop, rows[k:])  # fmt: skip
             if ranks is None:
-                ist.run_block(*args, status)
+                ist.run_block(*args, status, look.arrays)
+                if status[0] == iql.NOFIT:  # the look's scan outgrew its scratch: again
+                    look.grow()
+                    status[0] = iql.one_rank(prm, s, look.arrays)
             else:
                 status[1] = t
-                ranks.call(args, status)
+                ranks.call(args, status, look)
                 if ranks.walked:
                     rule = _rule_of(eng.router)
             t = int(status[1])
+            if status[0] == iql.DEAD:  # dead fronts (or the search left to Python)
+                deadlock = look.report(t, int(status[5]))
+                if deadlock is not None:
+                    _unsent(injected, int(inj[0][-1] - inj[0][t - start]))
+                    break
+                if ranks is not None:
+                    ranks.grow_gather()
+            if status[0] in (iql.DEAD, iql.NOFIT) or (status[0] == ist.DONE and t < t_end):
+                continue  # a look that found none: the block goes on
             if status[0] != ist.ROOM:
                 break
             nd, nh = int(status[6]), int(status[7])
@@ -182,6 +197,8 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
             n_inj, n_del = int(ninj[-1]), int(ndel[-1])
         in_flight = int(status[5])
         code = int(status[0])
+        if deadlock is not None:  # a look found it while injecting
+            break
         if code >= ir.PORT_ERR:  # iq_ranks.FAILED on the others
             if code < iq_ranks.FAILED:
                 _routing_error(eng, status)
@@ -226,6 +243,17 @@ def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
                      else np.empty(0, np.int64))  # fmt: skip
     pid, src, dst = cat(0), cat(1), cat(2)
     return _with_headers(eng, np.array(off, np.int64), pid, src, dst, hw)
+
+
+def _unsent(injected: list, n: int) -> None:
+    """Drop the ``n`` ids last drawn from ``injected`` (the block's cycles after a deadlock
+    look stopped the run: never injected)."""
+    while n > 0 and injected:
+        if injected[-1].size <= n:
+            n -= injected.pop().size
+        else:
+            injected[-1] = injected[-1][: injected[-1].size - n]
+            n = 0
 
 
 def _rule_of(router: Any, topo: Any = None) -> tuple:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
 
 #: :func:`run_block`'s status codes (``status[0]``)
@@ -331,12 +332,15 @@ def enqueue(t, pid, src, dst, hdr, prm, s):
 
 @njit(cache=True, error_model="numpy")
 def run_block(t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s, rule, vrule, deliv,
-              hop, rows, status):  # fmt: skip
+              hop, rows, status, look):  # fmt: skip
     """Cycles ``t0 + 1 .. t_end``; returns the last cycle run. ``inj = (off, pid, src, dst,
     hdr)``: cycle ``t0 + 1 + k``'s packets are rows ``off[k]:off[k + 1]``. ``status``:
     ``[0]`` code (:data:`DONE` ... or a routing error), ``[1]`` the cycle, ``[5]`` packets in
     flight (in and out), ``[6]`` delivery rows, ``[7]`` hop rows, ``[8]`` cycles without
-    progress; ``acc[0]`` the internal speedup's fraction carried over, ``acc[1]`` its value."""
+    progress; ``acc[0]`` the internal speedup's fraction carried over, ``acc[1]`` its value;
+    ``look``: the deadlock look while injecting (:mod:`~mpinet.engine.flit.iq_looks`: a
+    look that found dead fronts or whose scan did not fit ends the call, its code in
+    ``status[0]``)."""
     off, pid, src, dst, hdr = inj
     route_out = np.zeros(3, np.int64)
     moved = np.zeros(1, np.int64)
@@ -379,5 +383,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s, rule, vr
         if in_flight > 0 and t > last and idle >= quiet:
             status[0] = STALL
             break
+        if iql.pace(t, last, in_flight, moved[0] + flits, prm.nnode, look):
+            status[0] = iql.one_rank(prm, s, look)
+            if status[0]:
+                break
     status[5], status[6], status[7], status[8] = in_flight, nd, nh, idle
     return status[1]
