@@ -1,8 +1,10 @@
 """The engine's side of the flit engine's steps on several ranks: the partner ranks, the
 messages' buffers, and which path runs the steps (a block of steps per compiled call,
 :class:`~mpinet.engine.flit.rank_loop.Blocks`, sdc's reduction in mid-step included, or one
-step per call here: with routes walked at injection, or an MPI whose handles are pointers;
-the kernels of both are :mod:`~mpinet.engine.flit.ranks`').
+step per call here where the MPI library's calls cannot be had from compiled code; the
+kernels of both are :mod:`~mpinet.engine.flit.ranks`'). Routes walked at injection run in the
+blocks too: a head that crosses carries the rest of its route
+(:mod:`~mpinet.engine.flit.route_carry`); one step per call walks it again on arrival.
 """
 
 from __future__ import annotations
@@ -27,6 +29,21 @@ from mpinet.engine.flit.ranks import (
     step_moves,
 )
 from mpinet.engine.run import raise_collected
+
+#: ``mpinet run --json``'s ``switching.calls``: many steps per compiled call, or one
+BLOCKS = "blocks of steps"
+ONE_STEP = "one step per call"
+
+
+def calls_path(eng: Any, ranks: RankSteps | None) -> str:
+    """How many steps a call runs (``switching.calls``): :data:`BLOCKS` (one rank's compiled
+    steps, or several ranks' blocks with MPI called from the compiled code), else
+    :data:`ONE_STEP` and why."""
+    if eng.steps_path != chunk.COMPILED:
+        return f"{ONE_STEP}: {eng.steps_path}"
+    if ranks is not None and ranks.blocks is None:
+        return f"{ONE_STEP}: the MPI library's calls cannot be had from compiled code"
+    return BLOCKS
 
 
 def neighbours(eng: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
