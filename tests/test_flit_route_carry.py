@@ -266,3 +266,31 @@ def test_the_plan_counts_the_carried_routes(monkeypatch):
         assert rc.words_per_head(comm.allreduce(eng.router.longest, op=MPI.MAX)) <= carried
         plan = pf.exchange_bytes(topo, comm.Get_size(), 2, 1, 1, carried)
         assert real <= plan <= 1.1 * real + 256, (spec, real, plan)
+
+
+@pytest.mark.mpi(min_size=2)
+def test_the_run_says_which_calls_ran(monkeypatch):
+    """``mpinet run --json``'s ``switching.calls``: blocks of steps for a walked router on
+    several ranks; one step per call (the route walked again on arrival) where the MPI
+    library's calls cannot be had from compiled code: the same run."""
+    from pathlib import Path
+
+    from mpi4py import MPI
+
+    from mpinet.engine.flit import mpi_native
+    from mpinet.engine.flit.rank_steps import BLOCKS, ONE_STEP
+    from mpinet.jobs import load_job
+    from mpinet.jobs.execute import execute, plan
+
+    comm = MPI.COMM_WORLD
+    job = str(Path(__file__).resolve().parent.parent / "jobs" / "switching" / "wormhole.toml")
+    sets = [(["topology"], "scc:4"), (["router", "name"], "scc-random"),
+            (["workload", "steps"], 60), (["workload", "rate"], 0.05), (["model", "flits"], 4),
+            (["trace", "level"], "none")]  # fmt: skip
+    res = execute(plan(load_job(job, sets), ranks=comm.Get_size()), comm)
+    sw = res["switching"]
+    assert (sw["routes"], sw["steps"], sw["calls"]) == ("walked rows", "compiled steps", BLOCKS)
+    monkeypatch.setattr(mpi_native, "native", lambda comm: None)
+    off = execute(plan(load_job(job, sets), ranks=comm.Get_size()), comm)
+    assert off["switching"]["calls"].startswith(ONE_STEP + ": the MPI library")
+    assert off["stats"] == res["stats"] and res["stats"]["delivered"] > 100
