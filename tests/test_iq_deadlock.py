@@ -70,9 +70,9 @@ def state_errors(eng, dl: dict) -> tuple[list[str], int]:
             continue
         checked += 1
         (q,) = np.flatnonzero(nb[w] == u)  # the input port at w of the link from u
-        iv = (w * nport + q) * nvc + c["vc"]
+        iv = ((w - prm.lo) * nport + q) * nvc + c["vc"]  # the rank's arrays
         op, v2 = topo.ports.index(nxt["port"]), nxt["vc"]
-        k = (w * nport + op) * nvc + v2  # the downstream state of the VC waited for
+        k = ((w - prm.lo) * nport + op) * nvc + v2  # the downstream state of the VC waited for
         if s.ibn[iv] <= 0:
             errors.append(f"{c}: no flit in the VC")
             continue
@@ -83,7 +83,7 @@ def state_errors(eng, dl: dict) -> tuple[list[str], int]:
             if (s.vop[iv], s.vov[iv]) != (op, v2) or s.bs_cred[k] > 0:
                 errors.append(f"{c}: active, not waiting for credits of {nxt}")
         elif s.vst[iv] == ir.VC_ALLOC:  # every VC of its range held, the next the lowest
-            held = s.bs_use[(w * nport + op) * nvc + np.arange(s.vlo[iv], s.vhi[iv])]
+            held = s.bs_use[((w - prm.lo) * nport + op) * nvc + np.arange(s.vlo[iv], s.vhi[iv])]
             if s.vrp[iv] != op or s.vlo[iv] != v2 or not held.all():
                 errors.append(f"{c}: its head does not wait for {nxt}")
         else:

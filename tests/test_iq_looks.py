@@ -59,7 +59,7 @@ def fronts(eng, cycle: list[dict]) -> list[int]:
     for c in cycle:
         u, w = node[c["node"]], node[c["next"]]
         (q,) = np.flatnonzero(nb[w] == u)
-        iv = (w * prm.nport + q) * prm.nvc + c["vc"]
+        iv = ((w - prm.lo) * prm.nport + q) * prm.nvc + c["vc"]
         f = int(s.ib[iv * prm.bsz + s.ibh[iv]])
         out.append(int(s.pk_pid[f // prm.fl]) * prm.fl + f % prm.fl if s.ibn[iv] else -1)
     return out

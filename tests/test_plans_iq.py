@@ -54,7 +54,8 @@ def test_the_plan_is_a_runs_arrays(model):
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("size", [2, 3])
 def test_a_ranks_share_is_its_arrays(model, size):
-    """On several ranks a rank keeps every node's arrays and its rows to the others."""
+    """On several ranks a rank keeps its nodes' arrays, the links' and its rows to the
+    others."""
     topo = from_spec("torus:6,2")
     n, deg = topo.num_nodes, topo.degree
     flits, vcs, buf, iq = plans_iq.iq_keys(model)

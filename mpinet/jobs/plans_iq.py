@@ -1,8 +1,9 @@
 """The iq router's arrays in the memory plan (``model.router = "iq"``, docs/iq-router.md):
 the bytes :func:`~mpinet.engine.flit.iq_state.make_arrays` allocates on a rank.
 
-Every array there is sized by the nodes (each rank keeps every node's), by the rank's own
-nodes (the rows it sends to other ranks) or by the packet slots, plus a few constants (the
+Every array there is sized by the nodes (the links' tables and channels), by the rank's own
+nodes (its routers' and terminals' state, the rows it sends to other ranks) or by the packet
+slots, plus a few constants (the
 allocators' scratch), so its bytes are ``A nodes + C own + P slots + D``: the four are read
 from three tiny allocations of the same keys, exact for any network (tests/test_plans_iq.py
 compares with a real run's arrays).

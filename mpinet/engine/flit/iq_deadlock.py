@@ -42,9 +42,9 @@ def edges(s: Any, prm: Any) -> list[tuple[int, int]]:
     :class:`~mpinet.engine.flit.iq_state.IQArrays` and
     :class:`~mpinet.engine.flit.iq_state.IQParams`)."""
     nport, nvc, deg = prm.nport, prm.nvc, prm.deg
-    a, b = prm.lo * nport * nvc, prm.hi * nport * nvc
-    iv = a + np.flatnonzero(s.ibn[a:b] > 0)
+    iv = np.flatnonzero(s.ibn > 0)  # the rank's input VCs (of its nodes lo .. hi - 1)
     node, rest = np.divmod(iv, nport * nvc)
+    node += prm.lo
     q, v = np.divmod(rest, nvc)
     active = s.vst[iv] == ir.ACTIVE
     op = np.where(active, s.vop[iv], s.vrp[iv])

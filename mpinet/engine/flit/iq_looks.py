@@ -113,10 +113,11 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
     nport, nvc, deg, bsz, fl = prm.nport, prm.nvc, prm.deg, prm.bsz, prm.fl
     nv = prm.nnode * deg * nvc
     niv = prm.nnode * nport * nvc
-    g0 = prm.lo * nport * nvc  # snap's first input VC
+    g0 = prm.lo * nport * nvc  # the rank's first input VC (its arrays' 0)
     nf = nh = nc = 0
     for a in range(s.nact[0]):
         n = s.act[a]
+        gn = n + prm.lo  # its global id
         base = n * nport * nvc
         for j in range(nport * nvc):
             iv = base + j
@@ -125,8 +126,8 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
             f = s.ib[iv * bsz + s.ibh[iv]]
             pid = s.pk_pid[f // fl]
             key = pid * fl + f % fl
-            same = snap[iv - g0] == key
-            snap[iv - g0] = key
+            same = snap[iv] == key
+            snap[iv] = key
             if not same:
                 continue  # moved since the last look: counts as able to move
             p, v = j // nvc, j % nvc
@@ -135,27 +136,29 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
             if st == ir.ACTIVE:
                 op = s.vop[iv]
                 if 0 <= op < deg and s.bs_cred[base + op * nvc + s.vov[iv]] <= 0:
-                    wait = _vc(s, n, op, s.vov[iv], deg, nvc)
+                    wait = _vc(s, gn, op, s.vov[iv], deg, nvc)
             elif st == ir.VC_ALLOC:
                 op, lo_v, hi_v = s.vrp[iv], s.vlo[iv], s.vhi[iv]
                 if 0 <= op < deg and lo_v < hi_v:
-                    wait = nv + _vc(s, n, op, lo_v, deg, nvc) if hi_v - lo_v == 1 else 2 * nv + iv
+                    wait = 2 * nv + g0 + iv  # a choice; one VC: its allocation
+                    if hi_v - lo_v == 1:
+                        wait = nv + _vc(s, gn, op, lo_v, deg, nvc)
                     for ov in range(lo_v, hi_v):
                         if s.bs_use[base + op * nvc + ov] == 0:
                             wait = -1  # a free VC: its allocation comes
             if wait < 0:
                 continue
-            fronts[nf], waits[nf], fpid[nf] = iv, wait, pid
+            fronts[nf], waits[nf], fpid[nf] = g0 + iv, wait, pid
             nf += 1
             if p < deg:  # its buffer's slots free only when it moves
-                b = (n * deg + p) * nvc + v
-                hf[nh], hb[nh] = iv, b
+                b = (gn * deg + p) * nvc + v
+                hf[nh], hb[nh] = g0 + iv, b
                 nh += 1
                 if s.ibn[iv] >= bsz:
                     closed[nc] = b
                     nc += 1
             if st == ir.ACTIVE:  # the VC its packet holds, until the tail passes here
-                hf[nh], hb[nh] = iv, nv + wait
+                hf[nh], hb[nh] = g0 + iv, nv + wait
                 nh += 1
                 closed[nc] = nv + wait
                 nc += 1
@@ -164,15 +167,15 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
                 closed[nc] = wait
                 nc += 1
             for ov in range(lo_v, hi_v):
-                a_id = nv + _vc(s, n, op, ov, deg, nvc)
+                a_id = nv + _vc(s, gn, op, ov, deg, nvc)
                 if hi_v - lo_v > 1:
-                    pf = niv + iv * nvc + ov
+                    pf = niv + (g0 + iv) * nvc + ov
                     fronts[nf], waits[nf], fpid[nf] = pf, a_id, -1
                     nf += 1
                     hf[nh], hb[nh] = pf, wait
                     nh += 1
                 if s.bs_tail[base + op * nvc + ov]:  # held for its last credit: the next
-                    link = n * deg + op  # router's buffer drains only as its front moves
+                    link = gn * deg + op  # router's buffer drains only as its front moves
                     hf[nh] = (s.nbt[link] * nport + s.rev[link]) * nvc + ov
                     hb[nh] = a_id
                     nh += 1

@@ -96,7 +96,7 @@ def take_in(t, prm, s, ex):
             a = rk.HEADER + i * width
             link, v, k = m[a], m[a + 1], m[a + 2]
             w = s.nbt[link]
-            iv = (w * nport + s.rev[link]) * nvc + v
+            iv = ((w - prm.lo) * nport + s.rev[link]) * nvc + v
             if m[a + 3]:
                 s.pk_nfree[0] -= 1
                 pk = s.pk_free[s.pk_nfree[0]]
@@ -108,12 +108,12 @@ def take_in(t, prm, s, ex):
                 s.rmap[iv] = pk
             x = link * sl + tl
             s.fc[x], s.fcv[x] = s.rmap[iv] * fl + k, v
-            ist._activate(w, s.work, s.inact, s.act, s.nact)
+            ist._activate(w - prm.lo, s.work, s.inact, s.act, s.nact)
         a = rk.HEADER + nr * width
         for c in range(m[rk.H_CRED]):
             link = m[a + 2 * c]
             s.cr[link * sl + tl] = np.uint64(m[a + 2 * c + 1])
-            ist._activate(s.nbt[link], s.work, s.inact, s.act, s.nact)
+            ist._activate(s.nbt[link] - prm.lo, s.work, s.inact, s.act, s.nact)
     _ = deg
 
 

@@ -92,8 +92,8 @@ def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     (lookahead, or routing done): its output port and VC range, then VC allocation (and,
     speculative, switch allocation) from internal step ``ready``; a routing error in
     ``status`` as :func:`route_head`'s."""
-    e = route_head(n, pk, prm.nvc, prm.deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops, s.pk_state,
-                   s.pk_hdr, rule, vrule, route_out)  # fmt: skip
+    e = route_head(n + prm.lo, pk, prm.nvc, prm.deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
+                   s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
     if e and status[0] == 0:
         status[0], status[1], status[2] = e, t, route_out[0 if e == PORT_ERR else 1]
         status[3], status[4] = n, pk

@@ -311,7 +311,7 @@ def _live(s: Any, prm: Any) -> np.ndarray:
         for j in range(int(s.ibn[iv])):
             f = int(s.ib[iv * bsz + (int(s.ibh[iv]) + j) % bsz])
             if f % fl == 0:
-                where[f // fl] = iv // (nport * nvc)
+                where[f // fl] = prm.lo + iv // (nport * nvc)
     at = np.where(where[pks] >= 0, where[pks], at)
     cols = (s.pk_pid[pks], s.pk_src[pks], s.pk_dst[pks], at, s.pk_inj[pks], s.pk_hops[pks],
             s.pk_adm[pks])  # fmt: skip

@@ -2,6 +2,11 @@
 and the run's constants, :class:`IQParams`, as :mod:`~mpinet.engine.flit.layout` names the
 ideal model's.
 
+A rank keeps the arrays of its own nodes ``lo .. hi - 1`` only, numbered from its first
+(``node`` below is ``global node - lo``; the active list holds these numbers); the links'
+arrays (``nbt``, ``rev``, ``lcount``, the channels ``fc``/``fcv``/``cr`` and ``load``) are
+indexed by global node, for every node (a few words per link).
+
 Index formulas. Each node is a router with ``nport = degree + 1`` ports, port ``degree`` its
 terminal (injection in, ejection out). Input VC ``iv = (node * nport + port) * nvc + v``; its
 buffer ``ib[iv * bsz : (iv + 1) * bsz]`` a ring (``ibh`` front, ``ibn`` flits). The downstream
@@ -216,14 +221,15 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     """Every array of a run, empty (``packets``: packet slots to start with; ``width``: a
     row's words in the exchange, :mod:`~mpinet.engine.flit.iq_ranks`)."""
     nnode, deg, nport, nvc, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
-    niv, nrp = nnode * nport * nvc, nnode * nport
+    own = prm.hi - prm.lo  # the rank's nodes: their arrays (the links' are global)
+    niv, nrp = own * nport * nvc, own * nport
     i64 = lambda n, v=0: np.full(n, v, np.int64)  # noqa: E731
     nin = nport * max(nvc, prm.isp)
     nout = nport * max(nvc, prm.osp)
     nreq = max(nport * nvc * nvc, nport * prm.isp * nport * prm.osp)
-    remote = prm.hi - prm.lo < nnode  # one rank: no exchange
-    nout_links = (prm.hi - prm.lo) * deg if remote else 1
-    sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, nnode).astype(np.int64)
+    remote = own < nnode  # one rank: no exchange
+    nout_links = own * deg if remote else 1
+    sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, own).astype(np.int64)
     a = dict(
         ib=i64(niv * bsz, -1),
         ibh=i64(niv),
@@ -247,23 +253,23 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         rt_seq=i64(niv),
         va_seq=i64(niv),
         sa_seq=i64(niv),
-        qseq=i64(nnode),
-        m_rt=np.zeros(nnode * words(nport * nvc), np.uint64),  # >= words(niv), per node
-        m_va=np.zeros(nnode * words(nport * nvc), np.uint64),  # >= words(niv), per node
-        m_sa=np.zeros(nnode * words(nport * nvc), np.uint64),  # >= words(niv), per node
-        bt=i64(nnode * 4, -1),
+        qseq=i64(own),
+        m_rt=np.zeros(own * words(nport * nvc), np.uint64),  # >= words(niv), per node
+        m_va=np.zeros(own * words(nport * nvc), np.uint64),  # >= words(niv), per node
+        m_sa=np.zeros(own * words(nport * nvc), np.uint64),  # >= words(niv), per node
+        bt=i64(own * 4, -1),
         va_pin=i64(niv),
         va_pout=i64(niv),
         sa_pin=i64(nrp * prm.isp),
         sa_pout=i64(nrp * prm.osp),
         sw_rr=sw_rr,
-        xq=i64(nnode * prm.xqs),
-        xqv=i64(nnode * prm.xqs),
-        xqo=i64(nnode * prm.xqs),
-        xqt=i64(nnode * prm.xqs),
-        xqr=i64(nnode * prm.xqs),
-        xqh=i64(nnode),
-        xqn=i64(nnode),
+        xq=i64(own * prm.xqs),
+        xqv=i64(own * prm.xqs),
+        xqo=i64(own * prm.xqs),
+        xqt=i64(own * prm.xqs),
+        xqr=i64(own * prm.xqs),
+        xqh=i64(own),
+        xqn=i64(own),
         ob=i64(nrp * prm.obs),
         obv=i64(nrp * prm.obs),
         obh=i64(nrp),
@@ -273,24 +279,24 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         cqn=i64(nrp),
         oqc=np.zeros(nrp, np.uint64),
         pc=np.zeros(nrp * prm.cs, np.uint64),
-        bs_cred=i64(niv + nnode * nvc, bsz),
-        bs_use=i64(niv + nnode * nvc),
-        bs_tail=i64(niv + nnode * nvc),
+        bs_cred=i64(niv + own * nvc, bsz),
+        bs_use=i64(niv + own * nvc),
+        bs_tail=i64(niv + own * nvc),
         fc=i64(nnode * deg * prm.sl, -1),
         fcv=i64(nnode * deg * prm.sl),
-        ec=i64(nnode * 2, -1),
-        ecv=i64(nnode * 2),
-        ic=i64(nnode * 2, -1),
-        icv=i64(nnode * 2),
+        ec=i64(own * 2, -1),
+        ecv=i64(own * 2),
+        ic=i64(own * 2, -1),
+        icv=i64(own * 2),
         cr=np.zeros(nnode * deg * prm.sl, np.uint64),
-        tcr=np.zeros(nnode * 2, np.uint64),
-        ecr=np.zeros(nnode * 2, np.uint64),
-        ecr_p=np.zeros(nnode, np.uint64),
-        sq_h=i64(nnode, -1),
-        sq_t=i64(nnode, -1),
-        sq_k=i64(nnode),
-        sq_vc=i64(nnode, -1),
-        last_vc=i64(nnode, -1),
+        tcr=np.zeros(own * 2, np.uint64),
+        ecr=np.zeros(own * 2, np.uint64),
+        ecr_p=np.zeros(own, np.uint64),
+        sq_h=i64(own, -1),
+        sq_t=i64(own, -1),
+        sq_k=i64(own),
+        sq_vc=i64(own, -1),
+        last_vc=i64(own, -1),
         pk_pid=i64(packets),
         pk_src=i64(packets),
         pk_dst=i64(packets),
@@ -306,9 +312,9 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         nbt=np.ascontiguousarray(nbt, np.int64).ravel(),
         rev=np.ascontiguousarray(rev, np.int64).ravel(),
         lcount=np.ascontiguousarray(lcount, np.int64).ravel(),
-        work=i64(nnode),
-        act=i64(nnode),
-        inact=i64(nnode),
+        work=i64(own),
+        act=i64(own),
+        inact=i64(own),
         nact=i64(1),
         load=i64(nnode * deg),
         istep=i64(1),

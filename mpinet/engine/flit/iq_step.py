@@ -54,12 +54,13 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
     """Step 1 (see the module docstring); returns the delivery rows' count after it.
     ``moved[0]`` counts the flits taken in (progress); ``status`` a routing error."""
     nport, nvc, bsz, deg, fl, sl, cs = prm.nport, prm.nvc, prm.bsz, prm.deg, prm.fl, prm.sl, prm.cs
-    niv = prm.nnode * nport * nvc
+    niv = (prm.hi - prm.lo) * nport * nvc  # the terminals' states after
     ib, ibh, ibn, vst, sa_t, sa_rd = s.ib, s.ibh, s.ibn, s.vst, s.sa_t, s.sa_rd
     bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
     t2, tl, tc = t % 2, t % sl, t % cs
     for a in range(s.nact[0]):
         n = s.act[a]
+        g = n + prm.lo  # its global id: links, routes, hop rows
         # the terminal: its ejected flit (a tail delivers its packet), its credits
         e = n * 2 + t2
         f = s.ec[e]
@@ -86,10 +87,10 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
         # the router's inputs: flits into their VC buffers
         for p in range(nport):
             if p < deg:
-                w = s.nbt[n * deg + p]
+                w = s.nbt[g * deg + p]
                 if w < 0:
                     continue
-                c = (w * deg + s.rev[n * deg + p]) * sl + tl
+                c = (w * deg + s.rev[g * deg + p]) * sl + tl
                 f, v = s.fc[c], s.fcv[c]
                 if f >= 0:
                     s.fc[c] = -1
@@ -110,7 +111,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                     ir.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt)
                 else:  # lookahead routing: VC allocation (and speculation) from now
                     pk = f // fl
-                    e = ir.route_head(n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
+                    e = ir.route_head(g, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
                                       s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
                     if e and status[0] == 0:
                         status[0], status[1] = e, t
@@ -126,10 +127,10 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
         # the router's credits: into the credit_delay line; those due now, processed
         for o in range(nport):
             if o < deg:
-                w = s.nbt[n * deg + o]
+                w = s.nbt[g * deg + o]
                 if w < 0:
                     continue
-                c = (w * deg + s.rev[n * deg + o]) * sl + tl
+                c = (w * deg + s.rev[g * deg + o]) * sl + tl
                 m = s.cr[c]
                 if m:
                     s.cr[c] = 0
@@ -156,7 +157,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
 def inject_phase(t, prm, s, moved):
     """Step 2's sending (the new packets joined their queues before): one flit per
     terminal; the credits of the flits the terminals took in."""
-    nvc, fl, niv = prm.nvc, prm.fl, prm.nnode * prm.nport * prm.nvc
+    nvc, fl, niv = prm.nvc, prm.fl, (prm.hi - prm.lo) * prm.nport * prm.nvc
     bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
     t2 = t % 2
     for a in range(s.nact[0]):
@@ -220,6 +221,7 @@ def write_phase(t, win, prm, s, hop, nh):
     na = nact[0]
     for a in range(na):
         n = act[a]
+        g = n + prm.lo  # its global id: links, hop rows
         for o in range(nport):
             c = n * nport + o
             if obn[c] == 0:
@@ -230,24 +232,24 @@ def write_phase(t, win, prm, s, hop, nh):
             obn[c] -= 1
             work[n] -= 1
             if o < deg:
-                w = s.nbt[n * deg + o]
+                w = s.nbt[g * deg + o]
                 here = prm.lo <= w < prm.hi
                 if here:
-                    x = (n * deg + o) * sl + tl
+                    x = (g * deg + o) * sl + tl
                     s.fc[x], s.fcv[x] = f, v
-                    _activate(w, work, inact, act, nact)
+                    _activate(w - prm.lo, work, inact, act, nact)
                 flits += 1
                 if win:
-                    s.load[n * deg + o] += 1
+                    s.load[g * deg + o] += 1
                 if prm.record_hops and f % prm.fl == 0:
                     pk = f // prm.fl
-                    hop[nh, 0], hop[nh, 1], hop[nh, 2] = t, s.pk_pid[pk], n
+                    hop[nh, 0], hop[nh, 1], hop[nh, 2] = t, s.pk_pid[pk], g
                     hop[nh, 3], hop[nh, 4] = w, o
                     nh += 1
                 if f % prm.fl == 0:
                     s.pk_hops[f // prm.fl] += 1
                 if not here:
-                    _away(n * deg + o, f, v, prm.fl, s)
+                    _away(g * deg + o, f, v, prm.fl, s)
             else:
                 x = n * 2 + t2
                 s.ec[x], s.ecv[x] = f, v
@@ -261,13 +263,13 @@ def write_phase(t, win, prm, s, hop, nh):
             cqn[c] -= 1
             work[n] -= 1
             if p < deg:
-                w = s.nbt[n * deg + p]
+                w = s.nbt[g * deg + p]
                 if prm.lo <= w < prm.hi:
-                    s.cr[(n * deg + p) * sl + tl] = m
-                    _activate(w, work, inact, act, nact)
+                    s.cr[(g * deg + p) * sl + tl] = m
+                    _activate(w - prm.lo, work, inact, act, nact)
                 else:  # to another rank: in the exchange
                     i = s.cn[0]
-                    s.co[i, 0], s.co[i, 1] = n * deg + p, np.int64(m)
+                    s.co[i, 0], s.co[i, 1] = g * deg + p, np.int64(m)
                     s.cn[0] = i + 1
             else:
                 s.tcr[n * 2 + t2] = m
@@ -321,7 +323,7 @@ def enqueue(t, pid, src, dst, hdr, prm, s):
         for c in range(hdr.shape[1]):
             s.pk_hdr[pk, c] = hdr[i, c]
         s.pk_next[pk], s.pk_away[pk] = -1, 0
-        n = src[i]
+        n = src[i] - prm.lo
         if s.sq_t[n] >= 0:
             s.pk_next[s.sq_t[n]] = pk
         else:
