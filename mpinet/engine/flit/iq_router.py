@@ -87,26 +87,21 @@ def push(tt, rd, seq, qseq, n, iv, ready, m):
 
 
 @njit(cache=True, inline="always")
-def to_vc_alloc(t, ready, n, iv, pk, deg, spec, nbt, pk_dst, pk_hops, pk_state, pk_hdr, rule,
-                vrule, status, out, vst, vrp, vlo, vhi, va_t, va_rd, va_seq, m_va, sa_t, sa_rd,
-                sa_seq, m_sa, qseq):  # fmt: skip
+def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     """The head of packet slot ``pk`` at input VC ``iv`` of router ``n``, its route known
     (lookahead, or routing done): its output port and VC range, then VC allocation (and,
-    ``spec``, switch allocation) from internal step ``ready``; a routing error in ``status``
-    as :func:`route_head`'s. The arrays are passed one by one, never in the bundle: numba
-    takes a reference on every array of an inlined function's arguments at each call, and
-    the bundle's hundred cost more than the routing itself (and at most 29 arguments:
-    Python passes more as a tuple, which numba cannot inline)."""
-    e = route_head(n, pk, vrule[1], deg, nbt, vrule[2], pk_dst, pk_hops, pk_state, pk_hdr, rule,
-                   vrule, out)  # fmt: skip
+    speculative, switch allocation) from internal step ``ready``; a routing error in
+    ``status`` as :func:`route_head`'s."""
+    e = route_head(n, pk, prm.nvc, prm.deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops, s.pk_state,
+                   s.pk_hdr, rule, vrule, route_out)  # fmt: skip
     if e and status[0] == 0:
-        status[0], status[1], status[2] = e, t, out[0 if e == PORT_ERR else 1]
+        status[0], status[1], status[2] = e, t, route_out[0 if e == PORT_ERR else 1]
         status[3], status[4] = n, pk
-    vrp[iv], vlo[iv], vhi[iv] = out[0], out[1], out[2]
-    vst[iv] = VC_ALLOC
-    if spec:
-        push(sa_t, sa_rd, sa_seq, qseq, n, iv, ready, m_sa)
-    push(va_t, va_rd, va_seq, qseq, n, iv, ready, m_va)
+    s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
+    s.vst[iv] = VC_ALLOC
+    if prm.spec:
+        push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready, s.m_sa)
+    push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va)
 
 
 @njit(cache=True, inline="always")
@@ -155,7 +150,6 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
     va_seq, sa_seq, qseq, order = s.va_seq, s.sa_seq, s.qseq, s.order
     m_rt, m_va, m_sa = s.m_rt, s.m_va, s.m_sa
-    nbt, pk_dst, pk_hops, pk_state, pk_hdr = s.nbt, s.pk_dst, s.pk_hops, s.pk_state, s.pk_hdr
     nin_sa, nout_sa = nport * isp, nport * osp
     ordered = osp > 1  # the updates in their queues' order: flits share an output queue
     moved = 0
@@ -299,10 +293,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 rt_t[iv] = -2
                 il.unmark(m_rt, iv)
                 pk = ib[iv * bsz + ibh[iv]] // fl
-                to_vc_alloc(t, istep + 1, n, iv, pk, prm.deg, spec, nbt, pk_dst, pk_hops,
-                            pk_state, pk_hdr, rule, vrule, status, route_out, vst, vrp, vlo, vhi,
-                            va_t, va_rd, va_seq, m_va, sa_t, sa_rd, sa_seq, m_sa,
-                            qseq)  # fmt: skip
+                to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: VC allocation
         if 0 <= bt[n * 4 + S_VA] <= t:
             bt[n * 4 + S_VA] = -1
@@ -370,10 +361,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1, m_rt)
                 else:  # lookahead routing: its route is known
                     pk = ib[iv * bsz + ibh[iv]] // fl
-                    to_vc_alloc(t, istep + 1, n, iv, pk, prm.deg, spec, nbt, pk_dst, pk_hops,
-                                pk_state, pk_hdr, rule, vrule, status, route_out, vst, vrp, vlo,
-                                vhi, va_t, va_rd, va_seq, m_va, sa_t, sa_rd, sa_seq, m_sa,
-                                qseq)  # fmt: skip
+                    to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: crossbar (into the output queues)
         if 0 <= bt[n * 4 + S_X] <= t:
             bt[n * 4 + S_X] = -1

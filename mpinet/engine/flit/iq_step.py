@@ -108,10 +108,18 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                     vst[iv] = ir.ROUTING
                     ir.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt)
                 else:  # lookahead routing: VC allocation (and speculation) from now
-                    ir.to_vc_alloc(t, istep, n, iv, f // fl, deg, prm.spec, s.nbt, s.pk_dst,
-                                   s.pk_hops, s.pk_state, s.pk_hdr, rule, vrule, status, route_out,
-                                   vst, s.vrp, s.vlo, s.vhi, s.va_t, s.va_rd, s.va_seq, s.m_va,
-                                   sa_t, sa_rd, s.sa_seq, s.m_sa, s.qseq)  # fmt: skip
+                    pk = f // fl
+                    e = ir.route_head(n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
+                                      s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
+                    if e and status[0] == 0:
+                        status[0], status[1] = e, t
+                        status[2] = route_out[0 if e == ir.PORT_ERR else 1]
+                        status[3], status[4] = n, pk
+                    s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
+                    vst[iv] = ir.VC_ALLOC
+                    if prm.spec:
+                        ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa)
+                    ir.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, istep, s.m_va)
             elif vst[iv] == ir.ACTIVE and ibn[iv] == 1:
                 ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa)
         # the router's credits: into the credit_delay line; those due now, processed
