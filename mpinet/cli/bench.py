@@ -87,7 +87,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpinet.errors import SpecError
     from mpinet.jobs import load_job, parse_set
-    from mpinet.jobs.execute import plan
+    from mpinet.jobs.run_plan import plan
     from mpinet.jobs.netcheck import same_network
     from mpinet.outputs import scratch_dir
 

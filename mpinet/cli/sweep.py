@@ -106,7 +106,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpinet.analysis.sweep import sweep_stem
     from mpinet.jobs import load_job, parse_set
-    from mpinet.jobs.execute import plan
+    from mpinet.jobs.run_plan import plan
     from mpinet.jobs.netcheck import same_network
     from mpinet.jobs.sweep import check_plan, sweep
     from mpinet.jobs.sweep_settings import Settings, parse_rates
