@@ -227,3 +227,70 @@ def test_rows_freed_and_grown_in_mid_block(monkeypatch):
     assert_equal_runs(comm, got, alone, cross=False)
     mid = any(k > 0 and low for k, low in seen)
     assert any(comm.allgather(mid)), seen  # rows freed in mid-block on some rank
+
+
+@pytest.mark.mpi(min_size=2)
+def test_the_plan_counts_the_carried_routes(monkeypatch):
+    """The plan's exchange arrays with walked routes (jobs/plans_flit: routes up to twice the
+    mean hops carried per wire row) against RankSteps' own after the run (grown to the
+    longest route walked)."""
+    import math
+
+    from mpi4py import MPI
+
+    from mpinet.engine.flit.engine import FlitEngine
+    from mpinet.engine.flit.rank_steps import RankSteps
+    from mpinet.jobs import plans_flit as pf
+    from mpinet.jobs.estimate import mean_hops
+    from mpinet.routing.vc_policies import make_vc_policy
+    from tests.test_flit_ranks import Packets
+
+    comm = MPI.COMM_WORLD
+    seen = []
+    close = RankSteps.close
+
+    def record(self):
+        arrays = [*self.ex, *self.blocks.net]
+        seen.append(sum(a.nbytes for a in arrays if isinstance(a, np.ndarray)))
+        close(self)
+
+    monkeypatch.setattr(RankSteps, "close", record)
+    for spec, name in (("scc:4", "scc-random"), ("fccn:2", "fccn-sroute")):
+        topo = from_spec(spec)
+        rows = comm.bcast(random_rows(np.random.default_rng(3), topo.num_nodes, 200, 20))
+        eng = FlitEngine(topo, make_router(name, topo), model(topo, "wormhole", 4, 2, 2),
+                         make_vc_policy("any", topo, 2), comm)  # fmt: skip
+        eng.run(Packets(rows))
+        real = comm.allreduce(seen[-1], op=MPI.MAX)
+        carried = rc.words_per_head(math.ceil(2 * mean_hops(topo) + 1))
+        assert rc.words_per_head(comm.allreduce(eng.router.longest, op=MPI.MAX)) <= carried
+        plan = pf.exchange_bytes(topo, comm.Get_size(), 2, 1, 1, carried)
+        assert real <= plan <= 1.1 * real + 256, (spec, real, plan)
+
+
+@pytest.mark.mpi(min_size=2)
+def test_the_run_says_which_calls_ran(monkeypatch):
+    """``mpinet run --json``'s ``switching.calls``: blocks of steps for a walked router on
+    several ranks; one step per call (the route walked again on arrival) where the MPI
+    library's calls cannot be had from compiled code: the same run."""
+    from pathlib import Path
+
+    from mpi4py import MPI
+
+    from mpinet.engine.flit import mpi_native
+    from mpinet.engine.flit.rank_steps import BLOCKS, ONE_STEP
+    from mpinet.jobs import load_job
+    from mpinet.jobs.execute import execute, plan
+
+    comm = MPI.COMM_WORLD
+    job = str(Path(__file__).resolve().parent.parent / "jobs" / "switching" / "wormhole.toml")
+    sets = [(["topology"], "scc:4"), (["router", "name"], "scc-random"),
+            (["workload", "steps"], 60), (["workload", "rate"], 0.05), (["model", "flits"], 4),
+            (["trace", "level"], "none")]  # fmt: skip
+    res = execute(plan(load_job(job, sets), ranks=comm.Get_size()), comm)
+    sw = res["switching"]
+    assert (sw["routes"], sw["steps"], sw["calls"]) == ("walked rows", "compiled steps", BLOCKS)
+    monkeypatch.setattr(mpi_native, "native", lambda comm: None)
+    off = execute(plan(load_job(job, sets), ranks=comm.Get_size()), comm)
+    assert off["switching"]["calls"].startswith(ONE_STEP + ": the MPI library")
+    assert off["stats"] == res["stats"] and res["stats"]["delivered"] > 100
