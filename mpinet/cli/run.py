@@ -179,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
             )
         # compiled while the engine's timer ran (its rate is computed without it)
         result["compile_seconds"] = round(clock.in_engine, 4)
+        # loaded from numba's cache while it ran: engine time, named apart (docs/performance.md)
+        result["load_seconds"] = round(clock.loads_in_engine, 4)
     finally:
         bar.close()  # the line off the terminal before any result or error
         if res is not None:  # whatever happened, no temporary file stays
