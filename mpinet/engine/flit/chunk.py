@@ -195,6 +195,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             so.allow[:nt] = True
         else:  # k-port, one-port: port_model's choice (reads only nodes with a choice)
             port_choice.kport_choice(nt, prm, segs, pkts, links, so)
+            na = port_choice.allowed_first(nt, so)
         for c in range(fk.NCOUNT):
             if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
                 cnt[c] = 0
