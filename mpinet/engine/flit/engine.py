@@ -38,7 +38,7 @@ from mpinet.engine.flit.deadlock import wait_for_cycle
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
 from mpinet.engine.flit.iq_run import dor_ties, run_iq
 from mpinet.engine.flit.layout import Params, StepOut
-from mpinet.engine.flit.rank_steps import RankSteps
+from mpinet.engine.flit.rank_steps import RankSteps, calls_path
 from mpinet.engine.models import Model
 from mpinet.engine.run import RunRecord, Workload, raise_collected
 from mpinet.engine.state import neighbor_block
@@ -171,6 +171,7 @@ class FlitEngine:
         ranks = RankSteps(self) if compiled and self.size > 1 else None
         if ranks is not None and ranks.blocks is not None:
             steps = ranks.blocks  # many steps in one compiled call on each rank, the looks too
+        self.calls_path = calls_path(self, ranks)  # mpinet run --json: switching.calls
         while (in_flight > 0 or t < last) and t < self.max_steps:
             if steps is not None:  # many steps in one compiled call (one rank or blocks)
                 t, injected, delivered, deadlock = self._compiled_rows(
