@@ -273,6 +273,7 @@ def execute(
         result["switching"] = {"mode": m.switching, "flits": m.flits, "vcs": m.vcs,
                                "vc_buffer": m.vc_buffer, "vc_policy": m.vc_policy,
                                "steps": getattr(engine, "steps_path", None),
+                               "calls": getattr(engine, "calls_path", None),
                                "routes": getattr(engine, "routes", None)}  # fmt: skip
     if keep_local:
         result["_local"] = {"packets": packets, "link_load": rec.link_load}

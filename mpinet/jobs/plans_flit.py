@@ -37,6 +37,7 @@ from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY
 from mpinet.engine.flit.rank_looks import VOTE
 from mpinet.engine.flit.rank_loop import FOLD_MAX, GATHER
+from mpinet.engine.flit.route_carry import words_per_head
 from mpinet.engine.models import parse_model, switching_model
 from mpinet.engine.state import neighbor_block
 from mpinet.errors import MpinetError, ResourceError
@@ -98,13 +99,20 @@ def route_rows_bytes(routes: int, hops: float) -> int:
 
 
 def exchange_bytes(
-    topo: Topology, size: int, vcs: int, header_width: int, capacity: int = 1
+    topo: Topology,
+    size: int,
+    vcs: int,
+    header_width: int,
+    capacity: int = 1,
+    route_words: int = 0,
 ) -> int:
     """Bytes of the multi-rank exchange's arrays (:class:`~mpinet.engine.flit.rank_steps.RankSteps`)
     on the rank with the most (of :data:`EXCHANGE_SAMPLE` ranks spread evenly): per partner
     rank a message out and one in, each as wide as the widest (its header, a wire row per
     flit its links carry, two words per VC credit), the buffers a step's rows fill, and the
-    compiled loop's requests, deadlock-look votes and gather buffers (as first allocated).
+    compiled loop's requests, deadlock-look votes and gather buffers (as first allocated);
+    ``route_words`` more per wire row for walked routes (a head carries the rest of its
+    route: :mod:`~mpinet.engine.flit.route_carry`).
     Partners: every other rank up to :data:`~mpinet.engine.flit.rank_loop.FOLD_MAX` ranks
     (the counters ride in the messages), else the ranks its links reach. 0 on one rank."""
     if size < 2:
@@ -121,7 +129,7 @@ def exchange_bytes(
         links = np.bincount(owner[owner != r], minlength=size)
         links = links[links > 0]  # per neighbour rank: the links to it (and back)
         nn = size - 1 if size <= FOLD_MAX else links.size
-        widest = int(links.max(initial=0)) * (capacity * width + 2 * vcs)
+        widest = int(links.max(initial=0)) * (capacity * (width + route_words) + 2 * vcs)
         words = nn * (2 * (fr.HEADER + widest) + 1) + 2 * size + 1 + int(links.sum()) * capacity
         # the loop's counters, requests, statuses, the looks' votes and gather (rank_looks)
         net = 2 * fr.NK + 2 * nn + 5 * (2 * nn + 1) + (VOTE + GATHER) * (size + 1) + size
@@ -213,7 +221,9 @@ def flit_state(
     per_vc = max(VC_BYTES + SNAP_BYTES * live, VC_BUILD_BYTES)  # the run's, or the build's
     est.add("VC buffers", nvc * per_vc + nl * SNAP_BYTES * live, RUN)
     hw = 1 if walked(router) else header_width  # the rows carry the router's own header
-    est.add("rank exchange", exchange_bytes(topo, size, m.vcs, hw, capacity), RUN)
+    # walked routes ride in the messages: routes up to twice the mean hops, as the rows'
+    carried = words_per_head(math.ceil(2 * mean_hops(topo) + 1)) if walked(router) else 0
+    est.add("rank exchange", exchange_bytes(topo, size, m.vcs, hw, capacity, carried), RUN)
     if fp is None:
         return
     flight = -(-(fp.in_flight if in_flight is None else in_flight) // size)

@@ -89,6 +89,7 @@ class SourceRouted(Router):
         self.last = np.full(64, -1, dtype=np.int64)  # word of a route's last read
         self.free = np.arange(63, -1, -1, dtype=np.int64)  # a stack: rows free[:nfree]
         self.nfree = 64
+        self.longest = 0  # the most cells of a route walked (the engines' messages carry routes)
 
     def __getattr__(self, attr: str) -> Any:  # distance, uniform_flows, ... of the router
         if attr == "inner":
@@ -133,6 +134,7 @@ class SourceRouted(Router):
         ports, nhops = walk_routes(self.inner, src, dst, pids, seed, step, self.max_hops, True)
         m, per = nhops.size, self.width - 1
         cells = nhops + (ports[np.arange(m), nhops] == PORT_DROP)  # a drop's marker too
+        self.longest = max(self.longest, int(cells.max(initial=0)))
         nrows = np.maximum(1, -(-cells // per))
         rows = self._take(int(nrows.sum()))
         first = np.cumsum(nrows) - nrows  # each route's first row among ``rows``
@@ -203,8 +205,9 @@ class SourceRouted(Router):
             rows = self.links[rows].astype(np.int64)
             rows = rows[rows >= 0]
 
-    def _take(self, n: int) -> np.ndarray:
-        while self.nfree < n:  # double the table; the new rows go on the stack
+    def grow(self, n: int) -> None:
+        """Double the table until ``n`` rows are free; the new rows go on the stack."""
+        while self.nfree < n:
             old = self.table.shape[0]
             self.table = np.concatenate([self.table, np.full_like(self.table, PORT_END)])
             self.links = np.concatenate([self.links, np.full(old, -1, np.int32)])
@@ -213,5 +216,8 @@ class SourceRouted(Router):
             self.free = np.concatenate([self.free, np.zeros(old, np.int64)])
             self.free[self.nfree : self.nfree + old] = np.arange(2 * old - 1, old - 1, -1)
             self.nfree += old
+
+    def _take(self, n: int) -> np.ndarray:
+        self.grow(n)
         self.nfree -= n
         return self.free[self.nfree : self.nfree + n][::-1].copy()

@@ -43,6 +43,7 @@ from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import rank_looks as lk
 from mpinet.engine.flit import ranks as rk
+from mpinet.engine.flit import route_carry as rc
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.rank_looks import FAILED, LOOKED, S_BUDGET, WAIT, wait
 from mpinet.engine.run import raise_collected
@@ -101,7 +102,7 @@ def post(fns, hnd, net, ex):
 
 @njit(cache=True, error_model="numpy")
 def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs, pkts,
-              links, bufs, so, ex, net, rows, status, err, looks):  # fmt: skip
+              links, bufs, so, ex, net, rows, status, err, looks, cy):  # fmt: skip
     """Run the block's steps from ``status[1] + 1`` to ``tc + rows.shape[0]``; returns
     ``status[0]`` (:mod:`~mpinet.engine.flit.chunk`'s codes, :data:`WAIT`, :data:`FAILED`).
 
@@ -112,7 +113,8 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
     block's (row ``t - tc - 1``); ``room = (scratch, delivery rows, hop rows or -1, most wire
     rows in)``; ``err``: this rank's first error (``chunk``'s status layout, 0: none);
     ``looks``: the deadlock look's arrays (:meth:`~mpinet.engine.flit.chunk.Steps._look`),
-    its budget in ``status[S_BUDGET]``.
+    its budget in ``status[S_BUDGET]``; ``cy``: the walked rows whose routes the messages
+    carry (:mod:`~mpinet.engine.flit.route_carry`; ``cy.width`` 0: none).
     """
     cnt = so.cnt
     scratch, drows, hrows, max_in = room
@@ -139,6 +141,7 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
                 segs.nfree[0] < need + ni + max_in or pkts.nfree[0] < ni + max_in
                 or need + max_in > scratch or cnt[fk.C_DELIV] + need + nh > drows
                 or (hrows >= 0 and cnt[fk.C_HOPS] + need > hrows)
+                or (cy.width > 0 and cy.nfree[0] < cy.need)
             ):  # fmt: skip
                 status[0], status[1], status[5] = chunk.ROOM, t - 1, in_flight
                 return chunk.ROOM
@@ -160,6 +163,8 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
                 if so.out[0]:
                     err[0], err[1], err[2] = chunk.MODEL_ERR, t, status[3]
                 else:
+                    if cy.width > 0:  # the heads sent carry their routes
+                        rc.add_routes(ex, cy)
                     rk.home_deliveries(t, k, inj, so)
                     mine[rk.K_DELIV] += nh
                     mine[rk.K_INJ] = ni + nh
@@ -190,6 +195,8 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
             return FAILED
         heads = rk.take_in(t, status[7], status[3], prm, segs, pkts, links, bufs, so, ex, err)
         ok = heads >= 0
+        if ok and cy.width > 0:  # the heads that came: rows of this rank for their routes
+            rc.take_routes(status[7], ex, segs, pkts, so, cy)
         m = heads + ni if ok else 0
         if 0 < m <= so.route.shape[1]:  # in the scratch, as run_steps routes (no allocation)
             ok = chunk._route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
@@ -259,6 +266,7 @@ class Blocks:
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
         self.err = np.zeros(8, np.int64)
         self.c_block = rk.Direct(run_block)
+        self.carried = rc.CarriedRows(ranks)  # walked rows: their routes ride in the messages
         nat = ranks.native
         self.fns, self.hnd = nat.fns, nat.hnd
 
@@ -269,7 +277,7 @@ class Blocks:
         as :meth:`~mpinet.engine.flit.chunk.Steps.run` (rows summed over the ranks; for
         :data:`~mpinet.engine.flit.chunk.LOOK` this rank's scan). Collective."""
         rs = self.ranks
-        eng, inner, ex, net = rs.eng, rs.inner, rs.ex, self.net
+        eng, inner = rs.eng, rs.inner
         if self.pending is not None and self.pending[0] == t:  # drawn by the last call
             _, t_end, inj, ids = self.pending
         else:
@@ -278,6 +286,8 @@ class Blocks:
             ids = []
             inj = inner._injections(workload, t, t_end, ids)
         self.pending = None
+        self.carried.start()  # walked rows: the messages' room for their routes
+        ex, net = rs.ex, self.net
         rows = np.zeros((t_end - t, 5), np.int64)
         status, err = self.status, self.err
         status[:] = 0
@@ -297,6 +307,7 @@ class Blocks:
                 st.reserve(2 * need + most + rs.max_in, most + 1 + rs.max_in)
                 so = eng._scratch(2 * need + homes + rs.max_in)
                 look = inner._look(live, so.touched.size)
+                cy = self.carried.bundle(inj, k)
                 if hasattr(eng.comm, "where"):
                     eng.comm.where = f"step {int(status[1]) + 1}"
             hop_rows = so.hop.shape[0] if eng.record_hops else -1
@@ -304,7 +315,8 @@ class Blocks:
             code = self.c_block(self.fns, self.hnd, t, last, eng.load_window[0],
                                 eng.load_window[1], room, part, inner.rule, inner.vrule, eng.prm,
                                 st.segs, st.pkts, st.links, st.bufs, so, ex, net, rows, status,
-                                err, look)  # fmt: skip
+                                err, look, cy)  # fmt: skip
+            self.carried.done(cy)
             inner._flush(so)
             so.cnt[:] = 0
             if code == WAIT:

@@ -1,8 +1,10 @@
 """The engine's side of the flit engine's steps on several ranks: the partner ranks, the
 messages' buffers, and which path runs the steps (a block of steps per compiled call,
 :class:`~mpinet.engine.flit.rank_loop.Blocks`, sdc's reduction in mid-step included, or one
-step per call here: with routes walked at injection, or an MPI whose handles are pointers;
-the kernels of both are :mod:`~mpinet.engine.flit.ranks`').
+step per call here where the MPI library's calls cannot be had from compiled code; the
+kernels of both are :mod:`~mpinet.engine.flit.ranks`'). Routes walked at injection run in the
+blocks too: a head that crosses carries the rest of its route
+(:mod:`~mpinet.engine.flit.route_carry`); one step per call walks it again on arrival.
 """
 
 from __future__ import annotations
@@ -27,6 +29,21 @@ from mpinet.engine.flit.ranks import (
     step_moves,
 )
 from mpinet.engine.run import raise_collected
+
+#: ``mpinet run --json``'s ``switching.calls``: many steps per compiled call, or one
+BLOCKS = "blocks of steps"
+ONE_STEP = "one step per call"
+
+
+def calls_path(eng: Any, ranks: RankSteps | None) -> str:
+    """How many steps a call runs (``switching.calls``): :data:`BLOCKS` (one rank's compiled
+    steps, or several ranks' blocks with MPI called from the compiled code), else
+    :data:`ONE_STEP` and why."""
+    if eng.steps_path != chunk.COMPILED:
+        return f"{ONE_STEP}: {eng.steps_path}"
+    if ranks is not None and ranks.blocks is None:
+        return f"{ONE_STEP}: the MPI library's calls cannot be had from compiled code"
+    return BLOCKS
 
 
 def neighbours(eng: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -55,10 +72,8 @@ class RankSteps:
         self.inner = chunk.Steps(eng)  # the compiled rules, the injections, the error messages
         ranks, out_rows, in_rows, cred = neighbours(eng)
         #: MPI called from the compiled steps (rank_loop), or None: one step per call here
-        # walked rows: a head from another rank has its route walked again here, by the
-        # router in Python between the exchange and the routing (step), not inside a block
-        walked = self.inner.rows is not None
-        self.native = mpi_native.native(eng.comm) if not walked else None
+        #: (where the MPI library's calls cannot be had from compiled code)
+        self.native = mpi_native.native(eng.comm)
         fold = self.native is not None and eng.size <= rank_loop.FOLD_MAX
         if fold:  # every other rank a partner: the counters ride in the messages
             every = np.array([r for r in range(eng.size) if r != eng.rank], np.int64)
@@ -67,20 +82,20 @@ class RankSteps:
             for g, a in zip(grown, (out_rows, in_rows, cred), strict=True):
                 g[at] = a
             ranks, (out_rows, in_rows, cred) = every, grown
+        self.rows_out, self.rows_in, self.cred = out_rows, in_rows, cred
         width = fk.W_WIDTH + eng.st.hw
         slot = np.full(eng.size, -1, np.int64)
         slot[ranks] = np.arange(ranks.size)
-        nn = max(ranks.size, 1)
-        send = np.zeros((nn, HEADER + int((out_rows * width + 2 * cred).max(initial=0))), np.int64)
-        recv = np.zeros((nn, HEADER + int((in_rows * width + 2 * cred).max(initial=0))), np.int64)
         self.max_in = int(in_rows.sum())
-        self.ex = Exchange(slot, eng.bounds * eng.deg * eng.vcs, send[: ranks.size],
-                           np.zeros(ranks.size, np.int64), recv[: ranks.size],
+        send, recv = self._buffers(width, 0)
+        self.ex = Exchange(slot, eng.bounds * eng.deg * eng.vcs, send,
+                           np.zeros(ranks.size, np.int64), recv,
                            np.empty(max(self.max_in, 1), np.int64), np.int64(width))  # fmt: skip
         self.ranks = [int(r) for r in ranks]
         comm = eng.comm
-        self.recvs = [comm.Recv_init(self.ex.recv[j], source=r, tag=TAG)
-                      for j, r in enumerate(self.ranks)]  # fmt: skip
+        self.recvs = [
+            comm.Recv_init(self.ex.recv[j], source=r, tag=TAG) for j, r in enumerate(self.ranks)
+        ]  # fmt: skip (one step per call)
         self.block, self.t0 = None, 0
         self.status = np.zeros(8, np.int64)
         self.local, self.glob = np.zeros(6, np.int64), np.zeros(6, np.int64)
@@ -88,10 +103,34 @@ class RankSteps:
         self.c_requests, self.c_arrivals = Direct(requests), Direct(arrivals)
         self.blocks = None
         if self.native is not None:
-            cap = np.full(ranks.size, recv.shape[1], np.int64)
-            net = rank_loop.new_net(ranks, cap, fold, self.native.status_words, eng.size, eng.deg,
-                                    self.native.handle)  # fmt: skip
+            net = rank_loop.new_net(ranks, self._caps(), fold, self.native.status_words,
+                                    eng.size, eng.deg, self.native.handle)  # fmt: skip
             self.blocks = rank_loop.Blocks(self, net)
+
+    def _buffers(self, width: int, per_head: int) -> tuple[np.ndarray, np.ndarray]:
+        """The messages' arrays out and in (one row per partner): the header, the wire rows
+        of ``width`` words, the credits, and ``per_head`` words of a head's carried route per
+        wire row (walked rows in the blocks: :mod:`~mpinet.engine.flit.route_carry`)."""
+        nn = max(self.rows_out.size, 1)
+        row = width + per_head
+        most = lambda rows: int((rows * row + 2 * self.cred).max(initial=0))  # noqa: E731
+        send = np.zeros((nn, HEADER + most(self.rows_out)), np.int64)
+        recv = np.zeros((nn, HEADER + most(self.rows_in)), np.int64)
+        return send[: self.rows_out.size], recv[: self.rows_out.size]
+
+    def _caps(self) -> np.ndarray:
+        """The words each partner may send (the receive buffers' width)."""
+        return np.full(self.rows_in.size, self.ex.recv.shape[1], np.int64)
+
+    def carry_routes(self, per_head: int) -> None:
+        """Room in the messages for heads' routes of ``per_head`` words each (the blocks'
+        walked rows; the same on every rank): the buffers grown, the blocks' capacities too."""
+        send, recv = self._buffers(int(self.ex.width), per_head)
+        if recv.shape[1] <= self.ex.recv.shape[1] and send.shape[1] <= self.ex.send.shape[1]:
+            return
+        self.ex = self.ex._replace(send=send, recv=recv)
+        if self.blocks is not None:
+            self.blocks.net = self.blocks.net._replace(cap=self._caps())
 
     def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> list[tuple]:
         """Run from step ``t + 1`` on: a block of steps in one compiled call where MPI can
