@@ -48,7 +48,7 @@ P_STEP, P_WORK, P_SCAN, P_WORK_OUT, P_SCAN_OUT, P_GATHER_OUT = 0, 3, 4, 13, 14, 
 V_WORK, V_BAD, V_NF, V_NH, V_NC, V_NOFIT, V_ROOM, VOTE = range(8)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def wait(fns, net, n):
     """Test the ``n`` requests until all completed (True) or ``net.spin`` seconds passed."""
     testall, wtime, sched_yield = fns[2], fns[4], fns[5]

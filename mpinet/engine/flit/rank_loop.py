@@ -76,7 +76,7 @@ gather of the looks' listings (counts and places per rank, this rank's words, al
 sdc's movable requests per port on this rank, then summed over the ranks."""
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def post(fns, hnd, net, ex):
     """The step's messages out and in, and the counters' reduction unless folded."""
     isend, irecv, iallreduce = fns[0], fns[1], fns[3]
@@ -197,7 +197,11 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
         ok = heads >= 0
         if ok and cy.width > 0:  # the heads that came: rows of this rank for their routes
             rc.take_routes(status[7], ex, segs, pkts, so, cy)
-        if ok:
+        m = heads + ni if ok else 0
+        if 0 < m <= so.route.shape[1]:  # in the scratch, as run_steps routes (no allocation)
+            ok = chunk._route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
+                              so, err, so.route, so.rhdr)  # fmt: skip
+        elif m:
             ok = chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
                              so, err)  # fmt: skip
         lag[0], lag[1], lag[2] = 1, 0 if ok else 1, bufs.nact[0]

@@ -25,7 +25,10 @@ Why: the step-by-step path's Python between the kernels (a vectorized router cal
 ``Alltoall`` of counts and an ``Alltoallv``, numpy bookkeeping) cost more than the kernels
 on a rank's half of ms:3,2 (issue 33). Numba's type dispatch of the bundles costs tens of
 microseconds a call; :class:`Direct` calls the compiled entry point of the signature the
-first call resolved.
+first call resolved. The kernels a block runs every step allocate nothing and are compiled
+without reference counting (``_nrt=False``, as :mod:`~mpinet.engine.flit.kernels`' are): a function
+that takes the bundles otherwise counts a reference to each of their some 65 arrays as it
+is entered and left, several calls a step (docs/performance.md, "The 2-rank step, split").
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ V``); per neighbour its message out (``send[j, :nsend[j]]``) and in (``recv[j]``
 the buffers filled by a step's rows in (checked); ``width``: a wire row's width."""
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def requests(t, prm, segs, pkts, links, bufs, so):
     """The step's requests (buffers in id order every 8 steps, as the other paths)."""
     if t % 8 == 0:
@@ -68,44 +71,43 @@ def requests(t, prm, segs, pkts, links, bufs, so):
     return fk.collect(prm, segs, pkts, links, bufs, so)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False, inline="always")
+def _slot(ex, nn, b):
+    """The neighbour index of the rank owning global buffer ``b`` (the one neighbour: 0)."""
+    if nn == 1:
+        return 0
+    return ex.slot[np.searchsorted(ex.owner, b, side="right") - 1]
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def pack(prm, so, ex):
     """The step's wire rows and remote credits, one message per neighbour, in the order
-    they were made (the receiver takes them as the step-by-step exchange delivers them)."""
-    cnt, width = so.cnt, ex.width
-    nn = ex.send.shape[0]
-    nrow = np.zeros(nn, np.int64)
-    ncred = np.zeros(nn, np.int64)
+    they were made (the receiver takes them as the step-by-step exchange delivers them).
+    In place: the headers count each message's rows and credits, then ``ex.nsend`` walks
+    its rows and its credits (no scratch allocated per step)."""
+    cnt, width, send, nsend = so.cnt, ex.width, ex.send, ex.nsend
+    nn = send.shape[0]
     nw, nc = cnt[fk.C_WIRE], cnt[fk.C_CRED_R]
-    wslot = np.empty(nw, np.int64)
-    cslot = np.empty(nc, np.int64)
-    for i in range(nw):
-        r = np.searchsorted(ex.owner, so.wire[i, fk.W_BUF], side="right") - 1
-        wslot[i] = ex.slot[r]
-        nrow[wslot[i]] += 1
-    for i in range(nc):
-        r = np.searchsorted(ex.owner, so.cred_r[i, 0], side="right") - 1
-        cslot[i] = ex.slot[r]
-        ncred[cslot[i]] += 1
-    at = np.empty(nn, np.int64)
-    cat = np.empty(nn, np.int64)
+    wire, cred = so.wire, so.cred_r
     for j in range(nn):
-        ex.send[j, H_ROWS], ex.send[j, H_CRED], ex.send[j, H_HEADS] = nrow[j], ncred[j], 0
-        at[j] = HEADER
-        cat[j] = HEADER + nrow[j] * width
-        ex.nsend[j] = cat[j] + 2 * ncred[j]
+        send[j, H_ROWS], send[j, H_CRED], send[j, H_HEADS] = 0, 0, 0
+        nsend[j] = HEADER
     for i in range(nw):
-        j = wslot[i]
-        a = at[j]
-        for c in range(width):
-            ex.send[j, a + c] = so.wire[i, c]
-        ex.send[j, H_HEADS] += so.wire[i, fk.W_HEAD]
-        at[j] = a + width
+        send[_slot(ex, nn, wire[i, fk.W_BUF]), H_ROWS] += 1
     for i in range(nc):
-        j = cslot[i]
-        ex.send[j, cat[j]] = so.cred_r[i, 0]
-        ex.send[j, cat[j] + 1] = so.cred_r[i, 1]
-        cat[j] += 2
+        send[_slot(ex, nn, cred[i, 0]), H_CRED] += 1
+    for i in range(nw):
+        j = _slot(ex, nn, wire[i, fk.W_BUF])
+        a = nsend[j]
+        for c in range(width):
+            send[j, a + c] = wire[i, c]
+        send[j, H_HEADS] += wire[i, fk.W_HEAD]
+        nsend[j] = a + width
+    for i in range(nc):  # after each message's rows
+        j = _slot(ex, nn, cred[i, 0])
+        a = nsend[j]
+        send[j, a], send[j, a + 1] = cred[i, 0], cred[i, 1]
+        nsend[j] = a + 2
 
 
 @njit(cache=True, error_model="numpy")
@@ -135,7 +137,7 @@ def step_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex):
     return moves(t, nt, in_window, sdc, first, prm, segs, pkts, links, bufs, so, ex)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def post_demand(fns, hnd, t, prm, segs, pkts, links, bufs, so, net, err):
     """sdc: the step's requests and this rank's movable ones per port (none on a failed rank)
     in ``net.dem``, their sum over the ranks posted; returns the requests (``so.route[0]``:
@@ -153,7 +155,7 @@ def post_demand(fns, hnd, t, prm, segs, pkts, links, bufs, so, net, err):
     return nt
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status):
     """The step's requests (sdc: :func:`post_demand`'s, its port ``status[3]``), port model,
     moves and end on this rank, the messages packed; the step's counters so far in
@@ -169,8 +171,10 @@ def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status
         nt = fk.collect(prm, segs, pkts, links, bufs, so)
         if prm.kind == fk.ALL:
             so.allow[:nt] = True
-        else:
-            fk.port_model(nt, prm, segs, pkts, links, so, -1)
+        else:  # k-port, one-port: as run_steps chooses, in the routing's scratch
+            first, demand = so.route[0, :nt], so.route[1, : prm.deg]
+            fk.movable(nt, prm, segs, pkts, links, so, first, demand)
+            fk.choose_links(nt, prm, segs, pkts, so, first, sdc)
     for c in range(fk.NCOUNT):  # deliveries and hop rows pile up over the block
         if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
             cnt[c] = 0
@@ -199,7 +203,7 @@ def arrivals(t, k, nnew, sdc, inj, rule, vrule, prm, segs, pkts, links, bufs, so
                        status)  # fmt: skip
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def home_deliveries(t, k, inj, so):
     """Step ``t``'s packets injected at their destination (step ``k`` of ``inj``): delivered."""
     cnt, deliv = so.cnt, so.deliv
@@ -212,7 +216,7 @@ def home_deliveries(t, k, inj, so):
         cnt[fk.C_DELIV] += 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def take_in(t, nnew, sdc, prm, segs, pkts, links, bufs, so, ex, status):
     """The messages in: credits, then rows in the neighbours' rank order, the buffers they
     filled checked. Returns the heads to route (``so.new``: the ``nnew`` local ones, then
