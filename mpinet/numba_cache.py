@@ -19,7 +19,8 @@ again once, on first use.
 
 :func:`guard` wraps numba's index loader and source stamp once per process; the modules that compile
 kernels import this one (:mod:`mpinet.perm`, :mod:`mpinet.rng`, :mod:`mpinet.engine.jit`,
-the flit engine's package), so it is in place before any kernel loads.
+the flit engine's package), so it is in place before any kernel loads. So is
+:func:`mpinet.numba_load.install`: a cached kernel's bitcode parsed only when needed.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from numba.core import caching
+
+from mpinet import numba_load
 
 #: what unpickling an index written by other code can raise
 _UNREADABLE = (AttributeError, ImportError, pickle.UnpicklingError, EOFError, TypeError,
@@ -107,3 +110,4 @@ def guard() -> bool:
 
 guard()
 _stamp_package()
+numba_load.install()

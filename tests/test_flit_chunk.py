@@ -260,4 +260,24 @@ def test_more_heads_than_the_routing_scratch_holds(monkeypatch):
     a, b = both(topo, router, m, Packets(rows))
     assert_identical(a, b)
     assert a.packets.shape[0] == 1200
-    assert widths[0] >= 1200  # the compiled run's first call: sized for the step's heads
+    # the compiled run's first call is step 0's (no packets); the next one, step 1's, is
+    # sized for the step's heads before it runs
+    assert widths[0] == 1024 and widths[1] >= 1200
+
+
+def test_step_0_runs_in_the_compiled_call(monkeypatch):
+    """Step 0's packets (four of them injected at their destination) are routed and queued
+    by the compiled call, not by route_heads.inject, whose kernels a fresh run would load
+    only for that step; the same run as step by step, which injects them there."""
+    from mpinet.engine.flit import route_heads
+
+    topo = from_spec("hypercube:4")
+    rows = [(i, i % 16, (5 * i + i % 3) % 16, 0 if i < 40 else 3) for i in range(60)]
+    assert sum(r[1] == r[2] and r[3] == 0 for r in rows) == 4
+    steps, real = [], route_heads.inject
+    monkeypatch.setattr(route_heads, "inject", lambda e, w, t: steps.append(t) or real(e, w, t))
+    a, b = both(topo, make_router("shortest", topo), model(topo, "wormhole", 4, 2, 2),
+                Packets(rows))  # fmt: skip
+    assert_identical(a, b)
+    assert a.packets.shape[0] == 60
+    assert steps[0] == 0 and steps.count(0) == 1  # the step-by-step run's step 0 alone

@@ -174,8 +174,9 @@ def run(args: argparse.Namespace) -> int:
                 lambda: execute(
                     p,
                     comm,
-                    progress=bar.engine,
-                    collective_progress=bar.collective,
+                    # off: no callback, so the compiled steps run long calls (no Python a step)
+                    progress=bar.engine if bar.enabled else None,
+                    collective_progress=bar.collective if bar.enabled else None,
                     argv=argv,
                     reservation=res,
                     keep_local=args.baseline,

@@ -310,19 +310,29 @@ class Steps(InjectionBlocks):
             self.look = (True, rev, live.nv, live.nl, live.snap, *live.scratch(m))
         return self.look
 
-    def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> tuple:
+    def first(self, workload: Any) -> int:
+        """Step 0, as :func:`~mpinet.engine.flit.route_heads.inject` makes it: its packets
+        routed and queued at their sources, those injected at their destination delivered;
+        returns the packets injected. In one compiled call (nothing is in flight, nothing
+        moves): the step-by-step kernels it would call are not loaded, which was a fifth of
+        a fresh small run's engine time (docs/performance.md, "A fresh run's fixed cost")."""
+        rows, _, _ = self.run(workload, -1, workload.last_injection_step, 0, None, t_end=0)
+        return int(rows[0, 1 + R_INJ]) if rows.shape[0] else 0
+
+    def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any,
+            t_end: int | None = None) -> tuple:  # fmt: skip
         """Run from step ``t + 1`` for up to :data:`ONE_RANK_CHUNK` steps (:data:`MAX_CHUNK`
-        with a progress line), to the end, or to a deadlock look that lists fronts; returns
-        ``(rows, code, scanned)``: a row ``(step, flits, delivered, injected, cross, work)``
-        per step run, :func:`run_steps`' last status code and, for :data:`LOOK`, the scan
-        (for :meth:`~mpinet.engine.flit.deadlock_live.LiveCheck.search`). Errors are raised
-        as the step-by-step path raises them."""
+        with a progress line; to ``t_end`` if given), to the end, or to a deadlock look that
+        lists fronts; returns ``(rows, code, scanned)``: a row ``(step, flits, delivered,
+        injected, cross, work)`` per step run, :func:`run_steps`' last status code and, for
+        :data:`LOOK`, the scan (for :meth:`~mpinet.engine.flit.deadlock_live.LiveCheck.search`).
+        Errors are raised as the step-by-step path raises them."""
         eng = self.eng
         if self.pending is not None and self.pending[0] == t:  # drawn by the last call
             _, t_end, inj, ids = self.pending
         else:
             most_steps = ONE_RANK_CHUNK if eng.progress is None else MAX_CHUNK
-            t_end = min(t + most_steps, eng.max_steps)
+            t_end = min(t + most_steps, eng.max_steps) if t_end is None else t_end
             ids = []
             inj = self._injections(workload, t, t_end, ids)
         self.pending = None

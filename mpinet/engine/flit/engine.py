@@ -147,7 +147,14 @@ class FlitEngine:
         self.msg: str | None = None
         comm, op = self.comm, sum_op()
         self._routing = np.empty(0, np.int64)  # heads that reached a node this step
-        n_inj, _ = heads.inject(self, workload, 0)
+        #: which path runs the steps and why (``mpinet run --json``: switching.steps)
+        self.steps_path = chunk.path(self)
+        compiled = self.steps_path == chunk.COMPILED
+        steps = chunk.Steps(self) if compiled and self.size == 1 else None
+        if steps is not None:  # step 0 in the compiled steps too: no other kernel to load
+            n_inj = steps.first(workload)
+        else:
+            n_inj, _ = heads.inject(self, workload, 0)
         mine = np.array([n_inj, sum(d.shape[0] for d in self.delivered), self.msg is not None])
         tot = np.empty_like(mine)
         comm.Allreduce(mine, tot, op=op)
@@ -164,10 +171,6 @@ class FlitEngine:
         def st_nact() -> int:  # the step's work, for pacing the search (0 without it)
             return int(self.st.nact[0]) if live is not None else 0
 
-        #: which path runs the steps and why (``mpinet run --json``: switching.steps)
-        self.steps_path = chunk.path(self)
-        compiled = self.steps_path == chunk.COMPILED
-        steps = chunk.Steps(self) if compiled and self.size == 1 else None
         ranks = RankSteps(self) if compiled and self.size > 1 else None
         if ranks is not None and ranks.blocks is not None:
             steps = ranks.blocks  # many steps in one compiled call on each rank, the looks too
@@ -231,9 +234,9 @@ class FlitEngine:
             inj = injected + np.cumsum(rows[:, 3])
             dlv = delivered + np.cumsum(rows[:, 2])
             counters.append(np.stack([rows[:, 1], rows[:, 2], inj - dlv, rows[:, 4]], 1))
-            if self.progress is not None and self.rank == 0:
-                for i in range(rows.shape[0]):
-                    self.progress(int(rows[i, 0]), int(dlv[i]), int(inj[i]), int(inj[i] - dlv[i]))
+            if self.progress is not None and self.rank == 0:  # the call's last step: the line
+                i = rows.shape[0] - 1  # shows the latest at its interval, never a step apart
+                self.progress(int(rows[i, 0]), int(dlv[i]), int(inj[i]), int(inj[i] - dlv[i]))
             t, injected, delivered = int(rows[-1, 0]), int(inj[-1]), int(dlv[-1])
         in_flight = injected - delivered
         deadlock = None
