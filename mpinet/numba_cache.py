@@ -64,25 +64,35 @@ def package_stamp() -> tuple:
     return _stamp
 
 
-def _stamp_package() -> bool:
-    """Stamp mpinet's kernels with :func:`package_stamp` beside numba's own stamp."""
-    mixin = getattr(caching, "_SourceFileBackedLocatorMixin", None)
-    own = getattr(mixin, "get_source_stamp", None)
+def _wrap(cls: Any, name: str, make: Any) -> bool:
+    """Replace ``cls.name`` by ``make(original)``, once a process (the wrapper is marked);
+    False, nothing changed, where this numba has no such method."""
+    own = getattr(cls, name, None)
     if own is None:
         return False
     if getattr(own, "_mpinet_guard", False):
         return True
-
-    def get_source_stamp(self: Any) -> Any:
-        stamp = own(self)
-        py_file = getattr(self, "_py_file", None)
-        if py_file is None or not os.path.realpath(py_file).startswith(str(_PACKAGE) + os.sep):
-            return stamp
-        return (stamp, package_stamp())
-
-    get_source_stamp._mpinet_guard = True  # type: ignore[attr-defined]
-    mixin.get_source_stamp = get_source_stamp
+    wrapper = make(own)
+    wrapper._mpinet_guard = True
+    setattr(cls, name, wrapper)
     return True
+
+
+def _stamp_package() -> bool:
+    """Stamp mpinet's kernels with :func:`package_stamp` beside numba's own stamp."""
+
+    def make(own: Any) -> Any:
+        def get_source_stamp(self: Any) -> Any:
+            stamp = own(self)
+            py_file = getattr(self, "_py_file", None)
+            if py_file is None or not os.path.realpath(py_file).startswith(str(_PACKAGE) + os.sep):
+                return stamp
+            return (stamp, package_stamp())
+
+        return get_source_stamp
+
+    mixin = getattr(caching, "_SourceFileBackedLocatorMixin", None)
+    return _wrap(mixin, "get_source_stamp", make)
 
 
 def guard() -> bool:
@@ -90,22 +100,17 @@ def guard() -> bool:
 
     False (and nothing changed) when this numba has no such loader: its own behaviour stands.
     """
-    cls = getattr(caching, "IndexDataCacheFile", None)
-    load = getattr(cls, "_load_index", None)
-    if load is None:
-        return False
-    if getattr(load, "_mpinet_guard", False):
-        return True
 
-    def _load_index(self: Any) -> dict:
-        try:
-            return load(self)
-        except _UNREADABLE:
-            return {}  # as numba treats an index of another version: compile again
+    def make(load: Any) -> Any:
+        def _load_index(self: Any) -> dict:
+            try:
+                return load(self)
+            except _UNREADABLE:
+                return {}  # as numba treats an index of another version: compile again
 
-    _load_index._mpinet_guard = True  # type: ignore[attr-defined]
-    cls._load_index = _load_index
-    return True
+        return _load_index
+
+    return _wrap(getattr(caching, "IndexDataCacheFile", None), "_load_index", make)
 
 
 guard()

@@ -13,7 +13,8 @@ numba does) the first time a kernel links it, or when numba asks whether a symbo
 defined and the symbols read from the object code's own symbol table do not answer yes.
 Those are the externally visible symbols the object defines: a subset of numba's list,
 so a yes is numba's yes, and a no is answered by numba's list itself. Nothing of numba's
-behaviour changes but when the parsing happens.
+behaviour changes but when the parsing happens. Each load is also told to
+:data:`LOAD_LISTENERS` (``mpinet run --json``: ``load_seconds``).
 
 :func:`install` patches numba once per process; it leaves numba as it is (and returns
 False) when numba's codegen lacks the internals it replaces (another numba version).
@@ -22,13 +23,17 @@ False) when numba's codegen lacks the internals it replaces (another numba versi
 from __future__ import annotations
 
 import struct
+import time
 import weakref
 from typing import Any
 
-from numba.core import codegen
+from numba.core import caching, codegen
 
 #: the cached libraries whose bitcode is not parsed yet (their symbols: numba's list later)
 _PENDING: weakref.WeakSet = weakref.WeakSet()
+#: called with ``(start, end)`` (``perf_counter`` seconds) of every kernel loaded from the
+#: cache: numba announces compilations, not loads (``engine.compile_clock.CompileClock``)
+LOAD_LISTENERS: list = []
 
 
 def elf_symbols(obj: bytes) -> set[str] | None:
@@ -112,7 +117,20 @@ def install() -> bool:
             _parse(lib)
         return own_defined(self, name)
 
+    own_load = getattr(caching.Cache, "load_overload", None)
+
+    def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
+        start = time.perf_counter()
+        out = own_load(self, sig, target_context)
+        if out is not None and LOAD_LISTENERS:
+            end = time.perf_counter()
+            for listener in list(LOAD_LISTENERS):
+                listener(start, end)
+        return out
+
     is_symbol_defined._mpinet_lazy = True  # type: ignore[attr-defined]
+    if own_load is not None:
+        caching.Cache.load_overload = load_overload
     lib_cls._unserialize = classmethod(_unserialize)
     lib_cls._get_module_for_linking = _get_module_for_linking
     engine_cls.is_symbol_defined = is_symbol_defined

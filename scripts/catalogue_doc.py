@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rewrite the catalogue tables of docs/reliability.md from a run of the cases.
 
-Runs every catalogue module (``tests/test_bad_inputs.py``, ``tests/test_catalogue_*.py``)
+Runs every catalogue module (``tests/test_bad_inputs*.py``, ``tests/test_catalogue_*.py``)
 with ``MPINET_CATALOGUE_RECORD`` set, so that each case records the command, the exit code
 and the line mpinet printed instead of comparing them with the document, and then
 replaces the text between ``<!-- catalogue: begin -->`` and ``<!-- catalogue: end -->``
@@ -31,7 +31,9 @@ BEGIN, END = "<!-- catalogue: begin -->", "<!-- catalogue: end -->"
 
 def modules() -> list[Path]:
     return [
-        ROOT / "tests" / "test_bad_inputs.py",
+        ROOT / "tests" / "test_bad_inputs.py",  # the first catalogue's three parts, in order
+        ROOT / "tests" / "test_bad_inputs_values.py",
+        ROOT / "tests" / "test_bad_inputs_specs.py",
         *sorted((ROOT / "tests").glob("test_catalogue_*.py")),
     ]
 

@@ -1,6 +1,6 @@
 """The hostile-input catalogue's machinery: one :class:`Case` type, one runner, one check.
 
-Every catalogue module (``tests/test_bad_inputs.py``, ``tests/test_catalogue_*.py``) is a
+Every catalogue module (``tests/test_bad_inputs*.py``, ``tests/test_catalogue_*.py``) is a
 list of sections, ``SECTIONS = [(title, [Case, ...]), ...]``, and one parametrized test
 that calls :func:`run_case` and :func:`check`. A case runs ``python -m mpinet ARGS`` in a
 fresh directory (under ``mpiexec -n R`` when ``ranks > 1``), in processes whose address

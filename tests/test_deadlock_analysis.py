@@ -189,3 +189,13 @@ def test_cli_deadlock(capsys):
     assert main(["deadlock", "star:4", "--router", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("mpinet: error:")
+
+
+def test_cli_deadlock_text_cites_every_published_bound(capsys):
+    assert main(["deadlock", "star:4", "--router", "shortest", "--json"]) == 1
+    lit = json.loads(capsys.readouterr().out)["literature"]
+    assert main(["deadlock", "star:4", "--router", "shortest"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    at = lines.index("published bounds (star graph; docs/deadlock-analysis.md):")
+    want = [f"  {e['quantity']}: {e['value']}  [{e['source']}; {e['note']}]" for e in lit]
+    assert lines[at + 1 :] == want

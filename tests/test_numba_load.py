@@ -57,6 +57,25 @@ def test_a_cached_kernel_loads_unparsed_and_links_when_asked(tmp_path):
     assert out[:4] == ["unparsed True", "missing False", "parsed after a miss True", "g 32"]
 
 
+#: a fresh process: f loaded from the cache under a compile clock, the engine's mark before
+CLOCK = """\
+from mpinet.engine.compile_clock import CompileClock, mark_engine_start
+import kmod
+
+with CompileClock() as clock:
+    mark_engine_start()
+    assert kmod.f(2) == 7
+print(len(clock.load_spans), clock.kernels, clock.seconds, clock.loads_in_engine > 0)
+"""
+
+
+def test_a_load_is_timed_apart_from_compilations(tmp_path):
+    # mpinet run --json: load_seconds, engine time spent loading kernels (compile_seconds 0)
+    (tmp_path / "kmod.py").write_text(KERNEL)
+    _run(tmp_path, "import kmod; assert kmod.f(1) == 4")
+    assert _run(tmp_path, CLOCK).split("\n")[0] == "1 [] 0.0 True"
+
+
 def test_the_object_symbols_are_numbas_defined_symbols():
     # a kernel compiled here: its object code and its bitcode, as numba caches them
     @numba.njit

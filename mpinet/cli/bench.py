@@ -87,8 +87,8 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from mpinet.errors import SpecError
     from mpinet.jobs import load_job, parse_set
-    from mpinet.jobs.execute import plan
     from mpinet.jobs.netcheck import same_network
+    from mpinet.jobs.run_plan import plan
     from mpinet.outputs import scratch_dir
 
     comm = get_comm()

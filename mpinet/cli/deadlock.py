@@ -276,10 +276,7 @@ def format_vc_report(r: dict) -> str:
     if r["smallest_vcs"] is None:
         out.append("  way out: --vc-policy hops or negative-hop, or a router whose")
         out.append("  dependencies are acyclic")
-    if r.get("literature"):
-        out.append("published bounds (docs/deadlock-analysis.md):")
-        for e in r["literature"]:
-            out.append(f"  {e['quantity']}: {e['value']}  [{e['source']}; {e['note']}]")
+    out += _literature(r, "published bounds (docs/deadlock-analysis.md):")
     return "\n".join(out) + "\n"
 
 
@@ -320,8 +317,14 @@ def format_report(r: dict) -> str:
     if not r["acyclic"]:
         out.append('  way out: --buffer-classes hops (model.buffer_classes = "hops"), or a router')
         out.append("  whose dependencies are acyclic")
-    if r.get("literature"):
-        out.append("published bounds (star graph; docs/deadlock-analysis.md):")
-        for e in r["literature"]:
-            out.append(f"  {e['quantity']}: {e['value']}  [{e['source']}; {e['note']}]")
+    out += _literature(r, "published bounds (star graph; docs/deadlock-analysis.md):")
     return "\n".join(out) + "\n"
+
+
+def _literature(r: dict, heading: str) -> list[str]:
+    """The published bounds the report cites, under ``heading``; none: no lines."""
+    if not r.get("literature"):
+        return []
+    return [heading] + [
+        f"  {e['quantity']}: {e['value']}  [{e['source']}; {e['note']}]" for e in r["literature"]
+    ]

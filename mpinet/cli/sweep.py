@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from mpinet.cli import agree, collective, get_comm
-from mpinet.cli.switching_options import add_switching, switching_sets
+from mpinet.cli.switching_options import add_switching, job_sets
 from mpinet.jobs.spec import key_arg
 from mpinet.values import Range, arg
 
@@ -105,9 +105,9 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mpinet.analysis.sweep import sweep_stem
-    from mpinet.jobs import load_job, parse_set
-    from mpinet.jobs.execute import plan
+    from mpinet.jobs import load_job
     from mpinet.jobs.netcheck import same_network
+    from mpinet.jobs.run_plan import plan
     from mpinet.jobs.sweep import check_plan, sweep
     from mpinet.jobs.sweep_settings import Settings, parse_rates
     from mpinet.outputs import check_target, reserve
@@ -121,11 +121,7 @@ def run(args: argparse.Namespace) -> int:
     protect = [(args.job, "the job file")] if args.job else []
 
     def make():
-        sets = [parse_set(s) for s in args.set]
-        for attr, key in FLAG_KEYS.items():
-            if getattr(args, attr) is not None:
-                sets.append((key.split("."), getattr(args, attr)))
-        sets += switching_sets(args)
+        sets = job_sets(args, FLAG_KEYS)
         sets.append((["trace", "level"], "none"))
         p = plan(load_job(args.job, sets))
         check_plan(p)

@@ -4,7 +4,7 @@
 The choices come from where the program checks them (``routing.vc_policies.SWITCHING``
 and ``VC_POLICIES``); ``run`` and ``sweep`` map each option to its ``model.*`` key
 (:data:`KEYS`), so a flag and ``--set`` are validated by the same rule and refused
-with the same line.
+with the same line. :func:`job_sets` gathers every key their command lines set.
 """
 
 from __future__ import annotations
@@ -88,10 +88,23 @@ def add_switching(p: Any, *, job: bool = True, vcs_help: str | None = None) -> N
         )
 
 
-def switching_sets(args: argparse.Namespace) -> list[tuple[list[str], Any]]:
-    """The ``--set`` pairs of the switching options given (run, sweep)."""
+def flag_sets(args: argparse.Namespace, keys: dict[str, str]) -> list[tuple[list[str], Any]]:
+    """The ``--set`` pairs of the options of ``keys`` (dest -> job key) that were given."""
     return [
         (key.split("."), getattr(args, dest))
-        for dest, key in KEYS.items()
+        for dest, key in keys.items()
         if getattr(args, dest, None) is not None
     ]
+
+
+def switching_sets(args: argparse.Namespace) -> list[tuple[list[str], Any]]:
+    """The ``--set`` pairs of the switching options given (run, sweep)."""
+    return flag_sets(args, KEYS)
+
+
+def job_sets(args: argparse.Namespace, flag_keys: dict[str, str]) -> list[tuple[list[str], Any]]:
+    """Every job key a command line sets, in the order that overrides: ``--set``, then the
+    flags of ``flag_keys`` (dest -> job key), then the switching options (run, sweep)."""
+    from mpinet.jobs import parse_set
+
+    return [parse_set(s) for s in args.set] + flag_sets(args, flag_keys) + switching_sets(args)

@@ -20,6 +20,8 @@ from typing import Any
 
 from numba.core import event
 
+from mpinet import numba_load
+
 #: the clocks listening now (:func:`mark_engine_start` marks them all)
 _ACTIVE: list[CompileClock] = []
 
@@ -48,8 +50,14 @@ class CompileClock(event.Listener):
         self.spans: list[tuple[float, float]] = []
         #: when the engine's timer started (:func:`mark_engine_start`); None: not yet
         self.mark: float | None = None
+        #: (start, end) of each kernel loaded from numba's cache outside a compilation
+        self.load_spans: list[tuple[float, float]] = []
         self._depth = 0
         self._start = 0.0
+
+    def _on_load(self, start: float, end: float) -> None:
+        if self._depth == 0:  # a compilation's own loads are its time
+            self.load_spans.append((start, end))
 
     def on_start(self, ev: Any) -> None:
         if self._depth == 0:
@@ -73,11 +81,20 @@ class CompileClock(event.Listener):
             return self.seconds
         return sum(end - max(start, self.mark) for start, end in self.spans if end > self.mark)
 
+    @property
+    def loads_in_engine(self) -> float:
+        """Seconds of loading kernels from numba's cache since :attr:`mark` (all without a
+        mark): engine time (the engine's start-up), reported apart from the steps'."""
+        mark = -float("inf") if self.mark is None else self.mark
+        return sum(end - max(start, mark) for start, end in self.load_spans if end > mark)
+
     def __enter__(self) -> CompileClock:
         event.register("numba:compile", self)
+        numba_load.LOAD_LISTENERS.append(self._on_load)
         _ACTIVE.append(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         event.unregister("numba:compile", self)
+        numba_load.LOAD_LISTENERS.remove(self._on_load)
         _ACTIVE.remove(self)

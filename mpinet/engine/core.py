@@ -64,6 +64,8 @@ from mpinet.engine.run import (  # noqa: F401  (CollectiveError, Workload: re-ex
     CollectiveError,
     RunRecord,
     Workload,
+    joined,
+    packet_rows,
     raise_collected,
     stuck_packets,
 )
@@ -244,28 +246,19 @@ class Engine:
                     if deadlock is not None:
                         break
         stuck = stuck_packets(self.comm, self.topo, self._live_rows()) if in_flight else []
-        packets = np.concatenate(self.delivered) if self.delivered else np.empty((0, 7), np.int64)
+        # still in flight at max_steps: dropped, deliver_step = -1
+        packets = packet_rows(self.delivered, self._live_rows())
         self.delivered = []  # the per-step pieces: one copy of the records less at the peak
-        live = self._live_rows()
-        if live.shape[0]:  # still in flight at max_steps: dropped, deliver_step = -1
-            left = live[:, [0, 1, 2, 4, 4, 5, 6]]
-            left[:, 4] = -1
-            packets = np.concatenate([packets, left])
-        hops = None
-        if self.record_hops:
-            hops = np.concatenate(self.hop_rows) if self.hop_rows else np.empty((0, 5), np.int64)
         rec = RunRecord(
             steps=t,
             counters=np.array(counters, dtype=np.int64).reshape(-1, 4),
             packets=packets,
-            injected_ids=(
-                np.concatenate(self.injected) if self.injected else np.empty(0, np.int64)
-            ),
+            injected_ids=joined(self.injected),
             link_load=(self.cal or self.st).link_load(),
-            hop_rows=hops,
+            hop_rows=joined(self.hop_rows, 5) if self.record_hops else None,
             stuck=stuck,
             deadlock=deadlock,
-            drops=np.concatenate(self.drops) if self.drops else np.empty((0, 4), np.int64),
+            drops=joined(self.drops, 4),
             seconds=time.perf_counter() - t0,
             lo=self.lo,
             hi=self.hi,

@@ -52,6 +52,26 @@ class RunRecord:
     hi: int = 0
 
 
+def joined(pieces: list, width: int = 0) -> np.ndarray:
+    """The per-step row blocks ``pieces`` as one int64 array; none: 0 rows of ``width``
+    columns (``width`` 0: a 1-D array of none)."""
+    if pieces:
+        return np.concatenate(pieces)
+    return np.empty((0, width) if width else 0, np.int64)
+
+
+def packet_rows(delivered: list, live: np.ndarray) -> np.ndarray:
+    """A run's packet rows (id, source, dest, inject, deliver, hops, admit step): the
+    ``delivered`` blocks, then the packets still in flight at the end, from their ``live``
+    rows (pid, src, dst, at, inj, hops, adm), with deliver step -1. Both engines end so."""
+    packets = joined(delivered, 7)
+    if live.shape[0]:
+        left = live[:, [0, 1, 2, 4, 4, 5, 6]]
+        left[:, 4] = -1
+        packets = np.concatenate([packets, left])
+    return packets
+
+
 def raise_collected(comm: Any, message: str | None) -> None:
     """Raise the first rank's failure message on every rank (collective)."""
     msgs = [m for m in comm.allgather(message) if m]

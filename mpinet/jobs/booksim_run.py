@@ -30,7 +30,7 @@ from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.jobs.booksim_config import read_config
 from mpinet.jobs.booksim_map import to_job
 from mpinet.jobs.booksim_measure import Dist, Measure, overall, single_sim
-from mpinet.jobs.execute import plan
+from mpinet.jobs.run_plan import plan
 from mpinet.jobs.spec import validate
 from mpinet.jobs.switching import make_engine
 from mpinet.workloads.registry import make_workload
@@ -45,7 +45,7 @@ MAX_RUNS = 4
 class Prepared:
     """A configuration read, mapped and planned."""
 
-    plan: Any  # jobs.execute.Plan
+    plan: Any  # jobs.run_plan.Plan
     measure: Measure
     info: dict  # what the configuration became (booksim_map.to_job's)
     cfg: Any

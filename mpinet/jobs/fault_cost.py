@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import max_op, sum_op
-from mpinet.jobs.execute import plan
+from mpinet.jobs.run_plan import plan
 from mpinet.jobs.spec import JobError
 from mpinet.values import label_rows
 

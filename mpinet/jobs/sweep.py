@@ -47,7 +47,7 @@ import numpy as np
 
 from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.errors import JobError, WorkloadError
-from mpinet.jobs.execute import Plan
+from mpinet.jobs.run_plan import Plan
 from mpinet.jobs.sweep_plan import check_drain, plan_sweep, rate_unit
 from mpinet.jobs.sweep_point import run_point, switching, traffic, zero_load
 from mpinet.jobs.sweep_settings import Rates, Settings

@@ -33,7 +33,7 @@ from mpinet.jobs import resources as rs
 from mpinet.jobs.sweep_settings import MAX_BISECT, MAX_LOADS, Rates, Settings
 
 if TYPE_CHECKING:
-    from mpinet.jobs.execute import Plan
+    from mpinet.jobs.run_plan import Plan
 
 #: packet-hops per rank a sweep may cost (a step counts as STEP_WORK)
 MAX_WORK = 1e12

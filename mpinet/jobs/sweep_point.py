@@ -14,7 +14,7 @@ import numpy as np
 
 from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
 from mpinet.engine.exchange import exchange_rows
-from mpinet.jobs.execute import Plan
+from mpinet.jobs.run_plan import Plan
 from mpinet.jobs.sweep_settings import Settings
 from mpinet.jobs.switching import make_engine
 from mpinet.workloads.registry import make_workload

@@ -1,6 +1,6 @@
 """The root attributes ``mpinet run`` gives its traces (layout 1.2: :mod:`mpinet.trace`).
 
-``p`` is a :class:`mpinet.jobs.execute.Plan`. A unicast trace says what its link loads and
+``p`` is a :class:`mpinet.jobs.run_plan.Plan`. A unicast trace says what its link loads and
 transmissions count (``load_unit``) and, on the flit engine, its switching
 (:mod:`mpinet.analysis.switching` reads them back); a file network's trace says which
 file it ran on (sha256, absolute path, format).

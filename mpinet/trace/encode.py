@@ -66,7 +66,7 @@ def same_schema(ref: Schema, other: Schema, r: int) -> None:
 def check_attrs(attrs: Any) -> None:
     """Raise :class:`TraceError` unless every root attribute in ``attrs`` can be stored.
 
-    Run before the work starts (``mpinet.jobs.execute.plan``), so that a value the trace
+    Run before the work starts (``mpinet.jobs.run_plan.plan``), so that a value the trace
     cannot hold (an int outside 64 bits, a dict) is refused before any result exists.
     """
     if not isinstance(attrs, dict):

@@ -95,7 +95,7 @@ class WorkloadKind:
         """Keys of ``[workload]`` this kind would ignore as configured, each with the reason.
 
         A job that sets one of them is refused rather than silently ignored
-        (:func:`mpinet.jobs.execute.plan`). Default: none.
+        (:func:`mpinet.jobs.run_plan.plan`). Default: none.
         """
         return {}
 

@@ -34,8 +34,9 @@ from numba import njit
 
 from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import port_choice, route_io, step_end
+from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import route_heads as heads
-from mpinet.engine.flit import route_io, step_end
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.direct import Direct
@@ -144,7 +145,7 @@ def _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs, pkts, links,
-              bufs, so, rows, status, look):  # fmt: skip
+              bufs, so, rows, status, look, inc):  # fmt: skip
     """Run steps ``t0 + 1 .. t_end`` (see the module docstring); returns the last step run.
 
     ``inj``: the :class:`~mpinet.engine.flit.injection_blocks.Injections` of each step
@@ -157,7 +158,8 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
     as :meth:`~mpinet.engine.flit.deadlock_live.LiveCheck.due` paces them (budget in
     ``status[S_BUDGET]``), its scan runs here, and only a scan that lists fronts returns
     (:data:`LOOK`): most looks list none, and a return to Python every 16 steps was the
-    fixed cost of small networks (issue 33).
+    fixed cost of small networks (issue 33). ``inc``: sdc's demand kept between steps
+    (:class:`~mpinet.engine.flit.port_demand.Demand`; counted afresh at the call's first step).
     """
     cnt, deliv = so.cnt, so.deliv
     scratch, drows, hrows = room
@@ -182,28 +184,33 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             fs.sort_active(bufs.act, bufs.nact[0], so.rq)
         nt = fk.collect(prm, segs, pkts, links, bufs, so)
         sdc = -1
-        if prm.kind == fk.SDC:  # one rank: the demand is the rank's
-            first, demand = so.route[0, :nt], so.route[1, : prm.deg]  # free until routing
-            demand[:] = 0  # sdc_demand's, in scratch: no allocation per step
-            fk.movable(nt, prm, segs, pkts, links, so, first, demand)
-            sdc = fk.sdc_port(demand)
-            fk.choose_links(nt, prm, segs, pkts, so, first, sdc)
+        na = nt  # the links move visits: sdc's allowed ones, moved to the front
+        if prm.kind == fk.SDC:  # one rank: the demand is the rank's, kept between steps
+            pd.recount(nt, t == t0 + 1, prm, segs, pkts, links, so, inc)
+            if inc.chk[0]:
+                pd.check(nt, prm, segs, pkts, links, so, inc)
+            sdc = fk.sdc_port(inc.dem)
+            na = pd.allow_port(nt, sdc, prm, so, inc)
         elif prm.kind == fk.ALL:  # every touched link (no call: a call's bundles cost)
             so.allow[:nt] = True
-        else:  # k-port, one-port: port_model's, in the routing's scratch (no allocation)
-            first, demand = so.route[0, :nt], so.route[1, : prm.deg]
-            fk.movable(nt, prm, segs, pkts, links, so, first, demand)
-            fk.choose_links(nt, prm, segs, pkts, so, first, sdc)
+        else:  # k-port, one-port: port_model's choice (reads only nodes with a choice)
+            port_choice.kport_choice(nt, prm, segs, pkts, links, so)
+            na = port_choice.allowed_first(nt, so)
         for c in range(fk.NCOUNT):
             if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
                 cnt[c] = 0
         f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
-        if nt:  # no request, no move (the call unpacks some 60 arrays)
-            fk.move(t, nt, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so)
+        if na:  # no request, no move (the call unpacks some 60 arrays)
+            fk.move(t, na, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so)
+        for j in range(na, nt):  # move zeroes the counts of the links it visited
+            links.nreq[so.touched[j]] = 0
         nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
         if so.out[0]:
             status[0], status[1], status[2] = MODEL_ERR, t, sdc
             return t
+        if prm.kind == fk.SDC:
+            pd.mark_moves(na, prm, segs, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL,
+                          fk.C_DRAIN)  # fmt: skip
         for i in range(nh):  # injected at their destination: delivered now
             r = cnt[fk.C_DELIV]
             deliv[r, 0], deliv[r, 1] = inj.hpid[ha + i], inj.hsrc[ha + i]
@@ -214,6 +221,8 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         if nnew + ni and not _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links,
                                     bufs, so, status, so.route, so.rhdr):  # fmt: skip
             return t
+        if prm.kind == fk.SDC:
+            pd.mark_routed(nnew + ni, so, inc)
         flits, ndel = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
         rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh
         rows[k, R_CROSS], rows[k, R_WORK] = cnt[fk.C_CROSS] - x0, bufs.nact[0]
@@ -295,6 +304,8 @@ class Steps(InjectionBlocks):
         self.status = np.zeros(8, np.int64)
         self.look: tuple | None = None  # run_steps' deadlock-look arrays (_look)
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
+        #: sdc's demand between steps (port_demand); ``check``: compared every step (tests)
+        self.inc = pd.make_demand(st.block * deg, deg, check=getattr(eng, "check_demand", False))
         self.c_run = Direct(run_steps)  # the dispatch typed ~70 arrays a call: 2 ms a run
 
     def _look(self, live: Any, m: int) -> tuple:
@@ -356,7 +367,7 @@ class Steps(InjectionBlocks):
             look = self._look(live, so.touched.size)
             tl = self.c_run(t0, t_end, last, eng.load_window[0], eng.load_window[1], room, part,
                            self.rule, self.vrule, eng.prm, st.segs, st.pkts, st.links, st.bufs,
-                           so, rows[k:], status, look)  # fmt: skip
+                           so, rows[k:], status, look, self.inc)  # fmt: skip
             self._flush(so)
             code = int(status[0])
             if code != ROOM or tl >= t_end:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.flit import kernels as fk
-from mpinet.engine.run import RunRecord, stuck_packets
+from mpinet.engine.run import RunRecord, joined, packet_rows, stuck_packets
 
 
 def counter_rows(counters: list) -> np.ndarray:
@@ -30,22 +30,14 @@ def record(eng: Any, t: int, counters: list, deadlock: Any, in_flight: int,
     """The engine's :class:`~mpinet.engine.run.RunRecord` after step ``t``; the engine's
     arrays are dropped (they go with the run)."""
     st = eng.st
-    packets = np.concatenate(eng.delivered) if eng.delivered else np.empty((0, 7), np.int64)
-    left = live_rows(eng)
-    if left.shape[0]:  # still in flight at the end: deliver_step = -1
-        rows = left[:, [0, 1, 2, 4, 4, 5, 6]]
-        rows[:, 4] = -1
-        packets = np.concatenate([packets, rows])
-    hops = None
-    if eng.record_hops:
-        hops = np.concatenate(eng.hop_rows) if eng.hop_rows else np.empty((0, 5), np.int64)
+    packets = packet_rows(eng.delivered, live_rows(eng))  # in flight: deliver_step = -1
     rec = RunRecord(
         steps=t,
         counters=counter_rows(counters),
         packets=packets,
-        injected_ids=np.concatenate(eng.injected) if eng.injected else np.empty(0, np.int64),
+        injected_ids=joined(eng.injected),
         link_load=st.link_load(),
-        hop_rows=hops,
+        hop_rows=joined(eng.hop_rows, 5) if eng.record_hops else None,
         stuck=stuck_packets(eng.comm, eng.topo, live_rows(eng)) if in_flight else [],
         deadlock=deadlock,
         drops=np.empty((0, 4), np.int64),

@@ -1,0 +1,206 @@
+"""sdc's demand kept between steps (numba): per link its movable requests, per port their sum.
+
+sdc sends on the links of the port with the most movable requests. Counting them afresh
+(:func:`~mpinet.engine.flit.port_choice.movable`) walks every waiting request each step,
+and sdc keeps about 8x as many requests waiting as it sends (ms:3,2 at Bernoulli 0.003:
+12,000 active buffers, 6,450 links with requests, 1,500 sending): that walk was a third of
+its step (docs/performance.md, "Cost per step"). Here the count of a link is kept in
+``inc.mc`` and the ports' sums in ``inc.dem``, and a step recounts only the links whose
+requests, credits or VC holds changed in the step before, which :func:`mark_moves` and
+:func:`mark_routed` list (``inc.dirty``) from the step's own lists:
+
+* the links that were allowed to send (their requests' flits, credits and holds);
+* the links that got credits back (``so.cred_l``) or a VC released (``so.rel``);
+* the output links of segments that received flits (``so.local``), of the new fronts of
+  buffers whose front segment drained (``so.drain``), and of heads routed or packets
+  injected in the step (the routing's links, ``so.route[6]``).
+
+Nothing else changes whether a request can move (its VC's credits, the holds and credits of
+its link's VCs, its segment's VC and policy range, and whether it is a request at all: a
+buffer's front with flits, wholly received under store-and-forward). A count is then the
+same as a fresh one; :func:`check` compares them (a test's check mode of
+:func:`~mpinet.engine.flit.chunk.run_steps`). The compiled steps count afresh at the start
+of each call (:func:`rebuild`), so nothing Python does between calls needs marking.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.flit.kernels import LA_SEG
+from mpinet.engine.flit.layout import DEST, quotient, vc_id
+
+Demand = namedtuple("Demand", ["mc", "dem", "flag", "dirty", "nd", "chk", "cdem"])
+Demand.__doc__ = """sdc's demand between steps: per link its movable requests (``mc``), per
+port their sum (``dem``), whether a link is listed to recount (``flag``) and the list
+(``dirty[:nd[0]]``); ``chk = (on, steps checked, mismatches)`` of :func:`check`, ``cdem``
+its scratch."""
+
+
+def make_demand(nlinks: int, deg: int, check: bool = False) -> Demand:
+    """Empty state for ``nlinks`` links of ``deg`` ports; ``check``: compare every step's
+    counts with fresh ones (tests)."""
+    return Demand(np.zeros(nlinks, np.int64), np.zeros(deg, np.int64),
+                  np.zeros(nlinks, np.uint8), np.empty(nlinks, np.int64), np.zeros(1, np.int64),
+                  np.array([int(check), 0, 0], np.int64), np.zeros(deg, np.int64))  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def _count(link, nvc, need, lstart, lreq, rq, rq_prev, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt,
+           held, credit, pkt_dst):  # fmt: skip
+    """The movable requests of ``link`` along its chain (as ``movable`` counts them)."""
+    m = lreq[link]
+    x = lstart[link]
+    c = 0
+    for i in range(m):
+        if i > 0:
+            x = rq_prev[x]
+        s = rq[x]
+        ovc = seg_ovc[s]
+        if ovc == DEST:
+            c += 1
+        elif ovc >= 0:
+            if credit[vc_id(link, ovc, nvc)] > 0:
+                c += 1
+        elif nbt[link] == pkt_dst[seg_pkt[s]]:
+            c += 1
+        else:
+            for v in range(seg_vlo[s], seg_vhi[s]):
+                k = vc_id(link, v, nvc)
+                if held[k] == 0 and credit[k] >= need:
+                    c += 1
+                    break
+    return c
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def recount(nt, full, prm, segs, pkts, links, so, inc):
+    """The counts at the start of the step, after ``collect``: every touched link's afresh
+    (``full``: and every other link's 0), else only the listed links'; the list emptied."""
+    nvc, need, deg = prm.nvc, prm.need, prm.deg
+    rdeg = 1.0 / deg
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
+    pkt_dst, rq, rq_prev, touched = pkts.dst, so.rq, so.rq_prev, so.touched
+    mc, dem, flag, dirty, nd = inc.mc, inc.dem, inc.flag, inc.dirty, inc.nd
+    if full:
+        mc[:] = 0
+        dem[:] = 0
+        for j in range(nt):
+            link = touched[j]
+            c = _count(link, nvc, need, lstart, lreq, rq, rq_prev, seg_ovc, seg_pkt, seg_vlo,
+                       seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
+            mc[link] = c
+            dem[link - quotient(link, deg, rdeg) * deg] += c
+        for i in range(nd[0]):
+            flag[dirty[i]] = 0
+        nd[0] = 0
+        return
+    for i in range(nd[0]):
+        link = dirty[i]
+        flag[link] = 0
+        c = 0
+        if lreq[link] > 0:  # not touched this step: no request, 0
+            c = _count(link, nvc, need, lstart, lreq, rq, rq_prev, seg_ovc, seg_pkt, seg_vlo,
+                       seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
+        dem[link - quotient(link, deg, rdeg) * deg] += c - mc[link]
+        mc[link] = c
+    nd[0] = 0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def allow_port(nt, port, prm, so, inc):
+    """sdc's choice: the touched links of ``port`` with a movable request, moved to the front
+    of ``so.touched`` in their order (the others after them, in theirs; ``so.route[0]`` as
+    scratch), ``so.allow`` set; returns their number. The order of the allowed links is
+    :func:`~mpinet.engine.flit.port_choice.choose_links`' so the moves are the same, and
+    ``move`` then visits only them."""
+    touched, allow, rest, mc, deg = so.touched, so.allow, so.route[0], inc.mc, prm.deg
+    rdeg = 1.0 / deg
+    na = 0
+    nr = 0
+    for j in range(nt):
+        link = touched[j]
+        if mc[link] > 0 and link - quotient(link, deg, rdeg) * deg == port:
+            touched[na] = link
+            na += 1
+        else:
+            rest[nr] = link
+            nr += 1
+    for i in range(nr):
+        touched[na + i] = rest[i]
+    allow[:na] = True
+    allow[na:nt] = False
+    return na
+
+
+@njit(cache=True, inline="always")
+def _mark(link, flag, dirty, nd):
+    if link >= 0 and flag[link] == 0:
+        flag[link] = 1
+        dirty[nd[0]] = link
+        nd[0] += 1
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def mark_moves(na, prm, segs, bufs, so, inc, c_cred, c_rel, c_local, c_drain):
+    """List the links whose counts the step's moves may have changed (module docstring),
+    after ``settle`` and before the routing (a drained segment's buffer still readable);
+    ``c_*``: the counters of ``so``'s lists."""
+    flag, dirty, nd, nvc = inc.flag, inc.dirty, inc.nd, prm.nvc
+    touched, cnt, cred_l, rel = so.touched, so.cnt, so.cred_l, so.rel
+    local, drain = so.local, so.drain
+    seg_out, seg_buf, bhead = segs.out, segs.buf, bufs.head
+    for j in range(na):
+        _mark(touched[j], flag, dirty, nd)
+    for i in range(cnt[c_cred]):
+        _mark(cred_l[i, 0] // nvc, flag, dirty, nd)
+    for i in range(cnt[c_rel]):
+        _mark(rel[i] // nvc, flag, dirty, nd)
+    for i in range(cnt[c_local]):
+        _mark(seg_out[local[i, LA_SEG]], flag, dirty, nd)  # a new head: -1, routed later
+    for i in range(cnt[c_drain]):
+        f = bhead[seg_buf[drain[i]]]
+        if f >= 0:
+            _mark(seg_out[f], flag, dirty, nd)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def mark_routed(m, so, inc):
+    """List the links of the step's ``m`` routed heads and injected packets."""
+    flag, dirty, nd, lk = inc.flag, inc.dirty, inc.nd, so.route[6]
+    for i in range(m):
+        _mark(lk[i], flag, dirty, nd)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def check(nt, prm, segs, pkts, links, so, inc):
+    """Check mode: the kept counts against fresh ones (every link's, and the ports' sums);
+    ``inc.chk[1]`` steps checked, ``inc.chk[2]`` those that differed."""
+    nvc, need, deg = prm.nvc, prm.need, prm.deg
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
+    pkt_dst, rq, rq_prev, touched, mc = pkts.dst, so.rq, so.rq_prev, so.touched, inc.mc
+    bad = False
+    seen = 0
+    dem = inc.cdem
+    dem[:] = 0
+    for j in range(nt):
+        link = touched[j]
+        c = _count(link, nvc, need, lstart, lreq, rq, rq_prev, seg_ovc, seg_pkt, seg_vlo,
+                   seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
+        dem[link % deg] += c
+        seen += mc[link]
+        if c != mc[link]:
+            bad = True
+    if seen != mc.sum():  # a link with no request this step counted as movable
+        bad = True
+    for q in range(deg):
+        if dem[q] != inc.dem[q]:
+            bad = True
+    inc.chk[1] += 1
+    if bad:
+        inc.chk[2] += 1

@@ -1,0 +1,64 @@
+"""sdc's demand kept between steps (mpinet/engine/flit/port_demand.py; issue 33, the port
+models within 1.5x of all-port): at every step of random sdc runs the kept counts (per link
+its movable requests, per port their sum) equal a count made afresh, and the runs equal the
+step-by-step path row for row. A state whose links are never listed for a recount is caught
+by the same check, so the check can fail."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_flit_active import bernoulli_plan
+from test_flit_chunk import assert_identical
+
+from mpinet.engine.flit import chunk
+from mpinet.jobs.switching import make_engine
+
+SPECS = (("hypercube:4", "anynet-min"), ("star:4", "shortest"), ("ms:2,2", "shortest"))
+MODES = ("store-and-forward", "cut-through", "wormhole")
+
+
+def run_checked(monkeypatch, p, compiled, *, never_listed=False):
+    """The run's record and its compiled steps' demand state (None on the step path)."""
+    made = []
+
+    class Checked(chunk.Steps):
+        def __init__(self, eng):
+            super().__init__(eng)
+            if never_listed:  # every link looks listed already: none is ever recounted
+                self.inc.flag[:] = 1
+            made.append(self)
+
+    monkeypatch.setattr(chunk, "Steps", Checked)
+    eng = make_engine(p, None, seed=p.job.seed, max_steps=20_000, record_hops=True,
+                      progress=None, compiled_steps=compiled)  # fmt: skip
+    eng.check_demand = True
+    rec = eng.run(p.workload.traffic)
+    monkeypatch.undo()
+    return rec, (made[0].inc if made else None)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kept_demand_equals_a_fresh_count_every_step(monkeypatch, seed):
+    rng = np.random.default_rng(seed)
+    spec, router = SPECS[seed % len(SPECS)]
+    mode = MODES[int(rng.integers(len(MODES)))]
+    vcs = int(rng.integers(1, 4))
+    policy = "hops" if spec == "star:4" and vcs >= 3 else "any"
+    vcs = 4 if policy == "hops" else vcs
+    flits = int(rng.integers(1, 6))
+    rate = float(rng.uniform(0.02, 0.12)) / flits
+    p = bernoulli_plan(spec, router, "sdc", mode, rate, 200, flits=flits, vcs=vcs,
+                       buf=int(rng.integers(1, 4)), policy=policy)  # fmt: skip
+    a, inc = run_checked(monkeypatch, p, True)
+    b, _ = run_checked(monkeypatch, p, False)
+    assert_identical(a, b)
+    assert inc.chk[1] >= a.steps - 5  # every step checked (a call's last may end it)
+    assert inc.chk[2] == 0, f"{inc.chk[2]} steps of {inc.chk[1]} differed"
+    assert a.counters[:, 0].sum() > 0
+
+
+def test_a_link_never_recounted_is_caught(monkeypatch):
+    p = bernoulli_plan("hypercube:4", "anynet-min", "sdc", "wormhole", 0.05, 200)
+    _, inc = run_checked(monkeypatch, p, True, never_listed=True)
+    assert inc.chk[1] > 100 and inc.chk[2] > 10
