@@ -233,7 +233,8 @@ def test_rows_freed_and_grown_in_mid_block(monkeypatch):
 def test_the_plan_counts_the_carried_routes(monkeypatch):
     """The plan's exchange arrays with walked routes (jobs/plans_flit: routes up to twice the
     mean hops carried per wire row) against RankSteps' own after the run (grown to the
-    longest route walked)."""
+    longest route walked), and its walked rows (free rows kept for two steps' arrivals
+    included) against the table's."""
     import math
 
     from mpi4py import MPI
@@ -266,6 +267,13 @@ def test_the_plan_counts_the_carried_routes(monkeypatch):
         assert rc.words_per_head(comm.allreduce(eng.router.longest, op=MPI.MAX)) <= carried
         plan = pf.exchange_bytes(topo, comm.Get_size(), 2, 1, 1, carried)
         assert real <= plan <= 1.1 * real + 256, (spec, real, plan)
+        # the walked rows: this rank's routes and the free rows kept for two steps' arrivals
+        sr = eng.router
+        table = sum(a.nbytes for a in (sr.table, sr.links, sr.head, sr.last, sr.free))
+        table = comm.allreduce(table, op=MPI.MAX)
+        routes = -(-len(rows) // comm.Get_size()) + 2 * pf.cut_links(topo, comm.Get_size())
+        plan = pf.route_rows_bytes(routes, mean_hops(topo))
+        assert table <= plan <= 8 * table, (spec, table, plan)
 
 
 @pytest.mark.mpi(min_size=2)

@@ -98,6 +98,19 @@ def route_rows_bytes(routes: int, hops: float) -> int:
     return 2 * routes * per * ROW_BYTES
 
 
+def cut_links(topo: Topology, size: int) -> int:
+    """Links into the rank with the most from other ranks (of :data:`EXCHANGE_SAMPLE` ranks
+    spread evenly): the most heads a step may bring it, per flit a link carries."""
+    bounds = block_bounds(topo.num_nodes, size)
+    most = 0
+    for r in np.unique(np.linspace(0, size - 1, min(size, EXCHANGE_SAMPLE)).astype(np.int64)):
+        lo, hi = int(bounds[r]), int(bounds[r + 1])
+        far = neighbor_block(topo, lo, hi).astype(np.int64)
+        far = far[far >= 0]
+        most = max(most, int((far < lo).sum() + (far >= hi).sum()))
+    return most
+
+
 def exchange_bytes(
     topo: Topology,
     size: int,
@@ -244,7 +257,9 @@ def flit_state(
     ahead = min(CHUNK_STEPS * per_step, -(-fp.packets // size))
     if walked(router):  # the routes of WALK_AHEAD steps' injections are walked at once
         walk = min(WALK_AHEAD * per_step, -(-fp.packets // size))
-        rows = route_rows_bytes(flight + walk, mean_hops(topo))
+        # on several ranks, free rows for two steps' heads from other ranks (route_carry)
+        carried = 2 * cut_links(topo, size) * capacity if size > 1 else 0
+        rows = route_rows_bytes(flight + walk + carried, mean_hops(topo))
         est.add("walked route rows", rows + walk * WALK_BYTES, RUN)
     est.add("injection", max(per_step * (128 + 16 * header_width),
                              ahead * (40 + 8 * header_width)), RUN)  # fmt: skip

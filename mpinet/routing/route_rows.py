@@ -7,7 +7,9 @@ into rows of a table ``width`` cells wide, chained when it is longer than a row
 by the compiled rule or :meth:`SourceRouted.next_port`. Rows are reused: a stack of
 free rows, freed on a route's last hop or by the engine when the packet is delivered.
 A word names a row of the rank that walked it: a packet that crosses to another rank
-gets a row there (:meth:`SourceRouted.rewalk`), and the sending rank frees its own.
+gets a row there (its route walked again, :meth:`SourceRouted.rewalk`, or carried in the
+flit engine's messages and written into free rows, :mod:`mpinet.engine.flit.route_carry`),
+and the sending rank frees its own.
 """
 
 from __future__ import annotations

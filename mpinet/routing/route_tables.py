@@ -199,7 +199,8 @@ def compile_routes(
     ``compiled_hop()`` again after any call that walked rows (the table may grow), frees
     a packet's rows (``release``) when it is delivered, dropped or sent to another rank, or
     frees at once every row no live packet names (``keep``: the flit engine, per block of
-    injections walked), and gives a received packet a row of its own (``rewalk``). The
+    injections walked), and gives a received packet a row of its own (``rewalk``, or the
+    route the flit engine's blocks carry written into free rows, ``grow`` first). The
     other paths need nothing: their tables are the same on every rank.
     """
     if router.compiled_hop() is not None:
