@@ -106,13 +106,15 @@ REPORTS: tuple[Report, ...] = (
 )  # fmt: skip
 
 #: the scripts that are no report: the docs checker and generator, the test runner, helpers,
-#: and booksim_trace.py, which writes test data (tests/data/booksim) from BookSim2's traces
+#: booksim_trace.py, which writes test data (tests/data/booksim) from BookSim2's traces, and
+#: flit_stage_split.py, which times a scratch copy of the engine stage by stage (a probe, no report)
 TOOLS = (
     "booksim_trace.py",
     "catalogue_doc.py",
     "docs.py",
     "docs_blocks.py",
     "docs_toml.py",
+    "flit_stage_split.py",
     "gen_reference.py",
     "launcher.py",
     "mkdocs_hooks.py",
