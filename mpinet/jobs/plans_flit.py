@@ -101,14 +101,20 @@ def route_rows_bytes(routes: int, hops: float) -> int:
 def cut_links(topo: Topology, size: int) -> int:
     """Links into the rank with the most from other ranks (of :data:`EXCHANGE_SAMPLE` ranks
     spread evenly): the most heads a step may bring it, per flit a link carries."""
-    bounds = block_bounds(topo.num_nodes, size)
     most = 0
+    for _, lo, hi, far, _ in _sampled_blocks(topo, size):
+        most = max(most, int((far < lo).sum() + (far >= hi).sum()))
+    return most
+
+
+def _sampled_blocks(topo: Topology, size: int):
+    """Per rank of :data:`EXCHANGE_SAMPLE` spread evenly: the rank, its block ``[lo, hi)``,
+    the far ends of its nodes' links (no -1) and the block bounds."""
+    bounds = block_bounds(topo.num_nodes, size)
     for r in np.unique(np.linspace(0, size - 1, min(size, EXCHANGE_SAMPLE)).astype(np.int64)):
         lo, hi = int(bounds[r]), int(bounds[r + 1])
         far = neighbor_block(topo, lo, hi).astype(np.int64)
-        far = far[far >= 0]
-        most = max(most, int((far < lo).sum() + (far >= hi).sum()))
-    return most
+        yield int(r), lo, hi, far[far >= 0], bounds
 
 
 def exchange_bytes(
@@ -131,13 +137,9 @@ def exchange_bytes(
     if size < 2:
         return 0
 
-    bounds = block_bounds(topo.num_nodes, size)
     width = fk.W_WIDTH + header_width
     most = 0
-    for r in np.unique(np.linspace(0, size - 1, min(size, EXCHANGE_SAMPLE)).astype(np.int64)):
-        lo, hi = int(bounds[r]), int(bounds[r + 1])
-        far = neighbor_block(topo, lo, hi).astype(np.int64)
-        far = far[far >= 0]
+    for r, _, _, far, bounds in _sampled_blocks(topo, size):
         owner = np.searchsorted(bounds, far, side="right") - 1
         links = np.bincount(owner[owner != r], minlength=size)
         links = links[links > 0]  # per neighbour rank: the links to it (and back)

@@ -32,6 +32,7 @@ from numba import njit
 
 from mpinet.engine.flit.kernels import LA_SEG
 from mpinet.engine.flit.layout import DEST, quotient, vc_id
+from mpinet.engine.flit.port_choice import allowed_first
 
 Demand = namedtuple("Demand", ["mc", "dem", "flag", "dirty", "nd", "chk", "cdem"])
 Demand.__doc__ = """sdc's demand between steps: per link its movable requests (``mc``), per
@@ -118,23 +119,12 @@ def allow_port(nt, port, prm, so, inc):
     scratch), ``so.allow`` set; returns their number. The order of the allowed links is
     :func:`~mpinet.engine.flit.port_choice.choose_links`' so the moves are the same, and
     ``move`` then visits only them."""
-    touched, allow, rest, mc, deg = so.touched, so.allow, so.route[0], inc.mc, prm.deg
+    touched, allow, mc, deg = so.touched, so.allow, inc.mc, prm.deg
     rdeg = 1.0 / deg
-    na = 0
-    nr = 0
     for j in range(nt):
         link = touched[j]
-        if mc[link] > 0 and link - quotient(link, deg, rdeg) * deg == port:
-            touched[na] = link
-            na += 1
-        else:
-            rest[nr] = link
-            nr += 1
-    for i in range(nr):
-        touched[na + i] = rest[i]
-    allow[:na] = True
-    allow[na:nt] = False
-    return na
+        allow[j] = mc[link] > 0 and link - quotient(link, deg, rdeg) * deg == port
+    return allowed_first(nt, so)
 
 
 @njit(cache=True, inline="always")
