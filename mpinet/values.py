@@ -302,6 +302,10 @@ ENV: dict[str, EnvVar] = {
         Range(0, 2**31 - 1, integer=True),
         "tests: the rank whose collective phase runs out of memory (MemoryError)",
     ),
+    "MPINET_TEST_EXPORT_DELAY": EnvVar(
+        Range(0, 3600, unit="seconds"),
+        "tests: seconds mpinet export sleeps after writing, before it publishes the file",
+    ),
     "MPINET_TEST_WRITE_DELAY": EnvVar(
         Range(0, 3600, unit="seconds"), "tests: seconds the trace writer sleeps before writing"
     ),

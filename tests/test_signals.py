@@ -381,8 +381,9 @@ def test_sighup_to_mpiexec_leaves_what_the_next_writer_removes(tmp_path, mpiexec
     import catalogue
 
     case = catalogue.Case(
-        "t-hup", "export star:9 --format graphml --out x.graphml --progress", None, ranks=2,
-        env={"MPINET_PROGRESS_DELAY": "0"}, signal=(signal.SIGHUP, "[mpinet] export"),
+        "t-hup", "export star:7 --format graphml --out x.graphml --progress", None, ranks=2,
+        env={"MPINET_PROGRESS_DELAY": "0", "MPINET_TEST_EXPORT_DELAY": "120"},
+        signal=(signal.SIGHUP, "[mpinet] export"),
     )  # fmt: skip
     o = catalogue.run_case(case, tmp_path, lambda: {}, mpiexec)
     assert o.code == -signal.SIGHUP

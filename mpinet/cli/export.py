@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
 from mpinet.cli import agree, get_comm, progress, say_error
@@ -94,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         res = reserve(args.out, kind, None, force=args.force)  # a rival export: refused now
         try:  # a complete file or none, published exclusively
-            alone(comm, lambda: write_file(
-                res, lambda fh: export.write(topo, args.format, fh, progress=tell)))  # fmt: skip
+            alone(comm, lambda: write_file(res, lambda fh: _write(topo, args.format, fh, tell)))
         except OutputError as exc:  # a full disk, a read-only file system: one line
             bar.close()
             say_error(str(exc))
@@ -103,6 +103,15 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     return 0
+
+
+def _write(topo, fmt: str, fh, tell) -> None:
+    from mpinet.topology import export
+    from mpinet.values import env_number
+
+    export.write(topo, fmt, fh, progress=tell)
+    if delay := env_number("MPINET_TEST_EXPORT_DELAY", 0):
+        time.sleep(delay)  # tests: a signal while the file is still a temporary
 
 
 #: exit code of an export whose file could not be written (nothing is left behind)
