@@ -145,12 +145,14 @@ def minutes(seconds: float) -> str:
 
 def workers(n: int) -> list[str]:
     """pytest-xdist's options for ``n`` workers, each taking whole files (their module
-    fixtures, such as the catalogue's traces, are built once); none without xdist."""
+    fixtures, such as the catalogue's traces, are built once) in the order tests/conftest.py
+    gives them (its ``FIRST``: the longest files first, not xdist's count of tests); none
+    without xdist."""
     try:
         import xdist  # noqa: F401
     except ImportError:
         return []
-    return ["-n", str(n), "--dist", "loadfile"] if n > 1 else []
+    return ["-n", str(n), "--dist", "loadfile", "--no-loadscope-reorder"] if n > 1 else []
 
 
 def lint(python: str) -> bool:

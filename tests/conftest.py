@@ -48,6 +48,27 @@ def pytest_configure(config: pytest.Config) -> None:
         sys.stdout = open(Path(logdir) / f"pytest-rank{rank}.log", "w")  # noqa: SIM115
 
 
+#: the serial stage's longest files, longest first: a worker takes whole files (``--dist
+#: loadfile``), so a heavy file started last leaves one worker running alone. Seen 2026-11-29:
+#: test_first_run.py (7 tests: a cold numba cache, `mpinet warmup` compiling every path) came
+#: last by xdist's count of tests and ran 20 minutes alone under load. The others go by their
+#: number of tests, as xdist would.
+FIRST: tuple[str, ...] = ("test_first_run.py",)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker, order the files as :data:`FIRST` says (the controller hands them
+    out in this order: scripts/run_tests.py passes ``--no-loadscope-reorder``); the tests of
+    a file keep their order."""
+    if not hasattr(config, "workerinput"):
+        return
+    sizes: dict[str, int] = {}
+    for item in items:
+        sizes[item.path.name] = sizes.get(item.path.name, 0) + 1
+    first = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda it: (first.get(it.path.name, len(FIRST)), -sizes[it.path.name]))
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not _with_mpi(session.config):
         return
