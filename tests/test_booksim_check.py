@@ -238,3 +238,39 @@ def test_speed_row_steps_down_past_booksims_saturation(monkeypatch):
     bs = FakeBookSim(0.0, status="timeout")
     r = bsp.row(bs, "hypercube:3", 16, a)
     assert len(bs.rates) == 1 and r["past"] == [] and "— (timeout)" in bsp.table([r])[-1]
+
+
+def test_speed_from_puts_stored_rows_in_one_block(tmp_path):
+    """``--speed-from``: the rows of two runs in the order of --specs x --speed-flits, the file
+    named last winning a row both hold; no BookSim needed; a file that is not rows: exit 2."""
+    import booksim_speed as bsp
+
+    def stored(spec, flits, cycles):
+        return {"spec": spec, "nodes": 8, "flits": flits, "rate": 0.01, "fraction": 0.4,
+                "past": [], "loadavg": 1.0, "loadavg_end": 2.0, "mpinet": [],
+                "booksim": {"cycles": cycles, "status": "converged", "run_seconds": 1.0,
+                            "wall_seconds": 3.0, "accepted_flits": 0.01, "hops": 3.0}}  # fmt: skip
+
+    one, two = tmp_path / "a" / "speed_table.json", tmp_path / "b" / "speed_table.json"
+    first = [stored("hypercube:3", 16, 111), stored("hypercube:3", 1, 222)]
+    second = [stored("hypercube:3", 16, 333), stored("star:4", 1, 444)]
+    for path, rows in ((one, first), (two, second)):
+        path.parent.mkdir()
+        path.write_text(json.dumps(rows))
+    out = tmp_path / "booksim.md"
+    out.write_text(f"# x\n\n{bsp.BEGIN}\nold\n{bsp.END}\ntail\n")
+    cmd = [sys.executable, str(ROOT / "scripts" / "booksim_check.py"), "--speed-table"]
+    cmd += ["--booksim", str(tmp_path / "none"), "--specs", "hypercube:3,star:4", "--out"]
+    cmd += [str(out), "--speed-from", f"{one},{two}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    text = out.read_text()
+    got = [(ln.split("|")[1].strip(), ln.split("|")[5].strip()) for ln in text.splitlines()
+           if ln.startswith("| `")]  # fmt: skip
+    assert got == [("`hypercube:3`", "222"), ("`hypercube:3`", "333"), ("`star:4`", "444")]
+    assert "3 of 4 rows, the rows of the runs in `a`, `b`" in text and "old" not in text
+    assert text.endswith(f"{bsp.END}\ntail\n")
+    one.write_text("{}")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert "--speed-from: " in p.stderr and "is not a list of speed rows" in p.stderr
