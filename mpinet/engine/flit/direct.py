@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba.core import types
+from numba.core.typing.typeof import Purpose, typeof
 
 #: the entry point of each (kernel, :func:`fingerprint`) met in this process
 _ENTRIES: dict = {}
@@ -63,10 +65,6 @@ def fingerprint(args: tuple) -> Any:
 def arg_type(a: Any) -> Any:
     """numba's type of the argument ``a`` (as its dispatcher types it), built from leaves
     typed once a process: a tuple's type from its members' as numba's ``typeof`` does it."""
-    # numba imported here: this file holds no kernel, so it is not in the cache's stamp
-    from numba.core import types
-    from numba.core.typing.typeof import Purpose, typeof
-
     if isinstance(a, tuple):
         return types.BaseTuple.from_types([arg_type(x) for x in a], type(a))
     key = _leaf_key(a)
