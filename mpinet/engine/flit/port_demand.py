@@ -32,13 +32,13 @@ from numba import njit
 
 from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG
 from mpinet.engine.flit.layout import DEST, SAF, quotient, vc_id
-from mpinet.engine.flit.port_choice import allowed_first
 
 Demand = namedtuple("Demand", ["mc", "dem", "flag", "dirty", "nd", "chk", "cdem"])
 Demand.__doc__ = """sdc's demand between steps: per link its movable requests (``mc``), per
 port their sum (``dem``), whether a link is listed to recount (``flag``) and the list
-(``dirty[:nd[0]]``); ``chk = (on, steps checked, mismatches)`` of :func:`check`, ``cdem``
-its scratch."""
+(``dirty[:nd[0]]``); ``chk = (on, steps checked, mismatches, afresh)``: :func:`check`'s,
+and 1 while the next :func:`recount` must count every link afresh (set by the caller);
+``cdem`` the check's scratch."""
 
 
 def make_demand(nlinks: int, deg: int, check: bool = False) -> Demand:
@@ -46,7 +46,7 @@ def make_demand(nlinks: int, deg: int, check: bool = False) -> Demand:
     counts with fresh ones (tests)."""
     return Demand(np.zeros(nlinks, np.int64), np.zeros(deg, np.int64),
                   np.zeros(nlinks, np.uint8), np.empty(nlinks, np.int64), np.zeros(1, np.int64),
-                  np.array([int(check), 0, 0], np.int64), np.zeros(deg, np.int64))  # fmt: skip
+                  np.array([int(check), 0, 0, 1], np.int64), np.zeros(deg, np.int64))  # fmt: skip
 
 
 @njit(cache=True, inline="always")
@@ -80,14 +80,16 @@ def _count(link, nvc, need, lstart, lreq, rq, rq_prev, seg_ovc, seg_pkt, seg_vlo
 @njit(cache=True, error_model="numpy", _nrt=False)
 def recount(nt, full, prm, segs, pkts, links, so, inc):
     """The counts at the start of the step, after ``collect``: every touched link's afresh
-    (``full``: and every other link's 0), else only the listed links'; the list emptied."""
+    (``full`` or ``inc.chk[3]``: and every other link's 0), else only the listed links'; the
+    list emptied."""
     nvc, need, deg = prm.nvc, prm.need, prm.deg
     rdeg = 1.0 / deg
     seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
     nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
     pkt_dst, rq, rq_prev, touched = pkts.dst, so.rq, so.rq_prev, so.touched
     mc, dem, flag, dirty, nd = inc.mc, inc.dem, inc.flag, inc.dirty, inc.nd
-    if full:
+    if full or inc.chk[3]:
+        inc.chk[3] = 0
         mc[:] = 0
         dem[:] = 0
         for j in range(nt):
@@ -96,8 +98,7 @@ def recount(nt, full, prm, segs, pkts, links, so, inc):
                        seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
             mc[link] = c
             dem[link - quotient(link, deg, rdeg) * deg] += c
-        for i in range(nd[0]):
-            flag[dirty[i]] = 0
+        flag[:] = 0
         nd[0] = 0
         return
     for i in range(nd[0]):
@@ -115,16 +116,23 @@ def recount(nt, full, prm, segs, pkts, links, so, inc):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def allow_port(nt, port, prm, so, inc):
     """sdc's choice: the touched links of ``port`` with a movable request, moved to the front
-    of ``so.touched`` in their order (the others after them, in theirs; ``so.route[0]`` as
-    scratch), ``so.allow`` set; returns their number. The order of the allowed links is
-    :func:`~mpinet.engine.flit.port_choice.choose_links`' so the moves are the same, and
-    ``move`` then visits only them."""
+    of ``so.touched`` in their order, ``so.allow`` set; returns their number. The order of the
+    allowed links is :func:`~mpinet.engine.flit.port_choice.choose_links`' so the moves are
+    the same, and ``move`` then visits only them. The others' order after them is any (they
+    move nothing: only their counts are zeroed and their flits, none, checked): one pass of
+    swaps, and a link's count read only on the port (a miss per link, most of the pass)."""
     touched, allow, mc, deg = so.touched, so.allow, inc.mc, prm.deg
     rdeg = 1.0 / deg
+    na = 0
     for j in range(nt):
         link = touched[j]
-        allow[j] = mc[link] > 0 and link - quotient(link, deg, rdeg) * deg == port
-    return allowed_first(nt, so)
+        if link - quotient(link, deg, rdeg) * deg == port and mc[link] > 0:
+            touched[j] = touched[na]  # a link not allowed (or this one): behind the front
+            touched[na] = link
+            na += 1
+    allow[:na] = True
+    allow[na:nt] = False
+    return na
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -187,7 +195,8 @@ def oldest_only(na, prm, segs, pkts, links, so):
 
 
 @njit(cache=True, inline="always")
-def _mark(link, flag, dirty, nd):
+def mark_link(link, flag, dirty, nd):
+    """List ``link`` to recount (once; -1: no link)."""
     if link >= 0 and flag[link] == 0:
         flag[link] = 1
         dirty[nd[0]] = link
@@ -209,26 +218,26 @@ def mark_moves(na, prm, segs, links, bufs, so, inc, c_cred, c_rel, c_local, c_dr
     local, drain, credit = so.local, so.drain, links.credit
     seg_out, seg_buf, seg_cnt, seg_recv, bhead = segs.out, segs.buf, segs.cnt, segs.recv, bufs.head
     for j in range(na):
-        _mark(touched[j], flag, dirty, nd)
+        mark_link(touched[j], flag, dirty, nd)
     for i in range(cnt[c_cred]):  # a buffer returns credits once a step: one row per VC
         k, n = cred_l[i, 0], cred_l[i, 1]
         if credit[k] - n < need:  # applied by settle: the credits before were these
-            _mark(k // nvc, flag, dirty, nd)
+            mark_link(k // nvc, flag, dirty, nd)
     for i in range(cnt[c_rel]):
-        _mark(rel[i] // nvc, flag, dirty, nd)
+        mark_link(rel[i] // nvc, flag, dirty, nd)
     for i in range(cnt[c_local]):  # a new head: seg_out -1, routed later (mark_routed)
         s, n, b = local[i, LA_SEG], local[i, LA_N], local[i, LA_BUF]
         if bhead[b] != s:  # behind the front: no request before or after
             continue
         if saf and b < nvcbuf:
             if seg_recv[s] == flits:  # wholly received now
-                _mark(seg_out[s], flag, dirty, nd)
+                mark_link(seg_out[s], flag, dirty, nd)
         elif seg_cnt[s] == n:  # had no flits: its first (a front that sent is listed above)
-            _mark(seg_out[s], flag, dirty, nd)
+            mark_link(seg_out[s], flag, dirty, nd)
     for i in range(cnt[c_drain]):
         f = bhead[seg_buf[drain[i]]]
         if f >= 0:
-            _mark(seg_out[f], flag, dirty, nd)
+            mark_link(seg_out[f], flag, dirty, nd)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -236,7 +245,7 @@ def mark_routed(m, so, inc):
     """List the links of the step's ``m`` routed heads and injected packets."""
     flag, dirty, nd, lk = inc.flag, inc.dirty, inc.nd, so.route[6]
     for i in range(m):
-        _mark(lk[i], flag, dirty, nd)
+        mark_link(lk[i], flag, dirty, nd)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
