@@ -98,7 +98,8 @@ def recount(nt, full, prm, segs, pkts, links, so, inc):
                        seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
             mc[link] = c
             dem[link - quotient(link, deg, rdeg) * deg] += c
-        flag[:] = 0
+        for i in range(nd[0]):
+            flag[dirty[i]] = 0
         nd[0] = 0
         return
     for i in range(nd[0]):
