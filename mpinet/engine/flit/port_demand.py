@@ -10,17 +10,22 @@ requests, credits or VC holds changed in the step before, which :func:`mark_move
 :func:`mark_routed` list (``inc.dirty``) from the step's own lists:
 
 * the links that were allowed to send (their requests' flits, credits and holds);
-* the links that got credits back (``so.cred_l``) or a VC released (``so.rel``);
-* the output links of segments that received flits (``so.local``), of the new fronts of
-  buffers whose front segment drained (``so.drain``), and of heads routed or packets
-  injected in the step (the routing's links, ``so.route[6]``).
+* the links whose VC got credits back while it had fewer than ``need`` (``so.cred_l``), or
+  a VC released (``so.rel``);
+* the output links of front segments that became requests (``so.local``: their first
+  flits, or under store-and-forward their last), of the new fronts of buffers whose front
+  segment drained (``so.drain``), and of heads routed or packets injected in the step (the
+  routing's links, ``so.route[6]``); on several ranks also those the flits and credits from
+  other ranks reached (:func:`~mpinet.engine.flit.ranks.mark_taken`).
 
 Nothing else changes whether a request can move (its VC's credits, the holds and credits of
 its link's VCs, its segment's VC and policy range, and whether it is a request at all: a
 buffer's front with flits, wholly received under store-and-forward). A count is then the
 same as a fresh one; :func:`check` compares them (a test's check mode of
-:func:`~mpinet.engine.flit.chunk.run_steps`). The compiled steps count afresh at the start
-of each call (:func:`rebuild`), so nothing Python does between calls needs marking.
+:func:`~mpinet.engine.flit.chunk.run_steps` and of the blocks on several ranks). The
+compiled steps count afresh at the start of each call (:func:`recount`, ``full`` or
+``inc.chk[3]``), so nothing Python does between calls needs marking. :func:`oldest_only`
+spares ``move`` the sorting of the chosen port's requests.
 """
 
 from __future__ import annotations
