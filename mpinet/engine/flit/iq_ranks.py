@@ -291,7 +291,7 @@ class Ranks:
         heads might not find free rows (the rule in ``args`` read again if the table grew)."""
         part = args[7]
         self.grown = False
-        cy = self.carried.bundle(part[4][int(part[0][0]) :, 0])  # the injections not yet run
+        cy = self.carried.bundle(part[4][int(part[0][0]) :])  # the injections not yet run
         if self.grown:
             r = compiled.rule_of(self.eng.router)
             args = (*args[:10], (np.int64(r.code), r.prm, r.ta, r.tb), *args[11:])

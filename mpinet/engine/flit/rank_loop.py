@@ -310,7 +310,7 @@ class Blocks:
                 st.reserve(2 * need + most + rs.max_in, most + 1 + rs.max_in)
                 so = eng._scratch(2 * need + homes + rs.max_in)
                 look = inner._look(live, so.touched.size)
-                cy = self.carried.bundle(inj.hdr[int(inj.off[k]) :, 0])
+                cy = self.carried.bundle(inj.hdr[int(inj.off[k]) :])
                 if hasattr(eng.comm, "where"):
                     eng.comm.where = f"step {int(status[1]) + 1}"
             hop_rows = so.hop.shape[0] if eng.record_hops else -1

@@ -208,14 +208,14 @@ class CarriedRows:
 
     def bundle(self, later: np.ndarray) -> Carry:
         """The :class:`Carry` of a call: rows freed (all but those of the packets on the
-        rank and of the words ``later``, injections walked and not yet run) and grown first
-        where fewer than twice :attr:`need` are free."""
+        rank and of ``later``, the header rows of injections walked and not yet run, their
+        word first) and grown first where fewer than twice :attr:`need` are free."""
         rows = self.rows
         if rows is None:
             return self.none
         if rows.nfree < 2 * self.need:
             keep = np.concatenate([np.asarray(self.live(), np.int64).reshape(-1),
-                                   np.asarray(later, np.int64).reshape(-1)])  # fmt: skip
+                                   np.asarray(later[:, 0], np.int64)])  # fmt: skip
             if reserve(rows, keep, self.need):
                 self.regrown()  # the rule reads the table's new arrays
         return of(rows, self.need, self.cols)
