@@ -148,7 +148,7 @@ def test_the_rows_layout_is_the_iq_models():
     from mpinet.engine.flit.iq_config import IQConfig
 
     prm = iqs.make_params(8, 2, 2, 2, 4, IQConfig(), False, 0, 4)
-    z = np.zeros(16, np.int64)
+    z = np.zeros(8, np.int64)  # the rank's 4 nodes' links
     s = iqs.make_arrays(prm, z, z, z, 1, 8, iq_ranks.ROW + 1)
     pk = 5
     s.pk_hdr[pk, 0], s.pk_pid[pk] = 4242, 17

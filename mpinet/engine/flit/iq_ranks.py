@@ -3,9 +3,13 @@ terminals of its block of nodes, and the flits and credits its routers send to a
 go in the ideal model's exchange (:mod:`~mpinet.engine.flit.rank_loop`'s ``post`` and
 ``wait``, MPI called from the compiled block through the library's function pointers; the
 messages' layout is :mod:`~mpinet.engine.flit.ranks`'): a message per partner rank a cycle,
-its header (rows, credit pairs, heads, the cycle's counters), then the rows (the link, the
-VC, the flit's index in its packet; a head carries its packet's record), then the credit
-pairs (the link, the mask of VCs).
+its header (rows, credit pairs, heads, the cycle's counters), then the rows (the input port
+the flit reaches, ``node * degree + port``, the VC, the flit's index in its packet; a head
+carries its packet's record), then the credit pairs (the output port they return to, the
+mask of VCs), then, with routes walked at injection, each head's remaining route
+(:mod:`~mpinet.engine.flit.route_carry`: the receiver writes it into rows of its own). A
+rank keeps the links' tables and channels of its own nodes only: what comes from another
+rank's node names the port it reaches.
 
 Why the same run on any rank count: a flit or credit sent at cycle ``t`` is taken in at
 ``t + channel_latency + 1`` or later, so one exchange at the end of each cycle, before any
@@ -59,11 +63,12 @@ def pack(prm, s, ex):
     width = ex.width
     nrow = np.zeros(nn, np.int64)
     ncred = np.zeros(nn, np.int64)
+    deg = prm.deg
     for i in range(s.wn[0]):
-        w = s.nbt[s.wo[i, 0]]
+        w = s.wo[i, 0] // deg  # rows name their reader's port: node * degree + port
         nrow[ex.slot[np.searchsorted(ex.owner, w, side="right") - 1]] += 1
     for i in range(s.cn[0]):
-        w = s.nbt[s.co[i, 0]]
+        w = s.co[i, 0] // deg
         ncred[ex.slot[np.searchsorted(ex.owner, w, side="right") - 1]] += 1
     at = np.empty(nn, np.int64)
     cat = np.empty(nn, np.int64)
@@ -73,13 +78,13 @@ def pack(prm, s, ex):
         cat[j] = rk.HEADER + nrow[j] * width
         ex.nsend[j] = cat[j] + 2 * ncred[j]
     for i in range(s.wn[0]):
-        j = ex.slot[np.searchsorted(ex.owner, s.nbt[s.wo[i, 0]], side="right") - 1]
+        j = ex.slot[np.searchsorted(ex.owner, s.wo[i, 0] // deg, side="right") - 1]
         for c in range(width):
             ex.send[j, at[j] + c] = s.wo[i, c]
         ex.send[j, rk.H_HEADS] += s.wo[i, 3]
         at[j] += width
     for i in range(s.cn[0]):
-        j = ex.slot[np.searchsorted(ex.owner, s.nbt[s.co[i, 0]], side="right") - 1]
+        j = ex.slot[np.searchsorted(ex.owner, s.co[i, 0] // deg, side="right") - 1]
         ex.send[j, cat[j]], ex.send[j, cat[j] + 1] = s.co[i, 0], s.co[i, 1]
         cat[j] += 2
     s.wn[0], s.cn[0] = 0, 0
@@ -97,9 +102,9 @@ def take_in(t, prm, s, ex):
         nr = m[rk.H_ROWS]
         for i in range(nr):
             a = rk.HEADER + i * width
-            link, v, k = m[a], m[a + 1], m[a + 2]
-            w = s.nbt[link]
-            iv = ((w - prm.lo) * nport + s.rev[link]) * nvc + v
+            key, v, k = m[a], m[a + 1], m[a + 2]  # key: the input port, node * deg + port
+            w = key // deg
+            iv = ((w - prm.lo) * nport + key % deg) * nvc + v
             if m[a + 3]:
                 s.pk_nfree[0] -= 1
                 pk = s.pk_free[s.pk_nfree[0]]
@@ -109,15 +114,14 @@ def take_in(t, prm, s, ex):
                 for c in range(s.pk_hdr.shape[1]):
                     s.pk_hdr[pk, c] = m[a + ROW + c]
                 s.rmap[iv] = pk
-            x = link * sl + tl
+            x = (key - prm.lo * deg) * sl + tl
             s.fc[x], s.fcv[x] = s.rmap[iv] * fl + k, v
             ist._activate(w - prm.lo, s.work, s.inact, s.act, s.nact)
         a = rk.HEADER + nr * width
         for c in range(m[rk.H_CRED]):
-            link = m[a + 2 * c]
-            s.cr[link * sl + tl] = np.uint64(m[a + 2 * c + 1])
-            ist._activate(s.nbt[link] - prm.lo, s.work, s.inact, s.act, s.nact)
-    _ = deg
+            key = m[a + 2 * c]  # the output port they return to
+            s.cr[(key - prm.lo * deg) * sl + tl] = np.uint64(m[a + 2 * c + 1])
+            ist._activate(key // deg - prm.lo, s.work, s.inact, s.act, s.nact)
 
 
 @njit(cache=True, error_model="numpy")
@@ -236,8 +240,7 @@ class Ranks:
         self.walked = isinstance(eng.router, SourceRouted)
         nat = mpi_native.native(eng.comm)
         self.fns, self.hnd = nat.fns, nat.hnd
-        lo, hi = eng.lo, eng.hi
-        far = nbt[lo:hi].ravel()
+        far = nbt.ravel()  # the rank's own rows
         owner = np.searchsorted(eng.bounds, far[far >= 0], side="right") - 1
         away = owner[owner != eng.rank]
         ranks, links = np.unique(away, return_counts=True)  # links both ways: rows and credits

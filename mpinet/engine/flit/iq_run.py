@@ -98,19 +98,20 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     eng.msg = None
     topo, iq = eng.topo, eng.model.iq
     nnode, deg = topo.num_nodes, topo.degree
-    nbt = neighbor_block(topo, 0, nnode).astype(np.int64).reshape(nnode, deg)
-    nodes = np.repeat(np.arange(nnode, dtype=np.int64), deg)
-    rev = np.asarray(topo.reverse_of(nodes, np.tile(np.arange(deg), nnode)), np.int64)
+    lo, own = eng.lo, eng.hi - eng.lo  # the links' tables: the rank's nodes' rows
+    nbt = neighbor_block(topo, lo, eng.hi).astype(np.int64).reshape(own, deg)
+    nodes = np.repeat(np.arange(lo, eng.hi, dtype=np.int64), deg)
+    rev = np.asarray(topo.reverse_of(nodes, np.tile(np.arange(deg), own)), np.int64)
     rev = np.where(nbt.ravel() >= 0, rev, 0)
     pol = eng.policy
-    lcount = np.zeros(nnode * deg, np.int64)
+    lcount = np.zeros(own * deg, np.int64)
     if pol.compiled == COUNT_VC:
         links = np.flatnonzero(nbt.ravel() >= 0)
-        lcount[links] = pol.counts(links // deg, nbt.ravel()[links])
+        lcount[links] = pol.counts(lo + links // deg, nbt.ravel()[links])
     vpol = pol.compiled
     if _torus_dateline(pol):  # per link: 2 (dimension + 1) + whether it crosses the dateline
         links = np.flatnonzero(nbt.ravel() >= 0)
-        lcount[links] = torus_rings.advance(topo, links // deg, nbt.ravel()[links],
+        lcount[links] = torus_rings.advance(topo, lo + links // deg, nbt.ravel()[links],
                                             np.zeros(links.size, np.int64))  # fmt: skip
         vpol = ir.TORUS_DATELINE
     rule = _rule_of(eng.router, topo)
@@ -346,7 +347,7 @@ def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, 
         ),
         packets=packets,
         injected_ids=np.concatenate(injected) if injected else np.empty(0, np.int64),
-        link_load=s.load.reshape(prm.nnode, prm.deg)[prm.lo : prm.hi].copy(),
+        link_load=s.load.reshape(prm.hi - prm.lo, prm.deg).copy(),
         hop_rows=hops,
         stuck=stuck_packets(eng.comm, eng.topo, live) if in_flight else [],
         deadlock=deadlock,
