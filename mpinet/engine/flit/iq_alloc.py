@@ -30,7 +30,7 @@ def supersedes(a, pa, b, pb, offset, size):
     return (a - offset + size) % size < (b - offset + size) % size
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def separable(n, rin, rout, rpri, nin, nout, pin, pout, grant, best_in, best_out, input_first):
     """One pass of a separable allocator; returns the number of grants."""
     for r in range(n):
@@ -78,7 +78,7 @@ def separable(n, rin, rout, rpri, nin, nout, pin, pout, grant, best_in, best_out
     return ng
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def islip(n, rin, rout, nin, nout, iters, pin, pout, grant, best_in, best_out):
     """iSLIP with ``iters`` iterations (``pin``: accept pointers, ``pout``: grant pointers);
     returns the number of grants. ``best_in``/``best_out`` hold the matches while it runs."""
@@ -125,7 +125,7 @@ def islip(n, rin, rout, nin, nout, iters, pin, pout, grant, best_in, best_out):
     return ng
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def allocate(kind, n, rin, rout, rpri, nin, nout, iters, pin, pout, grant, best_in, best_out):
     """The allocator ``kind`` (:data:`INPUT_FIRST`, :data:`OUTPUT_FIRST`, :data:`ISLIP`)."""
     if n == 0:

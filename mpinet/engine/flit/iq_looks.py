@@ -185,7 +185,9 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
     cnt[0], cnt[1], cnt[2] = nf, nh, nc
 
 
-@njit(cache=True, error_model="numpy")
+# _nrt=True: compiled with reference counting (its search allocates) though called from
+# run_block, which has none (numba's callees inherit the flag)
+@njit(cache=True, error_model="numpy", _nrt=True)
 def one_rank(prm, s, look):
     """The look on one rank: 0 (no front dead), :data:`DEAD` or :data:`NOFIT`."""
     _, snap, lstat, _, _, fronts, waits, fpid, hf, hb, closed, cnt = look

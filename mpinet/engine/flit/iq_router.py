@@ -131,7 +131,7 @@ def batch(tt, seq, base, m, ordered, order, ev):
     return k
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     """One internal step of every active router at cycle ``t`` (internal step ``istep``);
     returns the number of flits switch allocation moved (progress). ``status`` as

@@ -185,6 +185,8 @@ FIELDS = (
     "sa_map",
     "ei_grant",
     "order",
+    "ro",
+    "mv",
     # the flits and credits for other ranks (rows ``wo[:wn[0]]``, pairs ``co[:cn[0]]``), and
     # per input VC the packet slot of the flits that come to it from another rank
     "wo",
@@ -332,6 +334,8 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         sa_map=i64(nport * prm.isp * nport * prm.osp, -1),
         ei_grant=i64(nport * prm.isp, -1),
         order=i64(nport * nvc),
+        ro=i64(3),  # run_block's scratch: a head's (port, VC range), flits moved
+        mv=i64(1),
         wo=np.zeros((nout_links, width), np.int64),
         wn=i64(1),
         co=np.zeros((nout_links, 2), np.int64),

@@ -14,6 +14,11 @@ order within a cycle (``src/trafficmanager.cpp``'s ``_Step``; docs/iq-router.md)
 
 ``work[node]`` counts what the node has to do (flits and credits in it or on their way to
 it, packets in its source queue); the nodes with work are the active list ``act[:nact]``.
+
+``_nrt=False`` on these kernels, the routers' step and the allocators: no reference counting
+of the bundle's arrays (numba took and dropped a reference on every array argument of each
+inlined helper: 23-25 % of a run, docs/iq-router.md "Speed"), so they allocate nothing; their
+scratch is in the bundle (``ro``, ``mv``).
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ def _credit(k, bs_cred, bs_use, bs_tail, bsz, wftc):
         bs_use[k] = 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, moved):
     """Step 1 (see the module docstring); returns the delivery rows' count after it.
     ``moved[0]`` counts the flits taken in (progress); ``status`` a routing error."""
@@ -151,7 +156,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
     return nd
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def inject_phase(t, prm, s, moved):
     """Step 2's sending (the new packets joined their queues before): one flit per
     terminal; the credits of the flits the terminals took in."""
@@ -206,7 +211,7 @@ def inject_phase(t, prm, s, moved):
             s.sq_k[n], s.sq_vc[n] = k + 1, vc
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def write_phase(t, win, prm, s, hop, nh):
     """Step 4: one flit per output queue onto its channel (link loads and hop rows counted
     on the links), one credit message per input port back; returns ``(link flits, hop rows'
@@ -298,7 +303,7 @@ def _away(link, f, v, fl, s):
         s.pk_nfree[0] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def compact(s):
     """Drop the nodes without work from the active list."""
     k = 0
@@ -312,7 +317,7 @@ def compact(s):
     s.nact[0] = k
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def enqueue(t, pid, src, dst, hdr, prm, s):
     """New packets (created at cycle ``t``, in id order) at the back of their source
     queues."""
@@ -333,7 +338,7 @@ def enqueue(t, pid, src, dst, hdr, prm, s):
         _activate(n, s.work, s.inact, s.act, s.nact)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def run_block(t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s, rule, vrule, deliv,
               hop, rows, status, look):  # fmt: skip
     """Cycles ``t0 + 1 .. t_end``; returns the last cycle run. ``inj = (off, pid, src, dst,
@@ -345,8 +350,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s, rule, vr
     look that found dead fronts or whose scan did not fit ends the call, its code in
     ``status[0]``)."""
     off, pid, src, dst, hdr = inj
-    route_out = np.zeros(3, np.int64)
-    moved = np.zeros(1, np.int64)
+    route_out, moved = s.ro, s.mv  # scratch in the bundle: this kernel allocates nothing
     in_flight, nd, nh, idle = status[5], status[6], status[7], status[8]
     nnode = prm.nnode
     status[0], status[1] = DONE, t0
