@@ -170,9 +170,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     add("--speed-flits", default="1,16", help="--speed-table's packet lengths (1,16)")
     add("--speed-load", type=float, default=0.4, help="--speed-table's load, x bound (0.4)")
+    add("--speed-loads", default="", help="--speed-table: SPEC:L=X;... a row's load, x bound")
+    add("--speed-step", type=float, default=0.75,
+        help="--speed-table: a row past BookSim's saturation again at x this (0.75)")  # fmt: skip
+    add("--speed-min-load", type=float, default=0.2, help="--speed-step's lowest load (0.2)")
+    add("--speed-from", default="", help="--speed-table: FILE,... rows of earlier runs' "
+        "speed_table.json in one block, no simulation")  # fmt: skip
     add("--speed-period", type=int, default=500, help="--speed-table's sample_period (500)")
-    add("--speed-timeout", type=float, default=1200.0,
-        help="--speed-table: seconds per run, BookSim's setup included (1200)")  # fmt: skip
+    add("--speed-timeout", type=float, default=3600.0,
+        help="--speed-table: seconds per run, BookSim's setup included (3600)")  # fmt: skip
     add("--booksim-set", action="append", default=[], help="KEY=VALUE for BookSim (ablations)")
     add("--timeout", type=float, default=7200.0, help="seconds per run (default 7200)")
     add("--nice", type=int, default=10, help="niceness of the searches' BookSim runs")
@@ -204,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         return run.finish()
     if a.import_results:  # no simulation: the Results table's BookSim side, stored
         return booksim_iq.main(a, run)
-    if not os.access(a.booksim, os.X_OK) and a.booksim_runs != "none":
+    if not os.access(a.booksim, os.X_OK) and a.booksim_runs != "none" and not a.speed_from:
         run.fail(f"--booksim {a.booksim} is not an executable file", 2)
     if a.speed_table:
         return booksim_speed.main(a, run)

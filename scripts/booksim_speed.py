@@ -12,6 +12,14 @@ The table goes between the speed markers of docs/booksim.md (the searches' table
 BookSim's cycles are bounded by its own sample settings, taken here from ``--speed-period``
 (``sample_period``, 500; 1 warm-up period, at most 10 samples), so a row's simulation is short;
 its setup is not (anynet's tables: minutes on N of 3,600-5,040), and dominates the wall time.
+BookSim builds them again in every run: one process runs one configuration (``sim_count``
+repeats the same one), and anynet keeps no table on disk, so the L = 1 and L = 16 rows of a
+network cannot share a setup without changing BookSim.
+
+A row's load is ``--speed-loads`` (``SPEC:L=X``) or ``--speed-load``; where BookSim passes its
+``latency_thres`` there (no cycle count for mpinet), the row runs again at x ``--speed-step``
+down to ``--speed-min-load``, and says so. ``--speed-from`` puts the rows of earlier runs'
+``speed_table.json`` (several processes, one network each) in one block without running.
 """
 
 from __future__ import annotations
@@ -21,7 +29,9 @@ import copy
 import json
 import math
 import os
+import re
 import time
+from pathlib import Path
 
 import booksim_runs as br
 import reports
@@ -38,20 +48,54 @@ def speed_args(a: argparse.Namespace) -> argparse.Namespace:
     return s
 
 
+def row_loads(text: str) -> dict[tuple[str, int], float]:
+    """``--speed-loads`` (``SPEC:L=X;...``): a row's load, x bound, instead of ``--speed-load``.
+
+    Raises ``ValueError`` naming the item that is not ``SPEC:L=X`` with ``0 < X <= 1``."""
+    out = {}
+    for item in filter(None, (x.strip() for x in text.split(";"))):
+        m = re.fullmatch(r"([a-z]+:[0-9+]+(?:,[0-9+]+)*):([0-9]+)=([0-9.]+)", item)
+        x = float(m[3]) if m and m[3].count(".") <= 1 and m[3] != "." else None
+        if x is None or not 0 < x <= 1 or int(m[2]) < 1:
+            raise ValueError(f"--speed-loads item {item!r} is not SPEC:L=X with L >= 1 and "
+                             f"0 < X <= 1 (e.g. 'scc:6:16=0.3')")  # fmt: skip
+        out[(m[1], int(m[2]))] = x
+    return out
+
+
+def steps(start: float, step: float, floor: float) -> list[float]:
+    """The loads tried, x bound: ``start``, then x ``step`` while BookSim passes its
+    ``latency_thres`` and the load stays at or above ``floor`` (``step`` 0: ``start`` only)."""
+    out = [start]
+    while 0 < step < 1 and out[-1] * step >= floor - 1e-12:
+        out.append(out[-1] * step)
+    return out
+
+
 def row(bs: br.BookSim, spec: str, flits: int, a: argparse.Namespace) -> dict:
-    """BookSim once, then mpinet twice, at ``a.speed_load`` x the flit bound of anynet's routes."""
+    """BookSim once, then mpinet twice, at the row's load x the flit bound of anynet's routes;
+    where BookSim does not sustain that load, the next lower of ``steps`` (each one more
+    BookSim run, its setup included)."""
     n, bound, hops = br.anynet_bound(spec)
-    rate_bs = a.speed_load * bound * n / (n - 1) / flits  # BookSim's uniform includes the source
+    start = a.row_loads.get((spec, flits), a.speed_load)
     load = os.getloadavg()[0]  # the machine is shared: how busy it was, beside the times
-    row = bs.probe(spec, flits, round(rate_bs, 12), timed=True, fresh=True)
+    past = []  # the loads BookSim did not sustain (x bound)
+    for frac in steps(start, a.speed_step, a.speed_min_load):
+        rate_bs = frac * bound * n / (n - 1) / flits  # BookSim's uniform includes the source
+        row = bs.probe(spec, flits, round(rate_bs, 12), timed=True, fresh=True)
+        if row["status"] not in ("latency_thres", "unconverged"):  # a timeout: no lower try
+            break
+        past.append(frac)
     out = {"loadavg": load, "spec": spec, "nodes": n, "flits": flits, "rate": rate_bs,
-           "booksim": row, "mpinet": []}  # fmt: skip
+           "fraction": frac, "past": past, "booksim": row, "mpinet": []}  # fmt: skip
     if row["cycles"] is None:  # not converged: no cycle count to give mpinet
+        out["loadavg_end"] = os.getloadavg()[0]
         return out
     out["booksim_flit_hops"] = row["accepted_flits"] * n * row["cycles"] * (row["hops"] - 1)
     flit = br.flit_engine(a, flits)
     out["mpinet"].append(br.speed(bs, spec, flits, rate_bs, flit, mpinet_only=row))
     out["warm"] = warm(spec, flits, rate_bs * (n - 1) / n, row["cycles"], flit, a)
+    out["loadavg_end"] = os.getloadavg()[0]
     return out
 
 
@@ -68,10 +112,10 @@ def warm(spec: str, flits: int, rate: float, cycles: int, flit: bool, a) -> dict
 def table(rows: list[dict]) -> list[str]:
     """One line per (network, L): both simulators' engine times and flit-hop rates."""
     out = [
-        "| network | N | L | load (packets/node/cycle) | cycles | BookSim s: run (wall) "
+        "| network | N | L | load: x bound (packets/node/cycle) | cycles | BookSim s: run (wall) "
         "| BookSim M flit-hops/s | mpinet engine s: fresh / warm | mpinet M flit-hops/s: "
         "fresh / warm | mpinet / BookSim (engine time): fresh / warm | load average |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         b, bfh = r["booksim"], r.get("booksim_flit_hops")
@@ -87,11 +131,19 @@ def table(rows: list[dict]) -> list[str]:
             if brate:
                 cells[2] = " / ".join(f"{x / brate:.0f}x" for x in rates)
         run = br.cell(b["run_seconds"], ".2f")
+        sustained = r.get("fraction") not in (None, *r.get("past", ()))
+        frac = f"{r['fraction']:.3g}" if sustained else "—"
+        frac += f" ({r['rate']:.4g})"
+        if r.get("past"):  # the loads tried before, past BookSim's saturation
+            frac += f"; {', '.join(f'{x:.3g}' for x in r['past'])} past saturation"
+        load = f"{r.get('loadavg', math.nan):.1f}"
+        if "loadavg_end" in r:
+            load += f"-{r['loadavg_end']:.1f}"
         out.append(
-            f"| `{r['spec']}` | {r['nodes']:,} | {r['flits']} | {r['rate']:.4g} "
+            f"| `{r['spec']}` | {r['nodes']:,} | {r['flits']} | {frac} "
             f"| {b['cycles'] or '— (' + b['status'] + ')'} | {run} ({b['wall_seconds']:.0f}) "
             f"| {br.cell(brate and brate / 1e6)} | {cells[0]} | {cells[1]} | {cells[2]} "
-            f"| {r.get('loadavg', math.nan):.1f} |"
+            f"| {load} |"
         )
     return out
 
@@ -100,9 +152,20 @@ def main(a: argparse.Namespace, run: reports.Run) -> int:
     """Run the table and write it between the speed markers of ``a.out`` (refused before
     the work if the page lacks them)."""
     run.text(a.out, (BEGIN, END))
+    try:
+        a.row_loads = row_loads(a.speed_loads)
+    except ValueError as e:
+        run.fail(str(e), 2)
     s = speed_args(a)
-    bs, rows = br.BookSim(s, run.progress), []
     todo = [(spec, flits) for spec in a.specs for flits in a.speed_flits]
+    if a.speed_from:  # no simulation: the rows of earlier runs in one block
+        try:
+            rows = stored_rows(a.speed_from.split(","), todo)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            run.fail(f"--speed-from: {e}", 2)
+        print(write(a, s, run, rows, len(todo)))
+        return run.finish()
+    bs, rows = br.BookSim(s, run.progress), []
     for spec, flits in todo:  # the page is rewritten after every row: a long run keeps them
         run.progress(f"speed {spec} L={flits}")
         rows.append(row(bs, spec, flits, s))
@@ -118,8 +181,9 @@ def write(a: argparse.Namespace, s: argparse.Namespace, run: reports.Run, rows: 
     head = (
         f"Generated by `python scripts/booksim_check.py --speed-table` "
         f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {len(rows)} of {todo} rows, "
-        f"{run.seconds():.0f} s): load {a.speed_load:g} x the flit bound "
-        f"of anynet's routes, V = {a.vcs}, B = {a.vc_buffer}, mpinet's flit engine "
+        f"{source(a, run)}): load {a.speed_load:g} x the flit bound "
+        f"of anynet's routes{overrides(a)}{stepped(a)}, V = {a.vcs}, B = {a.vc_buffer}, "
+        f"mpinet's flit engine "
         f"({a.switching}, vc_policy {a.vc_policy}); BookSim `sample_period` "
         f"{s.sample_period}, `warmup_periods` 1, `max_samples` 10; per row BookSim once, "
         f"then mpinet for the cycles BookSim ran: a fresh `mpinet run`, and warm (the best of "
@@ -128,3 +192,38 @@ def write(a: argparse.Namespace, s: argparse.Namespace, run: reports.Run, rows: 
     text = "\n".join([head, "", *table(rows)])
     run.write(a.out, run.block(run.text(a.out), BEGIN, END, text))
     return text
+
+
+def overrides(a: argparse.Namespace) -> str:
+    """The rows given another load by ``--speed-loads``, for the table's header."""
+    items = sorted(a.row_loads.items())
+    return "".join(f", {x:g} on {spec} L = {flits}" for (spec, flits), x in items)
+
+
+def stepped(a: argparse.Namespace) -> str:
+    """The step down past BookSim's saturation, for the table's header."""
+    if not 0 < a.speed_step < 1:
+        return ""
+    return (f" (a row BookSim does not sustain, at `latency_thres`: x {a.speed_step:g} "
+            f"down to {a.speed_min_load:g}, the loads tried first in parentheses)")  # fmt: skip
+
+
+def stored_rows(paths: list[str], todo: list[tuple[str, int]]) -> list[dict]:
+    """The rows of earlier runs' ``speed_table.json`` in ``todo``'s order; a (network, L)
+    in several files: the one of the file named last. Raises ``ValueError`` if a file is not
+    a list of rows."""
+    found = {}
+    for path in paths:
+        rows = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(rows, list):
+            raise ValueError(f"{path} is not a list of speed rows")
+        found.update({(r["spec"], int(r["flits"])): r for r in rows})
+    return [found[k] for k in todo if k in found]
+
+
+def source(a: argparse.Namespace, run: reports.Run) -> str:
+    """How long the run took, or which stored rows the table was built from."""
+    if not a.speed_from:
+        return f"{run.seconds():.0f} s"
+    files = [os.path.basename(os.path.dirname(os.path.abspath(p))) for p in a.speed_from.split(",")]
+    return "the rows of the runs in " + ", ".join(f"`{f}`" for f in files)

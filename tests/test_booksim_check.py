@@ -182,3 +182,95 @@ def test_live_run_on_hypercube3(tmp_path):
         closed = bc.booksim_zero_load(zero["hops"] - 1, row["flits"], 4)
         assert zero["latency"] == pytest.approx(closed, rel=0.02)
     assert "the packet engine with `--buffer 8` at L = 1." in text and "skipped" not in text
+
+
+def test_speed_row_loads_parsed_and_refused():
+    """``--speed-loads``: a row's load, x bound; anything but SPEC:L=X with 0 < X <= 1 is
+    refused naming the item."""
+    import booksim_speed as bsp
+
+    got = bsp.row_loads("scc:6:16=0.3; ms:3,2:1=0.25;")
+    assert got == {("scc:6", 16): 0.3, ("ms:3,2", 1): 0.25}
+    for bad in ("scc:6=0.3", "scc:6:16=0", "scc:6:16=1.5", "scc:6:0=0.3", "scc:6:16=0.3.1"):
+        with pytest.raises(ValueError, match=re.escape(repr(bad))):
+            bsp.row_loads(bad)
+    assert bsp.steps(0.4, 0.75, 0.2) == pytest.approx([0.4, 0.3, 0.225])
+    assert bsp.steps(0.4, 0, 0.2) == [0.4]  # --speed-step 0: the load given only
+
+
+class FakeBookSim:
+    """BookSim passing its latency_thres above ``limit`` packets/node/cycle."""
+
+    def __init__(self, limit: float, status: str = "latency_thres"):
+        self.limit, self.status, self.rates = limit, status, []
+
+    def probe(self, spec, flits, rate, timed=False, fresh=False):
+        assert timed and fresh  # every speed row is a fresh timed run
+        self.rates.append(rate)
+        ok = rate <= self.limit
+        return {"status": "converged" if ok else self.status, "cycles": 2000 if ok else None,
+                "accepted_flits": rate * flits, "hops": 3.0, "run_seconds": 1.0,
+                "wall_seconds": 2.0}  # fmt: skip
+
+
+def test_speed_row_steps_down_past_booksims_saturation(monkeypatch):
+    """A row BookSim does not sustain runs again at x --speed-step, and the table says which
+    load it timed and which it passed; a timeout is not retried at a lower load."""
+    import booksim_speed as bsp
+
+    a = args("--speed-table", "--speed-loads", "hypercube:3:16=0.5", "--vcs", "2")
+    a.row_loads = bsp.row_loads(a.speed_loads)
+    n, bound, _ = br.anynet_bound("hypercube:3")
+    per_frac = bound * n / (n - 1) / 16  # BookSim's rate per unit of x bound at L = 16
+    monkeypatch.setattr(br, "speed", lambda *x, **k: {"mpinet_engine_seconds": 0.5,
+                                                      "mpinet_flit_hops": 1e6})  # fmt: skip
+    monkeypatch.setattr(bsp, "warm", lambda *x: {"engine_seconds": 0.1, "flit_hops": 1e6})
+    bs = FakeBookSim(0.3 * per_frac)  # sustains 0.281 (0.5 x 0.75^2), not 0.375
+    r = bsp.row(bs, "hypercube:3", 16, a)
+    assert [x / per_frac for x in bs.rates] == pytest.approx([0.5, 0.375, 0.28125])
+    assert r["fraction"] == pytest.approx(0.28125) and r["past"] == pytest.approx([0.5, 0.375])
+    line = bsp.table([r])[-1]
+    assert "| 0.281 (" in line and "; 0.5, 0.375 past saturation |" in line
+    bs = FakeBookSim(0.0)  # never: the steps end at --speed-min-load, no mpinet run
+    r = bsp.row(bs, "hypercube:3", 16, a)
+    assert len(bs.rates) == 4 and r["mpinet"] == [] and "warm" not in r  # 0.158 < 0.2
+    assert "| — (" in bsp.table([r])[-1]
+    bs = FakeBookSim(0.0, status="timeout")
+    r = bsp.row(bs, "hypercube:3", 16, a)
+    assert len(bs.rates) == 1 and r["past"] == [] and "— (timeout)" in bsp.table([r])[-1]
+
+
+def test_speed_from_puts_stored_rows_in_one_block(tmp_path):
+    """``--speed-from``: the rows of two runs in the order of --specs x --speed-flits, the file
+    named last winning a row both hold; no BookSim needed; a file that is not rows: exit 2."""
+    import booksim_speed as bsp
+
+    def stored(spec, flits, cycles):
+        return {"spec": spec, "nodes": 8, "flits": flits, "rate": 0.01, "fraction": 0.4,
+                "past": [], "loadavg": 1.0, "loadavg_end": 2.0, "mpinet": [],
+                "booksim": {"cycles": cycles, "status": "converged", "run_seconds": 1.0,
+                            "wall_seconds": 3.0, "accepted_flits": 0.01, "hops": 3.0}}  # fmt: skip
+
+    one, two = tmp_path / "a" / "speed_table.json", tmp_path / "b" / "speed_table.json"
+    first = [stored("hypercube:3", 16, 111), stored("hypercube:3", 1, 222)]
+    second = [stored("hypercube:3", 16, 333), stored("star:4", 1, 444)]
+    for path, rows in ((one, first), (two, second)):
+        path.parent.mkdir()
+        path.write_text(json.dumps(rows))
+    out = tmp_path / "booksim.md"
+    out.write_text(f"# x\n\n{bsp.BEGIN}\nold\n{bsp.END}\ntail\n")
+    cmd = [sys.executable, str(ROOT / "scripts" / "booksim_check.py"), "--speed-table"]
+    cmd += ["--booksim", str(tmp_path / "none"), "--specs", "hypercube:3,star:4", "--out"]
+    cmd += [str(out), "--speed-from", f"{one},{two}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    text = out.read_text()
+    got = [(ln.split("|")[1].strip(), ln.split("|")[5].strip()) for ln in text.splitlines()
+           if ln.startswith("| `")]  # fmt: skip
+    assert got == [("`hypercube:3`", "222"), ("`hypercube:3`", "333"), ("`star:4`", "444")]
+    assert "3 of 4 rows, the rows of the runs in `a`, `b`" in text and "old" not in text
+    assert text.endswith(f"{bsp.END}\ntail\n")
+    one.write_text("{}")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert "--speed-from: " in p.stderr and "is not a list of speed rows" in p.stderr

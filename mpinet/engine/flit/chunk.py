@@ -34,6 +34,7 @@ from numba import njit
 
 from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import look_search as ls
 from mpinet.engine.flit import port_choice, route_io, step_end
 from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import route_heads as heads
@@ -50,8 +51,9 @@ from mpinet.routing.vc_policies import ANY_VC, COUNT_VC, HOPS_VC
 #: LOOK: the deadlock look of that step listed fronts (the search is Python's), FIND: the
 #: look is due and its scan did not fit the scratch (Python scans)
 DONE, ROOM, FINISHED, STALL, MODEL_ERR, PORT_ERR, VC_ERR, LOOK, FIND = range(9)
-#: ``status``' slots: the packets in flight, the deadlock look's budget (deadlock_live.PACE)
-S_FLIGHT, S_BUDGET = 5, 6
+#: ``status``' slots: the packets in flight, the deadlock look's budget (deadlock_live.PACE),
+#: the looks searched in the call (no dead front: no return to Python)
+S_FLIGHT, S_BUDGET, S_SEARCHED = 5, 6, 7
 #: columns of a step row
 R_FLITS, R_DELIV, R_INJ, R_CROSS, R_WORK = range(5)
 
@@ -145,7 +147,7 @@ def _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs, pkts, links,
-              bufs, so, rows, status, look, inc):  # fmt: skip
+              bufs, so, rows, status, look, lscr, inc):  # fmt: skip
     """Run steps ``t0 + 1 .. t_end`` (see the module docstring); returns the last step run.
 
     ``inj``: the :class:`~mpinet.engine.flit.injection_blocks.Injections` of each step
@@ -156,10 +158,12 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
     (:class:`~mpinet.engine.flit.deadlock_live.LiveCheck`): ``(on,
     rev, nv, nl, snap, fronts, waits, fpid, hf, hb, closed, cnt)``; its looks are paced here
     as :meth:`~mpinet.engine.flit.deadlock_live.LiveCheck.due` paces them (budget in
-    ``status[S_BUDGET]``), its scan runs here, and only a scan that lists fronts returns
-    (:data:`LOOK`): most looks list none, and a return to Python every 16 steps was the
-    fixed cost of small networks (issue 33). ``inc``: sdc's demand kept between steps
-    (:class:`~mpinet.engine.flit.port_demand.Demand`; counted afresh at the call's first step).
+    ``status[S_BUDGET]``), its scan and search run here (``lscr``: the search's scratch,
+    :func:`~mpinet.engine.flit.look_search.any_dead`), and only a look that finds a dead
+    front returns (:data:`LOOK`, Python's search names the cycle): a return to Python every
+    16 steps was the fixed cost of small networks (issue 33). ``inc``: sdc's demand kept
+    between steps (:class:`~mpinet.engine.flit.port_demand.Demand`; counted afresh at the
+    call's first step).
     """
     cnt, deliv = so.cnt, so.deliv
     scratch, drows, hrows = room
@@ -236,9 +240,14 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
                     return t
                 dl._scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid,
                          hf, hb, closed, scnt)  # fmt: skip
-                if scnt[0] > 0:
-                    status[0] = LOOK
-                    return t
+                if scnt[0] > 0:  # fronts listed: the search here, Python's for a dead set
+                    sk, sv, hk, hv, cs, flive = lscr
+                    if ls.any_dead(scnt[0], scnt[1], scnt[2], fronts, waits, hf, hb, closed,
+                                   sk, sv, hk, hv, cs, flive) != ls.NONE_DEAD:  # fmt: skip
+                        status[0] = LOOK
+                        return t
+                    budget = -dl.PACE * scnt[0]  # as LiveCheck.search paces (one rank)
+                    status[S_SEARCHED] += 1
         if in_flight <= 0 and t >= last:
             status[0], status[1], status[S_FLIGHT] = FINISHED, t, in_flight
             status[S_BUDGET] = budget
@@ -303,6 +312,7 @@ class Steps(InjectionBlocks):
         self.vrule = (np.int64(pol.compiled), np.int64(eng.vcs), lcount)
         self.status = np.zeros(8, np.int64)
         self.look: tuple | None = None  # run_steps' deadlock-look arrays (_look)
+        self.lscr: tuple = ()  # and its search's scratch (look_search.scratch)
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
         #: sdc's demand between steps (port_demand); ``check``: compared every step (tests)
         self.inc = pd.make_demand(st.block * deg, deg, check=getattr(eng, "check_demand", False))
@@ -315,10 +325,12 @@ class Steps(InjectionBlocks):
                 z = np.zeros(0, np.int64)
                 self.look = (False, z, 0, 0, np.zeros((0, 3), np.int64), z, z, z, z, z, z,
                              np.zeros(3, np.int64))  # fmt: skip
+                self.lscr = (z, z, z, z, z, z)
             return self.look
         if self.look is None or self.look[5].shape[0] < m * (self.eng.vcs + 1) + 1:
             rev = np.ascontiguousarray(self.eng.rev, np.int64)
             self.look = (True, rev, live.nv, live.nl, live.snap, *live.scratch(m))
+            self.lscr = ls.scratch(self.look[5], self.look[8], self.look[10])
         return self.look
 
     def first(self, workload: Any) -> int:
@@ -351,6 +363,7 @@ class Steps(InjectionBlocks):
         status = self.status
         status[S_FLIGHT] = in_flight
         status[S_BUDGET] = live.budget if live is not None else 0
+        status[S_SEARCHED] = 0
         t0 = t
         while True:
             st = eng.st
@@ -367,7 +380,7 @@ class Steps(InjectionBlocks):
             look = self._look(live, so.touched.size)
             tl = self.c_run(t0, t_end, last, eng.load_window[0], eng.load_window[1], room, part,
                            self.rule, self.vrule, eng.prm, st.segs, st.pkts, st.links, st.bufs,
-                           so, rows[k:], status, look, self.inc)  # fmt: skip
+                           so, rows[k:], status, look, self.lscr, self.inc)  # fmt: skip
             self._flush(so)
             code = int(status[0])
             if code != ROOM or tl >= t_end:
@@ -375,6 +388,7 @@ class Steps(InjectionBlocks):
             t0 = tl
         if live is not None:
             live.budget = int(status[S_BUDGET])
+            live.searches += int(status[S_SEARCHED])
         done, later = split_ids(ids, tl)
         eng.injected.extend(done)
         if code in (LOOK, FIND) and tl < t_end:  # the steps drawn and not run, for the next call

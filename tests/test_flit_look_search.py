@@ -1,0 +1,140 @@
+"""The deadlock look's search inside the one-rank compiled steps
+(:mod:`mpinet.engine.flit.look_search`) and the kernels' calls without numba's dispatch
+(:mod:`mpinet.engine.flit.direct`).
+
+``any_dead`` must answer what :func:`mpinet.engine.waitfor.dead_one_rank` answers (some
+front dead or none) on any listing; the compiled steps then search without returning to
+Python and must pace and count their searches as the step-by-step path does. ``Direct``
+must reach the entry point of exactly the types numba's dispatch would pick.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+import pytest
+from numba import njit
+
+from mpinet.engine.flit import chunk, direct
+from mpinet.engine.flit import deadlock_live as dl
+from mpinet.engine.flit import look_search as ls
+from mpinet.engine.flit.engine import FlitEngine
+from mpinet.engine.waitfor import dead_one_rank
+from mpinet.routing import make_router
+from mpinet.routing.vc_policies import make_vc_policy
+from mpinet.topology import from_spec
+from mpinet.workloads.unicast import Unicast
+from tests.test_flit_chunk import assert_identical, model
+
+
+def listing(rng):
+    """A random listing: fronts waiting for buffers 100.., holds on listed and unlisted
+    fronts, some buffers closed (cycles among them, or not)."""
+    nb, nf = int(rng.integers(1, 12)), int(rng.integers(0, 14))
+    fronts = rng.permutation(40)[:nf].astype(np.int64)
+    waits = rng.integers(99, 100 + nb, nf).astype(np.int64)
+    waits[waits == 99] = -1  # waits for nothing: it can move
+    nh = int(rng.integers(0, 18))
+    listed = rng.random(nh) < 0.85
+    hf = np.where(listed & (nf > 0), rng.choice(fronts, nh) if nf else 0, rng.integers(40, 60, nh))
+    hb = rng.integers(100, 100 + nb, nh)
+    closed = rng.integers(100, 100 + nb, int(rng.integers(0, 14)))
+    return fronts, waits, hf.astype(np.int64), hb.astype(np.int64), closed.astype(np.int64)
+
+
+def any_dead(fronts, waits, hf, hb, closed):
+    sizes = (np.empty(fronts.size + 1), np.empty(hf.size + 1), np.empty(closed.size + 1))
+    scratch = ls.scratch(*sizes)
+    return ls.any_dead(fronts.size, hf.size, closed.size, fronts, waits, hf, hb, closed, *scratch)
+
+
+def test_any_dead_answers_as_the_search():
+    rng = np.random.default_rng(5)
+    seen = set()
+    for _ in range(3000):
+        args = listing(rng)
+        want = ls.DEAD if dead_one_rank(*args).any() else ls.NONE_DEAD
+        assert any_dead(*args) == want
+        seen.add(want)
+    assert seen == {ls.DEAD, ls.NONE_DEAD}
+
+
+@pytest.mark.parametrize("n,closed_end", [(ls.MAX_ROUNDS + 10, False), (5, True)])
+def test_a_chain_longer_than_the_rounds_is_left_to_python(n, closed_end):
+    """Front j waits for buffer j, closed and held by front j + 1; the last front's buffer is
+    open (all live, one round a link: past MAX_ROUNDS, UNKNOWN) or closed and held by front
+    0 (a cycle: dead)."""
+    fronts = np.arange(n, dtype=np.int64)
+    waits = 100 + fronts
+    hf, hb = (fronts + 1) % n, 100 + fronts
+    closed = 100 + (fronts if closed_end else fronts[:-1])
+    if not closed_end:
+        hf, hb = hf[:-1], hb[:-1]
+    want = dead_one_rank(fronts, waits, hf, hb, closed).any()
+    assert want == closed_end
+    assert any_dead(fronts, waits, hf, hb, closed) == (ls.DEAD if closed_end else ls.UNKNOWN)
+
+
+def test_compiled_looks_search_without_python(monkeypatch):
+    """A loaded run whose looks list fronts and find none dead: the compiled steps search
+    them in the call (no return to Python's search) with the step-by-step path's searches,
+    pacing budget and rows."""
+    topo = from_spec("hypercube:5")
+    router = make_router("anynet-min", topo)
+    m = model(topo, "wormhole", 8, 2, 2)
+    wl = Unicast(topo, injection="bernoulli", rate=0.05, steps=1500, seed=3)
+    calls = []
+    real = dl.LiveCheck.search
+    monkeypatch.setattr(dl.LiveCheck, "search", lambda *a: calls.append(1) or real(*a))
+    runs = []
+    for compiled_steps in (True, False):
+        eng = FlitEngine(topo, router, m, make_vc_policy("any", topo, 2),
+                         compiled_steps=compiled_steps)  # fmt: skip
+        assert chunk.usable(eng) == compiled_steps
+        runs.append((eng, eng.run(wl), len(calls)))
+    (eng, rec, n_compiled), (eng1, rec1, n_all) = runs
+    assert_identical(rec, rec1)
+    assert rec.deadlock is None
+    assert eng1.live.searches > 5 and eng.live.searches == eng1.live.searches
+    assert eng.live.budget == eng1.live.budget
+    assert n_compiled == 0  # every search of the compiled run was in the call
+
+
+Bundle = namedtuple("Bundle", "a b")
+
+
+@njit(cache=False)
+def _kernel(x, n, flag, pair, bundle, mixed):
+    return x[0] + n + int(flag) + pair[0][0] + bundle.a[0] + bundle.b[0, 0] + mixed[1]
+
+
+def test_direct_types_as_numba_dispatch():
+    """Direct's types are numba's (its dispatch's signature) for arrays of every layout and
+    writability, scalars, tuples and named tuples; the entry is kept per kernel and key."""
+    a = np.arange(6, dtype=np.int64)
+    ro = a.copy()
+    ro.flags.writeable = False
+    cases = [
+        (a, 3, True, (a, a), Bundle(a, a.reshape(2, 3)), (1.5, 2)),
+        (a[::2], 2**40, False, (ro, a), Bundle(ro, np.asfortranarray(a.reshape(2, 3))), (1.0, 7)),
+        (
+            a.astype(np.int32),
+            np.int64(4),
+            np.bool_(1),
+            (a, a),
+            Bundle(a, a.reshape(3, 2)[:, :1]),
+            (0.5, -(2**40)),
+        ),  # fmt: skip
+    ]
+    for args in cases:
+        want = _kernel.py_func(*args)
+        d = direct.Direct(_kernel)
+        assert d(*args) == want and d(*args) == want
+        sig = tuple(_kernel.typeof_pyval(x) for x in args)
+        assert tuple(direct.arg_type(x) for x in args) == sig
+        assert d.entry is _kernel.overloads[sig].entry_point
+        assert direct.Direct(_kernel)(*args) == want  # a new one: the kept entry
+    keys = {direct.fingerprint(args) for args in cases}
+    assert len(keys) == len(cases)
+    assert direct.fingerprint((object(),)) is None
