@@ -2,7 +2,9 @@
 models within 1.5x of all-port): at every step of random sdc runs the kept counts (per link
 its movable requests, per port their sum) equal a count made afresh, and the runs equal the
 step-by-step path row for row. A state whose links are never listed for a recount is caught
-by the same check, so the check can fail."""
+by the same check, so the check can fail. The runs also hold ``oldest_only`` (each allowed
+link of capacity 1 keeps only its oldest movable request) to the step-by-step path's sorted
+buckets, with links of capacity 2 and 3 beside."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from test_flit_active import bernoulli_plan
 from test_flit_chunk import assert_identical
 
 from mpinet.engine.flit import chunk
+from mpinet.jobs.execute import plan
+from mpinet.jobs.spec import load_job
 from mpinet.jobs.switching import make_engine
 
 SPECS = (("hypercube:4", "anynet-min"), ("star:4", "shortest"), ("ms:2,2", "shortest"))
@@ -62,3 +66,22 @@ def test_a_link_never_recounted_is_caught(monkeypatch):
     p = bernoulli_plan("hypercube:4", "anynet-min", "sdc", "wormhole", 0.05, 200)
     _, inc = run_checked(monkeypatch, p, True, never_listed=True)
     assert inc.chk[1] > 100 and inc.chk[2] > 10
+
+
+@pytest.mark.parametrize(("spec", "router", "capacity"),
+                         [("ccc:3", "shortest", {"cycle": 2}),
+                          ("hypercube:4", "anynet-min", {"cube": 3})])  # fmt: skip
+def test_links_of_capacity_above_one_keep_their_sorted_bucket(monkeypatch, spec, router, capacity):
+    """``oldest_only`` keeps only the oldest movable request of a link of capacity 1; a link
+    of more serves several a step, in order, so it keeps them all (ccc:3 mixes both)."""
+    sets = [(["topology"], spec), (["router", "name"], router), (["trace", "level"], "none"),
+            (["model", "kind"], "sdc"), (["model", "switching"], "wormhole"),
+            (["model", "flits"], 3), (["model", "vcs"], 2), (["model", "vc_buffer"], 2),
+            (["model", "capacity"], capacity), (["workload", "injection"], "bernoulli"),
+            (["workload", "rate"], 0.04), (["workload", "steps"], 200)]  # fmt: skip
+    p = plan(load_job(None, sets), ranks=1)
+    a, inc = run_checked(monkeypatch, p, True)
+    b, _ = run_checked(monkeypatch, p, False)
+    assert_identical(a, b)
+    assert inc.chk[1] > 100 and inc.chk[2] == 0
+    assert a.counters[:, 0].sum() > 0

@@ -195,6 +195,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
                 pd.check(nt, prm, segs, pkts, links, so, inc)
             sdc = fk.sdc_port(inc.dem)
             na = pd.allow_port(nt, sdc, prm, so, inc)
+            pd.oldest_only(na, prm, segs, pkts, links, so)  # move sorts no chain
         elif prm.kind == fk.ALL:  # every touched link (no call: a call's bundles cost)
             so.allow[:nt] = True
         else:  # k-port, one-port: port_model's choice (reads only nodes with a choice)
@@ -213,7 +214,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             status[0], status[1], status[2] = MODEL_ERR, t, sdc
             return t
         if prm.kind == fk.SDC:
-            pd.mark_moves(na, prm, segs, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL,
+            pd.mark_moves(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL,
                           fk.C_DRAIN)  # fmt: skip
         for i in range(nh):  # injected at their destination: delivered now
             r = cnt[fk.C_DELIV]

@@ -41,6 +41,7 @@ from mpinet.engine.comm import park, stopping, sum_op
 from mpinet.engine.flit import chunk
 from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import rank_looks as lk
 from mpinet.engine.flit import ranks as rk
 from mpinet.engine.flit import route_carry as rc
@@ -102,7 +103,7 @@ def post(fns, hnd, net, ex):
 
 @njit(cache=True, error_model="numpy")
 def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs, pkts,
-              links, bufs, so, ex, net, rows, status, err, looks, cy):  # fmt: skip
+              links, bufs, so, ex, net, rows, status, err, looks, cy, inc):  # fmt: skip
     """Run the block's steps from ``status[1] + 1`` to ``tc + rows.shape[0]``; returns
     ``status[0]`` (:mod:`~mpinet.engine.flit.chunk`'s codes, :data:`WAIT`, :data:`FAILED`).
 
@@ -114,7 +115,8 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
     rows in)``; ``err``: this rank's first error (``chunk``'s status layout, 0: none);
     ``looks``: the deadlock look's arrays (:meth:`~mpinet.engine.flit.chunk.Steps._look`),
     its budget in ``status[S_BUDGET]``; ``cy``: the walked rows whose routes the messages
-    carry (:mod:`~mpinet.engine.flit.route_carry`; ``cy.width`` 0: none).
+    carry (:mod:`~mpinet.engine.flit.route_carry`; ``cy.width`` 0: none); ``inc``: sdc's
+    demand kept between steps (:mod:`~mpinet.engine.flit.port_demand`).
     """
     cnt = so.cnt
     scratch, drows, hrows, max_in = room
@@ -147,7 +149,8 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
                 return chunk.ROOM
             mine[:] = 0
             if prm.kind == fk.SDC:  # every rank's movable requests per port, summed
-                status[2] = rk.post_demand(fns, hnd, t, prm, segs, pkts, links, bufs, so, net, err)
+                status[2] = rk.post_demand(fns, hnd, t, prm, segs, pkts, links, bufs, so, net, err,
+                                           inc)  # fmt: skip
                 status[6] = P_SDC
         if status[6] == P_SDC:
             if not wait(fns, net, 1):
@@ -159,7 +162,7 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
             nnew = 0
             if err[0] == 0:
                 nnew = rk.block_moves(t, win_lo <= t < win_hi, prm, segs, pkts, links, bufs,
-                                      so, ex, mine, status)  # fmt: skip
+                                      so, ex, mine, status, inc)  # fmt: skip
                 if so.out[0]:
                     err[0], err[1], err[2] = chunk.MODEL_ERR, t, status[3]
                 else:
@@ -197,13 +200,18 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
             rc.take_routes(ex, cy)
         heads = rk.take_in(t, status[7], status[3], prm, segs, pkts, links, bufs, so, ex, err)
         ok = heads >= 0
+        if ok and prm.kind == fk.SDC:
+            rk.mark_taken(prm, segs, links, bufs, ex, inc)
         m = heads + ni if ok else 0
         if 0 < m <= so.route.shape[1]:  # in the scratch, as run_steps routes (no allocation)
             ok = chunk._route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
                               so, err, so.route, so.rhdr)  # fmt: skip
+            if ok and prm.kind == fk.SDC:
+                pd.mark_routed(m, so, inc)
         elif m:
             ok = chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
                              so, err)  # fmt: skip
+            inc.chk[3] = 1  # routed outside the scratch: the next step counts afresh
         lag[0], lag[1], lag[2] = 1, 0 if ok else 1, bufs.nact[0]
         rows[kr, chunk.R_FLITS], rows[kr, chunk.R_DELIV] = tot[rk.K_FLITS], tot[rk.K_DELIV]
         rows[kr, chunk.R_INJ], rows[kr, chunk.R_CROSS] = tot[rk.K_INJ], tot[rk.K_CROSS]
@@ -289,6 +297,7 @@ class Blocks:
             ids = []
             inj = inner._injections(workload, t, t_end, ids)
         self.pending = None
+        inner.inc.chk[3] = 1  # sdc: counted afresh at the block's first step, as on one rank
         self.carried.start()  # walked rows: the messages' room for their routes
         ex, net = rs.ex, self.net
         rows = np.zeros((t_end - t, 5), np.int64)
@@ -318,7 +327,7 @@ class Blocks:
             code = self.c_block(self.fns, self.hnd, t, last, eng.load_window[0],
                                 eng.load_window[1], room, part, inner.rule, inner.vrule, eng.prm,
                                 st.segs, st.pkts, st.links, st.bufs, so, ex, net, rows, status,
-                                err, look, cy)  # fmt: skip
+                                err, look, cy, inner.inc)  # fmt: skip
             self.carried.done(cy)
             inner._flush(so)
             so.cnt[:] = 0

@@ -38,8 +38,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from mpinet.engine.flit import chunk, step_end
+from mpinet.engine.flit import chunk, port_choice, step_end
 from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.direct import Direct  # noqa: F401 (its callers read it here)
 
@@ -138,17 +139,22 @@ def step_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def post_demand(fns, hnd, t, prm, segs, pkts, links, bufs, so, net, err):
+def post_demand(fns, hnd, t, prm, segs, pkts, links, bufs, so, net, err, inc):
     """sdc: the step's requests and this rank's movable ones per port (none on a failed rank)
-    in ``net.dem``, their sum over the ranks posted; returns the requests (``so.route[0]``:
-    each one's first movable request, for :func:`block_moves`)."""
+    in ``net.dem``, their sum over the ranks posted; returns the requests. The rank's counts
+    are kept between steps in ``inc`` (:mod:`~mpinet.engine.flit.port_demand`, as on one
+    rank): recounted on the links listed since the last step."""
     comm, i64, opsum = hnd
     dem = net.dem[: prm.deg]
     dem[:] = 0
     nt = 0
     if err[0] == 0:
         nt = requests(t, prm, segs, pkts, links, bufs, so)
-        fk.movable(nt, prm, segs, pkts, links, so, so.route[0, :nt], dem)
+        pd.recount(nt, False, prm, segs, pkts, links, so, inc)
+        if inc.chk[0]:
+            pd.check(nt, prm, segs, pkts, links, so, inc)
+        for q in range(prm.deg):  # a loop: a slice copy allocates (no NRT here)
+            dem[q] = inc.dem[q]
     net.sent[0] += 8 * prm.deg
     fns[3](dem.ctypes.data, net.dem[prm.deg :].ctypes.data, prm.deg, i64, opsum, comm,
            net.reqs.ctypes.data)  # fmt: skip
@@ -156,35 +162,63 @@ def post_demand(fns, hnd, t, prm, segs, pkts, links, bufs, so, net, err):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status):
-    """The step's requests (sdc: :func:`post_demand`'s, its port ``status[3]``), port model,
-    moves and end on this rank, the messages packed; the step's counters so far in
-    ``mine``; returns the heads that reached a local node (``so.new``)."""
+def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status, inc):
+    """The step's requests (sdc: :func:`post_demand`'s, its port ``status[3]``), port model
+    (as :func:`~mpinet.engine.flit.chunk.run_steps` chooses: the allowed links first, sdc's
+    from its kept counts), moves and end on this rank, the messages packed; the step's
+    counters so far in ``mine``; returns the heads that reached a local node (``so.new``)."""
     cnt = so.cnt
     sdc = -1
     if prm.kind == fk.SDC:
         nt, sdc = status[2], status[3]
-        fk.choose_links(nt, prm, segs, pkts, so, so.route[0, :nt], sdc)
+        na = pd.allow_port(nt, sdc, prm, so, inc)
+        pd.oldest_only(na, prm, segs, pkts, links, so)
     else:
         if t % 8 == 0:  # buffers in id order, as the other paths sort them
             fs.sort_active(bufs.act, bufs.nact[0], so.rq)
         nt = fk.collect(prm, segs, pkts, links, bufs, so)
+        na = nt
         if prm.kind == fk.ALL:
             so.allow[:nt] = True
-        else:  # k-port, one-port: as run_steps chooses, in the routing's scratch
-            first, demand = so.route[0, :nt], so.route[1, : prm.deg]
-            fk.movable(nt, prm, segs, pkts, links, so, first, demand)
-            fk.choose_links(nt, prm, segs, pkts, so, first, sdc)
+        else:  # k-port, one-port: as run_steps chooses
+            port_choice.kport_choice(nt, prm, segs, pkts, links, so)
+            na = port_choice.allowed_first(nt, so)
     for c in range(fk.NCOUNT):  # deliveries and hop rows pile up over the block
         if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
             cnt[c] = 0
     f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
-    fk.move(t, nt, in_window, prm, segs, pkts, links, bufs, so)
+    if na:
+        fk.move(t, na, in_window, prm, segs, pkts, links, bufs, so)
+    for j in range(na, nt):  # move zeroes the counts of the links it visited
+        links.nreq[so.touched[j]] = 0
     nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
+    if prm.kind == fk.SDC:
+        pd.mark_moves(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL,
+                      fk.C_DRAIN)  # fmt: skip
     pack(prm, so, ex)
     mine[K_FLITS], mine[K_DELIV] = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
     mine[K_CROSS] = cnt[fk.C_CROSS] - x0
     return nnew
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def mark_taken(prm, segs, links, bufs, ex, inc):
+    """sdc: list the links whose counts :func:`take_in` may have changed: those whose VCs got
+    credits from other ranks, and the output links of the fronts of the buffers that received
+    flits (a head that came is routed later: its link is listed with the routing's)."""
+    nvc, width, base = prm.nvc, ex.width, prm.lo * prm.deg * prm.nvc
+    flag, dirty, nd = inc.flag, inc.dirty, inc.nd
+    nb = 0
+    for j in range(ex.recv.shape[0]):
+        m = ex.recv[j]
+        a = HEADER + m[H_ROWS] * width
+        for c in range(m[H_CRED]):
+            pd.mark_link((m[a + 2 * c] - base) // nvc, flag, dirty, nd)
+        nb += m[H_ROWS]
+    for i in range(nb):
+        f = bufs.head[ex.rbufs[i]]
+        if f >= 0:
+            pd.mark_link(segs.out[f], flag, dirty, nd)
 
 
 @njit(cache=True, error_model="numpy")
