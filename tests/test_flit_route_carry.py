@@ -12,11 +12,10 @@ on the same ranks and the one-rank run, row for row.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 import pytest
 
+from mpinet.engine.flit import iq_ranks
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import route_carry as rc
 from mpinet.engine.flit.ranks import H_CRED, H_HEADS, H_ROWS, HEADER, Exchange
@@ -25,12 +24,6 @@ from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.source_routes import PORT_DROP, PORT_END, source_hop_one, walk_routes
 from mpinet.topology import from_spec
 from tests.test_flit_chunk import model, random_rows
-
-#: the parts of the engine's bundles take_routes reads (segments' packets, packets'
-#: headers, the heads to route)
-Segs = namedtuple("Segs", ["pkt"])
-Pkts = namedtuple("Pkts", ["hdr"])
-Out = namedtuple("Out", ["new"])
 
 
 def read_route(rows: SourceRouted, word: int) -> list[int]:
@@ -47,23 +40,29 @@ def read_route(rows: SourceRouted, word: int) -> list[int]:
             return out
 
 
-def message(words: np.ndarray, credits: int, width: int) -> np.ndarray:
-    """A message's rows: a body row before each head (no route), ``credits`` credit pairs."""
+def message(words: np.ndarray, credits: int, width: int, cols: tuple) -> np.ndarray:
+    """A message's rows (head flag and word in columns ``cols``): a body row before each
+    head (no route), ``credits`` credit pairs."""
     n = 2 * words.size
     m = np.zeros(HEADER + n * width + 2 * credits + words.size * 40, np.int64)
     m[H_ROWS], m[H_CRED], m[H_HEADS] = n, credits, words.size
     for i, w in enumerate(words):
         r = HEADER + (2 * i + 1) * width
-        m[r + fk.W_HEAD], m[r + fk.W_WIDTH] = 1, w
-        m[HEADER + 2 * i * width + fk.W_WIDTH] = -7  # a body row: nothing carried
+        m[r + cols[0]], m[r + cols[1]] = 1, w
+        m[HEADER + 2 * i * width + cols[1]] = -7  # a body row: nothing carried
     m[HEADER + n * width : HEADER + n * width + 2 * credits] = 99
     return m
 
 
+#: a message row's head flag and route word: the ideal model's wire rows, the iq router's
+LAYOUTS = {"ideal": (fk.W_HEAD, fk.W_WIDTH), "iq": (iq_ranks.ROW_HEAD, iq_ranks.ROW)}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("spec,name,w_send,w_recv", [
     ("scc:4", "scc-random", 4, 5), ("borel:47,2,1,7", "borel-cr", 32, 3),
     ("fccn:2", "fccn-sroute", 2, 7)])  # fmt: skip
-def test_carried_routes_read_the_routers_own_ports(spec, name, w_send, w_recv):
+def test_carried_routes_read_the_routers_own_ports(spec, name, w_send, w_recv, layout):
     topo = from_spec(spec)
     router = make_router(name, topo)
     rng = np.random.default_rng(len(spec))
@@ -75,34 +74,37 @@ def test_carried_routes_read_the_routers_own_ports(spec, name, w_send, w_recv):
     hops = rng.integers(0, nhops)  # each head some hops into its route (at least one left)
     sender = SourceRouted(make_router(name, topo), width=w_send, release="engine")
     words = sender.rewalk(src, dst, pid, seed, 0, hops)
-    wire = fk.W_WIDTH + 1
-    send = message(words, 3, wire)[None, :]
+    cols = LAYOUTS[layout]
+    wire = cols[1] + 1
+    send = message(words, 3, wire, cols)[None, :]
     ex = Exchange(np.zeros(1, np.int64), np.zeros(2, np.int64), send,
                   np.array([HEADER + 2 * m * wire + 6], np.int64), send.copy(),
                   np.zeros(1, np.int64), np.int64(wire))  # fmt: skip
-    rc.add_routes(ex, rc.of(sender, 0))
+    rc.add_routes(ex, rc.of(sender, 0, cols))
     cells = nhops - hops
     assert ex.nsend[0] == HEADER + 2 * m * wire + 6 + sum(rc.words_per_head(c) for c in cells)
     assert (send[0, HEADER + 2 * m * wire : HEADER + 2 * m * wire + 6] == 99).all()
     receiver = SourceRouted(make_router(name, topo), width=w_recv, release="engine")
     receiver.grow(rc.rows_needed(m, sender.longest, w_recv))
-    ex = ex._replace(recv=send.copy())
-    hdr = np.full((m + 5, 1), -1, np.int64)
-    seg_pkt = np.arange(m + 5, dtype=np.int64)[::-1].copy()  # segment s holds packet m+4-s
-    new = np.concatenate([[0, 1], np.arange(2, m + 2)])  # two local heads first
-    cy = rc.of(receiver, 0)
+    recv = send.copy()
+    ex = ex._replace(recv=recv)
+    cy = rc.of(receiver, 0, cols)
     free_before = receiver.nfree
-    rc.take_routes(2, ex, Segs(seg_pkt), Pkts(hdr), Out(new), cy)
+    rc.take_routes(ex, cy)
     rc.give_back(receiver, cy)
     per = w_recv - 1
     assert free_before - receiver.nfree == sum(max(1, -(-int(c) // per)) for c in cells)
-    assert (hdr[seg_pkt[:2], 0] == -1).all()  # the local heads: untouched
+    body = HEADER + 2 * np.arange(m) * wire
+    assert (recv[0, body + cols[1]] == -7).all()  # the body rows: untouched
+    got_words = recv[0, body + wire + cols[1]]  # each head's word: the receiver's rows
+    changed = np.flatnonzero(recv[0] != send[0])  # nothing else in the message
+    assert np.isin(changed, body + wire + cols[1]).all()
     for i in range(m):
-        got = read_route(receiver, int(hdr[seg_pkt[new[2 + i]], 0]))
+        got = read_route(receiver, int(got_words[i]))
         want = [int(p) for p in truth[i, hops[i] : nhops[i]]]
         assert got == want, (i, got, want)
     # the rows a block keeps: those of the words named, the others freed; then grown
-    keep = hdr[seg_pkt[new[2:12]], 0]
+    keep = got_words[:10]
     assert not rc.reserve(receiver, keep, 1)
     assert receiver.nfree == receiver.table.shape[0] - sum(
         max(1, -(-int(c) // per)) for c in cells[:10])  # fmt: skip
@@ -209,15 +211,16 @@ def test_rows_freed_and_grown_in_mid_block(monkeypatch):
     seen = []
     bundle = rc.CarriedRows.bundle
 
-    def watched(self, inj, k):
-        seen.append((k, self.rows.nfree < 2 * self.need))
-        return bundle(self, inj, k)
+    def watched(self, later):  # a call's rows; k: the block's calls before it
+        seen[-1].append(self.rows.nfree < 2 * self.need)
+        return bundle(self, later)
 
     monkeypatch.setattr(rc.CarriedRows, "bundle", watched)
     start = rc.CarriedRows.start
 
     def tight(self):
         start(self)
+        seen.append([])
         self.need = max(self.need, self.rows.nfree // 2 - 1)
 
     monkeypatch.setattr(rc.CarriedRows, "start", tight)
@@ -225,7 +228,7 @@ def test_rows_freed_and_grown_in_mid_block(monkeypatch):
                      comm, record_hops=True, live_check=False)  # fmt: skip
     got = gathered(comm, eng.run(Packets(rows)))
     assert_equal_runs(comm, got, alone, cross=False)
-    mid = any(k > 0 and low for k, low in seen)
+    mid = any(any(calls[1:]) for calls in seen)
     assert any(comm.allgather(mid)), seen  # rows freed in mid-block on some rank
 
 

@@ -61,7 +61,7 @@ def test_a_ranks_share_is_its_arrays(model, size):
     flits, vcs, buf, iq = plans_iq.iq_keys(model)
     own = -(-n // size)
     prm = iqs.make_params(n, deg, vcs, buf, flits, iq, False, 0, own)
-    z = np.zeros(n * deg, np.int64)
+    z = np.zeros(own * deg, np.int64)  # the links' tables: the rank's rows
     arrays = iqs.make_arrays(prm, z, z, z, 1, 700, iq_ranks.ROW + 1)
     real = sum(a.nbytes for a in arrays)
     assert plans_iq.iq_bytes(n, own, deg, (flits, vcs, buf, iq), 1, 700) == real

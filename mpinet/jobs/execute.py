@@ -131,6 +131,8 @@ def execute(
                                "steps": getattr(engine, "steps_path", None),
                                "calls": getattr(engine, "calls_path", None),
                                "routes": getattr(engine, "routes", None)}  # fmt: skip
+        if getattr(engine, "block_calls", None) is not None:  # the iq router's compiled calls
+            result["switching"]["block_calls"] = engine.block_calls
     if keep_local:
         result["_local"] = {"packets": packets, "link_load": rec.link_load}
     sections, checks = p.workload.summarize(rec.steps, packets, comm)

@@ -1,11 +1,11 @@
 """The iq router's arrays in the memory plan (``model.router = "iq"``, docs/iq-router.md):
 the bytes :func:`~mpinet.engine.flit.iq_state.make_arrays` allocates on a rank.
 
-Every array there is sized by the nodes (the links' tables and channels), by the rank's own
-nodes (its routers' and terminals' state, the rows it sends to other ranks) or by the packet
-slots, plus a few constants (the
-allocators' scratch), so its bytes are ``A nodes + C own + P slots + D``: the four are read
-from three tiny allocations of the same keys, exact for any network (tests/test_plans_iq.py
+Every array there is sized by the rank's own nodes (its routers' and terminals' state, its
+nodes' links' tables and channels, the rows it sends to other ranks) or by the packet
+slots, plus a few constants (the allocators' scratch), so its bytes are ``C own + P slots +
+D`` (``A nodes`` too, 0 since the links' arrays are the rank's): the four are read from
+three tiny allocations of the same keys, exact for any network (tests/test_plans_iq.py
 compares with a real run's arrays).
 """
 
@@ -49,7 +49,7 @@ def iq_bytes(nodes: int, own: int, deg: int, keys: tuple, hw: int, slots: int) -
 
     def size(n: int, b: int, p: int) -> int:
         prm = iqs.make_params(n, deg, vcs, buf, flits, iq, False, 0, b)
-        z = np.zeros(n * deg, np.int64)
+        z = np.zeros(b * deg, np.int64)  # the links' tables: the rank's nodes' rows
         return sum(a.nbytes for a in iqs.make_arrays(prm, z, z, z, hw, p, width))
 
     if own >= nodes:  # one rank: nothing sent away, no rows or slot map

@@ -50,7 +50,7 @@ def edges(s: Any, prm: Any) -> list[tuple[int, int]]:
     op = np.where(active, s.vop[iv], s.vrp[iv])
     v2 = np.where(active, s.vov[iv], s.vlo[iv])
     ok = (q < deg) & (active | (s.vst[iv] == ir.VC_ALLOC)) & (op >= 0) & (op < deg)
-    link = node[ok] * deg + q[ok]
+    link = (node[ok] - prm.lo) * deg + q[ok]  # the rank's own rows of the links' tables
     me = (s.nbt[link] * deg + s.rev[link]) * nvc + v[ok]
     to = (node[ok] * deg + op[ok]) * nvc + v2[ok]
     return list(zip(me.tolist(), to.tolist(), strict=True))

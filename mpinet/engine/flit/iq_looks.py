@@ -101,7 +101,8 @@ def fits(prm, s, look):
 
 @njit(cache=True, inline="always")
 def _vc(s, n, op, v, deg, nvc):
-    """``B`` of output VC ``v`` of port ``op`` at router ``n``: the buffer it feeds."""
+    """``B`` of output VC ``v`` of port ``op`` at the rank's router ``n`` (numbered from its
+    first): the buffer it feeds."""
     link = n * deg + op
     return (s.nbt[link] * deg + s.rev[link]) * nvc + v
 
@@ -136,13 +137,13 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
             if st == ir.ACTIVE:
                 op = s.vop[iv]
                 if 0 <= op < deg and s.bs_cred[base + op * nvc + s.vov[iv]] <= 0:
-                    wait = _vc(s, gn, op, s.vov[iv], deg, nvc)
+                    wait = _vc(s, gn - prm.lo, op, s.vov[iv], deg, nvc)
             elif st == ir.VC_ALLOC:
                 op, lo_v, hi_v = s.vrp[iv], s.vlo[iv], s.vhi[iv]
                 if 0 <= op < deg and lo_v < hi_v:
                     wait = 2 * nv + g0 + iv  # a choice; one VC: its allocation
                     if hi_v - lo_v == 1:
-                        wait = nv + _vc(s, gn, op, lo_v, deg, nvc)
+                        wait = nv + _vc(s, gn - prm.lo, op, lo_v, deg, nvc)
                     for ov in range(lo_v, hi_v):
                         if s.bs_use[base + op * nvc + ov] == 0:
                             wait = -1  # a free VC: its allocation comes
@@ -167,7 +168,7 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
                 closed[nc] = wait
                 nc += 1
             for ov in range(lo_v, hi_v):
-                a_id = nv + _vc(s, gn, op, ov, deg, nvc)
+                a_id = nv + _vc(s, gn - prm.lo, op, ov, deg, nvc)
                 if hi_v - lo_v > 1:
                     pf = niv + (g0 + iv) * nvc + ov
                     fronts[nf], waits[nf], fpid[nf] = pf, a_id, -1
@@ -175,7 +176,7 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
                     hf[nh], hb[nh] = pf, wait
                     nh += 1
                 if s.bs_tail[base + op * nvc + ov]:  # held for its last credit: the next
-                    link = gn * deg + op  # router's buffer drains only as its front moves
+                    link = (gn - prm.lo) * deg + op  # router's buffer drains as its front moves
                     hf[nh] = (s.nbt[link] * nport + s.rev[link]) * nvc + ov
                     hb[nh] = a_id
                     nh += 1

@@ -3,9 +3,13 @@ terminals of its block of nodes, and the flits and credits its routers send to a
 go in the ideal model's exchange (:mod:`~mpinet.engine.flit.rank_loop`'s ``post`` and
 ``wait``, MPI called from the compiled block through the library's function pointers; the
 messages' layout is :mod:`~mpinet.engine.flit.ranks`'): a message per partner rank a cycle,
-its header (rows, credit pairs, heads, the cycle's counters), then the rows (the link, the
-VC, the flit's index in its packet; a head carries its packet's record), then the credit
-pairs (the link, the mask of VCs).
+its header (rows, credit pairs, heads, the cycle's counters), then the rows (the input port
+the flit reaches, ``node * degree + port``, the VC, the flit's index in its packet; a head
+carries its packet's record), then the credit pairs (the output port they return to, the
+mask of VCs), then, with routes walked at injection, each head's remaining route
+(:mod:`~mpinet.engine.flit.route_carry`: the receiver writes it into rows of its own). A
+rank keeps the links' tables and channels of its own nodes only: what comes from another
+rank's node names the port it reaches.
 
 Why the same run on any rank count: a flit or credit sent at cycle ``t`` is taken in at
 ``t + channel_latency + 1`` or later, so one exchange at the end of each cycle, before any
@@ -18,6 +22,7 @@ rank stops at the same cycle (finished, stalled, a routing error).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,13 +35,15 @@ from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import mpi_native, rank_loop
 from mpinet.engine.flit import rank_looks as lk
 from mpinet.engine.flit import ranks as rk
+from mpinet.engine.flit import route_carry as rc
+from mpinet.routing import compiled
 from mpinet.routing.route_rows import SourceRouted
 
 #: :func:`run_block`'s codes beyond :mod:`~mpinet.engine.flit.iq_step`'s: waiting for the
-#: messages, a rank failed, heads came whose walked routes are the sender's (:meth:`Ranks.call`)
-WAIT, FAILED, REWALK = 7, 8, 9
-#: a row's words before the header words of a packet (:func:`~.iq_step._away`)
-ROW = 11
+#: messages, a rank failed (:meth:`Ranks.call`)
+WAIT, FAILED = 7, 8
+#: a row's words before the header words of a packet (:func:`~.iq_step._away`); its head flag
+ROW, ROW_HEAD = 11, 3
 
 
 def why_not(eng: Any) -> str | None:
@@ -56,11 +63,12 @@ def pack(prm, s, ex):
     width = ex.width
     nrow = np.zeros(nn, np.int64)
     ncred = np.zeros(nn, np.int64)
+    deg = prm.deg
     for i in range(s.wn[0]):
-        w = s.nbt[s.wo[i, 0]]
+        w = s.wo[i, 0] // deg  # rows name their reader's port: node * degree + port
         nrow[ex.slot[np.searchsorted(ex.owner, w, side="right") - 1]] += 1
     for i in range(s.cn[0]):
-        w = s.nbt[s.co[i, 0]]
+        w = s.co[i, 0] // deg
         ncred[ex.slot[np.searchsorted(ex.owner, w, side="right") - 1]] += 1
     at = np.empty(nn, np.int64)
     cat = np.empty(nn, np.int64)
@@ -70,13 +78,13 @@ def pack(prm, s, ex):
         cat[j] = rk.HEADER + nrow[j] * width
         ex.nsend[j] = cat[j] + 2 * ncred[j]
     for i in range(s.wn[0]):
-        j = ex.slot[np.searchsorted(ex.owner, s.nbt[s.wo[i, 0]], side="right") - 1]
+        j = ex.slot[np.searchsorted(ex.owner, s.wo[i, 0] // deg, side="right") - 1]
         for c in range(width):
             ex.send[j, at[j] + c] = s.wo[i, c]
         ex.send[j, rk.H_HEADS] += s.wo[i, 3]
         at[j] += width
     for i in range(s.cn[0]):
-        j = ex.slot[np.searchsorted(ex.owner, s.nbt[s.co[i, 0]], side="right") - 1]
+        j = ex.slot[np.searchsorted(ex.owner, s.co[i, 0] // deg, side="right") - 1]
         ex.send[j, cat[j]], ex.send[j, cat[j] + 1] = s.co[i, 0], s.co[i, 1]
         cat[j] += 2
     s.wn[0], s.cn[0] = 0, 0
@@ -94,9 +102,9 @@ def take_in(t, prm, s, ex):
         nr = m[rk.H_ROWS]
         for i in range(nr):
             a = rk.HEADER + i * width
-            link, v, k = m[a], m[a + 1], m[a + 2]
-            w = s.nbt[link]
-            iv = ((w - prm.lo) * nport + s.rev[link]) * nvc + v
+            key, v, k = m[a], m[a + 1], m[a + 2]  # key: the input port, node * deg + port
+            w = key // deg
+            iv = ((w - prm.lo) * nport + key % deg) * nvc + v
             if m[a + 3]:
                 s.pk_nfree[0] -= 1
                 pk = s.pk_free[s.pk_nfree[0]]
@@ -106,27 +114,28 @@ def take_in(t, prm, s, ex):
                 for c in range(s.pk_hdr.shape[1]):
                     s.pk_hdr[pk, c] = m[a + ROW + c]
                 s.rmap[iv] = pk
-            x = link * sl + tl
+            x = (key - prm.lo * deg) * sl + tl
             s.fc[x], s.fcv[x] = s.rmap[iv] * fl + k, v
             ist._activate(w - prm.lo, s.work, s.inact, s.act, s.nact)
         a = rk.HEADER + nr * width
         for c in range(m[rk.H_CRED]):
-            link = m[a + 2 * c]
-            s.cr[link * sl + tl] = np.uint64(m[a + 2 * c + 1])
-            ist._activate(s.nbt[link] - prm.lo, s.work, s.inact, s.act, s.nact)
-    _ = deg
+            key = m[a + 2 * c]  # the output port they return to
+            s.cr[(key - prm.lo * deg) * sl + tl] = np.uint64(m[a + 2 * c + 1])
+            ist._activate(key // deg - prm.lo, s.work, s.inact, s.act, s.nact)
 
 
 @njit(cache=True, error_model="numpy")
 def run_block(fns, hnd, t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s, rule, vrule,
-              deliv, hop, rows, status, look, ex, net, max_in, walked):  # fmt: skip
+              deliv, hop, rows, status, look, ex, net, max_in, cy):  # fmt: skip
     """Cycles ``status[1] + 1 .. t_end`` as :func:`~mpinet.engine.flit.iq_step.run_block`
     runs them on one rank, each cycle's exchange at its end; ``inj``'s and ``rows``' index
     ``k`` is cycle ``t0 + 1 + k``. ``status`` as there, plus ``[9]`` 2 while the cycle's
-    messages are out (3: in, their heads' rows walked again), ``[10]`` their requests,
-    ``[11]`` this rank's routing error, and ``[9]`` from 4 on while a cycle's deadlock look
-    runs (:func:`~mpinet.engine.flit.iq_looks.ranks_look`; ``look`` its arrays); returns the
-    code (:data:`WAIT`, :data:`REWALK`, :data:`~.iq_looks.NOFIT`: call again)."""
+    messages are out, ``[10]`` their requests, ``[11]`` this rank's routing error, and ``[9]``
+    from 4 on while a cycle's deadlock look runs
+    (:func:`~mpinet.engine.flit.iq_looks.ranks_look`; ``look`` its arrays); ``cy``: the walked
+    rows whose routes the messages carry (:mod:`~mpinet.engine.flit.route_carry`;
+    ``cy.width`` 0: none); returns the code (:data:`WAIT`, :data:`~.iq_looks.NOFIT`: call
+    again)."""
     off, pid, src, dst, hdr = inj
     route_out = np.zeros(3, np.int64)
     moved = np.zeros(1, np.int64)
@@ -148,7 +157,8 @@ def run_block(fns, hnd, t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s
         if status[9] == 0:
             if (nd + nnode > deliv.shape[0]
                     or (prm.record_hops and nh + nnode * prm.nport > hop.shape[0])
-                    or s.pk_nfree[0] < b - a + max_in):  # fmt: skip
+                    or s.pk_nfree[0] < b - a + max_in
+                    or (cy.width > 0 and cy.nfree[0] < cy.need)):  # fmt: skip
                 status[0], status[1] = ist.ROOM, t - 1
                 break
             ist.compact(s)
@@ -172,18 +182,13 @@ def run_block(fns, hnd, t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s
             if status[0] >= ir.PORT_ERR:  # kept over a wait (status[0] then WAIT)
                 mine[rk.K_ERR], status[11] = 1, status[0]
             pack(prm, s, ex)
+            if cy.width > 0:  # the heads sent carry the rest of their routes
+                rc.add_routes(ex, cy)
             status[10] = rank_loop.post(fns, hnd, net, ex)
             status[9] = 2
-        if status[9] == 2:
-            if not rank_loop.wait(fns, net, status[10]):
-                status[0], status[1] = WAIT, t - 1
-                break
-            heads = 0
-            for j in range(nn):
-                heads += ex.recv[j, rk.H_HEADS]
-            if walked and heads > 0:  # their rows are the sender's: walked again in Python
-                status[0], status[1], status[9] = REWALK, t - 1, 3
-                break
+        if status[9] == 2 and not rank_loop.wait(fns, net, status[10]):
+            status[0], status[1] = WAIT, t - 1
+            break
         status[9] = 0
         if net.fold:
             tot[:] = mine
@@ -193,6 +198,8 @@ def run_block(fns, hnd, t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s
         if tot[rk.K_ERR]:
             status[0], status[1] = (status[11] if status[11] else FAILED), t
             break
+        if cy.width > 0:  # the heads that came: rows of this rank for their routes
+            rc.take_routes(ex, cy)
         take_in(t, prm, s, ex)
         flits, moves = tot[rk.K_FLITS], tot[rk.K_MOVED] + tot[rk.K_FLITS]
         rows[k, ist.R_FLITS], rows[k, ist.R_DELIV] = flits, tot[rk.K_DELIV]
@@ -221,16 +228,19 @@ class Ranks:
     """The exchange's arrays and MPI calls of a rank (the ideal model's
     :class:`~mpinet.engine.flit.ranks.Exchange` and :class:`~mpinet.engine.flit.rank_loop.Net`),
     and the compiled block called until it ends a block (waits returned to Python sleep a
-    little, as the ideal model's do)."""
+    little, as the ideal model's do). Walked rows (``rows``): the heads that cross carry the
+    rest of their routes in the messages (:class:`~mpinet.engine.flit.route_carry.CarriedRows`,
+    ``carried``: :meth:`~.route_carry.CarriedRows.start` once a block's injections are
+    walked)."""
 
-    def __init__(self, eng: Any, nbt: np.ndarray, width: int, rule_of: Any = None) -> None:
+    def __init__(self, eng: Any, nbt: np.ndarray, width: int,
+                 live: Callable[[], np.ndarray] | None = None) -> None:  # fmt: skip
         self.eng = eng
-        #: walked rows: the router's rule again after a rewalk (the table may have grown)
-        self.walked, self.rule_of = isinstance(eng.router, SourceRouted), rule_of
+        #: walked rows: the router's rule read again after a call that grew the table
+        self.walked = isinstance(eng.router, SourceRouted)
         nat = mpi_native.native(eng.comm)
         self.fns, self.hnd = nat.fns, nat.hnd
-        lo, hi, deg = eng.lo, eng.hi, eng.topo.degree
-        far = nbt[lo:hi].ravel()
+        far = nbt.ravel()  # the rank's own rows
         owner = np.searchsorted(eng.bounds, far[far >= 0], side="right") - 1
         away = owner[owner != eng.rank]
         ranks, links = np.unique(away, return_counts=True)  # links both ways: rows and credits
@@ -242,7 +252,8 @@ class Ranks:
             ranks, links = every, grown
         slot = np.full(eng.size, -1, np.int64)
         slot[ranks] = np.arange(ranks.size)
-        words = rk.HEADER + int(links.max(initial=0)) * (width + 2)
+        self.most = int(links.max(initial=0))  # the rows (and credit pairs) a partner sends
+        words = self._words(width, 0)
         nn = ranks.size
         self.max_in = int(links.sum())  # heads a cycle brings at most
         first = np.asarray(eng.bounds, np.int64)  # the owner of a node: its rank's first node
@@ -252,37 +263,63 @@ class Ranks:
         self.net = rank_loop.new_net(ranks, np.full(nn, words, np.int64), fold, nat.status_words,
                                      size=eng.size, handle=nat.handle)  # fmt: skip
         self.c_block = rk.Direct(run_block)
-        _ = deg
+        self.grown = False
+        self.carried = rc.CarriedRows(eng.router if self.walked else None, eng.comm,
+                                      self.max_in, (ROW_HEAD, ROW), self.carry_routes,
+                                      live, self._regrown)  # fmt: skip
+
+    def _words(self, width: int, per_head: int) -> int:
+        """A message's words: the header, a row (and a head's route) and a credit pair per
+        link to the partner."""
+        return rk.HEADER + self.most * (width + per_head + 2)
+
+    def carry_routes(self, per_head: int) -> None:
+        """Room in the messages for heads' routes of ``per_head`` words each (the same on
+        every rank): the buffers grown, the partners' capacities too."""
+        words = self._words(int(self.ex.width), per_head)
+        if words <= self.ex.recv.shape[1]:
+            return
+        nn = self.ex.recv.shape[0]
+        self.ex = self.ex._replace(send=np.zeros((nn, words), np.int64),
+                                   recv=np.zeros((nn, words), np.int64))  # fmt: skip
+        self.net = self.net._replace(cap=np.full(nn, words, np.int64))
+
+    def _regrown(self) -> None:
+        self.grown = True
 
     def call(self, args: tuple, status: np.ndarray, look: Any) -> int:
-        """:func:`run_block` on ``args`` until it returns other than :data:`WAIT`,
-        :data:`REWALK` (the heads' words replaced by words of this rank's rows, the route
-        walked again from its source past the hops taken, as the ideal model's
-        :meth:`~mpinet.engine.flit.chunk.Steps.rewalk`) or :data:`~.iq_looks.NOFIT` (the
-        deadlock look's scratch grown: ``look``, an :class:`~.iq_deadlock.Look`)."""
+        """:func:`run_block` on ``args`` until it returns other than :data:`WAIT` or
+        :data:`~.iq_looks.NOFIT` (the deadlock look's scratch grown: ``look``, an
+        :class:`~.iq_deadlock.Look`); walked rows freed and grown first where a cycle's
+        heads might not find free rows (the rule in ``args`` read again if the table grew)."""
+        part = args[7]
+        self.grown = False
+        cy = self.carried.bundle(part[4][int(part[0][0]) :])  # the injections not yet run
+        if self.grown:
+            r = compiled.rule_of(self.eng.router)
+            args = (*args[:10], (np.int64(r.code), r.prm, r.ta, r.tb), *args[11:])
         since = None
-        while True:
-            code = int(self.c_block(self.fns, self.hnd, *args, status, look.arrays, self.ex,
-                                    self.net, self.max_in, self.walked))  # fmt: skip
-            if code == iql.NOFIT:
-                look.grow()
-                continue
-            if code == REWALK:
-                self._rewalk(int(status[1]) + 1)
-                args = (*args[:10], self.rule_of(self.eng.router), *args[11:])
-                continue
-            if code != WAIT:
-                return code
-            now = time.monotonic()
-            since = now if since is None else since
-            if stopping():
-                park()
-            comm = self.eng.comm
-            timeout = getattr(comm, "timeout", None)
-            if (timeout is not None and now - since > timeout
-                    and hasattr(comm, "_roll_call_and_abort")):  # fmt: skip
-                comm._roll_call_and_abort(now - since)
-            time.sleep(0.0005)
+        try:
+            while True:
+                code = int(self.c_block(self.fns, self.hnd, *args, status, look.arrays, self.ex,
+                                        self.net, self.max_in, cy))  # fmt: skip
+                if code == iql.NOFIT:
+                    look.grow()
+                    continue
+                if code != WAIT:
+                    return code
+                now = time.monotonic()
+                since = now if since is None else since
+                if stopping():
+                    park()
+                comm = self.eng.comm
+                timeout = getattr(comm, "timeout", None)
+                if (timeout is not None and now - since > timeout
+                        and hasattr(comm, "_roll_call_and_abort")):  # fmt: skip
+                    comm._roll_call_and_abort(now - since)
+                time.sleep(0.0005)
+        finally:
+            self.carried.done(cy)
 
     def grow_gather(self) -> None:
         """After a look whose listings outgrew the gather's buffers (Python searched it):
@@ -295,13 +332,3 @@ class Ranks:
             self.net = net._replace(gsend=np.empty(max(2 * mine, net.gsend.size), np.int64),
                                     gbuf=np.empty(max(2 * tot, net.gbuf.size),
                                                   np.int64))  # fmt: skip
-
-    def _rewalk(self, t: int) -> None:
-        ex, width = self.ex, int(self.ex.width)
-        for j in range(ex.recv.shape[0]):
-            m = ex.recv[j]
-            at = rk.HEADER + width * np.arange(int(m[rk.H_ROWS]))
-            at = at[m[at + 3] == 1]
-            if at.size:
-                m[at + ROW] = self.eng.router.rewalk(m[at + 5], m[at + 6], m[at + 4],
-                                                     self.eng.seed, t, m[at + 9])  # fmt: skip

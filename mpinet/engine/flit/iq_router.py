@@ -34,10 +34,12 @@ PORT_ERR, VC_ERR = 5, 6
 
 
 @njit(cache=True, inline="always")
-def route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, rule, vrule, out):
+def route_head(n, ln, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, rule, vrule,
+               out):  # fmt: skip
     """The output port and VC range ``out = (port, lo, hi)`` of packet slot ``pk``'s head
-    at router ``n``: the terminal port ``deg`` (any VC) at its destination, else the router's
-    compiled hop and the VC policy's range. Returns 0, or an error code."""
+    at router ``n`` (``ln`` on the rank, whose rows the links' tables hold): the terminal
+    port ``deg`` (any VC) at its destination, else the router's compiled hop and the VC
+    policy's range. Returns 0, or an error code."""
     dst = pk_dst[pk]
     if n == dst:
         out[0], out[1], out[2] = deg, 0, nvc
@@ -50,7 +52,7 @@ def route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, 
         port = base + ((pk_hdr[pk, 0] >> (base // 2)) & 1)
     else:
         pk_hdr[pk, 0] = h2
-    if port < 0 or port >= deg or nbt[n * deg + port] < 0:
+    if port < 0 or port >= deg or nbt[ln * deg + port] < 0:
         out[0] = port
         return PORT_ERR
     hops, state = pk_hops[pk], pk_state[pk]
@@ -59,13 +61,13 @@ def route_head(n, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, 
     elif vpol == HOPS_VC:
         lo, hi = hops, hops + 1
     elif vpol == TORUS_DATELINE:  # lcount: 2 (dimension + 1) + crossing of the link
-        a = lcount[n * deg + port]
+        a = lcount[ln * deg + port]
         cls = (state & 1 if (state >> 1) == (a >> 1) else 0) | (a & 1)
         state = (a >> 1) * 2 + cls
         half = max(1, vcs // 2)
         lo, hi = (half, max(vcs, 2)) if cls else (0, half)
     else:  # COUNT_VC
-        state = state + lcount[n * deg + port]
+        state = state + lcount[ln * deg + port]
         lo, hi = state, state + 1
     if lo < 0 or hi > vcs or lo >= hi:
         out[0], out[1] = port, lo
@@ -92,7 +94,7 @@ def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     (lookahead, or routing done): its output port and VC range, then VC allocation (and,
     speculative, switch allocation) from internal step ``ready``; a routing error in
     ``status`` as :func:`route_head`'s."""
-    e = route_head(n + prm.lo, pk, prm.nvc, prm.deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
+    e = route_head(n + prm.lo, n, pk, prm.nvc, prm.deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
                    s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
     if e and status[0] == 0:
         status[0], status[1], status[2] = e, t, route_out[0 if e == PORT_ERR else 1]

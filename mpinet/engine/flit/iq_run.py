@@ -24,6 +24,7 @@ from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_state as iqs
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import route_heads as heads
+from mpinet.engine.flit.rank_steps import BLOCKS
 from mpinet.engine.run import RunRecord, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
 from mpinet.errors import MpinetError
@@ -97,19 +98,20 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     eng.msg = None
     topo, iq = eng.topo, eng.model.iq
     nnode, deg = topo.num_nodes, topo.degree
-    nbt = neighbor_block(topo, 0, nnode).astype(np.int64).reshape(nnode, deg)
-    nodes = np.repeat(np.arange(nnode, dtype=np.int64), deg)
-    rev = np.asarray(topo.reverse_of(nodes, np.tile(np.arange(deg), nnode)), np.int64)
+    lo, own = eng.lo, eng.hi - eng.lo  # the links' tables: the rank's nodes' rows
+    nbt = neighbor_block(topo, lo, eng.hi).astype(np.int64).reshape(own, deg)
+    nodes = np.repeat(np.arange(lo, eng.hi, dtype=np.int64), deg)
+    rev = np.asarray(topo.reverse_of(nodes, np.tile(np.arange(deg), own)), np.int64)
     rev = np.where(nbt.ravel() >= 0, rev, 0)
     pol = eng.policy
-    lcount = np.zeros(nnode * deg, np.int64)
+    lcount = np.zeros(own * deg, np.int64)
     if pol.compiled == COUNT_VC:
         links = np.flatnonzero(nbt.ravel() >= 0)
-        lcount[links] = pol.counts(links // deg, nbt.ravel()[links])
+        lcount[links] = pol.counts(lo + links // deg, nbt.ravel()[links])
     vpol = pol.compiled
     if _torus_dateline(pol):  # per link: 2 (dimension + 1) + whether it crosses the dateline
         links = np.flatnonzero(nbt.ravel() >= 0)
-        lcount[links] = torus_rings.advance(topo, links // deg, nbt.ravel()[links],
+        lcount[links] = torus_rings.advance(topo, lo + links // deg, nbt.ravel()[links],
                                             np.zeros(links.size, np.int64))  # fmt: skip
         vpol = ir.TORUS_DATELINE
     rule = _rule_of(eng.router, topo)
@@ -119,7 +121,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
                           eng.lo, eng.hi)  # fmt: skip
     width = iq_ranks.ROW + max(hw, 1)
     s = iqs.make_arrays(prm, nbt, rev, lcount, hw, 1024, width)
-    ranks = iq_ranks.Ranks(eng, nbt, width, _rule_of) if eng.size > 1 else None
+    ranks = iq_ranks.Ranks(eng, nbt, width, lambda: _words(s)) if eng.size > 1 else None
     last = int(workload.last_injection_step)
     look = iq_deadlock.Look(eng, prm, last)  # the deadlock look while injecting
     eng.live = look if look.on else None
@@ -131,13 +133,15 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     hop = np.empty((max(4096, 4 * nnode * prm.nport) if eng.record_hops else 1, 5), np.int64)
     t, in_flight, n_inj, n_del = -1, 0, 0, 0
     deadlock = None
-    eng.steps_path = PATH
+    eng.steps_path, eng.calls_path, eng.block_calls = PATH, BLOCKS, 0
     while (in_flight > 0 or t < last) and t < eng.max_steps:
         t_end = min(t + BLOCK, eng.max_steps)
         inj = _injections(eng, workload, t, t_end, last, hw, injected)
         if isinstance(eng.router, SourceRouted):  # routes walked at injection into rows
             inj = _walk(eng, s, inj, t + 1)
             rule = _rule_of(eng.router)  # the table may have grown
+        if ranks is not None:  # the messages' room for the routes walked (collective)
+            ranks.carried.start()
         need = int(inj[1].size) + (ranks.max_in if ranks is not None else 0)
         if int(s.pk_nfree[0]) < need:
             s = iqs.grow_packets(s, max(need, s.pk_pid.size))
@@ -151,6 +155,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
             part = (inj[0][k:], *inj[1:])
             args = (t, t_end, last, win_lo, win_hi, quiet, acc, part, prm, s, rule, vrule,
                     deliv, hop, rows[k:])  # fmt: skip
+            eng.block_calls += 1  # mpinet run --json: switching.block_calls
             if ranks is None:
                 ist.run_block(*args, status, look.arrays)
                 if status[0] == iql.NOFIT:  # the look's scan outgrew its scratch: again
@@ -271,11 +276,16 @@ def _walk(eng: Any, s: Any, inj: tuple, step: int) -> tuple:
     the ideal model's compiled steps walk them (:meth:`~mpinet.engine.flit.chunk.Steps._walk`):
     first the rows of the packets no longer on the rank freed (those no live slot names)."""
     rows = eng.router
-    used = np.ones(s.pk_pid.size, bool)
-    used[s.pk_free[: int(s.pk_nfree[0])]] = False
-    rows.keep(s.pk_hdr[used, 0])
+    rows.keep(_words(s))
     words = rows.walk_rows(inj[2], inj[3], inj[1], eng.seed, step)
     return (*inj[:4], np.ascontiguousarray(np.asarray(words, np.int64).reshape(-1, 1)))
+
+
+def _words(s: Any) -> np.ndarray:
+    """The header words of the packets in the slots in use (their walked rows kept)."""
+    used = np.ones(s.pk_pid.size, bool)
+    used[s.pk_free[: int(s.pk_nfree[0])]] = False
+    return s.pk_hdr[used, 0]
 
 
 def _with_headers(eng, off, pid, src, dst, hw) -> tuple:
@@ -337,7 +347,7 @@ def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, 
         ),
         packets=packets,
         injected_ids=np.concatenate(injected) if injected else np.empty(0, np.int64),
-        link_load=s.load.reshape(prm.nnode, prm.deg)[prm.lo : prm.hi].copy(),
+        link_load=s.load.reshape(prm.hi - prm.lo, prm.deg).copy(),
         hop_rows=hops,
         stuck=stuck_packets(eng.comm, eng.topo, live) if in_flight else [],
         deadlock=deadlock,

@@ -3,9 +3,12 @@ and the run's constants, :class:`IQParams`, as :mod:`~mpinet.engine.flit.layout`
 ideal model's.
 
 A rank keeps the arrays of its own nodes ``lo .. hi - 1`` only, numbered from its first
-(``node`` below is ``global node - lo``; the active list holds these numbers); the links'
-arrays (``nbt``, ``rev``, ``lcount``, the channels ``fc``/``fcv``/``cr`` and ``load``) are
-indexed by global node, for every node (a few words per link).
+(``node`` below is ``global node - lo``; the active list holds these numbers), the links'
+too: the neighbour and reverse-port tables ``nbt``/``rev``, ``lcount`` and ``load`` of its
+nodes' links out (``node * degree + port``), and each channel by the port that reads it (a
+flit's ``fc``/``fcv`` by the input port it reaches, a credit's ``cr`` by the output port it
+returns to), so a link from another rank's node needs no row here: its flits and credits
+come in the exchange naming the port they reach (``global node * degree + port``).
 
 Index formulas. Each node is a router with ``nport = degree + 1`` ports, port ``degree`` its
 terminal (injection in, ejection out). Input VC ``iv = (node * nport + port) * nvc + v``; its
@@ -220,10 +223,11 @@ def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_h
 
 def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndarray,
                 hw: int, packets: int, width: int = 1) -> IQArrays:  # fmt: skip
-    """Every array of a run, empty (``packets``: packet slots to start with; ``width``: a
-    row's words in the exchange, :mod:`~mpinet.engine.flit.iq_ranks`)."""
+    """Every array of a run, empty (``nbt``, ``rev``, ``lcount``: the rows of the rank's
+    nodes; ``packets``: packet slots to start with; ``width``: a row's words in the exchange,
+    :mod:`~mpinet.engine.flit.iq_ranks`)."""
     nnode, deg, nport, nvc, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
-    own = prm.hi - prm.lo  # the rank's nodes: their arrays (the links' are global)
+    own = prm.hi - prm.lo  # the rank's nodes: their arrays and their links'
     niv, nrp = own * nport * nvc, own * nport
     i64 = lambda n, v=0: np.full(n, v, np.int64)  # noqa: E731
     nin = nport * max(nvc, prm.isp)
@@ -284,13 +288,13 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         bs_cred=i64(niv + own * nvc, bsz),
         bs_use=i64(niv + own * nvc),
         bs_tail=i64(niv + own * nvc),
-        fc=i64(nnode * deg * prm.sl, -1),
-        fcv=i64(nnode * deg * prm.sl),
+        fc=i64(own * deg * prm.sl, -1),
+        fcv=i64(own * deg * prm.sl),
         ec=i64(own * 2, -1),
         ecv=i64(own * 2),
         ic=i64(own * 2, -1),
         icv=i64(own * 2),
-        cr=np.zeros(nnode * deg * prm.sl, np.uint64),
+        cr=np.zeros(own * deg * prm.sl, np.uint64),
         tcr=np.zeros(own * 2, np.uint64),
         ecr=np.zeros(own * 2, np.uint64),
         ecr_p=np.zeros(own, np.uint64),
@@ -318,7 +322,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         act=i64(own),
         inact=i64(own),
         nact=i64(1),
-        load=i64(nnode * deg),
+        load=i64(own * deg),
         istep=i64(1),
         rin=i64(nreq),
         rout=i64(nreq),

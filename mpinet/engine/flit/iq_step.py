@@ -92,10 +92,9 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
         # the router's inputs: flits into their VC buffers
         for p in range(nport):
             if p < deg:
-                w = s.nbt[g * deg + p]
-                if w < 0:
+                if s.nbt[n * deg + p] < 0:
                     continue
-                c = (w * deg + s.rev[g * deg + p]) * sl + tl
+                c = (n * deg + p) * sl + tl  # the channels by their reader's input port
                 f, v = s.fc[c], s.fcv[c]
                 if f >= 0:
                     s.fc[c] = -1
@@ -116,7 +115,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                     ir.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt)
                 else:  # lookahead routing: VC allocation (and speculation) from now
                     pk = f // fl
-                    e = ir.route_head(g, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
+                    e = ir.route_head(g, n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
                                       s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
                     if e and status[0] == 0:
                         status[0], status[1] = e, t
@@ -132,10 +131,9 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
         # the router's credits: into the credit_delay line; those due now, processed
         for o in range(nport):
             if o < deg:
-                w = s.nbt[g * deg + o]
-                if w < 0:
+                if s.nbt[n * deg + o] < 0:
                     continue
-                c = (w * deg + s.rev[g * deg + o]) * sl + tl
+                c = (n * deg + o) * sl + tl  # the credits by their reader's output port
                 m = s.cr[c]
                 if m:
                     s.cr[c] = 0
@@ -237,15 +235,16 @@ def write_phase(t, win, prm, s, hop, nh):
             obn[c] -= 1
             work[n] -= 1
             if o < deg:
-                w = s.nbt[g * deg + o]
+                w = s.nbt[n * deg + o]
+                key = w * deg + s.rev[n * deg + o]  # the input port it reaches
                 here = prm.lo <= w < prm.hi
                 if here:
-                    x = (g * deg + o) * sl + tl
+                    x = (key - prm.lo * deg) * sl + tl
                     s.fc[x], s.fcv[x] = f, v
                     _activate(w - prm.lo, work, inact, act, nact)
                 flits += 1
                 if win:
-                    s.load[g * deg + o] += 1
+                    s.load[n * deg + o] += 1
                 if prm.record_hops and f % prm.fl == 0:
                     pk = f // prm.fl
                     hop[nh, 0], hop[nh, 1], hop[nh, 2] = t, s.pk_pid[pk], g
@@ -254,7 +253,7 @@ def write_phase(t, win, prm, s, hop, nh):
                 if f % prm.fl == 0:
                     s.pk_hops[f // prm.fl] += 1
                 if not here:
-                    _away(g * deg + o, f, v, prm.fl, s)
+                    _away(key, f, v, prm.fl, s)
             else:
                 x = n * 2 + t2
                 s.ec[x], s.ecv[x] = f, v
@@ -268,13 +267,14 @@ def write_phase(t, win, prm, s, hop, nh):
             cqn[c] -= 1
             work[n] -= 1
             if p < deg:
-                w = s.nbt[g * deg + p]
+                w = s.nbt[n * deg + p]
+                key = w * deg + s.rev[n * deg + p]  # the output port they return to
                 if prm.lo <= w < prm.hi:
-                    s.cr[(g * deg + p) * sl + tl] = m
+                    s.cr[(key - prm.lo * deg) * sl + tl] = m
                     _activate(w - prm.lo, work, inact, act, nact)
                 else:  # to another rank: in the exchange
                     i = s.cn[0]
-                    s.co[i, 0], s.co[i, 1] = g * deg + p, np.int64(m)
+                    s.co[i, 0], s.co[i, 1] = key, np.int64(m)
                     s.cn[0] = i + 1
             else:
                 s.tcr[n * 2 + t2] = m
@@ -284,8 +284,9 @@ def write_phase(t, win, prm, s, hop, nh):
 
 @njit(cache=True, inline="always")
 def _away(link, f, v, fl, s):
-    """Flit ``f`` leaves the rank on ``link`` (VC ``v``): a row of the exchange (a head
-    carries its packet's record); the packet's slot is free once its tail left."""
+    """Flit ``f`` leaves the rank for input port ``link`` (``node * degree + port``) of
+    another rank's node, VC ``v``: a row of the exchange (a head carries its packet's
+    record); the packet's slot is free once its tail left."""
     i = s.wn[0]
     s.wn[0] = i + 1
     pk, k = f // fl, f % fl

@@ -196,12 +196,12 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
         if tot[rk.K_ERR] or tot[rk.K_LAG_ERR]:
             status[0], status[1], status[5] = FAILED, t, in_flight
             return FAILED
+        if cy.width > 0:  # the heads that came: rows of this rank for their routes
+            rc.take_routes(ex, cy)
         heads = rk.take_in(t, status[7], status[3], prm, segs, pkts, links, bufs, so, ex, err)
         ok = heads >= 0
         if ok and prm.kind == fk.SDC:
             rk.mark_taken(prm, segs, links, bufs, ex, inc)
-        if ok and cy.width > 0:  # the heads that came: rows of this rank for their routes
-            rc.take_routes(status[7], ex, segs, pkts, so, cy)
         m = heads + ni if ok else 0
         if 0 < m <= so.route.shape[1]:  # in the scratch, as run_steps routes (no allocation)
             ok = chunk._route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
@@ -274,7 +274,10 @@ class Blocks:
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
         self.err = np.zeros(8, np.int64)
         self.c_block = rk.Direct(run_block)
-        self.carried = rc.CarriedRows(ranks)  # walked rows: their routes ride in the messages
+        # walked rows: their routes ride in the messages
+        self.carried = rc.CarriedRows(ranks.inner.rows, ranks.eng.comm, ranks.max_in,
+                                      (fk.W_HEAD, fk.W_WIDTH), ranks.carry_routes, self._live,
+                                      ranks.inner._set_rule)  # fmt: skip
         nat = ranks.native
         self.fns, self.hnd = nat.fns, nat.hnd
 
@@ -316,7 +319,7 @@ class Blocks:
                 st.reserve(2 * need + most + rs.max_in, most + 1 + rs.max_in)
                 so = eng._scratch(2 * need + homes + rs.max_in)
                 look = inner._look(live, so.touched.size)
-                cy = self.carried.bundle(inj, k)
+                cy = self.carried.bundle(inj.hdr[int(inj.off[k]) :])
                 if hasattr(eng.comm, "where"):
                     eng.comm.where = f"step {int(status[1]) + 1}"
             hop_rows = so.hop.shape[0] if eng.record_hops else -1
@@ -357,6 +360,13 @@ class Blocks:
                          live.snap, *scanned)  # fmt: skip
             code = chunk.LOOK
         return out, code, scanned
+
+    def _live(self) -> np.ndarray:
+        """The header words of the packets on the rank (their walked rows kept)."""
+        pkts = self.ranks.eng.st.pkts
+        live = np.ones(pkts.hdr.shape[0], bool)
+        live[pkts.free[: int(pkts.nfree[0])]] = False
+        return pkts.hdr[live, 0]
 
     def _grow(self) -> None:
         """After a look whose listings did not fit the gather's buffers: room for twice them

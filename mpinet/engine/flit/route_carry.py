@@ -1,29 +1,30 @@
-"""Walked routes carried across ranks in the compiled blocks of steps.
+"""Walked routes carried across ranks in the compiled blocks of steps (both router models).
 
 A router whose routes are walked at injection (:class:`~mpinet.routing.route_rows.SourceRouted`:
 random ties, ``scc-random``, ``fccn-sroute``, ``borel-cr``, ...) gives each packet a word that
 names rows of its rank's table. A head that crosses to another rank needs rows there. The
 one-step path walks the route again in Python (the router's ``next_port`` once per hop
-index); inside a block of steps (:mod:`~mpinet.engine.flit.rank_loop`) no router can run, so
-the sender appends the route's remaining ports to its message instead (:func:`add_routes`:
-after the wire rows and credits, per head in row order, the number of cells and the cells
-eight to a word) and the receiver writes them into free rows of its own table
-(:func:`take_routes`). The ports are the router's own, so the run is the one-rank run, bit
-for bit. The table does not grow inside a call: the block returns for room
-(:data:`~mpinet.engine.flit.chunk.ROOM`) before a step whose arrivals might not find rows,
-and :class:`Carry` frees and grows them in Python (:func:`reserve`).
+index); inside a block of steps (the ideal model's :mod:`~mpinet.engine.flit.rank_loop`, the
+iq router's :mod:`~mpinet.engine.flit.iq_ranks`) no router can run, so the sender appends the
+route's remaining ports to its message instead (:func:`add_routes`: after the wire rows and
+credits, per head in row order, the number of cells and the cells eight to a word) and the
+receiver writes them into free rows of its own table and puts their word in the head's row
+(:func:`take_routes`), before the rows are taken in. The ports are the router's own, so the
+run is the one-rank run, bit for bit. The table does not grow inside a call: the block
+returns for room before a step whose arrivals might not find rows, and :class:`CarriedRows`
+frees and grows them in Python (:func:`reserve`).
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numba import njit
 
 from mpinet.engine.comm import max_op
-from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit.ranks import H_CRED, H_ROWS, HEADER
 from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.source_routes import PORT_DROP, PORT_END, PORT_NEXT
@@ -31,12 +32,14 @@ from mpinet.routing.source_routes import PORT_DROP, PORT_END, PORT_NEXT
 #: cells (one byte each) packed into a message word
 PER_WORD = 8
 
-Carry = namedtuple("Carry", ["ta", "tb", "head", "last", "free", "nfree", "width", "need"])
+Carry = namedtuple("Carry", ["ta", "tb", "head", "last", "free", "nfree", "width", "need",
+                             "hcol", "wcol"])  # fmt: skip
 Carry.__doc__ = """The walked rows a compiled block reads and writes: the table's cells
 (``ta``, flat uint8), the rows' links (``tb``, int32), each row's first row of its route
 (``head``) and a route's last cell (``last``), the free-row stack ``free[:nfree[0]]``; ``width``
 the cells of a row (0: no walked rows, nothing carried); ``need``: free rows a step's
-arrivals may take at most (the block returns for room below it)."""
+arrivals may take at most (the block returns for room below it); ``hcol``, ``wcol``: the
+columns of a message row's head flag and route word (the model's row layout)."""
 
 
 def words_per_head(cells: int) -> int:
@@ -48,15 +51,15 @@ def empty() -> Carry:
     """The :class:`Carry` of a router without walked rows (the block carries nothing)."""
     z = np.zeros(0, np.int64)
     return Carry(np.zeros(0, np.uint8), np.zeros(0, np.int32), z, z, z, np.zeros(1, np.int64),
-                 np.int64(0), np.int64(0))  # fmt: skip
+                 np.int64(0), np.int64(0), np.int64(0), np.int64(0))  # fmt: skip
 
 
-def of(rows: SourceRouted, need: int) -> Carry:
+def of(rows: SourceRouted, need: int, cols: tuple[int, int]) -> Carry:
     """``rows``' arrays as they are now (a growth replaces them), its free rows in ``nfree``
-    (give them back with :func:`give_back` after the call)."""
+    (give them back with :func:`give_back` after the call); ``cols``: ``(hcol, wcol)``."""
     return Carry(rows.table.reshape(-1), rows.links, rows.head, rows.last, rows.free,
-                 np.array([rows.nfree], np.int64), np.int64(rows.width),
-                 np.int64(need))  # fmt: skip
+                 np.array([rows.nfree], np.int64), np.int64(rows.width), np.int64(need),
+                 np.int64(cols[0]), np.int64(cols[1]))  # fmt: skip
 
 
 def give_back(rows: SourceRouted, cy: Carry) -> None:
@@ -93,9 +96,9 @@ def add_routes(ex, cy):
         at = ex.nsend[j]
         for i in range(m[H_ROWS]):
             r = HEADER + i * width
-            if not m[r + fk.W_HEAD]:
+            if not m[r + cy.hcol]:
                 continue
-            h = m[r + fk.W_WIDTH]
+            h = m[r + cy.wcol]
             n = 0  # the cells to carry: up to the route's end, its drop marker included
             while True:
                 c = ta[h]
@@ -118,21 +121,20 @@ def add_routes(ex, cy):
 
 
 @njit(cache=True, error_model="numpy")
-def take_routes(nnew, ex, segs, pkts, so, cy):
-    """Give the heads that came in the messages (``so.new`` from ``nnew`` on, as
-    :func:`~mpinet.engine.flit.ranks.take_in` listed them) rows of this rank holding their
-    routes as the messages carry them, and their words."""
+def take_routes(ex, cy):
+    """Give each head that came in the messages rows of this rank holding its route as the
+    message carries it, their word in the head's row (read as the packet's header when
+    the rows are taken in)."""
     width = ex.width
     ta, tb, rw = cy.ta, cy.tb, cy.width
     per = rw - 1
     free, nfree = cy.free, cy.nfree
-    pkt_hdr, seg_pkt = pkts.hdr, segs.pkt
-    k = nnew
     for j in range(ex.recv.shape[0]):
         m = ex.recv[j]
         at = HEADER + m[H_ROWS] * width + 2 * m[H_CRED]
         for i in range(m[H_ROWS]):
-            if not m[HEADER + i * width + fk.W_HEAD]:
+            r = HEADER + i * width
+            if not m[r + cy.hcol]:
                 continue
             n = m[at]
             nrows = max(1, (n + per - 1) // per)
@@ -156,19 +158,38 @@ def take_routes(nnew, ex, segs, pkts, so, cy):
                 ta[row * rw + c % per] = (m[at + 1 + c // 8] >> (8 * (c % 8))) & 0xFF
             if n:
                 cy.last[row] = row * rw + (n - 1) % per
-            pkt_hdr[seg_pkt[so.new[k]], 0] = first * rw
-            k += 1
+            m[r + cy.wcol] = first * rw
             at += 1 + (n + 7) // 8
 
 
 class CarriedRows:
-    """The blocks' side of the walked rows (:class:`~mpinet.engine.flit.rank_loop.Blocks`):
-    the messages' room for the longest route walked on any rank, and free rows before each
-    call for the heads a step may bring."""
+    """A rank's side of the walked rows in blocks of steps: the messages' room for the
+    longest route walked on any rank, and free rows before each call for the heads a step
+    may bring.
 
-    def __init__(self, ranks: Any) -> None:
-        self.ranks = ranks
-        self.rows: SourceRouted | None = ranks.inner.rows
+    Parameters
+    ----------
+    rows : SourceRouted or None
+        The router's rows (None: nothing walked, nothing carried).
+    comm : Comm
+        The run's communicator (:meth:`start` is collective).
+    max_in : int
+        Wire rows a step's messages bring at most.
+    cols : tuple of int
+        ``(hcol, wcol)``: a message row's head flag and route word (:class:`Carry`).
+    room : callable
+        ``room(words)``: the messages' room for ``words`` words per head's route.
+    live : callable
+        ``live()``: the route words of the packets on the rank.
+    regrown : callable
+        Called after the table's arrays were replaced (the compiled rule reads them).
+    """
+
+    def __init__(self, rows: SourceRouted | None, comm: Any, max_in: int,
+                 cols: tuple[int, int], room: Callable[[int], None],
+                 live: Callable[[], np.ndarray], regrown: Callable[[], None]) -> None:  # fmt: skip
+        self.rows, self.comm, self.max_in, self.cols = rows, comm, max_in, cols
+        self.room, self.live, self.regrown = room, live, regrown
         self.need = 0
         self.none = empty()
 
@@ -178,29 +199,26 @@ class CarriedRows:
         Collective (nothing without walked rows: the same on every rank)."""
         if self.rows is None:
             return
-        eng = self.ranks.eng
         mine = np.array([self.rows.longest], np.int64)
         most = np.empty_like(mine)
-        eng.comm.Allreduce(mine, most, op=max_op())
+        self.comm.Allreduce(mine, most, op=max_op())
         cells = int(most[0])
-        self.ranks.carry_routes(words_per_head(cells))
-        self.need = rows_needed(self.ranks.max_in, cells, self.rows.width)
+        self.room(words_per_head(cells))
+        self.need = rows_needed(self.max_in, cells, self.rows.width)
 
-    def bundle(self, inj: Any, k: int) -> Carry:
-        """The :class:`Carry` of a call from step ``k`` of the block's injections ``inj``: rows
-        freed (all but those of the packets on the rank and of the injections not yet run)
-        and grown first where fewer than twice :attr:`need` are free."""
+    def bundle(self, later: np.ndarray) -> Carry:
+        """The :class:`Carry` of a call: rows freed (all but those of the packets on the
+        rank and of ``later``, the header rows of injections walked and not yet run, their
+        word first) and grown first where fewer than twice :attr:`need` are free."""
         rows = self.rows
         if rows is None:
             return self.none
         if rows.nfree < 2 * self.need:
-            pkts = self.ranks.eng.st.pkts
-            live = np.ones(pkts.hdr.shape[0], bool)
-            live[pkts.free[: int(pkts.nfree[0])]] = False
-            keep = np.concatenate([pkts.hdr[live, 0], inj.hdr[int(inj.off[k]) :, 0]])
+            keep = np.concatenate([np.asarray(self.live(), np.int64).reshape(-1),
+                                   np.asarray(later[:, 0], np.int64)])  # fmt: skip
             if reserve(rows, keep, self.need):
-                self.ranks.inner._set_rule()  # the rule reads the table's new arrays
-        return of(rows, self.need)
+                self.regrown()  # the rule reads the table's new arrays
+        return of(rows, self.need, self.cols)
 
     def done(self, cy: Carry) -> None:
         """After the call: the free rows it left."""
