@@ -49,11 +49,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: the serial stage's longest files, longest first: a worker takes whole files (``--dist
-#: loadfile``), so a heavy file started last leaves one worker running alone. Seen 2026-11-29:
+#: loadfile``), so a heavy file started last leaves one worker running alone. Measured
+#: 2026-11-29 (--durations, 2 workers, load 10-27: the order, not the seconds):
 #: test_first_run.py (7 tests: a cold numba cache, `mpinet warmup` compiling every path) came
-#: last by xdist's count of tests and ran 20 minutes alone under load. The others go by their
-#: number of tests, as xdist would.
-FIRST: tuple[str, ...] = ("test_first_run.py",)
+#: last by xdist's count of tests and ran 20 minutes alone. The others go by their number of
+#: tests, as xdist would.
+FIRST: tuple[str, ...] = (
+    "test_first_run.py",
+    "test_docs.py",
+    "test_cli_run.py",
+    "test_booksim_iq.py",
+    "test_catalogue_iq.py",
+    "test_anynet_router.py",
+    "test_reproduce.py",
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
