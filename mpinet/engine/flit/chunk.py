@@ -35,114 +35,31 @@ from numba import njit
 from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import look_search as ls
-from mpinet.engine.flit import port_choice, route_io, step_end
+from mpinet.engine.flit import port_choice, step_end
 from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.direct import Direct
 from mpinet.engine.flit.injection_blocks import InjectionBlocks, split_ids
+from mpinet.engine.flit.step_route import PORT_ERR, VC_ERR, route_in
 from mpinet.engine.run import raise_collected
 from mpinet.routing import compiled
 from mpinet.routing.route_rows import SourceRouted
-from mpinet.routing.vc_policies import ANY_VC, COUNT_VC, HOPS_VC
+from mpinet.routing.vc_policies import COUNT_VC
 
 #: :func:`run_steps`' status codes (``status[0]``); ``status[1]`` is the last step run;
-#: LOOK: the deadlock look of that step listed fronts (the search is Python's), FIND: the
-#: look is due and its scan did not fit the scratch (Python scans)
-DONE, ROOM, FINISHED, STALL, MODEL_ERR, PORT_ERR, VC_ERR, LOOK, FIND = range(9)
+#: PORT_ERR, VC_ERR: routing errors (:mod:`~mpinet.engine.flit.step_route`); LOOK: the
+#: deadlock look of that step found a dead front, or its search did not end in
+#: :data:`~mpinet.engine.flit.look_search.MAX_ROUNDS` rounds (Python's search reports it);
+#: FIND: the look is due and its scan did not fit the scratch (Python scans)
+DONE, ROOM, FINISHED, STALL, MODEL_ERR = range(5)
+LOOK, FIND = 7, 8
 #: ``status``' slots: the packets in flight, the deadlock look's budget (deadlock_live.PACE),
 #: the looks searched in the call (no dead front: no return to Python)
 S_FLIGHT, S_BUDGET, S_SEARCHED = 5, 6, 7
 #: columns of a step row
 R_FLITS, R_DELIV, R_INJ, R_CROSS, R_WORK = range(5)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _vc_range(vpol, vcs, count, hops, state):
-    """``(lo, hi, state after)`` of a hop under the compiled VC rule."""
-    if vpol == ANY_VC:
-        return 0, vcs, state
-    if vpol == HOPS_VC:
-        return hops, hops + 1, state
-    s = state + count  # COUNT_VC
-    return s, s + 1, s
-
-
-@njit(cache=True, inline="always")
-def _fail(status, code, t, a, b, c):
-    """A routing error for :meth:`Steps._error`: ``status[:5] = (code, t, a, b, c)``; False."""
-    status[0], status[1], status[2], status[3], status[4] = code, t, a, b, c
-    return False
-
-
-@njit(cache=True, error_model="numpy")
-def route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, status):
-    """Route the ``nnew`` heads that reached a node and the ``ni`` packets injected at ``t``
-    (rows ``ia..`` of the injections) as :func:`mpinet.engine.flit.route_heads.route` does,
-    with the router's and the policy's calls replaced by their compiled rules; open the
-    injected packets' source segments. Returns False (``status`` set) on a routing error:
-    first an invalid port among all, else the first VC range out of bounds. In the step's
-    scratch (``so.route``, ``so.rhdr``), or in arrays of its own when it has not room."""
-    m = nnew + ni
-    if m == 0:  # most steps of a lightly loaded network: nothing to route
-        return True
-    if m <= so.route.shape[1]:
-        return _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
-                      status, so.route, so.rhdr)  # fmt: skip
-    sc, hdr = np.empty((11, m), np.int64), np.empty((m, pkts.hdr.shape[1]), np.int64)
-    return _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, status,
-                  sc, hdr)  # fmt: skip
-
-
-@njit(cache=True, error_model="numpy", _nrt=False, forceinline=True)
-def _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so, status, sc,
-           hdr):  # fmt: skip
-    """:func:`route` in the scratch ``sc`` (11 rows of at least ``nnew + ni`` words) and
-    ``hdr``; no reference counting (allocates nothing: :mod:`~mpinet.engine.flit.kernels`)."""
-    code, rprm, ta, tb = rule
-    vpol, vcs, lcount = vrule
-    hw = pkts.hdr.shape[1]
-    m = nnew + ni
-    heads, ib = so.new[:nnew], ia + ni
-    ipid, isrc, idst, ihdr = inj.pid[ia:ib], inj.src[ia:ib], inj.dst[ia:ib], inj.hdr[ia:ib]
-    cur, dst, pid, hops, state, ports = (
-        sc[0, :m],
-        sc[1, :m],
-        sc[2, :m],
-        sc[3, :m],
-        sc[4, :m],
-        sc[5, :m],
-    )
-    lk, nxt, lo_v, hi_v, after, hdr = (
-        sc[6, :m],
-        sc[7, :m],
-        sc[8, :m],
-        sc[9, :m],
-        sc[10, :m],
-        hdr[:m],
-    )
-    route_io.gather_heads(heads, ipid, isrc, idst, ihdr, prm, segs, pkts, cur, dst, pid, hops,
-                          state, hdr)  # fmt: skip
-    for i in range(m):  # the router's rule
-        if i + 8 < m:  # the rule's table entry, a cache miss, eight heads ahead
-            compiled.touch(code, rprm, ta, cur[i + 8], dst[i + 8])
-        ports[i], h2 = compiled.hop(code, rprm, ta, tb, cur[i], dst[i], hdr[i, 0] if hw else 0)
-        if hw:
-            hdr[i, 0] = h2
-    i = route_io.links_of(cur, ports, prm.lo, prm.deg, links.nbt, lk, nxt)
-    if i >= 0:
-        return _fail(status, PORT_ERR, t, ports[i], cur[i], pid[i])
-    for i in range(m):  # the policy's rule
-        lo_v[i], hi_v[i], after[i] = _vc_range(vpol, vcs, lcount[lk[i]], hops[i], state[i])
-    bad = route_io.vc_ranges(nxt, dst, lo_v, hi_v, state, after, vcs)
-    route_io.set_routes(heads, lk, lo_v, hi_v, hdr, after, segs, pkts)
-    if ni:
-        fs.open_sources(ipid, isrc, idst, t, hdr[nnew:], ports[nnew:], lo_v[nnew:], hi_v[nnew:],
-                        after[nnew:], prm, segs, pkts, bufs)  # fmt: skip
-    if bad >= 0:
-        return _fail(status, VC_ERR, t, lo_v[bad], cur[bad], hops[bad])
-    return True
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -222,9 +139,9 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             deliv[r, 2] = inj.hdst[ha + i]
             deliv[r, 3], deliv[r, 4], deliv[r, 5], deliv[r, 6] = t, t, 0, t
             cnt[fk.C_DELIV] += 1
-        # the heads and injections fit the scratch (room above): route's _route at once
-        if nnew + ni and not _route(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts, links,
-                                    bufs, so, status, so.route, so.rhdr):  # fmt: skip
+        # the heads and injections fit the scratch (room above): route_in at once
+        if nnew + ni and not route_in(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts,
+                                      links, bufs, so, status, so.route, so.rhdr):  # fmt: skip
             return t
         if prm.kind == fk.SDC:
             pd.mark_routed(nnew + ni, so, inc)

@@ -146,3 +146,15 @@ def buffer_node(b, span, lo):
 def source_queue(nvcbuf, link):
     """The source queue of a link's (node, port)."""
     return nvcbuf + link
+
+
+# the rows a step writes (StepOut): their columns, and the step's counters
+#: columns of a local arrival row: segment, flits, buffer
+LA_SEG, LA_N, LA_BUF = 0, 1, 2
+#: columns of a wire row (flits sent to another rank); then the router header
+W_HEAD, W_PID, W_BUF, W_N, W_SRC, W_DST, W_INJ, W_ADM, W_HOPS, W_STATE, W_WIDTH = range(11)
+#: columns of a delivery row (the run's packet rows)
+D_WIDTH = 7
+#: counters the step returns
+C_FLITS, C_DELIV, C_LOCAL, C_WIRE, C_CRED_L, C_CRED_R, C_REL, C_HOPS, C_CROSS, C_DRAIN = range(10)
+NCOUNT = 10

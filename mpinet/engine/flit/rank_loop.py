@@ -31,7 +31,6 @@ where it stopped: a stopped rank then ends the job as the watched communicator's
 from __future__ import annotations
 
 import time
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -45,8 +44,10 @@ from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import rank_looks as lk
 from mpinet.engine.flit import ranks as rk
 from mpinet.engine.flit import route_carry as rc
+from mpinet.engine.flit import step_route as sr
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.rank_looks import FAILED, LOOKED, S_BUDGET, WAIT, wait
+from mpinet.engine.flit.rank_net import Net, post
 from mpinet.engine.run import raise_collected
 
 #: ``status[6]``: sdc's demand out, the step's messages out (the look's phases: :mod:`.rank_looks`)
@@ -58,47 +59,6 @@ FOLD_MAX = 8
 GATHER = 1024
 #: seconds a compiled call waits for its messages before it returns to Python (``Net.spin``)
 SPIN = 0.05
-#: the exchange's tag
-TAG = 3302
-
-Net = namedtuple("Net", ["peers", "cap", "reqs", "flag", "stat", "mine", "tot", "lag", "fold",
-                         "waited", "sent", "spin", "vote", "votes", "gcnt", "gdsp", "gsend",
-                         "gbuf", "dem"])  # fmt: skip
-Net.__doc__ = """The exchange's side of :func:`run_block`: the partner ranks (``peers``) and the
-words each may send (``cap``); the MPI requests (the library's handles: receives, sends,
-the reduction), a flag and a statuses' scratch; the step's counters (``mine``, summed:
-``tot``); the step's lagged values (``lag``: present, error, active buffers); ``fold`` (1:
-every rank a partner);
-``waited[0]``: seconds spent waiting for messages and ``sent[0]`` the bytes sent (the
-benchmarks' split, ``FlitEngine.native_exchange``); ``spin``: seconds
-a call waits before it returns :data:`WAIT`; ``vote``, ``votes``: a deadlock look's vote
-and every rank's (:mod:`.rank_looks`); ``gcnt``, ``gdsp`` (int32), ``gsend``, ``gbuf``: the
-gather of the looks' listings (counts and places per rank, this rank's words, all); ``dem``:
-sdc's movable requests per port on this rank, then summed over the ranks."""
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def post(fns, hnd, net, ex):
-    """The step's messages out and in, and the counters' reduction unless folded."""
-    isend, irecv, iallreduce = fns[0], fns[1], fns[3]
-    comm, i64, opsum = hnd
-    nn = net.peers.shape[0]
-    reqs = net.reqs
-    for j in range(nn):
-        for c in range(rk.NK):
-            ex.send[j, rk.H_CNT + c] = net.mine[c]
-        irecv(ex.recv[j].ctypes.data, net.cap[j], i64, net.peers[j], TAG, comm,
-              reqs[j:].ctypes.data)  # fmt: skip
-    for j in range(nn):
-        isend(ex.send[j].ctypes.data, ex.nsend[j], i64, net.peers[j], TAG, comm,
-              reqs[nn + j :].ctypes.data)  # fmt: skip
-        net.sent[0] += 8 * ex.nsend[j]
-    if net.fold:
-        return 2 * nn
-    net.sent[0] += 8 * rk.NK
-    iallreduce(net.mine.ctypes.data, net.tot.ctypes.data, rk.NK, i64, opsum, comm,
-               reqs[2 * nn :].ctypes.data)  # fmt: skip
-    return 2 * nn + 1
 
 
 @njit(cache=True, error_model="numpy")
@@ -204,12 +164,12 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
             rk.mark_taken(prm, segs, links, bufs, ex, inc)
         m = heads + ni if ok else 0
         if 0 < m <= so.route.shape[1]:  # in the scratch, as run_steps routes (no allocation)
-            ok = chunk._route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
+            ok = sr.route_in(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
                               so, err, so.route, so.rhdr)  # fmt: skip
             if ok and prm.kind == fk.SDC:
                 pd.mark_routed(m, so, inc)
         elif m:
-            ok = chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
+            ok = sr.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
                              so, err)  # fmt: skip
             inc.chk[3] = 1  # routed outside the scratch: the next step counts afresh
         lag[0], lag[1], lag[2] = 1, 0 if ok else 1, bufs.nact[0]

@@ -18,7 +18,7 @@ the step-by-step path, so the same run on any rank count):
 3. :func:`arrivals`: the credits applied, the flits taken in (a head opens its packet's
    record and a segment), the buffers they filled checked, the packets injected at their
    destination delivered, and the heads that reached a node routed with the step's
-   injections by the router's compiled hop (:func:`mpinet.engine.flit.chunk.route`);
+   injections by the router's compiled hop (:func:`mpinet.engine.flit.step_route.route`);
 4. one ``Allreduce`` of the step's counters (the engine's loop: trace row, end, deadlock).
 
 Why: the step-by-step path's Python between the kernels (a vectorized router call, an
@@ -42,6 +42,7 @@ from mpinet.engine.flit import chunk, port_choice, step_end
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import state as fs
+from mpinet.engine.flit import step_route as sr
 from mpinet.engine.flit.direct import Direct  # noqa: F401 (its callers read it here)
 
 #: a message's header: wire rows, credit pairs, heads among the rows, then the step's
@@ -233,7 +234,7 @@ def arrivals(t, k, nnew, sdc, inj, rule, vrule, prm, segs, pkts, links, bufs, so
         return False
     home_deliveries(t, k, inj, so)
     ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
-    return chunk.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
+    return sr.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs, so,
                        status)  # fmt: skip
 
 
