@@ -20,8 +20,9 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 __all__ = ["words", "mark", "unmark", "span", "low", "any_in"]
 
 
+@njit(cache=True, inline="always")
 def words(niv: int) -> int:
-    """Words of a bit set over ``niv`` input VCs."""
+    """Words of a bit set over ``niv`` input VCs (or nodes, or ports)."""
     return (niv + 63) // 64
 
 
