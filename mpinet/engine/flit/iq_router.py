@@ -233,7 +233,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if sa_t[iv] != -1 or sa_rd[iv] > istep:
                         continue
                     nsa += 1
-                    p, v = j // nvc, j % nvc
+                    p = j // nvc
+                    v = j - p * nvc
                     sa_res[iv] = -1
                     sa_spec[iv] = 0
                     prio = 0
@@ -253,8 +254,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                             continue
                         sa_spec[iv] = 1
                         prio = -1
-                    ei = p * isp + v % isp
-                    eo = op * osp + p % osp
+                    ei = p * isp + (v % isp if isp > 1 else 0)
+                    eo = op * osp + (p % osp if osp > 1 else 0)
                     key = ei * nout_sa + eo
                     r = sa_map[key]
                     if r < 0:
@@ -281,19 +282,20 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         if sa_t[iv] != -1 or sa_rd[iv] > istep:
                             continue
                         sa_t[iv] = t + sad - 1
-                        p, v = j // nvc, j % nvc
-                        ei = p * isp + v % isp
+                        p = j // nvc
+                        v = j - p * nvc
+                        ei = p * isp + (v % isp if isp > 1 else 0)
                         r = ei_grant[ei]
                         if r >= 0 and rlab[r] == v:
                             sa_res[iv] = rout[r]
-                            sw_rr[n * nin_sa + ei] = (v + isp) % nvc
+                            sw_rr[n * nin_sa + ei] = il.wrap(v + isp, nvc)
                 for r in range(nr):
                     ei_grant[rin[r]] = -1
                 bt[n * 4 + S_SA] = t + sad - 1
         # -- crossbar
         if bt[n * 4 + S_X] < 0:
             for k in range(xqn[n]):
-                x = n * xqs + (xqh[n] + k) % xqs
+                x = n * xqs + il.wrap(xqh[n] + k, xqs)
                 if xqt[x] == -1 and xqr[x] <= istep:
                     xqt[x] = t + xd - 1
                     bt[n * 4 + S_X] = t + xd - 1
@@ -317,7 +319,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     il.unmark(m_va, iv)
                     bs_use[base + ovc] = 1
                     bs_tail[base + ovc] = 0
-                    vop[iv], vov[iv] = ovc // nvc, ovc % nvc
+                    vop[iv] = ovc // nvc
+                    vov[iv] = ovc - vop[iv] * nvc
                     vst[iv] = ACTIVE
                     if not spec:
                         push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
@@ -333,7 +336,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     continue
                 eo = sa_res[iv]
                 if eo >= 0:  # the speculative grant holds only with the VC it bid for
-                    op = eo // osp
+                    op = eo // osp if osp > 1 else eo
                     if sa_spec[iv]:
                         ok = va_ev[iv] == istep and vst[iv] == ACTIVE and vop[iv] == op
                     else:
@@ -345,10 +348,11 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     continue
                 sa_t[iv] = -2
                 il.unmark(m_sa, iv)
-                p, v = j // nvc, j % nvc
-                op, ov = eo // osp, vov[iv]
+                p = j // nvc
+                v = j - p * nvc
+                op, ov = (eo // osp if osp > 1 else eo), vov[iv]
                 f = ib[iv * bsz + ibh[iv]]
-                ibh[iv] = (ibh[iv] + 1) % bsz
+                ibh[iv] = il.wrap(ibh[iv] + 1, bsz)
                 ibn[iv] -= 1
                 moved += 1
                 k = f % fl
@@ -359,7 +363,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     bs_tail[bsk] = 1
                     if not wftc:
                         bs_use[bsk] = 0
-                x = n * xqs + (xqh[n] + xqn[n]) % xqs
+                x = n * xqs + il.wrap(xqh[n] + xqn[n], xqs)
                 xq[x], xqv[x], xqo[x], xqt[x], xqr[x] = f, ov, op, -1, istep + 1
                 xqn[n] += 1
                 oqc[n * nport + p] |= 1 << v
@@ -382,11 +386,11 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 if xqt[x] < 0:
                     break
                 o = n * nport + xqo[x]
-                y = o * prm.obs + (obh[o] + obn[o]) % prm.obs
+                y = o * prm.obs + il.wrap(obh[o] + obn[o], prm.obs)
                 ob[y], obv[y] = xq[x], xqv[x]
                 obn[o] += 1
                 il.mark(s.obm, o)
-                xqh[n] = (xqh[n] + 1) % xqs
+                xqh[n] = il.wrap(xqh[n] + 1, xqs)
                 xqn[n] -= 1
         # -- the step's credits, one message per input port
         for p in range(nport):
@@ -394,7 +398,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
             if m:
                 oqc[n * nport + p] = 0
                 c = n * nport + p
-                s.cq[c * prm.cqs + (s.cqh[c] + s.cqn[c]) % prm.cqs] = m
+                s.cq[c * prm.cqs + il.wrap(s.cqh[c] + s.cqn[c], prm.cqs)] = m
                 s.cqn[c] += 1
                 il.mark(s.cqm, c)
                 s.work[n] += 1

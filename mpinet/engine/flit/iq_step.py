@@ -69,6 +69,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
     bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
     t2, tl, tc = t % 2, t % sl, t % cs
     w0, w1 = il.words(own), il.words(own * nport)
+    d = (t + prm.cd) % cs  # the credits' slot in the delay line
     # the terminals: their ejected flits (a tail delivers its packet), their credits
     for wi in range(w0):
         word = s.tm[t2 * w0 + wi]
@@ -109,7 +110,8 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
         while word:
             b = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
-            n, p = b // nport, b % nport
+            n = b // nport
+            p = b - n * nport
             if p < deg:
                 c = (n * deg + p) * sl + tl  # the channels by their reader's input port
                 f, v = s.fc[c], s.fcv[c]
@@ -120,7 +122,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                 s.ic[c] = -1
             moved[0] += 1
             iv = (n * nport + p) * nvc + v
-            ib[iv * bsz + (ibh[iv] + ibn[iv]) % bsz] = f
+            ib[iv * bsz + il.wrap(ibh[iv] + ibn[iv], bsz)] = f
             ibn[iv] += 1
             if vst[iv] == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
                 if prm.rd > 0:
@@ -151,7 +153,8 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
         while word:
             b = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
-            n, o = b // nport, b % nport
+            n = b // nport
+            o = b - n * nport
             if o < deg:
                 c = (n * deg + o) * sl + tl  # the credits by their reader's output port
                 m = s.cr[c]
@@ -160,7 +163,6 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                 c = n * 2 + t2
                 m = s.ecr[c]
                 s.ecr[c] = 0
-            d = (t + prm.cd) % cs
             s.pc[b * cs + d] = m
             il.mark(s.pm, ((d * w1) << 6) + b)
     for wi in range(w1):
@@ -257,11 +259,12 @@ def write_phase(t, win, prm, s, hop, nh):
         while word:
             c = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
-            n, o = c // nport, c % nport
+            n = c // nport
+            o = c - n * nport
             g = n + prm.lo  # its global id: links, hop rows
             y = c * obs + obh[c]
             f, v = ob[y], obv[y]
-            obh[c] = (obh[c] + 1) % obs
+            obh[c] = il.wrap(obh[c] + 1, obs)
             obn[c] -= 1
             if obn[c] == 0:
                 il.unmark(s.obm, c)
@@ -278,12 +281,13 @@ def write_phase(t, win, prm, s, hop, nh):
                 flits += 1
                 if win:
                     s.load[n * deg + o] += 1
-                if prm.record_hops and f % prm.fl == 0:
+                head = f % prm.fl == 0
+                if prm.record_hops and head:
                     pk = f // prm.fl
                     hop[nh, 0], hop[nh, 1], hop[nh, 2] = t, s.pk_pid[pk], g
                     hop[nh, 3], hop[nh, 4] = w, o
                     nh += 1
-                if f % prm.fl == 0:
+                if head:
                     s.pk_hops[f // prm.fl] += 1
                 if not here:
                     _away(key, f, v, prm.fl, s)
@@ -297,9 +301,10 @@ def write_phase(t, win, prm, s, hop, nh):
         while word:
             c = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
-            n, p = c // nport, c % nport
+            n = c // nport
+            p = c - n * nport
             m = cq[c * cqs + cqh[c]]
-            cqh[c] = (cqh[c] + 1) % cqs
+            cqh[c] = il.wrap(cqh[c] + 1, cqs)
             cqn[c] -= 1
             if cqn[c] == 0:
                 il.unmark(s.cqm, c)
