@@ -42,7 +42,7 @@ from mpinet.engine.flit import step_end
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.direct import Direct
 from mpinet.engine.flit.injection_blocks import InjectionBlocks, split_ids
-from mpinet.engine.flit.kport_nodes import kport_kept
+from mpinet.engine.flit.kport_nodes import kport_deny
 from mpinet.engine.flit.step_route import PORT_ERR, VC_ERR, route_in
 from mpinet.engine.run import raise_collected
 from mpinet.routing import compiled
@@ -116,8 +116,8 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             pd.oldest_only(na, prm, segs, pkts, links, so)  # move sorts no chain
         elif prm.kind == fk.ALL:  # every touched link (no call: a call's bundles cost)
             so.allow[:nt] = True
-        else:  # k-port, one-port: port_model's choice, kept between steps, the allowed first
-            na = kport_kept(nt, t, t == t0 + 1, prm, segs, pkts, links, so, inc)
+        else:  # k-port, one-port: port_model's choice (the denied links emptied)
+            na = kport_deny(nt, t, prm, segs, pkts, links, so, inc)
         for c in range(fk.NCOUNT):
             if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
                 cnt[c] = 0
@@ -130,9 +130,9 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         if so.out[0]:
             status[0], status[1], status[2] = MODEL_ERR, t, sdc
             return t
-        if prm.kind != fk.ALL:  # k-port: not the links that sent (kport_nodes)
-            pd.mark_moves(na if prm.kind == fk.SDC else 0, prm, segs, links, bufs, so, inc,
-                          fk.C_CRED_L, fk.C_REL, fk.C_LOCAL, fk.C_DRAIN)  # fmt: skip
+        if prm.kind == fk.SDC:
+            pd.mark_moves(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL,
+                          fk.C_DRAIN)  # fmt: skip
         for i in range(nh):  # injected at their destination: delivered now
             r = cnt[fk.C_DELIV]
             deliv[r, 0], deliv[r, 1] = inj.hpid[ha + i], inj.hsrc[ha + i]
@@ -143,7 +143,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         if nnew + ni and not route_in(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts,
                                       links, bufs, so, status, so.route, so.rhdr):  # fmt: skip
             return t
-        if prm.kind != fk.ALL:
+        if prm.kind == fk.SDC:
             pd.mark_routed(nnew + ni, so, inc)
         flits, ndel = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
         rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh

@@ -44,7 +44,7 @@ from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit import step_route as sr
 from mpinet.engine.flit.direct import Direct  # noqa: F401 (its callers read it here)
-from mpinet.engine.flit.kport_nodes import kport_kept
+from mpinet.engine.flit.kport_nodes import kport_deny
 
 #: a message's header: wire rows, credit pairs, heads among the rows, then the step's
 #: counters (:data:`NK` words, written by the compiled loop of :mod:`.rank_loop`)
@@ -183,7 +183,7 @@ def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status
         if prm.kind == fk.ALL:
             so.allow[:nt] = True
         else:  # k-port, one-port: as run_steps chooses
-            na = kport_kept(nt, t, False, prm, segs, pkts, links, so, inc)
+            na = kport_deny(nt, t, prm, segs, pkts, links, so, inc)
     for c in range(fk.NCOUNT):  # deliveries and hop rows pile up over the block
         if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
             cnt[c] = 0
@@ -193,9 +193,9 @@ def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status
     for j in range(na, nt):  # move zeroes the counts of the links it visited
         links.nreq[so.touched[j]] = 0
     nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
-    if prm.kind != fk.ALL:  # k-port: not the links that sent (kport_nodes)
-        pd.mark_moves(na if prm.kind == fk.SDC else 0, prm, segs, links, bufs, so, inc,
-                      fk.C_CRED_L, fk.C_REL, fk.C_LOCAL, fk.C_DRAIN)  # fmt: skip
+    if prm.kind == fk.SDC:
+        pd.mark_moves(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL,
+                      fk.C_DRAIN)  # fmt: skip
     pack(prm, so, ex)
     mine[K_FLITS], mine[K_DELIV] = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
     mine[K_CROSS] = cnt[fk.C_CROSS] - x0
