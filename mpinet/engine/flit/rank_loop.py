@@ -160,13 +160,13 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
             rc.take_routes(ex, cy)
         heads = rk.take_in(t, status[7], status[3], prm, segs, pkts, links, bufs, so, ex, err)
         ok = heads >= 0
-        if ok and prm.kind != fk.ALL:
+        if ok and prm.kind == fk.SDC:
             rk.mark_taken(prm, segs, links, bufs, ex, inc)
         m = heads + ni if ok else 0
         if 0 < m <= so.route.shape[1]:  # in the scratch, as run_steps routes (no allocation)
             ok = sr.route_in(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
                               so, err, so.route, so.rhdr)  # fmt: skip
-            if ok and prm.kind != fk.ALL:
+            if ok and prm.kind == fk.SDC:
                 pd.mark_routed(m, so, inc)
         elif m:
             ok = sr.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
@@ -257,7 +257,7 @@ class Blocks:
             ids = []
             inj = inner._injections(workload, t, t_end, ids)
         self.pending = None
-        inner.inc.chk[3] = 1  # sdc, k-port: nothing kept into the block's first step
+        inner.inc.chk[3] = 1  # sdc: counted afresh at the block's first step, as on one rank
         self.carried.start()  # walked rows: the messages' room for their routes
         ex, net = rs.ex, self.net
         rows = np.zeros((t_end - t, 5), np.int64)
