@@ -1,24 +1,23 @@
-"""k-port's and one-port's choice by node counts, the denied links emptied (numba).
+"""k-port's and one-port's choice by node counts, the allowed links first (numba).
 
-:func:`~mpinet.engine.flit.port_choice.kport_choice` chains every touched link by node,
-walks the chains (their length, then the choice) and resets the chains' heads, and
-:func:`~mpinet.engine.flit.port_choice.allowed_first` then moves the allowed links to the
-front of ``so.touched``: on the ms:3,2 one-port run of docs/performance.md the two were a
-quarter of the step (94-102 ms of a 385-437 ms run, stage clocks). :func:`kport_deny` makes
-the same choice in one pass over the touched links and one over the nodes with a choice:
+:func:`~mpinet.engine.flit.port_choice.kport_choice` (the step-by-step path's) chains every
+touched link by node, walks the chains (their length, then the choice) and resets their
+heads, and a pass then moved the allowed links to the front of ``so.touched``: on the ms:3,2
+one-port run of docs/performance.md the two were a quarter of the step (94-102 ms of a
+385-437 ms run, stage clocks). :func:`kport_deny` makes the same choice without chains:
 
 * a node's count of touched links is stamped with the step (``inc.nstep``, ``inc.ncnt``),
-  so nothing is reset and the nodes without a choice are never visited again;
+  so nothing is reset and the nodes without a choice are not visited again;
 * a node's links are ``node * deg + q``: a node with a choice reads its ``deg`` links'
   request counts (``links.nreq``, > 0 exactly on the step's touched links) in one place;
-* a denied link gets ``links.nreq = 0``, and ``move`` serves a link's ``nreq`` requests, so
-  it moves nothing there: the touched links need no reordering and ``so.allow`` is all true
-  (the allowed links are served in the same order as before, which fixes the order of the
-  deliveries, arrivals and heads).
+* a denied link gets ``links.nreq = 0`` (``move`` serves a link's ``nreq`` requests, and the
+  step zeroes them after ``move`` anyway), which is how the last pass tells the allowed
+  links apart, moving them first in their order (the order of the moves, which fixes the
+  order of the deliveries, arrivals and heads, is the same).
 
 Kept between steps instead (each node's winners re-read, the choice voided by the losers'
-listed events): exact but slower on that run, since listing the events costs more than the
-reads it spares (docs/performance.md, "The sixth pass").
+listed events), the choice was exact but slower on that run: listing the events cost more
+than the reads it spared (docs/performance.md, "One-port and sdc in session 6").
 """
 
 from __future__ import annotations
@@ -36,10 +35,11 @@ def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
     at step ``t``: a node with at most ``k`` links with requests sends on all of them (a link
     none of whose requests can move moves nothing in ``move``); a node with more allows the
     ``k`` links whose oldest movable requests are the oldest (an older packet; one packet on
-    two links: the lower link), and its other links get ``links.nreq = 0``. ``so.allow[:nt]``
-    all true; returns ``nt`` (the links ``move`` visits). Scratch: ``so.bufs`` (the nodes
-    with a choice), ``so.rq_prev`` (a node's links' oldest movable requests; ``collect`` is
-    done with it)."""
+    two links: the lower link), and its other links get ``links.nreq = 0``. The allowed
+    links are moved to the front of ``so.touched`` in their order (the others after them,
+    in theirs; ``so.allow`` to match); returns their number. Scratch: ``so.bufs`` (the
+    nodes with a choice), ``so.rq_prev`` (a node's links' oldest movable requests;
+    ``collect`` is done with it), ``so.route[0]`` (the denied links)."""
     nvc, need, deg, kk = prm.nvc, prm.need, prm.deg, prm.k
     touched, rq, nodes, firsts = so.touched, so.rq, so.bufs, so.rq_prev
     seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
