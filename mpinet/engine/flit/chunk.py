@@ -39,6 +39,7 @@ from mpinet.engine.flit import port_choice, step_end
 from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
+from mpinet.engine.flit import step_draws as sd
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.direct import Direct
 from mpinet.engine.flit.injection_blocks import InjectionBlocks, split_ids
@@ -64,7 +65,7 @@ R_FLITS, R_DELIV, R_INJ, R_CROSS, R_WORK = range(5)
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs, pkts, links,
-              bufs, so, rows, status, look, lscr, inc):  # fmt: skip
+              bufs, so, rows, status, look, lscr, inc, drw):  # fmt: skip
     """Run steps ``t0 + 1 .. t_end`` (see the module docstring); returns the last step run.
 
     ``inj``: the :class:`~mpinet.engine.flit.injection_blocks.Injections` of each step
@@ -80,7 +81,10 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
     front returns (:data:`LOOK`, Python's search names the cycle): a return to Python every
     16 steps was the fixed cost of small networks (issue 33). ``inc``: sdc's demand kept
     between steps (:class:`~mpinet.engine.flit.port_demand.Demand`; counted afresh at the
-    call's first step).
+    call's first step). ``drw``: the injections drawn here, step by step, into ``inj``'s
+    first rows (:mod:`~mpinet.engine.flit.step_draws`; ``drw.on`` False: ``inj`` holds
+    them all); a step whose draws do not fit returns :data:`ROOM` with their count in
+    ``status[2]``.
     """
     cnt, deliv = so.cnt, so.deliv
     scratch, drows, hrows = room
@@ -90,17 +94,28 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
     fit = min(
         fronts.shape[0] // (prm.nvc + 1), hf.shape[0] // (prm.nvc + 2), closed.shape[0] // 3
     )  # the active buffers a scan has room for
+    if drw.on:
+        sd.draw_keys(drw)
     for t in range(t0 + 1, t_end + 1):
         k = t - t0 - 1
-        ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
-        ha, nh = inj.hoff[k], inj.hoff[k + 1] - inj.hoff[k]
+        if drw.on:  # uniform destinations: none injected at its destination
+            ia, ha, nh = 0, 0, 0
+            ni = sd.draw_step(t, drw, inj.pid, inj.src, inj.dst)
+        else:
+            ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
+            ha, nh = inj.hoff[k], inj.hoff[k + 1] - inj.hoff[k]
         need = bufs.nact[0] + 1
         if (segs.nfree[0] < need + ni or pkts.nfree[0] < ni or need + ni > scratch
                 or cnt[fk.C_DELIV] + need + nh > drows
-                or (hrows >= 0 and cnt[fk.C_HOPS] + need > hrows)):  # fmt: skip
-            status[0], status[1] = ROOM, t - 1
+                or (hrows >= 0 and cnt[fk.C_HOPS] + need > hrows)
+                or (drw.on and drw.nid[0] + ni > drw.ids.size)):  # fmt: skip
+            status[0], status[1], status[2] = ROOM, t - 1, ni
             status[S_FLIGHT], status[S_BUDGET] = in_flight, budget
             return t - 1
+        if drw.on:  # the engine's list of injected ids
+            for i in range(ni):
+                drw.ids[drw.nid[0] + i] = inj.pid[i]
+            drw.nid[0] += ni
         if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
             fs.sort_active(bufs.act, bufs.nact[0], so.rq)
         nt = fk.collect(prm, segs, pkts, links, bufs, so)
@@ -235,6 +250,11 @@ class Steps(InjectionBlocks):
         #: sdc's demand between steps (port_demand); ``check``: compared every step (tests)
         self.inc = pd.make_demand(st.block * deg, deg, check=getattr(eng, "check_demand", False))
         self.c_run = Direct(run_steps)  # the dispatch typed ~70 arrays a call: 2 ms a run
+        #: the injections drawn in the steps (step_draws), and the arrays they fill: made
+        #: at the first call (the workload's); ``most``: the most a step drew so far
+        self.drw: sd.Draw | None = None
+        self.dinj: Any = None
+        self.most = 16
 
     def _look(self, live: Any, m: int) -> tuple:
         """:func:`run_steps`' ``look`` for a scratch of ``m`` rows (kept while it fits)."""
@@ -269,13 +289,16 @@ class Steps(InjectionBlocks):
         :data:`LOOK`, the scan (for :meth:`~mpinet.engine.flit.deadlock_live.LiveCheck.search`).
         Errors are raised as the step-by-step path raises them."""
         eng = self.eng
+        if self.drw is None:
+            self.drw, self.dinj = sd.make_draw(eng, workload, self.rows is not None)
+        drw = self.drw
         if self.pending is not None and self.pending[0] == t:  # drawn by the last call
             _, t_end, inj, ids = self.pending
         else:
             most_steps = ONE_RANK_CHUNK if eng.progress is None else MAX_CHUNK
             t_end = min(t + most_steps, eng.max_steps) if t_end is None else t_end
             ids = []
-            inj = self._injections(workload, t, t_end, ids)
+            inj = self.dinj if drw.on else self._injections(workload, t, t_end, ids)
         self.pending = None
         rows = np.zeros((t_end - t, 5), np.int64)
         status = self.status
@@ -286,30 +309,36 @@ class Steps(InjectionBlocks):
         while True:
             st = eng.st
             k = t0 - t
-            most = int(np.diff(inj.off[k:]).max(initial=0))  # injections of one step, at most
-            homes = int(np.diff(inj.hoff[k:]).max(initial=0))
+            if drw.on:  # drawn in the call: room for the most a step drew so far
+                most, homes, part = self.most, 0, inj
+            else:  # injections of one step, at most
+                most = int(np.diff(inj.off[k:]).max(initial=0))
+                homes = int(np.diff(inj.hoff[k:]).max(initial=0))
+                part = inj._replace(off=inj.off[k:], hoff=inj.hoff[k:])
             need = int(st.nact[0]) + 1
             st.reserve(2 * need + most, most + 1)
             so = eng._scratch(2 * need + homes + most)  # run_steps routes need + most
             so.cnt[:] = 0
-            part = inj._replace(off=inj.off[k:], hoff=inj.hoff[k:])
             hop_rows = so.hop.shape[0] if eng.record_hops else -1
             room = (so.touched.size, so.deliv.shape[0], hop_rows)
             look = self._look(live, so.touched.size)
             tl = self.c_run(t0, t_end, last, eng.load_window[0], eng.load_window[1], room, part,
                            self.rule, self.vrule, eng.prm, st.segs, st.pkts, st.links, st.bufs,
-                           so, rows[k:], status, look, self.lscr, self.inc)  # fmt: skip
+                           so, rows[k:], status, look, self.lscr, self.inc, drw)  # fmt: skip
             self._flush(so)
             code = int(status[0])
             if code != ROOM or tl >= t_end:
                 break
+            if drw.on:
+                self._more_draws(int(status[2]))
+                drw = self.drw
             t0 = tl
         if live is not None:
             live.budget = int(status[S_BUDGET])
             live.searches += int(status[S_SEARCHED])
         done, later = split_ids(ids, tl)
         eng.injected.extend(done)
-        if code in (LOOK, FIND) and tl < t_end:  # the steps drawn and not run, for the next call
+        if code in (LOOK, FIND) and tl < t_end and not drw.on:  # drawn, not run: the next call's
             k = tl - t
             self.pending = (tl, t_end, inj._replace(off=inj.off[k:], hoff=inj.hoff[k:]), later)
         n = int(tl) - t
@@ -321,9 +350,19 @@ class Steps(InjectionBlocks):
             raise_collected(eng.comm, eng.msg)
         return done, code, (look[5:] if code == LOOK else None)
 
+    def _more_draws(self, ni: int) -> None:
+        """After a return for room with ``ni`` injections drawn for the next step: room for
+        them in the next call (the pools and scratch by :attr:`most`, and the ids)."""
+        self.most = max(self.most, ni)
+        if ni > self.drw.ids.size:
+            self.drw = self.drw._replace(ids=np.zeros(2 * ni, np.int64))
+
     def _flush(self, so: Any) -> None:
-        """The delivery and hop rows of the call, to the engine's lists."""
-        eng, cnt = self.eng, so.cnt
+        """The delivery and hop rows of the call, and the ids it drew, to the engine's lists."""
+        eng, cnt, drw = self.eng, so.cnt, self.drw
+        if drw.on and drw.nid[0]:
+            eng.injected.append(drw.ids[: int(drw.nid[0])].copy())
+            drw.nid[0] = 0
         n = int(cnt[fk.C_DELIV])
         if n:
             eng.delivered.append(so.deliv[:n].copy())
