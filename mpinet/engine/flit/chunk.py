@@ -360,7 +360,7 @@ class Steps(InjectionBlocks):
     def _flush(self, so: Any) -> None:
         """The delivery and hop rows of the call, and the ids it drew, to the engine's lists."""
         eng, cnt, drw = self.eng, so.cnt, self.drw
-        if drw.on and drw.nid[0]:
+        if drw is not None and drw.on and drw.nid[0]:  # (the ranks' blocks draw in Python)
             eng.injected.append(drw.ids[: int(drw.nid[0])].copy())
             drw.nid[0] = 0
         n = int(cnt[fk.C_DELIV])
