@@ -111,10 +111,9 @@ def stream_key(seed: int, stream: int) -> np.uint64:
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def key_mixes(x0, lo, km):
-    """``km[c]``: the first mix of key ``lo + c`` (:func:`grid_below`'s, once per key)."""
-    for c in range(km.size):
-        km[c] = _mix_one(x0 ^ (np.uint64(lo + c) * _GOLD))
+def key_mix(x0, key):
+    """The first mix of ``key`` (:func:`grid_below`'s, once per key)."""
+    return _mix_one(x0 ^ (np.uint64(key) * _GOLD))
 
 
 @nb.njit(cache=True, nogil=True, inline="always")

@@ -81,10 +81,11 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
     front returns (:data:`LOOK`, Python's search names the cycle): a return to Python every
     16 steps was the fixed cost of small networks (issue 33). ``inc``: sdc's demand kept
     between steps (:class:`~mpinet.engine.flit.port_demand.Demand`; counted afresh at the
-    call's first step). ``drw``: the injections drawn here, step by step, into ``inj``'s
-    first rows (:mod:`~mpinet.engine.flit.step_draws`; ``drw.on`` False: ``inj`` holds
-    them all); a step whose draws do not fit returns :data:`ROOM` with their count in
-    ``status[2]``.
+    call's first step). ``drw``: the call's injections drawn here into ``inj``
+    (:func:`~mpinet.engine.flit.step_draws.draw_block`; ``drw.on`` False: drawn before the
+    call), up to the last step whose draws fit it; a return for :data:`ROOM` gives the
+    next step's injections in ``status[2]``, and ``status[3]`` 1 when ``inj`` had not room
+    for them.
     """
     cnt, deliv = so.cnt, so.deliv
     scratch, drows, hrows = room
@@ -94,28 +95,24 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
     fit = min(
         fronts.shape[0] // (prm.nvc + 1), hf.shape[0] // (prm.nvc + 2), closed.shape[0] // 3
     )  # the active buffers a scan has room for
-    if drw.on:
-        sd.draw_keys(drw)
+    status[3] = 0
+    if drw.on:  # the call's injections, drawn before its first step
+        t_end = sd.draw_block(t0, t_end, drw, inj.off, inj.pid, inj.src, inj.dst)
+        if t_end == t0:  # not even the first step's: the engine gives room
+            status[0], status[1], status[2], status[3] = ROOM, t0, inj.off[1], 1
+            status[S_FLIGHT], status[S_BUDGET] = in_flight, budget
+            return t0
     for t in range(t0 + 1, t_end + 1):
         k = t - t0 - 1
-        if drw.on:  # uniform destinations: none injected at its destination
-            ia, ha, nh = 0, 0, 0
-            ni = sd.draw_step(t, drw, inj.pid, inj.src, inj.dst)
-        else:
-            ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
-            ha, nh = inj.hoff[k], inj.hoff[k + 1] - inj.hoff[k]
+        ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
+        ha, nh = inj.hoff[k], inj.hoff[k + 1] - inj.hoff[k]
         need = bufs.nact[0] + 1
         if (segs.nfree[0] < need + ni or pkts.nfree[0] < ni or need + ni > scratch
                 or cnt[fk.C_DELIV] + need + nh > drows
-                or (hrows >= 0 and cnt[fk.C_HOPS] + need > hrows)
-                or (drw.on and drw.nid[0] + ni > drw.ids.size)):  # fmt: skip
+                or (hrows >= 0 and cnt[fk.C_HOPS] + need > hrows)):  # fmt: skip
             status[0], status[1], status[2] = ROOM, t - 1, ni
             status[S_FLIGHT], status[S_BUDGET] = in_flight, budget
             return t - 1
-        if drw.on:  # the engine's list of injected ids
-            for i in range(ni):
-                drw.ids[drw.nid[0] + i] = inj.pid[i]
-            drw.nid[0] += ni
         if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
             fs.sort_active(bufs.act, bufs.nact[0], so.rq)
         nt = fk.collect(prm, segs, pkts, links, bufs, so)
@@ -255,6 +252,7 @@ class Steps(InjectionBlocks):
         self.drw: sd.Draw | None = None
         self.dinj: Any = None
         self.most = 16
+        self.steps = ONE_RANK_CHUNK if eng.progress is None else MAX_CHUNK
 
     def _look(self, live: Any, m: int) -> tuple:
         """:func:`run_steps`' ``look`` for a scratch of ``m`` rows (kept while it fits)."""
@@ -290,13 +288,12 @@ class Steps(InjectionBlocks):
         Errors are raised as the step-by-step path raises them."""
         eng = self.eng
         if self.drw is None:
-            self.drw, self.dinj = sd.make_draw(eng, workload, self.rows is not None)
+            self.drw, self.dinj = sd.make_draw(eng, workload, self.rows is not None, self.steps)
         drw = self.drw
         if self.pending is not None and self.pending[0] == t:  # drawn by the last call
             _, t_end, inj, ids = self.pending
         else:
-            most_steps = ONE_RANK_CHUNK if eng.progress is None else MAX_CHUNK
-            t_end = min(t + most_steps, eng.max_steps) if t_end is None else t_end
+            t_end = min(t + self.steps, eng.max_steps) if t_end is None else t_end
             ids = []
             inj = self.dinj if drw.on else self._injections(workload, t, t_end, ids)
         self.pending = None
@@ -310,7 +307,7 @@ class Steps(InjectionBlocks):
             st = eng.st
             k = t0 - t
             if drw.on:  # drawn in the call: room for the most a step drew so far
-                most, homes, part = self.most, 0, inj
+                most, homes, part = self.most, 0, self.dinj
             else:  # injections of one step, at most
                 most = int(np.diff(inj.off[k:]).max(initial=0))
                 homes = int(np.diff(inj.hoff[k:]).max(initial=0))
@@ -326,12 +323,13 @@ class Steps(InjectionBlocks):
                            self.rule, self.vrule, eng.prm, st.segs, st.pkts, st.links, st.bufs,
                            so, rows[k:], status, look, self.lscr, self.inc, drw)  # fmt: skip
             self._flush(so)
+            if drw.on:  # the ids of the steps run, drawn in the call
+                eng.injected.append(part.pid[: int(part.off[tl - t0])].copy())
             code = int(status[0])
             if code != ROOM or tl >= t_end:
                 break
             if drw.on:
-                self._more_draws(int(status[2]))
-                drw = self.drw
+                self._more_draws(int(status[2]), bool(status[3]))
             t0 = tl
         if live is not None:
             live.budget = int(status[S_BUDGET])
@@ -350,19 +348,17 @@ class Steps(InjectionBlocks):
             raise_collected(eng.comm, eng.msg)
         return done, code, (look[5:] if code == LOOK else None)
 
-    def _more_draws(self, ni: int) -> None:
+    def _more_draws(self, ni: int, arrays: bool) -> None:
         """After a return for room with ``ni`` injections drawn for the next step: room for
-        them in the next call (the pools and scratch by :attr:`most`, and the ids)."""
+        them in the next call (the pools and scratch by :attr:`most`; ``arrays``: the
+        draws' arrays, which had not room for them)."""
         self.most = max(self.most, ni)
-        if ni > self.drw.ids.size:
-            self.drw = self.drw._replace(ids=np.zeros(2 * ni, np.int64))
+        if arrays:
+            self.dinj = sd.injections(self.eng, 2 * max(ni, self.dinj.pid.size), self.steps)
 
     def _flush(self, so: Any) -> None:
-        """The delivery and hop rows of the call, and the ids it drew, to the engine's lists."""
-        eng, cnt, drw = self.eng, so.cnt, self.drw
-        if drw is not None and drw.on and drw.nid[0]:  # (the ranks' blocks draw in Python)
-            eng.injected.append(drw.ids[: int(drw.nid[0])].copy())
-            drw.nid[0] = 0
+        """The delivery and hop rows of the call, to the engine's lists."""
+        eng, cnt = self.eng, so.cnt
         n = int(cnt[fk.C_DELIV])
         if n:
             eng.delivered.append(so.deliv[:n].copy())
