@@ -17,11 +17,12 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-__all__ = ["words", "mark", "unmark", "span", "low", "any_in"]
+__all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap"]
 
 
+@njit(cache=True, inline="always")
 def words(niv: int) -> int:
-    """Words of a bit set over ``niv`` input VCs."""
+    """Words of a bit set over ``niv`` input VCs (or nodes, or ports)."""
     return (niv + 63) // 64
 
 
@@ -63,3 +64,14 @@ def any_in(m, lo, hi):
         if span(m, wi, lo, hi):
             return True
     return False
+
+
+@njit(cache=True, inline="always")
+def wrap(x, size):
+    """``x % size`` for ``0 <= x`` (a ring's index; one subtraction where ``x < 2 size``, the
+    usual case: a division costs tens of cycles)."""
+    if x < size:
+        return x
+    if x < 2 * size:
+        return x - size
+    return x % size

@@ -78,12 +78,13 @@ def route_head(n, ln, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_h
 
 
 @njit(cache=True, inline="always")
-def push(tt, rd, seq, qseq, n, iv, ready, m):
+def push(tt, rd, seq, qseq, n, iv, ready, m, rb):
     """Input VC ``iv`` of router ``n`` joins the back of a stage's queue (``tt``, ``rd``,
     ``seq``, ``m``: the stage's ``*_t``, ``*_rd``, ``*_seq`` and event list), evaluable from
-    internal step ``ready``."""
+    internal step ``ready``; the router joins ``rb``, the routers an internal step visits."""
     tt[iv], rd[iv] = -1, ready
     il.mark(m, iv)
+    il.mark(rb, n)
     seq[iv] = qseq[n]
     qseq[n] += 1
 
@@ -102,8 +103,8 @@ def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
     s.vst[iv] = VC_ALLOC
     if prm.spec:
-        push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready, s.m_sa)
-    push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va)
+        push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready, s.m_sa, s.rb)
+    push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va, s.rb)
 
 
 @njit(cache=True, inline="always")
@@ -155,13 +156,22 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     nin_sa, nout_sa = nport * isp, nport * osp
     ordered = osp > 1  # the updates in their queues' order: flits share an output queue
     moved = 0
-    for a in range(s.nact[0]):
-        n = s.act[a]
+    rb, rl = s.rb, s.rl
+    nvis = 0
+    for ri in range(rb.size):  # the routers with an item, in node order
+        word = rb[ri]
+        while word:
+            rl[nvis] = (ri << 6) + il.low(word)
+            nvis += 1
+            word &= word - np.uint64(1)
+    for a in range(nvis):
+        n = rl[a]
         base = n * nport * nvc  # the router's first input VC (and first output buffer state)
         end = base + nport * nvc
         if xqn[n] == 0 and not (il.any_in(m_rt, base, end) or il.any_in(m_va, base, end)
                                 or il.any_in(m_sa, base, end)):  # fmt: skip
-            continue  # no item in any stage, nothing in the crossbar: nothing to do
+            il.unmark(rb, n)  # no item in any stage, nothing in the crossbar: nothing to do
+            continue
         # -- route computation (routing_delay > 0)
         if rd > 0 and bt[n * 4 + S_RT] < 0:
             for wi in range(base >> 6, ((end - 1) >> 6) + 1):
@@ -223,7 +233,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if sa_t[iv] != -1 or sa_rd[iv] > istep:
                         continue
                     nsa += 1
-                    p, v = j // nvc, j % nvc
+                    p = j // nvc
+                    v = j - p * nvc
                     sa_res[iv] = -1
                     sa_spec[iv] = 0
                     prio = 0
@@ -243,8 +254,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                             continue
                         sa_spec[iv] = 1
                         prio = -1
-                    ei = p * isp + v % isp
-                    eo = op * osp + p % osp
+                    ei = p * isp + (v % isp if isp > 1 else 0)
+                    eo = op * osp + (p % osp if osp > 1 else 0)
                     key = ei * nout_sa + eo
                     r = sa_map[key]
                     if r < 0:
@@ -271,19 +282,20 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         if sa_t[iv] != -1 or sa_rd[iv] > istep:
                             continue
                         sa_t[iv] = t + sad - 1
-                        p, v = j // nvc, j % nvc
-                        ei = p * isp + v % isp
+                        p = j // nvc
+                        v = j - p * nvc
+                        ei = p * isp + (v % isp if isp > 1 else 0)
                         r = ei_grant[ei]
                         if r >= 0 and rlab[r] == v:
                             sa_res[iv] = rout[r]
-                            sw_rr[n * nin_sa + ei] = (v + isp) % nvc
+                            sw_rr[n * nin_sa + ei] = il.wrap(v + isp, nvc)
                 for r in range(nr):
                     ei_grant[rin[r]] = -1
                 bt[n * 4 + S_SA] = t + sad - 1
         # -- crossbar
         if bt[n * 4 + S_X] < 0:
             for k in range(xqn[n]):
-                x = n * xqs + (xqh[n] + k) % xqs
+                x = n * xqs + il.wrap(xqh[n] + k, xqs)
                 if xqt[x] == -1 and xqr[x] <= istep:
                     xqt[x] = t + xd - 1
                     bt[n * 4 + S_X] = t + xd - 1
@@ -307,12 +319,13 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     il.unmark(m_va, iv)
                     bs_use[base + ovc] = 1
                     bs_tail[base + ovc] = 0
-                    vop[iv], vov[iv] = ovc // nvc, ovc % nvc
+                    vop[iv] = ovc // nvc
+                    vov[iv] = ovc - vop[iv] * nvc
                     vst[iv] = ACTIVE
                     if not spec:
-                        push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
+                        push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
                 else:
-                    push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1, m_va)
+                    push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1, m_va, s.rb)
         # -- updates: switch allocation (the flit leaves its input buffer)
         if 0 <= bt[n * 4 + S_SA] <= t:
             bt[n * 4 + S_SA] = -1
@@ -323,7 +336,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     continue
                 eo = sa_res[iv]
                 if eo >= 0:  # the speculative grant holds only with the VC it bid for
-                    op = eo // osp
+                    op = eo // osp if osp > 1 else eo
                     if sa_spec[iv]:
                         ok = va_ev[iv] == istep and vst[iv] == ACTIVE and vop[iv] == op
                     else:
@@ -331,14 +344,15 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if not ok or bs_cred[base + op * nvc + vov[iv]] <= 0:
                         eo = -1
                 if eo < 0:
-                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
+                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
                     continue
                 sa_t[iv] = -2
                 il.unmark(m_sa, iv)
-                p, v = j // nvc, j % nvc
-                op, ov = eo // osp, vov[iv]
+                p = j // nvc
+                v = j - p * nvc
+                op, ov = (eo // osp if osp > 1 else eo), vov[iv]
                 f = ib[iv * bsz + ibh[iv]]
-                ibh[iv] = (ibh[iv] + 1) % bsz
+                ibh[iv] = il.wrap(ibh[iv] + 1, bsz)
                 ibn[iv] -= 1
                 moved += 1
                 k = f % fl
@@ -349,7 +363,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     bs_tail[bsk] = 1
                     if not wftc:
                         bs_use[bsk] = 0
-                x = n * xqs + (xqh[n] + xqn[n]) % xqs
+                x = n * xqs + il.wrap(xqh[n] + xqn[n], xqs)
                 xq[x], xqv[x], xqo[x], xqt[x], xqr[x] = f, ov, op, -1, istep + 1
                 xqn[n] += 1
                 oqc[n * nport + p] |= 1 << v
@@ -357,10 +371,10 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if tail:
                         vst[iv] = IDLE
                 elif not tail:
-                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
+                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
                 elif rd > 0:  # the next packet's head: route computation
                     vst[iv] = ROUTING
-                    push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1, m_rt)
+                    push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1, m_rt, s.rb)
                 else:  # lookahead routing: its route is known
                     pk = ib[iv * bsz + ibh[iv]] // fl
                     to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
@@ -372,10 +386,11 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 if xqt[x] < 0:
                     break
                 o = n * nport + xqo[x]
-                y = o * prm.obs + (obh[o] + obn[o]) % prm.obs
+                y = o * prm.obs + il.wrap(obh[o] + obn[o], prm.obs)
                 ob[y], obv[y] = xq[x], xqv[x]
                 obn[o] += 1
-                xqh[n] = (xqh[n] + 1) % xqs
+                il.mark(s.obm, o)
+                xqh[n] = il.wrap(xqh[n] + 1, xqs)
                 xqn[n] -= 1
         # -- the step's credits, one message per input port
         for p in range(nport):
@@ -383,7 +398,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
             if m:
                 oqc[n * nport + p] = 0
                 c = n * nport + p
-                s.cq[c * prm.cqs + (s.cqh[c] + s.cqn[c]) % prm.cqs] = m
+                s.cq[c * prm.cqs + il.wrap(s.cqh[c] + s.cqn[c], prm.cqs)] = m
                 s.cqn[c] += 1
+                il.mark(s.cqm, c)
                 s.work[n] += 1
     return moved
