@@ -57,8 +57,9 @@ from mpinet.routing.vc_policies import COUNT_VC
 DONE, ROOM, FINISHED, STALL, MODEL_ERR = range(5)
 LOOK, FIND = 7, 8
 #: ``status``' slots: the packets in flight, the deadlock look's budget (deadlock_live.PACE),
-#: the looks searched in the call (no dead front: no return to Python)
-S_FLIGHT, S_BUDGET, S_SEARCHED = 5, 6, 7
+#: the looks searched in the call (no dead front: no return to Python), the last step whose
+#: injections the call drew (step_draws)
+S_FLIGHT, S_BUDGET, S_SEARCHED, S_DRAWN = 5, 6, 7, 8
 #: columns of a step row
 R_FLITS, R_DELIV, R_INJ, R_CROSS, R_WORK = range(5)
 
@@ -102,6 +103,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             status[0], status[1], status[2], status[3] = ROOM, t0, inj.off[1], 1
             status[S_FLIGHT], status[S_BUDGET] = in_flight, budget
             return t0
+        status[S_DRAWN] = t_end
     for t in range(t0 + 1, t_end + 1):
         k = t - t0 - 1
         ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
@@ -240,7 +242,7 @@ class Steps(InjectionBlocks):
             links = np.flatnonzero(st.nbt >= 0)
             lcount[links] = pol.counts(links // deg + lo, st.nbt[links])
         self.vrule = (np.int64(pol.compiled), np.int64(eng.vcs), lcount)
-        self.status = np.zeros(8, np.int64)
+        self.status = np.zeros(9, np.int64)
         self.look: tuple | None = None  # run_steps' deadlock-look arrays (_look)
         self.lscr: tuple = ()  # and its search's scratch (look_search.scratch)
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
@@ -250,6 +252,7 @@ class Steps(InjectionBlocks):
         #: the injections drawn in the steps (step_draws), and the arrays they fill: made
         #: at the first call (the workload's); ``most``: the most a step drew so far
         self.drw: sd.Draw | None = None
+        self.off: sd.Draw | None = None  # the same, not drawing (its calls read the draws)
         self.dinj: Any = None
         self.most = 16
         self.steps = ONE_RANK_CHUNK if eng.progress is None else MAX_CHUNK
@@ -289,6 +292,7 @@ class Steps(InjectionBlocks):
         eng = self.eng
         if self.drw is None:
             self.drw, self.dinj = sd.make_draw(eng, workload, self.rows is not None, self.steps)
+            self.off = self.drw._replace(on=False)
         drw = self.drw
         if self.pending is not None and self.pending[0] == t:  # drawn by the last call
             _, t_end, inj, ids = self.pending
@@ -302,12 +306,14 @@ class Steps(InjectionBlocks):
         status[S_FLIGHT] = in_flight
         status[S_BUDGET] = live.budget if live is not None else 0
         status[S_SEARCHED] = 0
-        t0 = t
+        t0, draw = t, drw  # the run's first call draws, the calls after a return for room read
         while True:
             st = eng.st
             k = t0 - t
             if drw.on:  # drawn in the call: room for the most a step drew so far
                 most, homes, part = self.most, 0, self.dinj
+                if not draw.on:
+                    part = part._replace(off=part.off[k:], hoff=part.hoff[k:])
             else:  # injections of one step, at most
                 most = int(np.diff(inj.off[k:]).max(initial=0))
                 homes = int(np.diff(inj.hoff[k:]).max(initial=0))
@@ -321,16 +327,20 @@ class Steps(InjectionBlocks):
             look = self._look(live, so.touched.size)
             tl = self.c_run(t0, t_end, last, eng.load_window[0], eng.load_window[1], room, part,
                            self.rule, self.vrule, eng.prm, st.segs, st.pkts, st.links, st.bufs,
-                           so, rows[k:], status, look, self.lscr, self.inc, drw)  # fmt: skip
+                           so, rows[k:], status, look, self.lscr, self.inc, draw)  # fmt: skip
             self._flush(so)
-            if drw.on:  # the ids of the steps run, drawn in the call
-                eng.injected.append(part.pid[: int(part.off[tl - t0])].copy())
             code = int(status[0])
+            if draw.on and not (code == ROOM and status[3]):  # drawn: the next calls read them
+                t_end, draw = int(status[S_DRAWN]), self.off
             if code != ROOM or tl >= t_end:
                 break
-            if drw.on:
-                self._more_draws(int(status[2]), bool(status[3]))
+            if draw.on:  # not even the first step's draws fitted: larger arrays, draw again
+                self._more_draws(int(status[2]), True)
+            else:
+                self.most = max(self.most, int(status[2]))
             t0 = tl
+        if drw.on:  # the ids of the steps run (the draws start at step t + 1)
+            eng.injected.append(self.dinj.pid[: int(self.dinj.off[tl - t])].copy())
         if live is not None:
             live.budget = int(status[S_BUDGET])
             live.searches += int(status[S_SEARCHED])
