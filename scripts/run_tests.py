@@ -13,7 +13,8 @@ this 2-core machine, idle (load 1.5-2.4): ``--quick`` 3 min 01 s (3,806 tests); 
 workers). Before the summary line it names what was not tested and why (optional stages
 such as parallel HDF5, and every other skip reason). The stages write Python's bytecode
 (``__pycache__``, git-ignored) even under ``PYTHONDONTWRITEBYTECODE``: each of the suite's
-~1,000 Python processes would otherwise compile mpinet and pytest's test modules again. Usage::
+~1,000 Python processes would otherwise compile mpinet and pytest's test modules again. The
+MPI stages' ranks collect only the files that hold MPI tests (:func:`mpi_files`). Usage::
 
     python scripts/run_tests.py [--quick] [--ranks 1,2,3,4] [--serial-only | --mpi-only]
                                 [-- PYTEST_ARGS]

@@ -43,7 +43,7 @@ from mpinet.routing.route_rows import SourceRouted
 #: :func:`run_block`'s codes beyond :mod:`~mpinet.engine.flit.iq_step`'s: waiting for the
 #: messages, a rank failed (:meth:`Ranks.call`)
 WAIT, FAILED = 7, 8
-#: a row's words before the header words of a packet (:func:`~.iq_step._away`); its head flag
+#: a row's words before the header words of a packet (:func:`~.iq_write._away`); its head flag
 ROW, ROW_HEAD = 11, 3
 
 
@@ -119,13 +119,13 @@ def take_in(t, prm, s, ex):
             x = (key - prm.lo * deg) * sl + tl
             s.fc[x], s.fcv[x] = s.rmap[iv] * fl + k, v
             il.mark(s.fm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
-            ist._activate(w - prm.lo, s.work, s.inact, s.act, s.nact, s.actb)
+            il.activate(w - prm.lo, s.work, s.inact, s.act, s.nact, s.actb)
         a = rk.HEADER + nr * width
         for c in range(m[rk.H_CRED]):
             key = m[a + 2 * c]  # the output port they return to
             s.cr[(key - prm.lo * deg) * sl + tl] = np.uint64(m[a + 2 * c + 1])
             il.mark(s.cm, ((tl * w1) << 6) + key - prm.lo * deg + key // deg - prm.lo)
-            ist._activate(key // deg - prm.lo, s.work, s.inact, s.act, s.nact, s.actb)
+            il.activate(key // deg - prm.lo, s.work, s.inact, s.act, s.nact, s.actb)
 
 
 @njit(cache=True, error_model="numpy")

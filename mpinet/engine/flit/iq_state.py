@@ -27,6 +27,14 @@ cycle of the router's batch in a stage (-1: none), since BookSim's stage queues 
 nothing new while a batch is in flight. ``*_seq`` an item's place in its stage's queue (from
 the router's counter ``qseq``): BookSim's queues are first in, first out, and with output
 speedup their order is the order flits enter a shared output queue.
+
+Events (bit sets, :mod:`~mpinet.engine.flit.iq_lists`): ``fm``/``cm`` per arrival slot
+(``cycle % sl``; words of ``node * nport + port``) the flits reaching an input port (the
+terminal's injection channel: port ``degree``) and the credit messages reaching an output
+port; ``tm`` per cycle parity the terminals with an ejected flit or credits; ``pm`` per
+``credit_delay`` slot the credits due; ``obm``/``cqm`` the non-empty output and credit
+queues; ``rb`` the routers with an item in a stage or the crossbar (``rl`` its list);
+``actb`` the active nodes (``act`` rebuilt from it in node order).
 """
 
 from __future__ import annotations

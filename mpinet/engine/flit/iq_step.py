@@ -29,22 +29,15 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
+from mpinet.engine.flit.iq_write import write_phase
+
+__all__ = ["read_phase", "inject_phase", "write_phase", "compact", "enqueue", "run_block"]
 
 #: :func:`run_block`'s status codes (``status[0]``)
 DONE, ROOM, FINISHED, STALL = 0, 1, 2, 3
 #: columns of a step row: link flits, delivered, injected, progress, active nodes, flits
 #: that crossed ranks (:mod:`.iq_ranks`)
 R_FLITS, R_DELIV, R_INJ, R_MOVED, R_WORK, R_CROSS = range(6)
-
-
-@njit(cache=True, inline="always")
-def _activate(w, work, inact, act, nact, actb):
-    work[w] += 1
-    if inact[w] == 0:
-        inact[w] = 1
-        act[nact[0]] = w
-        nact[0] += 1
-        il.mark(actb, w)
 
 
 @njit(cache=True, inline="always")
@@ -127,7 +120,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             if vst[iv] == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
                 if prm.rd > 0:
                     vst[iv] = ir.ROUTING
-                    ir.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt, s.rb)
+                    il.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt, s.rb)
                 else:  # lookahead routing: VC allocation (and speculation) from now
                     pk = f // fl
                     e = ir.route_head(n + prm.lo, n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst,
@@ -140,10 +133,10 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                     s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
                     vst[iv] = ir.VC_ALLOC
                     if prm.spec:
-                        ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa, s.rb)
-                    ir.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, istep, s.m_va, s.rb)
+                        il.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa, s.rb)
+                    il.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, istep, s.m_va, s.rb)
             elif vst[iv] == ir.ACTIVE and ibn[iv] == 1:
-                ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa, s.rb)
+                il.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa, s.rb)
     # the routers' credits: into the credit_delay line (then those due now, below)
     for wi in range(w1):
         word = s.cm[tl * w1 + wi]
@@ -242,112 +235,6 @@ def inject_phase(t, prm, s, moved):
             s.sq_k[n], s.sq_vc[n] = k + 1, vc
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def write_phase(t, win, prm, s, hop, nh):
-    """Step 4: one flit per output queue onto its channel (link loads and hop rows counted
-    on the links), one credit message per input port back; returns ``(link flits, hop rows'
-    count)``."""
-    nport, deg, sl, obs, cqs = prm.nport, prm.deg, prm.sl, prm.obs, prm.cqs
-    work, inact, act, nact = s.work, s.inact, s.act, s.nact
-    ob, obv, obh, obn, cq, cqh, cqn = s.ob, s.obv, s.obh, s.obn, s.cq, s.cqh, s.cqn
-    t2, tl = t % 2, t % sl
-    own = prm.hi - prm.lo
-    w0, w1 = il.words(own), il.words(own * nport)
-    flits = 0
-    for wi in range(w1):
-        word = s.obm[wi]
-        while word:
-            c = (wi << 6) + il.low(word)
-            word &= word - np.uint64(1)
-            n = c // nport
-            o = c - n * nport
-            g = n + prm.lo  # its global id: links, hop rows
-            y = c * obs + obh[c]
-            f, v = ob[y], obv[y]
-            obh[c] = il.wrap(obh[c] + 1, obs)
-            obn[c] -= 1
-            if obn[c] == 0:
-                il.unmark(s.obm, c)
-            work[n] -= 1
-            if o < deg:
-                w = s.nbt[n * deg + o]
-                key = w * deg + s.rev[n * deg + o]  # the input port it reaches
-                here = prm.lo <= w < prm.hi
-                if here:
-                    x = (key - prm.lo * deg) * sl + tl
-                    s.fc[x], s.fcv[x] = f, v
-                    il.mark(s.fm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
-                    _activate(w - prm.lo, work, inact, act, nact, s.actb)
-                flits += 1
-                if win:
-                    s.load[n * deg + o] += 1
-                head = f % prm.fl == 0
-                if prm.record_hops and head:
-                    pk = f // prm.fl
-                    hop[nh, 0], hop[nh, 1], hop[nh, 2] = t, s.pk_pid[pk], g
-                    hop[nh, 3], hop[nh, 4] = w, o
-                    nh += 1
-                if head:
-                    s.pk_hops[f // prm.fl] += 1
-                if not here:
-                    _away(key, f, v, prm.fl, s)
-            else:
-                x = n * 2 + t2
-                s.ec[x], s.ecv[x] = f, v
-                il.mark(s.tm, ((t2 * w0) << 6) + n)
-                work[n] += 1
-    for wi in range(w1):
-        word = s.cqm[wi]
-        while word:
-            c = (wi << 6) + il.low(word)
-            word &= word - np.uint64(1)
-            n = c // nport
-            p = c - n * nport
-            m = cq[c * cqs + cqh[c]]
-            cqh[c] = il.wrap(cqh[c] + 1, cqs)
-            cqn[c] -= 1
-            if cqn[c] == 0:
-                il.unmark(s.cqm, c)
-            work[n] -= 1
-            if p < deg:
-                w = s.nbt[n * deg + p]
-                key = w * deg + s.rev[n * deg + p]  # the output port they return to
-                if prm.lo <= w < prm.hi:
-                    s.cr[(key - prm.lo * deg) * sl + tl] = m
-                    il.mark(s.cm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
-                    _activate(w - prm.lo, work, inact, act, nact, s.actb)
-                else:  # to another rank: in the exchange
-                    i = s.cn[0]
-                    s.co[i, 0], s.co[i, 1] = key, np.int64(m)
-                    s.cn[0] = i + 1
-            else:
-                s.tcr[n * 2 + t2] = m
-                il.mark(s.tm, ((t2 * w0) << 6) + n)
-                work[n] += 1
-    return flits, nh
-
-
-@njit(cache=True, inline="always")
-def _away(link, f, v, fl, s):
-    """Flit ``f`` leaves the rank for input port ``link`` (``node * degree + port``) of
-    another rank's node, VC ``v``: a row of the exchange (a head carries its packet's
-    record); the packet's slot is free once its tail left."""
-    i = s.wn[0]
-    s.wn[0] = i + 1
-    pk, k = f // fl, f % fl
-    row = s.wo[i]
-    row[0], row[1], row[2], row[3] = link, v, k, k == 0
-    if k == 0:
-        row[4], row[5], row[6], row[7] = s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk], s.pk_inj[pk]
-        row[8], row[9], row[10] = s.pk_adm[pk], s.pk_hops[pk], s.pk_state[pk]
-        for c in range(s.pk_hdr.shape[1]):
-            row[11 + c] = s.pk_hdr[pk, c]
-        s.pk_away[pk] = 1
-    if k == fl - 1:
-        s.pk_free[s.pk_nfree[0]] = pk
-        s.pk_nfree[0] += 1
-
-
 @njit(cache=True, _nrt=False)
 def compact(s):
     """The active list anew, in node order (the phases then walk the arrays in order: fewer
@@ -386,7 +273,7 @@ def enqueue(t, pid, src, dst, hdr, prm, s):
         else:
             s.sq_h[n] = pk
         s.sq_t[n] = pk
-        _activate(n, s.work, s.inact, s.act, s.nact, s.actb)
+        il.activate(n, s.work, s.inact, s.act, s.nact, s.actb)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
