@@ -94,10 +94,45 @@ def grid_below(
     """
     k = np.ascontiguousarray(np.asarray(keys).astype(np.uint64).ravel())
     h = np.ascontiguousarray(np.asarray(hops).astype(np.uint64).ravel())
-    thr = np.uint64(min(math.ceil(float(p) * 2.0**53), 2**53)) if p > 0 else np.uint64(0)
+    thr = below_threshold(p)
     out = np.empty(k.size * h.size, dtype=np.int64)
     n = _grid_below(_stream_key(seed, stream), k, h, thr, out)
     return np.divmod(out[:n], max(k.size, 1))
+
+
+def below_threshold(p: float) -> np.uint64:
+    """The integer that ``bits >> 11`` stays below where ``uniform < p`` (:func:`grid_below`)."""
+    return np.uint64(min(math.ceil(float(p) * 2.0**53), 2**53)) if p > 0 else np.uint64(0)
+
+
+def stream_key(seed: int, stream: int) -> np.uint64:
+    """The first mix of every draw of ``(seed, stream)``, for the compiled draws below."""
+    return _stream_key(seed, stream)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def key_mix(x0, key):
+    """The first mix of ``key`` (:func:`grid_below`'s, once per key)."""
+    return _mix_one(x0 ^ (np.uint64(key) * _GOLD))
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def hits_below(km, hop, thr, hit):
+    """``hit[c]``: whether the draw of (key ``c``, ``hop``) is below the threshold ``thr``
+    (:func:`below_threshold`), from the keys' first mixes ``km``: one row of
+    :func:`grid_below`, for a kernel that draws step by step (the same bits)."""
+    hh = np.uint64(hop) + _GOLD
+    for c in range(km.size):  # branch-free: LLVM vectorizes the mixes
+        hit[c] = (_mix_one(km[c] ^ hh) >> _S11) < thr
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def integer_below(x0, key, n):
+    """:func:`integers` ``(seed, key, n)`` at hop 0 for one key, ``x0`` the stream's
+    :func:`stream_key`: the same float and the same truncation."""
+    b = _mix_one(_mix_one(x0 ^ (np.uint64(key) * _GOLD)) ^ _GOLD)
+    u = np.float64(b >> _S11) * (1.0 / (1 << 53))
+    return min(np.int64(u * np.float64(n)), n - 1)
 
 
 @nb.njit(cache=True, nogil=True)

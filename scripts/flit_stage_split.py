@@ -77,18 +77,19 @@ IMPORT = "from mpinet.engine.flit.prof import CLK, PROF as _P, add, now  # noqa\
 PATCHES = [
     ("chunk.py", "from mpinet.engine.flit.direct import Direct\n",
      "from mpinet.engine.flit.direct import Direct\n" + IMPORT),
-    ("chunk.py", "bufs, so, rows, status, look):", "bufs, so, rows, status, look, clk):"),
+    ("chunk.py", "bufs, so, rows, status, look, lscr, inc, drw):",
+     "bufs, so, rows, status, look, lscr, inc, drw, clk):"),
     ("chunk.py", "        need = bufs.nact[0] + 1\n        if (segs.nfree[0] < need + ni",
      "        tp = now(clk)\n        clk[1][40] += bufs.nact[0]\n        clk[1][46] += 1\n"
      "        need = bufs.nact[0] + 1\n        if (segs.nfree[0] < need + ni"),
     ("chunk.py", "        if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them",
      "        tp = add(clk, 14, tp)\n"
      "        if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them"),
-    ("chunk.py", "        sdc = -1\n        if prm.kind == fk.SDC:  # one rank",
-     "        clk[1][47] += nt\n        sdc = -1\n        if prm.kind == fk.SDC:  # one rank"),
-    ("chunk.py", "        if nt:  # no request, no move (the call unpacks some 60 arrays)\n",
+    ("chunk.py", "        sdc = -1\n        na = nt  # the links move visits",
+     "        clk[1][47] += nt\n        sdc = -1\n        na = nt  # the links move visits"),
+    ("chunk.py", "        if na:  # no request, no move (the call unpacks some 60 arrays)\n",
      "        tp = add(clk, 0, tp)\n"
-     "        if nt:  # no request, no move (the call unpacks some 60 arrays)\n"),
+     "        if na:  # no request, no move (the call unpacks some 60 arrays)\n"),
     ("chunk.py", "        nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)\n"
      "        if so.out[0]:",
      "        tp = add(clk, 1, tp)\n"
@@ -97,42 +98,51 @@ PATCHES = [
     ("chunk.py", "        rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh",
      "        tp = add(clk, 7, tp)\n        clk[1][41] += flits\n"
      "        rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh"),
-    ("chunk.py", "                if scnt[0] > 0:\n                    status[0] = LOOK",
+    ("chunk.py", "                if scnt[0] > 0:  # fronts listed",
      "                tp = add(clk, 8, tp)\n                clk[1][44] += 1\n"
      "                clk[1][45] += scnt[0]\n"
-     "                if scnt[0] > 0:\n                    status[0] = LOOK"),
+     "                if scnt[0] > 0:  # fronts listed"),
+    ("chunk.py", "                    budget = -dl.PACE * scnt[0]",
+     "                    tp = add(clk, 11, tp)\n                    clk[1][42] += 1\n"
+     "                    clk[1][43] += scnt[0]\n                    budget = -dl.PACE * scnt[0]"),
     ("chunk.py", "            tl = self.c_run(", TIMED + "            tl = self.c_run("),
-    ("chunk.py", "so, rows[k:], status, look)  # fmt: skip\n",
-     "so, rows[k:], status, look, CLK)  # fmt: skip\n" + SPENT.format(15)),
-    ("chunk.py", "            inj = self._injections(workload, t, t_end, ids)\n",
-     TIMED + "            inj = self._injections(workload, t, t_end, ids)\n" + SPENT.format(16)),
+    ("chunk.py", "so, rows[k:], status, look, self.lscr, self.inc, draw)  # fmt: skip\n",
+     "so, rows[k:], status, look, self.lscr, self.inc, draw, CLK)  # fmt: skip\n"
+     + SPENT.format(15)),
+    ("chunk.py", "            inj = self.dinj if drw.on else self._injections(workload, t, t_end, ids)\n",
+     TIMED + "            inj = self.dinj if drw.on else self._injections(workload, t, t_end, ids)\n"
+     + SPENT.format(16)),
     ("ranks.py", "from mpinet.engine.flit.direct import Direct  # noqa: F401 (its callers read it here)\n",
      "from mpinet.engine.flit.direct import Direct  # noqa: F401\n" + IMPORT),
-    ("ranks.py", "def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status):",
-     "def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status, clk):"),
+    ("ranks.py", "def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status, inc):",
+     "def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status, inc, clk):"),
     ("ranks.py", "    sdc = -1\n    if prm.kind == fk.SDC:\n        nt, sdc = status[2], status[3]",
      "    sdc = -1\n    tp = now(clk)\n    if prm.kind == fk.SDC:\n        nt, sdc = status[2], status[3]"),
-    ("ranks.py", "    fk.move(t, nt, in_window, prm, segs, pkts, links, bufs, so)\n"
+    ("ranks.py", "    f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]\n    if na:\n"
+     "        fk.move(t, na, in_window, prm, segs, pkts, links, bufs, so)\n",
+     "    f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]\n"
+     "    clk[1][47] += nt\n    tp = add(clk, 0, tp)\n    if na:\n"
+     "        fk.move(t, na, in_window, prm, segs, pkts, links, bufs, so)\n    tp = add(clk, 1, tp)\n"),
+    ("ranks.py", "    nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)\n"
+     "    if prm.kind == fk.SDC:\n        pd.mark_moves(",
      "    nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)\n"
-     "    pack(prm, so, ex)\n    mine[K_FLITS]",
-     "    clk[1][47] += nt\n    tp = add(clk, 0, tp)\n"
-     "    fk.move(t, nt, in_window, prm, segs, pkts, links, bufs, so)\n    tp = add(clk, 1, tp)\n"
-     "    nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)\n"
-     "    tp = add(clk, 2, tp)\n    pack(prm, so, ex)\n    tp = add(clk, 3, tp)\n"
+     "    tp = add(clk, 2, tp)\n    if prm.kind == fk.SDC:\n        pd.mark_moves("),
+    ("ranks.py", "    pack(prm, so, ex)\n    mine[K_FLITS]",
+     "    pack(prm, so, ex)\n    tp = add(clk, 3, tp)\n"
      "    clk[1][48] += cnt[fk.C_WIRE]\n    clk[1][41] += cnt[fk.C_FLITS] - f0\n"
      "    mine[K_FLITS]"),
     ("rank_loop.py", "from mpinet.engine.run import raise_collected\n",
      "from mpinet.engine.run import raise_collected\n" + IMPORT),
-    ("rank_loop.py", "links, bufs, so, ex, net, rows, status, err, looks):  # fmt: skip",
-     "links, bufs, so, ex, net, rows, status, err, looks, clk):  # fmt: skip"),
+    ("rank_loop.py", "links, bufs, so, ex, net, rows, status, err, looks, cy, inc):  # fmt: skip",
+     "links, bufs, so, ex, net, rows, status, err, looks, cy, inc, clk):  # fmt: skip"),
     ("rank_loop.py", "        if status[6] == lk.P_STEP:\n            need = bufs.nact[0] + 1",
      "        tp = now(clk)\n        if status[6] == lk.P_STEP:\n"
      "            clk[1][40] += bufs.nact[0]\n            clk[1][46] += 1\n"
      "            need = bufs.nact[0] + 1"),
     ("rank_loop.py", "                nnew = rk.block_moves(", "                tp = add(clk, 14, tp)\n"
      "                nnew = rk.block_moves("),
-    ("rank_loop.py", "so, ex, mine, status)  # fmt: skip\n",
-     "so, ex, mine, status, clk)  # fmt: skip\n                tp = now(clk)\n"),
+    ("rank_loop.py", "so, ex, mine, status, inc)  # fmt: skip\n",
+     "so, ex, mine, status, inc, clk)  # fmt: skip\n                tp = now(clk)\n"),
     ("rank_loop.py", "            status[6] = P_OUT\n", "            status[6] = P_OUT\n"
      "            tp = add(clk, 4, tp)\n"),
     ("rank_loop.py", "        status[6] = lk.P_STEP\n        if net.fold:",
@@ -148,8 +158,9 @@ PATCHES = [
     ("rank_loop.py", "            err, look_):  # fmt: skip", "            err, look_, clk):  # fmt: skip"),
     ("rank_loop.py", "                         look_)  # fmt: skip", "                         look_, clk)  # fmt: skip"),
     ("rank_loop.py", "            code = self.c_block(", TIMED + "            code = self.c_block("),
-    ("rank_loop.py", "                                err, look)  # fmt: skip\n",
-     "                                err, look, CLK)  # fmt: skip\n" + SPENT.format(15)),
+    ("rank_loop.py", "                                err, look, cy, inner.inc)  # fmt: skip\n",
+     "                                err, look, cy, inner.inc, CLK)  # fmt: skip\n"
+     + SPENT.format(15)),
     ("rank_loop.py", "            inj = inner._injections(workload, t, t_end, ids)\n",
      TIMED + "            inj = inner._injections(workload, t, t_end, ids)\n" + SPENT.format(16)),
     ("rank_looks.py", "from mpinet.engine.waitfor import dead_one_rank\n",

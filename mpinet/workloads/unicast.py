@@ -256,6 +256,18 @@ class Unicast:
         a, b = int(off[0]), int(off[-1])
         return blk[4][a:b], blk[5][a:b], blk[6][a:b], off - a
 
+    def compiled_injection(self) -> tuple | None:
+        """Bernoulli injection to uniform destinations as a compiled kernel draws it step by
+        step (:mod:`mpinet.engine.flit.step_draws`): ``(injection stream key, destination
+        stream key, threshold, nodes, last injection step)`` for :func:`mpinet.rng.hits_below`
+        and :func:`mpinet.rng.integer_below`, the keys :meth:`_block` and :meth:`_dest` draw;
+        None for any other injection or pattern (the caller draws through :meth:`injections`)."""
+        if self.injection != "bernoulli" or self.pattern != "uniform":
+            return None
+        return (rng.stream_key(self.seed, rng.STREAM_INJECT),
+                rng.stream_key(self.seed, rng.STREAM_DEST), rng.below_threshold(self.rate),
+                self.topo.num_nodes, self.last_injection_step)  # fmt: skip
+
     def _dest(self, pid: np.ndarray, src: np.ndarray) -> np.ndarray:
         n = self.topo.num_nodes
         if self.pattern in booksim_traffic.NAMES:

@@ -38,6 +38,7 @@ from mpinet.engine.flit import look_search as ls
 from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
+from mpinet.engine.flit import step_draws as sd
 from mpinet.engine.flit import step_end
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.direct import Direct
@@ -57,15 +58,16 @@ from mpinet.routing.vc_policies import COUNT_VC
 DONE, ROOM, FINISHED, STALL, MODEL_ERR = range(5)
 LOOK, FIND = 7, 8
 #: ``status``' slots: the packets in flight, the deadlock look's budget (deadlock_live.PACE),
-#: the looks searched in the call (no dead front: no return to Python)
-S_FLIGHT, S_BUDGET, S_SEARCHED = 5, 6, 7
+#: the looks searched in the call (no dead front: no return to Python), the last step whose
+#: injections the call drew (step_draws)
+S_FLIGHT, S_BUDGET, S_SEARCHED, S_DRAWN = 5, 6, 7, 8
 #: columns of a step row
 R_FLITS, R_DELIV, R_INJ, R_CROSS, R_WORK = range(5)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs, pkts, links,
-              bufs, so, rows, status, look, lscr, inc):  # fmt: skip
+              bufs, so, rows, status, look, lscr, inc, drw):  # fmt: skip
     """Run steps ``t0 + 1 .. t_end`` (see the module docstring); returns the last step run.
 
     ``inj``: the :class:`~mpinet.engine.flit.injection_blocks.Injections` of each step
@@ -81,7 +83,11 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
     front returns (:data:`LOOK`, Python's search names the cycle): a return to Python every
     16 steps was the fixed cost of small networks (issue 33). ``inc``: sdc's demand kept
     between steps (:class:`~mpinet.engine.flit.port_demand.Demand`; counted afresh at the
-    call's first step).
+    call's first step). ``drw``: the call's injections drawn here into ``inj``
+    (:func:`~mpinet.engine.flit.step_draws.draw_block`; ``drw.on`` False: drawn before the
+    call), up to the last step whose draws fit it; a return for :data:`ROOM` gives the
+    next step's injections in ``status[2]``, and ``status[3]`` 1 when ``inj`` had not room
+    for them.
     """
     cnt, deliv = so.cnt, so.deliv
     scratch, drows, hrows = room
@@ -91,6 +97,14 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
     fit = min(
         fronts.shape[0] // (prm.nvc + 1), hf.shape[0] // (prm.nvc + 2), closed.shape[0] // 3
     )  # the active buffers a scan has room for
+    status[3] = 0
+    if drw.on:  # the call's injections, drawn before its first step
+        t_end = sd.draw_block(t0, t_end, drw, inj.off, inj.pid, inj.src, inj.dst)
+        if t_end == t0:  # not even the first step's: the engine gives room
+            status[0], status[1], status[2], status[3] = ROOM, t0, inj.off[1], 1
+            status[S_FLIGHT], status[S_BUDGET] = in_flight, budget
+            return t0
+        status[S_DRAWN] = t_end
     for t in range(t0 + 1, t_end + 1):
         k = t - t0 - 1
         ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
@@ -99,7 +113,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         if (segs.nfree[0] < need + ni or pkts.nfree[0] < ni or need + ni > scratch
                 or cnt[fk.C_DELIV] + need + nh > drows
                 or (hrows >= 0 and cnt[fk.C_HOPS] + need > hrows)):  # fmt: skip
-            status[0], status[1] = ROOM, t - 1
+            status[0], status[1], status[2] = ROOM, t - 1, ni
             status[S_FLIGHT], status[S_BUDGET] = in_flight, budget
             return t - 1
         if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
@@ -228,13 +242,20 @@ class Steps(InjectionBlocks):
             links = np.flatnonzero(st.nbt >= 0)
             lcount[links] = pol.counts(links // deg + lo, st.nbt[links])
         self.vrule = (np.int64(pol.compiled), np.int64(eng.vcs), lcount)
-        self.status = np.zeros(8, np.int64)
+        self.status = np.zeros(9, np.int64)
         self.look: tuple | None = None  # run_steps' deadlock-look arrays (_look)
         self.lscr: tuple = ()  # and its search's scratch (look_search.scratch)
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
         #: sdc's demand between steps (port_demand); ``check``: compared every step (tests)
         self.inc = pd.make_demand(st.block * deg, deg, check=getattr(eng, "check_demand", False))
         self.c_run = Direct(run_steps)  # the dispatch typed ~70 arrays a call: 2 ms a run
+        #: the injections drawn in the steps (step_draws), and the arrays they fill: made
+        #: at the first call (the workload's); ``most``: the most a step drew so far
+        self.drw: sd.Draw | None = None
+        self.off: sd.Draw | None = None  # the same, not drawing (its calls read the draws)
+        self.dinj: Any = None
+        self.most = 16
+        self.steps = ONE_RANK_CHUNK if eng.progress is None else MAX_CHUNK
 
     def _look(self, live: Any, m: int) -> tuple:
         """:func:`run_steps`' ``look`` for a scratch of ``m`` rows (kept while it fits)."""
@@ -269,47 +290,63 @@ class Steps(InjectionBlocks):
         :data:`LOOK`, the scan (for :meth:`~mpinet.engine.flit.deadlock_live.LiveCheck.search`).
         Errors are raised as the step-by-step path raises them."""
         eng = self.eng
+        if self.drw is None:
+            self.drw, self.dinj = sd.make_draw(eng, workload, self.rows is not None, self.steps)
+            self.off = self.drw._replace(on=False)
+        drw = self.drw
         if self.pending is not None and self.pending[0] == t:  # drawn by the last call
             _, t_end, inj, ids = self.pending
         else:
-            most_steps = ONE_RANK_CHUNK if eng.progress is None else MAX_CHUNK
-            t_end = min(t + most_steps, eng.max_steps) if t_end is None else t_end
+            t_end = min(t + self.steps, eng.max_steps) if t_end is None else t_end
             ids = []
-            inj = self._injections(workload, t, t_end, ids)
+            inj = self.dinj if drw.on else self._injections(workload, t, t_end, ids)
         self.pending = None
         rows = np.zeros((t_end - t, 5), np.int64)
         status = self.status
         status[S_FLIGHT] = in_flight
         status[S_BUDGET] = live.budget if live is not None else 0
         status[S_SEARCHED] = 0
-        t0 = t
+        t0, draw = t, drw  # the run's first call draws, the calls after a return for room read
         while True:
             st = eng.st
             k = t0 - t
-            most = int(np.diff(inj.off[k:]).max(initial=0))  # injections of one step, at most
-            homes = int(np.diff(inj.hoff[k:]).max(initial=0))
+            if drw.on:  # drawn in the call: room for the most a step drew so far
+                most, homes, part = self.most, 0, self.dinj
+                if not draw.on:
+                    part = part._replace(off=part.off[k:], hoff=part.hoff[k:])
+            else:  # injections of one step, at most
+                most = int(np.diff(inj.off[k:]).max(initial=0))
+                homes = int(np.diff(inj.hoff[k:]).max(initial=0))
+                part = inj._replace(off=inj.off[k:], hoff=inj.hoff[k:])
             need = int(st.nact[0]) + 1
             st.reserve(2 * need + most, most + 1)
             so = eng._scratch(2 * need + homes + most)  # run_steps routes need + most
             so.cnt[:] = 0
-            part = inj._replace(off=inj.off[k:], hoff=inj.hoff[k:])
             hop_rows = so.hop.shape[0] if eng.record_hops else -1
             room = (so.touched.size, so.deliv.shape[0], hop_rows)
             look = self._look(live, so.touched.size)
             tl = self.c_run(t0, t_end, last, eng.load_window[0], eng.load_window[1], room, part,
                            self.rule, self.vrule, eng.prm, st.segs, st.pkts, st.links, st.bufs,
-                           so, rows[k:], status, look, self.lscr, self.inc)  # fmt: skip
+                           so, rows[k:], status, look, self.lscr, self.inc, draw)  # fmt: skip
             self._flush(so)
             code = int(status[0])
+            if draw.on and not (code == ROOM and status[3]):  # drawn: the next calls read them
+                t_end, draw = int(status[S_DRAWN]), self.off
             if code != ROOM or tl >= t_end:
                 break
+            if draw.on:  # not even the first step's draws fitted: larger arrays, draw again
+                self._more_draws(int(status[2]), True)
+            else:
+                self.most = max(self.most, int(status[2]))
             t0 = tl
+        if drw.on:  # the ids of the steps run (the draws start at step t + 1)
+            eng.injected.append(self.dinj.pid[: int(self.dinj.off[tl - t])].copy())
         if live is not None:
             live.budget = int(status[S_BUDGET])
             live.searches += int(status[S_SEARCHED])
         done, later = split_ids(ids, tl)
         eng.injected.extend(done)
-        if code in (LOOK, FIND) and tl < t_end:  # the steps drawn and not run, for the next call
+        if code in (LOOK, FIND) and tl < t_end and not drw.on:  # drawn, not run: the next call's
             k = tl - t
             self.pending = (tl, t_end, inj._replace(off=inj.off[k:], hoff=inj.hoff[k:]), later)
         n = int(tl) - t
@@ -320,6 +357,14 @@ class Steps(InjectionBlocks):
             self._error(code, so)
             raise_collected(eng.comm, eng.msg)
         return done, code, (look[5:] if code == LOOK else None)
+
+    def _more_draws(self, ni: int, arrays: bool) -> None:
+        """After a return for room with ``ni`` injections drawn for the next step: room for
+        them in the next call (the pools and scratch by :attr:`most`; ``arrays``: the
+        draws' arrays, which had not room for them)."""
+        self.most = max(self.most, ni)
+        if arrays:
+            self.dinj = sd.injections(self.eng, 2 * max(ni, self.dinj.pid.size), self.steps)
 
     def _flush(self, so: Any) -> None:
         """The delivery and hop rows of the call, to the engine's lists."""
