@@ -11,7 +11,10 @@ stage runs on pytest-xdist workers (``--workers``, a test file each). Measured 2
 this 2-core machine, idle (load 1.5-2.4): ``--quick`` 3 min 01 s (3,806 tests); the whole suite
 16 min 07 s from a fresh clone (5,228 tests; the serial stage 14 min 01 s on two
 workers). Before the summary line it names what was not tested and why (optional stages
-such as parallel HDF5, and every other skip reason). Usage::
+such as parallel HDF5, and every other skip reason). The stages write Python's bytecode
+(``__pycache__``, git-ignored) even under ``PYTHONDONTWRITEBYTECODE``: each of the suite's
+~1,000 Python processes would otherwise compile mpinet and pytest's test modules again. The
+MPI stages' ranks collect only the files that hold MPI tests (:func:`mpi_files`). Usage::
 
     python scripts/run_tests.py [--quick] [--ranks 1,2,3,4] [--serial-only | --mpi-only]
                                 [-- PYTEST_ARGS]
@@ -155,6 +158,17 @@ def workers(n: int) -> list[str]:
     return ["-n", str(n), "--dist", "loadfile", "--no-loadscope-reorder"] if n > 1 else []
 
 
+def mpi_files(py: list[str], marker: str, env: dict) -> list[str]:
+    """The test files that hold the MPI stages' tests, from one collection here: each rank
+    of each stage then collects these files, not the whole suite (~2 s of CPU a rank, 10
+    ranks); none (the whole suite) if this collection fails."""
+    cmd = [*py, "--collect-only", "-q", "-m", marker]
+    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        return []
+    return sorted({line.split("::", 1)[0] for line in r.stdout.splitlines() if "::" in line})
+
+
 def lint(python: str) -> bool:
     """ruff check and ruff format --check over the repository."""
     ok = True
@@ -194,6 +208,10 @@ def main() -> int:
     only = " and not slow" if args.quick else ""
     env = dict(os.environ)
     env.setdefault("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1")
+    # the stages start ~1,000 Pythons (pytest on each worker and rank, `python -m mpinet` in
+    # the CLI tests): without bytecode each one compiles mpinet's ~220 modules again (0.2 s
+    # of CPU) and each pytest its rewritten test modules (7 s); __pycache__ is git-ignored
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     total = {"passed": 0, "failed": 0, "skipped": 0}
     py = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args.pytest_args]
@@ -216,10 +234,11 @@ def main() -> int:
                 print(f"!!! cannot run the MPI stages: {exc}")
                 print("\ntotal: 0 passed, 1 failed, 0 skipped")
                 return 1
+            files = [] if args.pytest_args else mpi_files(py, f"mpi{only}", env)
             for n in [int(x) for x in args.ranks.split(",") if x]:
                 name = f"mpi-n{n}"
                 xml = tmp / f"{name}-rank{{rank}}.xml"
-                cmd = [*launcher, "-n", str(n), *py, "--with-mpi", "-m", f"mpi{only}"]
+                cmd = [*launcher, "-n", str(n), *py, "--with-mpi", "-m", f"mpi{only}", *files]
                 cmd.append(f"--junitxml={xml}")
                 stages.append((name, cmd, f"{name}-rank*.xml"))
         if not args.mpi_only and not lint(py[0]):

@@ -3,8 +3,8 @@ jobs/README.md runs here and must show what the program prints (``scripts/docs.p
 
 A block that fails names itself (file:line), shows the diff between the document and the
 program's output, and says how to refresh it: ``python scripts/docs.py --update``. The
-README's statements about the test suite (its size, the quick tier) and about the first
-run's compilation message are checked against the suite and the program as well.
+README's statements about the test suite (its size, the quick tier) are checked against the
+suite as well (the first run's compilation message: tests/test_first_run.py).
 """
 
 from __future__ import annotations
@@ -194,26 +194,6 @@ def test_readme_channel_loads_per_unit_load():
         in text
     )
     assert f"no schedule can sustain more than {b['channel']:.3f}" in text
-
-
-@pytest.mark.slow
-def test_first_run_message_only_when_the_kernels_compile(tmp_path):
-    """`mpinet run` says it compiles the engine's kernels on a cold cache, and not on the
-    next run (it once checked a kernel the default path never compiles, so it said so on
-    every run)."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
-    env.pop("MPINET_MEMORY_LIMIT", None)
-    cmd = [sys.executable, "-m", "mpinet", "run", "--topology", "star:4"]
-    said = []
-    for _ in range(2):
-        p = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
-                           timeout=600)  # fmt: skip
-        assert p.returncode == 0, p.stderr
-        said.append("first run: compiling the engine's kernels" in p.stderr)
-    assert said == [True, False]
-    warm = "from mpinet.engine.kernel_cache import cache_is_warm as w; print(w(), w('links'))"
-    p = subprocess.run([sys.executable, "-c", warm], env=env, capture_output=True, text=True)
-    assert p.stdout.split() == ["True", "False"]  # the queues' kernels were never compiled
 
 
 # -- tables the scripts generate: the cheap subsets, regenerated and compared ---------------

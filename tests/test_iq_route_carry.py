@@ -131,9 +131,9 @@ def test_a_walked_deadlock_is_the_one_rank_report():
 
 def test_the_rows_layout_is_the_iq_models():
     """The columns route_carry reads in an iq message row (head flag, route word) are those
-    the iq router writes when a head leaves the rank (iq_step._away)."""
+    the iq router writes when a head leaves the rank (iq_write._away)."""
     from mpinet.engine.flit import iq_state as iqs
-    from mpinet.engine.flit import iq_step as ist
+    from mpinet.engine.flit import iq_write
     from mpinet.engine.flit.iq_config import IQConfig
 
     prm = iqs.make_params(8, 2, 2, 2, 4, IQConfig(), False, 0, 4)
@@ -141,8 +141,8 @@ def test_the_rows_layout_is_the_iq_models():
     s = iqs.make_arrays(prm, z, z, z, 1, 8, iq_ranks.ROW + 1)
     pk = 5
     s.pk_hdr[pk, 0], s.pk_pid[pk] = 4242, 17
-    ist._away(3, pk * prm.fl, 1, prm.fl, s)  # the head
-    ist._away(3, pk * prm.fl + 1, 1, prm.fl, s)  # a body flit
+    iq_write._away(3, pk * prm.fl, 1, prm.fl, s)  # the head
+    iq_write._away(3, pk * prm.fl + 1, 1, prm.fl, s)  # a body flit
     head, body = s.wo[0], s.wo[1]
     assert head[iq_ranks.ROW_HEAD] == 1 and head[iq_ranks.ROW] == 4242 and head[4] == 17
     assert body[iq_ranks.ROW_HEAD] == 0 and s.wn[0] == 2

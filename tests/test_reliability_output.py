@@ -341,9 +341,10 @@ def test_trace_failure_under_mpiexec(tmp_path, mpiexec):
 def test_signal_without_a_trace():
     """Without a trace to clean up, the same line (shorter) and the same code."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    code = "import time, mpinet.cli.signals as s\nwith s.interrupts(): time.sleep(60)"
+    code = ("import time, mpinet.cli.signals as s\nwith s.interrupts():\n"
+            "    print('in', flush=True)\n    time.sleep(60)")  # fmt: skip
     proc = _popen([sys.executable, "-c", code], env)
-    time.sleep(1.5)
+    assert proc.stdout.readline() == "in\n"  # the trigger, not a guess of the start-up time
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130

@@ -35,13 +35,14 @@ from numba import njit
 from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import look_search as ls
-from mpinet.engine.flit import port_choice, step_end
 from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
+from mpinet.engine.flit import step_end
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.direct import Direct
 from mpinet.engine.flit.injection_blocks import InjectionBlocks, split_ids
+from mpinet.engine.flit.kport_nodes import kport_deny
 from mpinet.engine.flit.step_route import PORT_ERR, VC_ERR, route_in
 from mpinet.engine.run import raise_collected
 from mpinet.routing import compiled
@@ -115,9 +116,8 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             pd.oldest_only(na, prm, segs, pkts, links, so)  # move sorts no chain
         elif prm.kind == fk.ALL:  # every touched link (no call: a call's bundles cost)
             so.allow[:nt] = True
-        else:  # k-port, one-port: port_model's choice (reads only nodes with a choice)
-            port_choice.kport_choice(nt, prm, segs, pkts, links, so)
-            na = port_choice.allowed_first(nt, so)
+        else:  # k-port, one-port: port_model's choice (the denied links emptied)
+            na = kport_deny(nt, t, prm, segs, pkts, links, so, inc)
         for c in range(fk.NCOUNT):
             if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
                 cnt[c] = 0

@@ -27,7 +27,12 @@ def supersedes(a, pa, b, pb, offset, size):
     pointer at ``offset`` (higher priority, then nearer at or after the pointer)."""
     if pa != pb:
         return pa > pb
-    return (a - offset + size) % size < (b - offset + size) % size
+    da, db = a - offset, b - offset  # ports and pointer in 0 .. size - 1: no division
+    if da < 0:
+        da += size
+    if db < 0:
+        db += size
+    return da < db
 
 
 @njit(cache=True, _nrt=False)
@@ -70,8 +75,8 @@ def separable(n, rin, rout, rpri, nin, nout, pin, pout, grant, best_in, best_out
         if best_in[i] == r and best_out[o] == r:
             grant[r] = 1
             ng += 1
-            pin[i] = (o + 1) % nout
-            pout[o] = (i + 1) % nin
+            pin[i] = o + 1 if o + 1 < nout else 0
+            pout[o] = i + 1 if i + 1 < nin else 0
     for r in range(n):
         best_in[rin[r]] = -1
         best_out[rout[r]] = -1
@@ -111,8 +116,8 @@ def islip(n, rin, rout, nin, nout, iters, pin, pout, grant, best_in, best_out):
                 grant[r] = 1
                 ng += 1
                 if it == 0:
-                    pout[o] = (i + 1) % nin
-                    pin[i] = (o + 1) % nout
+                    pout[o] = i + 1 if i + 1 < nin else 0
+                    pin[i] = o + 1 if o + 1 < nout else 0
         for r in range(n):  # offers not accepted are withdrawn for the next iteration
             o, i = rout[r], rin[r]
             if best_out[o] >= 0:

@@ -9,6 +9,13 @@ those of a full scan); a router with no bit set and nothing in its crossbar cost
 in an internal step. A bit is set when a VC's item joins the stage's queue (``*_t = -1``,
 :func:`~mpinet.engine.flit.iq_router.push`) and cleared when it leaves (``*_t = -2``); the
 stages still test each item's own state, so a set bit is a candidate, never a decision.
+
+The other phases visit bit sets of the same kind (:mod:`~mpinet.engine.flit.iq_state`):
+per arrival slot the input ports a flit reaches (``fm``), the output ports a credit message
+returns to (``cm``), the terminals with a flit or credits (``tm``) and the credits due from
+the delay line (``pm``); the non-empty output and credit queues (``obm``, ``cqm``); the
+routers with an item (``rb``) and the active nodes (``actb``), all walked in index order,
+so a cycle costs what moves in it, not the ports of every busy router.
 """
 
 from __future__ import annotations
@@ -17,11 +24,12 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-__all__ = ["words", "mark", "unmark", "span", "low", "any_in"]
+__all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap", "push", "batch", "activate"]
 
 
+@njit(cache=True, inline="always")
 def words(niv: int) -> int:
-    """Words of a bit set over ``niv`` input VCs."""
+    """Words of a bit set over ``niv`` input VCs (or nodes, or ports)."""
     return (niv + 63) // 64
 
 
@@ -63,3 +71,62 @@ def any_in(m, lo, hi):
         if span(m, wi, lo, hi):
             return True
     return False
+
+
+@njit(cache=True, inline="always")
+def wrap(x, size):
+    """``x % size`` for ``0 <= x`` (a ring's index; one subtraction where ``x < 2 size``, the
+    usual case: a division costs tens of cycles)."""
+    if x < size:
+        return x
+    if x < 2 * size:
+        return x - size
+    return x % size
+
+
+@njit(cache=True, inline="always")
+def push(tt, rd, seq, qseq, n, iv, ready, m, rb):
+    """Input VC ``iv`` of router ``n`` joins the back of a stage's queue (``tt``, ``rd``,
+    ``seq``, ``m``: the stage's ``*_t``, ``*_rd``, ``*_seq`` and event list), evaluable from
+    internal step ``ready``; the router joins ``rb``, the routers an internal step visits."""
+    tt[iv], rd[iv] = -1, ready
+    mark(m, iv)
+    mark(rb, n)
+    seq[iv] = qseq[n]
+    qseq[n] += 1
+
+
+@njit(cache=True, inline="always")
+def batch(tt, seq, base, m, ordered, order, ev):
+    """The input VCs ``j < m`` of the router at ``base`` whose stage item completes now
+    (``tt[base + j] >= 0``; ``ev`` the stage's event list) into ``order``, in their queue's
+    order when ``ordered`` (only output speedup makes it matter), else by index; returns
+    their count."""
+    k = 0
+    for wi in range(base >> 6, ((base + m - 1) >> 6) + 1):
+        word = span(ev, wi, base, base + m)
+        while word:
+            j = (wi << 6) + low(word) - base
+            word &= word - np.uint64(1)
+            if tt[base + j] < 0:
+                continue
+            i = k
+            if ordered:  # insertion: a batch holds a few items
+                x = seq[base + j]
+                while i > 0 and seq[base + order[i - 1]] > x:
+                    order[i] = order[i - 1]
+                    i -= 1
+            order[i] = j
+            k += 1
+    return k
+
+
+@njit(cache=True, inline="always")
+def activate(w, work, inact, act, nact, actb):
+    """Node ``w`` gets one more thing to do (``work``) and joins the active list."""
+    work[w] += 1
+    if inact[w] == 0:
+        inact[w] = 1
+        act[nact[0]] = w
+        nact[0] += 1
+        mark(actb, w)

@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.comm import park, stopping
+from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_step as ist
@@ -42,7 +43,7 @@ from mpinet.routing.route_rows import SourceRouted
 #: :func:`run_block`'s codes beyond :mod:`~mpinet.engine.flit.iq_step`'s: waiting for the
 #: messages, a rank failed (:meth:`Ranks.call`)
 WAIT, FAILED = 7, 8
-#: a row's words before the header words of a packet (:func:`~.iq_step._away`); its head flag
+#: a row's words before the header words of a packet (:func:`~.iq_write._away`); its head flag
 ROW, ROW_HEAD = 11, 3
 
 
@@ -96,6 +97,7 @@ def take_in(t, prm, s, ex):
     head takes a packet slot; the flits after it on the same VC are that packet's)."""
     sl, fl, deg, nport, nvc = prm.sl, prm.fl, prm.deg, prm.nport, prm.nvc
     tl = t % sl
+    w1 = il.words((prm.hi - prm.lo) * nport)  # the event sets' words per slot
     width = ex.width
     for j in range(ex.recv.shape[0]):
         m = ex.recv[j]
@@ -116,12 +118,14 @@ def take_in(t, prm, s, ex):
                 s.rmap[iv] = pk
             x = (key - prm.lo * deg) * sl + tl
             s.fc[x], s.fcv[x] = s.rmap[iv] * fl + k, v
-            ist._activate(w - prm.lo, s.work, s.inact, s.act, s.nact)
+            il.mark(s.fm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
+            il.activate(w - prm.lo, s.work, s.inact, s.act, s.nact, s.actb)
         a = rk.HEADER + nr * width
         for c in range(m[rk.H_CRED]):
             key = m[a + 2 * c]  # the output port they return to
             s.cr[(key - prm.lo * deg) * sl + tl] = np.uint64(m[a + 2 * c + 1])
-            ist._activate(key // deg - prm.lo, s.work, s.inact, s.act, s.nact)
+            il.mark(s.cm, ((tl * w1) << 6) + key - prm.lo * deg + key // deg - prm.lo)
+            il.activate(key // deg - prm.lo, s.work, s.inact, s.act, s.nact, s.actb)
 
 
 @njit(cache=True, error_model="numpy")

@@ -78,17 +78,6 @@ def route_head(n, ln, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_h
 
 
 @njit(cache=True, inline="always")
-def push(tt, rd, seq, qseq, n, iv, ready, m):
-    """Input VC ``iv`` of router ``n`` joins the back of a stage's queue (``tt``, ``rd``,
-    ``seq``, ``m``: the stage's ``*_t``, ``*_rd``, ``*_seq`` and event list), evaluable from
-    internal step ``ready``."""
-    tt[iv], rd[iv] = -1, ready
-    il.mark(m, iv)
-    seq[iv] = qseq[n]
-    qseq[n] += 1
-
-
-@njit(cache=True, inline="always")
 def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     """The head of packet slot ``pk`` at input VC ``iv`` of router ``n``, its route known
     (lookahead, or routing done): its output port and VC range, then VC allocation (and,
@@ -102,33 +91,8 @@ def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
     s.vst[iv] = VC_ALLOC
     if prm.spec:
-        push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready, s.m_sa)
-    push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va)
-
-
-@njit(cache=True, inline="always")
-def batch(tt, seq, base, m, ordered, order, ev):
-    """The input VCs ``j < m`` of the router at ``base`` whose stage item completes now
-    (``tt[base + j] >= 0``; ``ev`` the stage's event list) into ``order``, in their queue's
-    order when ``ordered`` (only output speedup makes it matter), else by index; returns
-    their count."""
-    k = 0
-    for wi in range(base >> 6, ((base + m - 1) >> 6) + 1):
-        word = il.span(ev, wi, base, base + m)
-        while word:
-            j = (wi << 6) + il.low(word) - base
-            word &= word - np.uint64(1)
-            if tt[base + j] < 0:
-                continue
-            i = k
-            if ordered:  # insertion: a batch holds a few items
-                x = seq[base + j]
-                while i > 0 and seq[base + order[i - 1]] > x:
-                    order[i] = order[i - 1]
-                    i -= 1
-            order[i] = j
-            k += 1
-    return k
+        il.push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready, s.m_sa, s.rb)
+    il.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va, s.rb)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -154,14 +118,26 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     m_rt, m_va, m_sa = s.m_rt, s.m_va, s.m_sa
     nin_sa, nout_sa = nport * isp, nport * osp
     ordered = osp > 1  # the updates in their queues' order: flits share an output queue
+    # an item that cannot bid is put back without its batch where nothing can tell: a stage
+    # of one cycle (no batch in flight) and no output speedup (the queue's order unused)
+    quick_va, quick_sa = vad == 1 and not ordered, sad == 1 and not ordered
     moved = 0
-    for a in range(s.nact[0]):
-        n = s.act[a]
+    rb, rl = s.rb, s.rl
+    nvis = 0
+    for ri in range(rb.size):  # the routers with an item, in node order
+        word = rb[ri]
+        while word:
+            rl[nvis] = (ri << 6) + il.low(word)
+            nvis += 1
+            word &= word - np.uint64(1)
+    for a in range(nvis):
+        n = rl[a]
         base = n * nport * nvc  # the router's first input VC (and first output buffer state)
         end = base + nport * nvc
         if xqn[n] == 0 and not (il.any_in(m_rt, base, end) or il.any_in(m_va, base, end)
                                 or il.any_in(m_sa, base, end)):  # fmt: skip
-            continue  # no item in any stage, nothing in the crossbar: nothing to do
+            il.unmark(rb, n)  # no item in any stage, nothing in the crossbar: nothing to do
+            continue
         # -- route computation (routing_delay > 0)
         if rd > 0 and bt[n * 4 + S_RT] < 0:
             for wi in range(base >> 6, ((end - 1) >> 6) + 1):
@@ -185,12 +161,16 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     iv = base + j
                     if va_t[iv] != -1 or va_rd[iv] > istep:
                         continue
-                    nva += 1
                     op = vrp[iv]
+                    nr0 = nr
                     for ov in range(vlo[iv], vhi[iv]):
                         if bs_use[base + op * nvc + ov] == 0:
                             rin[nr], rout[nr], rpri[nr] = j, op * nvc + ov, 0
                             nr += 1
+                    if nr == nr0 and quick_va:  # no VC free: back in the queue, as its
+                        va_rd[iv] = istep + 1  # update would put it (skipped: cheaper)
+                        continue
+                    nva += 1
             if nva:
                 allocate(prm.vak, nr, rin, rout, rpri, nport * nvc, nport * nvc, prm.iters,
                          s.va_pin[base : base + nport * nvc],
@@ -222,15 +202,10 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     iv = base + j
                     if sa_t[iv] != -1 or sa_rd[iv] > istep:
                         continue
-                    nsa += 1
-                    p, v = j // nvc, j % nvc
-                    sa_res[iv] = -1
-                    sa_spec[iv] = 0
                     prio = 0
                     if vst[iv] == ACTIVE:
                         op = vop[iv]
-                        if bs_cred[base + op * nvc + vov[iv]] <= 0:
-                            continue
+                        ok = bs_cred[base + op * nvc + vov[iv]] > 0
                     else:  # speculative, in VC allocation: a free VC with a credit, low priority
                         op = vrp[iv]
                         ok = False
@@ -239,12 +214,19 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                             if bs_use[k] == 0 and bs_cred[k] > 0:
                                 ok = True
                                 break
-                        if not ok:
-                            continue
-                        sa_spec[iv] = 1
                         prio = -1
-                    ei = p * isp + v % isp
-                    eo = op * osp + p % osp
+                    if not ok and quick_sa:  # no credit: back in the queue, as its update
+                        sa_rd[iv] = istep + 1  # would put it (skipped: cheaper)
+                        continue
+                    nsa += 1
+                    sa_res[iv] = -1
+                    sa_spec[iv] = 0 if not ok else -prio
+                    if not ok:
+                        continue
+                    p = j // nvc
+                    v = j - p * nvc
+                    ei = p * isp + (v % isp if isp > 1 else 0)
+                    eo = op * osp + (p % osp if osp > 1 else 0)
                     key = ei * nout_sa + eo
                     r = sa_map[key]
                     if r < 0:
@@ -271,26 +253,27 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         if sa_t[iv] != -1 or sa_rd[iv] > istep:
                             continue
                         sa_t[iv] = t + sad - 1
-                        p, v = j // nvc, j % nvc
-                        ei = p * isp + v % isp
+                        p = j // nvc
+                        v = j - p * nvc
+                        ei = p * isp + (v % isp if isp > 1 else 0)
                         r = ei_grant[ei]
                         if r >= 0 and rlab[r] == v:
                             sa_res[iv] = rout[r]
-                            sw_rr[n * nin_sa + ei] = (v + isp) % nvc
+                            sw_rr[n * nin_sa + ei] = il.wrap(v + isp, nvc)
                 for r in range(nr):
                     ei_grant[rin[r]] = -1
                 bt[n * 4 + S_SA] = t + sad - 1
         # -- crossbar
         if bt[n * 4 + S_X] < 0:
             for k in range(xqn[n]):
-                x = n * xqs + (xqh[n] + k) % xqs
+                x = n * xqs + il.wrap(xqh[n] + k, xqs)
                 if xqt[x] == -1 and xqr[x] <= istep:
                     xqt[x] = t + xd - 1
                     bt[n * 4 + S_X] = t + xd - 1
         # -- updates: route computation
         if rd > 0 and 0 <= bt[n * 4 + S_RT] <= t:
             bt[n * 4 + S_RT] = -1
-            for q in range(batch(rt_t, s.rt_seq, base, nport * nvc, ordered, order, m_rt)):
+            for q in range(il.batch(rt_t, s.rt_seq, base, nport * nvc, ordered, order, m_rt)):
                 iv = base + order[q]
                 rt_t[iv] = -2
                 il.unmark(m_rt, iv)
@@ -299,7 +282,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         # -- updates: VC allocation
         if 0 <= bt[n * 4 + S_VA] <= t:
             bt[n * 4 + S_VA] = -1
-            for q in range(batch(va_t, va_seq, base, nport * nvc, ordered, order, m_va)):
+            for q in range(il.batch(va_t, va_seq, base, nport * nvc, ordered, order, m_va)):
                 iv = base + order[q]
                 ovc = va_res[iv]
                 if ovc >= 0 and bs_use[base + ovc] == 0:
@@ -307,23 +290,24 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     il.unmark(m_va, iv)
                     bs_use[base + ovc] = 1
                     bs_tail[base + ovc] = 0
-                    vop[iv], vov[iv] = ovc // nvc, ovc % nvc
+                    vop[iv] = ovc // nvc
+                    vov[iv] = ovc - vop[iv] * nvc
                     vst[iv] = ACTIVE
                     if not spec:
-                        push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
+                        il.push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
                 else:
-                    push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1, m_va)
+                    il.push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1, m_va, s.rb)
         # -- updates: switch allocation (the flit leaves its input buffer)
         if 0 <= bt[n * 4 + S_SA] <= t:
             bt[n * 4 + S_SA] = -1
-            for q in range(batch(sa_t, sa_seq, base, nport * nvc, ordered, order, m_sa)):
+            for q in range(il.batch(sa_t, sa_seq, base, nport * nvc, ordered, order, m_sa)):
                 j = order[q]
                 iv = base + j
                 if sa_t[iv] < 0:
                     continue
                 eo = sa_res[iv]
                 if eo >= 0:  # the speculative grant holds only with the VC it bid for
-                    op = eo // osp
+                    op = eo // osp if osp > 1 else eo
                     if sa_spec[iv]:
                         ok = va_ev[iv] == istep and vst[iv] == ACTIVE and vop[iv] == op
                     else:
@@ -331,14 +315,15 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if not ok or bs_cred[base + op * nvc + vov[iv]] <= 0:
                         eo = -1
                 if eo < 0:
-                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
+                    il.push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
                     continue
                 sa_t[iv] = -2
                 il.unmark(m_sa, iv)
-                p, v = j // nvc, j % nvc
-                op, ov = eo // osp, vov[iv]
+                p = j // nvc
+                v = j - p * nvc
+                op, ov = (eo // osp if osp > 1 else eo), vov[iv]
                 f = ib[iv * bsz + ibh[iv]]
-                ibh[iv] = (ibh[iv] + 1) % bsz
+                ibh[iv] = il.wrap(ibh[iv] + 1, bsz)
                 ibn[iv] -= 1
                 moved += 1
                 k = f % fl
@@ -349,7 +334,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     bs_tail[bsk] = 1
                     if not wftc:
                         bs_use[bsk] = 0
-                x = n * xqs + (xqh[n] + xqn[n]) % xqs
+                x = n * xqs + il.wrap(xqh[n] + xqn[n], xqs)
                 xq[x], xqv[x], xqo[x], xqt[x], xqr[x] = f, ov, op, -1, istep + 1
                 xqn[n] += 1
                 oqc[n * nport + p] |= 1 << v
@@ -357,10 +342,10 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if tail:
                         vst[iv] = IDLE
                 elif not tail:
-                    push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa)
+                    il.push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
                 elif rd > 0:  # the next packet's head: route computation
                     vst[iv] = ROUTING
-                    push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1, m_rt)
+                    il.push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1, m_rt, s.rb)
                 else:  # lookahead routing: its route is known
                     pk = ib[iv * bsz + ibh[iv]] // fl
                     to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
@@ -372,10 +357,11 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 if xqt[x] < 0:
                     break
                 o = n * nport + xqo[x]
-                y = o * prm.obs + (obh[o] + obn[o]) % prm.obs
+                y = o * prm.obs + il.wrap(obh[o] + obn[o], prm.obs)
                 ob[y], obv[y] = xq[x], xqv[x]
                 obn[o] += 1
-                xqh[n] = (xqh[n] + 1) % xqs
+                il.mark(s.obm, o)
+                xqh[n] = il.wrap(xqh[n] + 1, xqs)
                 xqn[n] -= 1
         # -- the step's credits, one message per input port
         for p in range(nport):
@@ -383,7 +369,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
             if m:
                 oqc[n * nport + p] = 0
                 c = n * nport + p
-                s.cq[c * prm.cqs + (s.cqh[c] + s.cqn[c]) % prm.cqs] = m
+                s.cq[c * prm.cqs + il.wrap(s.cqh[c] + s.cqn[c], prm.cqs)] = m
                 s.cqn[c] += 1
+                il.mark(s.cqm, c)
                 s.work[n] += 1
     return moved

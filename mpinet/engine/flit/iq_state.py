@@ -27,6 +27,14 @@ cycle of the router's batch in a stage (-1: none), since BookSim's stage queues 
 nothing new while a batch is in flight. ``*_seq`` an item's place in its stage's queue (from
 the router's counter ``qseq``): BookSim's queues are first in, first out, and with output
 speedup their order is the order flits enter a shared output queue.
+
+Events (bit sets, :mod:`~mpinet.engine.flit.iq_lists`): ``fm``/``cm`` per arrival slot
+(``cycle % sl``; words of ``node * nport + port``) the flits reaching an input port (the
+terminal's injection channel: port ``degree``) and the credit messages reaching an output
+port; ``tm`` per cycle parity the terminals with an ejected flit or credits; ``pm`` per
+``credit_delay`` slot the credits due; ``obm``/``cqm`` the non-empty output and credit
+queues; ``rb`` the routers with an item in a stage or the crossbar (``rl`` its list);
+``actb`` the active nodes (``act`` rebuilt from it in node order).
 """
 
 from __future__ import annotations
@@ -172,6 +180,16 @@ FIELDS = (
     "act",
     "inact",
     "nact",
+    "actb",
+    # events (bit sets, :mod:`~mpinet.engine.flit.iq_lists`): the phases visit what moves
+    "fm",
+    "cm",
+    "tm",
+    "pm",
+    "obm",
+    "cqm",
+    "rb",
+    "rl",
     "load",
     "istep",
     # allocator scratch
@@ -322,6 +340,15 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         act=i64(own),
         inact=i64(own),
         nact=i64(1),
+        actb=np.zeros(words(own), np.uint64),
+        fm=np.zeros(prm.sl * words(nrp), np.uint64),
+        cm=np.zeros(prm.sl * words(nrp), np.uint64),
+        tm=np.zeros(2 * words(own), np.uint64),
+        pm=np.zeros(prm.cs * words(nrp), np.uint64),
+        obm=np.zeros(words(nrp), np.uint64),
+        cqm=np.zeros(words(nrp), np.uint64),
+        rb=np.zeros(words(own), np.uint64),
+        rl=i64(own),
         load=i64(own * deg),
         istep=i64(1),
         rin=i64(nreq),

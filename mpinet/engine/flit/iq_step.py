@@ -26,23 +26,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
+from mpinet.engine.flit.iq_write import write_phase
+
+__all__ = ["read_phase", "inject_phase", "write_phase", "compact", "enqueue", "run_block"]
 
 #: :func:`run_block`'s status codes (``status[0]``)
 DONE, ROOM, FINISHED, STALL = 0, 1, 2, 3
 #: columns of a step row: link flits, delivered, injected, progress, active nodes, flits
 #: that crossed ranks (:mod:`.iq_ranks`)
 R_FLITS, R_DELIV, R_INJ, R_MOVED, R_WORK, R_CROSS = range(6)
-
-
-@njit(cache=True, inline="always")
-def _activate(w, work, inact, act, nact):
-    work[w] += 1
-    if inact[w] == 0:
-        inact[w] = 1
-        act[nact[0]] = w
-        nact[0] += 1
 
 
 @njit(cache=True, inline="always")
@@ -57,66 +52,80 @@ def _credit(k, bs_cred, bs_use, bs_tail, bsz, wftc):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, moved):
     """Step 1 (see the module docstring); returns the delivery rows' count after it.
-    ``moved[0]`` counts the flits taken in (progress); ``status`` a routing error."""
+    ``moved[0]`` counts the flits taken in (progress); ``status`` a routing error. Visits
+    the cycle's events only (``tm``, ``fm``, ``cm``, ``pm``: bit sets by arrival slot), each
+    node's in the order of a scan of its ports (nodes do not touch each other's state here)."""
     nport, nvc, bsz, deg, fl, sl, cs = prm.nport, prm.nvc, prm.bsz, prm.deg, prm.fl, prm.sl, prm.cs
-    niv = (prm.hi - prm.lo) * nport * nvc  # the terminals' states after
+    own = prm.hi - prm.lo
+    niv = own * nport * nvc  # the terminals' states after
     ib, ibh, ibn, vst, sa_t, sa_rd = s.ib, s.ibh, s.ibn, s.vst, s.sa_t, s.sa_rd
     bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
     t2, tl, tc = t % 2, t % sl, t % cs
-    for a in range(s.nact[0]):
-        n = s.act[a]
-        g = n + prm.lo  # its global id: links, routes, hop rows
-        # the terminal: its ejected flit (a tail delivers its packet), its credits
-        e = n * 2 + t2
-        f = s.ec[e]
-        if f >= 0:
-            s.ec[e] = -1
-            work[n] -= 1
-            moved[0] += 1
-            s.ecr_p[n] |= np.uint64(1) << np.uint64(s.ecv[e])
-            if f % fl == fl - 1:
-                pk = f // fl
-                deliv[nd, 0], deliv[nd, 1], deliv[nd, 2] = s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk]
-                deliv[nd, 3], deliv[nd, 4] = s.pk_inj[pk], t
-                deliv[nd, 5], deliv[nd, 6] = s.pk_hops[pk], s.pk_adm[pk]
-                nd += 1
-                s.pk_free[s.pk_nfree[0]] = pk
-                s.pk_nfree[0] += 1
-        m = s.tcr[e]
-        if m:
-            s.tcr[e] = 0
-            work[n] -= 1
-            for v in range(nvc):
-                if m >> np.uint64(v) & np.uint64(1):
-                    _credit(niv + n * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
-        # the router's inputs: flits into their VC buffers
-        for p in range(nport):
+    w0, w1 = il.words(own), il.words(own * nport)
+    d = (t + prm.cd) % cs  # the credits' slot in the delay line
+    # the terminals: their ejected flits (a tail delivers its packet), their credits
+    for wi in range(w0):
+        word = s.tm[t2 * w0 + wi]
+        if not word:
+            continue
+        s.tm[t2 * w0 + wi] = 0
+        while word:
+            n = (wi << 6) + il.low(word)
+            word &= word - np.uint64(1)
+            e = n * 2 + t2
+            f = s.ec[e]
+            if f >= 0:
+                s.ec[e] = -1
+                work[n] -= 1
+                moved[0] += 1
+                s.ecr_p[n] |= np.uint64(1) << np.uint64(s.ecv[e])
+                if f % fl == fl - 1:
+                    pk = f // fl
+                    deliv[nd, 0], deliv[nd, 1] = s.pk_pid[pk], s.pk_src[pk]
+                    deliv[nd, 2], deliv[nd, 3], deliv[nd, 4] = s.pk_dst[pk], s.pk_inj[pk], t
+                    deliv[nd, 5], deliv[nd, 6] = s.pk_hops[pk], s.pk_adm[pk]
+                    nd += 1
+                    s.pk_free[s.pk_nfree[0]] = pk
+                    s.pk_nfree[0] += 1
+            m = s.tcr[e]
+            if m:
+                s.tcr[e] = 0
+                work[n] -= 1
+                for v in range(nvc):
+                    if m >> np.uint64(v) & np.uint64(1):
+                        _credit(niv + n * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
+    # the routers' inputs: flits into their VC buffers
+    for wi in range(w1):
+        word = s.fm[tl * w1 + wi]
+        if not word:
+            continue
+        s.fm[tl * w1 + wi] = 0
+        while word:
+            b = (wi << 6) + il.low(word)
+            word &= word - np.uint64(1)
+            n = b // nport
+            p = b - n * nport
             if p < deg:
-                if s.nbt[n * deg + p] < 0:
-                    continue
                 c = (n * deg + p) * sl + tl  # the channels by their reader's input port
                 f, v = s.fc[c], s.fcv[c]
-                if f >= 0:
-                    s.fc[c] = -1
+                s.fc[c] = -1
             else:
                 c = n * 2 + t2
                 f, v = s.ic[c], s.icv[c]
-                if f >= 0:
-                    s.ic[c] = -1
-            if f < 0:
-                continue
+                s.ic[c] = -1
             moved[0] += 1
             iv = (n * nport + p) * nvc + v
-            ib[iv * bsz + (ibh[iv] + ibn[iv]) % bsz] = f
+            ib[iv * bsz + il.wrap(ibh[iv] + ibn[iv], bsz)] = f
             ibn[iv] += 1
             if vst[iv] == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
                 if prm.rd > 0:
                     vst[iv] = ir.ROUTING
-                    ir.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt)
+                    il.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt, s.rb)
                 else:  # lookahead routing: VC allocation (and speculation) from now
                     pk = f // fl
-                    e = ir.route_head(g, n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
-                                      s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
+                    e = ir.route_head(n + prm.lo, n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst,
+                                      s.pk_hops, s.pk_state, s.pk_hdr, rule, vrule,
+                                      route_out)  # fmt: skip
                     if e and status[0] == 0:
                         status[0], status[1] = e, t
                         status[2] = route_out[0 if e == ir.PORT_ERR else 1]
@@ -124,35 +133,47 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                     s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
                     vst[iv] = ir.VC_ALLOC
                     if prm.spec:
-                        ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa)
-                    ir.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, istep, s.m_va)
+                        il.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa, s.rb)
+                    il.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, istep, s.m_va, s.rb)
             elif vst[iv] == ir.ACTIVE and ibn[iv] == 1:
-                ir.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa)
-        # the router's credits: into the credit_delay line; those due now, processed
-        for o in range(nport):
+                il.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa, s.rb)
+    # the routers' credits: into the credit_delay line (then those due now, below)
+    for wi in range(w1):
+        word = s.cm[tl * w1 + wi]
+        if not word:
+            continue
+        s.cm[tl * w1 + wi] = 0
+        while word:
+            b = (wi << 6) + il.low(word)
+            word &= word - np.uint64(1)
+            n = b // nport
+            o = b - n * nport
             if o < deg:
-                if s.nbt[n * deg + o] < 0:
-                    continue
                 c = (n * deg + o) * sl + tl  # the credits by their reader's output port
                 m = s.cr[c]
-                if m:
-                    s.cr[c] = 0
+                s.cr[c] = 0
             else:
                 c = n * 2 + t2
                 m = s.ecr[c]
-                if m:
-                    s.ecr[c] = 0
-            if m:
-                s.pc[(n * nport + o) * cs + (t + prm.cd) % cs] = m
-        for o in range(nport):
-            c = (n * nport + o) * cs + tc
+                s.ecr[c] = 0
+            s.pc[b * cs + d] = m
+            il.mark(s.pm, ((d * w1) << 6) + b)
+    for wi in range(w1):
+        word = s.pm[tc * w1 + wi]
+        if not word:
+            continue
+        s.pm[tc * w1 + wi] = 0
+        while word:
+            b = (wi << 6) + il.low(word)
+            word &= word - np.uint64(1)
+            n = b // nport
+            c = b * cs + tc
             m = s.pc[c]
-            if m:
-                s.pc[c] = 0
-                work[n] -= 1
-                for v in range(nvc):
-                    if m >> np.uint64(v) & np.uint64(1):
-                        _credit((n * nport + o) * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
+            s.pc[c] = 0
+            work[n] -= 1
+            for v in range(nvc):
+                if m >> np.uint64(v) & np.uint64(1):
+                    _credit(b * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
     return nd
 
 
@@ -163,12 +184,14 @@ def inject_phase(t, prm, s, moved):
     nvc, fl, niv = prm.nvc, prm.fl, (prm.hi - prm.lo) * prm.nport * prm.nvc
     bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
     t2 = t % 2
+    ta, w1 = (t + 2) % prm.sl, il.words((prm.hi - prm.lo) * prm.nport)  # the arrival's slot
     for a in range(s.nact[0]):
         n = s.act[a]
         m = s.ecr_p[n]
         if m:
             s.ecr_p[n] = 0
             s.ecr[n * 2 + t2] = m
+            il.mark(s.cm, ((ta * w1) << 6) + n * prm.nport + prm.deg)
             work[n] += 1
         pk = s.sq_h[n]
         if pk < 0:
@@ -199,6 +222,7 @@ def inject_phase(t, prm, s, moved):
                 bs_use[b] = 0
         c = n * 2 + t2
         s.ic[c], s.icv[c] = pk * fl + k, vc
+        il.mark(s.fm, ((ta * w1) << 6) + n * prm.nport + prm.deg)
         work[n] += 1
         moved[0] += 1
         if k == fl - 1:
@@ -211,109 +235,23 @@ def inject_phase(t, prm, s, moved):
             s.sq_k[n], s.sq_vc[n] = k + 1, vc
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def write_phase(t, win, prm, s, hop, nh):
-    """Step 4: one flit per output queue onto its channel (link loads and hop rows counted
-    on the links), one credit message per input port back; returns ``(link flits, hop rows'
-    count)``."""
-    nport, deg, sl, obs, cqs = prm.nport, prm.deg, prm.sl, prm.obs, prm.cqs
-    work, inact, act, nact = s.work, s.inact, s.act, s.nact
-    ob, obv, obh, obn, cq, cqh, cqn = s.ob, s.obv, s.obh, s.obn, s.cq, s.cqh, s.cqn
-    t2, tl = t % 2, t % sl
-    flits = 0
-    na = nact[0]
-    for a in range(na):
-        n = act[a]
-        g = n + prm.lo  # its global id: links, hop rows
-        for o in range(nport):
-            c = n * nport + o
-            if obn[c] == 0:
-                continue
-            y = c * obs + obh[c]
-            f, v = ob[y], obv[y]
-            obh[c] = (obh[c] + 1) % obs
-            obn[c] -= 1
-            work[n] -= 1
-            if o < deg:
-                w = s.nbt[n * deg + o]
-                key = w * deg + s.rev[n * deg + o]  # the input port it reaches
-                here = prm.lo <= w < prm.hi
-                if here:
-                    x = (key - prm.lo * deg) * sl + tl
-                    s.fc[x], s.fcv[x] = f, v
-                    _activate(w - prm.lo, work, inact, act, nact)
-                flits += 1
-                if win:
-                    s.load[n * deg + o] += 1
-                if prm.record_hops and f % prm.fl == 0:
-                    pk = f // prm.fl
-                    hop[nh, 0], hop[nh, 1], hop[nh, 2] = t, s.pk_pid[pk], g
-                    hop[nh, 3], hop[nh, 4] = w, o
-                    nh += 1
-                if f % prm.fl == 0:
-                    s.pk_hops[f // prm.fl] += 1
-                if not here:
-                    _away(key, f, v, prm.fl, s)
-            else:
-                x = n * 2 + t2
-                s.ec[x], s.ecv[x] = f, v
-                work[n] += 1
-        for p in range(nport):
-            c = n * nport + p
-            if cqn[c] == 0:
-                continue
-            m = cq[c * cqs + cqh[c]]
-            cqh[c] = (cqh[c] + 1) % cqs
-            cqn[c] -= 1
-            work[n] -= 1
-            if p < deg:
-                w = s.nbt[n * deg + p]
-                key = w * deg + s.rev[n * deg + p]  # the output port they return to
-                if prm.lo <= w < prm.hi:
-                    s.cr[(key - prm.lo * deg) * sl + tl] = m
-                    _activate(w - prm.lo, work, inact, act, nact)
-                else:  # to another rank: in the exchange
-                    i = s.cn[0]
-                    s.co[i, 0], s.co[i, 1] = key, np.int64(m)
-                    s.cn[0] = i + 1
-            else:
-                s.tcr[n * 2 + t2] = m
-                work[n] += 1
-    return flits, nh
-
-
-@njit(cache=True, inline="always")
-def _away(link, f, v, fl, s):
-    """Flit ``f`` leaves the rank for input port ``link`` (``node * degree + port``) of
-    another rank's node, VC ``v``: a row of the exchange (a head carries its packet's
-    record); the packet's slot is free once its tail left."""
-    i = s.wn[0]
-    s.wn[0] = i + 1
-    pk, k = f // fl, f % fl
-    row = s.wo[i]
-    row[0], row[1], row[2], row[3] = link, v, k, k == 0
-    if k == 0:
-        row[4], row[5], row[6], row[7] = s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk], s.pk_inj[pk]
-        row[8], row[9], row[10] = s.pk_adm[pk], s.pk_hops[pk], s.pk_state[pk]
-        for c in range(s.pk_hdr.shape[1]):
-            row[11 + c] = s.pk_hdr[pk, c]
-        s.pk_away[pk] = 1
-    if k == fl - 1:
-        s.pk_free[s.pk_nfree[0]] = pk
-        s.pk_nfree[0] += 1
-
-
 @njit(cache=True, _nrt=False)
 def compact(s):
-    """Drop the nodes without work from the active list."""
+    """The active list anew, in node order (the phases then walk the arrays in order: fewer
+    cache misses), without the nodes that have no work."""
     k = 0
-    for a in range(s.nact[0]):
-        n = s.act[a]
-        if s.work[n] > 0:
-            s.act[k] = n
-            k += 1
-        else:
-            s.inact[n] = 0
+    actb = s.actb
+    for wi in range(actb.size):
+        word = actb[wi]
+        while word:
+            n = (wi << 6) + il.low(word)
+            word &= word - np.uint64(1)
+            if s.work[n] > 0:
+                s.act[k] = n
+                k += 1
+            else:
+                s.inact[n] = 0
+                il.unmark(actb, n)
     s.nact[0] = k
 
 
@@ -335,7 +273,7 @@ def enqueue(t, pid, src, dst, hdr, prm, s):
         else:
             s.sq_h[n] = pk
         s.sq_t[n] = pk
-        _activate(n, s.work, s.inact, s.act, s.nact)
+        il.activate(n, s.work, s.inact, s.act, s.nact, s.actb)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

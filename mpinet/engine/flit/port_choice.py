@@ -194,28 +194,6 @@ def kport_choice(nt, prm, segs, pkts, links, so):
         nhead[node] = -1
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def allowed_first(nt, so):
-    """The allowed links of ``so.touched[:nt]`` moved to its front in their order, the others
-    after them in theirs (``so.route[0]`` as scratch), ``so.allow`` to match; returns their
-    number. ``move`` then visits only them, in the order it would have served them."""
-    touched, allow, rest = so.touched, so.allow, so.route[0]
-    na = 0
-    nr = 0
-    for j in range(nt):
-        if allow[j]:
-            touched[na] = touched[j]
-            na += 1
-        else:
-            rest[nr] = touched[j]
-            nr += 1
-    for i in range(nr):
-        touched[na + i] = rest[i]
-    allow[:na] = True
-    allow[na:nt] = False
-    return na
-
-
 @njit(cache=True, inline="always")
 def _choose(head, base, kk, touched, allow, nxt, firsts, rq, seg_pkt, pkt_inj, pkt_pid):
     """Allow the ``kk`` links of a node's chain (from ``head``) with the oldest movable

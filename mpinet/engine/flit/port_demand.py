@@ -38,12 +38,15 @@ from numba import njit
 from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG
 from mpinet.engine.flit.layout import DEST, SAF, quotient, vc_id
 
-Demand = namedtuple("Demand", ["mc", "dem", "flag", "dirty", "nd", "chk", "cdem"])
+Demand = namedtuple("Demand", ["mc", "dem", "flag", "dirty", "nd", "chk", "cdem", "nstep",
+                               "ncnt"])  # fmt: skip
 Demand.__doc__ = """sdc's demand between steps: per link its movable requests (``mc``), per
 port their sum (``dem``), whether a link is listed to recount (``flag``) and the list
 (``dirty[:nd[0]]``); ``chk = (on, steps checked, mismatches, afresh)``: :func:`check`'s,
 and 1 while the next :func:`recount` must count every link afresh (set by the caller);
-``cdem`` the check's scratch."""
+``cdem`` the check's scratch. k-port's count of a node's links with requests in a step
+(:func:`~mpinet.engine.flit.kport_nodes.kport_deny`): ``ncnt``, valid where ``nstep`` is
+the step (no reset between steps)."""
 
 
 def make_demand(nlinks: int, deg: int, check: bool = False) -> Demand:
@@ -51,7 +54,9 @@ def make_demand(nlinks: int, deg: int, check: bool = False) -> Demand:
     counts with fresh ones (tests)."""
     return Demand(np.zeros(nlinks, np.int64), np.zeros(deg, np.int64),
                   np.zeros(nlinks, np.uint8), np.empty(nlinks, np.int64), np.zeros(1, np.int64),
-                  np.array([int(check), 0, 0, 1], np.int64), np.zeros(deg, np.int64))  # fmt: skip
+                  np.array([int(check), 0, 0, 1], np.int64), np.zeros(deg, np.int64),
+                  np.full(nlinks // deg, -1, np.int64),
+                  np.zeros(nlinks // deg, np.int64))  # fmt: skip
 
 
 @njit(cache=True, inline="always")

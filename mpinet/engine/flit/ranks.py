@@ -38,12 +38,13 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from mpinet.engine.flit import chunk, port_choice, step_end
+from mpinet.engine.flit import chunk, step_end
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit import step_route as sr
 from mpinet.engine.flit.direct import Direct  # noqa: F401 (its callers read it here)
+from mpinet.engine.flit.kport_nodes import kport_deny
 
 #: a message's header: wire rows, credit pairs, heads among the rows, then the step's
 #: counters (:data:`NK` words, written by the compiled loop of :mod:`.rank_loop`)
@@ -182,8 +183,7 @@ def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status
         if prm.kind == fk.ALL:
             so.allow[:nt] = True
         else:  # k-port, one-port: as run_steps chooses
-            port_choice.kport_choice(nt, prm, segs, pkts, links, so)
-            na = port_choice.allowed_first(nt, so)
+            na = kport_deny(nt, t, prm, segs, pkts, links, so, inc)
     for c in range(fk.NCOUNT):  # deliveries and hop rows pile up over the block
         if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
             cnt[c] = 0

@@ -1,0 +1,120 @@
+"""The iq model's step 4 (numba, :mod:`~mpinet.engine.flit.iq_step`'s order): each router
+sends one flit per output queue onto its channel and one credit message per input port back,
+visiting the non-empty queues only (the bit sets ``obm``, ``cqm``); a flit or credit for a node
+of the rank lands in its channel's slot and sets the arrival's bit (``fm``, ``cm``, ``tm``)
+for :func:`~mpinet.engine.flit.iq_step.read_phase`, one for another rank's node goes in the
+exchange (:mod:`~mpinet.engine.flit.iq_ranks`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.flit import iq_lists as il
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def write_phase(t, win, prm, s, hop, nh):
+    """Step 4: one flit per output queue onto its channel (link loads and hop rows counted
+    on the links), one credit message per input port back; returns ``(link flits, hop rows'
+    count)``."""
+    nport, deg, sl, obs, cqs = prm.nport, prm.deg, prm.sl, prm.obs, prm.cqs
+    work, inact, act, nact = s.work, s.inact, s.act, s.nact
+    ob, obv, obh, obn, cq, cqh, cqn = s.ob, s.obv, s.obh, s.obn, s.cq, s.cqh, s.cqn
+    t2, tl = t % 2, t % sl
+    own = prm.hi - prm.lo
+    w0, w1 = il.words(own), il.words(own * nport)
+    flits = 0
+    for wi in range(w1):
+        word = s.obm[wi]
+        while word:
+            c = (wi << 6) + il.low(word)
+            word &= word - np.uint64(1)
+            n = c // nport
+            o = c - n * nport
+            g = n + prm.lo  # its global id: links, hop rows
+            y = c * obs + obh[c]
+            f, v = ob[y], obv[y]
+            obh[c] = il.wrap(obh[c] + 1, obs)
+            obn[c] -= 1
+            if obn[c] == 0:
+                il.unmark(s.obm, c)
+            work[n] -= 1
+            if o < deg:
+                w = s.nbt[n * deg + o]
+                key = w * deg + s.rev[n * deg + o]  # the input port it reaches
+                here = prm.lo <= w < prm.hi
+                if here:
+                    x = (key - prm.lo * deg) * sl + tl
+                    s.fc[x], s.fcv[x] = f, v
+                    il.mark(s.fm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
+                    il.activate(w - prm.lo, work, inact, act, nact, s.actb)
+                flits += 1
+                if win:
+                    s.load[n * deg + o] += 1
+                head = f % prm.fl == 0
+                if prm.record_hops and head:
+                    pk = f // prm.fl
+                    hop[nh, 0], hop[nh, 1], hop[nh, 2] = t, s.pk_pid[pk], g
+                    hop[nh, 3], hop[nh, 4] = w, o
+                    nh += 1
+                if head:
+                    s.pk_hops[f // prm.fl] += 1
+                if not here:
+                    _away(key, f, v, prm.fl, s)
+            else:
+                x = n * 2 + t2
+                s.ec[x], s.ecv[x] = f, v
+                il.mark(s.tm, ((t2 * w0) << 6) + n)
+                work[n] += 1
+    for wi in range(w1):
+        word = s.cqm[wi]
+        while word:
+            c = (wi << 6) + il.low(word)
+            word &= word - np.uint64(1)
+            n = c // nport
+            p = c - n * nport
+            m = cq[c * cqs + cqh[c]]
+            cqh[c] = il.wrap(cqh[c] + 1, cqs)
+            cqn[c] -= 1
+            if cqn[c] == 0:
+                il.unmark(s.cqm, c)
+            work[n] -= 1
+            if p < deg:
+                w = s.nbt[n * deg + p]
+                key = w * deg + s.rev[n * deg + p]  # the output port they return to
+                if prm.lo <= w < prm.hi:
+                    s.cr[(key - prm.lo * deg) * sl + tl] = m
+                    il.mark(s.cm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
+                    il.activate(w - prm.lo, work, inact, act, nact, s.actb)
+                else:  # to another rank: in the exchange
+                    i = s.cn[0]
+                    s.co[i, 0], s.co[i, 1] = key, np.int64(m)
+                    s.cn[0] = i + 1
+            else:
+                s.tcr[n * 2 + t2] = m
+                il.mark(s.tm, ((t2 * w0) << 6) + n)
+                work[n] += 1
+    return flits, nh
+
+
+@njit(cache=True, inline="always")
+def _away(link, f, v, fl, s):
+    """Flit ``f`` leaves the rank for input port ``link`` (``node * degree + port``) of
+    another rank's node, VC ``v``: a row of the exchange (a head carries its packet's
+    record); the packet's slot is free once its tail left."""
+    i = s.wn[0]
+    s.wn[0] = i + 1
+    pk, k = f // fl, f % fl
+    row = s.wo[i]
+    row[0], row[1], row[2], row[3] = link, v, k, k == 0
+    if k == 0:
+        row[4], row[5], row[6], row[7] = s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk], s.pk_inj[pk]
+        row[8], row[9], row[10] = s.pk_adm[pk], s.pk_hops[pk], s.pk_state[pk]
+        for c in range(s.pk_hdr.shape[1]):
+            row[11 + c] = s.pk_hdr[pk, c]
+        s.pk_away[pk] = 1
+    if k == fl - 1:
+        s.pk_free[s.pk_nfree[0]] = pk
+        s.pk_nfree[0] += 1

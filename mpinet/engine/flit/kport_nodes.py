@@ -1,0 +1,103 @@
+"""k-port's and one-port's choice by node counts, the allowed links first (numba).
+
+:func:`~mpinet.engine.flit.port_choice.kport_choice` (the step-by-step path's) chains every
+touched link by node, walks the chains (their length, then the choice) and resets their
+heads, and a pass then moved the allowed links to the front of ``so.touched``: on the ms:3,2
+one-port run of docs/performance.md the two were a quarter of the step (94-102 ms of a
+385-437 ms run, stage clocks). :func:`kport_deny` makes the same choice without chains:
+
+* a node's count of touched links is stamped with the step (``inc.nstep``, ``inc.ncnt``),
+  so nothing is reset and the nodes without a choice are not visited again;
+* a node's links are ``node * deg + q``: a node with a choice reads its ``deg`` links'
+  request counts (``links.nreq``, > 0 exactly on the step's touched links) in one place;
+* a denied link gets ``links.nreq = 0`` (``move`` serves a link's ``nreq`` requests, and the
+  step zeroes them after ``move`` anyway), which is how the last pass tells the allowed
+  links apart, moving them first in their order (the order of the moves, which fixes the
+  order of the deliveries, arrivals and heads, is the same).
+
+Kept between steps instead (each node's winners re-read, the choice voided by the losers'
+listed events), the choice was exact but slower on that run: listing the events cost more
+than the reads it spared (docs/performance.md, "One-port and sdc in session 6").
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from mpinet.engine.flit.kernels import _older
+from mpinet.engine.flit.layout import quotient
+from mpinet.engine.flit.port_choice import _oldest_movable
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
+    """The k-port (one-port) choice of :func:`~mpinet.engine.flit.port_choice.kport_choice`
+    at step ``t``: a node with at most ``k`` links with requests sends on all of them (a link
+    none of whose requests can move moves nothing in ``move``); a node with more allows the
+    ``k`` links whose oldest movable requests are the oldest (an older packet; one packet on
+    two links: the lower link), and its other links get ``links.nreq = 0``. The allowed
+    links are moved to the front of ``so.touched`` in their order (the others after them,
+    in theirs; ``so.allow`` to match); returns their number. Scratch: ``so.bufs`` (the
+    nodes with a choice), ``so.rq_prev`` (a node's links' oldest movable requests;
+    ``collect`` is done with it), ``so.route[0]`` (the denied links)."""
+    nvc, need, deg, kk = prm.nvc, prm.need, prm.deg, prm.k
+    touched, rq, nodes, firsts = so.touched, so.rq, so.bufs, so.rq_prev
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
+    pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
+    nstep, ncnt = inc.nstep, inc.ncnt
+    rdeg = 1.0 / deg
+    nn = 0
+    for j in range(nt):
+        node = quotient(touched[j], deg, rdeg)
+        c = 1
+        if nstep[node] == t:
+            c = ncnt[node] + 1
+        else:
+            nstep[node] = t
+        ncnt[node] = c
+        if c == kk + 1:  # more than k links with requests: a choice
+            nodes[nn] = node
+            nn += 1
+    for i in range(nn):
+        base = nodes[i] * deg
+        for q in range(deg):  # each link's oldest movable request (-1: none, or idle)
+            link = base + q
+            f = -1
+            if lreq[link] > 0:
+                f = _oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt,
+                                    seg_vlo, seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
+            firsts[q] = f
+        for _ in range(kk):  # the k oldest; a chosen link's entry becomes -2
+            best, bp = -1, -1
+            for q in range(deg):  # ports in order, older strictly: of one packet, the lower link
+                f = firsts[q]
+                if f >= 0:
+                    p = seg_pkt[rq[f]]
+                    if best < 0 or _older(pkt_inj, pkt_pid, p, bp):
+                        best, bp = q, p
+            if best < 0:
+                break
+            firsts[best] = -2
+        for q in range(deg):
+            if firsts[q] != -2:
+                lreq[base + q] = 0  # denied (or not touched: already 0)
+    if nn == 0:  # no choice: every link allowed, in order
+        so.allow[:nt] = True
+        return nt
+    allow, rest = so.allow, so.route[0]
+    na = 0
+    nr = 0
+    for j in range(nt):  # the allowed first, in order: move visits only them
+        link = touched[j]
+        if lreq[link] > 0:
+            touched[na] = link
+            na += 1
+        else:
+            rest[nr] = link
+            nr += 1
+    for i in range(nr):
+        touched[na + i] = rest[i]
+    allow[:na] = True
+    allow[na:nt] = False
+    return na

@@ -1,0 +1,125 @@
+"""k-port's and one-port's choice by node counts in the compiled steps
+(mpinet/engine/flit/kport_nodes.py; issue 33, the port models within 1.5x of all-port):
+random runs of one-port, k-port:2 and k-port:3 (1-5 flits, 1-4 VCs, every switching mode,
+links of capacity 1 and 2) equal the step-by-step path, whose choice is
+:func:`~mpinet.engine.flit.port_choice.kport_choice`, row for row (counters, packet rows in
+order, link loads, hop rows, deadlock reports). The choice itself is held to a reference
+made from :func:`~mpinet.engine.flit.port_choice.movable` and
+:func:`~mpinet.engine.flit.port_choice.choose_links` on hand-built requests, so a denied
+link that should send, or the reverse, fails here and not only in a long run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_flit_active import run
+from test_flit_chunk import assert_identical
+
+from mpinet.engine.flit import chunk, port_choice
+from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import port_demand as pd
+from mpinet.engine.flit.kport_nodes import kport_deny
+from mpinet.engine.flit.layout import Links, Packets, Params, Segments, StepOut
+from mpinet.jobs.execute import plan
+from mpinet.jobs.spec import load_job
+from mpinet.netfile import load_topology
+
+SPECS = (("hypercube:4", "anynet-min"), ("star:4", "shortest"), ("ms:2,2", "shortest"),
+         ("ccc:3", "shortest"))  # fmt: skip
+MODES = ("store-and-forward", "cut-through", "wormhole")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_kport_runs_compiled_equal_the_steps(seed):
+    rng = np.random.default_rng(100 + seed)
+    spec, router = SPECS[seed % len(SPECS)]
+    kind = ("one-port", "k-port:2", "k-port:3")[seed % 3]
+    mode = MODES[int(rng.integers(len(MODES)))]
+    flits = int(rng.integers(1, 6))
+    vcs = int(rng.integers(1, 5))
+    buf = int(rng.integers(1, 4)) if mode == "wormhole" else flits
+    sets = [(["topology"], spec), (["router", "name"], router), (["trace", "level"], "none"),
+            (["model", "kind"], kind), (["model", "switching"], mode),
+            (["model", "flits"], flits), (["model", "vcs"], vcs), (["model", "vc_buffer"], buf),
+            (["workload", "injection"], "bernoulli"),
+            (["workload", "rate"], float(rng.uniform(0.03, 0.12)) / flits),
+            (["workload", "steps"], 250)]  # fmt: skip
+    if seed % 2:  # every port class 2 flits a step
+        sets.append((["model", "capacity"], dict.fromkeys(load_topology(spec).port_classes, 2)))
+    p = plan(load_job(None, sets), ranks=1)
+    eng, a = run(p, True)
+    _, b = run(p, False)
+    assert eng.steps_path == chunk.COMPILED
+    assert a.counters[:, 0].sum() > 0 and a.packets.shape[0] > 20
+    assert_identical(a, b)
+
+
+def made_up_step(rng, k):
+    """A step's requests made up at random on 8 nodes of degree 4, 2 VCs: per link no request
+    or 1-3 of random packets (age, id), VCs, credits and holds; then the reference choice
+    (``movable`` and ``choose_links``). Returns ``(nt, prm, segs, pkts, links, so, ref,
+    first)``: ``ref``/``first`` per touched link, as ``so.touched`` has them."""
+    nn, deg, nvc = 8, 4, 2
+    nl = nn * deg
+    need = int(rng.integers(1, 3))
+    prm = Params(fk.WORM, 4, nvc, need, deg, 0, nn, nl * nvc, 4, fk.KPORT, k, 0)
+    npk = 30
+    pid = rng.permutation(1000)[:npk].astype(np.int64)
+    z = np.zeros(npk, np.int64)
+    pkts = Packets(pid, z, rng.integers(0, nn, npk), rng.integers(0, 5, npk), z, z, z,
+                   np.zeros((npk, 1), np.int64), z, np.zeros(1, np.int64))  # fmt: skip
+    nreq = np.where(rng.random(nl) < 0.6, rng.integers(1, 4, nl), 0).astype(np.int64)
+    ns = int(nreq.sum())
+    start = np.zeros(nl, np.int64)
+    start[1:] = np.cumsum(nreq)[:-1]
+    zs = np.zeros(ns, np.int64)
+    segs = Segments(rng.integers(0, npk, ns), zs + 1, zs, zs, zs - 1, zs, zs,
+                    rng.integers(-2, nvc, ns), zs, zs + nvc, rng.integers(0, 4, ns), zs,
+                    np.zeros(1, np.int64))  # fmt: skip
+    zl = np.zeros(nl, np.int64)
+    links = Links(rng.integers(0, nn, nl), zl + 1, zl, rng.integers(0, 3, nl * nvc),
+                  rng.integers(0, 2, nl * nvc), zl, zl.copy(), nreq, start)  # fmt: skip
+    touched = rng.permutation(np.flatnonzero(nreq)).astype(np.int64)
+    nt = touched.size
+    n = max(4 * ns, 64)
+    e = np.empty(n, np.int64)
+    so = StepOut(np.concatenate([touched, e])[:n].copy(), np.zeros(n, np.bool_),
+                 np.concatenate([np.arange(ns), e])[: 2 * n].copy(), e.copy(), None, None, None,
+                 None, None, None, None, None, None, None, e.copy(), None,
+                 np.full(nn, -1, np.int64), np.empty((11, n), np.int64), None)  # fmt: skip
+    first = np.empty(nt, np.int64)
+    port_choice.movable(nt, prm, segs, pkts, links, so, first, np.zeros(deg, np.int64))
+    port_choice.choose_links(nt, prm, segs, pkts, so, first, -1)
+    return nt, prm, segs, pkts, links, so, so.allow[:nt].copy(), first
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_kport_deny_equals_the_reference_choice_on_made_up_requests(k):
+    """Every link the reference allows is served; every link it does not is emptied unless
+    its node has at most ``k`` links with requests (then it moves nothing either way)."""
+    rng = np.random.default_rng(k)
+    checked = 0
+    for _ in range(40):
+        nt, prm, segs, pkts, links, so, ref, first = made_up_step(rng, k)
+        inc = pd.make_demand(links.nreq.size, prm.deg)
+        nreq = links.nreq.copy()
+        touched = so.touched[:nt].copy()
+        na = kport_deny(nt, 7, prm, segs, pkts, links, so, inc)
+        allowed = set(so.touched[:na].tolist())
+        assert sorted(so.touched[:nt].tolist()) == sorted(touched.tolist())
+        kept = [int(x) for x in touched if x in allowed]
+        assert so.touched[:na].tolist() == kept  # the allowed links in their order
+        nodes = touched // prm.deg
+        per_node = np.bincount(nodes, minlength=int(nodes.max()) + 1)[nodes]
+        for j, link in enumerate(touched):
+            if per_node[j] > k:
+                assert (link in allowed) == bool(ref[j]), (j, link)
+            else:
+                assert link in allowed
+                if not ref[j]:
+                    assert first[j] == -1  # allowed here only: nothing of it can move
+            assert (links.nreq[link] > 0) == (link in allowed)
+            if link in allowed:
+                assert links.nreq[link] == nreq[link]
+        checked += int((per_node > k).sum())
+    assert checked > 100
