@@ -6,7 +6,8 @@ nodes' links' tables and channels, the rows it sends to other ranks) or by the p
 slots, plus a few constants (the allocators' scratch), so its bytes are ``C own + P slots +
 D`` (``A nodes`` too, 0 since the links' arrays are the rank's): the four are read from
 three tiny allocations of the same keys, exact for any network (tests/test_plans_iq.py
-compares with a real run's arrays).
+compares with a real run's arrays), plus the event bit sets, sized in 64-bit words and
+counted apart (:func:`~mpinet.engine.flit.iq_state.event_bytes`).
 """
 
 from __future__ import annotations
@@ -47,17 +48,20 @@ def iq_bytes(nodes: int, own: int, deg: int, keys: tuple, hw: int, slots: int) -
     flits, vcs, buf, iq = keys
     width = iq_ranks.ROW + max(hw, 1)
 
-    def size(n: int, b: int, p: int) -> int:
+    def size(n: int, b: int, p: int) -> int:  # less the event sets, counted exactly below
         prm = iqs.make_params(n, deg, vcs, buf, flits, iq, False, 0, b)
         z = np.zeros(b * deg, np.int64)  # the links' tables: the rank's nodes' rows
-        return sum(a.nbytes for a in iqs.make_arrays(prm, z, z, z, hw, p, width))
+        arrays = iqs.make_arrays(prm, z, z, z, hw, p, width)
+        return sum(a.nbytes for a in arrays) - iqs.event_bytes(prm)
 
+    ev = iqs.event_bytes(iqs.make_params(nodes, deg, vcs, buf, flits, iq, False, 0,
+                                         min(own, nodes)))  # fmt: skip
     if own >= nodes:  # one rank: nothing sent away, no rows or slot map
         a, p = size(3, 3, 1) - size(2, 2, 1), size(2, 2, 2) - size(2, 2, 1)
-        return a * nodes + p * slots + size(2, 2, 1) - 2 * a - p
+        return a * nodes + p * slots + size(2, 2, 1) - 2 * a - p + ev
     a, c = size(4, 1, 1) - size(3, 1, 1), size(4, 2, 1) - size(4, 1, 1)
     p = size(3, 1, 2) - size(3, 1, 1)
-    return a * nodes + c * own + p * slots + size(3, 1, 1) - 3 * a - c - p
+    return a * nodes + c * own + p * slots + size(3, 1, 1) - 3 * a - c - p + ev
 
 
 def iq_state(est: Estimate, nodes: int, size: int, deg: int, model: dict, hw: int,

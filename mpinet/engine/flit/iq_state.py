@@ -372,6 +372,15 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     return IQArrays(**a)
 
 
+def event_bytes(prm: IQParams) -> int:
+    """Bytes of the event bit sets sized in words of the rank's nodes or ports (``actb``,
+    ``rb``, ``tm``, ``fm``, ``cm``, ``pm``, ``obm``, ``cqm``): not linear in the nodes, so
+    the memory plan counts them apart (:mod:`mpinet.jobs.plans_iq`)."""
+    own = prm.hi - prm.lo
+    wn, wp = words(own), words(own * prm.nport)
+    return 8 * (4 * wn + (2 * prm.sl + prm.cs + 2) * wp)
+
+
 PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next",
              "pk_away")  # fmt: skip
 
