@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.keys:  # no simulation: BookSim is not needed
         booksim_kncube.keys_main(a, run)
         return run.finish()
-    if a.import_results:  # no simulation: the Results table's BookSim side, stored
+    if a.import_results or a.iq_from:  # no simulation: stored BookSim side; combined rows
         return booksim_iq.main(a, run)
     if not os.access(a.booksim, os.X_OK) and a.booksim_runs != "none" and not a.speed_from:
         run.fail(f"--booksim {a.booksim} is not an executable file", 2)
