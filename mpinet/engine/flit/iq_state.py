@@ -379,28 +379,3 @@ def event_bytes(prm: IQParams) -> int:
     own = prm.hi - prm.lo
     wn, wp = words(own), words(own * prm.nport)
     return 8 * (4 * wn + (2 * prm.sl + prm.cs + 2) * wp)
-
-
-PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next",
-             "pk_away")  # fmt: skip
-
-
-def grow_packets(s: IQArrays, more: int) -> IQArrays:
-    """``s`` with ``more`` packet slots added (free)."""
-    old = s.pk_pid.size
-    new = old + more
-    rep = {}
-    for f in PK_FIELDS:
-        a = np.full(new, -1 if f == "pk_next" else 0, np.int64)
-        a[:old] = getattr(s, f)
-        rep[f] = a
-    h = np.zeros((new, s.pk_hdr.shape[1]), np.int64)
-    h[:old] = s.pk_hdr
-    rep["pk_hdr"] = h
-    k = int(s.pk_nfree[0])
-    free = np.empty(new, np.int64)
-    free[:k] = s.pk_free[:k]
-    free[k : k + more] = np.arange(new - 1, old - 1, -1)
-    s.pk_nfree[0] = k + more
-    rep["pk_free"] = free
-    return s._replace(**rep)
