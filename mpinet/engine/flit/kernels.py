@@ -88,7 +88,7 @@ from mpinet.prefetch import prefetch
 
 
 @njit(cache=True, inline="always")
-def _older(pkt_inj, pkt_pid, p, q):
+def older(pkt_inj, pkt_pid, p, q):
     """Whether packet record ``p`` was injected before ``q`` (ties: the lower id)."""
     return pkt_inj[p] < pkt_inj[q] or (pkt_inj[p] == pkt_inj[q] and pkt_pid[p] < pkt_pid[q])
 
@@ -110,7 +110,7 @@ def _bucket(rq, rq_prev, last, pos, m, seg_pkt, seg_hops, pkt_inj, pkt_pid):
         while y >= pos:
             r = rq[y]
             q = seg_pkt[r]
-            if _older(pkt_inj, pkt_pid, q, p):
+            if older(pkt_inj, pkt_pid, q, p):
                 break
             if q == p and seg_hops[r] > kh:
                 break

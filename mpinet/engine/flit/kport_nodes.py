@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from mpinet.engine.flit.kernels import _older
+from mpinet.engine.flit.kernels import older
 from mpinet.engine.flit.layout import quotient
-from mpinet.engine.flit.port_choice import _oldest_movable
+from mpinet.engine.flit.port_choice import oldest_movable
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -65,7 +65,7 @@ def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
             link = base + q
             f = -1
             if lreq[link] > 0:
-                f = _oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt,
+                f = oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt,
                                     seg_vlo, seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
             firsts[q] = f
         for _ in range(kk):  # the k oldest; a chosen link's entry becomes -2
@@ -74,7 +74,7 @@ def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
                 f = firsts[q]
                 if f >= 0:
                     p = seg_pkt[rq[f]]
-                    if best < 0 or _older(pkt_inj, pkt_pid, p, bp):
+                    if best < 0 or older(pkt_inj, pkt_pid, p, bp):
                         best, bp = q, p
             if best < 0:
                 break

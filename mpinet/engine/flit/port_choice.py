@@ -124,7 +124,7 @@ def _chain(j, node, nhead, nxt, nodes, nn):
 
 
 @njit(cache=True, inline="always")
-def _oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt,
+def oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt,
                     held, credit, pkt_dst):  # fmt: skip
     """The index in ``rq`` of ``link``'s oldest request that can move (its bucket, oldest
     first, as :func:`movable` reads it under k-port), -1 if none."""
@@ -183,7 +183,7 @@ def kport_choice(nt, prm, segs, pkts, links, so):
             x = nhead[node]
             i = nn  # the chain's oldest movable requests, in scratch after the nodes
             while x >= 0:
-                nodes[i] = _oldest_movable(touched[x], nvc, need, lstart, lreq, rq, seg_ovc,
+                nodes[i] = oldest_movable(touched[x], nvc, need, lstart, lreq, rq, seg_ovc,
                                            seg_pkt, seg_vlo, seg_vhi, nbt, held, credit,
                                            pkt_dst)  # fmt: skip
                 allow[x] = False
