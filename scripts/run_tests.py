@@ -10,8 +10,9 @@ marked ``slow`` and the quick MPI tests on 2 ranks; CI runs the whole suite. The
 stage runs on pytest-xdist workers (``--workers``, a test file each). Measured 2026-11-29 on
 this 2-core machine, idle (load 1.5-2.4): ``--quick`` 3 min 01 s (3,806 tests); the whole suite
 15 min 48 s from a fresh clone (20:12 UTC, load 1.3-3.3: 5,422 tests; the serial stage 14 min
-14 s on two workers, the MPI stages 7 / 18 / 28 / 31 s). Before the summary line it names what was not tested and why (optional stages
-such as parallel HDF5, and every other skip reason). The stages write Python's bytecode
+14 s on two workers, the MPI stages 7 / 18 / 28 / 31 s). Before the summary line it names
+what was not tested and why (optional stages such as parallel HDF5, and every other skip
+reason). The stages write Python's bytecode
 (``__pycache__``, git-ignored) even under ``PYTHONDONTWRITEBYTECODE``: each of the suite's
 ~1,000 Python processes would otherwise compile mpinet and pytest's test modules again. The
 MPI stages' ranks collect only the files that hold MPI tests (:func:`mpi_files`). Usage::
