@@ -116,6 +116,10 @@ class Outcome:
 def _cap(cap: int = CAP) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     os.setsid()  # a signal case stops the whole group, launcher and ranks
+    # a suite run under nohup passes SIGHUP ignored to every child (exec keeps an ignored
+    # signal ignored): mpiexec then outlived the SIGHUP a case sends it. A case's command
+    # starts with SIGHUP's default action, as from a terminal.
+    _signal.signal(_signal.SIGHUP, _signal.SIG_DFL)
 
 
 def snapshot(d: Path) -> dict[str, str]:
