@@ -98,11 +98,8 @@ def _plan(spec, router, pattern, rate, steps, flits):
     return plan(load_job(None, sets), ranks=1)
 
 
-@pytest.mark.parametrize(("pattern", "inside"), [("uniform", True), ("permutation", False)])
-def test_runs_equal_the_steps(pattern, inside, monkeypatch):
-    """hypercube:8 as the speed table runs it (L = 16 and 1), drawn in the steps or not;
-    with the draws' arrays too small for a call's steps (the call runs fewer steps), and
-    too small for one step's (the call returns for room, the arrays grow)."""
+def _count_blocks(monkeypatch) -> list:
+    """The arguments of every injection block drawn in Python from now on."""
     made = []
     own = chunk.Steps._injections
 
@@ -111,6 +108,15 @@ def test_runs_equal_the_steps(pattern, inside, monkeypatch):
         return own(self, *a, **k)
 
     monkeypatch.setattr(chunk.Steps, "_injections", counted)
+    return made
+
+
+@pytest.mark.parametrize(("pattern", "inside"), [("uniform", True), ("permutation", False)])
+def test_runs_equal_the_steps(pattern, inside, monkeypatch):
+    """hypercube:8 as the speed table runs it (L = 16 and 1), drawn in the steps or not;
+    with the draws' arrays too small for a call's steps (the call runs fewer steps), and
+    too small for one step's (the call returns for room, the arrays grow)."""
+    made = _count_blocks(monkeypatch)
     for flits, rate in ((16, 0.01), (1, 0.3)):
         p = _plan("hypercube:8", "anynet-min", pattern, rate, 200, flits)
         _, b = run(p, False)
@@ -132,14 +138,7 @@ def test_runs_equal_the_steps(pattern, inside, monkeypatch):
 def test_draws_inside_a_run(monkeypatch):
     """The steps of a uniform Bernoulli run draw inside: no block is drawn in Python, and
     the calls that return for room (a step's draws past ``most``) draw that step again."""
-    made = []
-    own = chunk.Steps._injections
-
-    def counted(self, *a, **k):
-        made.append(a)
-        return own(self, *a, **k)
-
-    monkeypatch.setattr(chunk.Steps, "_injections", counted)
+    made = _count_blocks(monkeypatch)
     calls = []
     inner = chunk.run_steps
 
