@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from mpinet.cli import get_comm
@@ -17,14 +19,21 @@ from engine time. warmup runs one tiny job on each engine path (the packet
 engine's calendar, link queues and buffers, the collective engine, the flit
 engine, the routers whose hop compiles apart) on one process, a line each.
 Run it once after installing or upgrading; a second warmup compiles nothing.
+The multi-rank paths (the flit engine's and the iq router's blocks, which call
+MPI from compiled code) compile only on more than one rank: under
+`mpiexec -n 2 mpinet warmup` the ranks then run those jobs too, a line each.
 
 examples:
   mpinet warmup
+  mpiexec -n 2 mpinet warmup
   NUMBA_CACHE_DIR=~/.cache/mpinet mpinet warmup
 """
 
 #: unicast traffic of the tiny jobs
 _UNI = {"workload.kind": "uniform", "workload.packets": 2, "router.name": "shortest"}
+#: BookSim's traffic as `mpinet booksim` maps it: a rate drawn per node and step
+_BERNOULLI = {"workload.kind": "booksim-uniform", "workload.injection": "bernoulli",
+              "workload.rate": 0.2, "workload.steps": 16, "router.name": "shortest"}  # fmt: skip
 #: (what, job keys) of the tiny jobs, one per engine path (docs/commands.md#mpinet-warmup)
 JOBS: list[tuple[str, dict[str, Any]]] = [
     ("packet engine, departure calendar", _UNI),
@@ -34,12 +43,30 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
     ("flit engine (wormhole, 2 VCs)",
      {**_UNI, "model.switching": "wormhole", "model.flits": 4, "model.vcs": 2}),
     ("flit engine (cut-through)", {**_UNI, "model.switching": "cut-through", "model.flits": 2}),
+    # BookSim's traffic: a rate's Bernoulli draws are compiled apart (rng._grid_below)
     ("flit engine, BookSim's iq router",
-     {**_UNI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq"}),
+     {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq"}),
+    # a VC rule with no compiled form (the torus' dateline classes) runs step by step
+    ("flit engine, step by step (torus dateline)",
+     {**_UNI, "topology": "torus:4,2", "router.name": "dor", "model.switching": "wormhole",
+      "model.flits": 2, "model.vcs": 2, "model.vc_policy": "dateline"}),
     # routers whose hop is compiled apart from the engines' kernels
     ("router dor on torus:4,2", {**_UNI, "topology": "torus:4,2", "router.name": "dor"}),
     ("router fccn-shortest on fccn:2",
      {**_UNI, "topology": "fccn:2", "router.name": "fccn-shortest"}),
+    # a network file's graph kernels and anynet's route tables (BookSim's anynet files)
+    ("network file (anynet), router anynet-min",
+     {**_UNI, "topology": "file:anynet:{ring}", "router.name": "anynet-min"}),
+]  # fmt: skip
+#: the network file of the anynet job (``{ring}``): a ring of 4 routers, a node on each
+RING = "".join(f"router {r} node {r} router {(r + 1) % 4} router {(r + 3) % 4}\n"
+               for r in range(4))  # fmt: skip
+#: the jobs whose kernels compile only on more than one rank (every rank runs them)
+RANK_JOBS: list[tuple[str, dict[str, Any]]] = [
+    ("flit engine on ranks (wormhole, 2 VCs)",
+     {**_UNI, "model.switching": "wormhole", "model.flits": 4, "model.vcs": 2}),
+    ("flit engine on ranks, BookSim's iq router",
+     {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq"}),
 ]  # fmt: skip
 BASE = {"topology": "star:4", "trace.level": "none"}
 
@@ -56,62 +83,85 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def warm(say: Any = None) -> list[dict]:
-    """Run :data:`JOBS` on one process; per job what it compiled and in how long."""
-    from mpinet.engine.comm import SerialComm
+def warm(say: Any = None, comm: Any = None) -> list[dict]:
+    """Run :data:`JOBS` on one process (``comm`` None), or :data:`RANK_JOBS` on every rank
+    of ``comm`` (collective; ``say`` on rank 0); per job what it compiled and in how long
+    (the most of any rank)."""
+    jobs = JOBS if comm is None else RANK_JOBS
+    size = 1 if comm is None else comm.Get_size()
+    out = []
+    with tempfile.TemporaryDirectory(prefix="mpinet-warmup-") as tmp:
+        ring = Path(tmp, "ring4.anynet")
+        ring.write_text(RING)
+        for i, (what, keys) in enumerate(jobs, 1):
+            if say is not None:
+                say(f"[mpinet] warmup {i}/{len(jobs)}: {what} ...")
+            keys = {k: v.format(ring=ring) if isinstance(v, str) else v for k, v in keys.items()}
+            out.append(_one(what, keys, size, comm, say))
+    return out
+
+
+def _one(what: str, keys: dict, size: int, comm: Any, say: Any) -> dict:
+    """One tiny job of :func:`warm`: what it compiled (the most of any rank)."""
+    from mpinet.engine.comm import SerialComm, max_op
     from mpinet.engine.compile_clock import CompileClock
     from mpinet.jobs import load_job
     from mpinet.jobs.execute import execute, plan
 
-    out = []
-    for i, (what, keys) in enumerate(JOBS, 1):
-        if say is not None:
-            say(f"[mpinet] warmup {i}/{len(JOBS)}: {what} ...")
-        sets = [(k.split("."), v) for k, v in {**BASE, **keys}.items()]
-        t0 = time.perf_counter()
-        with CompileClock() as clock:
-            result = execute(plan(load_job(None, sets)), SerialComm())
-        ok = result["stats"].get("ok", result["stats"].get("complete"))
-        out.append(
-            {
-                "path": what,
-                "compile_seconds": round(clock.seconds, 3),
-                "kernels": len(clock.kernels),
-                "seconds": round(time.perf_counter() - t0, 3),
-                "ok": bool(ok),
-            }
-        )
-        if say is not None:
-            n = len(clock.kernels)
-            say(f" {n} kernel(s) compiled in {clock.seconds:.1f} s\n" if n else " cached\n")
-    return out
+    sets = [(k.split("."), v) for k, v in {**BASE, **keys}.items()]
+    t0 = time.perf_counter()
+    with CompileClock() as clock:
+        p = plan(load_job(None, sets), ranks=size)
+        result = execute(p, SerialComm() if comm is None else comm)
+    ok = bool(result["stats"].get("ok", result["stats"].get("complete")))
+    row = {"path": what, "compile_seconds": clock.seconds, "kernels": len(clock.kernels),
+           "seconds": time.perf_counter() - t0, "ok": ok}  # fmt: skip
+    if comm is not None:  # the slowest rank's figures (each rank compiles its own)
+        fails = comm.allreduce(int(not ok), op=max_op())
+        row = {k: comm.allreduce(row[k], op=max_op())
+               for k in ("compile_seconds", "kernels", "seconds")}  # fmt: skip
+        row = {"path": what, **row, "ok": not fails, "ranks": size}
+    row["compile_seconds"], row["seconds"] = (round(row["compile_seconds"], 3),
+                                              round(row["seconds"], 3))  # fmt: skip
+    if say is not None:
+        n, sec = row["kernels"], row["compile_seconds"]
+        say(f" {n} kernel(s) compiled in {sec:.1f} s\n" if n else " cached\n")
+    return row
 
 
 def run(args: argparse.Namespace) -> int:
     comm = get_comm()
-    if comm.Get_rank() != 0:  # one process fills the cache every rank reads
-        comm.Barrier()
-        return 0
+    rank0 = comm.Get_rank() == 0
     quiet = args.quiet or args.json
 
     def say(text: str) -> None:
         sys.stderr.write(text)
         sys.stderr.flush()
 
-    try:
-        done = warm(None if quiet else say)
+    done: list[dict] = []
+    try:  # one process fills the cache every rank reads
+        if rank0:
+            done = warm(None if quiet else say)
     finally:
         if comm.Get_size() > 1:
             comm.Barrier()
+    if comm.Get_size() > 1:  # then the paths that need ranks, on all of them (collective)
+        done += warm(None if quiet or not rank0 else say, comm)
+    if not rank0:
+        return 0
     total = sum(d["compile_seconds"] for d in done)
     if args.json:
         from mpinet.values import json_text
 
-        sys.stdout.write(json_text({"paths": done, "compile_seconds": round(total, 3)}) + "\n")
+        sys.stdout.write(json_text({"paths": done, "compile_seconds": round(total, 3),
+                                    "ranks": comm.Get_size()}) + "\n")  # fmt: skip
     else:
         n = sum(d["kernels"] for d in done)
         what = f"{n} kernel(s) compiled in {total:.1f} s" if n else "nothing left to compile"
         sys.stdout.write(f"warmup: {what}; {_where()}\n")
+        if comm.Get_size() == 1:
+            sys.stdout.write("warmup: the multi-rank paths compile on their first run on ranks, "
+                             "or now under `mpiexec -n 2 mpinet warmup`\n")  # fmt: skip
     return 0 if all(d["ok"] for d in done) else 1
 
 
