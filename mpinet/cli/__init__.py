@@ -322,7 +322,10 @@ def main(argv: Sequence[str] | None = None, *, meet: bool = False) -> int:
     with interrupts(), guard(launcher):
         try:
             args = build_parser().parse_args(argv)
-            code = int(args.func(args) or 0)
+            from mpinet.cli.compiling import notice
+
+            with notice(args, launch_rank()):  # a line before numba compiles (a first run)
+                code = int(args.func(args) or 0)
             sys.stdout.flush()  # here, not at exit: a full device is one line
         except StreamError as exc:
             code = _stream_failed(exc)

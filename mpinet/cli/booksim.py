@@ -47,6 +47,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("config", metavar="CFG", help="BookSim2 configuration file")
     p.add_argument("overrides", nargs="*", metavar="key=value", help="BookSim overrides")
     p.add_argument("--json", action="store_true", help="print one JSON object instead")
+    p.add_argument("--quiet", action="store_true",
+                   help="no line on stderr before numba compiles (a first run)")  # fmt: skip
     p.set_defaults(func=run)
 
 

@@ -144,22 +144,6 @@ def run(args: argparse.Namespace) -> int:
     rank0 = comm.Get_rank() == 0
     bar = progress.for_command(args, comm.Get_rank())
     argv = ["mpinet", *sys.argv[1:]]
-    if rank0 and not args.json:
-        from mpinet.engine.calendar import eligible
-        from mpinet.engine.kernel_cache import cache_is_warm
-
-        why = eligible(p.model, p.job.model["order"], p.router, p.faults, p.topo.num_nodes)
-        path = "calendar" if why is None and p.job.model["queues"] != "links" else "links"
-        if p.model.flit:
-            path = "iq" if p.job.model.get("router") == "iq" else "flit"
-        elif p.workload.engine != "unicast":
-            path = "collective"
-        if not cache_is_warm(path):
-            sys.stderr.write(
-                "[mpinet] first run: compiling the engine's kernels (once per installation, "
-                "up to a minute; cached afterwards)\n"
-            )
-            sys.stderr.flush()
     from mpinet.engine.compile_clock import CompileClock
 
     try:

@@ -80,7 +80,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no line per engine path")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, compile_notice=False)  # its own line per path says it
 
 
 def warm(say: Any = None, comm: Any = None) -> list[dict]:

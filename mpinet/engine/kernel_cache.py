@@ -1,5 +1,5 @@
-"""Whether an engine path's kernels are in numba's on-disk cache (``mpinet run`` says
-"first run: compiling the engine's kernels" when they are not).
+"""Whether an engine path's kernels are in numba's on-disk cache (the commands say "first
+run: compiling ..." when numba starts compiling: :mod:`mpinet.cli.compiling`).
 
 Above the kernel modules it looks into, which it imports (they import
 :mod:`mpinet.engine.queue_kernels`; this module cannot live there).
