@@ -17,8 +17,6 @@ import contextlib
 import sys
 from typing import Any
 
-from numba.core import event
-
 WARMUP = "`mpinet warmup` does it ahead"
 ON_RANKS = "`mpiexec -n 2 mpinet warmup` does it ahead"
 #: (module prefix, what compiles, seconds, the remedy), the first prefix that matches wins.
@@ -48,26 +46,34 @@ def line(module: str) -> str | None:
     return None
 
 
-class Notice(event.Listener):
-    """Listens to numba's compilations; ``say`` the group's line at its first one."""
+def Notice(say: Any) -> Any:  # noqa: N802 (a class made when numba is imported)
+    """A listener of numba's compilations that ``say`` s the group's line at its first one.
 
-    def __init__(self, say: Any) -> None:
-        self.say = say
-        self.said: set[str] = set()
-        self._depth = 0
+    Made here, not at import: a module of mpinet that imports numba at its top is in every
+    kernel's cache stamp (:mod:`mpinet.numba_cache`), and an edit of this file would then
+    compile every kernel again.
+    """
+    from numba.core import event
 
-    def on_start(self, ev: Any) -> None:
-        self._depth += 1
-        if self._depth > 1:  # a kernel compiled inside another's compilation: said
-            return
-        fn = getattr((ev.data or {}).get("dispatcher"), "py_func", None)
-        text = line(getattr(fn, "__module__", "") or "")
-        if text is not None and text not in self.said:
-            self.said.add(text)
-            self.say(text)
+    class _Notice(event.Listener):
+        def __init__(self) -> None:
+            self.said: set[str] = set()
+            self._depth = 0
 
-    def on_end(self, ev: Any) -> None:
-        self._depth -= 1
+        def on_start(self, ev: Any) -> None:
+            self._depth += 1
+            if self._depth > 1:  # a kernel compiled inside another's compilation: said
+                return
+            fn = getattr((ev.data or {}).get("dispatcher"), "py_func", None)
+            text = line(getattr(fn, "__module__", "") or "")
+            if text is not None and text not in self.said:
+                self.said.add(text)
+                say(text)
+
+        def on_end(self, ev: Any) -> None:
+            self._depth -= 1
+
+    return _Notice()
 
 
 def _stderr(text: str) -> None:
@@ -83,6 +89,8 @@ def notice(args: Any, rank: int):
     if rank != 0 or getattr(args, "quiet", False) or not getattr(args, "compile_notice", True):
         yield None
         return
+    from numba.core import event
+
     listener = Notice(_stderr)
     with event.install_listener("numba:compile", listener):
         yield listener
