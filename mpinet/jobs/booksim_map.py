@@ -95,6 +95,8 @@ def to_job(cfg: Config) -> tuple[dict, Measure, dict]:
         shown = clip_text(str(v[key])) if v[key] != "" else '""'
         return ConfigError(f"{at}: {key} = {shown}{dflt}: {why}")
 
+    if v["topology"] not in ROUTING:  # first: the network decides what else could run
+        raise bad("topology", "mpinet booksim runs mesh, torus and anynet")
     for name in where:
         k = KEYS[name]
         if k.what == "refuse" and v[name] != k.default:
@@ -109,8 +111,6 @@ def to_job(cfg: Config) -> tuple[dict, Measure, dict]:
             if k.what == "iq" and name not in IQ_KEYS and v[name] != k.default:
                 raise bad(name, f"not modeled by mpinet's iq router ({k.note}); remove it")
     topo = v["topology"]
-    if topo not in ROUTING:
-        raise bad("topology", "mpinet booksim runs mesh, torus and anynet")
     spec = _topology(v, bad)
     rf = ROUTING[topo].get(v["routing_function"])
     if rf is None:
