@@ -7,7 +7,7 @@ Per file: mpinet's outcome (the overall packet latency, or the one line it refus
 with) and its wall and CPU seconds, BookSim's outcome and seconds. ``--write`` puts the
 table into docs/booksim.md between its markers; the load average is in its heading.
 
-usage: python scripts/booksim_examples.py [--booksim-dir DIR] [--write]
+usage: python scripts/booksim_examples.py [--booksim-dir DIR] [--timeout S] [--write]
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple:
 def outcome(p: subprocess.CompletedProcess | None) -> str:
     """``latency X`` (the overall block's), ``unstable``, or the refusal's line."""
     if p is None:
-        return f"not finished in {TIMEOUT} s (stopped)"
+        return f"not finished in {TIMEOUT:g} s (stopped)"
     m = LATENCY.search(p.stdout)
     if p.returncode == 0 and m:
         return f"runs: packet latency {m.group(1)}"
@@ -104,10 +104,13 @@ def write(block: str) -> None:
 
 
 def main() -> int:
+    global TIMEOUT
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--booksim-dir", default="/work/booksim/src", type=Path)
     ap.add_argument("--write", action="store_true", help="into docs/booksim.md")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds a run may take")
     args = ap.parse_args()
+    TIMEOUT = args.timeout
     rows = [row(p, args.booksim_dir) for p in examples(args.booksim_dir)]
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
