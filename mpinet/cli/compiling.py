@@ -23,7 +23,8 @@ ON_RANKS = "`mpiexec -n 2 mpinet warmup` does it ahead"
 #: The seconds: measured on this project's 2-core machine (issue 35, `mpinet warmup` on a
 #: fresh cache): the iq router 43 s quiet (129 s at load 5-10), the flit engine 67 s and
 #: the multi-rank blocks 55-75 s at load 5-10, the packet engine's calendar 15 s, a network
-#: file's graph kernels 12 s, the step-by-step flit kernels 4-7 s, a rate's draws 0.3-0.8 s.
+#: file's graph kernels 12 s, the step-by-step flit kernels 4-7 s, a rate's draws 0.3-0.8 s;
+#: at load 14 the iq router took 462 s and the flit engine 276 s (hence "an idle core").
 GROUPS: list[tuple[str, str, int, str]] = [
     ("mpinet.engine.flit.iq_ranks", "the iq router's multi-rank kernels", 60, ON_RANKS),
     ("mpinet.engine.flit.rank_", "the flit engine's multi-rank kernels", 60, ON_RANKS),
@@ -42,7 +43,7 @@ def line(module: str) -> str | None:
     for prefix, what, seconds, remedy in GROUPS:
         if module.startswith(prefix):
             return (f"[mpinet] first run: compiling {what} (once per installation; about "
-                    f"{seconds} s; {remedy})")  # fmt: skip
+                    f"{seconds} s on an idle core; {remedy})")  # fmt: skip
     return None
 
 
