@@ -91,9 +91,10 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             if m:
                 s.tcr[e] = 0
                 work[n] -= 1
-                for v in range(nvc):
-                    if m >> np.uint64(v) & np.uint64(1):
-                        _credit(niv + n * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
+                while m:  # the VCs credited (each its own buffer state: any order)
+                    v = il.low(m)
+                    m &= m - np.uint64(1)
+                    _credit(niv + n * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
     # the routers' inputs: flits into their VC buffers
     for wi in range(w1):
         word = s.fm[tl * w1 + wi]
@@ -171,9 +172,10 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             m = s.pc[c]
             s.pc[c] = 0
             work[n] -= 1
-            for v in range(nvc):
-                if m >> np.uint64(v) & np.uint64(1):
-                    _credit(b * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
+            while m:
+                v = il.low(m)
+                m &= m - np.uint64(1)
+                _credit(b * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
     return nd
 
 
