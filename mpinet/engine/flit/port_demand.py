@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG
-from mpinet.engine.flit.layout import DEST, SAF, quotient, vc_id
+from mpinet.engine.flit.layout import SAF, can_move, quotient
 
 Demand = namedtuple("Demand", ["mc", "dem", "flag", "dirty", "nd", "chk", "cdem", "nstep",
                                "ncnt"])  # fmt: skip
@@ -69,21 +69,9 @@ def _count(link, nvc, need, lstart, lreq, rq, rq_prev, seg_ovc, seg_pkt, seg_vlo
     for i in range(m):
         if i > 0:
             x = rq_prev[x]
-        s = rq[x]
-        ovc = seg_ovc[s]
-        if ovc == DEST:
+        if can_move(link, rq[x], nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held, credit,
+                    pkt_dst):  # fmt: skip
             c += 1
-        elif ovc >= 0:
-            if credit[vc_id(link, ovc, nvc)] > 0:
-                c += 1
-        elif nbt[link] == pkt_dst[seg_pkt[s]]:
-            c += 1
-        else:
-            for v in range(seg_vlo[s], seg_vhi[s]):
-                k = vc_id(link, v, nvc)
-                if held[k] == 0 and credit[k] >= need:
-                    c += 1
-                    break
     return c
 
 
@@ -184,21 +172,8 @@ def oldest_only(na, prm, segs, pkts, links, so):
             if best >= 0 and not (pkt_inj[p] < pkt_inj[bp] or (pkt_inj[p] == pkt_inj[bp] and (
                     pkt_pid[p] < pkt_pid[bp] or (p == bp and seg_hops[s] > bh)))):  # fmt: skip
                 continue
-            ovc = seg_ovc[s]
-            if ovc == DEST:
-                ok = True
-            elif ovc >= 0:
-                ok = credit[vc_id(link, ovc, nvc)] > 0
-            elif nbt[link] == pkt_dst[p]:
-                ok = True
-            else:
-                ok = False
-                for v in range(seg_vlo[s], seg_vhi[s]):
-                    k = vc_id(link, v, nvc)
-                    if held[k] == 0 and credit[k] >= need:
-                        ok = True
-                        break
-            if ok:
+            if can_move(link, s, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held, credit,
+                        pkt_dst):  # fmt: skip
                 best, bp, bh = x, p, seg_hops[s]
         if best >= 0:
             lstart[link] = best
