@@ -34,8 +34,10 @@ from mpinet.topology import from_spec  # noqa: E402
 from mpinet.workloads import Unicast  # noqa: E402
 
 MESHC = {"routing_delay": 0, "credit_delay": 2, "wait_for_tail_credit": 1}  # meshconfig's
+#: BookSim2's examples/mesh88_lat: islip, input speedup 2, 8 VCs of 8 flits, light load
+MESH88 = dict(MESHC, vc_allocator="islip", sw_allocator="islip", input_speedup=2)
 #: name: spec, router, flits, VCs, VC buffer, VC policy, packets per node per step, steps,
-#: [model.iq] keys
+#: [model.iq] keys[, traffic pattern (uniform)]
 CASES = {
     "mesh8-0.2": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.2, 6000, MESHC),
     "mesh8-0.4": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.4, 4000, MESHC),
@@ -45,18 +47,21 @@ CASES = {
     "mesh4-osp2": ("mesh:4,2", "dor", 4, 4, 4, "any", 0.15, 3000,
                    dict(MESHC, output_speedup=2, speculative=1)),
     "torus8-L4": ("torus:8,2", "dor", 4, 4, 4, "dateline", 0.05, 3000, {"channel_latency": 2}),
+    "mesh88-lat": ("mesh:8,2", "dor", 20, 8, 8, "any", 0.005, 8000, MESH88, "booksim-transpose"),
 }  # fmt: skip
 
 
 def once(case: str, router_model: str) -> tuple[float, str]:
     """One run: (engine CPU seconds, hash of the results)."""
-    spec, rname, fl, vcs, vb, pol, rate, steps, keys = CASES[case]
+    spec, rname, fl, vcs, vb, pol, rate, steps, keys, *pat = CASES[case]
     topo = from_spec(spec)
     m = parse_model("all-port", dict.fromkeys(topo.port_classes, 1))
     m = replace(m, flit=True, switching="wormhole", flits=fl, vcs=vcs, vc_buffer=vb,
                 vc_policy=pol, router=router_model, iq=IQConfig(**keys))  # fmt: skip
     router = make_router(rname, topo)
-    w = Unicast(topo, "uniform", injection="bernoulli", rate=rate, steps=steps, seed=3)
+    w = Unicast(
+        topo, pat[0] if pat else "uniform", injection="bernoulli", rate=rate, steps=steps, seed=3
+    )
     eng = FlitEngine(topo, router, m, make_vc_policy(pol, topo, vcs), seed=3,
                      max_steps=20 * steps)  # fmt: skip
     t0 = time.process_time()

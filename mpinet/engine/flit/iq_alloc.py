@@ -130,11 +130,68 @@ def islip(n, rin, rout, nin, nout, iters, pin, pout, grant, best_in, best_out):
     return ng
 
 
+@njit(cache=True, inline="always")
+def _match(i, o, nin, nout, pin, pout, grant, r):
+    """Request ``r`` (input ``i``, output ``o``) granted; both pointers move past it."""
+    grant[r] = 1
+    pin[i] = o + 1 if o + 1 < nout else 0
+    pout[o] = i + 1 if i + 1 < nin else 0
+
+
+@njit(cache=True, _nrt=False)
+def uncontested(kind, n, rin, rout, rpri, nin, nout, pin, pout, grant, best_in, best_out):
+    """The grants where the requests cannot conflict, as every allocator here makes them, or
+    -1 (then the full pass): all from one input (its arbiter picks one: every output it asks
+    offers itself, iSLIP's first iteration matches it), all to one output (that output's
+    arbiter picks), or no two sharing an input or an output (all granted). Pointers move as
+    the full pass moves them: past each match (iSLIP: its first iteration's)."""
+    i0, o0 = rin[0], rout[0]
+    one_in, one_out = True, True
+    for r in range(1, n):
+        one_in &= rin[r] == i0
+        one_out &= rout[r] == o0
+    pri = kind != ISLIP  # iSLIP ignores priorities
+    if one_in or one_out:
+        b = 0
+        for r in range(1, n):
+            grant[r] = 0
+            if one_in:
+                better = supersedes(rout[r], rpri[r] if pri else 0, rout[b],
+                                    rpri[b] if pri else 0, pin[i0], nout)  # fmt: skip
+            else:
+                better = supersedes(rin[r], rpri[r] if pri else 0, rin[b],
+                                    rpri[b] if pri else 0, pout[o0], nin)  # fmt: skip
+            if better:
+                b = r
+        grant[0] = 0
+        _match(rin[b], rout[b], nin, nout, pin, pout, grant, b)
+        return 1
+    free = True
+    k = 0
+    while k < n:  # best_in/best_out as marks (-1 on entry and on return)
+        if best_in[rin[k]] >= 0 or best_out[rout[k]] >= 0:
+            free = False
+            break
+        best_in[rin[k]], best_out[rout[k]] = k, k
+        k += 1
+    for r in range(k):
+        best_in[rin[r]], best_out[rout[r]] = -1, -1
+    if not free:
+        return -1
+    for r in range(n):
+        _match(rin[r], rout[r], nin, nout, pin, pout, grant, r)
+    return n
+
+
 @njit(cache=True, _nrt=False)
 def allocate(kind, n, rin, rout, rpri, nin, nout, iters, pin, pout, grant, best_in, best_out):
-    """The allocator ``kind`` (:data:`INPUT_FIRST`, :data:`OUTPUT_FIRST`, :data:`ISLIP`)."""
+    """The allocator ``kind`` (:data:`INPUT_FIRST`, :data:`OUTPUT_FIRST`, :data:`ISLIP`); a
+    router whose requests cannot conflict takes :func:`uncontested`'s shorter pass."""
     if n == 0:
         return 0
+    ng = uncontested(kind, n, rin, rout, rpri, nin, nout, pin, pout, grant, best_in, best_out)
+    if ng >= 0:
+        return ng
     if kind == ISLIP:
         return islip(n, rin, rout, nin, nout, iters, pin, pout, grant, best_in, best_out)
     return separable(n, rin, rout, rpri, nin, nout, pin, pout, grant, best_in, best_out,

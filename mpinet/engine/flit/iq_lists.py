@@ -24,7 +24,8 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-__all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap", "push", "batch", "activate"]
+__all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap", "magic", "div", "push",
+           "batch", "activate"]  # fmt: skip
 
 
 @njit(cache=True, inline="always")
@@ -82,6 +83,22 @@ def wrap(x, size):
     if x < 2 * size:
         return x - size
     return x % size
+
+
+def magic(d: int) -> tuple[int, int]:
+    """``(m, lim)`` of :func:`div` by ``d >= 1``: ``m = ceil(2^32 / d)``, exact below ``lim``."""
+    return -(-(1 << 32) // d), (1 << 32) // d
+
+
+@njit(cache=True, inline="always")
+def div(x, d, m, lim):
+    """``x // d`` for ``0 <= x`` with ``(m, lim) = magic(d)``: a multiplication and a shift
+    where ``x < lim`` (then ``x d < 2^32``, so ``x m / 2^32`` errs by less than ``1 / d``),
+    else the division (a dependent 64-bit division costs about 14 ns here: the node of a
+    port, the port of a VC and the packet of a flit are taken several times a flit-hop)."""
+    if x < lim:
+        return np.int64((np.uint64(x) * np.uint64(m)) >> np.uint64(32))
+    return x // d
 
 
 @njit(cache=True, inline="always")

@@ -223,10 +223,10 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     sa_spec[iv] = 0 if not ok else -prio
                     if not ok:
                         continue
-                    p = j // nvc
+                    p = il.div(j, nvc, prm.mvc, prm.lvc)
                     v = j - p * nvc
-                    ei = p * isp + (v % isp if isp > 1 else 0)
-                    eo = op * osp + (p % osp if osp > 1 else 0)
+                    ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1 else 0)
+                    eo = op * osp + (p - il.div(p, osp, prm.mosp, prm.losp) * osp if osp > 1 else 0)
                     key = ei * nout_sa + eo
                     r = sa_map[key]
                     if r < 0:
@@ -253,9 +253,10 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         if sa_t[iv] != -1 or sa_rd[iv] > istep:
                             continue
                         sa_t[iv] = t + sad - 1
-                        p = j // nvc
+                        p = il.div(j, nvc, prm.mvc, prm.lvc)
                         v = j - p * nvc
-                        ei = p * isp + (v % isp if isp > 1 else 0)
+                        ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1
+                                        else 0)  # fmt: skip
                         r = ei_grant[ei]
                         if r >= 0 and rlab[r] == v:
                             sa_res[iv] = rout[r]
@@ -277,7 +278,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 iv = base + order[q]
                 rt_t[iv] = -2
                 il.unmark(m_rt, iv)
-                pk = ib[iv * bsz + ibh[iv]] // fl
+                pk = il.div(ib[iv * bsz + ibh[iv]], fl, prm.mfl, prm.lfl)
                 to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: VC allocation
         if 0 <= bt[n * 4 + S_VA] <= t:
@@ -290,7 +291,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     il.unmark(m_va, iv)
                     bs_use[base + ovc] = 1
                     bs_tail[base + ovc] = 0
-                    vop[iv] = ovc // nvc
+                    vop[iv] = il.div(ovc, nvc, prm.mvc, prm.lvc)
                     vov[iv] = ovc - vop[iv] * nvc
                     vst[iv] = ACTIVE
                     if not spec:
@@ -307,7 +308,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     continue
                 eo = sa_res[iv]
                 if eo >= 0:  # the speculative grant holds only with the VC it bid for
-                    op = eo // osp if osp > 1 else eo
+                    op = il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo
                     if sa_spec[iv]:
                         ok = va_ev[iv] == istep and vst[iv] == ACTIVE and vop[iv] == op
                     else:
@@ -319,14 +320,14 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     continue
                 sa_t[iv] = -2
                 il.unmark(m_sa, iv)
-                p = j // nvc
+                p = il.div(j, nvc, prm.mvc, prm.lvc)
                 v = j - p * nvc
-                op, ov = (eo // osp if osp > 1 else eo), vov[iv]
+                op, ov = (il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo), vov[iv]
                 f = ib[iv * bsz + ibh[iv]]
                 ibh[iv] = il.wrap(ibh[iv] + 1, bsz)
                 ibn[iv] -= 1
                 moved += 1
-                k = f % fl
+                k = f - il.div(f, fl, prm.mfl, prm.lfl) * fl
                 tail = k == fl - 1
                 bsk = base + op * nvc + ov
                 bs_cred[bsk] -= 1
@@ -347,7 +348,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     vst[iv] = ROUTING
                     il.push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1, m_rt, s.rb)
                 else:  # lookahead routing: its route is known
-                    pk = ib[iv * bsz + ibh[iv]] // fl
+                    pk = il.div(ib[iv * bsz + ibh[iv]], fl, prm.mfl, prm.lfl)
                     to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: crossbar (into the output queues)
         if 0 <= bt[n * 4 + S_X] <= t:

@@ -33,9 +33,10 @@ from mpinet.routing.base import CompiledHop
 from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.vc_policies import COUNT_VC
 
-#: cycles one compiled call runs at most (the packet pool holds a block's injections, which
-#: the memory plan counts: mpinet/jobs/plans_iq.py)
-BLOCK = 64
+#: cycles one compiled call runs (the packet pool holds a block's injections, which the
+#: memory plan counts: mpinet/jobs/plans_iq.py); on one rank, where traffic is light, up to
+#: BLOCK_MAX (:func:`next_block`)
+BLOCK, BLOCK_MAX = 64, 1024
 #: the path the iq router's steps take (``mpinet run --json``: switching.steps)
 PATH = "compiled steps (iq router)"
 
@@ -59,6 +60,18 @@ def why_not(eng: Any) -> str | None:
     if eng.model.vcs > 64:
         return "model.router = 'iq' runs up to 64 VCs"
     return None
+
+
+def next_block(block: int, packets: int, cycles: int, own: int) -> int:
+    """The next call's cycles after one of ``cycles`` that injected ``packets``: doubled (to
+    :data:`BLOCK_MAX`) while twice as many cycles at that rate hold at most ``16 own + 1024``
+    packets (64 cycles at a quarter of a packet a node), back to :data:`BLOCK` past it. The
+    Python between two calls (the injections drawn, the rows kept) costs about 60 us, most
+    of a light run's time at 64 cycles a call; the results do not depend on the blocks."""
+    cap = (16 * own + 1024) * cycles
+    if packets * block > cap:
+        return BLOCK
+    return min(2 * block, BLOCK_MAX) if 2 * packets * block <= cap else block
 
 
 def dor_ties(router: Any) -> bool:
@@ -134,8 +147,10 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     t, in_flight, n_inj, n_del = -1, 0, 0, 0
     deadlock = None
     eng.steps_path, eng.calls_path, eng.block_calls = PATH, BLOCKS, 0
+    block = BLOCK  # several ranks, or routes walked at a block's start: BLOCK cycles
+    grow = ranks is None and not isinstance(eng.router, SourceRouted)
     while (in_flight > 0 or t < last) and t < eng.max_steps:
-        t_end = min(t + BLOCK, eng.max_steps)
+        t_end = min(t + block, eng.max_steps)
         inj = _injections(eng, workload, t, t_end, last, hw, injected)
         if isinstance(eng.router, SourceRouted):  # routes walked at injection into rows
             inj = _walk(eng, s, inj, t + 1)
@@ -148,6 +163,8 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
         alive = s.pk_pid.size - int(s.pk_nfree[0])
         deliv = np.empty((alive + need + nnode + 1, 7), np.int64)
         rows = np.zeros((t_end - t, 6), np.int64)
+        if grow:
+            block = next_block(block, int(inj[1].size), t_end - t, own)
         start = t
         status[5], status[6], status[7] = in_flight, 0, 0
         while True:

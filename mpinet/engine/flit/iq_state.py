@@ -45,46 +45,23 @@ from math import ceil
 import numpy as np
 
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
-from mpinet.engine.flit.iq_lists import words
+from mpinet.engine.flit.iq_lists import magic
 
 IQParams = namedtuple(
     "IQParams",
-    [
-        "nnode",
-        "deg",
-        "nport",
-        "nvc",
-        "bsz",
-        "fl",
-        "lat",
-        "sl",
-        "cs",
-        "rd",
-        "vad",
-        "sad",
-        "xd",
-        "cd",
-        "isp",
-        "osp",
-        "spec",
-        "wftc",
-        "vak",
-        "sak",
-        "iters",
-        "xqs",
-        "obs",
-        "cqs",
-        "record_hops",
-        "lo",
-        "hi",
-    ],
+    (  # namedtuple takes the names space-separated
+        "nnode deg nport nvc bsz fl lat sl cs rd vad sad xd cd isp osp spec wftc vak sak "
+        "iters xqs obs cqs record_hops lo hi mport lport mvc lvc mfl lfl misp lisp mosp losp"
+    ),
 )
 IQParams.__doc__ = """The run's constants: nodes, degree, ports (degree + 1), VCs, slots per
 VC, flits per packet, channel latency and its ring size, credit ring size, the delays
 (routing, VC and switch allocation, crossbar, credit), speedups, speculative,
 wait_for_tail_credit, the allocator codes and iterations, ring sizes of the crossbar,
 output and credit queues, whether hop rows are kept, the rank's nodes ``lo .. hi - 1`` (the
-others' flits and credits go in the exchange, :mod:`~mpinet.engine.flit.iq_ranks`)."""
+others' flits and credits go in the exchange, :mod:`~mpinet.engine.flit.iq_ranks`), then
+:func:`~mpinet.engine.flit.iq_lists.magic` of the ports, VCs, flits and speedups (the
+kernels divide by them with :func:`~mpinet.engine.flit.iq_lists.div`)."""
 
 FIELDS = (
     # input VCs
@@ -215,6 +192,13 @@ FIELDS = (
 )
 IQArrays = namedtuple("IQArrays", FIELDS)
 
+
+def _words(n: int) -> int:
+    """Words of a bit set over ``n`` items (:func:`~mpinet.engine.flit.iq_lists.words` in
+    Python: calling the compiled one from here loaded its cache, 0.1-0.5 s of each plan)."""
+    return (n + 63) // 64
+
+
 ALLOC_CODES = {"separable_input_first": INPUT_FIRST, "separable_output_first": OUTPUT_FIRST,
                "islip": ISLIP}  # fmt: skip
 
@@ -235,8 +219,9 @@ def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_h
                     isp, osp, iq.speculative, iq.wait_for_tail_credit,
                     ALLOC_CODES[iq.vc_allocator], ALLOC_CODES[iq.sw_allocator], iq.alloc_iters,
                     xq, vcs * bsize + nport * max(isp, osp) * steps + 2,
-                    vcs * bsize + 2 * steps + 4, int(record_hops), lo,
-                    n if hi < 0 else hi)  # fmt: skip
+                    vcs * bsize + 2 * steps + 4, int(record_hops), lo, n if hi < 0 else hi,
+                    *magic(nport), *magic(vcs), *magic(flits), *magic(isp),
+                    *magic(osp))  # fmt: skip
 
 
 def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndarray,
@@ -278,9 +263,9 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         va_seq=i64(niv),
         sa_seq=i64(niv),
         qseq=i64(own),
-        m_rt=np.zeros(own * words(nport * nvc), np.uint64),  # >= words(niv), per node
-        m_va=np.zeros(own * words(nport * nvc), np.uint64),  # >= words(niv), per node
-        m_sa=np.zeros(own * words(nport * nvc), np.uint64),  # >= words(niv), per node
+        m_rt=np.zeros(own * _words(nport * nvc), np.uint64),  # >= _words(niv), per node
+        m_va=np.zeros(own * _words(nport * nvc), np.uint64),  # >= _words(niv), per node
+        m_sa=np.zeros(own * _words(nport * nvc), np.uint64),  # >= _words(niv), per node
         bt=i64(own * 4, -1),
         va_pin=i64(niv),
         va_pout=i64(niv),
@@ -340,14 +325,14 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         act=i64(own),
         inact=i64(own),
         nact=i64(1),
-        actb=np.zeros(words(own), np.uint64),
-        fm=np.zeros(prm.sl * words(nrp), np.uint64),
-        cm=np.zeros(prm.sl * words(nrp), np.uint64),
-        tm=np.zeros(2 * words(own), np.uint64),
-        pm=np.zeros(prm.cs * words(nrp), np.uint64),
-        obm=np.zeros(words(nrp), np.uint64),
-        cqm=np.zeros(words(nrp), np.uint64),
-        rb=np.zeros(words(own), np.uint64),
+        actb=np.zeros(_words(own), np.uint64),
+        fm=np.zeros(prm.sl * _words(nrp), np.uint64),
+        cm=np.zeros(prm.sl * _words(nrp), np.uint64),
+        tm=np.zeros(2 * _words(own), np.uint64),
+        pm=np.zeros(prm.cs * _words(nrp), np.uint64),
+        obm=np.zeros(_words(nrp), np.uint64),
+        cqm=np.zeros(_words(nrp), np.uint64),
+        rb=np.zeros(_words(own), np.uint64),
         rl=i64(own),
         load=i64(own * deg),
         istep=i64(1),
@@ -377,5 +362,5 @@ def event_bytes(prm: IQParams) -> int:
     ``rb``, ``tm``, ``fm``, ``cm``, ``pm``, ``obm``, ``cqm``): not linear in the nodes, so
     the memory plan counts them apart (:mod:`mpinet.jobs.plans_iq`)."""
     own = prm.hi - prm.lo
-    wn, wp = words(own), words(own * prm.nport)
+    wn, wp = _words(own), _words(own * prm.nport)
     return 8 * (4 * wn + (2 * prm.sl + prm.cs + 2) * wp)

@@ -79,8 +79,8 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                 work[n] -= 1
                 moved[0] += 1
                 s.ecr_p[n] |= np.uint64(1) << np.uint64(s.ecv[e])
-                if f % fl == fl - 1:
-                    pk = f // fl
+                pk = il.div(f, fl, prm.mfl, prm.lfl)
+                if f - pk * fl == fl - 1:
                     deliv[nd, 0], deliv[nd, 1] = s.pk_pid[pk], s.pk_src[pk]
                     deliv[nd, 2], deliv[nd, 3], deliv[nd, 4] = s.pk_dst[pk], s.pk_inj[pk], t
                     deliv[nd, 5], deliv[nd, 6] = s.pk_hops[pk], s.pk_adm[pk]
@@ -91,9 +91,10 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             if m:
                 s.tcr[e] = 0
                 work[n] -= 1
-                for v in range(nvc):
-                    if m >> np.uint64(v) & np.uint64(1):
-                        _credit(niv + n * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
+                while m:  # the VCs credited (each its own buffer state: any order)
+                    v = il.low(m)
+                    m &= m - np.uint64(1)
+                    _credit(niv + n * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
     # the routers' inputs: flits into their VC buffers
     for wi in range(w1):
         word = s.fm[tl * w1 + wi]
@@ -103,7 +104,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
         while word:
             b = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
-            n = b // nport
+            n = il.div(b, nport, prm.mport, prm.lport)
             p = b - n * nport
             if p < deg:
                 c = (n * deg + p) * sl + tl  # the channels by their reader's input port
@@ -122,7 +123,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                     vst[iv] = ir.ROUTING
                     il.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt, s.rb)
                 else:  # lookahead routing: VC allocation (and speculation) from now
-                    pk = f // fl
+                    pk = il.div(f, fl, prm.mfl, prm.lfl)
                     e = ir.route_head(n + prm.lo, n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst,
                                       s.pk_hops, s.pk_state, s.pk_hdr, rule, vrule,
                                       route_out)  # fmt: skip
@@ -146,7 +147,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
         while word:
             b = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
-            n = b // nport
+            n = il.div(b, nport, prm.mport, prm.lport)
             o = b - n * nport
             if o < deg:
                 c = (n * deg + o) * sl + tl  # the credits by their reader's output port
@@ -166,14 +167,15 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
         while word:
             b = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
-            n = b // nport
+            n = il.div(b, nport, prm.mport, prm.lport)
             c = b * cs + tc
             m = s.pc[c]
             s.pc[c] = 0
             work[n] -= 1
-            for v in range(nvc):
-                if m >> np.uint64(v) & np.uint64(1):
-                    _credit(b * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
+            while m:
+                v = il.low(m)
+                m &= m - np.uint64(1)
+                _credit(b * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
     return nd
 
 
@@ -201,7 +203,7 @@ def inject_phase(t, prm, s, moved):
         if k == 0 and vc < 0:  # the head's VC: round-robin from the last one taken
             lvc = s.last_vc[n]
             for i in range(1, nvc + 1):
-                c = 0 if lvc < 0 or lvc >= nvc else (lvc + i) % nvc
+                c = 0 if lvc < 0 or lvc >= nvc else il.wrap(lvc + i, nvc)
                 b = niv + n * nvc + c
                 if bs_use[b] == 0 and bs_cred[b] > 0:
                     vc = c

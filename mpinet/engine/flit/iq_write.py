@@ -31,7 +31,7 @@ def write_phase(t, win, prm, s, hop, nh):
         while word:
             c = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
-            n = c // nport
+            n = il.div(c, nport, prm.mport, prm.lport)
             o = c - n * nport
             g = n + prm.lo  # its global id: links, hop rows
             y = c * obs + obh[c]
@@ -53,14 +53,14 @@ def write_phase(t, win, prm, s, hop, nh):
                 flits += 1
                 if win:
                     s.load[n * deg + o] += 1
-                head = f % prm.fl == 0
+                pk = il.div(f, prm.fl, prm.mfl, prm.lfl)
+                head = f == pk * prm.fl
                 if prm.record_hops and head:
-                    pk = f // prm.fl
                     hop[nh, 0], hop[nh, 1], hop[nh, 2] = t, s.pk_pid[pk], g
                     hop[nh, 3], hop[nh, 4] = w, o
                     nh += 1
                 if head:
-                    s.pk_hops[f // prm.fl] += 1
+                    s.pk_hops[pk] += 1
                 if not here:
                     _away(key, f, v, prm.fl, s)
             else:
@@ -73,7 +73,7 @@ def write_phase(t, win, prm, s, hop, nh):
         while word:
             c = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
-            n = c // nport
+            n = il.div(c, nport, prm.mport, prm.lport)
             p = c - n * nport
             m = cq[c * cqs + cqh[c]]
             cqh[c] = il.wrap(cqh[c] + 1, cqs)

@@ -1,0 +1,62 @@
+"""The iq router's run in compiled calls of a growing number of cycles where traffic is light
+(:func:`~mpinet.engine.flit.iq_run.next_block`): the run's results are those of calls of
+64 cycles, packet for packet and cycle for cycle, in fewer calls (docs/iq-router.md
+"Speed")."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from mpinet.engine.flit import iq_run
+from mpinet.engine.flit.engine import FlitEngine
+from mpinet.engine.flit.iq_config import IQConfig
+from mpinet.engine.models import parse_model
+from mpinet.routing import make_router
+from mpinet.routing.vc_policies import make_vc_policy
+from mpinet.topology import from_spec
+from mpinet.workloads import Unicast
+
+
+def _run(rate: float, steps: int, record_hops: bool = False):
+    topo = from_spec("mesh:4,2")
+    m = parse_model("all-port", dict.fromkeys(topo.port_classes, 1))
+    m = replace(m, flit=True, switching="wormhole", flits=5, vcs=4, vc_buffer=4,
+                router="iq", iq=IQConfig(routing_delay=0, input_speedup=2))  # fmt: skip
+    w = Unicast(topo, "uniform", injection="bernoulli", rate=rate, steps=steps, seed=5)
+    eng = FlitEngine(topo, make_router("dor", topo), m, make_vc_policy("any", topo, 4), seed=5,
+                     max_steps=20 * steps, record_hops=record_hops)  # fmt: skip
+    return eng.run(w), eng
+
+
+def test_next_block_grows_on_light_traffic_and_falls_back_under_load():
+    own = 64
+    b = iq_run.BLOCK
+    seen = [b]
+    for _ in range(6):  # 0.3 packets a cycle: doubles to the cap
+        b = iq_run.next_block(b, int(0.3 * b), b, own)
+        seen.append(b)
+    assert seen == [64, 128, 256, 512, 1024, 1024, 1024]
+    cap = 16 * own + 1024
+    assert iq_run.next_block(256, cap + 1, 256, own) == iq_run.BLOCK  # past the budget
+    assert iq_run.next_block(256, cap, 256, own) == 256  # twice as long would be past it
+    assert iq_run.next_block(256, cap // 2, 256, own) == 512
+
+
+@pytest.mark.parametrize(("rate", "steps"), [(0.01, 3000), (0.2, 600)])
+def test_results_do_not_depend_on_the_blocks(monkeypatch, rate, steps):
+    got, eng = _run(rate, steps, record_hops=True)
+    with monkeypatch.context() as mp:
+        mp.setattr(iq_run, "next_block", lambda block, *_: iq_run.BLOCK)
+        want, eng64 = _run(rate, steps, record_hops=True)
+    assert got.steps == want.steps
+    assert got.packets.shape[0] > 0 and (got.packets[:, 4] >= 0).all()  # all delivered
+    for a, b in ((got.packets, want.packets), (got.counters, want.counters),
+                 (got.link_load, want.link_load), (got.hop_rows, want.hop_rows)):  # fmt: skip
+        assert np.array_equal(a, b)
+    if rate < 0.05:  # light: the calls grew
+        assert eng.block_calls < eng64.block_calls / 4, (eng.block_calls, eng64.block_calls)
+    else:
+        assert eng.block_calls <= eng64.block_calls
