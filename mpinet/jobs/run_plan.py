@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mpinet.engine.calendar import QUEUES, eligible
+from mpinet.engine.flit.engine import preload_kernels
 from mpinet.engine.models import Model, parse_model, switching_model
 from mpinet.jobs.iq_job import iq_model
 from mpinet.jobs.resources import load_network, plan_run
@@ -65,6 +66,7 @@ def plan(
     trace_path = _trace_target(job, out, force)  # refused before any work
     check_settings(job, out)
     plan_run(job, topo, ranks, ranks_here, trace_path=trace_path)
+    preload_kernels(job.model, ranks)  # the flit steps' kernel loads while the rest is built
     # the workload's checks that need only the topology first, then the router's and the
     # model's, then the workload's build, which needs both
     workload = make_workload(job.workload["kind"], job.workload, topo=topo, seed=job.seed)

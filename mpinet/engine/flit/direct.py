@@ -14,20 +14,40 @@ kernel and key for the process: a later run's first call, and every call after i
 nothing. On a key not seen yet the types are numba's own (:func:`arg_type`: numba's
 ``typeof`` of each leaf, a tuple's type built from its members as numba's ``typeof`` builds
 it) and the entry point comes from ``Dispatcher.compile`` (numba's cache, or a compilation).
+
+A fresh process still paid, at the first call, numba's load of the kernel from its cache
+(3-4 ms for ``chunk.run_steps``) and the typing of its arguments (1-2 ms): together as much
+as a small run's steps (docs/performance.md, "A fresh run's fixed cost", seventh pass). So
+each key met is kept on disk with its types, beside numba's cache of the kernel
+(:func:`remember`, :func:`memo`: the newest :data:`KEEP`, valid while numba's stamp of the
+kernel's sources is), and :func:`preload` loads the newest one's kernel from numba's cache
+in a thread while the job is still being set up: the first call then finds its entry point
+by key, typing nothing, and waits for the thread if it is still loading (that wait is the
+caller's time: the engine's).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import pickle
+import threading
 from typing import Any
 
+import numba
 import numpy as np
 from numba.core import types
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.typing.typeof import Purpose, typeof
 
 #: the entry point of each (kernel, :func:`fingerprint`) met in this process
 _ENTRIES: dict = {}
 #: numba's type of each leaf key met (:func:`arg_type`)
 _LEAVES: dict = {}
+#: the keys kept on disk per kernel (:func:`remember`), newest first
+KEEP = 8
+#: the thread of :func:`preload` while it runs (a first call with a new key waits for it)
+_THREAD: list = []
 
 
 def _leaf_key(a: Any) -> Any:
@@ -99,8 +119,97 @@ class Direct:
                 self.entry = cres.entry_point
             return out
         entry = _ENTRIES.get((self.fn, key))
+        if entry is None and _THREAD:  # the preload may be loading it: wait (engine time)
+            _THREAD[0].join()
+            entry = _ENTRIES.get((self.fn, key))
         if entry is None:
-            entry = self.fn.compile(tuple(arg_type(a) for a in args))
+            sig = tuple(arg_type(a) for a in args)
+            entry = self.fn.compile(sig)
             _ENTRIES[(self.fn, key)] = entry
+            remember(self.fn, key, sig)
         self.entry = entry
         return entry(*args)
+
+
+def _memo_file(fn: Any) -> tuple[str, Any] | None:
+    """The path of ``fn``'s kept keys and the stamp they are valid under (numba's version and
+    its stamp of the kernel's sources, mpinet's files included: numba_cache); None for a
+    kernel without numba's on-disk cache."""
+    cache = getattr(fn, "_cache", None)
+    impl, index = getattr(cache, "_impl", None), getattr(cache, "_cache_file", None)
+    if impl is None or index is None:
+        return None
+    path = os.path.join(cache._cache_path, f"{impl.filename_base}.mpinet-keys")
+    return path, (numba.__version__, index._source_stamp)
+
+
+def memo(fn: Any) -> list:
+    """``fn``'s kept ``(key, types)``, newest first; empty when none are valid (another
+    stamp, a file unreadable by this code)."""
+    where = _memo_file(fn)
+    if where is None:
+        return []
+    try:
+        with open(where[0], "rb") as f:
+            stamp, rows = pickle.load(f)
+    except (OSError, EOFError, AttributeError, ImportError, TypeError, ValueError,
+            pickle.UnpicklingError):  # fmt: skip
+        return []
+    return list(rows) if stamp == where[1] else []
+
+
+def remember(fn: Any, key: Any, sig: tuple) -> None:
+    """Keep ``key`` and its types first in ``fn``'s file (atomically replaced; a file that
+    cannot be written is no error: the next process types the arguments again)."""
+    where = _memo_file(fn)
+    if where is None:
+        return
+    rows = [(key, sig)] + [r for r in memo(fn) if r[0] != key]
+    tmp = f"{where[0]}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            pickle.dump((where[1], rows[:KEEP]), f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, where[0])
+    except (OSError, pickle.PicklingError):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def load_cached(fn: Any, sig: tuple) -> Any:
+    """``fn``'s entry point for the types ``sig`` from numba's cache, as ``Dispatcher.compile``
+    loads it, never compiling; None when the cache does not hold it."""
+    with global_compiler_lock:
+        cres = fn.overloads.get(sig)
+        if cres is None:
+            cres = fn._cache.load_overload(sig, fn.targetctx)
+            if cres is None:
+                return None
+            fn._cache_hits[sig] += 1
+            if not cres.objectmode:
+                fn.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+            fn.add_overload(cres)
+        return cres.entry_point
+
+
+def _load(fns: tuple) -> None:
+    for fn in fns:
+        try:
+            rows = memo(fn)
+            if rows and (fn, rows[0][0]) not in _ENTRIES:
+                entry = load_cached(fn, rows[0][1])
+                if entry is not None:
+                    _ENTRIES.setdefault((fn, rows[0][0]), entry)
+        except Exception:  # noqa: BLE001 - an optimisation: the first call loads it itself
+            pass
+
+
+def preload(fns: tuple) -> None:
+    """Load, in a thread, the entry point of each kernel of ``fns`` for its newest kept key
+    (:func:`memo`) from numba's cache: what a fresh process's first call would load. At
+    most one thread at a time; kernels without a kept key are left to their first call."""
+    if _THREAD and _THREAD[0].is_alive():
+        return
+    _THREAD.clear()
+    th = threading.Thread(target=_load, args=(fns,), name="mpinet-preload")
+    _THREAD.append(th)
+    th.start()

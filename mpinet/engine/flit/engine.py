@@ -30,7 +30,7 @@ import numpy as np
 
 from mpinet.engine.comm import block_bounds, resolve, sum_op
 from mpinet.engine.exchange import exchange_packets
-from mpinet.engine.flit import chunk, results, step_end
+from mpinet.engine.flit import chunk, direct, rank_loop, results, step_end
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
@@ -49,6 +49,19 @@ from mpinet.topology.base import Topology
 
 #: the kernels' code of each switching mode
 MODES = dict(zip(SWITCHING, (fk.SAF, fk.CUT, fk.WORM), strict=True))
+#: the switching keys of a job's [model] (any of them given: the flit engine, most likely)
+FLIT_KEYS = ("switching", "flits", "vcs", "vc_buffer", "vc_policy")
+
+
+def preload_kernels(model: dict, ranks: int) -> None:
+    """Start loading the compiled steps' kernel of a flit run on ``ranks`` ranks from numba's
+    cache in a thread (:func:`~mpinet.engine.flit.direct.preload`), as soon as the job's
+    ``model`` keys say it will most likely run here: its load then overlaps the job's set-up
+    instead of starting the engine's time (docs/performance.md, "A fresh run's fixed cost",
+    seventh pass). Not for ``model.router = "iq"`` (kernels of their own)."""
+    if model.get("router") == "iq" or all(model.get(k) is None for k in FLIT_KEYS):
+        return
+    direct.preload((chunk.run_steps,) if ranks == 1 else (rank_loop.run_block,))
 
 
 class FlitEngine:
