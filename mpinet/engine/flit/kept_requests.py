@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from mpinet.engine.flit.kernels import LA_BUF, LA_SEG, older
+from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
 from mpinet.engine.flit.layout import DEST, SAF, quotient, vc_id
 from mpinet.engine.flit.port_demand import mark_link
 from mpinet.prefetch import prefetch
@@ -276,7 +276,8 @@ def mark_moved(na, prm, segs, links, bufs, so, inc, c_cred, c_rel, c_local):
     """List what the step's moves may have changed, after ``settle`` and before the routing
     (a drained segment's buffer still readable): the buffers of the requests the ``na``
     allowed links were given (their flits left, a tail drained them) and those whose front
-    segment received flits or a new head; the allowed links, and the links whose VC got
+    segment received its first flits (a new head), flits when it had none, or under
+    store-and-forward its last; the allowed links, and the links whose VC got
     credits back while below ``need`` or was released, to recount (a request that came or
     went, or a new front, lists its link in :func:`settle_buffers`)."""
     bflag, dbuf, ndb, flag, dirty, nd = inc.bflag, inc.dbuf, inc.ndb, inc.flag, inc.dirty, inc.nd
@@ -287,10 +288,13 @@ def mark_moved(na, prm, segs, links, bufs, so, inc, c_cred, c_rel, c_local):
         mark_link(touched[j], flag, dirty, nd)
     for i in range(inc.nrq[0]):
         mark_buffer(seg_buf[rq[i]], bflag, dbuf, ndb)
-    for i in range(cnt[c_local]):
-        b = local[i, LA_BUF]
-        if head[b] == local[i, LA_SEG]:  # behind the front: no request before or after
-            mark_buffer(b, bflag, dbuf, ndb)
+    saf, flits, nvcbuf = prm.mode == SAF, prm.flits, prm.nvcbuf
+    seg_cnt, seg_recv = segs.cnt, segs.recv
+    for i in range(cnt[c_local]):  # a front's first flits, or its last under store-and-forward
+        s, n, b = local[i, LA_SEG], local[i, LA_N], local[i, LA_BUF]
+        if head[b] == s and (seg_cnt[s] == n or seg_recv[s] == n
+                             or (saf and b < nvcbuf and seg_recv[s] == flits)):  # fmt: skip
+            mark_buffer(b, bflag, dbuf, ndb)  # else: a request before and after (or none)
     for i in range(cnt[c_cred]):  # a buffer returns credits once a step: one row per VC
         k, n = cred_l[i, 0], cred_l[i, 1]
         if credit[k] - n < need:  # applied by settle: the credits before were these
