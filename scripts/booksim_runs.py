@@ -321,6 +321,19 @@ class BookSim:
         }  # fmt: skip
 
 
+def run_args(a: argparse.Namespace, spec: str, flits: int, rate: float, cycles: int,
+             flit: bool) -> list[str]:  # fmt: skip
+    """``mpinet run``'s arguments for a speed row: ``rate`` in mpinet's packets per node per
+    step (its uniform excludes the source), ``cycles`` steps, the row's model."""
+    args = ["run", "--topology", spec, "--router", "anynet-min", "--seed", str(a.seed)]
+    args += ["--set", "workload.injection=bernoulli", "--set", f"workload.steps={cycles}"]
+    args += ["--set", f"workload.rate={rate:.9g}", "--json"]
+    args += (
+        [f"--set=model.buffer={a.vcs * a.vc_buffer}"] if not flit else model_args(a, flits, True)
+    )
+    return args
+
+
 def speed(
     bs: BookSim, spec: str, flits: int, rate: float, flit: bool, mpinet_only: dict | None = None
 ) -> dict:
@@ -333,13 +346,8 @@ def speed(
         return out
     # ejected flits x router-to-router hops (BookSim's hops count routers; self packets 1)
     out["booksim_flit_hops"] = row["accepted_flits"] * n * row["cycles"] * (row["hops"] - 1)
-    args = ["run", "--topology", spec, "--router", "anynet-min", "--seed", str(a.seed)]
-    args += ["--set", "workload.injection=bernoulli", "--set", f"workload.steps={row['cycles']}"]
     # mpinet's uniform excludes the source: the same link traffic at rate x (N - 1) / N
-    args += ["--set", f"workload.rate={rate * (n - 1) / n:.9g}", "--json"]
-    args += (
-        [f"--set=model.buffer={a.vcs * a.vc_buffer}"] if not flit else model_args(a, flits, True)
-    )
+    args = run_args(a, spec, flits, rate * (n - 1) / n, row["cycles"], flit)
     t0 = time.perf_counter()
     doc = json.loads(mpinet(args, a.timeout).stdout)
     hops = doc["stats"].get("flit_hops", doc["stats"]["transmissions"])  # flits, once counted

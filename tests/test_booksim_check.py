@@ -240,6 +240,55 @@ def test_speed_row_steps_down_past_booksims_saturation(monkeypatch):
     assert len(bs.rates) == 1 and r["past"] == [] and "— (timeout)" in bsp.table([r])[-1]
 
 
+def test_speed_row_primes_numba_cache_with_the_fresh_runs_command(monkeypatch):
+    """Before the timed fresh run, the same ``mpinet run`` for at most PRIME_STEPS steps (so
+    the fresh run loads its kernels instead of compiling them); a fresh run that compiled
+    anyway is marked in the table; no mpinet run where BookSim gave no cycle count."""
+    import booksim_speed as bsp
+
+    a = bsp.speed_args(args("--speed-table", "--vcs", "2"))
+    a.row_loads = {}
+    calls = []
+
+    def mpinet(cmd, timeout, check=True):
+        calls.append(cmd)
+        doc = {"stats": {"flit_hops": 1000, "transmissions": 1000}, "engine_seconds": 0.5}
+        return subprocess.CompletedProcess(cmd, 0, json.dumps(doc), "")
+
+    monkeypatch.setattr(br, "mpinet", mpinet)
+    monkeypatch.setattr(bsp, "warm", lambda *x: {"engine_seconds": 0.1, "flit_hops": 1000})
+    mtimes = iter([5.0, 5.0, 5.0, 6.0])  # before / after the fresh run, twice
+    monkeypatch.setattr(bsp, "newest_cache", lambda: next(mtimes))
+    bs = FakeBookSim(1.0)
+    bs.a, bs.nodes = a, lambda spec: 8
+    r = bsp.row(bs, "hypercube:3", 16, a)
+    assert len(calls) == 2 and calls[0][0] == "run"
+    primed, fresh = calls
+    i = fresh.index("workload.steps=2000")  # BookSim's cycles
+    assert primed[i] == f"workload.steps={bsp.PRIME_STEPS}" < fresh[i]
+    assert primed[:i] + primed[i + 1 :] == fresh[:i] + fresh[i + 1 :]
+    assert "model.flits=16" in fresh and "model.switching=wormhole" in fresh
+    assert r["mpinet"][0]["compiled"] is False and "(compiled)" not in bsp.table([r])[-1]
+    r = bsp.row(bs, "hypercube:3", 16, a)
+    assert "| 0.500 (compiled) / 0.100 |" in bsp.table([r])[-1]
+    calls.clear()
+    r = bsp.row(FakeBookSim(0.0, status="timeout"), "hypercube:3", 16, a)
+    assert calls == [] and r["mpinet"] == []
+
+
+def test_newest_cache_reads_numba_files_only(tmp_path):
+    """The newest modification time of ``*.nbi`` / ``*.nbc`` files in any subdirectory."""
+    import booksim_speed as bsp
+
+    assert bsp.newest_cache(tmp_path) == 0.0
+    (tmp_path / "a" / "__pycache__").mkdir(parents=True)
+    for name, t in (("a/__pycache__/k.nbi", 100.0), ("a/__pycache__/k.1.nbc", 200.0),
+                    ("a/__pycache__/k.pyc", 900.0), ("b.nbi", 150.0)):  # fmt: skip
+        (tmp_path / name).write_text("")
+        os.utime(tmp_path / name, (t, t))
+    assert bsp.newest_cache(tmp_path) == 200.0
+
+
 def test_speed_from_puts_stored_rows_in_one_block(tmp_path):
     """``--speed-from``: the rows of two runs in the order of --specs x --speed-flits, the file
     named last winning a row both hold; no BookSim needed; a file that is not rows: exit 2."""

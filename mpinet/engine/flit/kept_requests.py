@@ -31,7 +31,7 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
-from mpinet.engine.flit.layout import DEST, SAF, quotient, vc_id
+from mpinet.engine.flit.layout import SAF, can_move, quotient
 from mpinet.engine.flit.port_demand import mark_link
 from mpinet.prefetch import prefetch
 
@@ -52,23 +52,6 @@ def _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out):
     if link < 0 or seg_cnt[s] <= 0 or (saf and b < nvcbuf and seg_recv[s] < flits):
         return link, NONE
     return link, link - quotient(link, deg, rdeg) * deg
-
-
-@njit(cache=True, inline="always")
-def _movable(s, link, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held, credit, pkt_dst):
-    """Whether request ``s`` on ``link`` can move (the test of ``port_choice.movable``)."""
-    ovc = seg_ovc[s]
-    if ovc == DEST:
-        return True
-    if ovc >= 0:
-        return credit[vc_id(link, ovc, nvc)] > 0
-    if nbt[link] == pkt_dst[seg_pkt[s]]:
-        return True
-    for v in range(seg_vlo[s], seg_vhi[s]):
-        k = vc_id(link, v, nvc)
-        if held[k] == 0 and credit[k] >= need:
-            return True
-    return False
 
 
 @njit(cache=True, inline="always")
@@ -135,7 +118,7 @@ def _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt, seg_vlo
     c = 0
     b = lhead[link]
     while b >= 0:
-        if bport[b] >= 0 and _movable(head[b], link, nvc, need, seg_ovc, seg_pkt, seg_vlo,
+        if bport[b] >= 0 and can_move(link, head[b], nvc, need, seg_ovc, seg_pkt, seg_vlo,
                                       seg_vhi, nbt, held, credit, pkt_dst):  # fmt: skip
             c += 1
         b = bnext[b]
@@ -247,7 +230,7 @@ def collect_port(port, prm, segs, pkts, links, bufs, so, inc):
                 # a request older than the best (of its packet, nearer the head) that can move
                 if (bport[x] >= 0 and (best < 0 or older(pkt_inj, pkt_pid, p, bp)
                                        or (p == bp and seg_hops[s] > bh))
-                        and _movable(s, link, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt,
+                        and can_move(link, s, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt,
                                      held, credit, pkt_dst)):  # fmt: skip
                     best, bp, bh = s, p, seg_hops[s]
                 x = bnext[x]
@@ -377,7 +360,7 @@ def check(prm, segs, pkts, links, bufs, inc):
             m += 1
             if breq[x] != link:
                 bad = True
-            elif bport[x] >= 0 and _movable(head[x], link, nvc, need, seg_ovc, seg_pkt,
+            elif bport[x] >= 0 and can_move(link, head[x], nvc, need, seg_ovc, seg_pkt,
                                             seg_vlo, seg_vhi, nbt, held, credit,
                                             pkt_dst):  # fmt: skip
                 c += 1

@@ -72,6 +72,7 @@ from mpinet.engine.flit.layout import (  # noqa: F401
     W_STATE,
     W_WIDTH,
     WORM,
+    allocate_vc,
     link_node,
     link_port,
     vc_id,
@@ -188,21 +189,6 @@ def collect(prm, segs, pkts, links, bufs, so):
         lstart[link] = pos
         pos += m
     return nt
-
-
-@njit(cache=True, inline="always")
-def allocate_vc(link, s, p, nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held, credit):
-    """VC allocation for a head about to cross ``link``: ``DEST`` into its destination,
-    else the lowest VC its policy allows that no packet holds and that has the credits a
-    head needs (``need``), else ``NO_VC`` (start-of-step state: nothing moved this step
-    changes the answer, as credits and releases are applied after the moves)."""
-    if nbt[link] == pkt_dst[p]:
-        return DEST
-    for v in range(seg_vlo[s], seg_vhi[s]):
-        k = vc_id(link, v, nvc)
-        if held[k] == 0 and credit[k] >= need:
-            return v
-    return NO_VC
 
 
 @njit(cache=True, error_model="numpy", _nrt=False, forceinline=True)

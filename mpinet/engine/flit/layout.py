@@ -137,6 +137,37 @@ def vc_id(link, v, nvc):
 
 
 @njit(cache=True, inline="always")
+def allocate_vc(link, s, p, nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held, credit):
+    """VC allocation for a head about to cross ``link``: ``DEST`` into its destination,
+    else the lowest VC its policy allows that no packet holds and that has the credits a
+    head needs (``need``), else ``NO_VC`` (start-of-step state: nothing moved this step
+    changes the answer, as credits and releases are applied after the moves)."""
+    if nbt[link] == pkt_dst[p]:
+        return DEST
+    for v in range(seg_vlo[s], seg_vhi[s]):
+        k = vc_id(link, v, nvc)
+        if held[k] == 0 and credit[k] >= need:
+            return v
+    return NO_VC
+
+
+@njit(cache=True, inline="always")
+def can_move(link, s, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held, credit,
+             pkt_dst):  # fmt: skip
+    """Whether request ``s`` (a front segment with flits) can move flits over ``link`` now:
+    into its destination, on its VC with a credit, or a head for which :func:`allocate_vc`
+    finds a VC (start-of-step state). The one test of the port models' choices and of
+    ``move``'s VC allocation; inlined (numba IR), so no call counts references."""
+    ovc = seg_ovc[s]
+    if ovc == DEST:
+        return True
+    if ovc >= 0:
+        return credit[vc_id(link, ovc, nvc)] > 0
+    return allocate_vc(link, s, seg_pkt[s], nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held,
+                       credit) != NO_VC  # fmt: skip
+
+
+@njit(cache=True, inline="always")
 def buffer_node(b, span, lo):
     """The node of VC buffer ``b`` (``span = degree * V``)."""
     return b // span + lo

@@ -42,6 +42,7 @@ from mpinet.engine.flit.layout import (
     W_SRC,
     W_STATE,
     W_WIDTH,
+    allocate_vc,
     link_node,
     link_port,
     vc_id,
@@ -104,17 +105,11 @@ def move_links(t, nt, in_window, flits, nvc, need, deg, lo, nvcbuf, record_hops,
             ovc = seg_ovc[s]
             # -- VC allocation (a head) ---------------------------------------------
             first = ovc == NO_VC
-            if first:  # allocate_vc, written out (an inlined call reference-counts its arrays)
-                if nbt[link] == pkt_dst[p]:
-                    ovc = DEST
-                else:
-                    for v in range(seg_vlo[s], seg_vhi[s]):
-                        k = vc_id(link, v, nvc)
-                        if held[k] == 0 and credit[k] >= need:
-                            ovc = v
-                            break
-                    if ovc == NO_VC:
-                        continue
+            if first:
+                ovc = allocate_vc(link, s, p, nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held,
+                                  credit)  # fmt: skip
+                if ovc == NO_VC:
+                    continue
             n = min(seg_cnt[s], capl)
             if ovc >= 0:
                 n = min(n, credit[vc_id(link, ovc, nvc)])

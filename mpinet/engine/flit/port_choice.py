@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mpinet.engine.flit.layout import ALL, DEST, KPORT, SDC, quotient, vc_id
+from mpinet.engine.flit.layout import ALL, KPORT, SDC, can_move, quotient
 from mpinet.prefetch import prefetch
 
 
@@ -23,7 +23,7 @@ def movable(nt, prm, segs, pkts, links, so, first, demand):
     movable request (-1: none), the bucket read up to it; sdc, any movable request's index
     along its chain, and ``demand[port]`` counts the movable requests per port (the port's
     choice needs no order). A request can move if it has a VC with credits, or is a head
-    into its destination, or a head for which :func:`allocate_vc` finds a VC."""
+    into its destination, or a head for which ``allocate_vc`` finds a VC (``can_move``)."""
     nvc, need, deg = prm.nvc, prm.need, prm.deg
     sdc = prm.kind == SDC
     rdeg = 1.0 / deg
@@ -44,21 +44,8 @@ def movable(nt, prm, segs, pkts, links, so, first, demand):
             elif i > 0:
                 x = rq_prev[x]  # sdc: the chain, any order
             s = rq[x]
-            ovc = seg_ovc[s]
-            if ovc == DEST:
-                ok = True
-            elif ovc >= 0:
-                ok = credit[vc_id(link, ovc, nvc)] > 0
-            elif nbt[link] == pkt_dst[seg_pkt[s]]:
-                ok = True
-            else:  # allocate_vc, written out (an inlined call reference-counts its arrays)
-                ok = False
-                for v in range(seg_vlo[s], seg_vhi[s]):
-                    k = vc_id(link, v, nvc)
-                    if held[k] == 0 and credit[k] >= need:
-                        ok = True
-                        break
-            if ok:
+            if can_move(link, s, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held, credit,
+                        pkt_dst):  # fmt: skip
                 if first[j] < 0:
                     first[j] = x
                 if not sdc:
@@ -130,20 +117,9 @@ def oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt, seg_vlo,
     first, as :func:`movable` reads it under k-port), -1 if none."""
     a = lstart[link]
     for x in range(a, a + lreq[link]):
-        s = rq[x]
-        ovc = seg_ovc[s]
-        if ovc == DEST:
+        if can_move(link, rq[x], nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held, credit,
+                    pkt_dst):  # fmt: skip
             return x
-        if ovc >= 0:
-            if credit[vc_id(link, ovc, nvc)] > 0:
-                return x
-        elif nbt[link] == pkt_dst[seg_pkt[s]]:
-            return x
-        else:
-            for v in range(seg_vlo[s], seg_vhi[s]):
-                k = vc_id(link, v, nvc)
-                if held[k] == 0 and credit[k] >= need:
-                    return x
     return -1
 
 
