@@ -1,10 +1,12 @@
-"""sdc's demand kept between steps (mpinet/engine/flit/port_demand.py; issue 33, the port
-models within 1.5x of all-port): at every step of random sdc runs the kept counts (per link
-its movable requests, per port their sum) equal a count made afresh, and the runs equal the
-step-by-step path row for row. A state whose links are never listed for a recount is caught
-by the same check, so the check can fail. The runs also hold ``oldest_only`` (each allowed
-link of capacity 1 keeps only its oldest movable request) to the step-by-step path's sorted
-buckets, with links of capacity 2 and 3 beside."""
+"""sdc's requests and demand kept between steps (mpinet/engine/flit/kept_requests.py,
+port_demand.py; issue 33, the port models within 1.5x of all-port): at every step of random
+sdc runs each buffer's kept request, each link's list of requesting buffers and the kept
+counts (per link its movable requests, per port their sum) equal a fresh read, and the runs
+equal the step-by-step path row for row. A state whose links are never listed for a
+recount, or whose buffers are never read again, is caught by the same check, so the check
+can fail. The runs also hold the allowed links of capacity 1 (only their oldest movable
+request given to ``move``) to the step-by-step path's sorted buckets, with links of
+capacity 2 and 3 beside."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ SPECS = (("hypercube:4", "anynet-min"), ("star:4", "shortest"), ("ms:2,2", "shor
 MODES = ("store-and-forward", "cut-through", "wormhole")
 
 
-def run_checked(monkeypatch, p, compiled, *, never_listed=False):
+def run_checked(monkeypatch, p, compiled, *, never_listed=False, never_read=False):
     """The run's record and its compiled steps' demand state (None on the step path)."""
     made = []
 
@@ -31,6 +33,8 @@ def run_checked(monkeypatch, p, compiled, *, never_listed=False):
             super().__init__(eng)
             if never_listed:  # every link looks listed already: none is ever recounted
                 self.inc.flag[:] = 1
+            if never_read:  # every buffer looks listed already: none is ever read again
+                self.inc.bflag[:] = 1
             made.append(self)
 
     monkeypatch.setattr(chunk, "Steps", Checked)
@@ -68,12 +72,18 @@ def test_a_link_never_recounted_is_caught(monkeypatch):
     assert inc.chk[1] > 100 and inc.chk[2] > 10
 
 
+def test_a_buffer_never_read_again_is_caught(monkeypatch):
+    p = bernoulli_plan("hypercube:4", "anynet-min", "sdc", "wormhole", 0.05, 200)
+    _, inc = run_checked(monkeypatch, p, True, never_read=True)
+    assert inc.chk[1] > 100 and inc.chk[2] > 10
+
+
 @pytest.mark.parametrize(("spec", "router", "capacity"),
                          [("ccc:3", "shortest", {"cycle": 2}),
                           ("hypercube:4", "anynet-min", {"cube": 3})])  # fmt: skip
 def test_links_of_capacity_above_one_keep_their_sorted_bucket(monkeypatch, spec, router, capacity):
-    """``oldest_only`` keeps only the oldest movable request of a link of capacity 1; a link
-    of more serves several a step, in order, so it keeps them all (ccc:3 mixes both)."""
+    """An allowed link of capacity 1 is given only its oldest movable request; a link of more
+    serves several a step, in order, so it is given them all (ccc:3 mixes both)."""
     sets = [(["topology"], spec), (["router", "name"], router), (["trace", "level"], "none"),
             (["model", "kind"], "sdc"), (["model", "switching"], "wormhole"),
             (["model", "flits"], 3), (["model", "vcs"], 2), (["model", "vc_buffer"], 2),

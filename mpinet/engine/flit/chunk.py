@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import deadlock_live as dl
+from mpinet.engine.flit import kept_requests as kr
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import look_search as ls
 from mpinet.engine.flit import port_demand as pd
@@ -118,20 +119,23 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             return t - 1
         if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
             fs.sort_active(bufs.act, bufs.nact[0], so.rq)
-        nt = fk.collect(prm, segs, pkts, links, bufs, so)
         sdc = -1
-        na = nt  # the links move visits: sdc's allowed ones, moved to the front
-        if prm.kind == fk.SDC:  # one rank: the demand is the rank's, kept between steps
-            pd.recount(nt, t == t0 + 1, prm, segs, pkts, links, so, inc)
+        if prm.kind == fk.SDC:  # one rank: the demand is the rank's; requests kept
+            if t == t0 + 1 or inc.chk[3]:  # afresh; else recounted at the last step's end
+                inc.chk[3] = 0
+                kr.rebuild(prm, segs, bufs, inc)
+                kr.recount(True, prm, segs, pkts, links, bufs, inc)
             if inc.chk[0]:
-                pd.check(nt, prm, segs, pkts, links, so, inc)
+                kr.check(prm, segs, pkts, links, bufs, inc)
             sdc = fk.sdc_port(inc.dem)
-            na = pd.allow_port(nt, sdc, prm, so, inc)
-            pd.oldest_only(na, prm, segs, pkts, links, so)  # move sorts no chain
-        elif prm.kind == fk.ALL:  # every touched link (no call: a call's bundles cost)
-            so.allow[:nt] = True
-        else:  # k-port, one-port: port_model's choice (the denied links emptied)
-            na = kport_deny(nt, t, prm, segs, pkts, links, so, inc)
+            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)
+        else:
+            nt = fk.collect(prm, segs, pkts, links, bufs, so)
+            na = nt  # the links move visits: k-port's allowed ones, moved to the front
+            if prm.kind == fk.ALL:  # every touched link (no call: a call's bundles cost)
+                so.allow[:nt] = True
+            else:  # k-port, one-port: port_model's choice (the denied links emptied)
+                na = kport_deny(nt, t, prm, segs, pkts, links, so, inc)
         for c in range(fk.NCOUNT):
             if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
                 cnt[c] = 0
@@ -145,8 +149,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             status[0], status[1], status[2] = MODEL_ERR, t, sdc
             return t
         if prm.kind == fk.SDC:
-            pd.mark_moves(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL,
-                          fk.C_DRAIN)  # fmt: skip
+            kr.mark_moved(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL)
         for i in range(nh):  # injected at their destination: delivered now
             r = cnt[fk.C_DELIV]
             deliv[r, 0], deliv[r, 1] = inj.hpid[ha + i], inj.hsrc[ha + i]
@@ -158,7 +161,9 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
                                       links, bufs, so, status, so.route, so.rhdr):  # fmt: skip
             return t
         if prm.kind == fk.SDC:
-            pd.mark_routed(nnew + ni, so, inc)
+            kr.mark_injected(nnew, ni, prm, so, inc)
+            kr.settle_buffers(prm, segs, bufs, inc)
+            kr.recount(False, prm, segs, pkts, links, bufs, inc)  # while the moves' are hot
         flits, ndel = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
         rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh
         rows[k, R_CROSS], rows[k, R_WORK] = cnt[fk.C_CROSS] - x0, bufs.nact[0]
@@ -247,7 +252,8 @@ class Steps(InjectionBlocks):
         self.lscr: tuple = ()  # and its search's scratch (look_search.scratch)
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
         #: sdc's demand between steps (port_demand); ``check``: compared every step (tests)
-        self.inc = pd.make_demand(st.block * deg, deg, check=getattr(eng, "check_demand", False))
+        nbuf = st.bhead.size if eng.prm.kind == fk.SDC else 0  # sdc keeps its requests
+        self.inc = pd.make_demand(st.block * deg, deg, getattr(eng, "check_demand", False), nbuf)
         self.c_run = Direct(run_steps)  # the dispatch typed ~70 arrays a call: 2 ms a run
         #: the injections drawn in the steps (step_draws), and the arrays they fill: made
         #: at the first call (the workload's); ``most``: the most a step drew so far

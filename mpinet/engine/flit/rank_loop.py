@@ -39,8 +39,8 @@ from numba import njit
 from mpinet.engine.comm import park, stopping, sum_op
 from mpinet.engine.flit import chunk
 from mpinet.engine.flit import deadlock_live as dl
+from mpinet.engine.flit import kept_requests as kq
 from mpinet.engine.flit import kernels as fk
-from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import rank_looks as lk
 from mpinet.engine.flit import ranks as rk
 from mpinet.engine.flit import route_carry as rc
@@ -166,12 +166,17 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
         if 0 < m <= so.route.shape[1]:  # in the scratch, as run_steps routes (no allocation)
             ok = sr.route_in(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
                               so, err, so.route, so.rhdr)  # fmt: skip
-            if ok and prm.kind == fk.SDC:
-                pd.mark_routed(m, so, inc)
+            if ok and prm.kind == fk.SDC:  # the kept requests read again, recounted
+                kq.mark_injected(heads, ni, prm, so, inc)
+                kq.settle_buffers(prm, segs, bufs, inc)
+                kq.recount(False, prm, segs, pkts, links, bufs, inc)
         elif m:
             ok = sr.route(t, heads, ni, ia, inj, rule, vrule, prm, segs, pkts, links, bufs,
                              so, err)  # fmt: skip
-            inc.chk[3] = 1  # routed outside the scratch: the next step counts afresh
+            inc.chk[3] = 1  # routed outside the scratch: the next step reads afresh
+        elif ok and prm.kind == fk.SDC:  # nothing routed
+            kq.settle_buffers(prm, segs, bufs, inc)
+            kq.recount(False, prm, segs, pkts, links, bufs, inc)
         lag[0], lag[1], lag[2] = 1, 0 if ok else 1, bufs.nact[0]
         rows[kr, chunk.R_FLITS], rows[kr, chunk.R_DELIV] = tot[rk.K_FLITS], tot[rk.K_DELIV]
         rows[kr, chunk.R_INJ], rows[kr, chunk.R_CROSS] = tot[rk.K_INJ], tot[rk.K_CROSS]

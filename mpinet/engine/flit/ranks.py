@@ -39,6 +39,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import chunk, step_end
+from mpinet.engine.flit import kept_requests as kr
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import state as fs
@@ -142,19 +143,24 @@ def step_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def post_demand(fns, hnd, t, prm, segs, pkts, links, bufs, so, net, err, inc):
-    """sdc: the step's requests and this rank's movable ones per port (none on a failed rank)
-    in ``net.dem``, their sum over the ranks posted; returns the requests. The rank's counts
-    are kept between steps in ``inc`` (:mod:`~mpinet.engine.flit.port_demand`, as on one
-    rank): recounted on the links listed since the last step."""
+    """sdc: this rank's movable requests per port (none on a failed rank) in ``net.dem``,
+    their sum over the ranks posted; returns 0. The rank's requests and counts are kept
+    between steps in ``inc`` (:mod:`~mpinet.engine.flit.kept_requests`, as on one rank):
+    read afresh at a block's first step (``inc.chk[3]``), else recounted at the end of the
+    step before."""
     comm, i64, opsum = hnd
     dem = net.dem[: prm.deg]
     dem[:] = 0
     nt = 0
     if err[0] == 0:
-        nt = requests(t, prm, segs, pkts, links, bufs, so)
-        pd.recount(nt, False, prm, segs, pkts, links, so, inc)
+        if t % 8 == 0:  # buffers in id order, as the other paths sort them
+            fs.sort_active(bufs.act, bufs.nact[0], so.rq)
+        if inc.chk[3]:
+            inc.chk[3] = 0
+            kr.rebuild(prm, segs, bufs, inc)
+            kr.recount(True, prm, segs, pkts, links, bufs, inc)
         if inc.chk[0]:
-            pd.check(nt, prm, segs, pkts, links, so, inc)
+            kr.check(prm, segs, pkts, links, bufs, inc)
         for q in range(prm.deg):  # a loop: a slice copy allocates (no NRT here)
             dem[q] = inc.dem[q]
     net.sent[0] += 8 * prm.deg
@@ -171,10 +177,9 @@ def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status
     counters so far in ``mine``; returns the heads that reached a local node (``so.new``)."""
     cnt = so.cnt
     sdc = -1
-    if prm.kind == fk.SDC:
-        nt, sdc = status[2], status[3]
-        na = pd.allow_port(nt, sdc, prm, so, inc)
-        pd.oldest_only(na, prm, segs, pkts, links, so)
+    if prm.kind == fk.SDC:  # the port's requests, kept (post_demand)
+        sdc = status[3]
+        nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)
     else:
         if t % 8 == 0:  # buffers in id order, as the other paths sort them
             fs.sort_active(bufs.act, bufs.nact[0], so.rq)
@@ -194,8 +199,7 @@ def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status
         links.nreq[so.touched[j]] = 0
     nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
     if prm.kind == fk.SDC:
-        pd.mark_moves(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL,
-                      fk.C_DRAIN)  # fmt: skip
+        kr.mark_moved(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL)
     pack(prm, so, ex)
     mine[K_FLITS], mine[K_DELIV] = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
     mine[K_CROSS] = cnt[fk.C_CROSS] - x0
@@ -204,9 +208,9 @@ def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def mark_taken(prm, segs, links, bufs, ex, inc):
-    """sdc: list the links whose counts :func:`take_in` may have changed: those whose VCs got
-    credits from other ranks, and the output links of the fronts of the buffers that received
-    flits (a head that came is routed later: its link is listed with the routing's)."""
+    """sdc: list what :func:`take_in` may have changed: the links whose VCs got credits from
+    other ranks, to recount, and the buffers that received flits, to read again
+    (:func:`~mpinet.engine.flit.kept_requests.settle_buffers`, after the routing)."""
     nvc, width, base = prm.nvc, ex.width, prm.lo * prm.deg * prm.nvc
     flag, dirty, nd = inc.flag, inc.dirty, inc.nd
     nb = 0
@@ -217,9 +221,7 @@ def mark_taken(prm, segs, links, bufs, ex, inc):
             pd.mark_link((m[a + 2 * c] - base) // nvc, flag, dirty, nd)
         nb += m[H_ROWS]
     for i in range(nb):
-        f = bufs.head[ex.rbufs[i]]
-        if f >= 0:
-            pd.mark_link(segs.out[f], flag, dirty, nd)
+        kr.mark_buffer(ex.rbufs[i], inc.bflag, inc.dbuf, inc.ndb)
 
 
 @njit(cache=True, error_model="numpy")

@@ -1,0 +1,380 @@
+"""sdc's requests kept between steps (numba): each buffer's request held, not re-read.
+
+:func:`~mpinet.engine.flit.kernels.collect` reads the front segment of every active buffer
+each step. Under sdc only the links of one port send a step, and most buffers wait: on the
+ms:3,2 run of docs/performance.md ("One-port and sdc in session 7") 11,900 active buffers
+a step, 8,850 requests, 1,510 links allowed. Here each buffer's request (the output link of
+its front segment when that segment has flits, wholly received under store-and-forward) is
+kept in ``inc.breq`` (its port in ``inc.bport``, :data:`EMPTY` for an empty buffer), each
+link's requesting buffers in a list (``inc.lhead``, ``inc.bnext``/``inc.bprev``), and a
+step re-reads only the buffers whose front may have changed (:func:`mark_moved`,
+:func:`mark_injected`, :func:`~mpinet.engine.flit.ranks.mark_taken`; applied by
+:func:`settle_buffers` at the step's end):
+
+* the buffers of the allowed links' requests (their flits left; a tail drained them);
+* the buffers whose front segment received flits, or received a new head (``so.local``);
+* the buffers whose front segment drained (``so.drain``), the source queues of the step's
+  injections, and on several ranks the buffers the flits from other ranks reached.
+
+Nothing else changes a buffer's front or its flits. Then a step needs no ``collect``:
+:func:`recount` keeps the movable requests per link and port (as
+:mod:`~mpinet.engine.flit.port_demand` lists the links to recount) by walking the kept
+lists, and :func:`collect_port` walks the active list once (one byte per buffer, the kept
+port) and takes only the chosen port's requests, the links in the order of their first
+request in the active list (the reference's order of the moves). The lists are built afresh
+at each compiled call's first step (:func:`rebuild`, or ``inc.chk[3]``); :func:`check`
+compares them with a fresh read at every step (the tests' check mode).
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
+from mpinet.engine.flit.layout import SAF, can_move, quotient
+from mpinet.engine.flit.port_demand import mark_link
+from mpinet.prefetch import prefetch
+
+#: ``inc.bport`` of an empty buffer (dropped from the active list by :func:`collect_port`)
+#: and of a buffer without a request
+EMPTY, NONE = -2, -1
+
+
+@njit(cache=True, inline="always")
+def _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out):
+    """Buffer ``b``'s front: ``(link, code)``, its front segment's link (-1: empty or not
+    routed) and its request as ``collect`` reads it (the link's port, :data:`NONE`,
+    :data:`EMPTY`)."""
+    s = head[b]
+    if s < 0:
+        return -1, EMPTY
+    link = seg_out[s]
+    if link < 0 or seg_cnt[s] <= 0 or (saf and b < nvcbuf and seg_recv[s] < flits):
+        return link, NONE
+    return link, link - quotient(link, deg, rdeg) * deg
+
+
+@njit(cache=True, inline="always")
+def _list(b, link, breq, bnext, bprev, lhead):
+    """Buffer ``b`` (in no list) into ``link``'s list (-1: none)."""
+    breq[b] = link
+    if link < 0:
+        return
+    f = lhead[link]
+    bnext[b] = f
+    bprev[b] = -1
+    if f >= 0:
+        bprev[f] = b
+    lhead[link] = b
+
+
+@njit(cache=True, inline="always")
+def _unlist(b, link, bnext, bprev, lhead):
+    """Buffer ``b`` out of ``link``'s list."""
+    p, n = bprev[b], bnext[b]
+    if p >= 0:
+        bnext[p] = n
+    else:
+        lhead[link] = n
+    if n >= 0:
+        bprev[n] = p
+
+
+@njit(cache=True, inline="always")
+def mark_buffer(b, bflag, dbuf, ndb):
+    """List buffer ``b`` to re-read at the step's end (once)."""
+    if bflag[b] == 0:
+        bflag[b] = 1
+        dbuf[ndb[0]] = b
+        ndb[0] += 1
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def rebuild(prm, segs, bufs, inc):
+    """Every active buffer's request read afresh, the lists built; the listed buffers
+    forgotten (a compiled call's first step, or ``inc.chk[3]``)."""
+    saf, flits, nvcbuf, deg = prm.mode == SAF, prm.flits, prm.nvcbuf, prm.deg
+    rdeg = 1.0 / deg
+    head, act = bufs.head, bufs.act
+    seg_cnt, seg_recv, seg_out = segs.cnt, segs.recv, segs.out
+    breq, bport, bnext, bprev, lhead = inc.breq, inc.bport, inc.bnext, inc.bprev, inc.lhead
+    lhead[:] = -1
+    breq[:] = -1
+    bport[:] = EMPTY
+    for i in range(inc.ndb[0]):
+        inc.bflag[inc.dbuf[i]] = 0
+    inc.ndb[0] = 0
+    for i in range(bufs.nact[0]):
+        b = act[i]
+        link, code = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out)
+        _list(b, link, breq, bnext, bprev, lhead)
+        bport[b] = code
+
+
+@njit(cache=True, inline="always")
+def _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt,
+           held, credit, pkt_dst):  # fmt: skip
+    """The movable requests of ``link``, along its kept list."""
+    c = 0
+    b = lhead[link]
+    while b >= 0:
+        if bport[b] >= 0 and can_move(link, head[b], nvc, need, seg_ovc, seg_pkt, seg_vlo,
+                                      seg_vhi, nbt, held, credit, pkt_dst):  # fmt: skip
+            c += 1
+        b = bnext[b]
+    return c
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def recount(full, prm, segs, pkts, links, bufs, inc):
+    """The movable requests per link (``inc.mc``) and port (``inc.dem``) at the start of the
+    step: every link's afresh if ``full``, else the listed links' (``inc.dirty``); the list
+    emptied."""
+    nvc, need, deg = prm.nvc, prm.need, prm.deg
+    rdeg = 1.0 / deg
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    nbt, held, credit, pkt_dst, head = links.nbt, links.held, links.credit, pkts.dst, bufs.head
+    bnext, lhead, mc, dem, flag, dirty, nd = (inc.bnext, inc.lhead, inc.mc, inc.dem, inc.flag,
+                                              inc.dirty, inc.nd)  # fmt: skip
+    bport = inc.bport
+    if full:
+        dem[:] = 0
+        for link in range(lhead.shape[0]):
+            c = 0
+            if lhead[link] >= 0:
+                c = _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt, seg_vlo,
+                           seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
+                dem[link - quotient(link, deg, rdeg) * deg] += c
+            mc[link] = c
+        for i in range(nd[0]):
+            flag[dirty[i]] = 0
+        nd[0] = 0
+        return
+    n = nd[0]
+    for i in range(n):
+        if i + 12 < n:
+            prefetch(lhead, dirty[i + 12])
+        if i + 8 < n:
+            prefetch(head, lhead[dirty[i + 8]])
+        if i + 4 < n:
+            x4 = lhead[dirty[i + 4]]
+            if x4 >= 0:
+                prefetch(seg_pkt, head[x4])
+        link = dirty[i]
+        flag[link] = 0
+        c = 0
+        if lhead[link] >= 0:
+            c = _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt, seg_vlo,
+                       seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
+        dem[link - quotient(link, deg, rdeg) * deg] += c - mc[link]
+        mc[link] = c
+    nd[0] = 0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def collect_port(port, prm, segs, pkts, links, bufs, so, inc):
+    """sdc's requests of the step on ``port``: the active list compacted (empty buffers
+    dropped, as ``collect`` drops them) and, in its order, the links of ``port`` with a
+    movable request (``inc.mc``) listed in ``so.touched`` at their first request, all
+    allowed; returns their number. A link of capacity 1 gets only its oldest movable request
+    (``move`` serves a link oldest first and a request moves if and only if it can, so
+    only that one moves: ``port_demand.oldest_only``), a link of more all its requests
+    chained as ``collect`` chains sdc's (``move`` buckets and sorts them)."""
+    nvc, need = prm.nvc, prm.need
+    act, active, nact, head = bufs.act, bufs.active, bufs.nact, bufs.head
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi, seg_hops = segs.ovc, segs.pkt, segs.vlo, segs.vhi, segs.hops
+    nbt, held, credit, lcap, lreq, lstart = (links.nbt, links.held, links.credit, links.cap,
+                                             links.nreq, links.start)  # fmt: skip
+    pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
+    breq, bport, bnext, lhead, mc = inc.breq, inc.bport, inc.bnext, inc.lhead, inc.mc
+    touched, allow, rq, rq_prev = so.touched, so.allow, so.rq, so.rq_prev
+    k = 0
+    na = 0
+    n = nact[0]
+    for i in range(n):  # the port's links in the order of their first request
+        if i + 16 < n:
+            prefetch(bport, act[i + 16])
+        b = act[i]
+        q = bport[b]
+        if q == EMPTY:
+            active[b] = 0
+            continue
+        act[k] = b
+        k += 1
+        if q != port:
+            continue
+        link = breq[b]
+        if lreq[link] != 0 or mc[link] == 0:  # listed already, or nothing movable
+            continue
+        lreq[link] = 1
+        touched[na] = link
+        na += 1
+    nact[0] = k
+    pos = 0
+    for j in range(na):  # their requests, scattered: the lists' first ones ahead of use
+        if j + 12 < na:
+            prefetch(lhead, touched[j + 12])
+        if j + 8 < na:
+            prefetch(head, lhead[touched[j + 8]])
+        if j + 4 < na:
+            x4 = lhead[touched[j + 4]]
+            if x4 >= 0:
+                prefetch(seg_pkt, head[x4])
+        link = touched[j]
+        x = lhead[link]
+        if lcap[link] == 1:  # the oldest movable request
+            best, bp, bh = -1, -1, -1
+            while x >= 0:
+                s = head[x]
+                p = seg_pkt[s]
+                # a request older than the best (of its packet, nearer the head) that can move
+                if (bport[x] >= 0 and (best < 0 or older(pkt_inj, pkt_pid, p, bp)
+                                       or (p == bp and seg_hops[s] > bh))
+                        and can_move(link, s, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt,
+                                     held, credit, pkt_dst)):  # fmt: skip
+                    best, bp, bh = s, p, seg_hops[s]
+                x = bnext[x]
+            rq[pos] = best
+            lstart[link] = pos
+            lreq[link] = 1
+            pos += 1
+        else:  # chained, latest first (kernels._buckets sorts them)
+            m = 0
+            while x >= 0:
+                if bport[x] >= 0:
+                    rq[pos] = head[x]
+                    rq_prev[pos] = pos - 1
+                    pos += 1
+                    m += 1
+                x = bnext[x]
+            lstart[link] = pos - 1
+            lreq[link] = m
+        allow[j] = True
+    inc.nrq[0] = pos
+    return na
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def mark_moved(na, prm, segs, links, bufs, so, inc, c_cred, c_rel, c_local):
+    """List what the step's moves may have changed, after ``settle`` and before the routing
+    (a drained segment's buffer still readable): the buffers of the requests the ``na``
+    allowed links were given (their flits left, a tail drained them) and those whose front
+    segment received its first flits (a new head), flits when it had none, or under
+    store-and-forward its last; the allowed links, and the links whose VC got
+    credits back while below ``need`` or was released, to recount (a request that came or
+    went, or a new front, lists its link in :func:`settle_buffers`)."""
+    bflag, dbuf, ndb, flag, dirty, nd = inc.bflag, inc.dbuf, inc.ndb, inc.flag, inc.dirty, inc.nd
+    touched, cnt, local, rq, head, seg_buf = so.touched, so.cnt, so.local, so.rq, bufs.head, \
+        segs.buf  # fmt: skip
+    cred_l, rel, credit, nvc, need = so.cred_l, so.rel, links.credit, prm.nvc, prm.need
+    for j in range(na):
+        mark_link(touched[j], flag, dirty, nd)
+    for i in range(inc.nrq[0]):
+        mark_buffer(seg_buf[rq[i]], bflag, dbuf, ndb)
+    saf, flits, nvcbuf = prm.mode == SAF, prm.flits, prm.nvcbuf
+    seg_cnt, seg_recv = segs.cnt, segs.recv
+    for i in range(cnt[c_local]):  # a front's first flits, or its last under store-and-forward
+        s, n, b = local[i, LA_SEG], local[i, LA_N], local[i, LA_BUF]
+        if head[b] == s and (seg_cnt[s] == n or seg_recv[s] == n
+                             or (saf and b < nvcbuf and seg_recv[s] == flits)):  # fmt: skip
+            mark_buffer(b, bflag, dbuf, ndb)  # else: a request before and after (or none)
+    for i in range(cnt[c_cred]):  # a buffer returns credits once a step: one row per VC
+        k, n = cred_l[i, 0], cred_l[i, 1]
+        if credit[k] - n < need:  # applied by settle: the credits before were these
+            mark_link(k // nvc, flag, dirty, nd)
+    for i in range(cnt[c_rel]):
+        mark_link(rel[i] // nvc, flag, dirty, nd)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def mark_injected(nnew, ni, prm, so, inc):
+    """List the source queues of the step's ``ni`` injections (after the ``nnew`` heads in
+    the routing's links, ``so.route[6]``)."""
+    lk, nvcbuf = so.route[6], prm.nvcbuf
+    for i in range(nnew, nnew + ni):
+        mark_buffer(nvcbuf + lk[i], inc.bflag, inc.dbuf, inc.ndb)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def settle_buffers(prm, segs, bufs, inc):
+    """The listed buffers read again (after the routing): a request that changed leaves its
+    old link's list for its new one, and both links are listed to recount."""
+    saf, flits, nvcbuf, deg = prm.mode == SAF, prm.flits, prm.nvcbuf, prm.deg
+    rdeg = 1.0 / deg
+    head, seg_cnt, seg_recv, seg_out = bufs.head, segs.cnt, segs.recv, segs.out
+    breq, bport, bnext, bprev, lhead = inc.breq, inc.bport, inc.bnext, inc.bprev, inc.lhead
+    bflag, dbuf, ndb, flag, dirty, nd = inc.bflag, inc.dbuf, inc.ndb, inc.flag, inc.dirty, inc.nd
+    n = ndb[0]
+    for i in range(n):
+        if i + 16 < n:
+            prefetch(head, dbuf[i + 16])
+        if i + 8 < n:
+            prefetch(seg_cnt, head[dbuf[i + 8]])
+        b = dbuf[i]
+        bflag[b] = 0
+        link, code = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out)
+        old = breq[b]
+        if link != old:  # a new front (or none): another list
+            if old >= 0:
+                _unlist(b, old, bnext, bprev, lhead)
+                mark_link(old, flag, dirty, nd)
+            _list(b, link, breq, bnext, bprev, lhead)
+            mark_link(link, flag, dirty, nd)
+        elif code != bport[b]:  # the front's request came or went
+            mark_link(link, flag, dirty, nd)
+        bport[b] = code
+    ndb[0] = 0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def check(prm, segs, pkts, links, bufs, inc):
+    """Check mode, before :func:`collect_port`: every active buffer's kept request against a
+    fresh read, each link's list against the buffers that request it, the kept movable
+    counts against fresh ones; ``inc.chk[1]`` steps checked, ``inc.chk[2]`` those that
+    differed."""
+    saf, flits, nvcbuf, deg, nvc, need = (prm.mode == SAF, prm.flits, prm.nvcbuf, prm.deg,
+                                          prm.nvc, prm.need)  # fmt: skip
+    head, act, seg_cnt, seg_recv, seg_out = bufs.head, bufs.act, segs.cnt, segs.recv, segs.out
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    nbt, held, credit, pkt_dst = links.nbt, links.held, links.credit, pkts.dst
+    breq, bport, bnext, lhead, mc, cm = inc.breq, inc.bport, inc.bnext, inc.lhead, inc.mc, inc.cm
+    bad = False
+    nreq = 0
+    rdeg = 1.0 / deg
+    for i in range(bufs.nact[0]):
+        b = act[i]
+        link, code = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out)
+        if breq[b] != link or bport[b] != code:
+            bad = True
+        if link >= 0:
+            nreq += 1
+            cm[link] += 1
+    dem = inc.cdem
+    dem[:] = 0
+    listed = 0
+    for link in range(lhead.shape[0]):
+        m = 0
+        c = 0
+        x = lhead[link]
+        while x >= 0:
+            m += 1
+            if breq[x] != link:
+                bad = True
+            elif bport[x] >= 0 and can_move(link, head[x], nvc, need, seg_ovc, seg_pkt,
+                                            seg_vlo, seg_vhi, nbt, held, credit,
+                                            pkt_dst):  # fmt: skip
+                c += 1
+            x = bnext[x]
+        if m != cm[link] or c != mc[link]:
+            bad = True
+        cm[link] = 0
+        listed += m
+        dem[link % deg] += c
+    if listed != nreq:
+        bad = True
+    for q in range(deg):
+        if dem[q] != inc.dem[q]:
+            bad = True
+    inc.chk[1] += 1
+    if bad:
+        inc.chk[2] += 1
