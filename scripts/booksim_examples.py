@@ -7,12 +7,11 @@ Per file: mpinet's outcome (the overall packet latency, or the one line it refus
 with) and its wall and CPU seconds, BookSim's outcome and seconds. ``--write`` puts the
 table into docs/booksim.md between its markers; the load average is in its heading.
 
-usage: python scripts/booksim_examples.py [--booksim-dir DIR] [--timeout S] [--write]
+usage: python scripts/booksim_examples.py [--booksim-dir DIR] [--timeout S] [--write] [--out FILE]
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import resource
@@ -23,6 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import reports  # noqa: E402
+
 DOC = ROOT / "docs" / "booksim.md"
 BEGIN, END = "<!-- BEGIN booksim_examples -->", "<!-- END booksim_examples -->"
 LATENCY = re.compile(r"^Packet latency average = (\S+) \(1 samples\)$", re.M)
@@ -97,28 +99,29 @@ def table(rows: list[dict], when: str, load: str) -> str:
     return "\n".join(out)
 
 
-def write(block: str) -> None:
-    text = DOC.read_text()
-    a, b = text.index(BEGIN) + len(BEGIN), text.index(END)
-    DOC.write_text(text[:a] + "\n" + block + "\n" + text[b:])
-
-
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     global TIMEOUT
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = reports.arguments(__doc__, out=DOC, out_help="the page whose block --write replaces")
     ap.add_argument("--booksim-dir", default="/work/booksim/src", type=Path)
-    ap.add_argument("--write", action="store_true", help="into docs/booksim.md")
+    ap.add_argument("--write", action="store_true", help="into the page's block (--out)")
     ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds a run may take")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     TIMEOUT = args.timeout
-    rows = [row(p, args.booksim_dir) for p in examples(args.booksim_dir)]
+    run = reports.Run(__file__, args, *([args.out] if args.write else []))
+    page = run.text(args.out, (BEGIN, END)) if args.write else ""
+    if not (args.booksim_dir / "examples").is_dir():
+        run.fail(f"--booksim-dir {args.booksim_dir} has no examples/ (BookSim2's src)", 2)
+    rows = []
+    for path in examples(args.booksim_dir):
+        run.progress(str(path.relative_to(args.booksim_dir)))
+        rows.append(row(path, args.booksim_dir))
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     block = table(rows, when, load)
-    print(block)
+    run.emit(block)
     if args.write:
-        write(block)
-    return 0
+        run.write(args.out, run.block(page, BEGIN, END, block))
+    return run.finish()
 
 
 if __name__ == "__main__":

@@ -103,6 +103,9 @@ REPORTS: tuple[Report, ...] = (
       "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py --router iq -->; "
       "docs/data/booksim_runs.json", parts=("booksim_iq.py", "booksim_data.py"),
       argv=("--router", "iq")),
+    R("booksim-examples", "booksim_examples.py", "BookSim2's own example files on both "
+      "simulators (needs BookSim2)", "docs/booksim.md, the block <!-- BEGIN booksim_examples -->",
+      argv=("--write",)),
 )  # fmt: skip
 
 #: the scripts that are no report: the docs checker and generator, the test runner, helpers,
