@@ -31,7 +31,7 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
-from mpinet.engine.flit.layout import SAF, can_move, quotient
+from mpinet.engine.flit.layout import SAF, can_move, list_once, quotient
 from mpinet.engine.flit.port_demand import mark_link
 from mpinet.prefetch import prefetch
 
@@ -81,12 +81,18 @@ def _unlist(b, link, bnext, bprev, lhead):
 
 
 @njit(cache=True, inline="always")
-def mark_buffer(b, bflag, dbuf, ndb):
-    """List buffer ``b`` to re-read at the step's end (once)."""
-    if bflag[b] == 0:
-        bflag[b] = 1
-        dbuf[ndb[0]] = b
-        ndb[0] += 1
+def _ahead(links, i, n, lhead, head, seg_pkt):
+    """Prefetch, for the walk over ``links[:n]`` at ``i``, the chain a link's first request
+    is read through (its list's head, that buffer's front segment, its packet), each a few
+    links ahead of the one before: three misses in a row otherwise."""
+    if i + 12 < n:
+        prefetch(lhead, links[i + 12])
+    if i + 8 < n:
+        prefetch(head, lhead[links[i + 8]])
+    if i + 4 < n:
+        x4 = lhead[links[i + 4]]
+        if x4 >= 0:
+            prefetch(seg_pkt, head[x4])
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -152,14 +158,7 @@ def recount(full, prm, segs, pkts, links, bufs, inc):
         return
     n = nd[0]
     for i in range(n):
-        if i + 12 < n:
-            prefetch(lhead, dirty[i + 12])
-        if i + 8 < n:
-            prefetch(head, lhead[dirty[i + 8]])
-        if i + 4 < n:
-            x4 = lhead[dirty[i + 4]]
-            if x4 >= 0:
-                prefetch(seg_pkt, head[x4])
+        _ahead(dirty, i, n, lhead, head, seg_pkt)
         link = dirty[i]
         flag[link] = 0
         c = 0
@@ -212,14 +211,7 @@ def collect_port(port, prm, segs, pkts, links, bufs, so, inc):
     nact[0] = k
     pos = 0
     for j in range(na):  # their requests, scattered: the lists' first ones ahead of use
-        if j + 12 < na:
-            prefetch(lhead, touched[j + 12])
-        if j + 8 < na:
-            prefetch(head, lhead[touched[j + 8]])
-        if j + 4 < na:
-            x4 = lhead[touched[j + 4]]
-            if x4 >= 0:
-                prefetch(seg_pkt, head[x4])
+        _ahead(touched, j, na, lhead, head, seg_pkt)
         link = touched[j]
         x = lhead[link]
         if lcap[link] == 1:  # the oldest movable request
@@ -270,14 +262,14 @@ def mark_moved(na, prm, segs, links, bufs, so, inc, c_cred, c_rel, c_local):
     for j in range(na):
         mark_link(touched[j], flag, dirty, nd)
     for i in range(inc.nrq[0]):
-        mark_buffer(seg_buf[rq[i]], bflag, dbuf, ndb)
+        list_once(seg_buf[rq[i]], bflag, dbuf, ndb)
     saf, flits, nvcbuf = prm.mode == SAF, prm.flits, prm.nvcbuf
     seg_cnt, seg_recv = segs.cnt, segs.recv
     for i in range(cnt[c_local]):  # a front's first flits, or its last under store-and-forward
         s, n, b = local[i, LA_SEG], local[i, LA_N], local[i, LA_BUF]
         if head[b] == s and (seg_cnt[s] == n or seg_recv[s] == n
                              or (saf and b < nvcbuf and seg_recv[s] == flits)):  # fmt: skip
-            mark_buffer(b, bflag, dbuf, ndb)  # else: a request before and after (or none)
+            list_once(b, bflag, dbuf, ndb)  # else: a request before and after (or none)
     for i in range(cnt[c_cred]):  # a buffer returns credits once a step: one row per VC
         k, n = cred_l[i, 0], cred_l[i, 1]
         if credit[k] - n < need:  # applied by settle: the credits before were these
@@ -292,7 +284,7 @@ def mark_injected(nnew, ni, prm, so, inc):
     the routing's links, ``so.route[6]``)."""
     lk, nvcbuf = so.route[6], prm.nvcbuf
     for i in range(nnew, nnew + ni):
-        mark_buffer(nvcbuf + lk[i], inc.bflag, inc.dbuf, inc.ndb)
+        list_once(nvcbuf + lk[i], inc.bflag, inc.dbuf, inc.ndb)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

@@ -152,6 +152,16 @@ def allocate_vc(link, s, p, nvc, need, nbt, pkt_dst, seg_vlo, seg_vhi, held, cre
 
 
 @njit(cache=True, inline="always")
+def list_once(i, flag, ids, n):
+    """Append ``i`` to the list ``ids[:n[0]]`` unless ``flag[i]`` says it is in it: the
+    active buffers, the links to recount, the buffers to re-read."""
+    if flag[i] == 0:
+        flag[i] = 1
+        ids[n[0]] = i
+        n[0] += 1
+
+
+@njit(cache=True, inline="always")
 def can_move(link, s, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held, credit,
              pkt_dst):  # fmt: skip
     """Whether request ``s`` (a front segment with flits) can move flits over ``link`` now:

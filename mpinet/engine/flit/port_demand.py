@@ -20,6 +20,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from mpinet.engine.flit.layout import list_once
+
 Demand = namedtuple("Demand", ["mc", "dem", "flag", "dirty", "nd", "chk", "cdem", "nstep",
                                "ncnt", "breq", "bport", "bnext", "bprev", "lhead", "bflag",
                                "dbuf", "ndb", "cm", "nrq"])  # fmt: skip
@@ -54,7 +56,5 @@ def make_demand(nlinks: int, deg: int, check: bool = False, nbuf: int = 0) -> De
 @njit(cache=True, inline="always")
 def mark_link(link, flag, dirty, nd):
     """List ``link`` to recount (once; -1: no link)."""
-    if link >= 0 and flag[link] == 0:
-        flag[link] = 1
-        dirty[nd[0]] = link
-        nd[0] += 1
+    if link >= 0:
+        list_once(link, flag, dirty, nd)

@@ -46,6 +46,7 @@ from mpinet.engine.flit import state as fs
 from mpinet.engine.flit import step_route as sr
 from mpinet.engine.flit.direct import Direct  # noqa: F401 (its callers read it here)
 from mpinet.engine.flit.kport_nodes import kport_deny
+from mpinet.engine.flit.layout import list_once
 
 #: a message's header: wire rows, credit pairs, heads among the rows, then the step's
 #: counters (:data:`NK` words, written by the compiled loop of :mod:`.rank_loop`)
@@ -221,7 +222,7 @@ def mark_taken(prm, segs, links, bufs, ex, inc):
             pd.mark_link((m[a + 2 * c] - base) // nvc, flag, dirty, nd)
         nb += m[H_ROWS]
     for i in range(nb):
-        kr.mark_buffer(ex.rbufs[i], inc.bflag, inc.dbuf, inc.ndb)
+        list_once(ex.rbufs[i], inc.bflag, inc.dbuf, inc.ndb)
 
 
 @njit(cache=True, error_model="numpy")

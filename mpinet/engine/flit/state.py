@@ -14,7 +14,15 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import kernels as fk
-from mpinet.engine.flit.layout import Buffers, Links, Packets, Segments, link_id, source_queue
+from mpinet.engine.flit.layout import (
+    Buffers,
+    Links,
+    Packets,
+    Segments,
+    link_id,
+    list_once,
+    source_queue,
+)
 from mpinet.engine.pool import aligned_empty
 from mpinet.errors import ResourceError
 
@@ -212,10 +220,7 @@ def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, prm, segs, pkts
 @njit(cache=True, inline="always")
 def activate_one(b, active, act, nact):
     """Buffer ``b`` into the active list ``act[:nact[0]]`` (once)."""
-    if active[b] == 0:
-        active[b] = 1
-        act[nact[0]] = b
-        nact[0] += 1
+    list_once(b, active, act, nact)
 
 
 @njit(cache=True)
