@@ -79,16 +79,12 @@ def made_up_step(rng, k):
     zl = np.zeros(nl, np.int64)
     links = Links(rng.integers(0, nn, nl), zl + 1, zl, rng.integers(0, 3, nl * nvc),
                   rng.integers(0, 2, nl * nvc), zl, zl.copy(), nreq, start)  # fmt: skip
-    # each link's bucket sorted as collect sorts it: oldest packet first, of one packet the
-    # segment nearer its head first (the choice tries a link's requests in that order)
-    p = segs.pkt
-    order = np.lexsort((-segs.hops, pkts.pid[p], pkts.inj[p], np.repeat(np.arange(nl), nreq)))
     touched = rng.permutation(np.flatnonzero(nreq)).astype(np.int64)
     nt = touched.size
     n = max(4 * ns, 64)
     e = np.empty(n, np.int64)
     so = StepOut(np.concatenate([touched, e])[:n].copy(), np.zeros(n, np.bool_),
-                 np.concatenate([order, e])[: 2 * n].copy(), e.copy(), None, None, None,
+                 np.concatenate([np.arange(ns), e])[: 2 * n].copy(), e.copy(), None, None, None,
                  None, None, None, None, None, None, None, e.copy(), None,
                  np.full(nn, -1, np.int64), np.empty((11, n), np.int64), None)  # fmt: skip
     first = np.empty(nt, np.int64)

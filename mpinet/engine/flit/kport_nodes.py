@@ -9,11 +9,10 @@ one-port run of docs/performance.md the two were a quarter of the step (94-102 m
 * a node's count of touched links is stamped with the step (``inc.nstep``, ``inc.ncnt``),
   so nothing is reset and the nodes without a choice are not visited again;
 * a node's links are ``node * deg + q``: a node with a choice reads its ``deg`` links'
-  request counts (``links.nreq``, > 0 exactly on the step's touched links) in one place,
-  and tries its requests in age order until ``k`` can move (:func:`_choose`), so the
-  younger ones are not asked;
-* a denied link gets ``links.nreq = 0`` (``move`` serves a link's ``nreq`` requests, and the
-  step zeroes them after ``move`` anyway), which is how the last pass tells the allowed
+  request counts (``links.nreq``, > 0 exactly on the step's touched links) in one place;
+* a denied link gets ``links.nreq = 0`` (``move`` serves a link's ``nreq`` requests and
+  zeroes those of the links it visits; the denied ones are not visited, and the next step's
+  ``collect`` needs them zero), which is how the last pass tells the allowed
   links apart, moving them first in their order (the order of the moves, which fixes the
   order of the deliveries, arrivals and heads, is the same).
 
@@ -27,7 +26,8 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit.kernels import older
-from mpinet.engine.flit.layout import can_move, quotient
+from mpinet.engine.flit.layout import quotient
+from mpinet.engine.flit.port_choice import oldest_movable
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -39,7 +39,7 @@ def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
     two links: the lower link), and its other links get ``links.nreq = 0``. The allowed
     links are moved to the front of ``so.touched`` in their order (the others after them,
     in theirs; ``so.allow`` to match); returns their number. Scratch: ``so.bufs`` (the
-    nodes with a choice), ``so.rq_prev`` (a node's links' next candidates, :func:`_choose`;
+    nodes with a choice), ``so.rq_prev`` (a node's links' oldest movable requests;
     ``collect`` is done with it), ``so.route[0]`` (the denied links)."""
     nvc, need, deg, kk = prm.nvc, prm.need, prm.deg, prm.k
     touched, rq, nodes, firsts = so.touched, so.rq, so.bufs, so.rq_prev
@@ -61,8 +61,28 @@ def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
             nodes[nn] = node
             nn += 1
     for i in range(nn):
-        _choose(nodes[i] * deg, deg, kk, nvc, need, firsts, rq, seg_ovc, seg_pkt, seg_vlo,
-                seg_vhi, nbt, held, credit, lstart, lreq, pkt_dst, pkt_inj, pkt_pid)  # fmt: skip
+        base = nodes[i] * deg
+        for q in range(deg):  # each link's oldest movable request (-1: none, or idle)
+            link = base + q
+            f = -1
+            if lreq[link] > 0:
+                f = oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt,
+                                    seg_vlo, seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
+            firsts[q] = f
+        for _ in range(kk):  # the k oldest; a chosen link's entry becomes -2
+            best, bp = -1, -1
+            for q in range(deg):  # ports in order, older strictly: of one packet, the lower link
+                f = firsts[q]
+                if f >= 0:
+                    p = seg_pkt[rq[f]]
+                    if best < 0 or older(pkt_inj, pkt_pid, p, bp):
+                        best, bp = q, p
+            if best < 0:
+                break
+            firsts[best] = -2
+        for q in range(deg):
+            if firsts[q] != -2:
+                lreq[base + q] = 0  # denied (or not touched: already 0)
     if nn == 0:  # no choice: every link allowed, in order
         so.allow[:nt] = True
         return nt
@@ -82,51 +102,3 @@ def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
     allow[:na] = True
     allow[na:nt] = False
     return na
-
-
-#: :func:`_choose`'s mark of a chosen link (-1: a link with no candidate left)
-CHOSEN = -3
-
-
-@njit(cache=True, inline="always")
-def _choose(base, deg, kk, nvc, need, firsts, rq, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held,
-            credit, lstart, lreq, pkt_dst, pkt_inj, pkt_pid):  # fmt: skip
-    """A node with a choice (links ``base .. base + deg - 1``): the ``kk`` links whose oldest
-    movable requests are the oldest (an older packet; one packet on two links: the lower
-    link) keep their requests, its other links get ``lreq = 0``.
-
-    The requests are tried in age order across the node's links, each link's bucket oldest
-    first (``firsts[q]``: the position of link ``q``'s next candidate), and the first ``kk``
-    that can move win: every request tried before a winner is older and cannot move, so a
-    winner is its link's oldest movable request and older than any other link's. Only the
-    requests up to the last winner are asked whether they can move (a VC's credits, or a
-    head's VC allocation: the reads that miss), where finding each link's oldest movable
-    request first asked every link's (measured on the ms:3,2 one-port run: 2.1 links with
-    requests per node with a choice)."""
-    for q in range(deg):
-        link = base + q
-        firsts[q] = lstart[link] if lreq[link] > 0 else -1
-    got = 0
-    while got < kk:
-        best, bp = -1, -1
-        for q in range(deg):  # ports in order, older strictly: of one packet, the lower link
-            f = firsts[q]
-            if f >= 0:
-                p = seg_pkt[rq[f]]
-                if best < 0 or older(pkt_inj, pkt_pid, p, bp):
-                    best, bp = q, p
-        if best < 0:  # no request left that can move
-            break
-        link = base + best
-        f = firsts[best]
-        if can_move(link, rq[f], nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held, credit,
-                    pkt_dst):  # fmt: skip
-            firsts[best] = CHOSEN
-            got += 1
-        elif f + 1 < lstart[link] + lreq[link]:  # its link's next request, younger
-            firsts[best] = f + 1
-        else:
-            firsts[best] = -1
-    for q in range(deg):
-        if firsts[q] != CHOSEN:
-            lreq[base + q] = 0  # denied (or not touched: already 0)
