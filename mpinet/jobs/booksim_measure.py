@@ -8,9 +8,9 @@ network drains with no new traffic. So the decisions can be taken after the fact
 packet records of one engine run: every statistic of a window ``[a, b)`` is a sum, minimum
 or maximum over the packets generated, admitted or delivered in it, and a run whose
 traffic goes on longer only adds events after those the decisions read (the engine is
-causal). :func:`single_sim` replays the decisions on a :class:`Source`; the runner
-(:mod:`mpinet.jobs.booksim_run`) runs the engine once to find where traffic stops, and
-once more with the traffic stopped there for the final figures.
+causal). :func:`single_sim` replays the decisions on a :class:`Source`, and
+:func:`replay` takes them while the run goes (:mod:`mpinet.jobs.booksim_live`), so the
+runner (:mod:`mpinet.jobs.booksim_run`) stops the traffic during its one run.
 
 Times: a packet generated at step ``s`` (the engine's inject step; BookSim's ``ctime``),
 admitted at ``s'`` (``itime``) and delivered at ``d`` (its tail's ``atime``); sample

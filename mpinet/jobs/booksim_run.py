@@ -1,18 +1,18 @@
 """``mpinet booksim``: a BookSim2 configuration run on the flit engine, measured as BookSim.
 
 :func:`prepare` reads the configuration and plans the job (before any work: the CLI agrees
-on it across ranks); :func:`run` runs the engine and replays BookSim's measurement
-(:mod:`mpinet.jobs.booksim_measure`) on the packet records:
-
-1. a first run with traffic for ``max_samples`` sample periods and one more, capped at
-   that plus the drain allowance; the replay decides the warm-up, the convergence and
-   where traffic stops (latency: the step after the last measured packet's delivery;
-   throughput: the end of the measurement). If it read past the traffic, the run is
-   repeated with traffic up to there (twice the horizon, at most :data:`MAX_RUNS` runs, and
-   never past the drain allowance, which the plan's memory estimate counted);
-2. when the measurement converged, a second run with the traffic generated only before
-   that step, which then drains, for the overall statistics. Its first steps are the
-   first run's (the engine is causal, the draws keyed by node and step).
+on it across ranks); :func:`run` runs the engine once and takes BookSim's measurement
+(:mod:`mpinet.jobs.booksim_measure`) while it runs (:mod:`mpinet.jobs.booksim_live`): the
+engine hands its deliveries out between its calls, the measurement decides the warm-up, the
+convergence and where the traffic stops (latency: the step after the last measured packet's
+delivery; throughput: the end of the measurement), the traffic is stopped there during the
+run, and the run drains for the overall statistics. Traffic runs for at most
+``max_samples + 1`` periods and the drain allowance (which the plan's memory estimate
+counted). Where the engine takes no watch (the ideal router on several ranks), or had
+already run the stop step's traffic (the ideal router reads a period a step late), the
+two runs of before (:func:`_two_runs`): a first one with traffic past the measurement,
+replayed, and a second one with the traffic stopped (the same up to there: the engine is
+causal, the draws keyed by node and step).
 
 Every statistic is reduced over the ranks from the rows each holds, so the figures are
 the same on any rank count.
