@@ -166,16 +166,24 @@ class FlitEngine:
         self.steps_path = chunk.path(self)
         compiled = self.steps_path == chunk.COMPILED
         steps = chunk.Steps(self) if compiled and self.size == 1 else None
-        if steps is not None:  # step 0 in the compiled steps too: no other kernel to load
-            n_inj = steps.first(workload)
+        ranks = RankSteps(self) if compiled and self.size > 1 else None
+        if ranks is not None and ranks.blocks is not None:
+            # step 0 in a block too: no other kernel to load (totals; errors raised in it)
+            injected, delivered = ranks.blocks.first(workload)
         else:
-            n_inj, _ = heads.inject(self, workload, 0)
-        mine = np.array([n_inj, sum(d.shape[0] for d in self.delivered), self.msg is not None])
-        tot = np.empty_like(mine)
-        comm.Allreduce(mine, tot, op=op)
-        if tot[2]:
-            raise_collected(self.comm, self.msg)
-        injected, delivered = int(tot[0]), int(tot[1])
+            if steps is not None:  # step 0 in the compiled steps too: no other kernel to load
+                n_inj = steps.first(workload)
+            else:
+                n_inj, _ = heads.inject(self, workload, 0)
+            mine = np.array([n_inj, sum(d.shape[0] for d in self.delivered),
+                             self.msg is not None])  # fmt: skip
+            tot = np.empty_like(mine)
+            comm.Allreduce(mine, tot, op=op)
+            if tot[2]:
+                if ranks is not None:
+                    ranks.close()
+                raise_collected(self.comm, self.msg)
+            injected, delivered = int(tot[0]), int(tot[1])
         in_flight = injected - delivered
         counters, t, deadlock = [], 0, None
         last = workload.last_injection_step
@@ -186,7 +194,6 @@ class FlitEngine:
         def st_nact() -> int:  # the step's work, for pacing the search (0 without it)
             return int(self.st.nact[0]) if live is not None else 0
 
-        ranks = RankSteps(self) if compiled and self.size > 1 else None
         if ranks is not None and ranks.blocks is not None:
             steps = ranks.blocks  # many steps in one compiled call on each rank, the looks too
         self.calls_path = calls_path(self, ranks)  # mpinet run --json: switching.calls
