@@ -2,10 +2,12 @@
 (:mod:`mpinet.engine.flit.look_search`) and the kernels' calls without numba's dispatch
 (:mod:`mpinet.engine.flit.direct`).
 
-``any_dead`` must answer what :func:`mpinet.engine.waitfor.dead_one_rank` answers (some
-front dead or none) on any listing; the compiled steps then search without returning to
-Python and must pace and count their searches as the step-by-step path does. ``Direct``
-must reach the entry point of exactly the types numba's dispatch would pick.
+The one search of the wait-for definition (:func:`mpinet.engine.waitfor_live.live_fronts`,
+behind ``any_dead`` and :func:`mpinet.engine.waitfor.dead_one_rank`) must find the
+definition's dead set on any listing, as the several-rank spread does; the compiled steps
+then search without returning to Python and must pace and count their searches as the
+step-by-step path does. ``Direct`` must reach the entry point of exactly the types numba's
+dispatch would pick.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ import numpy as np
 import pytest
 from numba import njit
 
+from mpinet.engine import waitfor
+from mpinet.engine import waitfor_live as wl
+from mpinet.engine.comm import SerialComm
 from mpinet.engine.flit import chunk, direct
 from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import look_search as ls
@@ -44,36 +49,86 @@ def listing(rng):
 
 
 def any_dead(fronts, waits, hf, hb, closed):
-    sizes = (np.empty(fronts.size + 1), np.empty(hf.size + 1), np.empty(closed.size + 1))
-    scratch = ls.scratch(*sizes)
-    return ls.any_dead(fronts.size, hf.size, closed.size, fronts, waits, hf, hb, closed, *scratch)
+    scr, live = ls.scratch(np.empty(fronts.size + 1), np.empty(hf.size + 1))
+    return ls.any_dead(fronts.size, hf.size, closed.size, fronts, waits, hf, hb, closed, scr, live)
 
 
-def test_any_dead_answers_as_the_search():
+def reference_dead(fronts, waits, hf, hb, closed):
+    """The definition (mpinet/engine/waitfor.py) spread naively: a buffer is live when it is
+    not closed or a holder is unlisted or live, a front when it waits for nothing or for a
+    live buffer; liveness spread until nothing changes."""
+    listed = set(fronts.tolist())
+    live = {int(f): int(w) < 0 for f, w in zip(fronts, waits, strict=True)}
+    shut = set(closed.tolist())
+    changed = True
+    while changed:
+        changed = False
+        for f, w in zip(fronts.tolist(), waits.tolist(), strict=True):
+            if live[f]:
+                continue
+            holders = [h for h, b in zip(hf.tolist(), hb.tolist(), strict=True) if b == w]
+            if w not in shut or any(h not in listed or live[h] for h in holders):
+                live[f] = changed = True
+    return np.array([not live[f] for f in fronts.tolist()], bool)
+
+
+def every_search(fronts, waits, hf, hb, closed):
+    """The dead set by the shared pass (in one scratch reused), by dead_one_rank and by the
+    several-rank spread on one rank; all must agree."""
+    got = live_dead(fronts, waits, hf, hb, closed, SCRATCH)
+    assert dead_one_rank(fronts, waits, hf, hb, closed).tolist() == got.tolist()
+    own = lambda ids: np.zeros(np.asarray(ids).size, np.int64)  # noqa: E731
+    spread = waitfor._dead_spread(SerialComm(), fronts, waits, hf, hb, closed, own, own)
+    assert spread.tolist() == got.tolist()
+    return got
+
+
+def live_dead(fronts, waits, hf, hb, closed, scr):
+    live = np.full(max(fronts.size, 1), 7, np.int64)
+    n = wl.live_fronts(fronts.size, hf.size, closed.size, fronts, waits, hf, hb, closed, scr, live)
+    assert n == int((live[: fronts.size] == 0).sum())
+    return live[: fronts.size] == 0
+
+
+SCRATCH = wl.scratch(64, 64)  # shared by the calls: a larger table's leftovers must not leak
+
+
+@pytest.mark.parametrize("offset", [0, 2**40 + 12345])
+def test_the_search_finds_the_definitions_dead_set(offset):
+    """Random listings (ids shifted by ``offset``: far from the hash table's size), the dead
+    set of every search against the definition spread naively; any_dead answers its
+    emptiness."""
     rng = np.random.default_rng(5)
     seen = set()
-    for _ in range(3000):
-        args = listing(rng)
-        want = ls.DEAD if dead_one_rank(*args).any() else ls.NONE_DEAD
-        assert any_dead(*args) == want
-        seen.add(want)
-    assert seen == {ls.DEAD, ls.NONE_DEAD}
+    for _ in range(1500):
+        f, w, hf, hb, cl = listing(rng)
+        f, hf = f + offset, hf + offset
+        w = np.where(w >= 0, w + offset, w)
+        hb, cl = hb + offset, cl + offset
+        want = reference_dead(f, w, hf, hb, cl)
+        assert every_search(f, w, hf, hb, cl).tolist() == want.tolist()
+        assert any_dead(f, w, hf, hb, cl) == (ls.DEAD if want.any() else ls.NONE_DEAD)
+        seen.add(int(want.sum()))
+    assert 0 in seen and max(seen) >= 3  # listings with no dead front and with several
 
 
-@pytest.mark.parametrize("n,closed_end", [(ls.MAX_ROUNDS + 10, False), (5, True)])
-def test_a_chain_longer_than_the_rounds_is_left_to_python(n, closed_end):
-    """Front j waits for buffer j, closed and held by front j + 1; the last front's buffer is
-    open (all live, one round a link: past MAX_ROUNDS, UNKNOWN) or closed and held by front
-    0 (a cycle: dead)."""
+@pytest.mark.parametrize("closed_end", [False, True])
+def test_a_long_chain_is_answered_exactly(closed_end):
+    """Front j waits for buffer j, closed and held by front j + 1 (2,000 fronts, shuffled);
+    the last front's buffer is open (all live: liveness crosses the whole chain) or closed
+    and held by front 0 (a cycle: all dead)."""
+    n = 2000
     fronts = np.arange(n, dtype=np.int64)
-    waits = 100 + fronts
-    hf, hb = (fronts + 1) % n, 100 + fronts
-    closed = 100 + (fronts if closed_end else fronts[:-1])
+    waits = 100_000 + fronts
+    hf, hb = (fronts + 1) % n, 100_000 + fronts
+    closed = 100_000 + (fronts if closed_end else fronts[:-1])
     if not closed_end:
         hf, hb = hf[:-1], hb[:-1]
-    want = dead_one_rank(fronts, waits, hf, hb, closed).any()
-    assert want == closed_end
-    assert any_dead(fronts, waits, hf, hb, closed) == (ls.DEAD if closed_end else ls.UNKNOWN)
+    order = np.random.default_rng(1).permutation(n)
+    got = live_dead(fronts[order], waits[order], hf, hb, closed, wl.scratch(n, n))
+    assert got.tolist() == [closed_end] * n
+    assert dead_one_rank(fronts, waits, hf, hb, closed).tolist() == [closed_end] * n
+    assert any_dead(fronts, waits, hf, hb, closed) == (ls.DEAD if closed_end else ls.NONE_DEAD)
 
 
 def test_compiled_looks_search_without_python(monkeypatch):

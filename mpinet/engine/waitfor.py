@@ -43,6 +43,7 @@ import numpy as np
 
 from mpinet.engine.comm import resolve, sum_op
 from mpinet.engine.exchange import exchange_rows
+from mpinet.engine.waitfor_live import live_fronts, new_scratch
 
 #: a walk stops after this many fronts (cycles are short; the tail to one is too)
 MAX_WALK = 10_000
@@ -145,63 +146,15 @@ def dead_fronts(
 @nb.njit(cache=True, nogil=True)
 def dead_one_rank(fronts, waits, hold_front, hold_buffer, closed):
     """:func:`dead_fronts` when one rank passes everything: the same definition (the
-    buffers nobody waits for play no part; a holder nobody lists can move). Compiled, so
+    buffers nobody waits for play no part; a holder nobody lists can move), by
+    :func:`~mpinet.engine.waitfor_live.live_fronts` in scratch made here. Compiled, so
     the flit engine's blocks on several ranks call it on their gathered union
     (:mod:`mpinet.engine.flit.rank_looks`)."""
-    nf = fronts.size
-    bufs = np.unique(waits[waits >= 0])
-    cl = np.unique(closed)
-    nbuf = bufs.size
-    b_live = np.ones(nbuf, np.bool_)
-    for i in range(nbuf):
-        j = np.searchsorted(cl, bufs[i])
-        b_live[i] = not (j < cl.size and cl[j] == bufs[i])
-    # per buffer the fronts waiting for it (CSR)
-    w_cnt = np.zeros(nbuf + 1, np.int64)
-    w_of = np.full(nf, -1, np.int64)
-    for j in range(nf):
-        if waits[j] >= 0:
-            w_of[j] = np.searchsorted(bufs, waits[j])
-            w_cnt[w_of[j] + 1] += 1
-    w_ptr = np.cumsum(w_cnt)
-    w_fill = w_ptr[:-1].copy()
-    w_front = np.empty(max(w_ptr[-1], 1), np.int64)
-    for j in range(nf):
-        if w_of[j] >= 0:
-            w_front[w_fill[w_of[j]]] = j
-            w_fill[w_of[j]] += 1
-    # per listed front the buffers it holds (CSR); a holder nobody lists frees its buffer
-    order = np.argsort(fronts)
-    fsorted = fronts[order]
-    ne = hold_front.size
-    h_of = np.full(ne, -1, np.int64)
-    h_buf = np.full(ne, -1, np.int64)
-    h_cnt = np.zeros(nf + 1, np.int64)
-    for e in range(ne):
-        bi = np.searchsorted(bufs, hold_buffer[e])
-        if bi >= nbuf or bufs[bi] != hold_buffer[e]:
-            continue
-        fi = np.searchsorted(fsorted, hold_front[e])
-        if fi < nf and fsorted[fi] == hold_front[e]:
-            h_of[e], h_buf[e] = order[fi], bi
-            h_cnt[order[fi] + 1] += 1
-        else:
-            b_live[bi] = True
-    h_ptr = np.cumsum(h_cnt)
-    h_fill = h_ptr[:-1].copy()
-    h_bufs = np.empty(max(h_ptr[-1], 1), np.int64)
-    for e in range(ne):
-        if h_of[e] >= 0:
-            h_bufs[h_fill[h_of[e]]] = h_buf[e]
-            h_fill[h_of[e]] += 1
-    f_live = waits < 0
-    fl, bl = np.flatnonzero(f_live), np.flatnonzero(b_live)
-    fstack, bstack = np.empty(nf + 1, np.int64), np.empty(nbuf + 1, np.int64)
-    fstack[: fl.size], bstack[: bl.size] = fl, bl
-    nowhere = np.zeros(max(w_front.size, h_bufs.size), np.int64)  # every id is local here
-    _spread(f_live, b_live, fstack, fl.size, bstack, bl.size, w_ptr, w_front, nowhere, nowhere,
-            h_ptr, h_bufs, nowhere, nowhere, 0, nowhere, nowhere, nowhere, 0)  # fmt: skip
-    return ~f_live
+    nf, nh = fronts.size, hold_front.size
+    live = np.empty(max(nf, 1), np.int64)
+    scr = new_scratch(max(nf, 1), max(nh, 1))
+    live_fronts(nf, nh, closed.size, fronts, waits, hold_front, hold_buffer, closed, scr, live)
+    return live[:nf] == 0
 
 
 def _dead_spread(comm: Any, fronts: np.ndarray, waits: np.ndarray, hold_front: np.ndarray,

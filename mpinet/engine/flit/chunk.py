@@ -53,8 +53,7 @@ from mpinet.routing.vc_policies import COUNT_VC
 
 #: :func:`run_steps`' status codes (``status[0]``); ``status[1]`` is the last step run;
 #: PORT_ERR, VC_ERR: routing errors (:mod:`~mpinet.engine.flit.step_route`); LOOK: the
-#: deadlock look of that step found a dead front, or its search did not end in
-#: :data:`~mpinet.engine.flit.look_search.MAX_ROUNDS` rounds (Python's search reports it);
+#: deadlock look of that step found a dead front (Python's search reports it);
 #: FIND: the look is due and its scan did not fit the scratch (Python scans)
 DONE, ROOM, FINISHED, STALL, MODEL_ERR = range(5)
 LOOK, FIND = 7, 8
@@ -177,9 +176,8 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
                 dl._scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid,
                          hf, hb, closed, scnt)  # fmt: skip
                 if scnt[0] > 0:  # fronts listed: the search here, Python's for a dead set
-                    sk, sv, hk, hv, cs, flive = lscr
                     if ls.any_dead(scnt[0], scnt[1], scnt[2], fronts, waits, hf, hb, closed,
-                                   sk, sv, hk, hv, cs, flive) != ls.NONE_DEAD:  # fmt: skip
+                                   lscr[0], lscr[1]) != ls.NONE_DEAD:  # fmt: skip
                         status[0] = LOOK
                         return t
                     budget = -dl.PACE * scnt[0]  # as LiveCheck.search paces (one rank)
@@ -269,12 +267,12 @@ class Steps(InjectionBlocks):
                 z = np.zeros(0, np.int64)
                 self.look = (False, z, 0, 0, np.zeros((0, 3), np.int64), z, z, z, z, z, z,
                              np.zeros(3, np.int64))  # fmt: skip
-                self.lscr = (z, z, z, z, z, z)
+                self.lscr = ls.scratch(z, z)
             return self.look
         if self.look is None or self.look[5].shape[0] < m * (self.eng.vcs + 1) + 1:
             rev = np.ascontiguousarray(self.eng.rev, np.int64)
             self.look = (True, rev, live.nv, live.nl, live.snap, *live.scratch(m))
-            self.lscr = ls.scratch(self.look[5], self.look[8], self.look[10])
+            self.lscr = ls.scratch(self.look[5], self.look[8])
         return self.look
 
     def first(self, workload: Any) -> int:

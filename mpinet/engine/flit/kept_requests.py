@@ -19,9 +19,10 @@ step re-reads only the buffers whose front may have changed (:func:`mark_moved`,
 Nothing else changes a buffer's front or its flits. Then a step needs no ``collect``:
 :func:`recount` keeps the movable requests per link and port (as
 :mod:`~mpinet.engine.flit.port_demand` lists the links to recount) by walking the kept
-lists, and :func:`collect_port` walks the active list once (one byte per buffer, the kept
-port) and takes only the chosen port's requests, the links in the order of their first
-request in the active list (the reference's order of the moves). The lists are built afresh
+lists, and :func:`collect_port` takes only the chosen port's requests, the links in the
+order of their first request in the active list (the reference's order of the moves), found
+by :func:`~mpinet.engine.flit.port_links.port_links` from the port's links and their kept
+lists rather than from every active buffer. The lists are built afresh
 at each compiled call's first step (:func:`rebuild`, or ``inc.chk[3]``); :func:`check`
 compares them with a fresh read at every step (the tests' check mode).
 """
@@ -33,11 +34,8 @@ from numba import njit
 from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
 from mpinet.engine.flit.layout import SAF, can_move, list_once, quotient
 from mpinet.engine.flit.port_demand import mark_link
+from mpinet.engine.flit.port_links import EMPTY, NONE, port_links
 from mpinet.prefetch import prefetch
-
-#: ``inc.bport`` of an empty buffer (dropped from the active list by :func:`collect_port`)
-#: and of a buffer without a request
-EMPTY, NONE = -2, -1
 
 
 @njit(cache=True, inline="always")
@@ -180,35 +178,14 @@ def collect_port(port, prm, segs, pkts, links, bufs, so, inc):
     only that one moves: ``port_demand.oldest_only``), a link of more all its requests
     chained as ``collect`` chains sdc's (``move`` buckets and sorts them)."""
     nvc, need = prm.nvc, prm.need
-    act, active, nact, head = bufs.act, bufs.active, bufs.nact, bufs.head
+    head = bufs.head
     seg_ovc, seg_pkt, seg_vlo, seg_vhi, seg_hops = segs.ovc, segs.pkt, segs.vlo, segs.vhi, segs.hops
     nbt, held, credit, lcap, lreq, lstart = (links.nbt, links.held, links.credit, links.cap,
                                              links.nreq, links.start)  # fmt: skip
     pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
-    breq, bport, bnext, lhead, mc = inc.breq, inc.bport, inc.bnext, inc.lhead, inc.mc
+    bport, bnext, lhead = inc.bport, inc.bnext, inc.lhead
     touched, allow, rq, rq_prev = so.touched, so.allow, so.rq, so.rq_prev
-    k = 0
-    na = 0
-    n = nact[0]
-    for i in range(n):  # the port's links in the order of their first request
-        if i + 16 < n:
-            prefetch(bport, act[i + 16])
-        b = act[i]
-        q = bport[b]
-        if q == EMPTY:
-            active[b] = 0
-            continue
-        act[k] = b
-        k += 1
-        if q != port:
-            continue
-        link = breq[b]
-        if lreq[link] != 0 or mc[link] == 0:  # listed already, or nothing movable
-            continue
-        lreq[link] = 1
-        touched[na] = link
-        na += 1
-    nact[0] = k
+    na = port_links(port, prm, bufs, lreq, inc, touched)
     pos = 0
     for j in range(na):  # their requests, scattered: the lists' first ones ahead of use
         _ahead(touched, j, na, lhead, head, seg_pkt)
