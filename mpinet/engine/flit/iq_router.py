@@ -95,6 +95,72 @@ def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     il.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va, s.rb)
 
 
+@njit(cache=True, inline="always")
+def _sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
+    """Switch allocation's update of input VC ``j`` (``iv``) of router ``n``, granted
+    crossbar output ``eo`` (-1: none): the flit leaves its input buffer for the crossbar, or
+    the VC goes back in the queue; returns the flits moved (0 or 1)."""
+    nport, nvc, bsz, fl, osp = prm.nport, prm.nvc, prm.bsz, prm.fl, prm.osp
+    base = n * nport * nvc
+    if eo >= 0:  # the speculative grant holds only with the VC it bid for
+        op = il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo
+        if s.sa_spec[iv]:
+            ok = s.va_ev[iv] == istep and s.vst[iv] == ACTIVE and s.vop[iv] == op
+        else:
+            ok = True
+        if not ok or s.bs_cred[base + op * nvc + s.vov[iv]] <= 0:
+            eo = -1
+    if eo < 0:
+        il.push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, istep + 1, s.m_sa, s.rb)
+        return 0
+    s.sa_t[iv] = -2
+    il.unmark(s.m_sa, iv)
+    p = il.div(j, nvc, prm.mvc, prm.lvc)
+    v = j - p * nvc
+    op, ov = (il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo), s.vov[iv]
+    ibh, ibn = s.ibh, s.ibn
+    f = s.ib[iv * bsz + ibh[iv]]
+    ibh[iv] = il.wrap(ibh[iv] + 1, bsz)
+    ibn[iv] -= 1
+    k = f - il.div(f, fl, prm.mfl, prm.lfl) * fl
+    tail = k == fl - 1
+    bsk = base + op * nvc + ov
+    s.bs_cred[bsk] -= 1
+    if tail:
+        s.bs_tail[bsk] = 1
+        if not prm.wftc:
+            s.bs_use[bsk] = 0
+            s.fvm[n * nport + op] |= np.uint64(1) << np.uint64(ov)
+    xqs = prm.xqs
+    x = n * xqs + il.wrap(s.xqh[n] + s.xqn[n], xqs)
+    s.xq[x], s.xqv[x], s.xqo[x], s.xqt[x], s.xqr[x] = f, ov, op, -1, istep + 1
+    s.xqn[n] += 1
+    s.oqc[n * nport + p] |= 1 << v
+    if ibn[iv] == 0:
+        if tail:
+            s.vst[iv] = IDLE
+    elif not tail:
+        il.push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, istep + 1, s.m_sa, s.rb)
+    elif prm.rd > 0:  # the next packet's head: route computation
+        s.vst[iv] = ROUTING
+        il.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep + 1, s.m_rt, s.rb)
+    else:  # lookahead routing: its route is known
+        pk = il.div(s.ib[iv * bsz + ibh[iv]], fl, prm.mfl, prm.lfl)
+        to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
+    return 1
+
+
+@njit(cache=True, inline="always")
+def _requests(j, fv, o0, rin, rout, rpri, nr):
+    """VC allocation's requests of input VC ``j`` for the free VCs ``fv`` of the output
+    whose first VC is ``o0``, in VC order, from row ``nr``; returns the rows' count."""
+    while fv:
+        rin[nr], rout[nr], rpri[nr] = j, o0 + il.low(fv), 0
+        nr += 1
+        fv &= fv - np.uint64(1)
+    return nr
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     """One internal step of every active router at cycle ``t`` (internal step ``istep``);
@@ -103,14 +169,14 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     its event list (:mod:`~mpinet.engine.flit.iq_lists`), in the order of a full scan."""
     nport, nvc, bsz = prm.nport, prm.nvc, prm.bsz
     fl, isp, osp, spec = prm.fl, prm.isp, prm.osp, prm.spec
-    rd, vad, sad, xd, wftc, xqs = prm.rd, prm.vad, prm.sad, prm.xd, prm.wftc, prm.xqs
-    ib, ibh, ibn, vst, vop, vov, vrp, vlo, vhi = (s.ib, s.ibh, s.ibn, s.vst, s.vop, s.vov,
-                                                  s.vrp, s.vlo, s.vhi)  # fmt: skip
+    rd, vad, sad, xd, xqs = prm.rd, prm.vad, prm.sad, prm.xd, prm.xqs
+    ib, ibh, vst, vop, vov, vrp, vlo, vhi = (s.ib, s.ibh, s.vst, s.vop, s.vov, s.vrp, s.vlo,
+                                             s.vhi)  # fmt: skip
     rt_t, rt_rd, va_t, va_rd, va_res, va_ev = s.rt_t, s.rt_rd, s.va_t, s.va_rd, s.va_res, s.va_ev
     sa_t, sa_rd, sa_res, sa_spec, bt = s.sa_t, s.sa_rd, s.sa_res, s.sa_spec, s.bt
     xq, xqv, xqo, xqt, xqr, xqh, xqn = s.xq, s.xqv, s.xqo, s.xqt, s.xqr, s.xqh, s.xqn
     ob, obv, obh, obn, oqc = s.ob, s.obv, s.obh, s.obn, s.oqc
-    bs_cred, bs_use, bs_tail = s.bs_cred, s.bs_use, s.bs_tail
+    bs_cred, bs_use, bs_tail, fvm = s.bs_cred, s.bs_use, s.bs_tail, s.fvm
     sw_rr = s.sw_rr
     rin, rout, rpri, rlab, grant = s.rin, s.rout, s.rpri, s.rlab, s.grant
     best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
@@ -153,7 +219,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         nva = 0
         if bt[n * 4 + S_VA] < 0:
             nr = 0
-            for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+            j1, m1, o1 = -1, np.uint64(0), 0  # the first head: its requests written only
+            for wi in range(base >> 6, ((end - 1) >> 6) + 1):  # when a second one comes
                 word = il.span(m_va, wi, base, end)
                 while word:
                     j = (wi << 6) + il.low(word) - base
@@ -162,20 +229,28 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if va_t[iv] != -1 or va_rd[iv] > istep:
                         continue
                     op = vrp[iv]
-                    nr0 = nr
-                    for ov in range(vlo[iv], vhi[iv]):
-                        if bs_use[base + op * nvc + ov] == 0:
-                            rin[nr], rout[nr], rpri[nr] = j, op * nvc + ov, 0
-                            nr += 1
-                    if nr == nr0 and quick_va:  # no VC free: back in the queue, as its
+                    fv = fvm[n * nport + op] & il.vmask(vlo[iv], vhi[iv])  # its free VCs
+                    if not fv and quick_va:  # no VC free: back in the queue, as its
                         va_rd[iv] = istep + 1  # update would put it (skipped: cheaper)
                         continue
                     nva += 1
-            if nva:
+                    if nva == 1:
+                        j1, m1, o1 = j, fv, op * nvc
+                        continue
+                    if nva == 2:
+                        nr = _requests(j1, m1, o1, rin, rout, rpri, nr)
+                    nr = _requests(j, fv, op * nvc, rin, rout, rpri, nr)
+            if nva > 1:
                 allocate(prm.vak, nr, rin, rout, rpri, nport * nvc, nport * nvc, prm.iters,
                          s.va_pin[base : base + nport * nvc],
                          s.va_pout[base : base + nport * nvc], grant,
                          best_in, best_out)  # fmt: skip
+            w1 = -1  # one head: its arbiter's choice, as every allocator makes it (uncontested)
+            if nva == 1 and m1:
+                w1 = o1 + il.first_from(m1, s.va_pin[base + j1] - o1)
+                s.va_pin[base + j1] = w1 + 1 if w1 + 1 < nport * nvc else 0
+                s.va_pout[base + w1] = j1 + 1 if j1 + 1 < nport * nvc else 0
+            if nva:
                 for wi in range(base >> 6, ((end - 1) >> 6) + 1):
                     word = il.span(m_va, wi, base, end)
                     while word:
@@ -186,11 +261,15 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                             va_t[iv] = t + vad - 1
                             va_res[iv] = -1
                             va_ev[iv] = istep
-                for r in range(nr):
-                    if grant[r]:
-                        va_res[base + rin[r]] = rout[r]
+                if nva > 1:
+                    for r in range(nr):
+                        if grant[r]:
+                            va_res[base + rin[r]] = rout[r]
+                elif w1 >= 0:
+                    va_res[base + j1] = w1
                 bt[n * 4 + S_VA] = t + vad - 1
         # -- switch allocation: per (crossbar input, crossbar output) one VC, round-robin
+        sa_now, nsr = False, 0
         if bt[n * 4 + S_SA] < 0:
             nr = 0
             nsa = 0
@@ -209,11 +288,12 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     else:  # speculative, in VC allocation: a free VC with a credit, low priority
                         op = vrp[iv]
                         ok = False
-                        for ov in range(vlo[iv], vhi[iv]):
-                            k = base + op * nvc + ov
-                            if bs_use[k] == 0 and bs_cred[k] > 0:
+                        fv = fvm[n * nport + op] & il.vmask(vlo[iv], vhi[iv])
+                        while fv:
+                            if bs_cred[base + op * nvc + il.low(fv)] > 0:
                                 ok = True
                                 break
+                            fv &= fv - np.uint64(1)
                         prio = -1
                     if not ok and quick_sa:  # no credit: back in the queue, as its update
                         sa_rd[iv] = istep + 1  # would put it (skipped: cheaper)
@@ -235,15 +315,23 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         nr += 1
                     elif supersedes(v, prio, rlab[r], rpri[r], sw_rr[n * nin_sa + ei], nvc):
                         rpri[r], rlab[r] = prio, v
-            if nsa:
+            if nr == 1:  # one request: granted, as every allocator grants it (uncontested)
+                grant[0] = 1
+                s.sa_pin[n * nin_sa + rin[0]] = rout[0] + 1 if rout[0] + 1 < nout_sa else 0
+                s.sa_pout[n * nout_sa + rout[0]] = rin[0] + 1 if rin[0] + 1 < nin_sa else 0
+            elif nr:
                 allocate(prm.sak, nr, rin, rout, rpri, nin_sa, nout_sa, prm.iters,
                          s.sa_pin[n * nin_sa:(n + 1) * nin_sa],
                          s.sa_pout[n * nout_sa:(n + 1) * nout_sa], grant, best_in,
                          best_out)  # fmt: skip
-                for r in range(nr):
-                    sa_map[rin[r] * nout_sa + rout[r]] = -1
-                    if grant[r]:
-                        ei_grant[rin[r]] = r
+            for r in range(nr):
+                sa_map[rin[r] * nout_sa + rout[r]] = -1
+                if grant[r]:
+                    ei_grant[rin[r]] = r
+            nsr = nr
+            if nsa and quick_sa:  # a stage of one cycle: the grants taken in its update's pass
+                sa_now = True
+            elif nsa:
                 for wi in range(base >> 6, ((end - 1) >> 6) + 1):
                     word = il.span(m_sa, wi, base, end)
                     while word:
@@ -293,63 +381,43 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     bs_tail[base + ovc] = 0
                     vop[iv] = il.div(ovc, nvc, prm.mvc, prm.lvc)
                     vov[iv] = ovc - vop[iv] * nvc
+                    fvm[n * nport + vop[iv]] &= ~(np.uint64(1) << np.uint64(vov[iv]))
                     vst[iv] = ACTIVE
                     if not spec:
                         il.push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
                 else:
                     il.push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1, m_va, s.rb)
         # -- updates: switch allocation (the flit leaves its input buffer)
-        if 0 <= bt[n * 4 + S_SA] <= t:
+        if sa_now:  # one pass: each item evaluated now takes its grant and is updated
+            for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                word = il.span(m_sa, wi, base, end)
+                while word:
+                    j = (wi << 6) + il.low(word) - base
+                    word &= word - np.uint64(1)
+                    iv = base + j
+                    if sa_t[iv] != -1 or sa_rd[iv] > istep:
+                        continue
+                    p = il.div(j, nvc, prm.mvc, prm.lvc)
+                    v = j - p * nvc
+                    ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1
+                                    else 0)  # fmt: skip
+                    r = ei_grant[ei]
+                    eo = -1
+                    if r >= 0 and rlab[r] == v:
+                        eo = rout[r]
+                        sw_rr[n * nin_sa + ei] = il.wrap(v + isp, nvc)
+                    moved += _sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status,
+                                        route_out)  # fmt: skip
+            for r in range(nsr):
+                ei_grant[rin[r]] = -1
+        elif 0 <= bt[n * 4 + S_SA] <= t:
             bt[n * 4 + S_SA] = -1
             for q in range(il.batch(sa_t, sa_seq, base, nport * nvc, ordered, order, m_sa)):
                 j = order[q]
                 iv = base + j
-                if sa_t[iv] < 0:
-                    continue
-                eo = sa_res[iv]
-                if eo >= 0:  # the speculative grant holds only with the VC it bid for
-                    op = il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo
-                    if sa_spec[iv]:
-                        ok = va_ev[iv] == istep and vst[iv] == ACTIVE and vop[iv] == op
-                    else:
-                        ok = True
-                    if not ok or bs_cred[base + op * nvc + vov[iv]] <= 0:
-                        eo = -1
-                if eo < 0:
-                    il.push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
-                    continue
-                sa_t[iv] = -2
-                il.unmark(m_sa, iv)
-                p = il.div(j, nvc, prm.mvc, prm.lvc)
-                v = j - p * nvc
-                op, ov = (il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo), vov[iv]
-                f = ib[iv * bsz + ibh[iv]]
-                ibh[iv] = il.wrap(ibh[iv] + 1, bsz)
-                ibn[iv] -= 1
-                moved += 1
-                k = f - il.div(f, fl, prm.mfl, prm.lfl) * fl
-                tail = k == fl - 1
-                bsk = base + op * nvc + ov
-                bs_cred[bsk] -= 1
-                if tail:
-                    bs_tail[bsk] = 1
-                    if not wftc:
-                        bs_use[bsk] = 0
-                x = n * xqs + il.wrap(xqh[n] + xqn[n], xqs)
-                xq[x], xqv[x], xqo[x], xqt[x], xqr[x] = f, ov, op, -1, istep + 1
-                xqn[n] += 1
-                oqc[n * nport + p] |= 1 << v
-                if ibn[iv] == 0:
-                    if tail:
-                        vst[iv] = IDLE
-                elif not tail:
-                    il.push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
-                elif rd > 0:  # the next packet's head: route computation
-                    vst[iv] = ROUTING
-                    il.push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1, m_rt, s.rb)
-                else:  # lookahead routing: its route is known
-                    pk = il.div(ib[iv * bsz + ibh[iv]], fl, prm.mfl, prm.lfl)
-                    to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
+                if sa_t[iv] >= 0:
+                    moved += _sa_update(t, istep, n, j, iv, sa_res[iv], prm, s, rule, vrule,
+                                        status, route_out)  # fmt: skip
         # -- updates: crossbar (into the output queues)
         if 0 <= bt[n * 4 + S_X] <= t:
             bt[n * 4 + S_X] = -1
