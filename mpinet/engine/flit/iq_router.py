@@ -19,146 +19,24 @@ from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_alloc import allocate, supersedes
-from mpinet.routing import compiled
-from mpinet.routing.vc_policies import ANY_VC, HOPS_VC
-
-#: input VC states (BookSim's idle, routing, vc_alloc, active)
-IDLE, ROUTING, VC_ALLOC, ACTIVE = 0, 1, 2, 3
-#: stage numbers of ``bt``
-S_RT, S_VA, S_SA, S_X = 0, 1, 2, 3
-#: the ``dateline`` policy on ``torus:K,N`` (:mod:`mpinet.routing.torus_rings`), which has
-#: no compiled rule of its own: its state word and VC halves, computed here
-TORUS_DATELINE = 100
-#: ``status[0]`` codes of a routing error (status[1:5] = step, port or VC, node, pid)
-PORT_ERR, VC_ERR = 5, 6
-
-
-@njit(cache=True, inline="always")
-def route_head(n, ln, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, rule, vrule,
-               out):  # fmt: skip
-    """The output port and VC range ``out = (port, lo, hi)`` of packet slot ``pk``'s head
-    at router ``n`` (``ln`` on the rank, whose rows the links' tables hold): the terminal
-    port ``deg`` (any VC) at its destination, else the router's compiled hop and the VC
-    policy's range. Returns 0, or an error code."""
-    dst = pk_dst[pk]
-    if n == dst:
-        out[0], out[1], out[2] = deg, 0, nvc
-        return 0
-    code, rprm, ta, tb = rule
-    vpol, vcs, _ = vrule
-    port, h2 = compiled.hop(code, rprm, ta, tb, n, dst, pk_hdr[pk, 0])
-    if port < 0 and code == compiled.DOR:  # a torus tie, drawn at injection (iq_run.ties)
-        base = -1 - port
-        port = base + ((pk_hdr[pk, 0] >> (base // 2)) & 1)
-    else:
-        pk_hdr[pk, 0] = h2
-    if port < 0 or port >= deg or nbt[ln * deg + port] < 0:
-        out[0] = port
-        return PORT_ERR
-    hops, state = pk_hops[pk], pk_state[pk]
-    if vpol == ANY_VC:
-        lo, hi = 0, vcs
-    elif vpol == HOPS_VC:
-        lo, hi = hops, hops + 1
-    elif vpol == TORUS_DATELINE:  # lcount: 2 (dimension + 1) + crossing of the link
-        a = lcount[ln * deg + port]
-        cls = (state & 1 if (state >> 1) == (a >> 1) else 0) | (a & 1)
-        state = (a >> 1) * 2 + cls
-        half = max(1, vcs // 2)
-        lo, hi = (half, max(vcs, 2)) if cls else (0, half)
-    else:  # COUNT_VC
-        state = state + lcount[ln * deg + port]
-        lo, hi = state, state + 1
-    if lo < 0 or hi > vcs or lo >= hi:
-        out[0], out[1] = port, lo
-        return VC_ERR
-    pk_state[pk] = state
-    out[0], out[1], out[2] = port, lo, hi
-    return 0
-
-
-@njit(cache=True, inline="always")
-def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
-    """The head of packet slot ``pk`` at input VC ``iv`` of router ``n``, its route known
-    (lookahead, or routing done): its output port and VC range, then VC allocation (and,
-    speculative, switch allocation) from internal step ``ready``; a routing error in
-    ``status`` as :func:`route_head`'s."""
-    e = route_head(n + prm.lo, n, pk, prm.nvc, prm.deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
-                   s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
-    if e and status[0] == 0:
-        status[0], status[1], status[2] = e, t, route_out[0 if e == PORT_ERR else 1]
-        status[3], status[4] = n, pk
-    s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
-    s.vst[iv] = VC_ALLOC
-    if prm.spec:
-        il.push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready, s.m_sa, s.rb)
-    il.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va, s.rb)
-
-
-@njit(cache=True, inline="always")
-def _sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
-    """Switch allocation's update of input VC ``j`` (``iv``) of router ``n``, granted
-    crossbar output ``eo`` (-1: none): the flit leaves its input buffer for the crossbar, or
-    the VC goes back in the queue; returns the flits moved (0 or 1)."""
-    nport, nvc, bsz, fl, osp = prm.nport, prm.nvc, prm.bsz, prm.fl, prm.osp
-    base = n * nport * nvc
-    if eo >= 0:  # the speculative grant holds only with the VC it bid for
-        op = il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo
-        if s.sa_spec[iv]:
-            ok = s.va_ev[iv] == istep and s.vst[iv] == ACTIVE and s.vop[iv] == op
-        else:
-            ok = True
-        if not ok or s.bs_cred[base + op * nvc + s.vov[iv]] <= 0:
-            eo = -1
-    if eo < 0:
-        il.push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, istep + 1, s.m_sa, s.rb)
-        return 0
-    s.sa_t[iv] = -2
-    il.unmark(s.m_sa, iv)
-    p = il.div(j, nvc, prm.mvc, prm.lvc)
-    v = j - p * nvc
-    op, ov = (il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo), s.vov[iv]
-    ibh, ibn = s.ibh, s.ibn
-    f = s.ib[iv * bsz + ibh[iv]]
-    ibh[iv] = il.wrap(ibh[iv] + 1, bsz)
-    ibn[iv] -= 1
-    k = f - il.div(f, fl, prm.mfl, prm.lfl) * fl
-    tail = k == fl - 1
-    bsk = base + op * nvc + ov
-    s.bs_cred[bsk] -= 1
-    if tail:
-        s.bs_tail[bsk] = 1
-        if not prm.wftc:
-            s.bs_use[bsk] = 0
-            s.fvm[n * nport + op] |= np.uint64(1) << np.uint64(ov)
-    xqs = prm.xqs
-    x = n * xqs + il.wrap(s.xqh[n] + s.xqn[n], xqs)
-    s.xq[x], s.xqv[x], s.xqo[x], s.xqt[x], s.xqr[x] = f, ov, op, -1, istep + 1
-    s.xqn[n] += 1
-    s.oqc[n * nport + p] |= 1 << v
-    if ibn[iv] == 0:
-        if tail:
-            s.vst[iv] = IDLE
-    elif not tail:
-        il.push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, istep + 1, s.m_sa, s.rb)
-    elif prm.rd > 0:  # the next packet's head: route computation
-        s.vst[iv] = ROUTING
-        il.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep + 1, s.m_rt, s.rb)
-    else:  # lookahead routing: its route is known
-        pk = il.div(s.ib[iv * bsz + ibh[iv]], fl, prm.mfl, prm.lfl)
-        to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
-    return 1
-
-
-@njit(cache=True, inline="always")
-def _requests(j, fv, o0, rin, rout, rpri, nr):
-    """VC allocation's requests of input VC ``j`` for the free VCs ``fv`` of the output
-    whose first VC is ``o0``, in VC order, from row ``nr``; returns the rows' count."""
-    while fv:
-        rin[nr], rout[nr], rpri[nr] = j, o0 + il.low(fv), 0
-        nr += 1
-        fv &= fv - np.uint64(1)
-    return nr
+from mpinet.engine.flit.iq_moves import (  # noqa: F401 (the names the other phases use)
+    ACTIVE,
+    IDLE,
+    PORT_ERR,
+    ROUTING,
+    S_RT,
+    S_SA,
+    S_VA,
+    S_X,
+    TORUS_DATELINE,
+    VC_ALLOC,
+    VC_ERR,
+    route_head,
+    sa_update,
+    to_output,
+    to_vc_alloc,
+    va_requests,
+)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -174,8 +52,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                                              s.vhi)  # fmt: skip
     rt_t, rt_rd, va_t, va_rd, va_res, va_ev = s.rt_t, s.rt_rd, s.va_t, s.va_rd, s.va_res, s.va_ev
     sa_t, sa_rd, sa_res, sa_spec, bt = s.sa_t, s.sa_rd, s.sa_res, s.sa_spec, s.bt
-    xq, xqv, xqo, xqt, xqr, xqh, xqn = s.xq, s.xqv, s.xqo, s.xqt, s.xqr, s.xqh, s.xqn
-    ob, obv, obh, obn, oqc = s.ob, s.obv, s.obh, s.obn, s.oqc
+    xqt, xqr, xqh, xqn, oqc = s.xqt, s.xqr, s.xqh, s.xqn, s.oqc
     bs_cred, bs_use, bs_tail, fvm = s.bs_cred, s.bs_use, s.bs_tail, s.fvm
     sw_rr = s.sw_rr
     rin, rout, rpri, rlab, grant = s.rin, s.rout, s.rpri, s.rlab, s.grant
@@ -238,8 +115,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         j1, m1, o1 = j, fv, op * nvc
                         continue
                     if nva == 2:
-                        nr = _requests(j1, m1, o1, rin, rout, rpri, nr)
-                    nr = _requests(j, fv, op * nvc, rin, rout, rpri, nr)
+                        nr = va_requests(j1, m1, o1, rin, rout, rpri, nr)
+                    nr = va_requests(j, fv, op * nvc, rin, rout, rpri, nr)
             if nva > 1:
                 allocate(prm.vak, nr, rin, rout, rpri, nport * nvc, nport * nvc, prm.iters,
                          s.va_pin[base : base + nport * nvc],
@@ -352,8 +229,9 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 for r in range(nr):
                     ei_grant[rin[r]] = -1
                 bt[n * 4 + S_SA] = t + sad - 1
-        # -- crossbar
-        if bt[n * 4 + S_X] < 0:
+        # -- crossbar (of one cycle: its update takes the flits queued before this step's
+        # switch allocation, the ones evaluated now, so it marks nothing)
+        if xd > 1 and bt[n * 4 + S_X] < 0:
             for k in range(xqn[n]):
                 x = n * xqs + il.wrap(xqh[n] + k, xqs)
                 if xqt[x] == -1 and xqr[x] <= istep:
@@ -406,7 +284,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if r >= 0 and rlab[r] == v:
                         eo = rout[r]
                         sw_rr[n * nin_sa + ei] = il.wrap(v + isp, nvc)
-                    moved += _sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status,
+                    moved += sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status,
                                         route_out)  # fmt: skip
             for r in range(nsr):
                 ei_grant[rin[r]] = -1
@@ -416,22 +294,16 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 j = order[q]
                 iv = base + j
                 if sa_t[iv] >= 0:
-                    moved += _sa_update(t, istep, n, j, iv, sa_res[iv], prm, s, rule, vrule,
+                    moved += sa_update(t, istep, n, j, iv, sa_res[iv], prm, s, rule, vrule,
                                         status, route_out)  # fmt: skip
         # -- updates: crossbar (into the output queues)
-        if 0 <= bt[n * 4 + S_X] <= t:
+        if xd == 1:  # what was queued before this step (switch allocation's are ready later)
+            while xqn[n] > 0 and xqr[n * xqs + xqh[n]] <= istep:
+                to_output(n, prm, s)
+        elif 0 <= bt[n * 4 + S_X] <= t:
             bt[n * 4 + S_X] = -1
-            while xqn[n] > 0:
-                x = n * xqs + xqh[n]
-                if xqt[x] < 0:
-                    break
-                o = n * nport + xqo[x]
-                y = o * prm.obs + il.wrap(obh[o] + obn[o], prm.obs)
-                ob[y], obv[y] = xq[x], xqv[x]
-                obn[o] += 1
-                il.mark(s.obm, o)
-                xqh[n] = il.wrap(xqh[n] + 1, xqs)
-                xqn[n] -= 1
+            while xqn[n] > 0 and xqt[n * xqs + xqh[n]] >= 0:
+                to_output(n, prm, s)
         # -- the step's credits, one message per input port
         for p in range(nport):
             m = oqc[n * nport + p]
