@@ -93,10 +93,10 @@ def test_output_reads_as_booksims_and_says_what_json_says():
 @pytest.mark.parametrize(
     ("overrides", "runs"),
     [
-        (["injection_rate=0.2"], 2),
-        # 16-flit worms outlast the extra period: the first run is repeated with more traffic
+        (["injection_rate=0.2"], 1),
+        # 16-flit worms outlast the extra period (two runs took three): one run all the same
         (["sample_period=10", "max_samples=4", "warmup_periods=1", "packet_size=16",
-          "injection_rate=0.02"], 3),
+          "injection_rate=0.02"], 1),
     ],
 )  # fmt: skip
 def test_figures_equal_a_sweep_of_the_same_window_and_traffic(overrides, runs):
@@ -187,7 +187,8 @@ def test_help_is_short_and_narrow():
 
 
 def _numbers(j: dict) -> dict:
-    return {k: v for k, v in j.items() if k not in ("seconds",)}
+    # the ideal router on several ranks still measures in two engine runs (docs/booksim.md)
+    return {k: v for k, v in j.items() if k not in ("seconds", "engine_runs")}
 
 
 @pytest.mark.slow

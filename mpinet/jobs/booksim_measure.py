@@ -8,9 +8,9 @@ network drains with no new traffic. So the decisions can be taken after the fact
 packet records of one engine run: every statistic of a window ``[a, b)`` is a sum, minimum
 or maximum over the packets generated, admitted or delivered in it, and a run whose
 traffic goes on longer only adds events after those the decisions read (the engine is
-causal). :func:`single_sim` replays the decisions on a :class:`Source`; the runner
-(:mod:`mpinet.jobs.booksim_run`) runs the engine once to find where traffic stops, and
-once more with the traffic stopped there for the final figures.
+causal). :func:`single_sim` replays the decisions on a :class:`Source`, and
+:func:`replay` takes them while the run goes (:mod:`mpinet.jobs.booksim_live`), so the
+runner (:mod:`mpinet.jobs.booksim_run`) stops the traffic during its one run.
 
 Times: a packet generated at step ``s`` (the engine's inject step; BookSim's ``ctime``),
 admitted at ``s'`` (``itime``) and delivered at ``d`` (its tail's ``atime``); sample
@@ -24,6 +24,7 @@ count the packets admitted (injected) and delivered in the window, per node.
 from __future__ import annotations
 
 import math
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -143,7 +144,28 @@ def _aborting(m: Measure) -> str:
 
 
 def single_sim(src: Source, m: Measure) -> Outcome:
-    """Replay ``_SingleSim`` and ``Run``'s decisions on ``src``; see the module docstring."""
+    """Replay ``_SingleSim`` and ``Run``'s decisions on ``src``, a whole run; see the module
+    docstring."""
+    steps = replay(src, m)
+    while True:  # a whole run's source covers every step asked: no step is waited for
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def _until(src: Source, step: int) -> Generator[int, None, None]:
+    """Wait (yield ``step``) until ``src`` covers the events of every step up to ``step``: a
+    run still going (:mod:`mpinet.jobs.booksim_live`) is stepped on meanwhile."""
+    while getattr(src, "covered", math.inf) < step:
+        yield step
+
+
+def replay(src: Source, m: Measure) -> Generator[int, None, Outcome]:
+    """:func:`single_sim` as a generator over a run still going: it yields the step whose
+    events it needs next (the run goes on to there) and returns the :class:`Outcome`. A
+    period's statistics at ``t`` read the steps before ``t``; the drain of the measured
+    packets is read step by step, so the traffic can stop the step after the last one."""
     out, period, lat_mode = Outcome(), m.sample_period, m.sim_type == "latency"
     state, converged, phases, clear_last = WARM, 0, 0, False
     prev_lat = prev_acc = 0.0
@@ -153,6 +175,7 @@ def single_sim(src: Source, m: Measure) -> Outcome:
         if clear_last or (state == WARM and phases % 2 == 0):
             clear_last, reset = False, t
         t += period
+        yield from _until(src, t - 1)
         st = window(src, reset, t, state, reset)
         out.items.append(("stats", st))
         cur_lat = st["plat"].mean
@@ -186,7 +209,7 @@ def single_sim(src: Source, m: Measure) -> Outcome:
         state, out.drain_time, out.stop = DRAIN, t, t
         if lat_mode:
             out.items.append(("line", "Draining all recorded packets ..."))
-            converged, need = _drain_measured(src, m, out, reset, t, converged, need)
+            converged, need = yield from _drain_measured(src, m, out, reset, t, converged, need)
     else:
         out.items.append(("line", "Too many sample periods needed to converge"))
     out.need_horizon = need
@@ -199,16 +222,28 @@ def single_sim(src: Source, m: Measure) -> Outcome:
 
 def _drain_measured(
     src: Source, m: Measure, out: Outcome, reset: int, t: int, converged: int, need: int
-) -> tuple[int, int]:
+) -> Generator[int, None, tuple[int, int]]:
     """Latency mode: traffic goes on until the measured packets are delivered, with the
-    latency threshold tested every 1000 steps; the traffic stops after that step."""
-    last = src.last_delivered(reset, t)
+    latency threshold tested every 1000 steps; the traffic stops after that step. On a run
+    still going, ``last_delivered`` is None until they all are: the steps are read one by
+    one (a check at ``c`` is due when they are not all delivered before ``c``)."""
+    yield from _until(src, t - 1)
+    check = t + 1000
+    while True:
+        last = src.last_delivered(reset, t)
+        if last is not None or not math.isfinite(getattr(src, "covered", math.inf)):
+            break
+        while check <= src.covered + 1:  # not all delivered by `covered`: last > covered
+            if _over(src, src.packets(reset, check, reset, t), check, m.latency_thres):
+                out.items.append(("line", _aborting(m)))
+                return 0, max(need, check)
+            check += 1000
+        yield src.covered + 1
     top = src.end if last is None else last
-    for check in range(t + 1000, top + 1, 1000):
-        pk = src.packets(reset, check, reset, t)
-        if _over(src, pk, check, m.latency_thres):
+    for c in range(check, top + 1, 1000):
+        if _over(src, src.packets(reset, c, reset, t), c, m.latency_thres):
             out.items.append(("line", _aborting(m)))
-            return 0, max(need, check)
+            return 0, max(need, c)
     if last is None:
         out.reason = (f"the measured packets were not all delivered by step {src.end} "
                       "(the run's cap, or a deadlock)")  # fmt: skip

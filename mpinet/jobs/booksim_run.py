@@ -1,18 +1,18 @@
 """``mpinet booksim``: a BookSim2 configuration run on the flit engine, measured as BookSim.
 
 :func:`prepare` reads the configuration and plans the job (before any work: the CLI agrees
-on it across ranks); :func:`run` runs the engine and replays BookSim's measurement
-(:mod:`mpinet.jobs.booksim_measure`) on the packet records:
-
-1. a first run with traffic for ``max_samples`` sample periods and one more, capped at
-   that plus the drain allowance; the replay decides the warm-up, the convergence and
-   where traffic stops (latency: the step after the last measured packet's delivery;
-   throughput: the end of the measurement). If it read past the traffic, the run is
-   repeated with traffic up to there (twice the horizon, at most :data:`MAX_RUNS` runs, and
-   never past the drain allowance, which the plan's memory estimate counted);
-2. when the measurement converged, a second run with the traffic generated only before
-   that step, which then drains, for the overall statistics. Its first steps are the
-   first run's (the engine is causal, the draws keyed by node and step).
+on it across ranks); :func:`run` runs the engine once and takes BookSim's measurement
+(:mod:`mpinet.jobs.booksim_measure`) while it runs (:mod:`mpinet.jobs.booksim_live`): the
+engine hands its deliveries out between its calls, the measurement decides the warm-up, the
+convergence and where the traffic stops (latency: the step after the last measured packet's
+delivery; throughput: the end of the measurement), the traffic is stopped there during the
+run, and the run drains for the overall statistics. Traffic runs for at most
+``max_samples + 1`` periods and the drain allowance (which the plan's memory estimate
+counted). Where the engine takes no watch (the ideal router on several ranks), or had
+already run the stop step's traffic (the ideal router reads a period a step late), the
+two runs of before (:func:`_two_runs`): a first one with traffic past the measurement,
+replayed, and a second one with the traffic stopped (the same up to there: the engine is
+causal, the draws keyed by node and step).
 
 Every statistic is reduced over the ranks from the rows each holds, so the figures are
 the same on any rank count.
@@ -20,16 +20,19 @@ the same on any rank count.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.jobs.booksim_config import read_config
+from mpinet.jobs.booksim_live import LiveSource, Watch
 from mpinet.jobs.booksim_map import to_job
-from mpinet.jobs.booksim_measure import Dist, Measure, overall, single_sim
+from mpinet.jobs.booksim_measure import Dist, Measure, overall, replay, single_sim
 from mpinet.jobs.run_plan import plan
 from mpinet.jobs.spec import validate
 from mpinet.jobs.switching import make_engine
@@ -142,11 +145,7 @@ def traffic_cap(m: Measure) -> int:
 
 
 def _engine_run(prep: Prepared, steps: int, comm: Any) -> Any:
-    p = prep.plan
-    w = dict(p.job.workload, steps=int(steps))
-    kind = make_workload(w["kind"], w, topo=p.topo, seed=p.job.seed)
-    kind.build(p.model, p.router)
-    eng = make_engine(p, comm, seed=p.job.seed, max_steps=int(steps) + drain_steps(prep.measure))
+    eng, kind = _engine(prep, steps, comm)
     return eng.run(kind.traffic)
 
 
@@ -165,21 +164,50 @@ def _cut_at_deadlock(out: Any, dl: dict) -> None:
 
 
 def run(prep: Prepared, comm: Any) -> dict:
-    """Run and measure; the result as ``--json`` prints it (collective)."""
+    """Run and measure; the result as ``--json`` prints it (collective): in one engine run
+    where the engine takes a watch (:mod:`mpinet.jobs.booksim_live`), else in two."""
     comm = resolve(comm)
     wall0 = time.perf_counter()
     m, p = prep.measure, prep.plan
-    nodes, flits = p.topo.num_nodes, p.model.flits
-    horizon = (m.max_samples + 1) * m.sample_period
-    runs, deadlock = 0, None
-    while True:
-        rec = _engine_run(prep, horizon, comm)
-        runs += 1
-        src = RecordSource(rec, nodes, flits, horizon, comm)
-        out = single_sim(src, m)
-        if out.need_horizon <= horizon or runs >= MAX_RUNS or horizon >= traffic_cap(m):
-            break
-        horizon = min(max(2 * horizon, out.need_horizon), traffic_cap(m))
+    cap = traffic_cap(m)
+    eng, kind = _engine(prep, cap, comm)
+    if not getattr(eng, "takes_watch", False):
+        return _two_runs(prep, comm, wall0)
+    lag = 0 if p.model.router == "iq" else 1
+    src = LiveSource(p.topo.num_nodes, p.model.flits, cap, comm, RecordSource, lag)
+    eng.watch = watch = Watch(src, replay(src, m), drain_steps(m), kind.traffic)
+    rec = eng.run(kind.traffic)
+    final = RecordSource(rec, p.topo.num_nodes, p.model.flits, cap, comm)
+    if watch.outcome is None:  # the run ended first: the rest is read on its record
+        steps, src.covered = watch.steps, math.inf
+        src._src, src.end = final, final.end
+        while True:
+            try:
+                steps.send(None)
+            except StopIteration as done:
+                watch.outcome = done.value
+                break
+    out, runs = watch.outcome, 1
+    if watch.again:  # rare: the ideal router's run had gone a step past the traffic's stop
+        rec = _engine_run(prep, out.stop, comm)
+        final, runs = RecordSource(rec, p.topo.num_nodes, p.model.flits, out.stop, comm), 2
+    return _finish(prep, comm, wall0, out, rec, final if out.stable else None, runs, cap)
+
+
+def _engine(prep: Prepared, steps: int, comm: Any) -> tuple[Any, Any]:
+    p = prep.plan
+    w = dict(p.job.workload, steps=int(steps))
+    kind = make_workload(w["kind"], w, topo=p.topo, seed=p.job.seed)
+    kind.build(p.model, p.router)
+    eng = make_engine(p, comm, seed=p.job.seed, max_steps=int(steps) + drain_steps(prep.measure))
+    return eng, kind
+
+
+def _finish(prep: Prepared, comm: Any, wall0: float, out: Any, rec: Any, final: Any,
+            runs: int, horizon: int) -> dict:  # fmt: skip
+    """The result of the measurement ``out`` (its run's record ``rec``) and, when stable, of
+    the run with its traffic stopped where the measurement stopped (``final``)."""
+    m = prep.measure
     if out.need_horizon > horizon and out.stable:  # the replay read past the traffic
         out.stable = False
         out.reason = (f"the measured packets were not delivered within {horizon} steps of "
@@ -189,12 +217,8 @@ def run(prep: Prepared, comm: Any) -> dict:
     if deadlock is not None and int(deadlock["step"]) < out.need_horizon:
         _cut_at_deadlock(out, deadlock)
     result: dict[str, Any] = {"outcome": out, "overall": None, "time_taken": None}
-    if out.stable:
-        last = _engine_run(prep, out.stop, comm)
-        runs += 1
-        final = RecordSource(last, nodes, flits, out.stop, comm)
-        left = comm.allreduce(int((last.packets[:, 4] < 0).sum()), op=sum_op())
-        deadlock = last.deadlock
+    if out.stable and final is not None:
+        left = comm.allreduce(int((final.dlv < 0).sum()), op=sum_op())
         if left:
             out.stable = False
             out.reason = f"{left} packets still in flight {drain_steps(m)} steps after the traffic"
@@ -211,3 +235,30 @@ def run(prep: Prepared, comm: Any) -> dict:
         seconds=round(comm.allreduce(time.perf_counter() - wall0, op=max_op()), 3),
     )
     return result
+
+
+def _two_runs(prep: Prepared, comm: Any, wall0: float) -> dict:
+    """The engines that take no watch (the ideal router on several ranks): a first run
+    with traffic past the measurement, replayed, and a second with the traffic stopped."""
+    m, p = prep.measure, prep.plan
+    nodes, flits = p.topo.num_nodes, p.model.flits
+    horizon = (m.max_samples + 1) * m.sample_period
+    runs = 0
+    while True:
+        rec = _engine_run(prep, horizon, comm)
+        runs += 1
+        out = single_sim(RecordSource(rec, nodes, flits, horizon, comm), m)
+        if out.need_horizon <= horizon or runs >= MAX_RUNS or horizon >= traffic_cap(m):
+            break
+        horizon = min(max(2 * horizon, out.need_horizon), traffic_cap(m))
+    final = None
+    if (
+        out.stable
+        and not (out.need_horizon > horizon)
+        and not (rec.deadlock is not None and int(rec.deadlock["step"]) < out.need_horizon)
+    ):
+        last = _engine_run(prep, out.stop, comm)
+        runs += 1
+        final = RecordSource(last, nodes, flits, out.stop, comm)
+        rec = SimpleNamespace(deadlock=last.deadlock)  # the pass-1 deadlock came after
+    return _finish(prep, comm, wall0, out, rec, final, runs, horizon)

@@ -9,11 +9,12 @@ types through its generic ``typeof`` (a registry lookup by class for each named 
 tuple types built and hashed member by member: 5-6 ms of a fresh hypercube:8 run's 25 ms,
 twice over when the entry point was then looked up by the types again). Here the arguments
 are reduced to a key of plain Python values (:func:`fingerprint`: dtype, dimensions, layout
-and writability of each array, the class of each bundle) and the entry point is kept per
-kernel and key for the process: a later run's first call, and every call after it, type
-nothing. On a key not seen yet the types are numba's own (:func:`arg_type`: numba's
-``typeof`` of each leaf, a tuple's type built from its members as numba's ``typeof`` builds
-it) and the entry point comes from ``Dispatcher.compile`` (numba's cache, or a compilation).
+and writability of each array, the class of each bundle, the prototype of a C function) and
+the entry point is kept per kernel and key for the process: a later run's first call, and
+every call after it, type nothing. On a key not seen yet the types are numba's own
+(:func:`arg_type`: numba's ``typeof`` of each leaf, a tuple's type built from its members as
+numba's ``typeof`` builds it) and the entry point comes from ``Dispatcher.compile``
+(numba's cache, or a compilation).
 
 A fresh process still paid, at the first call, numba's load of the kernel from its cache
 (3-4 ms for ``chunk.run_steps``) and the typing of its arguments (1-2 ms): together as much
@@ -29,6 +30,7 @@ caller's time: the engine's).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import pickle
 import threading
@@ -36,7 +38,7 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba.core import types
+from numba.core import serialize, types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.typing.typeof import Purpose, typeof
 
@@ -61,6 +63,10 @@ def _leaf_key(a: Any) -> Any:
     if cls is int:  # numba's typeof: intp below 2**31, int64 below 2**63, else uint64
         n = a.bit_length() if a >= 0 else (-a - 1).bit_length()
         return (int, 0 if n < 32 else 1 if n < 64 else 2 if a >= 0 else 3)
+    if isinstance(a, ctypes._CFuncPtr) and a.argtypes is not None:
+        # a C function (the MPI calls of the blocks on several ranks: mpi_native): numba
+        # types it by its prototype, never by its address
+        return ("ctypes", a.restype, tuple(a.argtypes), a._flags_)
     return None
 
 
@@ -168,9 +174,11 @@ def remember(fn: Any, key: Any, sig: tuple) -> None:
     tmp = f"{where[0]}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         with open(tmp, "wb") as f:
-            pickle.dump((where[1], rows[:KEEP]), f, protocol=pickle.HIGHEST_PROTOCOL)
+            # numba's pickler, as its cache index's: a C function's type holds its prototype
+            # class, which pickle cannot name
+            f.write(serialize.dumps((where[1], rows[:KEEP])))
         os.replace(tmp, where[0])
-    except (OSError, pickle.PicklingError):
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
 

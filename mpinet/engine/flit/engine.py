@@ -107,6 +107,8 @@ class FlitEngine:
         self.live_check = live_check  # False: only the stall after the last injection
         self.compiled_steps = compiled_steps  # False: every step through Python (the tests)
         self.load_window = (0, 1 << 62) if load_window is None else tuple(map(int, load_window))
+        #: the run's deliveries handed out between calls (mpinet.jobs.booksim_live.Watch)
+        self.watch: Any = None
         self.bounds = block_bounds(topo.num_nodes, self.size)
         self.lo, self.hi = int(self.bounds[self.rank]), int(self.bounds[self.rank + 1])
         self.deg = topo.degree
@@ -143,6 +145,14 @@ class FlitEngine:
             self.router = router
         return how, why
 
+    @property
+    def takes_watch(self) -> bool:
+        """Whether :meth:`run` hands its deliveries to :attr:`watch` between its calls and
+        takes its limits: ``watch.limit(t)``, the last step the next call may run;
+        ``watch.seen(t, delivered, live, last, max_steps)``, the new last injection step
+        and steps at most (collective). The iq router's blocks and one rank's calls do."""
+        return self.model.router == "iq" or self.size == 1
+
     # -- the run -----------------------------------------------------------------
     def run(self, workload: Workload) -> RunRecord:
         """Inject the workload's packets and step until all are delivered."""
@@ -166,16 +176,24 @@ class FlitEngine:
         self.steps_path = chunk.path(self)
         compiled = self.steps_path == chunk.COMPILED
         steps = chunk.Steps(self) if compiled and self.size == 1 else None
-        if steps is not None:  # step 0 in the compiled steps too: no other kernel to load
-            n_inj = steps.first(workload)
+        ranks = RankSteps(self) if compiled and self.size > 1 else None
+        if ranks is not None and ranks.blocks is not None:
+            # step 0 in a block too: no other kernel to load (totals; errors raised in it)
+            injected, delivered = ranks.blocks.first(workload)
         else:
-            n_inj, _ = heads.inject(self, workload, 0)
-        mine = np.array([n_inj, sum(d.shape[0] for d in self.delivered), self.msg is not None])
-        tot = np.empty_like(mine)
-        comm.Allreduce(mine, tot, op=op)
-        if tot[2]:
-            raise_collected(self.comm, self.msg)
-        injected, delivered = int(tot[0]), int(tot[1])
+            if steps is not None:  # step 0 in the compiled steps too: no other kernel to load
+                n_inj = steps.first(workload)
+            else:
+                n_inj, _ = heads.inject(self, workload, 0)
+            mine = np.array([n_inj, sum(d.shape[0] for d in self.delivered),
+                             self.msg is not None])  # fmt: skip
+            tot = np.empty_like(mine)
+            comm.Allreduce(mine, tot, op=op)
+            if tot[2]:
+                if ranks is not None:
+                    ranks.close()
+                raise_collected(self.comm, self.msg)
+            injected, delivered = int(tot[0]), int(tot[1])
         in_flight = injected - delivered
         counters, t, deadlock = [], 0, None
         last = workload.last_injection_step
@@ -186,10 +204,10 @@ class FlitEngine:
         def st_nact() -> int:  # the step's work, for pacing the search (0 without it)
             return int(self.st.nact[0]) if live is not None else 0
 
-        ranks = RankSteps(self) if compiled and self.size > 1 else None
         if ranks is not None and ranks.blocks is not None:
             steps = ranks.blocks  # many steps in one compiled call on each rank, the looks too
         self.calls_path = calls_path(self, ranks)  # mpinet run --json: switching.calls
+        watch = self.watch if self.size == 1 else None
         while (in_flight > 0 or t < last) and t < self.max_steps:
             if steps is not None:  # many steps in one compiled call (one rank or blocks)
                 t, injected, delivered, deadlock = self._compiled_rows(
@@ -198,6 +216,8 @@ class FlitEngine:
                 in_flight = injected - delivered
                 if deadlock is not None:
                     break
+                if watch is not None:
+                    last = self._watched(watch, steps, t, last)
                 continue
             if ranks is not None:  # compiled calls and the exchanges in them
                 rows = ranks.run(workload, t, last, in_flight, live)
@@ -235,6 +255,8 @@ class FlitEngine:
                     break
             if stop:
                 break
+            if watch is not None:
+                last = self._watched(watch, None, t, last)
         if ranks is not None:
             ranks.close()
         return results.record(self, t, counters, deadlock, in_flight, t0)
@@ -244,7 +266,12 @@ class FlitEngine:
         """One call of the compiled steps (:meth:`chunk.Steps.run`), its rows taken at once
         (no Python per step: the deadlock looks were paced and scanned in the call); returns
         ``(t, injected, delivered, deadlock or None)``."""
-        rows, code, scanned = steps.run(workload, t, last, injected - delivered, live)
+        cap = ()
+        if self.watch is not None and self.size == 1:  # no call past the step it reads next
+            cap = (min(t + steps.steps, self.max_steps, self.watch.limit(t)),)
+            if steps.pending is not None and steps.pending[1] > cap[0]:
+                steps.pending = None  # drawn past it: drawn again (keyed by node and step)
+        rows, code, scanned = steps.run(workload, t, last, injected - delivered, live, *cap)
         if rows.shape[0]:
             inj = injected + np.cumsum(rows[:, 3])
             dlv = delivered + np.cumsum(rows[:, 2])
@@ -262,6 +289,15 @@ class FlitEngine:
         elif rows.shape[0] and not rows[-1, 1] and in_flight and t > last:
             deadlock = wait_for_cycle(self, t, in_flight)
         return t, injected, delivered, deadlock
+
+    def _watched(self, watch: Any, steps: Any, t: int, last: int) -> int:
+        """The watch's turn after step ``t``: the last injection step from now on (the
+        compiled steps' own draws told too)."""
+        live = lambda: results.live_rows(self)  # noqa: E731
+        last, self.max_steps = watch.seen(t, self.delivered, live, last, self.max_steps)
+        if steps is not None and steps.drw is not None and steps.drw.last > last:
+            steps.drw = steps.drw._replace(last=last)
+        return last
 
     # -- one step ------------------------------------------------------------------
     def _step(self, t: int) -> tuple[int, int, int]:

@@ -12,6 +12,7 @@ ideal model's compiled steps use them (:mod:`mpinet.engine.flit.chunk`).
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
@@ -149,8 +150,9 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     eng.steps_path, eng.calls_path, eng.block_calls = PATH, BLOCKS, 0
     block = BLOCK  # several ranks, or routes walked at a block's start: BLOCK cycles
     grow = ranks is None and not isinstance(eng.router, SourceRouted)
+    watch = eng.watch  # a measurement read while the run goes: its steps cap each block
     while (in_flight > 0 or t < last) and t < eng.max_steps:
-        t_end = min(t + block, eng.max_steps)
+        t_end = min(t + block, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
         inj = _injections(eng, workload, t, t_end, last, hw, injected)
         if isinstance(eng.router, SourceRouted):  # routes walked at injection into rows
             inj = _walk(eng, s, inj, t + 1)
@@ -228,6 +230,9 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
         if code == ist.STALL:  # stopped moving: the wait-for cycle, as the ideal model's
             deadlock = iq_deadlock.report(eng, s, prm, t, in_flight)
             break
+        if watch is not None:  # may stop the traffic (and the run) from here on
+            live = functools.partial(_live, s, prm)
+            last, eng.max_steps = watch.seen(t, delivered, live, last, eng.max_steps)
     eng.iq_state = (s, prm, rule, vrule, t)  # what the run left (tests drain it)
     return _record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected, in_flight,
                    t0, deadlock)  # fmt: skip
@@ -238,9 +243,11 @@ def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
     the workload's block of steps at once where it has one (Bernoulli), else step by step."""
     span = getattr(workload, "injection_span", None)
     ok = span is not None and t + 1 >= 0
-    got = span(eng.lo, eng.hi, max(t + 1, 0), t_end + 1) if ok else None
+    top = max(min(t_end, last), t)  # a watch may have stopped the traffic before the span's
+    got = span(eng.lo, eng.hi, max(t + 1, 0), top + 1) if ok else None
     if got is not None and not hasattr(workload, "headers"):
         pid, src, dst, off = (np.asarray(a, np.int64) for a in got)
+        off = np.concatenate([off, np.full(t_end - top, off[-1], np.int64)])
         step = np.repeat(np.arange(off.size - 1), np.diff(off))
         for k in range(off.size - 1):  # the engine's list of injected ids, step by step
             if off[k + 1] > off[k]:

@@ -246,19 +246,31 @@ class Blocks:
         nat = ranks.native
         self.fns, self.hnd = nat.fns, nat.hnd
 
-    def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any) -> tuple:
+    def first(self, workload: Any) -> tuple[int, int]:
+        """Step 0 in one block, as :meth:`~mpinet.engine.flit.chunk.Steps.first` on one rank:
+        its packets routed and queued at their sources, those injected at their destination
+        delivered, the step-by-step kernels not loaded (a fresh run's engine time); returns
+        the packets injected and delivered over all ranks. Collective."""
+        rows, _, _ = self.run(workload, -1, workload.last_injection_step, 0, None, t_end=0)
+        if not rows.shape[0]:
+            return 0, 0
+        return int(rows[0, 1 + chunk.R_INJ]), int(rows[0, 1 + chunk.R_DELIV])
+
+    def run(self, workload: Any, t: int, last: int, in_flight: int, live: Any,
+            t_end: int | None = None) -> tuple:  # fmt: skip
         """Run from step ``t + 1`` for up to :data:`~mpinet.engine.flit.chunk.ONE_RANK_CHUNK`
-        steps (:data:`~mpinet.engine.flit.chunk.MAX_CHUNK` with a progress line), to the
-        run's end, or to a deadlock look that listed fronts; returns ``(rows, code, scanned)``
-        as :meth:`~mpinet.engine.flit.chunk.Steps.run` (rows summed over the ranks; for
-        :data:`~mpinet.engine.flit.chunk.LOOK` this rank's scan). Collective."""
+        steps (:data:`~mpinet.engine.flit.chunk.MAX_CHUNK` with a progress line; to ``t_end``
+        if given), to the run's end, or to a deadlock look that listed fronts; returns
+        ``(rows, code, scanned)`` as :meth:`~mpinet.engine.flit.chunk.Steps.run` (rows summed
+        over the ranks; for :data:`~mpinet.engine.flit.chunk.LOOK` this rank's scan).
+        Collective."""
         rs = self.ranks
         eng, inner = rs.eng, rs.inner
         if self.pending is not None and self.pending[0] == t:  # drawn by the last call
             _, t_end, inj, ids = self.pending
         else:
             most_steps = chunk.ONE_RANK_CHUNK if eng.progress is None else chunk.MAX_CHUNK
-            t_end = min(t + most_steps, eng.max_steps)
+            t_end = min(t + most_steps, eng.max_steps) if t_end is None else t_end
             ids = []
             inj = inner._injections(workload, t, t_end, ids)
         self.pending = None
