@@ -142,9 +142,8 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
         if na:  # no request, no move (the call unpacks some 60 arrays)
             fk.move(t, na, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so)
-        for j in range(na, nt):  # move zeroes the counts of the links it visited
-            links.nreq[so.touched[j]] = 0
-        nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
+        # the links after na (k-port's denied) moved nothing and have nreq 0 (kport_deny)
+        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)
         if so.out[0]:
             status[0], status[1], status[2] = MODEL_ERR, t, sdc
             return t

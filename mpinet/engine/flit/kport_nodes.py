@@ -10,8 +10,9 @@ one-port run of docs/performance.md the two were a quarter of the step (94-102 m
   so nothing is reset and the nodes without a choice are not visited again;
 * a node's links are ``node * deg + q``: a node with a choice reads its ``deg`` links'
   request counts (``links.nreq``, > 0 exactly on the step's touched links) in one place;
-* a denied link gets ``links.nreq = 0`` (``move`` serves a link's ``nreq`` requests, and the
-  step zeroes them after ``move`` anyway), which is how the last pass tells the allowed
+* a denied link gets ``links.nreq = 0`` (``move`` serves a link's ``nreq`` requests and
+  zeroes those of the links it visits; the denied ones are not visited, and the next step's
+  ``collect`` needs them zero), which is how the last pass tells the allowed
   links apart, moving them first in their order (the order of the moves, which fixes the
   order of the deliveries, arrivals and heads, is the same).
 

@@ -196,9 +196,8 @@ def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status
     f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]
     if na:
         fk.move(t, na, in_window, prm, segs, pkts, links, bufs, so)
-    for j in range(na, nt):  # move zeroes the counts of the links it visited
-        links.nreq[so.touched[j]] = 0
-    nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)
+    # the links after na (k-port's denied) moved nothing and have nreq 0 (kport_deny)
+    nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)
     if prm.kind == fk.SDC:
         kr.mark_moved(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL)
     pack(prm, so, ex)

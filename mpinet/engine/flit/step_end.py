@@ -114,7 +114,7 @@ def check_step(nt, sdc_port, prm, links, bufs, touched, nbuf, buf_ids, out):
         f = lflits[link]
         if f == 0:
             continue
-        if kind != fk.KPORT:  # k-port reads the node's other links: reset after
+        if kind != fk.KPORT:  # k-port reads the node's other links: reset after its check
             lflits[link] = 0
         if f > lcap[link] and out[0] == 0:
             out[0], out[1] = CAPACITY, link
@@ -135,9 +135,8 @@ def check_step(nt, sdc_port, prm, links, bufs, touched, nbuf, buf_ids, out):
                         if used > k:
                             out[0], out[1] = PORTS, q
                             break
-    if kind == fk.KPORT:
-        for j in range(nt):
-            lflits[touched[j]] = 0
+        if kind == fk.KPORT:  # a node over k is caught at its first link that sent, all its
+            lflits[link] = 0  # links' flits still there; its later links then count fewer
     for i in range(nbuf):
         b = buf_ids[i]
         if bocc[b] > bsize and out[0] == 0:
