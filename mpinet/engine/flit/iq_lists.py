@@ -25,7 +25,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 __all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap", "magic", "div", "push",
-           "batch", "activate"]  # fmt: skip
+           "batch", "activate", "vmask", "first_from"]  # fmt: skip
 
 
 @njit(cache=True, inline="always")
@@ -63,6 +63,26 @@ def span(m, wi, lo, hi):
 def low(word):
     """The index of the lowest set bit of ``word`` (not 0)."""
     return np.int64(trailing_zeros(word))
+
+
+@njit(cache=True, inline="always")
+def vmask(lo, hi):
+    """The bits ``lo <= v < hi`` of a word (a route's VC range, ``hi - lo <= 64``)."""
+    if hi - lo >= 64:
+        return ~np.uint64(0)
+    return ((np.uint64(1) << np.uint64(hi - lo)) - np.uint64(1)) << np.uint64(lo)
+
+
+@njit(cache=True, inline="always")
+def first_from(m, rel):
+    """The lowest set bit of ``m`` (not 0) at or after bit ``rel`` if any, else its lowest:
+    a round-robin arbiter's choice among one input's requests with its pointer at ``rel``
+    (``rel`` outside ``0 .. 63``: the pointer is outside the word, its lowest bit wins)."""
+    if 0 < rel < 64:
+        h = m & (~np.uint64(0) << np.uint64(rel))
+        if h:
+            return low(h)
+    return low(m)
 
 
 @njit(cache=True, inline="always")

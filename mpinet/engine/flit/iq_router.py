@@ -19,80 +19,24 @@ from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_alloc import allocate, supersedes
-from mpinet.routing import compiled
-from mpinet.routing.vc_policies import ANY_VC, HOPS_VC
-
-#: input VC states (BookSim's idle, routing, vc_alloc, active)
-IDLE, ROUTING, VC_ALLOC, ACTIVE = 0, 1, 2, 3
-#: stage numbers of ``bt``
-S_RT, S_VA, S_SA, S_X = 0, 1, 2, 3
-#: the ``dateline`` policy on ``torus:K,N`` (:mod:`mpinet.routing.torus_rings`), which has
-#: no compiled rule of its own: its state word and VC halves, computed here
-TORUS_DATELINE = 100
-#: ``status[0]`` codes of a routing error (status[1:5] = step, port or VC, node, pid)
-PORT_ERR, VC_ERR = 5, 6
-
-
-@njit(cache=True, inline="always")
-def route_head(n, ln, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, rule, vrule,
-               out):  # fmt: skip
-    """The output port and VC range ``out = (port, lo, hi)`` of packet slot ``pk``'s head
-    at router ``n`` (``ln`` on the rank, whose rows the links' tables hold): the terminal
-    port ``deg`` (any VC) at its destination, else the router's compiled hop and the VC
-    policy's range. Returns 0, or an error code."""
-    dst = pk_dst[pk]
-    if n == dst:
-        out[0], out[1], out[2] = deg, 0, nvc
-        return 0
-    code, rprm, ta, tb = rule
-    vpol, vcs, _ = vrule
-    port, h2 = compiled.hop(code, rprm, ta, tb, n, dst, pk_hdr[pk, 0])
-    if port < 0 and code == compiled.DOR:  # a torus tie, drawn at injection (iq_run.ties)
-        base = -1 - port
-        port = base + ((pk_hdr[pk, 0] >> (base // 2)) & 1)
-    else:
-        pk_hdr[pk, 0] = h2
-    if port < 0 or port >= deg or nbt[ln * deg + port] < 0:
-        out[0] = port
-        return PORT_ERR
-    hops, state = pk_hops[pk], pk_state[pk]
-    if vpol == ANY_VC:
-        lo, hi = 0, vcs
-    elif vpol == HOPS_VC:
-        lo, hi = hops, hops + 1
-    elif vpol == TORUS_DATELINE:  # lcount: 2 (dimension + 1) + crossing of the link
-        a = lcount[ln * deg + port]
-        cls = (state & 1 if (state >> 1) == (a >> 1) else 0) | (a & 1)
-        state = (a >> 1) * 2 + cls
-        half = max(1, vcs // 2)
-        lo, hi = (half, max(vcs, 2)) if cls else (0, half)
-    else:  # COUNT_VC
-        state = state + lcount[ln * deg + port]
-        lo, hi = state, state + 1
-    if lo < 0 or hi > vcs or lo >= hi:
-        out[0], out[1] = port, lo
-        return VC_ERR
-    pk_state[pk] = state
-    out[0], out[1], out[2] = port, lo, hi
-    return 0
-
-
-@njit(cache=True, inline="always")
-def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
-    """The head of packet slot ``pk`` at input VC ``iv`` of router ``n``, its route known
-    (lookahead, or routing done): its output port and VC range, then VC allocation (and,
-    speculative, switch allocation) from internal step ``ready``; a routing error in
-    ``status`` as :func:`route_head`'s."""
-    e = route_head(n + prm.lo, n, pk, prm.nvc, prm.deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
-                   s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
-    if e and status[0] == 0:
-        status[0], status[1], status[2] = e, t, route_out[0 if e == PORT_ERR else 1]
-        status[3], status[4] = n, pk
-    s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
-    s.vst[iv] = VC_ALLOC
-    if prm.spec:
-        il.push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready, s.m_sa, s.rb)
-    il.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va, s.rb)
+from mpinet.engine.flit.iq_moves import (  # noqa: F401 (the names the other phases use)
+    ACTIVE,
+    IDLE,
+    PORT_ERR,
+    ROUTING,
+    S_RT,
+    S_SA,
+    S_VA,
+    S_X,
+    TORUS_DATELINE,
+    VC_ALLOC,
+    VC_ERR,
+    route_head,
+    sa_update,
+    to_output,
+    to_vc_alloc,
+    va_requests,
+)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -103,14 +47,13 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     its event list (:mod:`~mpinet.engine.flit.iq_lists`), in the order of a full scan."""
     nport, nvc, bsz = prm.nport, prm.nvc, prm.bsz
     fl, isp, osp, spec = prm.fl, prm.isp, prm.osp, prm.spec
-    rd, vad, sad, xd, wftc, xqs = prm.rd, prm.vad, prm.sad, prm.xd, prm.wftc, prm.xqs
-    ib, ibh, ibn, vst, vop, vov, vrp, vlo, vhi = (s.ib, s.ibh, s.ibn, s.vst, s.vop, s.vov,
-                                                  s.vrp, s.vlo, s.vhi)  # fmt: skip
+    rd, vad, sad, xd, xqs = prm.rd, prm.vad, prm.sad, prm.xd, prm.xqs
+    ib, ibh, vst, vop, vov, vrp, vlo, vhi = (s.ib, s.ibh, s.vst, s.vop, s.vov, s.vrp, s.vlo,
+                                             s.vhi)  # fmt: skip
     rt_t, rt_rd, va_t, va_rd, va_res, va_ev = s.rt_t, s.rt_rd, s.va_t, s.va_rd, s.va_res, s.va_ev
     sa_t, sa_rd, sa_res, sa_spec, bt = s.sa_t, s.sa_rd, s.sa_res, s.sa_spec, s.bt
-    xq, xqv, xqo, xqt, xqr, xqh, xqn = s.xq, s.xqv, s.xqo, s.xqt, s.xqr, s.xqh, s.xqn
-    ob, obv, obh, obn, oqc = s.ob, s.obv, s.obh, s.obn, s.oqc
-    bs_cred, bs_use, bs_tail = s.bs_cred, s.bs_use, s.bs_tail
+    xqt, xqr, xqh, xqn, oqc = s.xqt, s.xqr, s.xqh, s.xqn, s.oqc
+    bs_cred, bs_use, bs_tail, fvm = s.bs_cred, s.bs_use, s.bs_tail, s.fvm
     sw_rr = s.sw_rr
     rin, rout, rpri, rlab, grant = s.rin, s.rout, s.rpri, s.rlab, s.grant
     best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
@@ -153,7 +96,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         nva = 0
         if bt[n * 4 + S_VA] < 0:
             nr = 0
-            for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+            j1, m1, o1 = -1, np.uint64(0), 0  # the first head: its requests written only
+            for wi in range(base >> 6, ((end - 1) >> 6) + 1):  # when a second one comes
                 word = il.span(m_va, wi, base, end)
                 while word:
                     j = (wi << 6) + il.low(word) - base
@@ -162,20 +106,28 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if va_t[iv] != -1 or va_rd[iv] > istep:
                         continue
                     op = vrp[iv]
-                    nr0 = nr
-                    for ov in range(vlo[iv], vhi[iv]):
-                        if bs_use[base + op * nvc + ov] == 0:
-                            rin[nr], rout[nr], rpri[nr] = j, op * nvc + ov, 0
-                            nr += 1
-                    if nr == nr0 and quick_va:  # no VC free: back in the queue, as its
+                    fv = fvm[n * nport + op] & il.vmask(vlo[iv], vhi[iv])  # its free VCs
+                    if not fv and quick_va:  # no VC free: back in the queue, as its
                         va_rd[iv] = istep + 1  # update would put it (skipped: cheaper)
                         continue
                     nva += 1
-            if nva:
+                    if nva == 1:
+                        j1, m1, o1 = j, fv, op * nvc
+                        continue
+                    if nva == 2:
+                        nr = va_requests(j1, m1, o1, rin, rout, rpri, nr)
+                    nr = va_requests(j, fv, op * nvc, rin, rout, rpri, nr)
+            if nva > 1:
                 allocate(prm.vak, nr, rin, rout, rpri, nport * nvc, nport * nvc, prm.iters,
                          s.va_pin[base : base + nport * nvc],
                          s.va_pout[base : base + nport * nvc], grant,
                          best_in, best_out)  # fmt: skip
+            w1 = -1  # one head: its arbiter's choice, as every allocator makes it (uncontested)
+            if nva == 1 and m1:
+                w1 = o1 + il.first_from(m1, s.va_pin[base + j1] - o1)
+                s.va_pin[base + j1] = w1 + 1 if w1 + 1 < nport * nvc else 0
+                s.va_pout[base + w1] = j1 + 1 if j1 + 1 < nport * nvc else 0
+            if nva:
                 for wi in range(base >> 6, ((end - 1) >> 6) + 1):
                     word = il.span(m_va, wi, base, end)
                     while word:
@@ -186,11 +138,15 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                             va_t[iv] = t + vad - 1
                             va_res[iv] = -1
                             va_ev[iv] = istep
-                for r in range(nr):
-                    if grant[r]:
-                        va_res[base + rin[r]] = rout[r]
+                if nva > 1:
+                    for r in range(nr):
+                        if grant[r]:
+                            va_res[base + rin[r]] = rout[r]
+                elif w1 >= 0:
+                    va_res[base + j1] = w1
                 bt[n * 4 + S_VA] = t + vad - 1
         # -- switch allocation: per (crossbar input, crossbar output) one VC, round-robin
+        sa_now, nsr = False, 0
         if bt[n * 4 + S_SA] < 0:
             nr = 0
             nsa = 0
@@ -209,11 +165,12 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     else:  # speculative, in VC allocation: a free VC with a credit, low priority
                         op = vrp[iv]
                         ok = False
-                        for ov in range(vlo[iv], vhi[iv]):
-                            k = base + op * nvc + ov
-                            if bs_use[k] == 0 and bs_cred[k] > 0:
+                        fv = fvm[n * nport + op] & il.vmask(vlo[iv], vhi[iv])
+                        while fv:
+                            if bs_cred[base + op * nvc + il.low(fv)] > 0:
                                 ok = True
                                 break
+                            fv &= fv - np.uint64(1)
                         prio = -1
                     if not ok and quick_sa:  # no credit: back in the queue, as its update
                         sa_rd[iv] = istep + 1  # would put it (skipped: cheaper)
@@ -235,15 +192,23 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         nr += 1
                     elif supersedes(v, prio, rlab[r], rpri[r], sw_rr[n * nin_sa + ei], nvc):
                         rpri[r], rlab[r] = prio, v
-            if nsa:
+            if nr == 1:  # one request: granted, as every allocator grants it (uncontested)
+                grant[0] = 1
+                s.sa_pin[n * nin_sa + rin[0]] = rout[0] + 1 if rout[0] + 1 < nout_sa else 0
+                s.sa_pout[n * nout_sa + rout[0]] = rin[0] + 1 if rin[0] + 1 < nin_sa else 0
+            elif nr:
                 allocate(prm.sak, nr, rin, rout, rpri, nin_sa, nout_sa, prm.iters,
                          s.sa_pin[n * nin_sa:(n + 1) * nin_sa],
                          s.sa_pout[n * nout_sa:(n + 1) * nout_sa], grant, best_in,
                          best_out)  # fmt: skip
-                for r in range(nr):
-                    sa_map[rin[r] * nout_sa + rout[r]] = -1
-                    if grant[r]:
-                        ei_grant[rin[r]] = r
+            for r in range(nr):
+                sa_map[rin[r] * nout_sa + rout[r]] = -1
+                if grant[r]:
+                    ei_grant[rin[r]] = r
+            nsr = nr
+            if nsa and quick_sa:  # a stage of one cycle: the grants taken in its update's pass
+                sa_now = True
+            elif nsa:
                 for wi in range(base >> 6, ((end - 1) >> 6) + 1):
                     word = il.span(m_sa, wi, base, end)
                     while word:
@@ -264,8 +229,9 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 for r in range(nr):
                     ei_grant[rin[r]] = -1
                 bt[n * 4 + S_SA] = t + sad - 1
-        # -- crossbar
-        if bt[n * 4 + S_X] < 0:
+        # -- crossbar (of one cycle: its update takes the flits queued before this step's
+        # switch allocation, the ones evaluated now, so it marks nothing)
+        if xd > 1 and bt[n * 4 + S_X] < 0:
             for k in range(xqn[n]):
                 x = n * xqs + il.wrap(xqh[n] + k, xqs)
                 if xqt[x] == -1 and xqr[x] <= istep:
@@ -293,77 +259,51 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     bs_tail[base + ovc] = 0
                     vop[iv] = il.div(ovc, nvc, prm.mvc, prm.lvc)
                     vov[iv] = ovc - vop[iv] * nvc
+                    fvm[n * nport + vop[iv]] &= ~(np.uint64(1) << np.uint64(vov[iv]))
                     vst[iv] = ACTIVE
                     if not spec:
                         il.push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
                 else:
                     il.push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1, m_va, s.rb)
         # -- updates: switch allocation (the flit leaves its input buffer)
-        if 0 <= bt[n * 4 + S_SA] <= t:
+        if sa_now:  # one pass: each item evaluated now takes its grant and is updated
+            for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                word = il.span(m_sa, wi, base, end)
+                while word:
+                    j = (wi << 6) + il.low(word) - base
+                    word &= word - np.uint64(1)
+                    iv = base + j
+                    if sa_t[iv] != -1 or sa_rd[iv] > istep:
+                        continue
+                    p = il.div(j, nvc, prm.mvc, prm.lvc)
+                    v = j - p * nvc
+                    ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1
+                                    else 0)  # fmt: skip
+                    r = ei_grant[ei]
+                    eo = -1
+                    if r >= 0 and rlab[r] == v:
+                        eo = rout[r]
+                        sw_rr[n * nin_sa + ei] = il.wrap(v + isp, nvc)
+                    moved += sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status,
+                                        route_out)  # fmt: skip
+            for r in range(nsr):
+                ei_grant[rin[r]] = -1
+        elif 0 <= bt[n * 4 + S_SA] <= t:
             bt[n * 4 + S_SA] = -1
             for q in range(il.batch(sa_t, sa_seq, base, nport * nvc, ordered, order, m_sa)):
                 j = order[q]
                 iv = base + j
-                if sa_t[iv] < 0:
-                    continue
-                eo = sa_res[iv]
-                if eo >= 0:  # the speculative grant holds only with the VC it bid for
-                    op = il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo
-                    if sa_spec[iv]:
-                        ok = va_ev[iv] == istep and vst[iv] == ACTIVE and vop[iv] == op
-                    else:
-                        ok = True
-                    if not ok or bs_cred[base + op * nvc + vov[iv]] <= 0:
-                        eo = -1
-                if eo < 0:
-                    il.push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
-                    continue
-                sa_t[iv] = -2
-                il.unmark(m_sa, iv)
-                p = il.div(j, nvc, prm.mvc, prm.lvc)
-                v = j - p * nvc
-                op, ov = (il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo), vov[iv]
-                f = ib[iv * bsz + ibh[iv]]
-                ibh[iv] = il.wrap(ibh[iv] + 1, bsz)
-                ibn[iv] -= 1
-                moved += 1
-                k = f - il.div(f, fl, prm.mfl, prm.lfl) * fl
-                tail = k == fl - 1
-                bsk = base + op * nvc + ov
-                bs_cred[bsk] -= 1
-                if tail:
-                    bs_tail[bsk] = 1
-                    if not wftc:
-                        bs_use[bsk] = 0
-                x = n * xqs + il.wrap(xqh[n] + xqn[n], xqs)
-                xq[x], xqv[x], xqo[x], xqt[x], xqr[x] = f, ov, op, -1, istep + 1
-                xqn[n] += 1
-                oqc[n * nport + p] |= 1 << v
-                if ibn[iv] == 0:
-                    if tail:
-                        vst[iv] = IDLE
-                elif not tail:
-                    il.push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
-                elif rd > 0:  # the next packet's head: route computation
-                    vst[iv] = ROUTING
-                    il.push(rt_t, rt_rd, s.rt_seq, qseq, n, iv, istep + 1, m_rt, s.rb)
-                else:  # lookahead routing: its route is known
-                    pk = il.div(ib[iv * bsz + ibh[iv]], fl, prm.mfl, prm.lfl)
-                    to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
+                if sa_t[iv] >= 0:
+                    moved += sa_update(t, istep, n, j, iv, sa_res[iv], prm, s, rule, vrule,
+                                        status, route_out)  # fmt: skip
         # -- updates: crossbar (into the output queues)
-        if 0 <= bt[n * 4 + S_X] <= t:
+        if xd == 1:  # what was queued before this step (switch allocation's are ready later)
+            while xqn[n] > 0 and xqr[n * xqs + xqh[n]] <= istep:
+                to_output(n, prm, s)
+        elif 0 <= bt[n * 4 + S_X] <= t:
             bt[n * 4 + S_X] = -1
-            while xqn[n] > 0:
-                x = n * xqs + xqh[n]
-                if xqt[x] < 0:
-                    break
-                o = n * nport + xqo[x]
-                y = o * prm.obs + il.wrap(obh[o] + obn[o], prm.obs)
-                ob[y], obv[y] = xq[x], xqv[x]
-                obn[o] += 1
-                il.mark(s.obm, o)
-                xqh[n] = il.wrap(xqh[n] + 1, xqs)
-                xqn[n] -= 1
+            while xqn[n] > 0 and xqt[n * xqs + xqh[n]] >= 0:
+                to_output(n, prm, s)
         # -- the step's credits, one message per input port
         for p in range(nport):
             m = oqc[n * nport + p]

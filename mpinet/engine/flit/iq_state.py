@@ -34,7 +34,9 @@ terminal's injection channel: port ``degree``) and the credit messages reaching 
 port; ``tm`` per cycle parity the terminals with an ejected flit or credits; ``pm`` per
 ``credit_delay`` slot the credits due; ``obm``/``cqm`` the non-empty output and credit
 queues; ``rb`` the routers with an item in a stage or the crossbar (``rl`` its list);
-``actb`` the active nodes (``act`` rebuilt from it in node order).
+``actb`` the active nodes (``act`` rebuilt from it in node order). ``fvm[node * nport +
+out_port]``: the router's output VCs not in use (bit ``v``: ``bs_use`` 0), so VC allocation
+reads one word where it scanned a route's VCs (the terminals' injection states have none).
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ FIELDS = (
     "bs_cred",
     "bs_use",
     "bs_tail",
+    "fvm",
     # channels
     "fc",
     "fcv",
@@ -291,6 +294,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         bs_cred=i64(niv + own * nvc, bsz),
         bs_use=i64(niv + own * nvc),
         bs_tail=i64(niv + own * nvc),
+        fvm=np.full(nrp, ~np.uint64(0) >> np.uint64(64 - nvc), np.uint64),
         fc=i64(own * deg * prm.sl, -1),
         fcv=i64(own * deg * prm.sl),
         ec=i64(own * 2, -1),

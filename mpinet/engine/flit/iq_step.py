@@ -18,7 +18,10 @@ it, packets in its source queue); the nodes with work are the active list ``act[
 ``_nrt=False`` on these kernels, the routers' step and the allocators: no reference counting
 of the bundle's arrays (numba took and dropped a reference on every array argument of each
 inlined helper: 23-25 % of a run, docs/iq-router.md "Speed"), so they allocate nothing; their
-scratch is in the bundle (``ro``, ``mv``).
+scratch is in the bundle (``ro``, ``mv``). numba's cache keys :func:`run_block` by this file
+alone and keeps the routers' step it compiled in: a change of :mod:`.iq_router` or
+:mod:`.iq_moves` changes this line too (session 8: switch allocation and the crossbar in one
+pass).
 """
 
 from __future__ import annotations
@@ -41,12 +44,15 @@ R_FLITS, R_DELIV, R_INJ, R_MOVED, R_WORK, R_CROSS = range(6)
 
 
 @njit(cache=True, inline="always")
-def _credit(k, bs_cred, bs_use, bs_tail, bsz, wftc):
-    """A credit back at downstream buffer state ``k``; the VC is free again at the tail's
-    last credit under ``wait_for_tail_credit``."""
+def _credit(k, q, v, bs_cred, bs_use, bs_tail, fvm, bsz, wftc):
+    """A credit back at downstream buffer state ``k`` (VC ``v`` of output port ``q``; ``q <
+    0``: a terminal's, no free-VC word); the VC is free again at the tail's last credit under
+    ``wait_for_tail_credit``."""
     bs_cred[k] += 1
     if wftc and bs_tail[k] and bs_cred[k] == bsz:
         bs_use[k] = 0
+        if q >= 0:
+            fvm[q] |= np.uint64(1) << np.uint64(v)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -94,7 +100,8 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                 while m:  # the VCs credited (each its own buffer state: any order)
                     v = il.low(m)
                     m &= m - np.uint64(1)
-                    _credit(niv + n * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
+                    _credit(niv + n * nvc + v, -1, v, bs_cred, bs_use, bs_tail, s.fvm, bsz,
+                            prm.wftc)  # fmt: skip
     # the routers' inputs: flits into their VC buffers
     for wi in range(w1):
         word = s.fm[tl * w1 + wi]
@@ -175,7 +182,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             while m:
                 v = il.low(m)
                 m &= m - np.uint64(1)
-                _credit(b * nvc + v, bs_cred, bs_use, bs_tail, bsz, prm.wftc)
+                _credit(b * nvc + v, b, v, bs_cred, bs_use, bs_tail, s.fvm, bsz, prm.wftc)
     return nd
 
 
