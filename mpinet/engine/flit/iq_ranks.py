@@ -18,10 +18,9 @@ channels, so the order in which a rank visits them changes nothing; the cycle's 
 (flits, deliveries, injections, moves) are summed over the ranks in the messages, so every
 rank stops at the same cycle (finished, stalled, a routing error).
 
-numba's cache keys a kernel by its own file: :func:`run_block` here keeps the compiled phases
-it called (:mod:`~mpinet.engine.flit.iq_step`, :mod:`~mpinet.engine.flit.iq_router`) until
-this file changes, so a change of theirs changes this docstring too (session 8: the free-VC
-words ``fvm``; switch allocation and the crossbar in one pass, :mod:`.iq_moves`).
+:func:`run_block` here compiles in the phases it calls (:mod:`~mpinet.engine.flit.iq_step`,
+:mod:`~mpinet.engine.flit.iq_router`, :mod:`.iq_moves`); a change of any of them renews its
+cache, because :mod:`mpinet.numba_cache` stamps every kernel with all of mpinet's numba files.
 """
 
 from __future__ import annotations

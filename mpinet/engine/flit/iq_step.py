@@ -18,10 +18,9 @@ it, packets in its source queue); the nodes with work are the active list ``act[
 ``_nrt=False`` on these kernels, the routers' step and the allocators: no reference counting
 of the bundle's arrays (numba took and dropped a reference on every array argument of each
 inlined helper: 23-25 % of a run, docs/iq-router.md "Speed"), so they allocate nothing; their
-scratch is in the bundle (``ro``, ``mv``). numba's cache keys :func:`run_block` by this file
-alone and keeps the routers' step it compiled in: a change of :mod:`.iq_router` or
-:mod:`.iq_moves` changes this line too (session 8: switch allocation and the crossbar in one
-pass).
+scratch is in the bundle (``ro``, ``mv``). The routers' step (:mod:`.iq_router`,
+:mod:`.iq_moves`) is compiled into :func:`run_block`; its cache is still renewed when only they
+change, because :mod:`mpinet.numba_cache` stamps every kernel with all of mpinet's numba files.
 """
 
 from __future__ import annotations
