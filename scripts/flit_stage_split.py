@@ -85,15 +85,16 @@ PATCHES = [
     ("chunk.py", "        if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them",
      "        tp = add(clk, 14, tp)\n"
      "        if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them"),
-    ("chunk.py", "        sdc = -1\n        na = nt  # the links move visits",
-     "        clk[1][47] += nt\n        sdc = -1\n        na = nt  # the links move visits"),
+    ("chunk.py", "        f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]\n        if na:",
+     "        clk[1][47] += nt\n"
+     "        f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]\n        if na:"),
     ("chunk.py", "        if na:  # no request, no move (the call unpacks some 60 arrays)\n",
      "        tp = add(clk, 0, tp)\n"
      "        if na:  # no request, no move (the call unpacks some 60 arrays)\n"),
-    ("chunk.py", "        nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)\n"
+    ("chunk.py", "        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
      "        if so.out[0]:",
      "        tp = add(clk, 1, tp)\n"
-     "        nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)\n"
+     "        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
      "        tp = add(clk, 2, tp)\n        clk[1][49] += nnew + ni\n        if so.out[0]:"),
     ("chunk.py", "        rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh",
      "        tp = add(clk, 7, tp)\n        clk[1][41] += flits\n"
@@ -116,17 +117,17 @@ PATCHES = [
      "from mpinet.engine.flit.direct import Direct  # noqa: F401\n" + IMPORT),
     ("ranks.py", "def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status, inc):",
      "def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status, inc, clk):"),
-    ("ranks.py", "    sdc = -1\n    if prm.kind == fk.SDC:\n        nt, sdc = status[2], status[3]",
-     "    sdc = -1\n    tp = now(clk)\n    if prm.kind == fk.SDC:\n        nt, sdc = status[2], status[3]"),
+    ("ranks.py", "    cnt = so.cnt\n    sdc = -1\n    if prm.kind == fk.SDC:",
+     "    cnt = so.cnt\n    sdc = -1\n    tp = now(clk)\n    if prm.kind == fk.SDC:"),
     ("ranks.py", "    f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]\n    if na:\n"
      "        fk.move(t, na, in_window, prm, segs, pkts, links, bufs, so)\n",
      "    f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]\n"
      "    clk[1][47] += nt\n    tp = add(clk, 0, tp)\n    if na:\n"
      "        fk.move(t, na, in_window, prm, segs, pkts, links, bufs, so)\n    tp = add(clk, 1, tp)\n"),
-    ("ranks.py", "    nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)\n"
-     "    if prm.kind == fk.SDC:\n        pd.mark_moves(",
-     "    nnew = step_end.settle(nt, sdc, prm, segs, pkts, links, bufs, so)\n"
-     "    tp = add(clk, 2, tp)\n    if prm.kind == fk.SDC:\n        pd.mark_moves("),
+    ("ranks.py", "    nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
+     "    if prm.kind == fk.SDC:\n        kr.mark_moved(",
+     "    nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
+     "    tp = add(clk, 2, tp)\n    if prm.kind == fk.SDC:\n        kr.mark_moved("),
     ("ranks.py", "    pack(prm, so, ex)\n    mine[K_FLITS]",
      "    pack(prm, so, ex)\n    tp = add(clk, 3, tp)\n"
      "    clk[1][48] += cnt[fk.C_WIRE]\n    clk[1][41] += cnt[fk.C_FLITS] - f0\n"
