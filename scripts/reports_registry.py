@@ -90,6 +90,8 @@ REPORTS: tuple[Report, ...] = (
       'printed, for docs/performance.md, "Routers"'),
     R("bench-iq", "bench_iq.py", "the iq router's speed against the ideal router's",
       'printed, for docs/performance.md, "Today" (iq against ideal)'),
+    R("bench-ports", "bench_ports.py", "the flit engine's port models against all-port",
+      'printed, for docs/performance.md, "Today" (port models)'),
     R("booksim", "booksim_check.py", "BookSim2 and mpinet side by side (needs BookSim2)",
       "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py -->",
       parts=("booksim_runs.py",)),
