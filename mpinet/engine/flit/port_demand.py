@@ -24,7 +24,7 @@ from mpinet.engine.flit.layout import list_once
 
 Demand = namedtuple("Demand", ["mc", "dem", "flag", "dirty", "nd", "chk", "cdem", "nstep",
                                "ncnt", "breq", "bport", "bnext", "bprev", "lhead", "bflag",
-                               "dbuf", "ndb", "cm", "nrq"])  # fmt: skip
+                               "dbuf", "ndb", "cm", "nrq", "best"])  # fmt: skip
 Demand.__doc__ = """sdc's demand between steps: per link its movable requests (``mc``), per
 port their sum (``dem``), whether a link is listed to recount (``flag``) and the list
 (``dirty[:nd[0]]``); ``chk = (on, steps checked, mismatches, afresh)``: :func:`check`'s,
@@ -35,7 +35,8 @@ the step (no reset between steps). sdc's requests kept per buffer
 (:mod:`~mpinet.engine.flit.kept_requests`): each buffer's link (``breq``) and port
 (``bport``), each link's requesting buffers (``lhead``, ``bnext``, ``bprev``), the buffers
 listed to re-read (``bflag``, ``dbuf[:ndb[0]]``), a per-link scratch of the check (``cm``),
-the requests the step's allowed links were given (``nrq[0]``)."""
+the requests the step's allowed links were given (``nrq[0]``), per link its oldest movable
+request (``best``, a segment; -1: none), kept with ``mc``."""
 
 
 def make_demand(nlinks: int, deg: int, check: bool = False, nbuf: int = 0) -> Demand:
@@ -50,7 +51,8 @@ def make_demand(nlinks: int, deg: int, check: bool = False, nbuf: int = 0) -> De
                   np.full(nbuf, -2, np.int8), np.full(nbuf, -1, np.int32),
                   np.full(nbuf, -1, np.int32), np.full(nk, -1, np.int32),
                   np.zeros(nbuf, np.uint8), np.empty(nbuf, np.int32), np.zeros(1, np.int64),
-                  np.zeros(nk, np.int64), np.zeros(1, np.int64))  # fmt: skip
+                  np.zeros(nk, np.int64), np.zeros(1, np.int64),
+                  np.full(nk, -1, np.int64))  # fmt: skip
 
 
 @njit(cache=True, inline="always")
