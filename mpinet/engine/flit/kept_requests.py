@@ -32,7 +32,7 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
-from mpinet.engine.flit.layout import SAF, can_move, list_once, quotient
+from mpinet.engine.flit.layout import DEST, SAF, can_move, list_once, quotient, vc_id
 from mpinet.engine.flit.port_demand import mark_link
 from mpinet.engine.flit.port_links import EMPTY, NONE, port_links
 from mpinet.prefetch import prefetch
@@ -152,19 +152,24 @@ def recount(full, prm, segs, pkts, links, bufs, inc):
     rdeg = 1.0 / deg
     seg_ovc, seg_pkt, seg_vlo, seg_vhi, seg_hops = segs.ovc, segs.pkt, segs.vlo, segs.vhi, segs.hops
     nbt, held, credit, pkt_dst, head = links.nbt, links.held, links.credit, pkts.dst, bufs.head
-    pkt_inj, pkt_pid, lbest = pkts.inj, pkts.pid, inc.best
+    pkt_inj, pkt_pid, lbest, bits = pkts.inj, pkts.pid, inc.best, inc.bits
+    words = bits.shape[0] // deg
     bnext, lhead, mc, dem, flag, dirty, nd = (inc.bnext, inc.lhead, inc.mc, inc.dem, inc.flag,
                                               inc.dirty, inc.nd)  # fmt: skip
     bport = inc.bport
     if full:
         dem[:] = 0
+        bits[:] = 0
         for link in range(lhead.shape[0]):
             c, best = 0, -1
             if lhead[link] >= 0:
                 c, best = _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt,
                                  seg_vlo, seg_vhi, seg_hops, nbt, held, credit, pkt_dst, pkt_inj,
                                  pkt_pid)  # fmt: skip
-                dem[link - quotient(link, deg, rdeg) * deg] += c
+                node = quotient(link, deg, rdeg)
+                dem[link - node * deg] += c
+                if c:
+                    bits[(link - node * deg) * words + (node >> 6)] |= 1 << (node & 63)
             mc[link] = c
             lbest[link] = best
         for i in range(nd[0]):
@@ -181,7 +186,10 @@ def recount(full, prm, segs, pkts, links, bufs, inc):
             c, best = _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt,
                              seg_vlo, seg_vhi, seg_hops, nbt, held, credit, pkt_dst, pkt_inj,
                              pkt_pid)  # fmt: skip
-        dem[link - quotient(link, deg, rdeg) * deg] += c - mc[link]
+        node = quotient(link, deg, rdeg)
+        dem[link - node * deg] += c - mc[link]
+        if (c == 0) != (mc[link] == 0):  # the port's bitmap: the node's link came or went
+            bits[(link - node * deg) * words + (node >> 6)] ^= 1 << (node & 63)
         mc[link] = c
         lbest[link] = best
     nd[0] = 0
@@ -202,7 +210,7 @@ def collect_port(port, prm, segs, pkts, links, bufs, so, inc):
     bport, bnext, lhead, lbest = inc.bport, inc.bnext, inc.lhead, inc.best
     touched, allow, rq, rq_prev = so.touched, so.allow, so.rq, so.rq_prev
     na = port_links(port, prm, bufs, lreq, inc, touched)
-    pos = 0
+    pos = several = 0
     for j in range(na):
         link = touched[j]
         if lcap[link] == 1:  # the oldest movable request, kept
@@ -222,9 +230,24 @@ def collect_port(port, prm, segs, pkts, links, bufs, so, inc):
                 x = bnext[x]
             lstart[link] = pos - 1
             lreq[link] = m
+            several = 1
         allow[j] = True
-    inc.nrq[0] = pos
+    inc.nrq[0], inc.nrq[1] = pos, several
     return na
+
+
+@njit(cache=True, inline="always")
+def _unchanged(s, link, nvc, seg_cnt, seg_sent, seg_ovc, credit):
+    """Whether request ``s``, which moved a flit over ``link`` (capacity 1), left the link's
+    movable requests (so its count and oldest) and its buffer's request as they were: it
+    still has flits (so it is still its buffer's front: a segment drains only empty), and
+    goes into its destination or on a VC it held before the step (``seg_sent`` above 1: no
+    VC taken now, so no other head's allocation changed) that still has a credit after
+    the step's credits. A third of the allowed links on the port-model run."""
+    if seg_cnt[s] <= 0:
+        return False
+    ovc = seg_ovc[s]
+    return ovc == DEST or (seg_sent[s] > 1 and credit[vc_id(link, ovc, nvc)] > 0)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -235,15 +258,26 @@ def mark_moved(na, prm, segs, links, bufs, so, inc, c_cred, c_rel, c_local):
     segment received its first flits (a new head), flits when it had none, or under
     store-and-forward its last; the allowed links, and the links whose VC got
     credits back while below ``need`` or was released, to recount (a request that came or
-    went, or a new front, lists its link in :func:`settle_buffers`)."""
+    went, or a new front, lists its link in :func:`settle_buffers`). When every allowed
+    link had capacity 1 (``inc.nrq[1]`` 0: link ``touched[j]``'s request is ``rq[j]``), a
+    link whose request left it :func:`_unchanged` lists neither (its count and oldest are
+    kept)."""
     bflag, dbuf, ndb, flag, dirty, nd = inc.bflag, inc.dbuf, inc.ndb, inc.flag, inc.dirty, inc.nd
     touched, cnt, local, rq, head, seg_buf = so.touched, so.cnt, so.local, so.rq, bufs.head, \
         segs.buf  # fmt: skip
     cred_l, rel, credit, nvc, need = so.cred_l, so.rel, links.credit, prm.nvc, prm.need
-    for j in range(na):
-        mark_link(touched[j], flag, dirty, nd)
-    for i in range(inc.nrq[0]):
-        list_once(seg_buf[rq[i]], bflag, dbuf, ndb)
+    if inc.nrq[1]:  # some link got several requests
+        for j in range(na):
+            mark_link(touched[j], flag, dirty, nd)
+        for i in range(inc.nrq[0]):
+            list_once(seg_buf[rq[i]], bflag, dbuf, ndb)
+    else:  # one request a link
+        seg_cnt, seg_sent, seg_ovc = segs.cnt, segs.sent, segs.ovc
+        for j in range(na):
+            s = rq[j]
+            if not _unchanged(s, touched[j], nvc, seg_cnt, seg_sent, seg_ovc, credit):
+                mark_link(touched[j], flag, dirty, nd)
+                list_once(seg_buf[s], bflag, dbuf, ndb)
     saf, flits, nvcbuf = prm.mode == SAF, prm.flits, prm.nvcbuf
     seg_cnt, seg_recv = segs.cnt, segs.recv
     for i in range(cnt[c_local]):  # a front's first flits, or its last under store-and-forward
@@ -345,6 +379,9 @@ def check(prm, segs, pkts, links, bufs, inc):
                     best, bp, bh = s, p, seg_hops[s]
             x = bnext[x]
         if m != cm[link] or c != mc[link] or best != inc.best[link]:
+            bad = True
+        node, q = link // deg, link % deg
+        if ((inc.bits[q * (inc.bits.shape[0] // deg) + (node >> 6)] >> (node & 63)) & 1) != (c > 0):
             bad = True
         cm[link] = 0
         listed += m

@@ -18,6 +18,7 @@ the rank of its first request; the list is still compacted (its empty buffers dr
 from __future__ import annotations
 
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from mpinet.prefetch import prefetch
 
@@ -77,18 +78,22 @@ def port_links(port, prm, bufs, lreq, inc, touched):
     tail = min(tail, k)
     na = 0
     top = touched.shape[0]  # the links of the sorted part's source queues, from the end
-    for link in range(port, lhead.shape[0], deg):
-        if mc[link] == 0:
-            continue
-        r = _first_request(link, nvcbuf, lhead, bnext, bport, active)
-        if r == 0:
-            lreq[link] = 1
-            touched[na] = link
-            na += 1
-        elif r == 1:
-            lreq[link] = 1
-            top -= 1
-            touched[top] = link
+    bits = inc.bits
+    words = bits.shape[0] // deg
+    for i in range(words):  # the port's links with a movable request, in node order
+        w = bits[port * words + i]
+        while w != 0:  # its set bits: no branch per node without one
+            link = ((i << 6) + trailing_zeros(w)) * deg + port
+            w &= w - 1
+            r = _first_request(link, nvcbuf, lhead, bnext, bport, active)
+            if r == 0:
+                lreq[link] = 1
+                touched[na] = link
+                na += 1
+            elif r == 1:
+                lreq[link] = 1
+                top -= 1
+                touched[top] = link
     for j in range(touched.shape[0] - 1, top - 1, -1):
         touched[na] = touched[j]
         na += 1
