@@ -11,8 +11,11 @@ link's requests are buffers of the link's own node, and VC buffers' ids (by node
 before source queues' (by node). So the links whose first request is a VC buffer of the
 sorted part come first, by node; then those whose first request is a source queue there,
 by node; then the others, in the order of the tail's requests. The links with a movable
-request (``inc.mc``) are the port's links read in node order, each's kept list walked for
-the rank of its first request; the list is still compacted (its empty buffers dropped).
+request are read in node order from the port's bitmap (``inc.bits``, kept by
+:func:`~mpinet.engine.flit.kept_requests.recount`; testing every node's count cost a
+mispredicted branch per node: docs/performance.md, "sdc in session 9"), each's kept list
+walked for the rank of its first request; the list is still compacted (its empty buffers
+dropped).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ def _first_request(link, nvcbuf, lhead, bnext, bport, active):
 @njit(cache=True, inline="always")
 def port_links(port, prm, bufs, lreq, inc, touched):
     """The active list compacted (empty buffers dropped) and the links of ``port`` with a
-    movable request (``inc.mc``) listed in ``touched`` in the order of their first request
+    movable request (``inc.bits``) listed in ``touched`` in the order of their first request
     in it; returns their number. Without reading every buffer's request: the list is in id
     order up to its first descent (sorted every 8 steps; the buffers activated since are
     appended), a link's requests are buffers of its node, and VC buffers' ids come before
