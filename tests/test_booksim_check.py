@@ -311,7 +311,9 @@ def test_speed_from_puts_stored_rows_in_one_block(tmp_path):
     cmd = [sys.executable, str(ROOT / "scripts" / "booksim_check.py"), "--speed-table"]
     cmd += ["--booksim", str(tmp_path / "none"), "--specs", "hypercube:3,star:4", "--out"]
     data = tmp_path / "kept.json"  # one row kept from an earlier run, replaced by none
-    data.write_text(json.dumps([dict(stored("star:5", 1, 555), printed="| `star:5` | 8 | 1 | x | old |")]))
+    data.write_text(
+        json.dumps([dict(stored("star:5", 1, 555), printed="| `star:5` | 8 | 1 | x | old |")])
+    )
     cmd += [str(out), "--speed-from", f"{one},{two}", "--speed-data", str(data)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
