@@ -46,6 +46,7 @@ from math import ceil
 
 import numpy as np
 
+from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
 from mpinet.engine.flit.iq_lists import magic
 
@@ -68,11 +69,7 @@ kernels divide by them with :func:`~mpinet.engine.flit.iq_lists.div`)."""
 FIELDS = (
     # input VCs
     "ib",
-    "ibh",
-    "ibn",
-    "vst",
-    "vop",
-    "vov",
+    "hv",
     "vrp",
     "vlo",
     "vhi",
@@ -82,13 +79,10 @@ FIELDS = (
     "va_rd",
     "va_res",
     "va_ev",
-    "sa_t",
-    "sa_rd",
     "sa_res",
     "sa_spec",
     "rt_seq",
     "va_seq",
-    "sa_seq",
     # per stage, the input VCs with an item (:mod:`~mpinet.engine.flit.iq_lists`)
     "m_rt",
     "m_va",
@@ -101,15 +95,10 @@ FIELDS = (
     "sa_pin",
     "sa_pout",
     "sw_rr",
-    "xq",
-    "xqv",
-    "xqo",
-    "xqt",
-    "xqr",
+    "xr",
     "xqh",
     "xqn",
     "ob",
-    "obv",
     "obh",
     "obn",
     "cq",
@@ -124,7 +113,6 @@ FIELDS = (
     "fvm",
     # channels
     "fc",
-    "fcv",
     "ec",
     "ecv",
     "ic",
@@ -202,6 +190,14 @@ def _words(n: int) -> int:
     return (n + 63) // 64
 
 
+def _rows(n: int, k: int, fill: int) -> np.ndarray:
+    """An ``(n, k)`` int64 array (``k`` of 4 or 8) whose rows start on a 64-byte boundary, so
+    that a row of 8 is one cache line (numpy aligns its data to 16 bytes only)."""
+    buf = np.full(n * k + 8, fill, np.int64)
+    off = (-buf.ctypes.data % 64) // 8
+    return buf[off : off + n * k].reshape(n, k)
+
+
 ALLOC_CODES = {"separable_input_first": INPUT_FIRST, "separable_output_first": OUTPUT_FIRST,
                "islip": ISLIP}  # fmt: skip
 
@@ -241,14 +237,14 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     nreq = max(nport * nvc * nvc, nport * prm.isp * nport * prm.osp)
     remote = own < nnode  # one rank: no exchange
     nout_links = own * deg if remote else 1
+    hv = _rows(niv, il.HV, 0)  # an input VC's row (il.SA_T ...): see _rows
+    hv[:, il.SA_T] = -2
+    hv[:, il.VOP] = -1
+    hv[:, il.VOV] = -1
     sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, own).astype(np.int64)
     a = dict(
         ib=i64(niv * bsz, -1),
-        ibh=i64(niv),
-        ibn=i64(niv),
-        vst=i64(niv),
-        vop=i64(niv, -1),
-        vov=i64(niv, -1),
+        hv=hv,
         vrp=i64(niv, -1),
         vlo=i64(niv),
         vhi=i64(niv),
@@ -258,13 +254,10 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         va_rd=i64(niv),
         va_res=i64(niv),
         va_ev=i64(niv, -1),
-        sa_t=i64(niv, -2),
-        sa_rd=i64(niv),
         sa_res=i64(niv),
         sa_spec=i64(niv),
         rt_seq=i64(niv),
         va_seq=i64(niv),
-        sa_seq=i64(niv),
         qseq=i64(own),
         m_rt=np.zeros(own * _words(nport * nvc), np.uint64),  # >= _words(niv), per node
         m_va=np.zeros(own * _words(nport * nvc), np.uint64),  # >= _words(niv), per node
@@ -275,15 +268,10 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         sa_pin=i64(nrp * prm.isp),
         sa_pout=i64(nrp * prm.osp),
         sw_rr=sw_rr,
-        xq=i64(own * prm.xqs),
-        xqv=i64(own * prm.xqs),
-        xqo=i64(own * prm.xqs),
-        xqt=i64(own * prm.xqs),
-        xqr=i64(own * prm.xqs),
+        xr=_rows(own * prm.xqs, il.XR, 0),
         xqh=i64(own),
         xqn=i64(own),
         ob=i64(nrp * prm.obs),
-        obv=i64(nrp * prm.obs),
         obh=i64(nrp),
         obn=i64(nrp),
         cq=np.zeros(nrp * prm.cqs, np.uint64),
@@ -296,7 +284,6 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         bs_tail=i64(niv + own * nvc),
         fvm=np.full(nrp, ~np.uint64(0) >> np.uint64(64 - nvc), np.uint64),
         fc=i64(own * deg * prm.sl, -1),
-        fcv=i64(own * deg * prm.sl),
         ec=i64(own * 2, -1),
         ecv=i64(own * 2),
         ic=i64(own * 2, -1),
@@ -368,3 +355,28 @@ def event_bytes(prm: IQParams) -> int:
     own = prm.hi - prm.lo
     wn, wp = _words(own), _words(own * prm.nport)
     return 8 * (4 * wn + (2 * prm.sl + prm.cs + 2) * wp)
+
+
+PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next",
+             "pk_away")  # fmt: skip
+
+
+def grow_packets(s: IQArrays, more: int) -> IQArrays:
+    """``s`` with ``more`` packet slots added (free)."""
+    old = s.pk_pid.size
+    new = old + more
+    rep = {}
+    for f in PK_FIELDS:
+        a = np.full(new, -1 if f == "pk_next" else 0, np.int64)
+        a[:old] = getattr(s, f)
+        rep[f] = a
+    h = np.zeros((new, s.pk_hdr.shape[1]), np.int64)
+    h[:old] = s.pk_hdr
+    rep["pk_hdr"] = h
+    k = int(s.pk_nfree[0])
+    free = np.empty(new, np.int64)
+    free[:k] = s.pk_free[:k]
+    free[k : k + more] = np.arange(new - 1, old - 1, -1)
+    s.pk_nfree[0] = k + more
+    rep["pk_free"] = free
+    return s._replace(**rep)
