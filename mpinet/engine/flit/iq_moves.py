@@ -125,11 +125,20 @@ def sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
         if not prm.wftc:
             s.bs_use[bsk] = 0
             s.fvm[n * nport + op] |= np.uint64(1) << np.uint64(ov)
-    xqs = prm.xqs
-    x = n * xqs + il.wrap(s.xqh[n] + s.xqn[n], xqs)
-    xr = s.xr
-    xr[x, il.X_FV], xr[x, il.X_OP], xr[x, il.X_T], xr[x, il.X_RD] = f << 6 | ov, op, -1, istep + 1
-    s.xqn[n] += 1
+    if prm.dx:  # a crossbar of one cycle, one step a cycle: into the output queue now
+        o = n * nport + op  # (sent from the next cycle on: obp, iq_write.write_phase)
+        y = o * prm.obs + il.wrap(s.obh[o] + s.obn[o], prm.obs)
+        s.ob[y] = f << 6 | ov
+        if s.obn[o] == 0:
+            il.mark(s.obp, o)
+        s.obn[o] += 1
+    else:
+        xqs = prm.xqs
+        x = n * xqs + il.wrap(s.xqh[n] + s.xqn[n], xqs)
+        xr = s.xr
+        xr[x, il.X_FV], xr[x, il.X_OP], xr[x, il.X_T] = f << 6 | ov, op, -1
+        xr[x, il.X_RD] = istep + 1
+        s.xqn[n] += 1
     s.oqc[n * nport + p] |= 1 << v
     if left == 0:
         if tail:

@@ -301,7 +301,9 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     moved += sa_update(t, istep, n, j, iv, sa_res[iv], prm, s, rule, vrule,
                                         status, route_out)  # fmt: skip
         # -- updates: crossbar (into the output queues)
-        if xd == 1:  # what was queued before this step (switch allocation's are ready later)
+        if prm.dx:  # nothing in the crossbar: switch allocation's update queued the flits
+            pass
+        elif xd == 1:  # what was queued before this step (switch allocation's are ready later)
             while xqn[n] > 0 and xr[n * xqs + xqh[n], il.X_RD] <= istep:
                 to_output(n, prm, s)
         elif 0 <= bt[n * 4 + S_X] <= t:

@@ -54,7 +54,7 @@ IQParams = namedtuple(
     "IQParams",
     (  # namedtuple takes the names space-separated
         "nnode deg nport nvc bsz fl lat sl cs rd vad sad xd cd isp osp spec wftc vak sak "
-        "iters xqs obs cqs record_hops lo hi mport lport mvc lvc mfl lfl misp lisp mosp losp"
+        "iters xqs obs cqs record_hops lo hi mport lport mvc lvc mfl lfl misp lisp mosp losp dx"
     ),
 )
 IQParams.__doc__ = """The run's constants: nodes, degree, ports (degree + 1), VCs, slots per
@@ -64,7 +64,9 @@ wait_for_tail_credit, the allocator codes and iterations, ring sizes of the cros
 output and credit queues, whether hop rows are kept, the rank's nodes ``lo .. hi - 1`` (the
 others' flits and credits go in the exchange, :mod:`~mpinet.engine.flit.iq_ranks`), then
 :func:`~mpinet.engine.flit.iq_lists.magic` of the ports, VCs, flits and speedups (the
-kernels divide by them with :func:`~mpinet.engine.flit.iq_lists.div`)."""
+kernels divide by them with :func:`~mpinet.engine.flit.iq_lists.div`), and ``dx``: a crossbar
+of one cycle and one internal step a cycle, where switch allocation puts a flit in its output
+queue at once (:func:`~mpinet.engine.flit.iq_moves.sa_update`)."""
 
 FIELDS = (
     # input VCs
@@ -155,6 +157,7 @@ FIELDS = (
     "tm",
     "pm",
     "obm",
+    "obp",
     "cqm",
     "rb",
     "rl",
@@ -220,7 +223,7 @@ def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_h
                     xq, vcs * bsize + nport * max(isp, osp) * steps + 2,
                     vcs * bsize + 2 * steps + 4, int(record_hops), lo, n if hi < 0 else hi,
                     *magic(nport), *magic(vcs), *magic(flits), *magic(isp),
-                    *magic(osp))  # fmt: skip
+                    *magic(osp), int(xd == 1 and iq.internal_speedup == 1))  # fmt: skip
 
 
 def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndarray,
@@ -322,6 +325,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         tm=np.zeros(2 * _words(own), np.uint64),
         pm=np.zeros(prm.cs * _words(nrp), np.uint64),
         obm=np.zeros(_words(nrp), np.uint64),
+        obp=np.zeros(_words(nrp), np.uint64),
         cqm=np.zeros(_words(nrp), np.uint64),
         rb=np.zeros(_words(own), np.uint64),
         rl=i64(own),
@@ -350,11 +354,11 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
 
 def event_bytes(prm: IQParams) -> int:
     """Bytes of the event bit sets sized in words of the rank's nodes or ports (``actb``,
-    ``rb``, ``tm``, ``fm``, ``cm``, ``pm``, ``obm``, ``cqm``): not linear in the nodes, so
+    ``rb``, ``tm``, ``fm``, ``cm``, ``pm``, ``obm``, ``obp``, ``cqm``): not linear in the nodes, so
     the memory plan counts them apart (:mod:`mpinet.jobs.plans_iq`)."""
     own = prm.hi - prm.lo
     wn, wp = _words(own), _words(own * prm.nport)
-    return 8 * (4 * wn + (2 * prm.sl + prm.cs + 2) * wp)
+    return 8 * (4 * wn + (2 * prm.sl + prm.cs + 3) * wp)
 
 
 PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next",

@@ -69,6 +69,10 @@ def write_phase(t, win, prm, s, hop, nh):
                 s.ec[x], s.ecv[x] = f, v
                 il.mark(s.tm, ((t2 * w0) << 6) + n)
                 work[n] += 1
+    for wi in range(w1 if prm.dx else 0):  # the queues switch allocation filled in this
+        if s.obp[wi]:  # cycle (``dx``): sent from the next cycle on, as the crossbar of one
+            s.obm[wi] |= s.obp[wi]  # cycle hands them on
+            s.obp[wi] = 0
     for wi in range(w1):
         word = s.cqm[wi]
         while word:
