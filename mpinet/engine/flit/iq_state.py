@@ -6,20 +6,27 @@ A rank keeps the arrays of its own nodes ``lo .. hi - 1`` only, numbered from it
 (``node`` below is ``global node - lo``; the active list holds these numbers), the links'
 too: the neighbour and reverse-port tables ``nbt``/``rev``, ``lcount`` and ``load`` of its
 nodes' links out (``node * degree + port``), and each channel by the port that reads it (a
-flit's ``fc``/``fcv`` by the input port it reaches, a credit's ``cr`` by the output port it
+flit's ``fc`` by the input port it reaches, a credit's ``cr`` by the output port it
 returns to), so a link from another rank's node needs no row here: its flits and credits
 come in the exchange naming the port they reach (``global node * degree + port``).
 
 Index formulas. Each node is a router with ``nport = degree + 1`` ports, port ``degree`` its
 terminal (injection in, ejection out). Input VC ``iv = (node * nport + port) * nvc + v``; its
-buffer ``ib[iv * bsz : (iv + 1) * bsz]`` a ring (``ibh`` front, ``ibn`` flits). The downstream
-buffer states (BookSim's ``BufferState``): ``(node * nport + out_port) * nvc + v`` for a router's
-outputs, then ``nnode * nport * nvc + node * nvc + v`` for the terminals' injection
-channels. Channels
-are rings of ``latency + 1`` slots indexed by the cycle (a flit sent at ``t`` is taken in at
-``t + latency + 1``, as BookSim's channels deliver): ``fc``/``fcv`` the links by (node, port),
-``ec``/``ic`` ejection and injection (latency 1), ``cr``/``tcr``/``ecr`` the credits going
-back (masks of VCs). A flit is the integer ``packet slot * fl + flit index``.
+buffer ``ib[iv * bsz : (iv + 1) * bsz]`` a ring (front ``hv[iv, IBH]``, ``hv[iv, IBN]`` flits;
+``hv[iv]`` is the input VC's row of the fields a body flit's hop touches, one 64-byte line: the
+ring, its state ``VST``, output port and VC ``VOP``/``VOV`` and switch allocation's item
+``SA_T``/``SA_RD``/``SA_SEQ``, the columns named in :mod:`~mpinet.engine.flit.iq_lists`). The
+downstream buffer states (BookSim's ``BufferState``): ``(node * nport + out_port) * nvc + v``
+for a router's outputs, then ``nnode * nport * nvc + node * nvc + v`` for the terminals'
+injection channels. Channels are rings of ``latency + 1`` slots indexed by the cycle (a flit
+sent at ``t`` is taken in at ``t + latency + 1``, as BookSim's channels deliver): ``fc`` the
+links by (node, port), ``ec``/``ic`` ejection and injection (latency 1), ``cr``/``tcr``/``ecr``
+the credits going back (masks of VCs). A flit is the integer ``packet slot * fl + flit index``;
+on a link (``fc``) and in an output queue (``ob``) it travels with its VC as one word
+(``f << 6 | v``). The crossbar's ring ``xr`` (a row a slot: flit and VC, output port,
+completion cycle, ready step) is used only where the crossbar takes more than a cycle or a
+cycle has several internal steps (``IQParams.dx`` 0); otherwise switch allocation queues the
+flit at its output at once.
 
 Pipeline items per input VC: ``*_t`` is -2 (none), -1 (waiting, evaluable from internal
 step ``*_rd``) or the cycle its stage completes; ``bt[node * 4 + stage]`` the completion
@@ -33,7 +40,9 @@ Events (bit sets, :mod:`~mpinet.engine.flit.iq_lists`): ``fm``/``cm`` per arriva
 terminal's injection channel: port ``degree``) and the credit messages reaching an output
 port; ``tm`` per cycle parity the terminals with an ejected flit or credits; ``pm`` per
 ``credit_delay`` slot the credits due; ``obm``/``cqm`` the non-empty output and credit
-queues; ``rb`` the routers with an item in a stage or the crossbar (``rl`` its list);
+queues (``obp``: the output queues that got their first flit in this cycle's internal step,
+sent from the next cycle on, under ``dx``); ``rb`` the routers with an item in a stage or the
+crossbar (``rl`` its list);
 ``actb`` the active nodes (``act`` rebuilt from it in node order). ``fvm[node * nport +
 out_port]``: the router's output VCs not in use (bit ``v``: ``bs_use`` 0), so VC allocation
 reads one word where it scanned a route's VCs (the terminals' injection states have none).
