@@ -176,6 +176,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--speed-min-load", type=float, default=0.2, help="--speed-step's lowest load (0.2)")
     add("--speed-from", default="", help="--speed-table: FILE,... rows of earlier runs' "
         "speed_table.json in one block, no simulation")  # fmt: skip
+    add("--speed-data", default=str(ROOT / "docs" / "data" / "booksim_speed.json"),
+        help="--speed-table: the rows kept, each with its time "
+        "(docs/data/booksim_speed.json)")  # fmt: skip
     add("--speed-period", type=int, default=500, help="--speed-table's sample_period (500)")
     add("--speed-timeout", type=float, default=3600.0,
         help="--speed-table: seconds per run, BookSim's setup included (3600)")  # fmt: skip

@@ -310,16 +310,43 @@ def test_speed_from_puts_stored_rows_in_one_block(tmp_path):
     out.write_text(f"# x\n\n{bsp.BEGIN}\nold\n{bsp.END}\ntail\n")
     cmd = [sys.executable, str(ROOT / "scripts" / "booksim_check.py"), "--speed-table"]
     cmd += ["--booksim", str(tmp_path / "none"), "--specs", "hypercube:3,star:4", "--out"]
-    cmd += [str(out), "--speed-from", f"{one},{two}"]
+    data = tmp_path / "kept.json"  # one row kept from an earlier run, replaced by none
+    data.write_text(
+        json.dumps([dict(stored("star:5", 1, 555), printed="| `star:5` | 8 | 1 | x | old |")])
+    )
+    cmd += [str(out), "--speed-from", f"{one},{two}", "--speed-data", str(data)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     text = out.read_text()
     got = [(ln.split("|")[1].strip(), ln.split("|")[5].strip()) for ln in text.splitlines()
            if ln.startswith("| `")]  # fmt: skip
-    assert got == [("`hypercube:3`", "222"), ("`hypercube:3`", "333"), ("`star:4`", "444")]
-    assert "3 of 4 rows, the rows of the runs in `a`, `b`" in text and "old" not in text
+    want = [("`star:5`", "old"), ("`hypercube:3`", "222"), ("`hypercube:3`", "333"),
+            ("`star:4`", "444")]  # fmt: skip
+    assert got == want  # the kept row first, then the new ones in --specs x L order
+    assert "3 of the 4 rows from `a`, `b`, the others kept in" in text and "\nold" not in text
     assert text.endswith(f"{bsp.END}\ntail\n")
+    kept = json.loads(data.read_text())  # the data file now holds all four rows
+    assert [(r["spec"], r["flits"]) for r in kept] == [
+        ("star:5", 1),
+        ("hypercube:3", 1),
+        ("hypercube:3", 16),
+        ("star:4", 1),
+    ]
     one.write_text("{}")
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.count("\n") == 1
     assert "--speed-from: " in p.stderr and "is not a list of speed rows" in p.stderr
+
+
+def test_speed_rows_kept_replace_the_same_network_and_length(tmp_path):
+    """``keep``: a row of the same (network, L) replaces the kept one in place, a new one is
+    appended, and the file is written back (a run of one network keeps the others' rows)."""
+    import booksim_speed as bsp
+
+    path = tmp_path / "d" / "speed.json"
+    assert bsp.keep(path, [{"spec": "a:1", "flits": 1, "x": 1}]) == [
+        {"spec": "a:1", "flits": 1, "x": 1}]  # fmt: skip
+    bsp.keep(path, [{"spec": "b:1", "flits": 16, "x": 2}])
+    got = bsp.keep(path, [{"spec": "a:1", "flits": 1, "x": 3}])
+    assert [(r["spec"], r["x"]) for r in got] == [("a:1", 3), ("b:1", 2)]
+    assert json.loads(path.read_text()) == got

@@ -15,7 +15,7 @@ from mpinet.engine.flit.port_links import EMPTY, NONE, port_links
 
 Prm = namedtuple("Prm", "deg nvcbuf")
 Bufs = namedtuple("Bufs", "act active nact")
-Inc = namedtuple("Inc", "breq bport bnext lhead mc")
+Inc = namedtuple("Inc", "breq bport bnext lhead mc bits")
 
 
 def state(rng, nodes, deg, nvc):
@@ -51,7 +51,19 @@ def state(rng, nodes, deg, nvc):
     act = np.concatenate([np.sort(members[:cut]), members[cut:]]).astype(np.int64)
     active = np.zeros(nbuf, np.uint8)
     active[act] = 1
-    return Prm(deg, nvcbuf), act, active, Inc(breq, bport, bnext, lhead, mc), nlinks
+    inc = Inc(breq, bport, bnext, lhead, mc, bitmap(mc, nodes, deg))
+    return Prm(deg, nvcbuf), act, active, inc, nlinks
+
+
+def bitmap(mc, nodes, deg):
+    """``Demand.bits`` of the counts ``mc``: per port, a bit per node whose link has a
+    movable request (as kept_requests.recount keeps it)."""
+    words = (nodes + 63) // 64
+    bits = np.zeros(deg * words, np.uint64)
+    for link in np.flatnonzero(mc):
+        node, port = divmod(int(link), deg)
+        bits[port * words + node // 64] |= np.uint64(1) << np.uint64(node % 64)
+    return bits.view(np.int64)
 
 
 def reference(port, act, bport, breq, mc):
@@ -69,7 +81,8 @@ def reference(port, act, bport, breq, mc):
 def test_the_ports_links_in_the_active_lists_order(seed):
     rng = np.random.default_rng(seed)
     for _ in range(40):
-        nodes, deg, nvc = int(rng.integers(1, 12)), int(rng.integers(1, 5)), int(rng.integers(1, 3))
+        nodes = int(rng.integers(1, 12) if rng.random() < 0.8 else rng.integers(60, 200))
+        deg, nvc = int(rng.integers(1, 5)), int(rng.integers(1, 3))
         prm, act, active, inc, nlinks = state(rng, nodes, deg, nvc)
         port = int(rng.integers(deg))
         kept, want = reference(port, act, inc.bport, inc.breq, inc.mc)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
-from mpinet.engine.flit.layout import SAF, can_move, list_once, quotient
+from mpinet.engine.flit.layout import DEST, SAF, can_move, list_once, quotient, vc_id
 from mpinet.engine.flit.port_demand import mark_link
 from mpinet.engine.flit.port_links import EMPTY, NONE, port_links
 from mpinet.prefetch import prefetch
@@ -116,40 +116,62 @@ def rebuild(prm, segs, bufs, inc):
 
 
 @njit(cache=True, inline="always")
-def _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt,
-           held, credit, pkt_dst):  # fmt: skip
-    """The movable requests of ``link``, along its kept list."""
+def _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt, seg_vlo, seg_vhi,
+           seg_hops, nbt, held, credit, pkt_dst, pkt_inj, pkt_pid):  # fmt: skip
+    """The movable requests of ``link``, along its kept list, and the oldest of them (-1:
+    none): the one ``move`` serves first (the older packet; of one packet the segment
+    nearer its head). Kept with the count, so that :func:`collect_port` need not walk the
+    chosen port's lists again; the packets are read only where two can move."""
     c = 0
+    best, bp = -1, -1
     b = lhead[link]
     while b >= 0:
-        if bport[b] >= 0 and can_move(link, head[b], nvc, need, seg_ovc, seg_pkt, seg_vlo,
-                                      seg_vhi, nbt, held, credit, pkt_dst):  # fmt: skip
-            c += 1
+        if bport[b] >= 0:
+            s = head[b]
+            if can_move(link, s, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held,
+                        credit, pkt_dst):  # fmt: skip
+                c += 1
+                if best < 0:
+                    best = s
+                else:
+                    if bp < 0:
+                        bp = seg_pkt[best]
+                    p = seg_pkt[s]
+                    if older(pkt_inj, pkt_pid, p, bp) or (p == bp and seg_hops[s] > seg_hops[best]):
+                        best, bp = s, p
         b = bnext[b]
-    return c
+    return c, best
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def recount(full, prm, segs, pkts, links, bufs, inc):
     """The movable requests per link (``inc.mc``) and port (``inc.dem``) at the start of the
-    step: every link's afresh if ``full``, else the listed links' (``inc.dirty``); the list
-    emptied."""
+    step, and each link's oldest (``inc.best``): every link's afresh if ``full``, else the
+    listed links' (``inc.dirty``); the list emptied."""
     nvc, need, deg = prm.nvc, prm.need, prm.deg
     rdeg = 1.0 / deg
-    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi, seg_hops = segs.ovc, segs.pkt, segs.vlo, segs.vhi, segs.hops
     nbt, held, credit, pkt_dst, head = links.nbt, links.held, links.credit, pkts.dst, bufs.head
+    pkt_inj, pkt_pid, lbest, bits = pkts.inj, pkts.pid, inc.best, inc.bits
+    words = bits.shape[0] // deg
     bnext, lhead, mc, dem, flag, dirty, nd = (inc.bnext, inc.lhead, inc.mc, inc.dem, inc.flag,
                                               inc.dirty, inc.nd)  # fmt: skip
     bport = inc.bport
     if full:
         dem[:] = 0
+        bits[:] = 0
         for link in range(lhead.shape[0]):
-            c = 0
+            c, best = 0, -1
             if lhead[link] >= 0:
-                c = _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt, seg_vlo,
-                           seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
-                dem[link - quotient(link, deg, rdeg) * deg] += c
+                c, best = _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt,
+                                 seg_vlo, seg_vhi, seg_hops, nbt, held, credit, pkt_dst, pkt_inj,
+                                 pkt_pid)  # fmt: skip
+                node = quotient(link, deg, rdeg)
+                dem[link - node * deg] += c
+                if c:
+                    bits[(link - node * deg) * words + (node >> 6)] |= 1 << (node & 63)
             mc[link] = c
+            lbest[link] = best
         for i in range(nd[0]):
             flag[dirty[i]] = 0
         nd[0] = 0
@@ -159,12 +181,17 @@ def recount(full, prm, segs, pkts, links, bufs, inc):
         _ahead(dirty, i, n, lhead, head, seg_pkt)
         link = dirty[i]
         flag[link] = 0
-        c = 0
+        c, best = 0, -1
         if lhead[link] >= 0:
-            c = _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt, seg_vlo,
-                       seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
-        dem[link - quotient(link, deg, rdeg) * deg] += c - mc[link]
+            c, best = _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt,
+                             seg_vlo, seg_vhi, seg_hops, nbt, held, credit, pkt_dst, pkt_inj,
+                             pkt_pid)  # fmt: skip
+        node = quotient(link, deg, rdeg)
+        dem[link - node * deg] += c - mc[link]
+        if (c == 0) != (mc[link] == 0):  # the port's bitmap: the node's link came or went
+            bits[(link - node * deg) * words + (node >> 6)] ^= 1 << (node & 63)
         mc[link] = c
+        lbest[link] = best
     nd[0] = 0
 
 
@@ -175,40 +202,25 @@ def collect_port(port, prm, segs, pkts, links, bufs, so, inc):
     movable request (``inc.mc``) listed in ``so.touched`` at their first request, all
     allowed; returns their number. A link of capacity 1 gets only its oldest movable request
     (``move`` serves a link oldest first and a request moves if and only if it can, so
-    only that one moves: ``port_demand.oldest_only``), a link of more all its requests
-    chained as ``collect`` chains sdc's (``move`` buckets and sorts them)."""
-    nvc, need = prm.nvc, prm.need
+    only that one moves: ``port_demand.oldest_only``), kept by :func:`recount`
+    (``inc.best``); a link of more all its requests chained as ``collect`` chains sdc's
+    (``move`` buckets and sorts them)."""
     head = bufs.head
-    seg_ovc, seg_pkt, seg_vlo, seg_vhi, seg_hops = segs.ovc, segs.pkt, segs.vlo, segs.vhi, segs.hops
-    nbt, held, credit, lcap, lreq, lstart = (links.nbt, links.held, links.credit, links.cap,
-                                             links.nreq, links.start)  # fmt: skip
-    pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
-    bport, bnext, lhead = inc.bport, inc.bnext, inc.lhead
+    lcap, lreq, lstart = links.cap, links.nreq, links.start
+    bport, bnext, lhead, lbest = inc.bport, inc.bnext, inc.lhead, inc.best
     touched, allow, rq, rq_prev = so.touched, so.allow, so.rq, so.rq_prev
     na = port_links(port, prm, bufs, lreq, inc, touched)
-    pos = 0
-    for j in range(na):  # their requests, scattered: the lists' first ones ahead of use
-        _ahead(touched, j, na, lhead, head, seg_pkt)
+    pos = several = 0
+    for j in range(na):
         link = touched[j]
-        x = lhead[link]
-        if lcap[link] == 1:  # the oldest movable request
-            best, bp, bh = -1, -1, -1
-            while x >= 0:
-                s = head[x]
-                p = seg_pkt[s]
-                # a request older than the best (of its packet, nearer the head) that can move
-                if (bport[x] >= 0 and (best < 0 or older(pkt_inj, pkt_pid, p, bp)
-                                       or (p == bp and seg_hops[s] > bh))
-                        and can_move(link, s, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt,
-                                     held, credit, pkt_dst)):  # fmt: skip
-                    best, bp, bh = s, p, seg_hops[s]
-                x = bnext[x]
-            rq[pos] = best
+        if lcap[link] == 1:  # the oldest movable request, kept
+            rq[pos] = lbest[link]
             lstart[link] = pos
             lreq[link] = 1
             pos += 1
         else:  # chained, latest first (kernels._buckets sorts them)
             m = 0
+            x = lhead[link]
             while x >= 0:
                 if bport[x] >= 0:
                     rq[pos] = head[x]
@@ -218,9 +230,24 @@ def collect_port(port, prm, segs, pkts, links, bufs, so, inc):
                 x = bnext[x]
             lstart[link] = pos - 1
             lreq[link] = m
+            several = 1
         allow[j] = True
-    inc.nrq[0] = pos
+    inc.nrq[0], inc.nrq[1] = pos, several
     return na
+
+
+@njit(cache=True, inline="always")
+def _unchanged(s, link, nvc, seg_cnt, seg_sent, seg_ovc, credit):
+    """Whether request ``s``, which moved a flit over ``link`` (capacity 1), left the link's
+    movable requests (so its count and oldest) and its buffer's request as they were: it
+    still has flits (so it is still its buffer's front: a segment drains only empty), and
+    goes into its destination or on a VC it held before the step (``seg_sent`` above 1: no
+    VC taken now, so no other head's allocation changed) that still has a credit after
+    the step's credits. A third of the allowed links on the port-model run."""
+    if seg_cnt[s] <= 0:
+        return False
+    ovc = seg_ovc[s]
+    return ovc == DEST or (seg_sent[s] > 1 and credit[vc_id(link, ovc, nvc)] > 0)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -231,15 +258,26 @@ def mark_moved(na, prm, segs, links, bufs, so, inc, c_cred, c_rel, c_local):
     segment received its first flits (a new head), flits when it had none, or under
     store-and-forward its last; the allowed links, and the links whose VC got
     credits back while below ``need`` or was released, to recount (a request that came or
-    went, or a new front, lists its link in :func:`settle_buffers`)."""
+    went, or a new front, lists its link in :func:`settle_buffers`). When every allowed
+    link had capacity 1 (``inc.nrq[1]`` 0: link ``touched[j]``'s request is ``rq[j]``), a
+    link whose request left it :func:`_unchanged` lists neither (its count and oldest are
+    kept)."""
     bflag, dbuf, ndb, flag, dirty, nd = inc.bflag, inc.dbuf, inc.ndb, inc.flag, inc.dirty, inc.nd
     touched, cnt, local, rq, head, seg_buf = so.touched, so.cnt, so.local, so.rq, bufs.head, \
         segs.buf  # fmt: skip
     cred_l, rel, credit, nvc, need = so.cred_l, so.rel, links.credit, prm.nvc, prm.need
-    for j in range(na):
-        mark_link(touched[j], flag, dirty, nd)
-    for i in range(inc.nrq[0]):
-        list_once(seg_buf[rq[i]], bflag, dbuf, ndb)
+    if inc.nrq[1]:  # some link got several requests
+        for j in range(na):
+            mark_link(touched[j], flag, dirty, nd)
+        for i in range(inc.nrq[0]):
+            list_once(seg_buf[rq[i]], bflag, dbuf, ndb)
+    else:  # one request a link
+        seg_cnt, seg_sent, seg_ovc = segs.cnt, segs.sent, segs.ovc
+        for j in range(na):
+            s = rq[j]
+            if not _unchanged(s, touched[j], nvc, seg_cnt, seg_sent, seg_ovc, credit):
+                mark_link(touched[j], flag, dirty, nd)
+                list_once(seg_buf[s], bflag, dbuf, ndb)
     saf, flits, nvcbuf = prm.mode == SAF, prm.flits, prm.nvcbuf
     seg_cnt, seg_recv = segs.cnt, segs.recv
     for i in range(cnt[c_local]):  # a front's first flits, or its last under store-and-forward
@@ -304,9 +342,10 @@ def check(prm, segs, pkts, links, bufs, inc):
     saf, flits, nvcbuf, deg, nvc, need = (prm.mode == SAF, prm.flits, prm.nvcbuf, prm.deg,
                                           prm.nvc, prm.need)  # fmt: skip
     head, act, seg_cnt, seg_recv, seg_out = bufs.head, bufs.act, segs.cnt, segs.recv, segs.out
-    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi, seg_hops = segs.ovc, segs.pkt, segs.vlo, segs.vhi, segs.hops
     nbt, held, credit, pkt_dst = links.nbt, links.held, links.credit, pkts.dst
     breq, bport, bnext, lhead, mc, cm = inc.breq, inc.bport, inc.bnext, inc.lhead, inc.mc, inc.cm
+    pkt_inj, pkt_pid = pkts.inj, pkts.pid
     bad = False
     nreq = 0
     rdeg = 1.0 / deg
@@ -324,6 +363,7 @@ def check(prm, segs, pkts, links, bufs, inc):
     for link in range(lhead.shape[0]):
         m = 0
         c = 0
+        best, bp, bh = -1, -1, -1  # the oldest movable request, read afresh
         x = lhead[link]
         while x >= 0:
             m += 1
@@ -333,8 +373,15 @@ def check(prm, segs, pkts, links, bufs, inc):
                                             seg_vlo, seg_vhi, nbt, held, credit,
                                             pkt_dst):  # fmt: skip
                 c += 1
+                s = head[x]
+                p = seg_pkt[s]
+                if best < 0 or older(pkt_inj, pkt_pid, p, bp) or (p == bp and seg_hops[s] > bh):
+                    best, bp, bh = s, p, seg_hops[s]
             x = bnext[x]
-        if m != cm[link] or c != mc[link]:
+        if m != cm[link] or c != mc[link] or best != inc.best[link]:
+            bad = True
+        node, q = link // deg, link % deg
+        if ((inc.bits[q * (inc.bits.shape[0] // deg) + (node >> 6)] >> (node & 63)) & 1) != (c > 0):
             bad = True
         cm[link] = 0
         listed += m

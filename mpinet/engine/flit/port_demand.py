@@ -24,7 +24,7 @@ from mpinet.engine.flit.layout import list_once
 
 Demand = namedtuple("Demand", ["mc", "dem", "flag", "dirty", "nd", "chk", "cdem", "nstep",
                                "ncnt", "breq", "bport", "bnext", "bprev", "lhead", "bflag",
-                               "dbuf", "ndb", "cm", "nrq"])  # fmt: skip
+                               "dbuf", "ndb", "cm", "nrq", "best", "bits"])  # fmt: skip
 Demand.__doc__ = """sdc's demand between steps: per link its movable requests (``mc``), per
 port their sum (``dem``), whether a link is listed to recount (``flag``) and the list
 (``dirty[:nd[0]]``); ``chk = (on, steps checked, mismatches, afresh)``: :func:`check`'s,
@@ -35,13 +35,18 @@ the step (no reset between steps). sdc's requests kept per buffer
 (:mod:`~mpinet.engine.flit.kept_requests`): each buffer's link (``breq``) and port
 (``bport``), each link's requesting buffers (``lhead``, ``bnext``, ``bprev``), the buffers
 listed to re-read (``bflag``, ``dbuf[:ndb[0]]``), a per-link scratch of the check (``cm``),
-the requests the step's allowed links were given (``nrq[0]``)."""
+the requests the step's allowed links were given (``nrq[0]``; ``nrq[1]``: 1 if a link got
+several), per link its oldest movable
+request (``best``, a segment; -1: none), kept with ``mc``; per port a bitmap of the nodes
+whose link has a movable request (``bits[port * W + node // 64]``, ``W`` words a port: the
+links :func:`~mpinet.engine.flit.port_links.port_links` visits)."""
 
 
 def make_demand(nlinks: int, deg: int, check: bool = False, nbuf: int = 0) -> Demand:
     """Empty state for ``nlinks`` links of ``deg`` ports and, under sdc, ``nbuf`` buffers
     (0: none kept); ``check``: compare every step's counts with fresh ones (tests)."""
     nk = nlinks if nbuf else 0
+    words = (nlinks // deg + 63) // 64 if nbuf else 0
     return Demand(np.zeros(nlinks, np.int64), np.zeros(deg, np.int64),
                   np.zeros(nlinks, np.uint8), np.empty(nlinks, np.int64), np.zeros(1, np.int64),
                   np.array([int(check), 0, 0, 1], np.int64), np.zeros(deg, np.int64),
@@ -50,7 +55,8 @@ def make_demand(nlinks: int, deg: int, check: bool = False, nbuf: int = 0) -> De
                   np.full(nbuf, -2, np.int8), np.full(nbuf, -1, np.int32),
                   np.full(nbuf, -1, np.int32), np.full(nk, -1, np.int32),
                   np.zeros(nbuf, np.uint8), np.empty(nbuf, np.int32), np.zeros(1, np.int64),
-                  np.zeros(nk, np.int64), np.zeros(1, np.int64))  # fmt: skip
+                  np.zeros(nk, np.int64), np.zeros(2, np.int64),
+                  np.full(nk, -1, np.int64), np.zeros(deg * words, np.int64))  # fmt: skip
 
 
 @njit(cache=True, inline="always")

@@ -11,13 +11,17 @@ link's requests are buffers of the link's own node, and VC buffers' ids (by node
 before source queues' (by node). So the links whose first request is a VC buffer of the
 sorted part come first, by node; then those whose first request is a source queue there,
 by node; then the others, in the order of the tail's requests. The links with a movable
-request (``inc.mc``) are the port's links read in node order, each's kept list walked for
-the rank of its first request; the list is still compacted (its empty buffers dropped).
+request are read in node order from the port's bitmap (``inc.bits``, kept by
+:func:`~mpinet.engine.flit.kept_requests.recount`; testing every node's count cost a
+mispredicted branch per node: docs/performance.md, "sdc in session 9"), each's kept list
+walked for the rank of its first request; the list is still compacted (its empty buffers
+dropped).
 """
 
 from __future__ import annotations
 
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from mpinet.prefetch import prefetch
 
@@ -45,7 +49,7 @@ def _first_request(link, nvcbuf, lhead, bnext, bport, active):
 @njit(cache=True, inline="always")
 def port_links(port, prm, bufs, lreq, inc, touched):
     """The active list compacted (empty buffers dropped) and the links of ``port`` with a
-    movable request (``inc.mc``) listed in ``touched`` in the order of their first request
+    movable request (``inc.bits``) listed in ``touched`` in the order of their first request
     in it; returns their number. Without reading every buffer's request: the list is in id
     order up to its first descent (sorted every 8 steps; the buffers activated since are
     appended), a link's requests are buffers of its node, and VC buffers' ids come before
@@ -77,18 +81,22 @@ def port_links(port, prm, bufs, lreq, inc, touched):
     tail = min(tail, k)
     na = 0
     top = touched.shape[0]  # the links of the sorted part's source queues, from the end
-    for link in range(port, lhead.shape[0], deg):
-        if mc[link] == 0:
-            continue
-        r = _first_request(link, nvcbuf, lhead, bnext, bport, active)
-        if r == 0:
-            lreq[link] = 1
-            touched[na] = link
-            na += 1
-        elif r == 1:
-            lreq[link] = 1
-            top -= 1
-            touched[top] = link
+    bits = inc.bits
+    words = bits.shape[0] // deg
+    for i in range(words):  # the port's links with a movable request, in node order
+        w = bits[port * words + i]
+        while w != 0:  # its set bits: no branch per node without one
+            link = ((i << 6) + trailing_zeros(w)) * deg + port
+            w &= w - 1
+            r = _first_request(link, nvcbuf, lhead, bnext, bport, active)
+            if r == 0:
+                lreq[link] = 1
+                touched[na] = link
+                na += 1
+            elif r == 1:
+                lreq[link] = 1
+                top -= 1
+                touched[top] = link
     for j in range(touched.shape[0] - 1, top - 1, -1):
         touched[na] = touched[j]
         na += 1
