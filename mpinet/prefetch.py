@@ -52,7 +52,7 @@ def ahead(typingctx, far, arr, idx):
     engine's steps pass :attr:`~mpinet.engine.flit.layout.Params.far`, None for a rank's state
     that stays in a core's caches. Why not a branch on a value: in the one-rank steps (one
     compiled function, every port model's code inlined) the prefetches' mere presence, taken
-    or not, cost hypercube:8's light-load steps 5-8 % (docs/performance.md, "hypercube:8 at
+    or not, cost hypercube:8's light-load steps 5-10 % (docs/performance.md, "hypercube:8 at
     light load in session 9")."""
     if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(idx, types.Integer):
         return None
