@@ -25,15 +25,42 @@ def prefetch(typingctx, arr, idx):
     sig = types.void(arr, idx)
 
     def codegen(context, builder, signature, args):
-        aty, ity = signature.args
-        ary = context.make_array(aty)(context, builder, args[0])
-        i = context.cast(builder, args[1], ity, types.intp)
-        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [i], wraparound=False)
-        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-        read, keep, data = (ir.Constant(i32, v) for v in (0, 3, 1))  # all caches, data
-        builder.call(fn, [builder.bitcast(ptr, i8p), read, keep, data])
-        return context.get_dummy_value()
+        return _emit(context, builder, signature.args, args)
+
+    return sig, codegen
+
+
+def _emit(context, builder, tys, args):  # noqa: ANN001, ANN202 (numba's codegen)
+    """The ``llvm.prefetch`` of ``arr[idx]`` (``tys``/``args``: the array's and the index's)."""
+    aty, ity = tys
+    ary = context.make_array(aty)(context, builder, args[0])
+    i = context.cast(builder, args[1], ity, types.intp)
+    ptr = cgutils.get_item_pointer(context, builder, aty, ary, [i], wraparound=False)
+    i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+    fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+    read, keep, data = (ir.Constant(i32, v) for v in (0, 3, 1))  # all caches, data
+    builder.call(fn, [builder.bitcast(ptr, i8p), read, keep, data])
+    return context.get_dummy_value()
+
+
+@intrinsic
+def ahead(typingctx, far, arr, idx):
+    """:func:`prefetch` where ``far`` is not None; where it is None, no code at all.
+
+    ``far``'s numba *type* decides, so a kernel compiles twice, once per kind: the flit
+    engine's steps pass :attr:`~mpinet.engine.flit.layout.Params.far`, None for a rank's state
+    that stays in a core's caches. Why not a branch on a value: in the one-rank steps (one
+    compiled function, every port model's code inlined) the prefetches' mere presence, taken
+    or not, cost hypercube:8's light-load steps 5-10 % (docs/performance.md, "hypercube:8 at
+    light load in session 9")."""
+    if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(idx, types.Integer):
+        return None
+    sig = types.void(far, arr, idx)
+    if isinstance(far, (types.NoneType, types.Omitted)):
+        return sig, lambda context, builder, signature, args: context.get_dummy_value()
+
+    def codegen(context, builder, signature, args):
+        return _emit(context, builder, signature.args[1:], args[1:])
 
     return sig, codegen

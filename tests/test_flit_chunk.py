@@ -228,11 +228,11 @@ def test_the_path_and_why():
 
 
 def test_sort_active_sorts_any_list():
-    from mpinet.engine.flit.state import sort_active
+    from mpinet.engine.flit.state import SHORT_TAIL, sort_active
 
     rng = np.random.default_rng(0)
-    for n in (0, 1, 2, 5, 100, 3000):
-        for pre in (0, n // 2, n):
+    for n in (0, 1, 2, 5, 40, 100, 3000):  # tails by insertion and by heapsort, either side
+        for pre in {0, n // 2, n, max(n - SHORT_TAIL, 0), max(n - SHORT_TAIL - 1, 0)}:
             ids = rng.choice(10 * n + 10, size=n, replace=False).astype(np.int32)
             ids[:pre] = np.sort(ids[:pre])  # a sorted prefix, then anything
             act = np.concatenate([ids, np.full(3, -7, np.int32)])  # past n: untouched

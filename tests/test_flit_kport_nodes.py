@@ -15,11 +15,11 @@ import pytest
 from test_flit_active import run
 from test_flit_chunk import assert_identical
 
-from mpinet.engine.flit import chunk, port_choice
+from mpinet.engine.flit import chunk, port_choice, step_end
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit.kport_nodes import kport_deny
-from mpinet.engine.flit.layout import Links, Packets, Params, Segments, StepOut
+from mpinet.engine.flit.layout import Buffers, Links, Packets, Params, Segments, StepOut
 from mpinet.jobs.execute import plan
 from mpinet.jobs.spec import load_job
 from mpinet.netfile import load_topology
@@ -123,3 +123,54 @@ def test_kport_deny_equals_the_reference_choice_on_made_up_requests(k):
                 assert links.nreq[link] == nreq[link]
         checked += int((per_node > k).sum())
     assert checked > 100
+
+
+def reference_check(touched, flits, cap, deg, k):
+    """The k-port model check as the step-by-step reading of it: the touched links in order,
+    each that sent checked against its capacity, then its node's links that sent (a node
+    over ``k``: the link over ``k`` in port order), its flits reset after; the first
+    violation wins. Returns ``(code, where, flits after)``."""
+    flits = flits.copy()
+    code, where = 0, 0
+    for link in touched:
+        f = flits[link]
+        if f == 0:
+            continue
+        base = link // deg * deg
+        if code == 0 and f > cap[link]:
+            code, where = step_end.CAPACITY, link
+        if code == 0:
+            sent = [q for q in range(base, base + deg) if flits[q] > 0]
+            if len(sent) > k:
+                code, where = step_end.PORTS, sent[k]
+        flits[link] = 0
+    return code, where, flits
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_kport_check_finds_the_first_violation_as_the_reference(k):
+    """``check_step`` under k-port on made-up flits (links that sent or not, over their
+    capacity or not, nodes over ``k`` or not): the same first violation and the touched
+    links' flits reset, as the reference reads them."""
+    rng = np.random.default_rng(10 + k)
+    nn, deg, nvc = 12, 4, 2
+    nl = nn * deg
+    found = set()
+    for _ in range(300):
+        prm = Params(fk.WORM, 4, nvc, 1, deg, 0, nn, nl * nvc, 4, fk.KPORT, k, 0)
+        touched = rng.permutation(nl)[: int(rng.integers(1, nl))].astype(np.int64)
+        flits = np.zeros(nl, np.int64)
+        p_send = rng.uniform(0.05, 0.6)
+        sent = touched[rng.random(touched.size) < p_send]
+        flits[sent] = rng.integers(1, 3, sent.size)
+        cap = np.where(rng.random(nl) < 0.97, 2, 1).astype(np.int64)
+        zl = np.zeros(nl, np.int64)
+        links = Links(zl, cap, zl, zl, zl, zl, flits.copy(), zl, zl)
+        bufs = Buffers(zl, zl, np.zeros(1, np.int64), zl, zl, zl, zl)
+        out = np.zeros(2, np.int64)
+        step_end.check_step(touched.size, -1, prm, links, bufs, touched, 0, zl, out)
+        code, where, after = reference_check(touched, flits, cap, deg, k)
+        assert (out[0], out[1] if out[0] else 0) == (code, where)
+        assert np.array_equal(links.flits, after)
+        found.add(code)
+    assert found == {0, step_end.CAPACITY, step_end.PORTS}

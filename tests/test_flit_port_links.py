@@ -13,7 +13,7 @@ import pytest
 
 from mpinet.engine.flit.port_links import EMPTY, NONE, port_links
 
-Prm = namedtuple("Prm", "deg nvcbuf")
+Prm = namedtuple("Prm", "deg nvcbuf far", defaults=(None,))  # far: Params.far (no prefetch)
 Bufs = namedtuple("Bufs", "act active nact")
 Inc = namedtuple("Inc", "breq bport bnext lhead mc bits")
 

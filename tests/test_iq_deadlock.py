@@ -17,6 +17,7 @@ from test_flit_ranks import Packets, gathered
 from test_iq_ranks import same
 from test_iq_router import iq_model
 
+from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit.engine import FlitEngine
 from mpinet.routing import make_router
@@ -73,16 +74,16 @@ def state_errors(eng, dl: dict) -> tuple[list[str], int]:
         iv = ((w - prm.lo) * nport + q) * nvc + c["vc"]  # the rank's arrays
         op, v2 = topo.ports.index(nxt["port"]), nxt["vc"]
         k = ((w - prm.lo) * nport + op) * nvc + v2  # the downstream state of the VC waited for
-        if s.ibn[iv] <= 0:
+        if s.hv[iv, il.IBN] <= 0:
             errors.append(f"{c}: no flit in the VC")
             continue
-        pk = s.ib[iv * bsz + s.ibh[iv]] // fl
+        pk = s.ib[iv * bsz + s.hv[iv, il.IBH]] // fl
         if s.pk_dst[pk] == w or s.bs_use[k] != 1:
             errors.append(f"{c}: its front is at its destination, or {nxt} is free")
-        elif s.vst[iv] == ir.ACTIVE:  # it holds the next VC, whose buffer has no room
-            if (s.vop[iv], s.vov[iv]) != (op, v2) or s.bs_cred[k] > 0:
+        elif s.hv[iv, il.VST] == ir.ACTIVE:  # it holds the next VC, whose buffer has no room
+            if (s.hv[iv, il.VOP], s.hv[iv, il.VOV]) != (op, v2) or s.bs_cred[k] > 0:
                 errors.append(f"{c}: active, not waiting for credits of {nxt}")
-        elif s.vst[iv] == ir.VC_ALLOC:  # every VC of its range held, the next the lowest
+        elif s.hv[iv, il.VST] == ir.VC_ALLOC:  # every VC of its range held, the next the lowest
             held = s.bs_use[((w - prm.lo) * nport + op) * nvc + np.arange(s.vlo[iv], s.vhi[iv])]
             if s.vrp[iv] != op or s.vlo[iv] != v2 or not held.all():
                 errors.append(f"{c}: its head does not wait for {nxt}")

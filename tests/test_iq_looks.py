@@ -17,6 +17,7 @@ from test_iq_deadlock import state_errors
 from test_iq_ranks import same
 from test_iq_router import iq_model
 
+from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY
@@ -60,8 +61,8 @@ def fronts(eng, cycle: list[dict]) -> list[int]:
         u, w = node[c["node"]], node[c["next"]]
         (q,) = np.flatnonzero(nb[w] == u)
         iv = ((w - prm.lo) * prm.nport + q) * prm.nvc + c["vc"]
-        f = int(s.ib[iv * prm.bsz + s.ibh[iv]])
-        out.append(int(s.pk_pid[f // prm.fl]) * prm.fl + f % prm.fl if s.ibn[iv] else -1)
+        f = int(s.ib[iv * prm.bsz + s.hv[iv, il.IBH]])
+        out.append(int(s.pk_pid[f // prm.fl]) * prm.fl + f % prm.fl if s.hv[iv, il.IBN] else -1)
     return out
 
 

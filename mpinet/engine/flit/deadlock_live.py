@@ -34,7 +34,7 @@ from mpinet.engine.comm import max_op, sum_op
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit.layout import vc_id
 from mpinet.engine.waitfor import dead_fronts, walk_cycle
-from mpinet.prefetch import prefetch
+from mpinet.prefetch import ahead
 
 CHECK_EVERY = 16
 #: a search listing W fronts (all ranks) lets the next look run only once the steps since
@@ -70,10 +70,10 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
     snap0 = snap[:, 0]
     for i in range(na):
         if i + 16 < na:  # ahead of use, as in the step's kernels
-            prefetch(head, act[i + 16])
-            prefetch(snap0, act[i + 16])
+            ahead(prm.far, head, act[i + 16])
+            ahead(prm.far, snap0, act[i + 16])
         if i + 8 < na:
-            prefetch(seg_cnt, head[act[i + 8]])
+            ahead(prm.far, seg_cnt, head[act[i + 8]])
         b = act[i]
         s = head[b]
         if s < 0:

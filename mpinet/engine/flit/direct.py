@@ -55,6 +55,8 @@ _THREAD: list = []
 def _leaf_key(a: Any) -> Any:
     """The key of a non-tuple argument that fixes its numba type; None: not one handled."""
     cls = type(a)
+    if a is None:  # Params.far where the kernels do not prefetch: a type of its own
+        return (cls,)
     if cls is np.ndarray:
         f = a.flags
         return (a.dtype, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable)

@@ -29,15 +29,14 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import block_bounds, resolve, sum_op
-from mpinet.engine.exchange import exchange_packets
-from mpinet.engine.flit import chunk, direct, rank_loop, results, step_end
+from mpinet.engine.flit import chunk, direct, python_step, rank_loop, results
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock import wait_for_cycle
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
 from mpinet.engine.flit.iq_run import dor_ties, run_iq
-from mpinet.engine.flit.layout import Params, StepOut
+from mpinet.engine.flit.layout import Params, StepOut, far
 from mpinet.engine.flit.rank_steps import RankSteps, calls_path
 from mpinet.engine.models import Model
 from mpinet.engine.run import RunRecord, Workload, raise_collected
@@ -132,8 +131,8 @@ class FlitEngine:
         st = fs.FlitState(self.hi - self.lo, self.deg, self.vcs, self.bsize, nbt,
                           self.router.header_width, self.lo, self.rev, self.caps)  # fmt: skip
         prm = Params(self.mode, self.flits, self.vcs, self.need, self.deg, self.lo, self.hi,
-                     st.nvcbuf, self.bsize, self.kind, self.model.k,
-                     int(self.record_hops))  # fmt: skip
+                     st.nvcbuf, self.bsize, self.kind, self.model.k, int(self.record_hops),
+                     far(st.nvcbuf))  # fmt: skip
         return st, prm
 
     def _compiled_routes(self) -> tuple[str, str]:
@@ -307,45 +306,9 @@ class FlitEngine:
             steps.drw = steps.drw._replace(last=last)
         return last
 
-    # -- one step ------------------------------------------------------------------
+    # -- one step through Python (python_step) --------------------------------------
     def _step(self, t: int) -> tuple[int, int, int]:
-        st, prm = self.st, self.prm
-        if t % 8 == 0:  # buffers in id order: a step then walks links and buffers in order
-            st.act[: int(st.nact[0])].sort()
-        nact = int(st.nact[0])
-        st.reserve(nact + 1, 0)
-        so = self._scratch(nact + 1)
-        segs, pkts, links, bufs = st.segs, st.pkts, st.links, st.bufs
-        nt = fk.collect(prm, segs, pkts, links, bufs, so)
-        sdc_port = -1
-        if self.kind == fk.SDC:  # the port most in demand over all ranks
-            first = np.empty(nt, np.int64)
-            demand = fk.sdc_demand(nt, prm, segs, pkts, links, so, first)
-            total = np.empty_like(demand)
-            self.comm.Allreduce(demand, total, op=sum_op())
-            sdc_port = int(fk.sdc_port(total))
-            fk.choose_links(nt, prm, segs, pkts, so, first, sdc_port)
-        else:
-            fk.port_model(nt, prm, segs, pkts, links, so, sdc_port)
-        cnt = so.cnt
-        cnt[:] = 0
-        win = self.load_window[0] <= t < self.load_window[1]
-        fk.move(t, nt, win, prm, segs, pkts, links, bufs, so)
-        nnew = step_end.settle(nt, sdc_port, prm, segs, pkts, links, bufs, so)
-        if so.out[0]:
-            self._violation(t, so.out, sdc_port)
-        ndel = int(cnt[fk.C_DELIV])
-        if ndel:
-            self.delivered.append(so.deliv[:ndel].copy())
-        if self.record_hops and cnt[fk.C_HOPS]:
-            self.hop_rows.append(so.hop[: int(cnt[fk.C_HOPS])].copy())
-        new_local = so.new[:nnew]
-        if self.size > 1:
-            wire = so.wire[: int(cnt[fk.C_WIRE])]
-            new_remote = self._exchange(t, wire, so.cred_r[: int(cnt[fk.C_CRED_R])], sdc_port)
-            new_local = np.concatenate([new_local, new_remote])
-        self._routing = new_local  # routed with the injections
-        return int(cnt[fk.C_FLITS]), ndel, int(cnt[fk.C_CROSS])
+        return python_step.step(self, t)
 
     def _scratch(self, n: int) -> StepOut:
         """The step's work arrays, for up to ``n`` requests (kept and grown between steps)."""
@@ -376,53 +339,6 @@ class FlitEngine:
             self._sc = so
         return so
 
-    def _exchange(self, t: int, wire: np.ndarray, cred: np.ndarray, sdc_port: int) -> np.ndarray:
-        """Flits to other ranks and credits back; returns the segments the heads opened."""
-        st = self.st
-        span = self.deg * self.vcs
-        owner = np.searchsorted(self.bounds * span, wire[:, fk.W_BUF], side="right") - 1
-        credits = np.repeat(cred[:, 0], cred[:, 1])
-        cowner = np.searchsorted(self.bounds * span, credits, side="right") - 1
-        rows, back = exchange_packets(self.comm, np.ascontiguousarray(wire), owner, credits,
-                                      cowner)  # fmt: skip
-        if back.size:
-            np.add.at(st.credit, back - self.lo * span, 1)
-        if rows.shape[0] == 0:
-            return np.empty(0, np.int64)
-        nheads = int(rows[:, fk.W_HEAD].sum())
-        st.reserve(nheads + 1, nheads + 1)
-        new = np.empty(nheads + 1, np.int64)
-        err = np.zeros(2, np.int64)
-        nn = step_end.receive(rows, self.prm, st.segs, st.pkts, st.bufs, new, err)
-        if err[0] and self.msg is None:
-            self.msg = f"flit engine: flits of packet {int(err[1])} arrived without their head"
-        bufs = np.ascontiguousarray(rows[:, fk.W_BUF] - self.lo * span)
-        fs.activate(bufs, st.bufs)
-        out = np.zeros(2, np.int64)  # the buffers filled from other ranks, checked as the rest
-        step_end.check_step(0, sdc_port, self.prm, st.links, st.bufs, bufs, bufs.size, bufs, out)
-        if out[0]:
-            self._violation(t, out, sdc_port)
-        return new[:nn]
-
     def _violation(self, t: int, out: np.ndarray, sdc_port: int) -> None:
-        """The message of a model violation :func:`~mpinet.engine.flit.step_end.check_step`
-        found (the first one of the run)."""
-        if self.msg is not None:
-            return
-        code, where = int(out[0]), int(out[1])
-        if code == step_end.BUFFER:
-            node, port = divmod(where // self.vcs, self.deg)
-            what = f"VC {where % self.vcs} of port {self.topo.ports[port]} holds more than "
-            what += f"vc_buffer = {self.bsize} flits"
-        else:
-            node, port = divmod(where, self.deg)
-            what = {
-                step_end.CAPACITY: f"more flits than the capacity {int(self.caps[port])} of "
-                "the link",
-                step_end.PORTS: f"more than {self.model.k} ports used",
-                step_end.SDC_PORT: f"ports other than {sdc_port} in one step",
-            }[code]
-        self.msg = (
-            f"model {self.model.name} ({self.model.switching}) violated in step {t} at node "
-            f"{self.topo.label(node + self.lo)}, port {self.topo.ports[port]}: {what}"
-        )
+        """The message of a model violation (:func:`~mpinet.engine.flit.python_step.violation`)."""
+        python_step.violation(self, t, out, sdc_port)

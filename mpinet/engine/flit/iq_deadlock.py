@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit.deadlock import wait_for_cycle
@@ -42,14 +43,15 @@ def edges(s: Any, prm: Any) -> list[tuple[int, int]]:
     :class:`~mpinet.engine.flit.iq_state.IQArrays` and
     :class:`~mpinet.engine.flit.iq_state.IQParams`)."""
     nport, nvc, deg = prm.nport, prm.nvc, prm.deg
-    iv = np.flatnonzero(s.ibn > 0)  # the rank's input VCs (of its nodes lo .. hi - 1)
+    iv = np.flatnonzero(s.hv[:, il.IBN] > 0)  # the rank's input VCs (of its nodes lo .. hi - 1)
     node, rest = np.divmod(iv, nport * nvc)
     node += prm.lo
     q, v = np.divmod(rest, nvc)
-    active = s.vst[iv] == ir.ACTIVE
-    op = np.where(active, s.vop[iv], s.vrp[iv])
-    v2 = np.where(active, s.vov[iv], s.vlo[iv])
-    ok = (q < deg) & (active | (s.vst[iv] == ir.VC_ALLOC)) & (op >= 0) & (op < deg)
+    st = s.hv[iv, il.VST]
+    active = st == ir.ACTIVE
+    op = np.where(active, s.hv[iv, il.VOP], s.vrp[iv])
+    v2 = np.where(active, s.hv[iv, il.VOV], s.vlo[iv])
+    ok = (q < deg) & (active | (st == ir.VC_ALLOC)) & (op >= 0) & (op < deg)
     link = (node[ok] - prm.lo) * deg + q[ok]  # the rank's own rows of the links' tables
     me = (s.nbt[link] * deg + s.rev[link]) * nvc + v[ok]
     to = (node[ok] * deg + op[ok]) * nvc + v2[ok]

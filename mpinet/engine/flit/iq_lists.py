@@ -25,7 +25,17 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 __all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap", "magic", "div", "push",
-           "batch", "activate", "vmask", "first_from"]  # fmt: skip
+           "push_sa", "batch", "activate", "vmask", "first_from", "HV", "XR"]  # fmt: skip
+
+#: columns of ``hv[iv]``, an input VC's row (:mod:`~mpinet.engine.flit.iq_state`): the fields a
+#: body flit's hop reads and writes (buffer ring, state, output VC, switch allocation's item)
+#: side by side in one 64-byte line, where eight arrays cost eight lines a hop
+SA_T, SA_RD, VST, VOP, VOV, IBH, IBN, SA_SEQ = range(8)
+HV = 8
+#: columns of ``xr[x]``, a crossbar slot: flit and VC (``f << 6 | v``), output port, the
+#: completion cycle and the internal step it is ready from (one line, not four arrays)
+X_FV, X_OP, X_T, X_RD = range(4)
+XR = 4
 
 
 @njit(cache=True, inline="always")
@@ -130,6 +140,16 @@ def push(tt, rd, seq, qseq, n, iv, ready, m, rb):
     mark(m, iv)
     mark(rb, n)
     seq[iv] = qseq[n]
+    qseq[n] += 1
+
+
+@njit(cache=True, inline="always")
+def push_sa(hv, qseq, n, iv, ready, m, rb):
+    """:func:`push` into switch allocation's queue, whose fields are columns of ``hv``."""
+    hv[iv, SA_T], hv[iv, SA_RD] = -1, ready
+    mark(m, iv)
+    mark(rb, n)
+    hv[iv, SA_SEQ] = qseq[n]
     qseq[n] += 1
 
 

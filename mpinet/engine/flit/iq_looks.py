@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import rank_looks as rl
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, PACE
@@ -91,7 +92,7 @@ def fits(prm, s, look):
     for a in range(s.nact[0]):
         base = s.act[a] * per
         for j in range(per):
-            if s.ibn[base + j] > 0:
+            if s.hv[base + j, il.IBN] > 0:
                 m += 1
     look[2][L_NEED] = m
     nvc = prm.nvc
@@ -122,9 +123,9 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
         base = n * nport * nvc
         for j in range(nport * nvc):
             iv = base + j
-            if s.ibn[iv] <= 0:
+            if s.hv[iv, il.IBN] <= 0:
                 continue
-            f = s.ib[iv * bsz + s.ibh[iv]]
+            f = s.ib[iv * bsz + s.hv[iv, il.IBH]]
             pid = s.pk_pid[f // fl]
             key = pid * fl + f % fl
             same = snap[iv] == key
@@ -132,12 +133,12 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
             if not same:
                 continue  # moved since the last look: counts as able to move
             p, v = j // nvc, j % nvc
-            st = s.vst[iv]
+            st = s.hv[iv, il.VST]
             op, lo_v, hi_v, wait = -1, 0, 0, -1
             if st == ir.ACTIVE:
-                op = s.vop[iv]
-                if 0 <= op < deg and s.bs_cred[base + op * nvc + s.vov[iv]] <= 0:
-                    wait = _vc(s, gn - prm.lo, op, s.vov[iv], deg, nvc)
+                op = s.hv[iv, il.VOP]
+                if 0 <= op < deg and s.bs_cred[base + op * nvc + s.hv[iv, il.VOV]] <= 0:
+                    wait = _vc(s, gn - prm.lo, op, s.hv[iv, il.VOV], deg, nvc)
             elif st == ir.VC_ALLOC:
                 op, lo_v, hi_v = s.vrp[iv], s.vlo[iv], s.vhi[iv]
                 if 0 <= op < deg and lo_v < hi_v:
@@ -155,7 +156,7 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
                 b = (gn * deg + p) * nvc + v
                 hf[nh], hb[nh] = g0 + iv, b
                 nh += 1
-                if s.ibn[iv] >= bsz:
+                if s.hv[iv, il.IBN] >= bsz:
                     closed[nc] = b
                     nc += 1
             if st == ir.ACTIVE:  # the VC its packet holds, until the tail passes here

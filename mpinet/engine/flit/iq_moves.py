@@ -80,9 +80,9 @@ def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
         status[0], status[1], status[2] = e, t, route_out[0 if e == PORT_ERR else 1]
         status[3], status[4] = n, pk
     s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
-    s.vst[iv] = VC_ALLOC
+    s.hv[iv, il.VST] = VC_ALLOC
     if prm.spec:
-        il.push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, ready, s.m_sa, s.rb)
+        il.push_sa(s.hv, s.qseq, n, iv, ready, s.m_sa, s.rb)
     il.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va, s.rb)
 
 
@@ -93,26 +93,29 @@ def sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
     the VC goes back in the queue; returns the flits moved (0 or 1)."""
     nport, nvc, bsz, fl, osp = prm.nport, prm.nvc, prm.bsz, prm.fl, prm.osp
     base = n * nport * nvc
+    hv = s.hv
     if eo >= 0:  # the speculative grant holds only with the VC it bid for
         op = il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo
-        if s.sa_spec[iv]:
-            ok = s.va_ev[iv] == istep and s.vst[iv] == ACTIVE and s.vop[iv] == op
+        if prm.spec and s.sa_spec[iv]:  # (sa_spec is 0 unless speculative)
+            ok = s.va_ev[iv] == istep and hv[iv, il.VST] == ACTIVE and hv[iv, il.VOP] == op
         else:
             ok = True
-        if not ok or s.bs_cred[base + op * nvc + s.vov[iv]] <= 0:
+        if not ok or s.bs_cred[base + op * nvc + hv[iv, il.VOV]] <= 0:
             eo = -1
     if eo < 0:
-        il.push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, istep + 1, s.m_sa, s.rb)
+        il.push_sa(hv, s.qseq, n, iv, istep + 1, s.m_sa, s.rb)
         return 0
-    s.sa_t[iv] = -2
+    hv[iv, il.SA_T] = -2
     il.unmark(s.m_sa, iv)
     p = il.div(j, nvc, prm.mvc, prm.lvc)
     v = j - p * nvc
-    op, ov = (il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo), s.vov[iv]
-    ibh, ibn = s.ibh, s.ibn
-    f = s.ib[iv * bsz + ibh[iv]]
-    ibh[iv] = il.wrap(ibh[iv] + 1, bsz)
-    ibn[iv] -= 1
+    op, ov = (il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo), hv[iv, il.VOV]
+    h = hv[iv, il.IBH]
+    f = s.ib[iv * bsz + h]
+    h = il.wrap(h + 1, bsz)
+    hv[iv, il.IBH] = h
+    left = hv[iv, il.IBN] - 1
+    hv[iv, il.IBN] = left
     k = f - il.div(f, fl, prm.mfl, prm.lfl) * fl
     tail = k == fl - 1
     bsk = base + op * nvc + ov
@@ -122,21 +125,31 @@ def sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
         if not prm.wftc:
             s.bs_use[bsk] = 0
             s.fvm[n * nport + op] |= np.uint64(1) << np.uint64(ov)
-    xqs = prm.xqs
-    x = n * xqs + il.wrap(s.xqh[n] + s.xqn[n], xqs)
-    s.xq[x], s.xqv[x], s.xqo[x], s.xqt[x], s.xqr[x] = f, ov, op, -1, istep + 1
-    s.xqn[n] += 1
+    if prm.dx:  # a crossbar of one cycle, one step a cycle: into the output queue now
+        o = n * nport + op  # (sent from the next cycle on: obp, iq_write.write_phase)
+        y = o * prm.obs + il.wrap(s.obh[o] + s.obn[o], prm.obs)
+        s.ob[y] = f << 6 | ov
+        if s.obn[o] == 0:
+            il.mark(s.obp, o)
+        s.obn[o] += 1
+    else:
+        xqs = prm.xqs
+        x = n * xqs + il.wrap(s.xqh[n] + s.xqn[n], xqs)
+        xr = s.xr
+        xr[x, il.X_FV], xr[x, il.X_OP], xr[x, il.X_T] = f << 6 | ov, op, -1
+        xr[x, il.X_RD] = istep + 1
+        s.xqn[n] += 1
     s.oqc[n * nport + p] |= 1 << v
-    if ibn[iv] == 0:
+    if left == 0:
         if tail:
-            s.vst[iv] = IDLE
+            hv[iv, il.VST] = IDLE
     elif not tail:
-        il.push(s.sa_t, s.sa_rd, s.sa_seq, s.qseq, n, iv, istep + 1, s.m_sa, s.rb)
+        il.push_sa(hv, s.qseq, n, iv, istep + 1, s.m_sa, s.rb)
     elif prm.rd > 0:  # the next packet's head: route computation
-        s.vst[iv] = ROUTING
+        hv[iv, il.VST] = ROUTING
         il.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep + 1, s.m_rt, s.rb)
     else:  # lookahead routing: its route is known
-        pk = il.div(s.ib[iv * bsz + ibh[iv]], fl, prm.mfl, prm.lfl)
+        pk = il.div(s.ib[iv * bsz + h], fl, prm.mfl, prm.lfl)
         to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
     return 1
 
@@ -146,9 +159,9 @@ def to_output(n, prm, s):
     """The crossbar's front flit of router ``n`` into its output queue."""
     xqs = prm.xqs
     x = n * xqs + s.xqh[n]
-    o = n * prm.nport + s.xqo[x]
+    o = n * prm.nport + s.xr[x, il.X_OP]
     y = o * prm.obs + il.wrap(s.obh[o] + s.obn[o], prm.obs)
-    s.ob[y], s.obv[y] = s.xq[x], s.xqv[x]
+    s.ob[y] = s.xr[x, il.X_FV]  # flit and VC in one word (f << 6 | v)
     s.obn[o] += 1
     il.mark(s.obm, o)
     s.xqh[n] = il.wrap(s.xqh[n] + 1, xqs)

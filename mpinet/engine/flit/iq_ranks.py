@@ -121,7 +121,7 @@ def take_in(t, prm, s, ex):
                     s.pk_hdr[pk, c] = m[a + ROW + c]
                 s.rmap[iv] = pk
             x = (key - prm.lo * deg) * sl + tl
-            s.fc[x], s.fcv[x] = s.rmap[iv] * fl + k, v
+            s.fc[x] = (s.rmap[iv] * fl + k) << 6 | v  # flit and VC in one word
             il.mark(s.fm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
             il.activate(w - prm.lo, s.work, s.inact, s.act, s.nact, s.actb)
         a = rk.HEADER + nr * width

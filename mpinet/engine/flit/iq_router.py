@@ -48,16 +48,15 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     nport, nvc, bsz = prm.nport, prm.nvc, prm.bsz
     fl, isp, osp, spec = prm.fl, prm.isp, prm.osp, prm.spec
     rd, vad, sad, xd, xqs = prm.rd, prm.vad, prm.sad, prm.xd, prm.xqs
-    ib, ibh, vst, vop, vov, vrp, vlo, vhi = (s.ib, s.ibh, s.vst, s.vop, s.vov, s.vrp, s.vlo,
-                                             s.vhi)  # fmt: skip
+    ib, hv, vrp, vlo, vhi = s.ib, s.hv, s.vrp, s.vlo, s.vhi
     rt_t, rt_rd, va_t, va_rd, va_res, va_ev = s.rt_t, s.rt_rd, s.va_t, s.va_rd, s.va_res, s.va_ev
-    sa_t, sa_rd, sa_res, sa_spec, bt = s.sa_t, s.sa_rd, s.sa_res, s.sa_spec, s.bt
-    xqt, xqr, xqh, xqn, oqc = s.xqt, s.xqr, s.xqh, s.xqn, s.oqc
+    sa_res, sa_spec, bt = s.sa_res, s.sa_spec, s.bt
+    xr, xqh, xqn, oqc = s.xr, s.xqh, s.xqn, s.oqc
     bs_cred, bs_use, bs_tail, fvm = s.bs_cred, s.bs_use, s.bs_tail, s.fvm
     sw_rr = s.sw_rr
     rin, rout, rpri, rlab, grant = s.rin, s.rout, s.rpri, s.rlab, s.grant
     best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
-    va_seq, sa_seq, qseq, order = s.va_seq, s.sa_seq, s.qseq, s.order
+    va_seq, qseq, order = s.va_seq, s.qseq, s.order
     m_rt, m_va, m_sa = s.m_rt, s.m_va, s.m_sa
     nin_sa, nout_sa = nport * isp, nport * osp
     ordered = osp > 1  # the updates in their queues' order: flits share an output queue
@@ -156,12 +155,12 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     j = (wi << 6) + il.low(word) - base
                     word &= word - np.uint64(1)
                     iv = base + j
-                    if sa_t[iv] != -1 or sa_rd[iv] > istep:
+                    if hv[iv, il.SA_T] != -1 or hv[iv, il.SA_RD] > istep:
                         continue
                     prio = 0
-                    if vst[iv] == ACTIVE:
-                        op = vop[iv]
-                        ok = bs_cred[base + op * nvc + vov[iv]] > 0
+                    if hv[iv, il.VST] == ACTIVE:
+                        op = hv[iv, il.VOP]
+                        ok = bs_cred[base + op * nvc + hv[iv, il.VOV]] > 0
                     else:  # speculative, in VC allocation: a free VC with a credit, low priority
                         op = vrp[iv]
                         ok = False
@@ -173,11 +172,13 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                             fv &= fv - np.uint64(1)
                         prio = -1
                     if not ok and quick_sa:  # no credit: back in the queue, as its update
-                        sa_rd[iv] = istep + 1  # would put it (skipped: cheaper)
+                        hv[iv, il.SA_RD] = istep + 1  # would put it (skipped: cheaper)
                         continue
                     nsa += 1
-                    sa_res[iv] = -1
-                    sa_spec[iv] = 0 if not ok else -prio
+                    if not quick_sa:  # read by the batch's update only
+                        sa_res[iv] = -1
+                    if spec:  # 0 unless speculative (a head in VC allocation bids)
+                        sa_spec[iv] = 0 if not ok else -prio
                     if not ok:
                         continue
                     p = il.div(j, nvc, prm.mvc, prm.lvc)
@@ -215,9 +216,9 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         j = (wi << 6) + il.low(word) - base
                         word &= word - np.uint64(1)
                         iv = base + j
-                        if sa_t[iv] != -1 or sa_rd[iv] > istep:
+                        if hv[iv, il.SA_T] != -1 or hv[iv, il.SA_RD] > istep:
                             continue
-                        sa_t[iv] = t + sad - 1
+                        hv[iv, il.SA_T] = t + sad - 1
                         p = il.div(j, nvc, prm.mvc, prm.lvc)
                         v = j - p * nvc
                         ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1
@@ -234,8 +235,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         if xd > 1 and bt[n * 4 + S_X] < 0:
             for k in range(xqn[n]):
                 x = n * xqs + il.wrap(xqh[n] + k, xqs)
-                if xqt[x] == -1 and xqr[x] <= istep:
-                    xqt[x] = t + xd - 1
+                if xr[x, il.X_T] == -1 and xr[x, il.X_RD] <= istep:
+                    xr[x, il.X_T] = t + xd - 1
                     bt[n * 4 + S_X] = t + xd - 1
         # -- updates: route computation
         if rd > 0 and 0 <= bt[n * 4 + S_RT] <= t:
@@ -244,7 +245,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 iv = base + order[q]
                 rt_t[iv] = -2
                 il.unmark(m_rt, iv)
-                pk = il.div(ib[iv * bsz + ibh[iv]], fl, prm.mfl, prm.lfl)
+                pk = il.div(ib[iv * bsz + hv[iv, il.IBH]], fl, prm.mfl, prm.lfl)
                 to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: VC allocation
         if 0 <= bt[n * 4 + S_VA] <= t:
@@ -257,12 +258,13 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     il.unmark(m_va, iv)
                     bs_use[base + ovc] = 1
                     bs_tail[base + ovc] = 0
-                    vop[iv] = il.div(ovc, nvc, prm.mvc, prm.lvc)
-                    vov[iv] = ovc - vop[iv] * nvc
-                    fvm[n * nport + vop[iv]] &= ~(np.uint64(1) << np.uint64(vov[iv]))
-                    vst[iv] = ACTIVE
+                    op = il.div(ovc, nvc, prm.mvc, prm.lvc)
+                    ov = ovc - op * nvc
+                    hv[iv, il.VOP], hv[iv, il.VOV] = op, ov
+                    fvm[n * nport + op] &= ~(np.uint64(1) << np.uint64(ov))
+                    hv[iv, il.VST] = ACTIVE
                     if not spec:
-                        il.push(sa_t, sa_rd, sa_seq, qseq, n, iv, istep + 1, m_sa, s.rb)
+                        il.push_sa(hv, qseq, n, iv, istep + 1, m_sa, s.rb)
                 else:
                     il.push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1, m_va, s.rb)
         # -- updates: switch allocation (the flit leaves its input buffer)
@@ -273,7 +275,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     j = (wi << 6) + il.low(word) - base
                     word &= word - np.uint64(1)
                     iv = base + j
-                    if sa_t[iv] != -1 or sa_rd[iv] > istep:
+                    if hv[iv, il.SA_T] != -1 or hv[iv, il.SA_RD] > istep:
                         continue
                     p = il.div(j, nvc, prm.mvc, prm.lvc)
                     v = j - p * nvc
@@ -290,19 +292,23 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 ei_grant[rin[r]] = -1
         elif 0 <= bt[n * 4 + S_SA] <= t:
             bt[n * 4 + S_SA] = -1
-            for q in range(il.batch(sa_t, sa_seq, base, nport * nvc, ordered, order, m_sa)):
+            sa_t = hv[:, il.SA_T]  # (a strided view: this batched path is not the hot one)
+            for q in range(il.batch(sa_t, hv[:, il.SA_SEQ], base, nport * nvc, ordered, order,
+                                    m_sa)):  # fmt: skip
                 j = order[q]
                 iv = base + j
-                if sa_t[iv] >= 0:
+                if hv[iv, il.SA_T] >= 0:
                     moved += sa_update(t, istep, n, j, iv, sa_res[iv], prm, s, rule, vrule,
                                         status, route_out)  # fmt: skip
         # -- updates: crossbar (into the output queues)
-        if xd == 1:  # what was queued before this step (switch allocation's are ready later)
-            while xqn[n] > 0 and xqr[n * xqs + xqh[n]] <= istep:
+        if prm.dx:  # nothing in the crossbar: switch allocation's update queued the flits
+            pass
+        elif xd == 1:  # what was queued before this step (switch allocation's are ready later)
+            while xqn[n] > 0 and xr[n * xqs + xqh[n], il.X_RD] <= istep:
                 to_output(n, prm, s)
         elif 0 <= bt[n * 4 + S_X] <= t:
             bt[n * 4 + S_X] = -1
-            while xqn[n] > 0 and xqt[n * xqs + xqh[n]] >= 0:
+            while xqn[n] > 0 and xr[n * xqs + xqh[n], il.X_T] >= 0:
                 to_output(n, prm, s)
         # -- the step's credits, one message per input port
         for p in range(nport):

@@ -20,6 +20,7 @@ import numpy as np
 
 from mpinet import rng
 from mpinet.engine.flit import iq_deadlock, iq_ranks
+from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_state as iqs
@@ -161,7 +162,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
             ranks.carried.start()
         need = int(inj[1].size) + (ranks.max_in if ranks is not None else 0)
         if int(s.pk_nfree[0]) < need:
-            s = grow_packets(s, max(need, s.pk_pid.size))
+            s = iqs.grow_packets(s, max(need, s.pk_pid.size))
         alive = s.pk_pid.size - int(s.pk_nfree[0])
         deliv = np.empty((alive + need + nnode + 1, 7), np.int64)
         rows = np.zeros((t_end - t, 6), np.int64)
@@ -204,7 +205,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
                 hop = np.empty((hop.shape[0] * 2, 5), np.int64)
             status[6] = status[7] = 0
             if int(s.pk_nfree[0]) < need:  # heads from other ranks took the slots
-                s = grow_packets(s, max(need, s.pk_pid.size))
+                s = iqs.grow_packets(s, max(need, s.pk_pid.size))
         nd, nh = int(status[6]), int(status[7])
         delivered.append(deliv[:nd].copy())
         if eng.record_hops:
@@ -341,9 +342,10 @@ def _live(s: Any, prm: Any) -> np.ndarray:
     at = s.pk_src[pks].copy()
     where = np.full(s.pk_pid.size, -1, np.int64)
     nvc, nport, bsz, fl = prm.nvc, prm.nport, prm.bsz, prm.fl
-    for iv in np.flatnonzero(s.ibn > 0):  # the heads in input buffers (stuck runs: few)
-        for j in range(int(s.ibn[iv])):
-            f = int(s.ib[iv * bsz + (int(s.ibh[iv]) + j) % bsz])
+    ibn, ibh = s.hv[:, il.IBN], s.hv[:, il.IBH]
+    for iv in np.flatnonzero(ibn > 0):  # the heads in input buffers (stuck runs: few)
+        for j in range(int(ibn[iv])):
+            f = int(s.ib[iv * bsz + (int(ibh[iv]) + j) % bsz])
             if f % fl == 0:
                 where[f // fl] = prm.lo + iv // (nport * nvc)
     at = np.where(where[pks] >= 0, where[pks], at)
@@ -380,28 +382,3 @@ def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, 
         lo=prm.lo,
         hi=prm.hi,
     )
-
-
-PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next",
-             "pk_away")  # fmt: skip
-
-
-def grow_packets(s: iqs.IQArrays, more: int) -> iqs.IQArrays:
-    """``s`` with ``more`` packet slots added (free)."""
-    old = s.pk_pid.size
-    new = old + more
-    rep = {}
-    for f in PK_FIELDS:
-        a = np.full(new, -1 if f == "pk_next" else 0, np.int64)
-        a[:old] = getattr(s, f)
-        rep[f] = a
-    h = np.zeros((new, s.pk_hdr.shape[1]), np.int64)
-    h[:old] = s.pk_hdr
-    rep["pk_hdr"] = h
-    k = int(s.pk_nfree[0])
-    free = np.empty(new, np.int64)
-    free[:k] = s.pk_free[:k]
-    free[k : k + more] = np.arange(new - 1, old - 1, -1)
-    s.pk_nfree[0] = k + more
-    rep["pk_free"] = free
-    return s._replace(**rep)

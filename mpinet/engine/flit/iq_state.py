@@ -6,20 +6,27 @@ A rank keeps the arrays of its own nodes ``lo .. hi - 1`` only, numbered from it
 (``node`` below is ``global node - lo``; the active list holds these numbers), the links'
 too: the neighbour and reverse-port tables ``nbt``/``rev``, ``lcount`` and ``load`` of its
 nodes' links out (``node * degree + port``), and each channel by the port that reads it (a
-flit's ``fc``/``fcv`` by the input port it reaches, a credit's ``cr`` by the output port it
+flit's ``fc`` by the input port it reaches, a credit's ``cr`` by the output port it
 returns to), so a link from another rank's node needs no row here: its flits and credits
 come in the exchange naming the port they reach (``global node * degree + port``).
 
 Index formulas. Each node is a router with ``nport = degree + 1`` ports, port ``degree`` its
 terminal (injection in, ejection out). Input VC ``iv = (node * nport + port) * nvc + v``; its
-buffer ``ib[iv * bsz : (iv + 1) * bsz]`` a ring (``ibh`` front, ``ibn`` flits). The downstream
-buffer states (BookSim's ``BufferState``): ``(node * nport + out_port) * nvc + v`` for a router's
-outputs, then ``nnode * nport * nvc + node * nvc + v`` for the terminals' injection
-channels. Channels
-are rings of ``latency + 1`` slots indexed by the cycle (a flit sent at ``t`` is taken in at
-``t + latency + 1``, as BookSim's channels deliver): ``fc``/``fcv`` the links by (node, port),
-``ec``/``ic`` ejection and injection (latency 1), ``cr``/``tcr``/``ecr`` the credits going
-back (masks of VCs). A flit is the integer ``packet slot * fl + flit index``.
+buffer ``ib[iv * bsz : (iv + 1) * bsz]`` a ring (front ``hv[iv, IBH]``, ``hv[iv, IBN]`` flits;
+``hv[iv]`` is the input VC's row of the fields a body flit's hop touches, one 64-byte line: the
+ring, its state ``VST``, output port and VC ``VOP``/``VOV`` and switch allocation's item
+``SA_T``/``SA_RD``/``SA_SEQ``, the columns named in :mod:`~mpinet.engine.flit.iq_lists`). The
+downstream buffer states (BookSim's ``BufferState``): ``(node * nport + out_port) * nvc + v``
+for a router's outputs, then ``nnode * nport * nvc + node * nvc + v`` for the terminals'
+injection channels. Channels are rings of ``latency + 1`` slots indexed by the cycle (a flit
+sent at ``t`` is taken in at ``t + latency + 1``, as BookSim's channels deliver): ``fc`` the
+links by (node, port), ``ec``/``ic`` ejection and injection (latency 1), ``cr``/``tcr``/``ecr``
+the credits going back (masks of VCs). A flit is the integer ``packet slot * fl + flit index``;
+on a link (``fc``) and in an output queue (``ob``) it travels with its VC as one word
+(``f << 6 | v``). The crossbar's ring ``xr`` (a row a slot: flit and VC, output port,
+completion cycle, ready step) is used only where the crossbar takes more than a cycle or a
+cycle has several internal steps (``IQParams.dx`` 0); otherwise switch allocation queues the
+flit at its output at once.
 
 Pipeline items per input VC: ``*_t`` is -2 (none), -1 (waiting, evaluable from internal
 step ``*_rd``) or the cycle its stage completes; ``bt[node * 4 + stage]`` the completion
@@ -33,7 +40,9 @@ Events (bit sets, :mod:`~mpinet.engine.flit.iq_lists`): ``fm``/``cm`` per arriva
 terminal's injection channel: port ``degree``) and the credit messages reaching an output
 port; ``tm`` per cycle parity the terminals with an ejected flit or credits; ``pm`` per
 ``credit_delay`` slot the credits due; ``obm``/``cqm`` the non-empty output and credit
-queues; ``rb`` the routers with an item in a stage or the crossbar (``rl`` its list);
+queues (``obp``: the output queues that got their first flit in this cycle's internal step,
+sent from the next cycle on, under ``dx``); ``rb`` the routers with an item in a stage or the
+crossbar (``rl`` its list);
 ``actb`` the active nodes (``act`` rebuilt from it in node order). ``fvm[node * nport +
 out_port]``: the router's output VCs not in use (bit ``v``: ``bs_use`` 0), so VC allocation
 reads one word where it scanned a route's VCs (the terminals' injection states have none).
@@ -46,6 +55,7 @@ from math import ceil
 
 import numpy as np
 
+from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
 from mpinet.engine.flit.iq_lists import magic
 
@@ -53,7 +63,7 @@ IQParams = namedtuple(
     "IQParams",
     (  # namedtuple takes the names space-separated
         "nnode deg nport nvc bsz fl lat sl cs rd vad sad xd cd isp osp spec wftc vak sak "
-        "iters xqs obs cqs record_hops lo hi mport lport mvc lvc mfl lfl misp lisp mosp losp"
+        "iters xqs obs cqs record_hops lo hi mport lport mvc lvc mfl lfl misp lisp mosp losp dx"
     ),
 )
 IQParams.__doc__ = """The run's constants: nodes, degree, ports (degree + 1), VCs, slots per
@@ -63,16 +73,14 @@ wait_for_tail_credit, the allocator codes and iterations, ring sizes of the cros
 output and credit queues, whether hop rows are kept, the rank's nodes ``lo .. hi - 1`` (the
 others' flits and credits go in the exchange, :mod:`~mpinet.engine.flit.iq_ranks`), then
 :func:`~mpinet.engine.flit.iq_lists.magic` of the ports, VCs, flits and speedups (the
-kernels divide by them with :func:`~mpinet.engine.flit.iq_lists.div`)."""
+kernels divide by them with :func:`~mpinet.engine.flit.iq_lists.div`), and ``dx``: a crossbar
+of one cycle and one internal step a cycle, where switch allocation puts a flit in its output
+queue at once (:func:`~mpinet.engine.flit.iq_moves.sa_update`)."""
 
 FIELDS = (
     # input VCs
     "ib",
-    "ibh",
-    "ibn",
-    "vst",
-    "vop",
-    "vov",
+    "hv",
     "vrp",
     "vlo",
     "vhi",
@@ -82,13 +90,10 @@ FIELDS = (
     "va_rd",
     "va_res",
     "va_ev",
-    "sa_t",
-    "sa_rd",
     "sa_res",
     "sa_spec",
     "rt_seq",
     "va_seq",
-    "sa_seq",
     # per stage, the input VCs with an item (:mod:`~mpinet.engine.flit.iq_lists`)
     "m_rt",
     "m_va",
@@ -101,15 +106,10 @@ FIELDS = (
     "sa_pin",
     "sa_pout",
     "sw_rr",
-    "xq",
-    "xqv",
-    "xqo",
-    "xqt",
-    "xqr",
+    "xr",
     "xqh",
     "xqn",
     "ob",
-    "obv",
     "obh",
     "obn",
     "cq",
@@ -124,7 +124,6 @@ FIELDS = (
     "fvm",
     # channels
     "fc",
-    "fcv",
     "ec",
     "ecv",
     "ic",
@@ -167,6 +166,7 @@ FIELDS = (
     "tm",
     "pm",
     "obm",
+    "obp",
     "cqm",
     "rb",
     "rl",
@@ -202,6 +202,14 @@ def _words(n: int) -> int:
     return (n + 63) // 64
 
 
+def _rows(n: int, k: int, fill: int) -> np.ndarray:
+    """An ``(n, k)`` int64 array (``k`` of 4 or 8) whose rows start on a 64-byte boundary, so
+    that a row of 8 is one cache line (numpy aligns its data to 16 bytes only)."""
+    buf = np.full(n * k + 8, fill, np.int64)
+    off = (-buf.ctypes.data % 64) // 8
+    return buf[off : off + n * k].reshape(n, k)
+
+
 ALLOC_CODES = {"separable_input_first": INPUT_FIRST, "separable_output_first": OUTPUT_FIRST,
                "islip": ISLIP}  # fmt: skip
 
@@ -224,7 +232,7 @@ def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_h
                     xq, vcs * bsize + nport * max(isp, osp) * steps + 2,
                     vcs * bsize + 2 * steps + 4, int(record_hops), lo, n if hi < 0 else hi,
                     *magic(nport), *magic(vcs), *magic(flits), *magic(isp),
-                    *magic(osp))  # fmt: skip
+                    *magic(osp), int(xd == 1 and iq.internal_speedup == 1))  # fmt: skip
 
 
 def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndarray,
@@ -241,14 +249,14 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     nreq = max(nport * nvc * nvc, nport * prm.isp * nport * prm.osp)
     remote = own < nnode  # one rank: no exchange
     nout_links = own * deg if remote else 1
+    hv = _rows(niv, il.HV, 0)  # an input VC's row (il.SA_T ...): see _rows
+    hv[:, il.SA_T] = -2
+    hv[:, il.VOP] = -1
+    hv[:, il.VOV] = -1
     sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, own).astype(np.int64)
     a = dict(
         ib=i64(niv * bsz, -1),
-        ibh=i64(niv),
-        ibn=i64(niv),
-        vst=i64(niv),
-        vop=i64(niv, -1),
-        vov=i64(niv, -1),
+        hv=hv,
         vrp=i64(niv, -1),
         vlo=i64(niv),
         vhi=i64(niv),
@@ -258,13 +266,10 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         va_rd=i64(niv),
         va_res=i64(niv),
         va_ev=i64(niv, -1),
-        sa_t=i64(niv, -2),
-        sa_rd=i64(niv),
         sa_res=i64(niv),
         sa_spec=i64(niv),
         rt_seq=i64(niv),
         va_seq=i64(niv),
-        sa_seq=i64(niv),
         qseq=i64(own),
         m_rt=np.zeros(own * _words(nport * nvc), np.uint64),  # >= _words(niv), per node
         m_va=np.zeros(own * _words(nport * nvc), np.uint64),  # >= _words(niv), per node
@@ -275,15 +280,10 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         sa_pin=i64(nrp * prm.isp),
         sa_pout=i64(nrp * prm.osp),
         sw_rr=sw_rr,
-        xq=i64(own * prm.xqs),
-        xqv=i64(own * prm.xqs),
-        xqo=i64(own * prm.xqs),
-        xqt=i64(own * prm.xqs),
-        xqr=i64(own * prm.xqs),
+        xr=_rows(own * prm.xqs, il.XR, 0),
         xqh=i64(own),
         xqn=i64(own),
         ob=i64(nrp * prm.obs),
-        obv=i64(nrp * prm.obs),
         obh=i64(nrp),
         obn=i64(nrp),
         cq=np.zeros(nrp * prm.cqs, np.uint64),
@@ -296,7 +296,6 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         bs_tail=i64(niv + own * nvc),
         fvm=np.full(nrp, ~np.uint64(0) >> np.uint64(64 - nvc), np.uint64),
         fc=i64(own * deg * prm.sl, -1),
-        fcv=i64(own * deg * prm.sl),
         ec=i64(own * 2, -1),
         ecv=i64(own * 2),
         ic=i64(own * 2, -1),
@@ -335,6 +334,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         tm=np.zeros(2 * _words(own), np.uint64),
         pm=np.zeros(prm.cs * _words(nrp), np.uint64),
         obm=np.zeros(_words(nrp), np.uint64),
+        obp=np.zeros(_words(nrp), np.uint64),
         cqm=np.zeros(_words(nrp), np.uint64),
         rb=np.zeros(_words(own), np.uint64),
         rl=i64(own),
@@ -363,8 +363,33 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
 
 def event_bytes(prm: IQParams) -> int:
     """Bytes of the event bit sets sized in words of the rank's nodes or ports (``actb``,
-    ``rb``, ``tm``, ``fm``, ``cm``, ``pm``, ``obm``, ``cqm``): not linear in the nodes, so
+    ``rb``, ``tm``, ``fm``, ``cm``, ``pm``, ``obm``, ``obp``, ``cqm``): not linear in the nodes, so
     the memory plan counts them apart (:mod:`mpinet.jobs.plans_iq`)."""
     own = prm.hi - prm.lo
     wn, wp = _words(own), _words(own * prm.nport)
-    return 8 * (4 * wn + (2 * prm.sl + prm.cs + 2) * wp)
+    return 8 * (4 * wn + (2 * prm.sl + prm.cs + 3) * wp)
+
+
+PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next",
+             "pk_away")  # fmt: skip
+
+
+def grow_packets(s: IQArrays, more: int) -> IQArrays:
+    """``s`` with ``more`` packet slots added (free)."""
+    old = s.pk_pid.size
+    new = old + more
+    rep = {}
+    for f in PK_FIELDS:
+        a = np.full(new, -1 if f == "pk_next" else 0, np.int64)
+        a[:old] = getattr(s, f)
+        rep[f] = a
+    h = np.zeros((new, s.pk_hdr.shape[1]), np.int64)
+    h[:old] = s.pk_hdr
+    rep["pk_hdr"] = h
+    k = int(s.pk_nfree[0])
+    free = np.empty(new, np.int64)
+    free[:k] = s.pk_free[:k]
+    free[k : k + more] = np.arange(new - 1, old - 1, -1)
+    s.pk_nfree[0] = k + more
+    rep["pk_free"] = free
+    return s._replace(**rep)

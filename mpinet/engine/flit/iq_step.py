@@ -63,7 +63,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
     nport, nvc, bsz, deg, fl, sl, cs = prm.nport, prm.nvc, prm.bsz, prm.deg, prm.fl, prm.sl, prm.cs
     own = prm.hi - prm.lo
     niv = own * nport * nvc  # the terminals' states after
-    ib, ibh, ibn, vst, sa_t, sa_rd = s.ib, s.ibh, s.ibn, s.vst, s.sa_t, s.sa_rd
+    ib, hv = s.ib, s.hv
     bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
     t2, tl, tc = t % 2, t % sl, t % cs
     w0, w1 = il.words(own), il.words(own * nport)
@@ -114,7 +114,8 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             p = b - n * nport
             if p < deg:
                 c = (n * deg + p) * sl + tl  # the channels by their reader's input port
-                f, v = s.fc[c], s.fcv[c]
+                fv = s.fc[c]  # flit and VC in one word (f << 6 | v)
+                f, v = fv >> 6, fv & 63
                 s.fc[c] = -1
             else:
                 c = n * 2 + t2
@@ -122,11 +123,12 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                 s.ic[c] = -1
             moved[0] += 1
             iv = (n * nport + p) * nvc + v
-            ib[iv * bsz + il.wrap(ibh[iv] + ibn[iv], bsz)] = f
-            ibn[iv] += 1
-            if vst[iv] == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
+            ib[iv * bsz + il.wrap(hv[iv, il.IBH] + hv[iv, il.IBN], bsz)] = f
+            hv[iv, il.IBN] += 1
+            st = hv[iv, il.VST]
+            if st == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
                 if prm.rd > 0:
-                    vst[iv] = ir.ROUTING
+                    hv[iv, il.VST] = ir.ROUTING
                     il.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt, s.rb)
                 else:  # lookahead routing: VC allocation (and speculation) from now
                     pk = il.div(f, fl, prm.mfl, prm.lfl)
@@ -138,12 +140,12 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                         status[2] = route_out[0 if e == ir.PORT_ERR else 1]
                         status[3], status[4] = n, pk
                     s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
-                    vst[iv] = ir.VC_ALLOC
+                    hv[iv, il.VST] = ir.VC_ALLOC
                     if prm.spec:
-                        il.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa, s.rb)
+                        il.push_sa(hv, s.qseq, n, iv, istep, s.m_sa, s.rb)
                     il.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, istep, s.m_va, s.rb)
-            elif vst[iv] == ir.ACTIVE and ibn[iv] == 1:
-                il.push(sa_t, sa_rd, s.sa_seq, s.qseq, n, iv, istep, s.m_sa, s.rb)
+            elif st == ir.ACTIVE and hv[iv, il.IBN] == 1:
+                il.push_sa(hv, s.qseq, n, iv, istep, s.m_sa, s.rb)
     # the routers' credits: into the credit_delay line (then those due now, below)
     for wi in range(w1):
         word = s.cm[tl * w1 + wi]

@@ -21,7 +21,7 @@ def write_phase(t, win, prm, s, hop, nh):
     count)``."""
     nport, deg, sl, obs, cqs = prm.nport, prm.deg, prm.sl, prm.obs, prm.cqs
     work, inact, act, nact = s.work, s.inact, s.act, s.nact
-    ob, obv, obh, obn, cq, cqh, cqn = s.ob, s.obv, s.obh, s.obn, s.cq, s.cqh, s.cqn
+    ob, obh, obn, cq, cqh, cqn = s.ob, s.obh, s.obn, s.cq, s.cqh, s.cqn
     t2, tl = t % 2, t % sl
     own = prm.hi - prm.lo
     w0, w1 = il.words(own), il.words(own * nport)
@@ -35,7 +35,8 @@ def write_phase(t, win, prm, s, hop, nh):
             o = c - n * nport
             g = n + prm.lo  # its global id: links, hop rows
             y = c * obs + obh[c]
-            f, v = ob[y], obv[y]
+            fv = ob[y]  # flit and VC in one word, as the channels carry them
+            f, v = fv >> 6, fv & 63
             obh[c] = il.wrap(obh[c] + 1, obs)
             obn[c] -= 1
             if obn[c] == 0:
@@ -47,7 +48,7 @@ def write_phase(t, win, prm, s, hop, nh):
                 here = prm.lo <= w < prm.hi
                 if here:
                     x = (key - prm.lo * deg) * sl + tl
-                    s.fc[x], s.fcv[x] = f, v
+                    s.fc[x] = fv
                     il.mark(s.fm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
                     il.activate(w - prm.lo, work, inact, act, nact, s.actb)
                 flits += 1
@@ -68,6 +69,10 @@ def write_phase(t, win, prm, s, hop, nh):
                 s.ec[x], s.ecv[x] = f, v
                 il.mark(s.tm, ((t2 * w0) << 6) + n)
                 work[n] += 1
+    for wi in range(w1 if prm.dx else 0):  # the queues switch allocation filled in this
+        if s.obp[wi]:  # cycle (``dx``): sent from the next cycle on, as the crossbar of one
+            s.obm[wi] |= s.obp[wi]  # cycle hands them on
+            s.obp[wi] = 0
     for wi in range(w1):
         word = s.cqm[wi]
         while word:

@@ -35,7 +35,7 @@ from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
 from mpinet.engine.flit.layout import DEST, SAF, can_move, list_once, quotient, vc_id
 from mpinet.engine.flit.port_demand import mark_link
 from mpinet.engine.flit.port_links import EMPTY, NONE, port_links
-from mpinet.prefetch import prefetch
+from mpinet.prefetch import ahead
 
 
 @njit(cache=True, inline="always")
@@ -79,18 +79,18 @@ def _unlist(b, link, bnext, bprev, lhead):
 
 
 @njit(cache=True, inline="always")
-def _ahead(links, i, n, lhead, head, seg_pkt):
+def _ahead(far, links, i, n, lhead, head, seg_pkt):
     """Prefetch, for the walk over ``links[:n]`` at ``i``, the chain a link's first request
     is read through (its list's head, that buffer's front segment, its packet), each a few
     links ahead of the one before: three misses in a row otherwise."""
     if i + 12 < n:
-        prefetch(lhead, links[i + 12])
+        ahead(far, lhead, links[i + 12])
     if i + 8 < n:
-        prefetch(head, lhead[links[i + 8]])
+        ahead(far, head, lhead[links[i + 8]])
     if i + 4 < n:
         x4 = lhead[links[i + 4]]
         if x4 >= 0:
-            prefetch(seg_pkt, head[x4])
+            ahead(far, seg_pkt, head[x4])
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -178,7 +178,7 @@ def recount(full, prm, segs, pkts, links, bufs, inc):
         return
     n = nd[0]
     for i in range(n):
-        _ahead(dirty, i, n, lhead, head, seg_pkt)
+        _ahead(prm.far, dirty, i, n, lhead, head, seg_pkt)
         link = dirty[i]
         flag[link] = 0
         c, best = 0, -1
@@ -314,9 +314,9 @@ def settle_buffers(prm, segs, bufs, inc):
     n = ndb[0]
     for i in range(n):
         if i + 16 < n:
-            prefetch(head, dbuf[i + 16])
+            ahead(prm.far, head, dbuf[i + 16])
         if i + 8 < n:
-            prefetch(seg_cnt, head[dbuf[i + 8]])
+            ahead(prm.far, seg_cnt, head[dbuf[i + 8]])
         b = dbuf[i]
         bflag[b] = 0
         link, code = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out)

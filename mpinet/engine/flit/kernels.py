@@ -85,7 +85,7 @@ from mpinet.engine.flit.port_choice import (  # noqa: F401
     sdc_demand,
     sdc_port,
 )
-from mpinet.prefetch import prefetch
+from mpinet.prefetch import ahead
 
 
 @njit(cache=True, inline="always")
@@ -151,12 +151,13 @@ def collect(prm, segs, pkts, links, bufs, so):
     nt = 0
     top = touched.shape[0]  # links with several requests, listed down from the end
     na = nact[0]
+    far = prm.far
     for i in range(na):
         # the buffer's head, then its segment record, ahead of use: two misses in a chain
         if i + 16 < na:
-            prefetch(head, act[i + 16])
+            ahead(far, head, act[i + 16])
         if i + 8 < na:
-            prefetch(seg_cnt, head[act[i + 8]])
+            ahead(far, seg_cnt, head[act[i + 8]])
         b = act[i]
         s = head[b]
         if s < 0:
@@ -232,7 +233,8 @@ def move(t, nt, in_window, prm, segs, pkts, links, bufs, so):
     if prm.kind == SDC:  # the chosen port's links with several requests: bucketed now
         _buckets(nt, touched, allow, lreq, lstart, rq, rq_prev, seg_pkt, seg_hops, pkt_inj,
                  pkt_pid)  # fmt: skip
-    move_links(t, nt, in_window, flits, nvc, need, deg, lo, nvcbuf, record_hops, nloc, gbase,
+    move_links(prm.far, t, nt, in_window, flits, nvc, need, deg, lo, nvcbuf, record_hops, nloc,
+               gbase,
                seg_cnt, seg_sent, seg_ovc, seg_vlo, seg_vhi, seg_pkt, seg_buf, seg_hops, seg_next,
           seg_recv, seg_out, seg_free, nfree, pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm,
           pkt_state, pkt_hdr, pkt_nseg, nbt, lcap, down, credit, held, load, lflits, lreq,

@@ -6,8 +6,12 @@ heads, and a pass then moved the allowed links to the front of ``so.touched``: o
 one-port run of docs/performance.md the two were a quarter of the step (94-102 ms of a
 385-437 ms run, stage clocks). :func:`kport_deny` makes the same choice without chains:
 
-* a node's count of touched links is stamped with the step (``inc.nstep``, ``inc.ncnt``),
-  so nothing is reset and the nodes without a choice are not visited again;
+* a node's count of touched links (``inc.ncnt``, zero between steps: each touched link's
+  node is kept in scratch and its count reset in the last pass) is added to without a
+  branch, and the nodes without a choice are not visited again. The counts were stamped
+  with the step before (nothing reset), but the stamp's test compiled to a branch that
+  mispredicted at random: the count took 12.4 us a step on the port-model run, 6.0 without
+  it; the last pass likewise (7.1 to 4.3 us; docs/performance.md, "One-port in session 9");
 * a node's links are ``node * deg + q``: a node with a choice reads its ``deg`` links'
   request counts (``links.nreq``, > 0 exactly on the step's touched links) in one place;
 * a denied link gets ``links.nreq = 0`` (``move`` serves a link's ``nreq`` requests and
@@ -33,33 +37,31 @@ from mpinet.engine.flit.port_choice import oldest_movable
 @njit(cache=True, error_model="numpy", _nrt=False)
 def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
     """The k-port (one-port) choice of :func:`~mpinet.engine.flit.port_choice.kport_choice`
-    at step ``t``: a node with at most ``k`` links with requests sends on all of them (a link
-    none of whose requests can move moves nothing in ``move``); a node with more allows the
-    ``k`` links whose oldest movable requests are the oldest (an older packet; one packet on
-    two links: the lower link), and its other links get ``links.nreq = 0``. The allowed
+    at step ``t`` (not read): a node with at most ``k`` links with requests sends on all of
+    them (a link none of whose requests can move moves nothing in ``move``); a node with
+    more allows the ``k`` links whose oldest movable requests are the oldest (an older
+    packet; one packet on two links: the lower link), and its other links get
+    ``links.nreq = 0``. The allowed
     links are moved to the front of ``so.touched`` in their order (the others after them,
     in theirs; ``so.allow`` to match); returns their number. Scratch: ``so.bufs`` (the
     nodes with a choice), ``so.rq_prev`` (a node's links' oldest movable requests;
-    ``collect`` is done with it), ``so.route[0]`` (the denied links)."""
+    ``collect`` is done with it), ``so.route[0]`` (the denied links), ``so.route[1]`` (each
+    touched link's node, to reset ``inc.ncnt``)."""
     nvc, need, deg, kk = prm.nvc, prm.need, prm.deg, prm.k
     touched, rq, nodes, firsts = so.touched, so.rq, so.bufs, so.rq_prev
     seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
     nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
     pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
-    nstep, ncnt = inc.nstep, inc.ncnt
+    ncnt, owner = inc.ncnt, so.route[1]
     rdeg = 1.0 / deg
     nn = 0
-    for j in range(nt):
+    for j in range(nt):  # no branch: a stamp's test compiled to one, mispredicted
         node = quotient(touched[j], deg, rdeg)
-        c = 1
-        if nstep[node] == t:
-            c = ncnt[node] + 1
-        else:
-            nstep[node] = t
+        owner[j] = node
+        c = ncnt[node] + 1
         ncnt[node] = c
-        if c == kk + 1:  # more than k links with requests: a choice
-            nodes[nn] = node
-            nn += 1
+        nodes[nn] = node
+        nn += c == kk + 1  # more than k links with requests: a choice
     for i in range(nn):
         base = nodes[i] * deg
         for q in range(deg):  # each link's oldest movable request (-1: none, or idle)
@@ -84,20 +86,19 @@ def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
             if firsts[q] != -2:
                 lreq[base + q] = 0  # denied (or not touched: already 0)
     if nn == 0:  # no choice: every link allowed, in order
+        for j in range(nt):
+            ncnt[owner[j]] = 0
         so.allow[:nt] = True
         return nt
     allow, rest = so.allow, so.route[0]
     na = 0
-    nr = 0
-    for j in range(nt):  # the allowed first, in order: move visits only them
+    for j in range(nt):  # the allowed first, in order: move visits only them (no branch)
+        ncnt[owner[j]] = 0
         link = touched[j]
-        if lreq[link] > 0:
-            touched[na] = link
-            na += 1
-        else:
-            rest[nr] = link
-            nr += 1
-    for i in range(nr):
+        touched[na] = link  # na <= j: touched[j] is read before it is written
+        rest[j - na] = link
+        na += lreq[link] > 0
+    for i in range(nt - na):
         touched[na + i] = rest[i]
     allow[:na] = True
     allow[na:nt] = False

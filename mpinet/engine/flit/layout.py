@@ -80,11 +80,25 @@ without allocating)."""
 Params = namedtuple(
     "Params",
     ["mode", "flits", "nvc", "need", "deg", "lo", "hi", "nvcbuf", "bsize", "kind", "k",
-     "record_hops"],
+     "record_hops", "far"],
+    defaults=(None,),
 )  # fmt: skip
-Params.__doc__ = """The run's constants (all int64): switching mode, flits per packet, VCs per
+Params.__doc__ = """The run's constants (int64): switching mode, flits per packet, VCs per
 link, free slots a head needs, degree, the rank's nodes ``[lo, hi)``, VC buffers on the rank,
-slots per VC, port model and its ``k``, whether hop rows are kept (0/1)."""
+slots per VC, port model and its ``k``, whether hop rows are kept (0/1); ``far``: True where
+the kernels prefetch, None where they do not (:func:`far`; a type, so each kind compiles
+apart: :func:`mpinet.prefetch.ahead`)."""
+
+#: the fewest VC buffers on a rank for which the kernels of a step prefetch: below it the
+#: rank's state stays in a core's caches from one step to the next (hypercube:8 has 4,096,
+#: ms:3,2 40,320), and the prefetches cost more than the misses they hide (docs/performance.md,
+#: "hypercube:8 at light load in session 9")
+PREFETCH_MIN = 1 << 14
+
+
+def far(nvcbuf: int) -> bool | None:
+    """:attr:`Params.far` of a rank with ``nvcbuf`` VC buffers."""
+    return True if nvcbuf >= PREFETCH_MIN else None
 
 
 #: ``seg_ovc`` before the head crossed the output link, and for a hop into the destination

@@ -47,7 +47,7 @@ from mpinet.engine.flit.layout import (
     link_port,
     vc_id,
 )
-from mpinet.prefetch import prefetch
+from mpinet.prefetch import ahead
 
 
 @njit(cache=True, inline="always")
@@ -75,7 +75,7 @@ def push_segment(p, b, hops, seg_free, nfree, seg_pkt, seg_cnt, seg_recv, seg_se
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def move_links(t, nt, in_window, flits, nvc, need, deg, lo, nvcbuf, record_hops, nloc, gbase,
+def move_links(far, t, nt, in_window, flits, nvc, need, deg, lo, nvcbuf, record_hops, nloc, gbase,
           seg_cnt, seg_sent, seg_ovc, seg_vlo, seg_vhi, seg_pkt, seg_buf, seg_hops, seg_next,
           seg_recv, seg_out, seg_free, nfree, pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm,
           pkt_state, pkt_hdr, pkt_nseg, nbt, lcap, down, credit, held, load, lflits, lreq,
@@ -87,11 +87,11 @@ def move_links(t, nt, in_window, flits, nvc, need, deg, lo, nvcbuf, record_hops,
     for j in range(nt):
         # ahead of use: the link's bucket, its first request's segment, the receiving buffer
         if j + 16 < nt:
-            prefetch(lstart, touched[j + 16])
+            ahead(far, lstart, touched[j + 16])
         if j + 8 < nt:
             l8 = touched[j + 8]
-            prefetch(seg_cnt, rq[lstart[l8]])
-            prefetch(btail, down[l8])
+            ahead(far, seg_cnt, rq[lstart[l8]])
+            ahead(far, btail, down[l8])
         if not allow[j]:
             continue
         link = touched[j]

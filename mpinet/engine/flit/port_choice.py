@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit.layout import ALL, KPORT, SDC, can_move, quotient
-from mpinet.prefetch import prefetch
+from mpinet.prefetch import ahead
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -32,7 +32,7 @@ def movable(nt, prm, segs, pkts, links, so, first, demand):
     pkt_dst, touched, rq, rq_prev = pkts.dst, so.touched, so.rq, so.rq_prev
     for j in range(nt):
         if j + 8 < nt:  # the link's bucket start, a miss, ahead of use
-            prefetch(lstart, touched[j + 8])
+            ahead(prm.far, lstart, touched[j + 8])
         link = touched[j]
         first[j] = -1
         x = lstart[link]

@@ -30,8 +30,8 @@ port their sum (``dem``), whether a link is listed to recount (``flag``) and the
 (``dirty[:nd[0]]``); ``chk = (on, steps checked, mismatches, afresh)``: :func:`check`'s,
 and 1 while the next step must read every request afresh (set by the caller);
 ``cdem`` the check's scratch. k-port's count of a node's links with requests in a step
-(:func:`~mpinet.engine.flit.kport_nodes.kport_deny`): ``ncnt``, valid where ``nstep`` is
-the step (no reset between steps). sdc's requests kept per buffer
+(:func:`~mpinet.engine.flit.kport_nodes.kport_deny`): ``ncnt``, zero between steps
+(``nstep``, the step stamp it had before, is no longer read). sdc's requests kept per buffer
 (:mod:`~mpinet.engine.flit.kept_requests`): each buffer's link (``breq``) and port
 (``bport``), each link's requesting buffers (``lhead``, ``bnext``, ``bprev``), the buffers
 listed to re-read (``bflag``, ``dbuf[:ndb[0]]``), a per-link scratch of the check (``cm``),

@@ -23,7 +23,7 @@ from __future__ import annotations
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from mpinet.prefetch import prefetch
+from mpinet.prefetch import ahead
 
 #: ``inc.bport`` of an empty buffer (dropped from the active list by :func:`port_links`)
 #: and of a buffer without a request
@@ -65,7 +65,7 @@ def port_links(port, prm, bufs, lreq, inc, touched):
     tail = n
     for i in range(n):  # compacted; the tail (from its first descent) marked active 2
         if i + 16 < n:
-            prefetch(bport, act[i + 16])
+            ahead(prm.far, bport, act[i + 16])
         b = act[i]
         if bport[b] == EMPTY:
             active[b] = 0

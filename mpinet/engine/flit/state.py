@@ -261,17 +261,40 @@ def heap_sort(a, lo, hi):
         _sift(a, lo, 0, end)
 
 
+#: the longest unsorted tail :func:`sort_active` sorts by insertion (a heapsort above it)
+SHORT_TAIL = 32
+
+
+@njit(cache=True, inline="always")
+def insertion_sort(a, lo, hi):
+    """Sort ``a[lo:hi]`` ascending in place by insertion: for a few dozen values, fewer
+    mispredicted branches than a heapsort's sifts."""
+    for i in range(lo + 1, hi):
+        x = a[i]
+        j = i - 1
+        while j >= lo and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+
+
 @njit(cache=True, _nrt=False)
 def sort_active(act, n, tmp):
     """Sort ``act[:n]`` ascending: its sorted prefix (what the last sort left, compacted in
     order) merged with the rest sorted (a few hundred buffers activated since); a full sort
-    of the whole list every 8 steps cost twice as much. ``tmp``: scratch of ``n``."""
+    of the whole list every 8 steps cost twice as much. A short rest (a small network's few
+    activations in 8 steps) is sorted by insertion: the heapsort was 5 % of hypercube:8's
+    light-load steps (docs/performance.md, "hypercube:8 at light load in session 9").
+    ``tmp``: scratch of ``n``."""
     p = 1
     while p < n and act[p - 1] < act[p]:
         p += 1
     if p >= n:
         return
-    heap_sort(act, p, n)
+    if n - p <= SHORT_TAIL:
+        insertion_sort(act, p, n)
+    else:
+        heap_sort(act, p, n)
     for i in range(p):  # a loop: a slice copy may allocate (overlap)
         tmp[i] = act[i]
     i, j, k = 0, p, 0

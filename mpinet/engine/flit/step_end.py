@@ -17,7 +17,7 @@ from numba import njit
 
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit.layout import quotient
-from mpinet.prefetch import prefetch
+from mpinet.prefetch import ahead
 
 #: :func:`check_step`'s codes (``out[0]``): a link over its capacity, a node over its k
 #: ports, a port other than sdc's, a VC buffer over its size
@@ -37,8 +37,8 @@ def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
     nn = 0
     for i in range(nloc):
         if i + 8 < nloc:  # the arrivals' segments and buffers, scattered: ahead of use
-            prefetch(seg_out, local[i + 8, fk.LA_SEG])
-            prefetch(active, local[i + 8, fk.LA_BUF])
+            ahead(prm.far, seg_out, local[i + 8, fk.LA_SEG])
+            ahead(prm.far, active, local[i + 8, fk.LA_BUF])
         s, b = local[i, fk.LA_SEG], local[i, fk.LA_BUF]
         if seg_out[s] == -1:
             new[nn] = s
