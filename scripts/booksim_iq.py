@@ -212,6 +212,10 @@ def main(a: argparse.Namespace, run: reports.Run) -> int:
         except (OSError, ValueError) as e:
             run.fail(f"--iq-from: {e}", 2)
         return run.finish()
+    if a.iq_loads:  # an ablation: both at chosen loads of the search, at --seed
+        import booksim_bracket
+
+        return booksim_bracket.main(a, run)
     bs, mp = br.BookSim(a, run.progress), MpinetIQ(a, run.progress)
     begin, end = markers(a)
     done = []
@@ -303,6 +307,9 @@ def add_args(add) -> None:
     add("--booksim-runs", default="all", choices=("all", "half", "none"),
         help="--router iq: all: run BookSim where the data file lacks a run; half: take a "
              "stored search, run only the half-saturation probe; none: run no BookSim")  # fmt: skip
+    add("--iq-loads", default="",
+        help="--router iq: SPEC:L=RATE,...;... both simulators at these loads of a row's "
+             "search (snapped to its loads) at --seed, to --iq-tag's block")  # fmt: skip
     add("--iq-from", default="",
         help="--router iq: PAGE,... the rows other processes wrote to their --out, merged "
              "into --out's block (no simulation)")  # fmt: skip

@@ -103,8 +103,8 @@ REPORTS: tuple[Report, ...] = (
       parts=("booksim_kncube.py",), argv=("--kncube",)),
     R("booksim-iq", "booksim_check.py", "BookSim2 and mpinet's iq router on the anynet rows",
       "docs/booksim.md, the block <!-- BEGIN scripts/booksim_check.py --router iq -->; "
-      "docs/data/booksim_runs.json", parts=("booksim_iq.py", "booksim_data.py"),
-      argv=("--router", "iq")),
+      "docs/data/booksim_runs.json",
+      parts=("booksim_iq.py", "booksim_data.py", "booksim_bracket.py"), argv=("--router", "iq")),
     R("booksim-examples", "booksim_examples.py", "BookSim2's own example files on both "
       "simulators (needs BookSim2)", "docs/booksim.md, the block <!-- BEGIN booksim_examples -->",
       argv=("--write",)),
