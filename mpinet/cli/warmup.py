@@ -71,6 +71,11 @@ RANK_JOBS: list[tuple[str, dict[str, Any]]] = [
      {**_UNI, "model.switching": "wormhole", "model.flits": 4, "model.vcs": 2}),
     ("flit engine on ranks, BookSim's iq router",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq"}),
+    # each rank's state past the caches: the prefetching kernels on ranks ({big}: a
+    # hypercube with layout.PREFETCH_MIN VC buffers a rank, :func:`big_hypercube`)
+    ("flit engine on ranks, a large network (prefetching kernels)",
+     {**_UNI, "topology": "{big}", "workload.packets": 1, "model.switching": "wormhole",
+      "model.flits": 4, "model.vcs": 2}),
 ]  # fmt: skip
 BASE = {"topology": "star:4", "trace.level": "none"}
 
@@ -100,9 +105,22 @@ def warm(say: Any = None, comm: Any = None) -> list[dict]:
         for i, (what, keys) in enumerate(jobs, 1):
             if say is not None:
                 say(f"[mpinet] warmup {i}/{len(jobs)}: {what} ...")
-            keys = {k: v.format(ring=ring) if isinstance(v, str) else v for k, v in keys.items()}
+            keys = {k: v.format(ring=ring, big=big_hypercube(size)) if isinstance(v, str) else v
+                    for k, v in keys.items()}  # fmt: skip
             out.append(_one(what, keys, size, comm, say))
     return out
+
+
+def big_hypercube(size: int, vcs: int = 2) -> str:
+    """The smallest hypercube (dimension 11 or more) whose ``vcs`` VC buffers a link give
+    each of ``size`` ranks at least ``layout.PREFETCH_MIN`` of them: a job on it compiles
+    the prefetching kernels (``Params.far``), which a tiny network never reaches."""
+    from mpinet.engine.flit.layout import PREFETCH_MIN
+
+    d = 11
+    while (1 << d) * d * vcs // size < PREFETCH_MIN:
+        d += 1
+    return f"hypercube:{d}"
 
 
 def _one(what: str, keys: dict, size: int, comm: Any, say: Any) -> dict:
