@@ -31,6 +31,23 @@ def _slot(key, shift, mask, tab):
     return i
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _rows(key, val, m, n, ptr, out, by_index):
+    """Rows by a counting sort: ``out[ptr[k]:ptr[k + 1]]`` holds, in order, each ``e < m``
+    with ``key[e] == k`` (``k < n``; -1: in no row), as ``e`` (``by_index``) or ``val[e]``."""
+    ptr[: n + 2] = 0
+    for e in range(m):
+        if key[e] >= 0:
+            ptr[key[e] + 2] += 1
+    for k in range(2, n + 2):
+        ptr[k] += ptr[k - 1]
+    for e in range(m):
+        k = key[e]
+        if k >= 0:
+            out[ptr[k + 1]] = e if by_index else val[e]
+            ptr[k + 1] += 1
+
+
 @njit(cache=True, _nrt=False)
 def live_fronts(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live):
     """Mark ``live[j]`` 1 for each live front ``fronts[j]`` of the ``nf`` listed, 0 for a dead
@@ -69,20 +86,9 @@ def live_fronts(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live):
         i = _slot(closed[c], shift, mask, bkey)
         if bkey[i] != -1:
             glive[bval[i]] = 0
-    # per buffer the fronts waiting for it (a counting sort: gptr[g]..gptr[g + 1])
-    gptr[: ng + 2] = 0
-    for j in range(nf):
-        if wgrp[j] >= 0:
-            gptr[wgrp[j] + 2] += 1
-    for g in range(2, ng + 2):
-        gptr[g] += gptr[g - 1]
-    for j in range(nf):
-        g = wgrp[j]
-        if g >= 0:
-            glist[gptr[g + 1]] = j
-            gptr[g + 1] += 1
+    # per buffer the fronts waiting for it: glist[gptr[g]:gptr[g + 1]]
+    _rows(wgrp, wgrp, nf, ng, gptr, glist, True)
     # per listed front the waited-for buffers it holds; a holder nobody lists frees its buffer
-    hptr[: nf + 2] = 0
     for e in range(nh):
         hfront[e] = -1
         i = _slot(hb[e], shift, mask, bkey)
@@ -94,14 +100,7 @@ def live_fronts(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live):
             glive[g] = 1
             continue
         hfront[e], hgrp[e] = fval[i], g
-        hptr[fval[i] + 2] += 1
-    for j in range(2, nf + 2):
-        hptr[j] += hptr[j - 1]
-    for e in range(nh):
-        j = hfront[e]
-        if j >= 0:
-            hlist[hptr[j + 1]] = hgrp[e]
-            hptr[j + 1] += 1
+    _rows(hfront, hgrp, nh, nf, hptr, hlist, False)
     # spread: a stack of fronts (j) and buffers (nf + g), each pushed once, when found live
     top = 0
     for j in range(nf):
