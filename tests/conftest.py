@@ -102,6 +102,23 @@ def mpiexec() -> list[str]:
     return find_mpiexec()
 
 
+@pytest.fixture
+def booksim_stand_in(tmp_path):
+    """A maker of stand-ins for BookSim2: ``make(router)`` is an executable in ``tmp_path``
+    that runs ``mpinet booksim CFG router=ROUTER KEY=VALUE ...`` as BookSim2 takes its
+    arguments (the scripts' end-to-end tests, without BookSim2)."""
+    import stat
+
+    def make(router: str) -> Path:
+        exe = tmp_path / f"fake-booksim-{router}"
+        exe.write_text(f'#!/bin/sh\ncfg="$1"; shift\nexec {sys.executable} -m mpinet booksim '
+                       f'"$cfg" router={router} "$@"\n')  # fmt: skip
+        exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+        return exe
+
+    return make
+
+
 @pytest.fixture(scope="session")
 def run_mpinet(mpiexec):
     """Run ``mpinet ARGS`` under ``mpiexec -n ranks``; return the CompletedProcess."""

@@ -6,7 +6,6 @@ is ``mpinet booksim router=iq`` itself (CI has no BookSim), so both sides must a
 from __future__ import annotations
 
 import json
-import stat
 import sys
 from pathlib import Path
 
@@ -54,11 +53,8 @@ def test_parse_and_rows_of():
 
 
 @pytest.mark.slow
-def test_iq_loads_end_to_end_agree_with_themselves(tmp_path):
-    exe = tmp_path / "fake-booksim"
-    exe.write_text(f'#!/bin/sh\ncfg="$1"; shift\nexec {sys.executable} -m mpinet booksim '
-                   '"$cfg" router=iq "$@"\n')  # fmt: skip
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+def test_iq_loads_end_to_end_agree_with_themselves(tmp_path, booksim_stand_in):
+    exe = booksim_stand_in("iq")
     out = tmp_path / "booksim.md"
     begin, end = (f"<!-- {x} scripts/booksim_check.py --router iq t -->" for x in ("BEGIN", "END"))
     out.write_text(f"# x\n\n{begin}\n{end}\n\ntail\n")

@@ -176,11 +176,8 @@ def test_row_and_merge():
 
 
 @pytest.mark.slow
-def test_iq_rows_end_to_end_agree_with_themselves(tmp_path):
-    exe = tmp_path / "fake-booksim"
-    exe.write_text(f'#!/bin/sh\ncfg="$1"; shift\nexec {sys.executable} -m mpinet booksim '
-                   '"$cfg" router=iq "$@"\n')  # fmt: skip
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+def test_iq_rows_end_to_end_agree_with_themselves(tmp_path, booksim_stand_in):
+    exe = booksim_stand_in("iq")
     out = tmp_path / "booksim.md"
     out.write_text(f"# x\n\n{biq.BEGIN}\n{biq.END}\n\ntail\n")
     argv = ["--booksim", str(exe), "--router", "iq", "--specs", "hypercube:3", "--flits", "2",

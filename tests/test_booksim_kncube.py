@@ -8,7 +8,6 @@ side runs the code path ``--router iq`` will take, with the ideal router.
 from __future__ import annotations
 
 import math
-import stat
 import sys
 from pathlib import Path
 
@@ -116,13 +115,9 @@ def test_keys_block_added_once_rewritten_and_checked(tmp_path, capsys):
 
 
 @pytest.fixture
-def stand_in(tmp_path):
+def stand_in(booksim_stand_in):
     """A 'BookSim2' that is mpinet booksim with its ideal router."""
-    exe = tmp_path / "fake-booksim"
-    exe.write_text(f'#!/bin/sh\ncfg="$1"; shift\nexec {sys.executable} -m mpinet booksim '
-                   '"$cfg" router=ideal "$@"\n')  # fmt: skip
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-    return exe
+    return booksim_stand_in("ideal")
 
 
 @pytest.mark.slow
