@@ -261,23 +261,28 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full ``mpinet`` parser with every subcommand."""
-    from mpinet.cli import (
-        analyze,
-        bench,
-        booksim,
-        deadlock,
-        export,
-        info,
-        routes,
-        run,
-        sweep,
-        verify,
-        warmup,
-    )
-    from mpinet.topology import spec_forms  # the families the registry has, never a stale list
+#: the subcommands, in the order ``mpinet --help`` lists them (one module of this package each)
+COMMANDS = ("info", "run", "routes", "deadlock", "export", "verify", "analyze", "bench",
+            "sweep", "booksim", "warmup")  # fmt: skip
 
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full ``mpinet`` parser with every subcommand; ``only``: with that one alone (its
+    module alone imported: a command's start does not pay for the others' imports)."""
+    import importlib
+
+    epilog = None
+    if only is None:  # the top level's help: every family the registry has, never a stale list
+        from mpinet.topology import spec_forms
+
+        epilog = (
+            f"Topology specs: {' '.join(spec_forms())} file:PATH (ims: incomplete and cms: "
+            "clustered macro-star, e.g. ims:2+2,3,3; cayley: the Cayley graph of S_K from "
+            "generators in cycle notation, quoted, e.g. 'cayley:4:(1,2),(1,3),(1,4)' is star:4; "
+            "file: a network read from an edge list, GraphML or BookSim anynet file; the README's "
+            "Topologies table and docs/networks.md have each). "
+            "`mpinet COMMAND --help` explains each command."
+        )
     p = Parser(
         prog="mpinet",
         description=(
@@ -285,27 +290,20 @@ def build_parser() -> argparse.ArgumentParser:
             "hypercube, CCC) on an MPI job. Run under `mpiexec -n R mpinet ...` to split the "
             "work over R ranks; results do not depend on R."
         ),
-        epilog=f"Topology specs: {' '.join(spec_forms())} file:PATH (ims: incomplete and cms: "
-        "clustered macro-star, e.g. ims:2+2,3,3; cayley: the Cayley graph of S_K from "
-        "generators in cycle notation, quoted, e.g. 'cayley:4:(1,2),(1,3),(1,4)' is star:4; "
-        "file: a network read from an edge list, GraphML or BookSim anynet file; the README's "
-        "Topologies table and docs/networks.md have each). "
-        "`mpinet COMMAND --help` explains each command.",
+        epilog=epilog,
     )
     p.add_argument("--version", action=_Version, nargs=0, help="print the versions and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
-    info.add_parser(sub)
-    run.add_parser(sub)
-    routes.add_parser(sub)
-    deadlock.add_parser(sub)
-    export.add_parser(sub)
-    verify.add_parser(sub)
-    analyze.add_parser(sub)
-    bench.add_parser(sub)
-    sweep.add_parser(sub)
-    booksim.add_parser(sub)
-    warmup.add_parser(sub)
+    for name in COMMANDS if only is None else (only,):
+        importlib.import_module(f"mpinet.cli.{name}").add_parser(sub)
     return p
+
+
+def _command_of(argv: Sequence[str] | None) -> str | None:
+    """The subcommand ``argv`` names first (before any option), or None (then the full
+    parser: ``--help``, ``--version``, a misspelt command)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    return args[0] if args and args[0] in COMMANDS else None
 
 
 def main(argv: Sequence[str] | None = None, *, meet: bool = False) -> int:
@@ -324,7 +322,7 @@ def main(argv: Sequence[str] | None = None, *, meet: bool = False) -> int:
     # error lines inside the guarded streams too (capped; a launcher's full stderr checked)
     with interrupts(), guard(launcher):
         try:
-            args = build_parser().parse_args(argv)
+            args = build_parser(_command_of(argv)).parse_args(argv)
             from mpinet.cli.compiling import notice
 
             with notice(args, launch_rank()):  # a line before numba compiles (a first run)
