@@ -62,15 +62,17 @@ def child(cfg: str, keys: list[str]) -> dict:
     import gc
     import io
 
-    gc.disable()  # as the console script starts (mpinet.cli.console): resumed at get_comm
-
+    cli = _span("import mpinet.cli", lambda: __import__("mpinet.cli").cli)
+    paused = getattr(cli, "_GC_PAUSED", None)  # an older tree (an A/B's base) has none
+    if paused is not None:  # as the console script starts (cli.console): resumed at get_comm
+        gc.disable()
+        paused.append(True)
     _span("import numpy", __import__, "numpy")
     _span("import numba", __import__, "numba")
-    from mpinet import cli
-
-    cli._GC_PAUSED.append(True)
     argv = ["booksim", cfg, *keys]
-    parser = _span("import mpinet.cli, argument parser", cli.build_parser, cli._command_of(argv))
+    only = getattr(cli, "_command_of", lambda _: None)(argv)  # None: the base's full parser
+    build = cli.build_parser if only is None else lambda: cli.build_parser(only)
+    parser = _span("the argument parser (its modules imported)", build)
     args = parser.parse_args(argv)
 
     def imports():
@@ -99,7 +101,8 @@ def child(cfg: str, keys: list[str]) -> dict:
     out = io.StringIO()
     _span("output written", lambda: out.write("".join(x + "\n" for x in cb.text_lines(prep, res))))
     SPANS["in all (to the output)"] = time.process_time()
-    gc.freeze()  # as the console script ends
+    if paused is not None:
+        gc.freeze()  # as the console script ends
     import mpinet
 
     assert Path(mpinet.__file__).parent == ROOT / "mpinet", mpinet.__file__
