@@ -125,3 +125,25 @@ def test_console_pauses_the_collector_until_the_command_works(gc_state, monkeypa
     with pytest.raises(SystemExit):
         cli.console()
     assert not gc_state.isenabled()
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 8])
+def test_warmups_large_network_reaches_the_prefetching_kernels(ranks):
+    """``mpinet warmup``'s large-network job (one process, and each rank count's) is the
+    smallest hypercube from dimension 11 whose VC buffers per rank reach the prefetching
+    kernels' threshold (layout.PREFETCH_MIN)."""
+    from mpinet.cli.warmup import JOBS, RANK_JOBS, big_hypercube
+    from mpinet.engine.flit.layout import PREFETCH_MIN
+    from mpinet.topology import from_spec
+
+    def per_rank(spec: str) -> int:
+        topo = from_spec(spec)
+        return topo.num_nodes * topo.degree * 2 // ranks  # 2 VCs a link, as the job's
+
+    spec = big_hypercube(ranks)
+    d = int(spec.split(":")[1])
+    assert per_rank(spec) >= PREFETCH_MIN
+    assert d == 11 or per_rank(f"hypercube:{d - 1}") < PREFETCH_MIN
+    for jobs in (JOBS, RANK_JOBS):
+        (large,) = [keys for what, keys in jobs if "large network" in what]
+        assert large["topology"] == "{big}" and large["model.vcs"] == 2
