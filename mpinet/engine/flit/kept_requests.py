@@ -32,25 +32,24 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
-from mpinet.engine.flit.layout import DEST, NO_VC, SAF, can_move, list_once, quotient, vc_id
+from mpinet.engine.flit.layout import DEST, SAF, can_move, list_once, quotient, vc_id
 from mpinet.engine.flit.port_demand import mark_link
 from mpinet.engine.flit.port_links import EMPTY, NONE, port_links
 from mpinet.prefetch import ahead
 
 
 @njit(cache=True, inline="always")
-def _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out, seg_ovc):
-    """Buffer ``b``'s front: ``(link, code, ovc)``, its front segment's link (-1: empty or
-    not routed), its request as ``collect`` reads it (the link's port, :data:`NONE`,
-    :data:`EMPTY`) and its output VC (``segs.ovc``, read from the same record; -1 when
-    empty)."""
+def _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out):
+    """Buffer ``b``'s front: ``(link, code)``, its front segment's link (-1: empty or not
+    routed) and its request as ``collect`` reads it (the link's port, :data:`NONE`,
+    :data:`EMPTY`)."""
     s = head[b]
     if s < 0:
-        return -1, EMPTY, -1
+        return -1, EMPTY
     link = seg_out[s]
     if link < 0 or seg_cnt[s] <= 0 or (saf and b < nvcbuf and seg_recv[s] < flits):
-        return link, NONE, seg_ovc[s]
-    return link, link - quotient(link, deg, rdeg) * deg, seg_ovc[s]
+        return link, NONE
+    return link, link - quotient(link, deg, rdeg) * deg
 
 
 @njit(cache=True, inline="always")
@@ -101,9 +100,8 @@ def rebuild(prm, segs, bufs, inc):
     saf, flits, nvcbuf, deg = prm.mode == SAF, prm.flits, prm.nvcbuf, prm.deg
     rdeg = 1.0 / deg
     head, act = bufs.head, bufs.act
-    seg_cnt, seg_recv, seg_out, seg_ovc = segs.cnt, segs.recv, segs.out, segs.ovc
+    seg_cnt, seg_recv, seg_out = segs.cnt, segs.recv, segs.out
     breq, bport, bnext, bprev, lhead = inc.breq, inc.bport, inc.bnext, inc.bprev, inc.lhead
-    bovc = inc.bovc
     lhead[:] = -1
     breq[:] = -1
     bport[:] = EMPTY
@@ -112,43 +110,35 @@ def rebuild(prm, segs, bufs, inc):
     inc.ndb[0] = 0
     for i in range(bufs.nact[0]):
         b = act[i]
-        link, code, ovc = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv,
-                                 seg_out, seg_ovc)  # fmt: skip
+        link, code = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out)
         _list(b, link, breq, bnext, bprev, lhead)
         bport[b] = code
-        bovc[b] = ovc
 
 
 @njit(cache=True, inline="always")
-def _count(link, nvc, need, head, bport, bovc, bnext, lhead, seg_ovc, seg_pkt, seg_vlo,
-           seg_vhi, seg_hops, nbt, held, credit, pkt_dst, pkt_inj, pkt_pid):  # fmt: skip
+def _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt, seg_vlo, seg_vhi,
+           seg_hops, nbt, held, credit, pkt_dst, pkt_inj, pkt_pid):  # fmt: skip
     """The movable requests of ``link``, along its kept list, and the oldest of them (-1:
     none): the one ``move`` serves first (the older packet; of one packet the segment
     nearer its head). Kept with the count, so that :func:`collect_port` need not walk the
-    chosen port's lists again; the packets are read only where two can move. A request
-    into its destination or on a VC it holds is tested by the buffer's kept VC
-    (``bovc``), without reading its segment (``can_move`` reads it for a head only)."""
+    chosen port's lists again; the packets are read only where two can move."""
     c = 0
     best, bp = -1, -1
     b = lhead[link]
     while b >= 0:
-        s = head[b]
-        ovc = bovc[b]
-        req = bport[b] >= 0
-        if req and ovc == NO_VC:  # a head: a VC for it decides
-            ok = can_move(link, s, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held,
-                          credit, pkt_dst)  # fmt: skip
-        else:  # its destination, or its VC's credits: selects, no branch on the outcome
-            cr = credit[vc_id(link, max(ovc, 0), nvc)]
-            ok = req & ((ovc == DEST) | ((ovc >= 0) & (cr > 0)))
-        if ok and best >= 0:  # two can move: the older (rare)
-            if bp < 0:
-                bp = seg_pkt[best]
-            p = seg_pkt[s]
-            if older(pkt_inj, pkt_pid, p, bp) or (p == bp and seg_hops[s] > seg_hops[best]):
-                best, bp = s, p
-        c += 1 if ok else 0
-        best = s if ok and best < 0 else best
+        if bport[b] >= 0:
+            s = head[b]
+            if can_move(link, s, nvc, need, seg_ovc, seg_pkt, seg_vlo, seg_vhi, nbt, held,
+                        credit, pkt_dst):  # fmt: skip
+                c += 1
+                if best < 0:
+                    best = s
+                else:
+                    if bp < 0:
+                        bp = seg_pkt[best]
+                    p = seg_pkt[s]
+                    if older(pkt_inj, pkt_pid, p, bp) or (p == bp and seg_hops[s] > seg_hops[best]):
+                        best, bp = s, p
         b = bnext[b]
     return c, best
 
@@ -166,14 +156,14 @@ def recount(full, prm, segs, pkts, links, bufs, inc):
     words = bits.shape[0] // deg
     bnext, lhead, mc, dem, flag, dirty, nd = (inc.bnext, inc.lhead, inc.mc, inc.dem, inc.flag,
                                               inc.dirty, inc.nd)  # fmt: skip
-    bport, bovc = inc.bport, inc.bovc
+    bport = inc.bport
     if full:
         dem[:] = 0
         bits[:] = 0
         for link in range(lhead.shape[0]):
             c, best = 0, -1
             if lhead[link] >= 0:
-                c, best = _count(link, nvc, need, head, bport, bovc, bnext, lhead, seg_ovc, seg_pkt,
+                c, best = _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt,
                                  seg_vlo, seg_vhi, seg_hops, nbt, held, credit, pkt_dst, pkt_inj,
                                  pkt_pid)  # fmt: skip
                 node = quotient(link, deg, rdeg)
@@ -193,7 +183,7 @@ def recount(full, prm, segs, pkts, links, bufs, inc):
         flag[link] = 0
         c, best = 0, -1
         if lhead[link] >= 0:
-            c, best = _count(link, nvc, need, head, bport, bovc, bnext, lhead, seg_ovc, seg_pkt,
+            c, best = _count(link, nvc, need, head, bport, bnext, lhead, seg_ovc, seg_pkt,
                              seg_vlo, seg_vhi, seg_hops, nbt, held, credit, pkt_dst, pkt_inj,
                              pkt_pid)  # fmt: skip
         node = quotient(link, deg, rdeg)
@@ -288,8 +278,6 @@ def mark_moved(na, prm, segs, links, bufs, so, inc, c_cred, c_rel, c_local):
             if not _unchanged(s, touched[j], nvc, seg_cnt, seg_sent, seg_ovc, credit):
                 mark_link(touched[j], flag, dirty, nd)
                 list_once(seg_buf[s], bflag, dbuf, ndb)
-            else:  # its VC as before, or its destination, taken now by a head (not re-read)
-                inc.bovc[seg_buf[s]] = seg_ovc[s]
     saf, flits, nvcbuf = prm.mode == SAF, prm.flits, prm.nvcbuf
     seg_cnt, seg_recv = segs.cnt, segs.recv
     for i in range(cnt[c_local]):  # a front's first flits, or its last under store-and-forward
@@ -321,7 +309,6 @@ def settle_buffers(prm, segs, bufs, inc):
     saf, flits, nvcbuf, deg = prm.mode == SAF, prm.flits, prm.nvcbuf, prm.deg
     rdeg = 1.0 / deg
     head, seg_cnt, seg_recv, seg_out = bufs.head, segs.cnt, segs.recv, segs.out
-    seg_ovc, bovc = segs.ovc, inc.bovc
     breq, bport, bnext, bprev, lhead = inc.breq, inc.bport, inc.bnext, inc.bprev, inc.lhead
     bflag, dbuf, ndb, flag, dirty, nd = inc.bflag, inc.dbuf, inc.ndb, inc.flag, inc.dirty, inc.nd
     n = ndb[0]
@@ -332,9 +319,7 @@ def settle_buffers(prm, segs, bufs, inc):
             ahead(prm.far, seg_cnt, head[dbuf[i + 8]])
         b = dbuf[i]
         bflag[b] = 0
-        link, code, ovc = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv,
-                                 seg_out, seg_ovc)  # fmt: skip
-        bovc[b] = ovc
+        link, code = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out)
         old = breq[b]
         if link != old:  # a new front (or none): another list
             if old >= 0:
@@ -366,9 +351,8 @@ def check(prm, segs, pkts, links, bufs, inc):
     rdeg = 1.0 / deg
     for i in range(bufs.nact[0]):
         b = act[i]
-        link, code, ovc = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv,
-                                 seg_out, seg_ovc)  # fmt: skip
-        if breq[b] != link or bport[b] != code or (code >= 0 and inc.bovc[b] != ovc):
+        link, code = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out)
+        if breq[b] != link or bport[b] != code:
             bad = True
         if link >= 0:
             nreq += 1

@@ -24,7 +24,7 @@ from mpinet.engine.flit.layout import list_once
 
 Demand = namedtuple("Demand", ["mc", "dem", "flag", "dirty", "nd", "chk", "cdem", "nstep",
                                "ncnt", "breq", "bport", "bnext", "bprev", "lhead", "bflag",
-                               "dbuf", "ndb", "cm", "nrq", "best", "bits", "bovc"])  # fmt: skip
+                               "dbuf", "ndb", "cm", "nrq", "best", "bits"])  # fmt: skip
 Demand.__doc__ = """sdc's demand between steps: per link its movable requests (``mc``), per
 port their sum (``dem``), whether a link is listed to recount (``flag``) and the list
 (``dirty[:nd[0]]``); ``chk = (on, steps checked, mismatches, afresh)``: :func:`check`'s,
@@ -39,9 +39,7 @@ the requests the step's allowed links were given (``nrq[0]``; ``nrq[1]``: 1 if a
 several), per link its oldest movable
 request (``best``, a segment; -1: none), kept with ``mc``; per port a bitmap of the nodes
 whose link has a movable request (``bits[port * W + node // 64]``, ``W`` words a port: the
-links :func:`~mpinet.engine.flit.port_links.port_links` visits); per buffer the output VC of
-its front segment when it was last read (``bovc``: ``segs.ovc``, kept exact by the same
-re-reads as ``bport``), so that a recount need not read the segment."""
+links :func:`~mpinet.engine.flit.port_links.port_links` visits)."""
 
 
 def make_demand(nlinks: int, deg: int, check: bool = False, nbuf: int = 0) -> Demand:
@@ -58,8 +56,7 @@ def make_demand(nlinks: int, deg: int, check: bool = False, nbuf: int = 0) -> De
                   np.full(nbuf, -1, np.int32), np.full(nk, -1, np.int32),
                   np.zeros(nbuf, np.uint8), np.empty(nbuf, np.int32), np.zeros(1, np.int64),
                   np.zeros(nk, np.int64), np.zeros(2, np.int64),
-                  np.full(nk, -1, np.int64), np.zeros(deg * words, np.int64),
-                  np.full(nbuf, -1, np.int16))  # fmt: skip
+                  np.full(nk, -1, np.int64), np.zeros(deg * words, np.int64))  # fmt: skip
 
 
 @njit(cache=True, inline="always")
