@@ -99,3 +99,45 @@ def test_free_vc_words_follow_the_vcs_in_use(keys):
             break
     assert status[0] == ist.FINISHED and status[6] == k
     assert busy > 100
+
+
+@pytest.mark.parametrize("kind", [ia.INPUT_FIRST, ia.OUTPUT_FIRST, ia.ISLIP])
+def test_vc_allocation_by_bit_sets_is_the_allocators(kind):
+    """Several heads, each asking for free VCs of one output port (one priority, as VC
+    allocation asks): :func:`~mpinet.engine.flit.iq_alloc.va_match` grants what the
+    allocator grants on the rows (iSLIP: one iteration) and moves the same pointers."""
+    rng = np.random.default_rng(12)
+    for _ in range(1500):
+        nvc = int(rng.choice([1, 2, 3, 8, 16, 63, 64]))
+        nport = int(rng.integers(1, 6))
+        nio = nport * nvc
+        heads = np.sort(rng.choice(nio, size=int(rng.integers(1, min(nio, 12) + 1)), replace=False))
+        k = heads.size
+        ports = rng.integers(nport, size=k) if rng.random() < 0.5 else np.zeros(k, np.int64)
+        masks = np.zeros(k, np.uint64)
+        rin, rout = [], []
+        for h in range(k):
+            bits = np.flatnonzero(rng.random(nvc) < rng.random())
+            masks[h] = np.uint64(sum(1 << int(v) for v in bits))
+            rin += [int(heads[h])] * bits.size
+            rout += [int(ports[h]) * nvc + int(v) for v in bits]
+        pin = rng.integers(nio, size=nio).astype(np.int64)
+        pout = rng.integers(nio, size=nio).astype(np.int64)
+        n = len(rin)
+        grant = np.zeros(max(n, 1), np.int64)
+        bi, bo = np.full(nio, -1, np.int64), np.full(nio, -1, np.int64)
+        pin2, pout2 = pin.copy(), pout.copy()
+        ia.allocate(kind, n, np.array(rin + [0], np.int64), np.array(rout + [0], np.int64),
+                    np.zeros(n + 1, np.int64), nio, nio, 1, pin2, pout2, grant, bi, bo)  # fmt: skip
+        want = np.full(k, -1, np.int64)
+        for r in np.flatnonzero(grant[:n]):
+            want[np.searchsorted(heads, rin[r])] = rout[r]
+        nw = (nio + 63) // 64
+        req, acc = np.zeros(nio * nw, np.uint64), np.zeros(nio, np.uint64)
+        seen, res = np.full(nio, -1, np.int64), np.zeros(k, np.int64)
+        ng = ia.va_match(kind == ia.INPUT_FIRST, k, heads.astype(np.int64),
+                         (ports * nvc).astype(np.int64), masks, nio, nvc, pin, pout, req, seen,
+                         np.zeros(nio, np.int64), acc, res)  # fmt: skip
+        assert np.array_equal(res, want) and ng == int((want >= 0).sum())
+        assert np.array_equal(pin, pin2) and np.array_equal(pout, pout2)
+        assert not req.any() and not acc.any() and (seen == -1).all()
