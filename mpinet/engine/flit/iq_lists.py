@@ -25,7 +25,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 __all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap", "magic", "div", "push",
-           "push_sa", "batch", "activate", "vmask", "first_from", "HV", "XR", "PQ"]  # fmt: skip
+           "push_sa", "batch", "activate", "vmask", "first_from", "HV", "XR"]  # fmt: skip
 
 #: columns of ``hv[iv]``, an input VC's row (:mod:`~mpinet.engine.flit.iq_state`): the fields a
 #: body flit's hop reads and writes (buffer ring, state, output VC, switch allocation's item)
@@ -36,10 +36,6 @@ HV = 8
 #: completion cycle and the internal step it is ready from (one line, not four arrays)
 X_FV, X_OP, X_T, X_RD = range(4)
 XR = 4
-#: columns of ``pq[port]``: the output queue's front and count, the credit queue's (read and
-#: written together; 32-byte rows, two ports a line, where four arrays cost four lines)
-OBH, OBN, CQH, CQN = range(4)
-PQ = 4
 
 
 @njit(cache=True, inline="always")

@@ -127,11 +127,11 @@ def sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
             s.fvm[n * nport + op] |= np.uint64(1) << np.uint64(ov)
     if prm.dx:  # a crossbar of one cycle, one step a cycle: into the output queue now
         o = n * nport + op  # (sent from the next cycle on: obp, iq_write.write_phase)
-        y = o * prm.obs + il.wrap(s.pq[o, il.OBH] + s.pq[o, il.OBN], prm.obs)
+        y = o * prm.obs + il.wrap(s.obh[o] + s.obn[o], prm.obs)
         s.ob[y] = f << 6 | ov
-        if s.pq[o, il.OBN] == 0:
+        if s.obn[o] == 0:
             il.mark(s.obp, o)
-        s.pq[o, il.OBN] += 1
+        s.obn[o] += 1
     else:
         xqs = prm.xqs
         x = n * xqs + il.wrap(s.xqh[n] + s.xqn[n], xqs)
@@ -160,9 +160,9 @@ def to_output(n, prm, s):
     xqs = prm.xqs
     x = n * xqs + s.xqh[n]
     o = n * prm.nport + s.xr[x, il.X_OP]
-    y = o * prm.obs + il.wrap(s.pq[o, il.OBH] + s.pq[o, il.OBN], prm.obs)
+    y = o * prm.obs + il.wrap(s.obh[o] + s.obn[o], prm.obs)
     s.ob[y] = s.xr[x, il.X_FV]  # flit and VC in one word (f << 6 | v)
-    s.pq[o, il.OBN] += 1
+    s.obn[o] += 1
     il.mark(s.obm, o)
     s.xqh[n] = il.wrap(s.xqh[n] + 1, xqs)
     s.xqn[n] -= 1

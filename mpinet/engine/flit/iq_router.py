@@ -332,8 +332,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
             if m:
                 oqc[n * nport + p] = 0
                 c = n * nport + p
-                s.cq[c * prm.cqs + il.wrap(s.pq[c, il.CQH] + s.pq[c, il.CQN], prm.cqs)] = m
-                s.pq[c, il.CQN] += 1
+                s.cq[c * prm.cqs + il.wrap(s.cqh[c] + s.cqn[c], prm.cqs)] = m
+                s.cqn[c] += 1
                 il.mark(s.cqm, c)
                 s.work[n] += 1
     return moved

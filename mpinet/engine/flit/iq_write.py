@@ -21,7 +21,7 @@ def write_phase(t, win, prm, s, hop, nh):
     count)``."""
     nport, deg, sl, obs, cqs = prm.nport, prm.deg, prm.sl, prm.obs, prm.cqs
     work, inact, act, nact = s.work, s.inact, s.act, s.nact
-    ob, cq, pq = s.ob, s.cq, s.pq  # pq: a port's queue fronts and counts, one row
+    ob, obh, obn, cq, cqh, cqn = s.ob, s.obh, s.obn, s.cq, s.cqh, s.cqn
     t2, tl = t % 2, t % sl
     own = prm.hi - prm.lo
     w0, w1 = il.words(own), il.words(own * nport)
@@ -34,12 +34,12 @@ def write_phase(t, win, prm, s, hop, nh):
             n = il.div(c, nport, prm.mport, prm.lport)
             o = c - n * nport
             g = n + prm.lo  # its global id: links, hop rows
-            y = c * obs + pq[c, il.OBH]
+            y = c * obs + obh[c]
             fv = ob[y]  # flit and VC in one word, as the channels carry them
             f, v = fv >> 6, fv & 63
-            pq[c, il.OBH] = il.wrap(pq[c, il.OBH] + 1, obs)
-            pq[c, il.OBN] -= 1
-            if pq[c, il.OBN] == 0:
+            obh[c] = il.wrap(obh[c] + 1, obs)
+            obn[c] -= 1
+            if obn[c] == 0:
                 il.unmark(s.obm, c)
             work[n] -= 1
             if o < deg:
@@ -80,10 +80,10 @@ def write_phase(t, win, prm, s, hop, nh):
             word &= word - np.uint64(1)
             n = il.div(c, nport, prm.mport, prm.lport)
             p = c - n * nport
-            m = cq[c * cqs + pq[c, il.CQH]]
-            pq[c, il.CQH] = il.wrap(pq[c, il.CQH] + 1, cqs)
-            pq[c, il.CQN] -= 1
-            if pq[c, il.CQN] == 0:
+            m = cq[c * cqs + cqh[c]]
+            cqh[c] = il.wrap(cqh[c] + 1, cqs)
+            cqn[c] -= 1
+            if cqn[c] == 0:
                 il.unmark(s.cqm, c)
             work[n] -= 1
             if p < deg:
