@@ -107,7 +107,7 @@ def test_vc_allocation_by_bit_sets_is_the_allocators(kind):
     allocation asks): :func:`~mpinet.engine.flit.iq_alloc.va_match` grants what the
     allocator grants on the rows (iSLIP: one iteration) and moves the same pointers."""
     rng = np.random.default_rng(12)
-    for _ in range(800):
+    for _ in range(1500):
         nvc = int(rng.choice([1, 2, 3, 8, 16, 63, 64]))
         nport = int(rng.integers(1, 6))
         nio = nport * nvc
