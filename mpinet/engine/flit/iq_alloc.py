@@ -15,9 +15,7 @@ entry and on return.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 #: allocator codes (:data:`mpinet.engine.flit.iq_config.ALLOCATORS` in order)
 INPUT_FIRST, OUTPUT_FIRST, ISLIP = 0, 1, 2
@@ -198,82 +196,3 @@ def allocate(kind, n, rin, rout, rpri, nin, nout, iters, pin, pout, grant, best_
         return islip(n, rin, rout, nin, nout, iters, pin, pout, grant, best_in, best_out)
     return separable(n, rin, rout, rpri, nin, nout, pin, pout, grant, best_in, best_out,
                      kind == INPUT_FIRST)  # fmt: skip
-
-
-@njit(cache=True, inline="always")
-def _first_at(req, row, nw, ptr):
-    """The first input set in words ``req[row:row + nw]`` at or after ``ptr``, else the
-    first set (a round-robin arbiter over a bit set of inputs; one is set)."""
-    w0 = ptr >> 6
-    for w in range(w0, nw):
-        word = req[row + w]
-        if w == w0 and ptr & 63:
-            word &= ~np.uint64(0) << np.uint64(ptr & 63)
-        if word:
-            return (w << 6) + np.int64(trailing_zeros(word))
-    for w in range(nw):
-        word = req[row + w]
-        if word:
-            return (w << 6) + np.int64(trailing_zeros(word))
-    return -1
-
-
-@njit(cache=True, _nrt=False)
-def va_match(input_first, k, hj, ho, hm, nio, nvc, pin, pout, req, seen, olist, acc, res):
-    """VC allocation's grants by bit sets, where every head ``h < k`` (input VC ``hj[h]``)
-    asks for the VCs ``hm[h]`` (bits) of one output port whose first VC is ``ho[h]``, all at
-    one priority: the grants and pointers of :func:`separable` (``input_first``: each input
-    first takes its one choice) and of :func:`islip`'s one iteration (as output-first: each
-    output offers itself to the first requester at or after its pointer, each input accepts
-    the first offer at or after its own). ``res[h]``: the output VC granted, or -1; returns
-    the grants. The rows' allocators walk each request five times or more; here a request
-    is one bit set and each output and input one round-robin pick over a word or two.
-    ``req`` (``nio`` rows of ``words(nio)``), ``acc`` zero and ``seen`` -1 on entry and on
-    return; ``olist`` scratch."""
-    nw = (nio + 63) >> 6
-    no = 0
-    for h in range(k):  # each output VC's requesters, as a bit set over the inputs
-        j, m, o0 = hj[h], hm[h], ho[h]
-        if input_first:  # the input's arbiter: its one request
-            rel = pin[j] - o0
-            mm = m
-            if 0 < rel < 64:
-                hi = m & (~np.uint64(0) << np.uint64(rel))
-                if hi:
-                    mm = hi
-            m = mm & (~mm + np.uint64(1))  # its lowest bit
-        while m:
-            o = o0 + np.int64(trailing_zeros(m))
-            m &= m - np.uint64(1)
-            if seen[o] < 0:
-                seen[o] = o0
-                olist[no] = o
-                no += 1
-            req[o * nw + (j >> 6)] |= np.uint64(1) << np.uint64(j & 63)
-    for a in range(no):  # each output VC offers itself to one requester
-        o = olist[a]
-        j = _first_at(req, o * nw, nw, pout[o])
-        for w in range(nw):
-            req[o * nw + w] = 0
-        acc[j] |= np.uint64(1) << np.uint64(o - seen[o])
-        seen[o] = -1
-    ng = 0
-    for h in range(k):  # each input takes the first offer at or after its pointer
-        j, o0 = hj[h], ho[h]
-        a = acc[j]
-        res[h] = -1
-        if not a:
-            continue
-        acc[j] = 0
-        rel = pin[j] - o0
-        v = np.int64(trailing_zeros(a))
-        if 0 < rel < 64:
-            hi = a & (~np.uint64(0) << np.uint64(rel))
-            if hi:
-                v = np.int64(trailing_zeros(hi))
-        w = o0 + v
-        res[h] = w
-        ng += 1
-        pin[j] = w + 1 if w + 1 < nio else 0
-        pout[w] = j + 1 if j + 1 < nio else 0
-    return ng

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
-from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, allocate, supersedes, va_match
+from mpinet.engine.flit.iq_alloc import allocate, supersedes
 from mpinet.engine.flit.iq_moves import (  # noqa: F401 (the names the other phases use)
     ACTIVE,
     IDLE,
@@ -63,8 +63,6 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     # an item that cannot bid is put back without its batch where nothing can tell: a stage
     # of one cycle (no batch in flight) and no output speedup (the queue's order unused)
     quick_va, quick_sa = vad == 1 and not ordered, sad == 1 and not ordered
-    vam = prm.vak != ISLIP or prm.iters == 1  # VC allocation by bit sets (va_match)
-    vm_free = s.vm_free
     moved = 0
     rb, rl = s.rb, s.rl
     nvis = 0
@@ -111,45 +109,43 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if not fv and quick_va:  # no VC free: back in the queue, as its
                         va_rd[iv] = istep + 1  # update would put it (skipped: cheaper)
                         continue
-                    va_t[iv] = t + vad - 1  # evaluated: in flight (the grant below)
-                    va_res[iv] = -1
-                    va_ev[iv] = istep
                     nva += 1
-                    if vam:  # listed for va_match (its bits, not rows)
-                        rin[nva - 1], rout[nva - 1], vm_free[nva - 1] = j, op * nvc, fv
                     if nva == 1:
                         j1, m1, o1 = j, fv, op * nvc
-                        continue
-                    if vam:
                         continue
                     if nva == 2:
                         nr = va_requests(j1, m1, o1, rin, rout, rpri, nr)
                     nr = va_requests(j, fv, op * nvc, rin, rout, rpri, nr)
-            if nva > 1 and vam:
-                va_match(prm.vak == INPUT_FIRST, nva, rin, rout, vm_free, nport * nvc, nvc,
-                         s.va_pin[base : base + nport * nvc],
-                         s.va_pout[base : base + nport * nvc], s.vm_req, best_in, order,
-                         s.vm_req[nport * nvc * il.words(nport * nvc):], grant)  # fmt: skip
-                for h in range(nva):
-                    if grant[h] >= 0:
-                        va_res[base + rin[h]] = grant[h]
-            elif nva > 1:
+            if nva > 1:
                 allocate(prm.vak, nr, rin, rout, rpri, nport * nvc, nport * nvc, prm.iters,
                          s.va_pin[base : base + nport * nvc],
                          s.va_pout[base : base + nport * nvc], grant,
                          best_in, best_out)  # fmt: skip
-                for r in range(nr):
-                    if grant[r]:
-                        va_res[base + rin[r]] = rout[r]
-            elif nva == 1 and m1:  # one head: its arbiter's choice, as every allocator
-                w1 = o1 + il.first_from(m1, s.va_pin[base + j1] - o1)  # makes it
+            w1 = -1  # one head: its arbiter's choice, as every allocator makes it (uncontested)
+            if nva == 1 and m1:
+                w1 = o1 + il.first_from(m1, s.va_pin[base + j1] - o1)
                 s.va_pin[base + j1] = w1 + 1 if w1 + 1 < nport * nvc else 0
                 s.va_pout[base + w1] = j1 + 1 if j1 + 1 < nport * nvc else 0
-                va_res[base + j1] = w1
             if nva:
+                for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+                    word = il.span(m_va, wi, base, end)
+                    while word:
+                        j = (wi << 6) + il.low(word) - base
+                        word &= word - np.uint64(1)
+                        iv = base + j
+                        if va_t[iv] == -1 and va_rd[iv] <= istep:
+                            va_t[iv] = t + vad - 1
+                            va_res[iv] = -1
+                            va_ev[iv] = istep
+                if nva > 1:
+                    for r in range(nr):
+                        if grant[r]:
+                            va_res[base + rin[r]] = rout[r]
+                elif w1 >= 0:
+                    va_res[base + j1] = w1
                 bt[n * 4 + S_VA] = t + vad - 1
         # -- switch allocation: per (crossbar input, crossbar output) one VC, round-robin
-        sa_now, nsr, j1, e1 = False, 0, -1, -1
+        sa_now, nsr = False, 0
         if bt[n * 4 + S_SA] < 0:
             nr = 0
             nsa = 0
@@ -179,7 +175,6 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         hv[iv, il.SA_RD] = istep + 1  # would put it (skipped: cheaper)
                         continue
                     nsa += 1
-                    j1 = j  # (the lone item's, below)
                     if not quick_sa:  # read by the batch's update only
                         sa_res[iv] = -1
                     if spec:  # 0 unless speculative (a head in VC allocation bids)
@@ -212,12 +207,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 if grant[r]:
                     ei_grant[rin[r]] = r
             nsr = nr
-            if nsa == 1 and quick_sa and not spec:  # one item, granted (no speculation to
-                sa_now = True  # wait for): its update needs no walk (j1 >= 0 below)
-                ei_grant[rin[0]] = -1
-                e1 = rout[0]
-            elif nsa and quick_sa:  # a stage of one cycle: the grants taken in its update's pass
-                sa_now, j1 = True, -1
+            if nsa and quick_sa:  # a stage of one cycle: the grants taken in its update's pass
+                sa_now = True
             elif nsa:
                 for wi in range(base >> 6, ((end - 1) >> 6) + 1):
                     word = il.span(m_sa, wi, base, end)
@@ -277,14 +268,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 else:
                     il.push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1, m_va, s.rb)
         # -- updates: switch allocation (the flit leaves its input buffer)
-        if sa_now and j1 >= 0:  # a lone item: its grant is request 0's (nothing it reads
-            p = il.div(j1, nvc, prm.mvc, prm.lvc)  # changed since its evaluation)
-            v = j1 - p * nvc
-            ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1 else 0)
-            sw_rr[n * nin_sa + ei] = il.wrap(v + isp, nvc)
-            moved += sa_update(t, istep, n, j1, base + j1, e1, prm, s, rule, vrule, status,
-                               route_out)  # fmt: skip
-        elif sa_now:  # one pass: each item evaluated now takes its grant and is updated
+        if sa_now:  # one pass: each item evaluated now takes its grant and is updated
             for wi in range(base >> 6, ((end - 1) >> 6) + 1):
                 word = il.span(m_sa, wi, base, end)
                 while word:

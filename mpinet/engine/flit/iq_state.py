@@ -172,7 +172,7 @@ FIELDS = (
     "rl",
     "load",
     "istep",
-    # allocator scratch (``vm_*``: :func:`~mpinet.engine.flit.iq_alloc.va_match`'s)
+    # allocator scratch
     "rin",
     "rout",
     "rpri",
@@ -183,8 +183,6 @@ FIELDS = (
     "sa_map",
     "ei_grant",
     "order",
-    "vm_free",
-    "vm_req",
     "ro",
     "mv",
     # the flits and credits for other ranks (rows ``wo[:wn[0]]``, pairs ``co[:cn[0]]``), and
@@ -352,8 +350,6 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         sa_map=i64(nport * prm.isp * nport * prm.osp, -1),
         ei_grant=i64(nport * prm.isp, -1),
         order=i64(nport * nvc),
-        vm_free=np.zeros(nport * nvc, np.uint64),  # iq_alloc.va_match's heads, requests
-        vm_req=np.zeros(nport * nvc * (_words(nport * nvc) + 1), np.uint64),  # and offers
         ro=i64(3),  # run_block's scratch: a head's (port, VC range), flits moved
         mv=i64(1),
         wo=np.zeros((nout_links, width), np.int64),

@@ -165,16 +165,9 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                 c = n * 2 + t2
                 m = s.ecr[c]
                 s.ecr[c] = 0
-            if prm.cd == 0:  # no delay line: applied now (the walk below is of slot tc,
-                work[n] -= 1  # which holds exactly these, in this order)
-                while m:
-                    v = il.low(m)
-                    m &= m - np.uint64(1)
-                    _credit(b * nvc + v, b, v, bs_cred, bs_use, bs_tail, s.fvm, bsz, prm.wftc)
-                continue
             s.pc[b * cs + d] = m
             il.mark(s.pm, ((d * w1) << 6) + b)
-    for wi in range(w1 if prm.cd else 0):
+    for wi in range(w1):
         word = s.pm[tc * w1 + wi]
         if not word:
             continue
