@@ -204,7 +204,8 @@ def test_a_run_imports_no_other_commands_modules_and_no_h5py():
 
 
 def _numbers(j: dict) -> dict:
-    # the ideal router on several ranks still measures in two engine runs (docs/booksim.md)
+    # engine_runs: one on any rank count where the ranks' blocks call MPI from the compiled
+    # steps, two where they cannot (docs/booksim.md); the figures are the same either way
     return {k: v for k, v in j.items() if k not in ("seconds", "engine_runs")}
 
 

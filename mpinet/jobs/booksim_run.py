@@ -8,7 +8,8 @@ convergence and where the traffic stops (latency: the step after the last measur
 delivery; throughput: the end of the measurement), the traffic is stopped there during the
 run, and the run drains for the overall statistics. Traffic runs for at most
 ``max_samples + 1`` periods and the drain allowance (which the plan's memory estimate
-counted). Where the engine takes no watch (the ideal router on several ranks), or had
+counted). Where the engine takes no watch (the ideal router on several ranks whose exchange
+cannot be called from the compiled steps), or had
 already run the stop step's traffic (the ideal router reads a period a step late), the
 two runs of before (:func:`_two_runs`): a first one with traffic past the measurement,
 replayed, and a second one with the traffic stopped (the same up to there: the engine is
@@ -238,7 +239,8 @@ def _finish(prep: Prepared, comm: Any, wall0: float, out: Any, rec: Any, final: 
 
 
 def _two_runs(prep: Prepared, comm: Any, wall0: float) -> dict:
-    """The engines that take no watch (the ideal router on several ranks): a first run
+    """The engines that take no watch (the ideal router's step-by-step exchange on several
+    ranks): a first run
     with traffic past the measurement, replayed, and a second with the traffic stopped."""
     m, p = prep.measure, prep.plan
     nodes, flits = p.topo.num_nodes, p.model.flits

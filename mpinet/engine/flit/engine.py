@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.comm import block_bounds, resolve, sum_op
-from mpinet.engine.flit import chunk, direct, python_step, rank_loop, results
+from mpinet.engine.flit import chunk, direct, mpi_native, python_step, rank_loop, results
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
@@ -162,8 +162,12 @@ class FlitEngine:
         """Whether :meth:`run` hands its deliveries to :attr:`watch` between its calls and
         takes its limits: ``watch.limit(t)``, the last step the next call may run;
         ``watch.seen(t, delivered, live, last, max_steps)``, the new last injection step
-        and steps at most (collective). The iq router's blocks and one rank's calls do."""
-        return self.model.router == "iq" or self.size == 1
+        and steps at most (collective). The iq router's blocks, one rank's calls and several
+        ranks' blocks of compiled steps (:class:`~mpinet.engine.flit.rank_loop.Blocks`, where
+        the MPI library can be called from them) do; the step-by-step exchange does not."""
+        if self.model.router == "iq" or self.size == 1:
+            return True
+        return chunk.path(self) == chunk.COMPILED and mpi_native.native(self.comm) is not None
 
     # -- the run -----------------------------------------------------------------
     def run(self, workload: Workload) -> RunRecord:
@@ -214,7 +218,8 @@ class FlitEngine:
         if ranks is not None and ranks.blocks is not None:
             steps = ranks.blocks  # many steps in one compiled call on each rank, the looks too
         self.calls_path = calls_path(self, ranks)  # mpinet run --json: switching.calls
-        watch = self.watch if self.size == 1 else None
+        blocks = ranks is not None and ranks.blocks is not None
+        watch = self.watch if self.size == 1 or blocks else None
         while (in_flight > 0 or t < last) and t < self.max_steps:
             if steps is not None:  # many steps in one compiled call (one rank or blocks)
                 t, injected, delivered, deadlock = self._compiled_rows(
@@ -274,8 +279,11 @@ class FlitEngine:
         (no Python per step: the deadlock looks were paced and scanned in the call); returns
         ``(t, injected, delivered, deadlock or None)``."""
         cap = ()
-        if self.watch is not None and self.size == 1:  # no call past the step it reads next
-            cap = (min(t + steps.steps, self.max_steps, self.watch.limit(t)),)
+        if self.watch is not None:  # no call past the step it reads next (one rank, blocks)
+            most = getattr(steps, "steps", None)  # several ranks' blocks: as Blocks.run's
+            if most is None:
+                most = chunk.ONE_RANK_CHUNK if self.progress is None else chunk.MAX_CHUNK
+            cap = (min(t + most, self.max_steps, self.watch.limit(t)),)
             if steps.pending is not None and steps.pending[1] > cap[0]:
                 steps.pending = None  # drawn past it: drawn again (keyed by node and step)
         rows, code, scanned = steps.run(workload, t, last, injected - delivered, live, *cap)
@@ -302,8 +310,9 @@ class FlitEngine:
         compiled steps' own draws told too)."""
         live = lambda: results.live_rows(self)  # noqa: E731
         last, self.max_steps = watch.seen(t, self.delivered, live, last, self.max_steps)
-        if steps is not None and steps.drw is not None and steps.drw.last > last:
-            steps.drw = steps.drw._replace(last=last)
+        drw = getattr(steps, "drw", None)  # several ranks' blocks draw at each call
+        if drw is not None and drw.last > last:
+            steps.drw = drw._replace(last=last)
         return last
 
     # -- one step through Python (python_step) --------------------------------------
