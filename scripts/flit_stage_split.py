@@ -69,7 +69,9 @@ NAMES = {0: "collect", 1: "move", 2: "settle", 3: "pack", 4: "post", 5: "wait", 
          7: "route", 8: "scan", 9: "look_wait", 10: "gather", 11: "search", 12: "other",
          13: "engine", 14: "room", 15: "compiled", 16: "injections", 40: "active_buffers",
          41: "flits", 42: "searches", 43: "fronts_searched", 44: "scans", 45: "fronts_listed",
-         46: "steps", 47: "requests", 48: "wire_rows", 49: "heads_routed"}  # fmt: skip
+         46: "steps", 47: "requests", 48: "wire_rows", 49: "heads_routed",
+         17: "sdc_sort", 18: "sdc_collect_port", 19: "sdc_mark_moved", 20: "sdc_route_in",
+         21: "sdc_settle_buffers", 22: "sdc_recount"}  # fmt: skip
 TIMED = "            _t0 = __import__('time').thread_time_ns()\n"
 SPENT = "            _P[{}] += __import__('time').thread_time_ns() - _t0\n"
 IMPORT = "from mpinet.engine.flit.prof import CLK, PROF as _P, add, now  # noqa\n"
@@ -96,6 +98,26 @@ PATCHES = [
      "        tp = add(clk, 1, tp)\n"
      "        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
      "        tp = add(clk, 2, tp)\n        clk[1][49] += nnew + ni\n        if so.out[0]:"),
+    # sdc's stages apart, one rank (docs/performance.md, "sdc in session 10"): inside
+    # ``collect`` (the sort of the active list, ``collect_port``) and ``route`` (the rest)
+    ("chunk.py", "            fs.sort_active(bufs.act, bufs.nact[0], so.rq)\n        sdc = -1\n",
+     "            fs.sort_active(bufs.act, bufs.nact[0], so.rq)\n"
+     "        if prm.kind == fk.SDC:\n            tp = add(clk, 17, tp)\n        sdc = -1\n"),
+    ("chunk.py", "            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)\n",
+     "            tp = add(clk, 0, tp)\n"
+     "            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)\n"
+     "            tp = add(clk, 18, tp)\n"),
+    ("chunk.py", "            kr.mark_moved(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL)\n",
+     "            tp = add(clk, 7, tp)\n"
+     "            kr.mark_moved(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL)\n"
+     "            tp = add(clk, 19, tp)\n"),
+    ("chunk.py", "            kr.mark_injected(nnew, ni, prm, so, inc)\n            kr.settle_buffers(prm, segs, bufs, inc)\n"
+     "            kr.recount(False, prm, segs, pkts, links, bufs, inc)  # while the moves' are hot\n",
+     "            tp = add(clk, 20, tp)\n"
+     "            kr.mark_injected(nnew, ni, prm, so, inc)\n            kr.settle_buffers(prm, segs, bufs, inc)\n"
+     "            tp = add(clk, 21, tp)\n"
+     "            kr.recount(False, prm, segs, pkts, links, bufs, inc)  # while the moves' are hot\n"
+     "            tp = add(clk, 22, tp)\n"),
     ("chunk.py", "        rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh",
      "        tp = add(clk, 7, tp)\n        clk[1][41] += flits\n"
      "        rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh"),

@@ -114,6 +114,7 @@ REPORTS: tuple[Report, ...] = (
 #: booksim_trace.py, which writes test data (tests/data/booksim) from BookSim2's traces, and
 #: flit_stage_split.py, which times a scratch copy of the engine stage by stage (a probe, no report)
 TOOLS = (
+    "booksim_split.py",
     "booksim_trace.py",
     "catalogue_doc.py",
     "docs.py",

@@ -186,6 +186,23 @@ def test_help_is_short_and_narrow():
     assert "router=ideal" in r.stdout and "example" in r.stdout
 
 
+def test_a_run_imports_no_other_commands_modules_and_no_h5py():
+    """``mpinet booksim`` imports its own command's modules, not every command's, no h5py
+    (it writes no trace), and, started by no launcher, does not start MPI: a process's
+    start-up (docs/performance.md, "mpinet booksim meshconfig, end to end")."""
+    code = ("import sys; from mpinet.cli import main; code = main(sys.argv[1:]); "
+            "print('MODULES', *sorted(sys.modules)); sys.exit(code)")  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", code, "booksim", MESH, *SHORT, "max_samples=2"],
+                       capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Overall Traffic Statistics" in r.stdout
+    names = set(r.stdout.split("MODULES")[-1].split())
+    assert "mpinet.cli.booksim" in names and "mpinet.jobs.booksim_run" in names
+    others = {f"mpinet.cli.{c}" for c in ("analyze", "bench", "export", "run", "sweep")}
+    assert not names & others and "h5py" not in names and "mpi4py.MPI" not in names
+
+
 def _numbers(j: dict) -> dict:
     # the ideal router on several ranks still measures in two engine runs (docs/booksim.md)
     return {k: v for k, v in j.items() if k not in ("seconds", "engine_runs")}

@@ -86,3 +86,64 @@ def test_failing_rank_aborts_the_job(run_mpinet, monkeypatch):
     proc = run_mpinet(["info", "scc:6"], ranks=3, timeout=120)
     assert proc.returncode != 0
     assert "rank 1 failed" in proc.stderr
+
+
+@pytest.fixture
+def gc_state():
+    """The collector as it was (enabled, nothing frozen) after a test that pauses it."""
+    import gc
+
+    was = gc.isenabled()
+    yield gc
+    gc.unfreeze()
+    (gc.enable if was else gc.disable)()
+
+
+def test_console_pauses_the_collector_until_the_command_works(gc_state, monkeypatch):
+    """The console script runs its start-up without the cyclic collector, resumes it at
+    get_comm (the command's work: collections go on there) and freezes what is left at exit."""
+    import mpinet.cli as cli
+
+    seen = {}
+
+    def fake_main(meet: bool = False) -> int:
+        seen["start"] = gc_state.isenabled()
+        cli.get_comm()
+        seen["work"] = (gc_state.isenabled(), gc_state.get_freeze_count() > 0)
+        return 0
+
+    gc_state.enable()
+    gc_state.unfreeze()
+    monkeypatch.setattr(cli, "main", fake_main)
+    with pytest.raises(SystemExit) as done:
+        cli.console()
+    assert done.value.code == 0
+    assert seen == {"start": False, "work": (True, True)}
+    assert gc_state.isenabled() and not cli._GC_PAUSED
+    # a process whose collector was off (a caller's choice) keeps it off
+    gc_state.disable()
+    with pytest.raises(SystemExit):
+        cli.console()
+    assert not gc_state.isenabled()
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 8])
+def test_warmups_large_network_reaches_the_prefetching_kernels(ranks):
+    """``mpinet warmup``'s large-network job (one process, and each rank count's) is the
+    smallest hypercube from dimension 11 whose VC buffers per rank reach the prefetching
+    kernels' threshold (layout.PREFETCH_MIN)."""
+    from mpinet.cli.warmup import JOBS, RANK_JOBS, big_hypercube
+    from mpinet.engine.flit.layout import PREFETCH_MIN
+    from mpinet.topology import from_spec
+
+    def per_rank(spec: str) -> int:
+        topo = from_spec(spec)
+        return topo.num_nodes * topo.degree * 2 // ranks  # 2 VCs a link, as the job's
+
+    spec = big_hypercube(ranks)
+    d = int(spec.split(":")[1])
+    assert per_rank(spec) >= PREFETCH_MIN
+    assert d == 11 or per_rank(f"hypercube:{d - 1}") < PREFETCH_MIN
+    for jobs in (JOBS, RANK_JOBS):
+        (large,) = [keys for what, keys in jobs if "large network" in what]
+        assert large["topology"] == "{big}" and large["model.vcs"] == 2

@@ -151,7 +151,8 @@ def reference_check(touched, flits, cap, deg, k):
 def test_kport_check_finds_the_first_violation_as_the_reference(k):
     """``check_step`` under k-port on made-up flits (links that sent or not, over their
     capacity or not, nodes over ``k`` or not): the same first violation and the touched
-    links' flits reset, as the reference reads them."""
+    links' flits reset, as the reference reads them; so does settle's pair
+    (``kport_sent_ok``, then ``check_step`` only where it found a violation)."""
     rng = np.random.default_rng(10 + k)
     nn, deg, nvc = 12, 4, 2
     nl = nn * deg
@@ -173,4 +174,13 @@ def test_kport_check_finds_the_first_violation_as_the_reference(k):
         assert (out[0], out[1] if out[0] else 0) == (code, where)
         assert np.array_equal(links.flits, after)
         found.add(code)
+        # settle's pair: the count per node first, check_step only on a violation
+        links = links._replace(flits=flits.copy())
+        nsent = np.full(nn, -1, np.int64)
+        ok = step_end.kport_sent_ok(touched.size, prm, links, touched, nsent)
+        assert ok == (code == 0)
+        step_end.check_step(0 if ok else touched.size, -1, prm, links, bufs, touched, 0, zl, out)
+        assert (out[0], out[1] if out[0] else 0) == (code, where)
+        assert np.array_equal(links.flits, after)
+        assert (nsent == -1).all()
     assert found == {0, step_end.CAPACITY, step_end.PORTS}

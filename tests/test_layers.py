@@ -34,6 +34,12 @@ ALLOWED = {
     # pandas: an optional extra (`analysis`) that no command uses and that takes 0.2-0.3 s to
     # import; at the top of trace/reader.py it would load with every trace a command opens
     "mpinet/trace/reader.py": "import pandas as pd",
+    # h5py: imported at the first HDF5 file opened, so that a command that only checks a
+    # trace's path and attributes, or writes none (`mpinet booksim`), does not load it (20 ms
+    # of CPU; docs/performance.md, "mpinet booksim meshconfig, end to end")
+    "mpinet/trace/encode.py": "import h5py",
+    "mpinet/trace/reserve.py": "import h5py",
+    "mpinet/outputs/hdf5.py": "import h5py",
 }
 
 

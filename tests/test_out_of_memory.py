@@ -31,6 +31,9 @@ def test_memory_error_outside_the_collective_phase(monkeypatch, capsys):
         raise MemoryError
 
     class Parser:
+        def __init__(self, *_only):  # build_parser(only): the command named
+            pass
+
         def parse_args(self, _argv):
             return argparse.Namespace(func=boom)
 

@@ -71,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
 
     Raises :class:`~mpinet.errors.MpinetError` on bad input (exit 2).
     """
+    from mpinet.cli import gc_resume
     from mpinet.errors import CorruptTraceError, MpinetError
+
+    gc_resume()  # the console script's start-up pause ends (no MPI here: no get_comm)
 
     try:
         return _run(args)

@@ -43,9 +43,10 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
     ("flit engine (wormhole, 2 VCs)",
      {**_UNI, "model.switching": "wormhole", "model.flits": 4, "model.vcs": 2}),
     ("flit engine (cut-through)", {**_UNI, "model.switching": "cut-through", "model.flits": 2}),
-    # a rank's state past the caches (layout.PREFETCH_MIN VC buffers): the prefetching kernels
+    # a rank's state past the caches: the prefetching kernels ({big}: the hypercube with
+    # layout.PREFETCH_MIN VC buffers on one process, :func:`big_hypercube`)
     ("flit engine, a large network (prefetching kernels)",
-     {**_UNI, "topology": "hypercube:11", "workload.packets": 1, "model.switching": "wormhole",
+     {**_UNI, "topology": "{big}", "workload.packets": 1, "model.switching": "wormhole",
       "model.flits": 4, "model.vcs": 2}),
     # BookSim's traffic: a rate's Bernoulli draws are compiled apart (rng._grid_below)
     ("flit engine, BookSim's iq router",

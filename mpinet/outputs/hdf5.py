@@ -1,8 +1,10 @@
 """The HDF5 outputs: traces and sweep files, recognised by their root attributes, and
 :func:`h5_file`, the guarded ``h5py.File`` every HDF5 output is written through.
 
-Apart from :mod:`mpinet.outputs.kinds` because it imports h5py: the commands that write
-or read HDF5 load it when they run; ``mpinet --help`` and the other commands do not.
+Apart from :mod:`mpinet.outputs.kinds` because it uses h5py: the commands that write
+or read HDF5 load it when they run; ``mpinet --help`` and the other commands do not, and
+h5py itself is imported at the first file opened (a run that only reserves a new path, or
+``mpinet booksim``, never loads it).
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ import contextlib
 import os
 from collections.abc import Iterator
 from typing import Any
-
-import h5py
 
 from mpinet.errors import TraceError
 from mpinet.outputs.guarded import GuardedFile
@@ -27,6 +27,8 @@ def h5_attrs(path: str, *keys: str) -> dict | None:
     """The root attributes ``keys`` of an HDF5 file, or None if it is not one."""
     if not os.path.isfile(path) or not file_head(path).startswith(SIGNATURE):
         return None
+    import h5py
+
     try:
         with h5py.File(path, "r") as f:
             return {k: f.attrs[k] for k in keys if k in f.attrs}
@@ -65,6 +67,8 @@ def h5_file(res: Reservation, name: str | None = None, **kw: Any) -> Iterator[An
     one line after HDF5 closed the file normally, and the partial file is left for the
     caller's discard.
     """
+    import h5py
+
     res.check_alive()
     with res.guard():
         guard = GuardedFile(name or res.tmp)

@@ -80,11 +80,34 @@ power loss) may leave hidden ``.<name>.tmp-*`` or ``.<name>.parts-*.tmp`` entrie
 delete), never a partial ``path``.
 """
 
-from mpinet.trace.reader import Trace, open_trace
-from mpinet.trace.reserve import Reservation, check_target
-from mpinet.trace.writer import LAYOUT_VERSION, select_layout, select_parallel, write_trace
+from importlib import import_module
+from typing import Any
 
-open = open_trace  # noqa: A001 (mpinet.trace.open, like h5py.File or tarfile.open)
+#: each public name's module, imported when the name is first used (PEP 562): a command that
+#: only checks a trace's path or attributes (``mpinet booksim``, a run without a trace) does not
+#: load h5py's reader and writer (docs/performance.md, "mpinet booksim meshconfig, end to end")
+_WHERE = {
+    "Trace": "reader",
+    "open_trace": "reader",
+    "open": "reader",
+    "Reservation": "reserve",
+    "check_target": "reserve",
+    "LAYOUT_VERSION": "writer",
+    "select_layout": "writer",
+    "select_parallel": "writer",
+    "write_trace": "writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'mpinet.trace' has no attribute {name!r}")
+    module = import_module(f"mpinet.trace.{_WHERE[name]}")
+    # open: mpinet.trace.open, like h5py.File or tarfile.open
+    value = module.open_trace if name == "open" else getattr(module, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "LAYOUT_VERSION",

@@ -10,7 +10,6 @@ import json
 import re
 from typing import Any
 
-import h5py
 import numpy as np
 
 from mpinet.errors import TraceError
@@ -94,6 +93,8 @@ def attr_value(key: Any, value: Any) -> Any:
     if isinstance(value, (list, tuple, np.ndarray)):
         items = list(value)
         if items and all(isinstance(v, str) for v in items):
+            import h5py  # here: checking a job's attributes needs none of it
+
             return np.array(items, dtype=h5py.string_dtype())
         a = np.asarray(items if items else np.zeros(0))
         if a.ndim == 1 and a.dtype.kind in "biuf":
@@ -137,5 +138,7 @@ def encode_checks(checks: Any) -> dict[str, np.ndarray] | None:
         if k in ("name", "detail") and not all(isinstance(v, str) for v in vals):
             raise TraceError(f"check field {k!r} must be a str")
         text = [(v if k in ("name", "detail") else _json(v)).encode() for v in vals]
+        import h5py  # here: checking a job's attributes needs none of it
+
         out[k] = np.array(text, dtype=h5py.string_dtype("utf-8", max([1, *map(len, text)])))
     return out

@@ -15,8 +15,6 @@ import re
 import shutil
 from typing import Any
 
-import h5py
-
 from mpinet.outputs import (
     PARTS_DIR,
     Target,
@@ -47,6 +45,8 @@ __all__ = [
 
 def _old_parts_dir(full: str) -> str | None:
     """The parts directory of the split mpinet trace at ``full``, if it is one."""
+    import h5py  # here: reserving a path reads no trace unless one is there
+
     try:
         with h5py.File(full, "r") as f:
             parts = f.attrs.get("parts_dir", "")
