@@ -280,10 +280,7 @@ class FlitEngine:
         ``(t, injected, delivered, deadlock or None)``."""
         cap = ()
         if self.watch is not None:  # no call past the step it reads next (one rank, blocks)
-            most = getattr(steps, "steps", None)  # several ranks' blocks: as Blocks.run's
-            if most is None:
-                most = chunk.ONE_RANK_CHUNK if self.progress is None else chunk.MAX_CHUNK
-            cap = (min(t + most, self.max_steps, self.watch.limit(t)),)
+            cap = (min(t + steps.steps, self.max_steps, self.watch.limit(t)),)
             if steps.pending is not None and steps.pending[1] > cap[0]:
                 steps.pending = None  # drawn past it: drawn again (keyed by node and step)
         rows, code, scanned = steps.run(workload, t, last, injected - delivered, live, *cap)

@@ -245,6 +245,8 @@ class Blocks:
                                       ranks.inner._set_rule)  # fmt: skip
         nat = ranks.native
         self.fns, self.hnd = nat.fns, nat.hnd
+        # most steps a call runs, as one rank's Steps.steps (a progress line: shorter calls)
+        self.steps = chunk.ONE_RANK_CHUNK if ranks.eng.progress is None else chunk.MAX_CHUNK
 
     def first(self, workload: Any) -> tuple[int, int]:
         """Step 0 in one block, as :meth:`~mpinet.engine.flit.chunk.Steps.first` on one rank:
@@ -269,8 +271,7 @@ class Blocks:
         if self.pending is not None and self.pending[0] == t:  # drawn by the last call
             _, t_end, inj, ids = self.pending
         else:
-            most_steps = chunk.ONE_RANK_CHUNK if eng.progress is None else chunk.MAX_CHUNK
-            t_end = min(t + most_steps, eng.max_steps) if t_end is None else t_end
+            t_end = min(t + self.steps, eng.max_steps) if t_end is None else t_end
             ids = []
             inj = inner._injections(workload, t, t_end, ids)
         self.pending = None
