@@ -127,6 +127,17 @@ def test_console_pauses_the_collector_until_the_command_works(gc_state, monkeypa
     assert not gc_state.isenabled()
 
 
+@pytest.mark.parametrize("name", __import__("mpinet.cli").cli.COMMANDS)
+def test_every_command_ends_the_collectors_pause(name):
+    """The console's start-up pause of the collector ends at get_comm or gc_resume: a command
+    that called neither would run its whole work without the cyclic collector."""
+    import importlib
+    import inspect
+
+    source = inspect.getsource(importlib.import_module(f"mpinet.cli.{name}"))
+    assert "get_comm(" in source or "gc_resume()" in source
+
+
 @pytest.mark.parametrize("ranks", [1, 2, 3, 8])
 def test_warmups_large_network_reaches_the_prefetching_kernels(ranks):
     """``mpinet warmup``'s large-network job (one process, and each rank count's) is the
