@@ -25,8 +25,6 @@ _T0 = time.process_time()  # the interpreter's start-up, before this script's im
 import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
-import resource  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -133,13 +131,12 @@ gc.freeze()
 
 
 def _cpu_of(cmd: list[str], cwd: str | None = None) -> tuple[float, float, str]:
-    """(CPU seconds, wall seconds, stdout) of one child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    """(CPU seconds, wall seconds, stdout) of one child process (booksim_examples.timed)."""
+    from booksim_examples import timed
+
+    p, wall, cpu = timed(cmd, Path(cwd or os.getcwd()))
+    if p is None:
+        sys.exit(f"booksim_split.py: error: {' '.join(cmd)} ran past its time limit")
     return cpu, wall, p.stdout
 
 
