@@ -25,7 +25,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 __all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap", "magic", "div", "push",
-           "push_sa", "park_sa", "wake_sa", "batch", "activate", "vmask", "first_from", "HV", "XR"]  # fmt: skip
+           "push_sa", "batch", "activate", "vmask", "first_from", "HV", "XR"]  # fmt: skip
 
 #: columns of ``hv[iv]``, an input VC's row (:mod:`~mpinet.engine.flit.iq_state`): the fields a
 #: body flit's hop reads and writes (buffer ring, state, output VC, switch allocation's item)
@@ -151,31 +151,6 @@ def push_sa(hv, qseq, n, iv, ready, m, rb):
     mark(rb, n)
     hv[iv, SA_SEQ] = qseq[n]
     qseq[n] += 1
-
-
-@njit(cache=True, inline="always")
-def park_sa(m, wait, k, iv):
-    """Input VC ``iv``, active and with no credit at its output VC's buffer state ``k``,
-    leaves switch allocation's event list ``m`` until that credit comes (:func:`wake_sa`):
-    where a stage takes one cycle and no output speedup, its item would be evaluated and
-    put back unchanged every step meanwhile (a quarter of ms:3,2's evaluations). Its item
-    stays (``SA_T`` -1, evaluable): only the bit goes. ``k`` has one owner (one active
-    input VC holds an output VC), so ``wait[k]`` is that input VC."""
-    unmark(m, iv)
-    wait[k] = iv
-
-
-@njit(cache=True, inline="always")
-def wake_sa(wait, k, m, rb, n):
-    """A credit reaches buffer state ``k`` of router ``n`` at 0 credits: its parked input
-    VC (:func:`park_sa`), if any, rejoins switch allocation's event list and its router the
-    routers' set ``rb``, in the read phase, so the next internal step evaluates it, as it
-    would have evaluated it anyway."""
-    iv = wait[k]
-    if iv >= 0:
-        wait[k] = -1
-        mark(m, iv)
-        mark(rb, n)
 
 
 @njit(cache=True, inline="always")

@@ -173,8 +173,6 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         prio = -1
                     if not ok and quick_sa:  # no credit: back in the queue, as its update
                         hv[iv, il.SA_RD] = istep + 1  # would put it (skipped: cheaper)
-                        if prio == 0:  # and parked until its VC's credit (il.park_sa)
-                            il.park_sa(m_sa, s.sa_wait, base + op * nvc + hv[iv, il.VOV], iv)
                         continue
                     nsa += 1
                     if not quick_sa:  # read by the batch's update only

@@ -122,7 +122,6 @@ FIELDS = (
     "bs_use",
     "bs_tail",
     "fvm",
-    "sa_wait",
     # channels
     "fc",
     "ec",
@@ -296,7 +295,6 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         bs_use=i64(niv + own * nvc),
         bs_tail=i64(niv + own * nvc),
         fvm=np.full(nrp, ~np.uint64(0) >> np.uint64(64 - nvc), np.uint64),
-        sa_wait=i64(niv, -1),
         fc=i64(own * deg * prm.sl, -1),
         ec=i64(own * 2, -1),
         ecv=i64(own * 2),

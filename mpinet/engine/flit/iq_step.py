@@ -183,10 +183,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             while m:
                 v = il.low(m)
                 m &= m - np.uint64(1)
-                k = b * nvc + v
-                if bs_cred[k] <= 0:  # its VC's owner may be parked, waiting for it
-                    il.wake_sa(s.sa_wait, k, s.m_sa, s.rb, n)
-                _credit(k, b, v, bs_cred, bs_use, bs_tail, s.fvm, bsz, prm.wftc)
+                _credit(b * nvc + v, b, v, bs_cred, bs_use, bs_tail, s.fvm, bsz, prm.wftc)
     return nd
 
 
