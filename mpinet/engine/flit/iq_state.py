@@ -358,25 +358,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         cn=i64(1),
         rmap=i64(niv if remote else 1, -1),
     )
-    return IQArrays(**_arena(a))
-
-
-def _arena(a: dict) -> dict:
-    """The arrays of ``a`` copied into one buffer, each from a 64-byte boundary (a row of
-    ``hv`` stays one line). A large network's state (25 MB on ms:3,2) was about a hundred
-    arrays of under 4 MB, on 4 KB pages: a flit's hop reads a line in each of some thirty,
-    most a TLB miss (in a virtual machine, a nested page walk). One buffer past 4 MB is
-    advised to the kernel's transparent huge pages by numpy itself (2 MB pages)."""
-    size = sum(-(-v.nbytes // 64) * 64 for v in a.values())
-    buf = np.empty(size + 64, np.uint8)
-    off = -buf.ctypes.data % 64
-    out = {}
-    for k, v in a.items():
-        w = buf[off : off + v.nbytes].view(v.dtype).reshape(v.shape)
-        w[...] = v
-        out[k] = w
-        off += -(-v.nbytes // 64) * 64
-    return out
+    return IQArrays(**a)
 
 
 def event_bytes(prm: IQParams) -> int:
