@@ -37,7 +37,6 @@ from mpinet.engine.flit.iq_moves import (  # noqa: F401 (the names the other pha
     to_vc_alloc,
     va_requests,
 )
-from mpinet.engine.flit.iq_write import send_credit
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -314,10 +313,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         # -- the step's credits, one message per input port
         for p in range(nport):
             m = oqc[n * nport + p]
-            if m and prm.dc:  # one step a cycle: each queue held one message, sent this cycle
-                oqc[n * nport + p] = 0
-                send_credit(t, n * nport + p, n, p, m, prm, s)
-            elif m:
+            if m:
                 oqc[n * nport + p] = 0
                 c = n * nport + p
                 s.cq[c * prm.cqs + il.wrap(s.cqh[c] + s.cqn[c], prm.cqs)] = m

@@ -73,49 +73,35 @@ def write_phase(t, win, prm, s, hop, nh):
         if s.obp[wi]:  # cycle (``dx``): sent from the next cycle on, as the crossbar of one
             s.obm[wi] |= s.obp[wi]  # cycle hands them on
             s.obp[wi] = 0
-    for wi in range(0 if prm.dc else w1):  # (``dc``: the internal step sent them)
+    for wi in range(w1):
         word = s.cqm[wi]
         while word:
             c = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
             n = il.div(c, nport, prm.mport, prm.lport)
+            p = c - n * nport
             m = cq[c * cqs + cqh[c]]
             cqh[c] = il.wrap(cqh[c] + 1, cqs)
             cqn[c] -= 1
             if cqn[c] == 0:
                 il.unmark(s.cqm, c)
             work[n] -= 1
-            send_credit(t, c, n, c - n * nport, m, prm, s)
+            if p < deg:
+                w = s.nbt[n * deg + p]
+                key = w * deg + s.rev[n * deg + p]  # the output port they return to
+                if prm.lo <= w < prm.hi:
+                    s.cr[(key - prm.lo * deg) * sl + tl] = m
+                    il.mark(s.cm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
+                    il.activate(w - prm.lo, work, inact, act, nact, s.actb)
+                else:  # to another rank: in the exchange
+                    i = s.cn[0]
+                    s.co[i, 0], s.co[i, 1] = key, np.int64(m)
+                    s.cn[0] = i + 1
+            else:
+                s.tcr[n * 2 + t2] = m
+                il.mark(s.tm, ((t2 * w0) << 6) + n)
+                work[n] += 1
     return flits, nh
-
-
-@njit(cache=True, inline="always")
-def send_credit(t, c, n, p, m, prm, s):
-    """Router ``n``'s credit message ``m`` (a mask of VCs) from input port ``p`` (``c = n *
-    nport + p``) onto its channel back at cycle ``t``: to the upstream router's output port,
-    in the exchange where that router is another rank's, or to the terminal. Where a cycle
-    has one internal step (``prm.dc``) its credit queue held at most one message at the
-    write phase, which sent it then, so the internal step sends it at once (the same slot,
-    bits and counts; the queue, its bit set and its walk are skipped)."""
-    deg, sl = prm.deg, prm.sl
-    w1 = il.words((prm.hi - prm.lo) * prm.nport)
-    if p < deg:
-        w = s.nbt[n * deg + p]
-        key = w * deg + s.rev[n * deg + p]  # the output port they return to
-        if prm.lo <= w < prm.hi:
-            tl = t % sl
-            s.cr[(key - prm.lo * deg) * sl + tl] = m
-            il.mark(s.cm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
-            il.activate(w - prm.lo, s.work, s.inact, s.act, s.nact, s.actb)
-        else:  # to another rank: in the exchange
-            i = s.cn[0]
-            s.co[i, 0], s.co[i, 1] = key, np.int64(m)
-            s.cn[0] = i + 1
-    else:
-        t2 = t % 2
-        s.tcr[n * 2 + t2] = m
-        il.mark(s.tm, ((t2 * il.words(prm.hi - prm.lo)) << 6) + n)
-        s.work[n] += 1
 
 
 @njit(cache=True, inline="always")
