@@ -6,7 +6,10 @@ links of capacity 1 and 2) equal the step-by-step path, whose choice is
 order, link loads, hop rows, deadlock reports). The choice itself is held to a reference
 made from :func:`~mpinet.engine.flit.port_choice.movable` and
 :func:`~mpinet.engine.flit.port_choice.choose_links` on hand-built requests, so a denied
-link that should send, or the reverse, fails here and not only in a long run."""
+link that should send, or the reverse, fails here and not only in a long run. One-port's
+choice kept between steps (mpinet/engine/flit/kept_choice.py) is compared with a fresh one
+at every kept decision of random runs (check mode), and a decision kept without its
+signature's test is caught."""
 
 from __future__ import annotations
 
