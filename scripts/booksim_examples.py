@@ -42,16 +42,25 @@ def examples(src: Path) -> list[Path]:
 TIMEOUT = 300
 
 
-def timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple:
-    """The process (None: it ran past :data:`TIMEOUT`), its wall seconds and its CPU
-    seconds (user + system, the children's)."""
+def timed(
+    cmd: list[str],
+    cwd: Path,
+    env: dict | None = None,
+    timeout: float | None = None,
+    partial: bool = False,
+) -> tuple:
+    """The process, its wall seconds and its CPU seconds (user + system, the children's).
+    Past ``timeout`` seconds (default :data:`TIMEOUT`) it is stopped and the process is None,
+    or with ``partial`` a ``CompletedProcess`` whose ``returncode`` is None and whose
+    output is what it printed until then."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
-                           timeout=TIMEOUT)  # fmt: skip
-    except subprocess.TimeoutExpired:
-        p = None
+                           timeout=TIMEOUT if timeout is None else timeout)  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        out = [x.decode() if isinstance(x, bytes) else "" for x in (exc.stdout, exc.stderr)]
+        p = subprocess.CompletedProcess(cmd, None, *out) if partial else None
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime

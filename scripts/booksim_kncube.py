@@ -28,9 +28,7 @@ import json
 import math
 import os
 import re
-import resource
 import shlex
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +36,7 @@ from pathlib import Path
 
 import booksim_runs as br
 import reports
+from booksim_examples import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 MESHCONFIG = ROOT / "jobs" / "booksim" / "meshconfig"
@@ -74,16 +73,8 @@ def run_sim(
     """One run: BookSim's figures as printed, its wall and CPU seconds (the process tree);
     ``keep``: its output written there; ``reason``: mpinet's line saying why it stopped."""
     cmd = command(sim, cfg, keys, a)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    try:
-        p = subprocess.run(cmd, cwd=cfg.parent, capture_output=True, text=True, timeout=a.timeout)
-        text, code = p.stdout, p.returncode
-    except subprocess.TimeoutExpired as exc:
-        text, code = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else "", None
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    p, wall, cpu = timed(cmd, cfg.parent, timeout=a.timeout, partial=True)
+    text, code = p.stdout, p.returncode
     if sim == "mpinet" and code not in (0, None):  # a refusal is no figure: stop, say why
         sys.exit(f"booksim_check.py: error: {shlex.join(cmd)}: {p.stderr.strip()}")
     if keep is not None:

@@ -114,10 +114,13 @@ def child(cfg: str, keys: list[str]) -> dict:
 KERNEL = """import gc
 import sys
 
-if sys.argv[1:] == ["gc"]:  # as mpinet's console script: no scans of what lives to the end
+if "gc" in sys.argv[1:]:  # as mpinet's console script: no scans of what lives to the end
     gc.disable()
 import numba
 import numpy as np
+
+if "mpinet" in sys.argv[1:]:  # mpinet's loader: no set-up of numba's lowering registries
+    from mpinet import numba_cache  # noqa: F401
 
 
 @numba.njit(cache=True)
@@ -166,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="booksim_split_"))
     (tmp / "one_kernel.py").write_text(KERNEL)
-    one = [py, "-c", f"import sys; sys.path.insert(0, {str(tmp)!r}); import one_kernel"]
+    one = [py, "-c", f"import sys; sys.path[:0] = [{str(tmp)!r}, {str(ROOT)!r}]; import one_kernel"]
     _cpu_of(one)  # compiled into numba's cache once, not timed
     rows: dict[str, list[float]] = {}
     spans: dict[str, list[float]] = {}
@@ -179,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             ("python -c 'import numpy, numba'", [py, "-c", "import numpy, numba"]),
             ("one cached numba kernel loaded and called", one),
             ("the same, the collector paused and frozen (as mpinet)", [*one, "gc"]),
+            ("the same, and mpinet's loader (mpinet.numba_load)", [*one, "gc", "mpinet"]),
         ):
             rows.setdefault(name, []).append(_cpu_of(cmd)[0])
         cpu, _, out = _cpu_of([py, __file__, "--child", "--config", cfg, *a.keys])

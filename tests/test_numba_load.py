@@ -1,5 +1,6 @@
-"""A kernel loaded from numba's cache keeps its bitcode unparsed until something links it
-(mpinet/numba_load.py), and behaves as numba's own loader makes it behave."""
+"""A kernel loaded from numba's cache keeps its bitcode unparsed until something links it,
+loads without numba's set-up of its lowering registries (mpinet/numba_load.py), and behaves
+as numba's own loader makes it behave."""
 
 from __future__ import annotations
 
@@ -67,6 +68,99 @@ with CompileClock() as clock:
     assert kmod.f(2) == 7
 print(len(clock.load_spans), clock.kernels, clock.seconds, clock.loads_in_engine > 0)
 """
+
+
+#: kernels that use numba's runtime (an array made and returned) and raise
+KERNELS = """\
+import numba
+import numpy as np
+from mpinet import numba_cache  # noqa: F401
+
+@numba.njit(cache=True)
+def twice(n):
+    return np.arange(n) * 2
+
+@numba.njit(cache=True)
+def neg(x):
+    if x < 0:
+        raise ValueError("negative", x)
+    return x
+"""
+
+#: a fresh process: the kernels from the cache, then one compiled beside them; whether
+#: numba's set-up of its lowering registries ran (one of its modules imported) is printed
+LEAN = """\
+import sys
+
+import numba
+import kmod
+from mpinet import numba_load
+
+if "unresolvable" in sys.argv:  # as if an object code named a symbol nothing defines yet
+    numba_load._resolvable = lambda *a: False
+out = [kmod.twice(3).tolist()]
+try:
+    kmod.neg(-2)
+except ValueError as e:
+    out.append(e.args)
+out.append(any(m in sys.modules for m in ("numba.np.linalg", "numba.cpython.setobj")))
+out.append(sum(sum(f.stats.cache_hits.values()) for f in (kmod.twice, kmod.neg)))
+
+@numba.njit
+def g(x):  # compiled now: numba's compiler sets its target up itself
+    return kmod.neg(x) + 1
+
+out.append(g(4))
+print(out)
+"""
+
+
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory):
+    """A directory whose kernels are in numba's cache."""
+    where = tmp_path_factory.mktemp("lean")
+    (where / "kmod.py").write_text(KERNELS)
+    _run(where, "import kmod; kmod.twice(1); kmod.neg(1)")
+    return where
+
+
+@pytest.mark.parametrize("case", ["lean", "unresolvable"])
+def test_cached_kernels_load_without_numbas_set_up(cached, case):
+    # numba's loader imports and installs its lowering registries at the first load; the
+    # lean load does not unless an object code needs a symbol nothing defines yet
+    out = subprocess.run([sys.executable, "-c", LEAN, case], cwd=cached, capture_output=True,
+                         text=True, check=True).stdout.strip()  # fmt: skip
+    # the same results as numba's own loader, two cache hits; numba's set-up skipped (lean)
+    # or run first (a symbol not resolvable); a compilation after them works either way
+    assert out == f"[[0, 2, 4], ('negative', -2), {case != 'lean'}, 2, 5]"
+
+
+def test_resolvable_names_what_an_object_leaves_undefined():
+    # a hand-made object that calls one symbol the process has (numba's helper) and one
+    # nothing defines: the lean load takes numba's whole way for it
+    codegen.initialize_llvm()
+    target = ll.Target.from_default_triple().create_target_machine(codemodel="jitdefault")
+
+    def obj(callee: str) -> bytes:
+        mod = ll.parse_assembly(f"""
+            declare i64 @{callee}(i64)
+            define i64 @mpinet_probe(i64 %x) {{
+              %y = call i64 @{callee}(i64 %x)
+              ret i64 %y
+            }}
+        """)
+        return target.emit_object(mod)
+
+    from numba.core import registry
+
+    engine = registry.cpu_target.target_context.codegen()._engine
+    missing = obj("mpinet_no_such_symbol_anywhere")
+    assert numba_load.elf_symtab(missing) == ({"mpinet_probe"}, {"mpinet_no_such_symbol_anywhere"})
+    data = lambda o: (("lib", "object", (o, b"")),)  # noqa: E731
+    assert not numba_load._resolvable(data(missing), engine, ll.address_of_symbol)
+    assert numba_load._resolvable(data(obj("numba_gil_ensure")), engine, ll.address_of_symbol)
+    assert not numba_load._resolvable((("lib", "bitcode", b""),), engine, ll.address_of_symbol)
+    numba_load._TABLES.clear()
 
 
 def test_a_load_is_timed_apart_from_compilations(tmp_path):

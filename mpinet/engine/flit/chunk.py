@@ -44,6 +44,7 @@ from mpinet.engine.flit import step_end
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.direct import Direct
 from mpinet.engine.flit.injection_blocks import InjectionBlocks, split_ids
+from mpinet.engine.flit.kept_choice import kept_deny
 from mpinet.engine.flit.kport_nodes import kport_deny
 from mpinet.engine.flit.step_route import PORT_ERR, VC_ERR, route_in
 from mpinet.engine.run import raise_collected
@@ -134,7 +135,10 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             if prm.kind == fk.ALL:  # every touched link (no call: a call's bundles cost)
                 so.allow[:nt] = True
             else:  # k-port, one-port: port_model's choice (the denied links emptied)
-                na = kport_deny(nt, t, prm, segs, pkts, links, so, inc)
+                if prm.k == 1:  # one-port: a node's decision kept while nothing changed
+                    na = kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc)
+                else:
+                    na = kport_deny(nt, t, prm, segs, pkts, links, so, inc)
         for c in range(fk.NCOUNT):
             if c != fk.C_FLITS and c != fk.C_DELIV and c != fk.C_HOPS and c != fk.C_CROSS:
                 cnt[c] = 0
