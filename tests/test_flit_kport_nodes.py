@@ -6,7 +6,10 @@ links of capacity 1 and 2) equal the step-by-step path, whose choice is
 order, link loads, hop rows, deadlock reports). The choice itself is held to a reference
 made from :func:`~mpinet.engine.flit.port_choice.movable` and
 :func:`~mpinet.engine.flit.port_choice.choose_links` on hand-built requests, so a denied
-link that should send, or the reverse, fails here and not only in a long run."""
+link that should send, or the reverse, fails here and not only in a long run. One-port's
+choice kept between steps (mpinet/engine/flit/kept_choice.py) is compared with a fresh one
+at every kept decision of random runs (check mode), and a decision kept without its
+signature's test is caught."""
 
 from __future__ import annotations
 
@@ -184,3 +187,59 @@ def test_kport_check_finds_the_first_violation_as_the_reference(k):
         assert np.array_equal(links.flits, after)
         assert (nsent == -1).all()
     assert found == {0, step_end.CAPACITY, step_end.PORTS}
+
+
+def run_checked(monkeypatch, p, check):
+    """The compiled run of ``p`` with one-port's kept choice in check mode ``check``
+    (:mod:`~mpinet.engine.flit.kept_choice`: 1 compares every kept decision with a fresh
+    one, 2 also keeps decisions without the signature's test); its record and state."""
+    made = []
+
+    class Checked(chunk.Steps):
+        def __init__(self, eng):
+            super().__init__(eng)
+            self.inc.chk[0] = check
+            made.append(self)
+
+    monkeypatch.setattr(chunk, "Steps", Checked)
+    _, rec = run(p, True)
+    monkeypatch.undo()
+    return rec, made[0].inc
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kept_one_port_decisions_equal_fresh_ones(monkeypatch, seed):
+    """At every step of random one-port runs each decision kept from the step before
+    (kept_choice.kept_deny) equals a fresh one, and the run without the check equals the
+    step-by-step path row for row."""
+    rng = np.random.default_rng(200 + seed)
+    spec, router = SPECS[seed % len(SPECS)]
+    mode = MODES[(seed + 1) % len(MODES)]
+    flits = int(rng.integers(2, 6))
+    buf = int(rng.integers(1, 4)) if mode == "wormhole" else flits
+    sets = [(["topology"], spec), (["router", "name"], router), (["trace", "level"], "none"),
+            (["model", "kind"], "one-port"), (["model", "switching"], mode),
+            (["model", "flits"], flits), (["model", "vcs"], int(rng.integers(1, 4))),
+            (["model", "vc_buffer"], buf), (["workload", "injection"], "bernoulli"),
+            (["workload", "rate"], float(rng.uniform(0.15, 0.3)) / flits),
+            (["workload", "steps"], 200)]  # fmt: skip
+    p = plan(load_job(None, sets), ranks=1)
+    a, inc = run_checked(monkeypatch, p, 1)
+    _, b = run(p, True)
+    _, c = run(p, False)
+    assert_identical(a, c)
+    assert_identical(b, c)
+    assert inc.chk[1] > 100, "too few decisions kept to compare"
+    assert inc.chk[2] == 0, f"{inc.chk[2]} of {inc.chk[1]} kept decisions differed"
+
+
+def test_a_decision_kept_through_a_change_is_caught(monkeypatch):
+    """Kept without the signature's test (a loser's new or newly movable request missed),
+    decisions differ from fresh ones: the check above can fail."""
+    sets = [(["topology"], "ms:2,2"), (["router", "name"], "shortest"),
+            (["trace", "level"], "none"), (["model", "kind"], "one-port"),
+            (["model", "switching"], "wormhole"), (["model", "flits"], 4),
+            (["workload", "injection"], "bernoulli"), (["workload", "rate"], 0.06),
+            (["workload", "steps"], 200)]  # fmt: skip
+    _, inc = run_checked(monkeypatch, plan(load_job(None, sets), ranks=1), 2)
+    assert inc.chk[1] > 1000 and inc.chk[2] > 10

@@ -30,8 +30,9 @@ port their sum (``dem``), whether a link is listed to recount (``flag``) and the
 (``dirty[:nd[0]]``); ``chk = (on, steps checked, mismatches, afresh)``: :func:`check`'s,
 and 1 while the next step must read every request afresh (set by the caller);
 ``cdem`` the check's scratch. k-port's count of a node's links with requests in a step
-(:func:`~mpinet.engine.flit.kport_nodes.kport_deny`): ``ncnt``, zero between steps
-(``nstep``, the step stamp it had before, is no longer read). sdc's requests kept per buffer
+(:func:`~mpinet.engine.flit.kport_nodes.kport_deny`): ``ncnt``, zero between steps;
+one-port's decisions kept between steps (:mod:`~mpinet.engine.flit.kept_choice`):
+``nstep[node]`` = (step, port, packet id, signature). sdc's requests kept per buffer
 (:mod:`~mpinet.engine.flit.kept_requests`): each buffer's link (``breq``) and port
 (``bport``), each link's requesting buffers (``lhead``, ``bnext``, ``bprev``), the buffers
 listed to re-read (``bflag``, ``dbuf[:ndb[0]]``), a per-link scratch of the check (``cm``),
@@ -50,7 +51,7 @@ def make_demand(nlinks: int, deg: int, check: bool = False, nbuf: int = 0) -> De
     return Demand(np.zeros(nlinks, np.int64), np.zeros(deg, np.int64),
                   np.zeros(nlinks, np.uint8), np.empty(nlinks, np.int64), np.zeros(1, np.int64),
                   np.array([int(check), 0, 0, 1], np.int64), np.zeros(deg, np.int64),
-                  np.full(nlinks // deg, -1, np.int64),
+                  np.full((nlinks // deg, 4), -1, np.int64),
                   np.zeros(nlinks // deg, np.int64), np.full(nbuf, -1, np.int32),
                   np.full(nbuf, -2, np.int8), np.full(nbuf, -1, np.int32),
                   np.full(nbuf, -1, np.int32), np.full(nk, -1, np.int32),

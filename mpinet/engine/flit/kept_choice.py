@@ -1,0 +1,132 @@
+"""One-port's choice kept between steps (numba), without listing any event.
+
+:func:`~mpinet.engine.flit.kport_nodes.kport_deny` decides every node with more than one
+link with requests afresh at every step: its links' oldest movable requests read, the
+oldest kept. On one rank :func:`kept_deny` makes the same choice (``k = 1``) but keeps a
+node's decision from the step before when nothing it rests on can have changed:
+
+* a node's links that did not win (the *losers*) moved nothing, so their requests cannot
+  leave them, their VCs' credits cannot fall and no VC of theirs can be taken: their
+  request counts (``links.nreq``, each step's ``collect``), their VCs'
+  ``min(credit, max(need, 1))`` and minus their ``held`` flags only grow. Their sum (the
+  node's *signature*) is therefore equal a step later only if none of them changed, and
+  then every loser's oldest movable request is the one it had (no request came, none became
+  movable: a body needs a credit, a head a VC free with ``need`` credits);
+* the winner's link is read again (its oldest movable request, as the fresh choice reads
+  it): if that is still the winner's packet, which was older than every loser's, it wins.
+
+So no event is listed (session 6's kept choice listed the losers' events and lost more to
+the listing than it saved: docs/performance.md, "One-port and sdc in session 6"): a kept
+node reads its ``deg`` links' counts, its losers' ``deg * V`` credits and held flags (two
+runs of adjacent words) and one link's requests instead of every link's. A decision is
+kept only from the step just before in the same compiled call (the call's first step
+decides afresh). ``inc.nstep[node]``: the step of the node's last decision (-1: none), its
+winning port, the winner's packet id and the signature. Check mode (``inc.chk[0]`` 1):
+every kept node is also decided afresh and the fresh choice used; ``inc.chk[1]`` counts
+the kept decisions compared, ``inc.chk[2]`` those the fresh one contradicts. 2: the same,
+a decision kept without the signature's test, which the tests use to show that the check
+catches a missed change.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from mpinet.engine.flit.kernels import older
+from mpinet.engine.flit.layout import quotient
+from mpinet.engine.flit.port_choice import oldest_movable
+
+
+@njit(cache=True, inline="always")
+def _signature(base, wq, deg, nvc, thr, lreq, credit, held):
+    """The node's losers' signature: their request counts, their VCs' credits up to ``thr``
+    and minus their held flags, summed (every term only grows while they do not send)."""
+    s = 0
+    for q in range(deg):  # every link, then the winner's taken off: no branch per link
+        s += lreq[base + q]
+    s -= lreq[base + wq]
+    for k in range(base * nvc, (base + deg) * nvc):
+        s += min(credit[k], thr) - held[k]
+    for k in range((base + wq) * nvc, (base + wq + 1) * nvc):
+        s -= min(credit[k], thr) - held[k]
+    return s
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
+    """:func:`~mpinet.engine.flit.kport_nodes.kport_deny` for one-port (``prm.k == 1``) at
+    step ``t`` of a compiled call that started after step ``t0``, its decisions kept
+    between steps (the module docstring). The same outputs: the denied links' ``nreq``
+    zeroed, the allowed links first in ``so.touched`` (``so.allow`` to match), their number
+    returned. Scratch: ``so.bufs`` (the nodes with a choice), ``so.route[0]`` (the denied
+    links), ``so.route[1]`` (each touched link's node, to reset ``inc.ncnt``)."""
+    nvc, need, deg = prm.nvc, prm.need, prm.deg
+    thr = max(need, 1)
+    touched, rq, nodes = so.touched, so.rq, so.bufs
+    seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
+    pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
+    ncnt, owner, kept, chk = inc.ncnt, so.route[1], inc.nstep, inc.chk
+    rdeg = 1.0 / deg
+    nn = 0
+    for j in range(nt):  # the count, as kport_deny's (no branch)
+        node = quotient(touched[j], deg, rdeg)
+        owner[j] = node
+        c = ncnt[node] + 1
+        ncnt[node] = c
+        nodes[nn] = node
+        nn += c == 2
+    for i in range(nn):
+        node = nodes[i]
+        base = node * deg
+        wq = -1  # the winning port: kept, else decided afresh
+        if kept[node, 0] == t - 1 and t - 1 > t0:
+            q = kept[node, 1]
+            link = base + q
+            if lreq[link] > 0 and (chk[0] == 2 or _signature(
+                    base, q, deg, nvc, thr, lreq, credit, held) == kept[node, 3]):  # fmt: skip
+                f = oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt, seg_vlo,
+                                   seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
+                if f >= 0 and pkt_pid[seg_pkt[rq[f]]] == kept[node, 2]:
+                    wq = q
+        if wq < 0 or chk[0]:  # afresh: each link's oldest movable request, the oldest
+            best, bp = -1, -1
+            for q in range(deg):  # ports in order, older strictly: of one packet, the lower link
+                link = base + q
+                if lreq[link] > 0:
+                    f = oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt,
+                                       seg_vlo, seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
+                    if f >= 0:
+                        p = seg_pkt[rq[f]]
+                        if best < 0 or older(pkt_inj, pkt_pid, p, bp):
+                            best, bp = q, p
+            if wq >= 0:  # check mode: a kept decision, compared with the fresh one
+                chk[1] += 1
+                chk[2] += best != wq
+            if best >= 0 and best != wq:
+                kept[node, 2] = pkt_pid[bp]
+                kept[node, 3] = _signature(base, best, deg, nvc, thr, lreq, credit, held)
+            wq = best
+        kept[node, 0] = t if wq >= 0 else -1  # nothing can move: decided afresh next time
+        kept[node, 1] = wq
+        for q in range(deg):
+            if q != wq:
+                lreq[base + q] = 0  # denied (or not touched: already 0)
+    if nn == 0:  # no choice: every link allowed, in order
+        for j in range(nt):
+            ncnt[owner[j]] = 0
+        so.allow[:nt] = True
+        return nt
+    allow, rest = so.allow, so.route[0]
+    na = 0
+    for j in range(nt):  # the allowed first, in order: move visits only them (no branch)
+        ncnt[owner[j]] = 0
+        link = touched[j]
+        touched[na] = link  # na <= j: touched[j] is read before it is written
+        rest[j - na] = link
+        na += lreq[link] > 0
+    for i in range(nt - na):
+        touched[na + i] = rest[i]
+    allow[:na] = True
+    allow[na:nt] = False
+    return na
