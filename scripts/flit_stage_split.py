@@ -70,7 +70,7 @@ NAMES = {0: "collect", 1: "move", 2: "settle", 3: "pack", 4: "post", 5: "wait", 
          13: "engine", 14: "room", 15: "compiled", 16: "injections", 40: "active_buffers",
          41: "flits", 42: "searches", 43: "fronts_searched", 44: "scans", 45: "fronts_listed",
          46: "steps", 47: "requests", 48: "wire_rows", 49: "heads_routed",
-         17: "sdc_sort", 18: "sdc_collect_port", 20: "sdc_route_in",
+         17: "sdc_sort", 18: "sdc_collect_port", 19: "sdc_mark_moved", 20: "sdc_route_in",
          21: "sdc_settle_buffers", 22: "sdc_recount"}  # fmt: skip
 TIMED = "            _t0 = __import__('time').thread_time_ns()\n"
 SPENT = "            _P[{}] += __import__('time').thread_time_ns() - _t0\n"
@@ -93,13 +93,11 @@ PATCHES = [
     ("chunk.py", "        if na:  # no request, no move (the call unpacks some 60 arrays)\n",
      "        tp = add(clk, 0, tp)\n"
      "        if na:  # no request, no move (the call unpacks some 60 arrays)\n"),
-    ("chunk.py", "            nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
+    ("chunk.py", "        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
      "        if so.out[0]:",
-     "            nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
-     "        tp = add(clk, 2, tp)\n        clk[1][49] += nnew + ni\n        if so.out[0]:"),
-    ("chunk.py", "        if prm.kind == fk.SDC:  # the kept requests' listing made in settle's passes\n",
      "        tp = add(clk, 1, tp)\n"
-     "        if prm.kind == fk.SDC:  # the kept requests' listing made in settle's passes\n"),
+     "        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
+     "        tp = add(clk, 2, tp)\n        clk[1][49] += nnew + ni\n        if so.out[0]:"),
     # sdc's stages apart, one rank (docs/performance.md, "sdc in session 10"): inside
     # ``collect`` (the sort of the active list, ``collect_port``) and ``route`` (the rest)
     ("chunk.py", "            fs.sort_active(bufs.act, bufs.nact[0], so.rq)\n        sdc = -1\n",
@@ -109,6 +107,10 @@ PATCHES = [
      "            tp = add(clk, 0, tp)\n"
      "            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)\n"
      "            tp = add(clk, 18, tp)\n"),
+    ("chunk.py", "            kr.mark_moved(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL)\n",
+     "            tp = add(clk, 7, tp)\n"
+     "            kr.mark_moved(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL)\n"
+     "            tp = add(clk, 19, tp)\n"),
     ("chunk.py", "            kr.mark_injected(nnew, ni, prm, so, inc)\n            kr.settle_buffers(prm, segs, bufs, inc)\n"
      "            kr.recount(False, prm, segs, pkts, links, bufs, inc)  # while the moves' are hot\n",
      "            tp = add(clk, 20, tp)\n"
@@ -145,9 +147,10 @@ PATCHES = [
      "    f0, d0, x0 = cnt[fk.C_FLITS], cnt[fk.C_DELIV], cnt[fk.C_CROSS]\n"
      "    clk[1][47] += nt\n    tp = add(clk, 0, tp)\n    if na:\n"
      "        fk.move(t, na, in_window, prm, segs, pkts, links, bufs, so)\n    tp = add(clk, 1, tp)\n"),
-    ("ranks.py", "        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n",
-     "        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
-     "    tp = add(clk, 2, tp)\n"),
+    ("ranks.py", "    nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
+     "    if prm.kind == fk.SDC:\n        kr.mark_moved(",
+     "    nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
+     "    tp = add(clk, 2, tp)\n    if prm.kind == fk.SDC:\n        kr.mark_moved("),
     ("ranks.py", "    pack(prm, so, ex)\n    mine[K_FLITS]",
      "    pack(prm, so, ex)\n    tp = add(clk, 3, tp)\n"
      "    clk[1][48] += cnt[fk.C_WIRE]\n    clk[1][41] += cnt[fk.C_FLITS] - f0\n"

@@ -38,9 +38,9 @@ from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import look_search as ls
 from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import route_heads as heads
-from mpinet.engine.flit import sdc_settle, step_end
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit import step_draws as sd
+from mpinet.engine.flit import step_end
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.direct import Direct
 from mpinet.engine.flit.injection_blocks import InjectionBlocks, split_ids
@@ -146,13 +146,12 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         if na:  # no request, no move (the call unpacks some 60 arrays)
             fk.move(t, na, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so)
         # the links after na (k-port's denied) moved nothing and have nreq 0 (kport_deny)
-        if prm.kind == fk.SDC:  # the kept requests' listing made in settle's passes
-            nnew = sdc_settle.settle(na, sdc, prm, segs, pkts, links, bufs, so, inc)
-        else:
-            nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)
+        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)
         if so.out[0]:
             status[0], status[1], status[2] = MODEL_ERR, t, sdc
             return t
+        if prm.kind == fk.SDC:
+            kr.mark_moved(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL)
         for i in range(nh):  # injected at their destination: delivered now
             r = cnt[fk.C_DELIV]
             deliv[r, 0], deliv[r, 1] = inj.hpid[ha + i], inj.hsrc[ha + i]

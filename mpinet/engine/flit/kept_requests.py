@@ -7,11 +7,9 @@ a step, 8,850 requests, 1,510 links allowed. Here each buffer's request (the out
 its front segment when that segment has flits, wholly received under store-and-forward) is
 kept in ``inc.breq`` (its port in ``inc.bport``, :data:`EMPTY` for an empty buffer), each
 link's requesting buffers in a list (``inc.lhead``, ``inc.bnext``/``inc.bprev``), and a
-step reads again only the buffers whose front may have changed, most of them in the step's
-settle (:mod:`~mpinet.engine.flit.sdc_settle`, :func:`read_now`), the rest after the
-routing (:func:`settle_buffers`: fronts that are heads not routed yet, the source queues
-of the step's injections, :func:`mark_injected`, and on several ranks the buffers the
-flits from other ranks reached, :func:`~mpinet.engine.flit.ranks.mark_taken`):
+step re-reads only the buffers whose front may have changed (:func:`mark_moved`,
+:func:`mark_injected`, :func:`~mpinet.engine.flit.ranks.mark_taken`; applied by
+:func:`settle_buffers` at the step's end):
 
 * the buffers of the allowed links' requests (their flits left; a tail drained them);
 * the buffers whose front segment received flits, or received a new head (``so.local``);
@@ -33,8 +31,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from mpinet.engine.flit.kernels import older
-from mpinet.engine.flit.layout import SAF, can_move, quotient
+from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
+from mpinet.engine.flit.layout import DEST, SAF, can_move, list_once, quotient, vc_id
 from mpinet.engine.flit.port_demand import mark_link
 from mpinet.engine.flit.port_links import EMPTY, NONE, port_links
 from mpinet.prefetch import ahead
@@ -238,74 +236,76 @@ def collect_port(port, prm, segs, pkts, links, bufs, so, inc):
     return na
 
 
+@njit(cache=True, inline="always")
+def _unchanged(s, link, nvc, seg_cnt, seg_sent, seg_ovc, credit):
+    """Whether request ``s``, which moved a flit over ``link`` (capacity 1), left the link's
+    movable requests (so its count and oldest) and its buffer's request as they were: it
+    still has flits (so it is still its buffer's front: a segment drains only empty), and
+    goes into its destination or on a VC it held before the step (``seg_sent`` above 1: no
+    VC taken now, so no other head's allocation changed) that still has a credit after
+    the step's credits. A third of the allowed links on the port-model run."""
+    if seg_cnt[s] <= 0:
+        return False
+    ovc = seg_ovc[s]
+    return ovc == DEST or (seg_sent[s] > 1 and credit[vc_id(link, ovc, nvc)] > 0)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def mark_moved(na, prm, segs, links, bufs, so, inc, c_cred, c_rel, c_local):
+    """List what the step's moves may have changed, after ``settle`` and before the routing
+    (a drained segment's buffer still readable): the buffers of the requests the ``na``
+    allowed links were given (their flits left, a tail drained them) and those whose front
+    segment received its first flits (a new head), flits when it had none, or under
+    store-and-forward its last; the allowed links, and the links whose VC got
+    credits back while below ``need`` or was released, to recount (a request that came or
+    went, or a new front, lists its link in :func:`settle_buffers`). When every allowed
+    link had capacity 1 (``inc.nrq[1]`` 0: link ``touched[j]``'s request is ``rq[j]``), a
+    link whose request left it :func:`_unchanged` lists neither (its count and oldest are
+    kept)."""
+    bflag, dbuf, ndb, flag, dirty, nd = inc.bflag, inc.dbuf, inc.ndb, inc.flag, inc.dirty, inc.nd
+    touched, cnt, local, rq, head, seg_buf = so.touched, so.cnt, so.local, so.rq, bufs.head, \
+        segs.buf  # fmt: skip
+    cred_l, rel, credit, nvc, need = so.cred_l, so.rel, links.credit, prm.nvc, prm.need
+    if inc.nrq[1]:  # some link got several requests
+        for j in range(na):
+            mark_link(touched[j], flag, dirty, nd)
+        for i in range(inc.nrq[0]):
+            list_once(seg_buf[rq[i]], bflag, dbuf, ndb)
+    else:  # one request a link
+        seg_cnt, seg_sent, seg_ovc = segs.cnt, segs.sent, segs.ovc
+        for j in range(na):
+            s = rq[j]
+            if not _unchanged(s, touched[j], nvc, seg_cnt, seg_sent, seg_ovc, credit):
+                mark_link(touched[j], flag, dirty, nd)
+                list_once(seg_buf[s], bflag, dbuf, ndb)
+    saf, flits, nvcbuf = prm.mode == SAF, prm.flits, prm.nvcbuf
+    seg_cnt, seg_recv = segs.cnt, segs.recv
+    for i in range(cnt[c_local]):  # a front's first flits, or its last under store-and-forward
+        s, n, b = local[i, LA_SEG], local[i, LA_N], local[i, LA_BUF]
+        if head[b] == s and (seg_cnt[s] == n or seg_recv[s] == n
+                             or (saf and b < nvcbuf and seg_recv[s] == flits)):  # fmt: skip
+            list_once(b, bflag, dbuf, ndb)  # else: a request before and after (or none)
+    for i in range(cnt[c_cred]):  # a buffer returns credits once a step: one row per VC
+        k, n = cred_l[i, 0], cred_l[i, 1]
+        if credit[k] - n < need:  # applied by settle: the credits before were these
+            mark_link(k // nvc, flag, dirty, nd)
+    for i in range(cnt[c_rel]):
+        mark_link(rel[i] // nvc, flag, dirty, nd)
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def mark_injected(nnew, ni, prm, so, inc):
     """List the source queues of the step's ``ni`` injections (after the ``nnew`` heads in
     the routing's links, ``so.route[6]``)."""
     lk, nvcbuf = so.route[6], prm.nvcbuf
     for i in range(nnew, nnew + ni):
-        relist(nvcbuf + lk[i], inc.bflag, inc.dbuf, inc.ndb)
-
-
-@njit(cache=True, inline="always")
-def reread(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out, breq, bport,
-           bnext, bprev, lhead, flag, dirty, nd):  # fmt: skip
-    """Buffer ``b``'s request read again: a request that changed leaves its old link's list
-    for its new one, and both links are listed to recount."""
-    link, code = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out)
-    old = breq[b]
-    if link != old:  # a new front (or none): another list
-        if old >= 0:
-            _unlist(b, old, bnext, bprev, lhead)
-            mark_link(old, flag, dirty, nd)
-        _list(b, link, breq, bnext, bprev, lhead)
-        mark_link(link, flag, dirty, nd)
-    elif code != bport[b]:  # the front's request came or went
-        mark_link(link, flag, dirty, nd)
-    bport[b] = code
-
-
-@njit(cache=True, inline="always")
-def relist(b, bflag, dbuf, ndb):
-    """List buffer ``b`` to read after the routing, also if it was read already this step
-    (``bflag`` :data:`READ`): something after that read changed it."""
-    if bflag[b] == 0:
-        bflag[b] = 1
-        dbuf[ndb[0]] = b
-        ndb[0] += 1
-    else:
-        bflag[b] = 1
-
-
-#: ``inc.bflag`` of a buffer read again in the step's settle (:mod:`.sdc_settle`), listed
-#: only to reset the flag
-READ = 2
-
-
-@njit(cache=True, inline="always")
-def read_now(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out, breq, bport,
-             bnext, bprev, lhead, flag, dirty, nd, bflag, dbuf, ndb):  # fmt: skip
-    """Buffer ``b`` read again now, in the step's settle (:func:`reread`; flagged
-    :data:`READ`), unless it is listed already; if its front is a head not routed yet,
-    listed to read after the routing instead. Read while the step's moves left its records
-    in the cache, and not listed and read again in :func:`settle_buffers`."""
-    if bflag[b] != 0:
-        return
-    dbuf[ndb[0]] = b
-    ndb[0] += 1
-    s = head[b]
-    if s >= 0 and seg_out[s] < 0:
-        bflag[b] = 1
-        return
-    bflag[b] = READ
-    reread(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out, breq, bport,
-           bnext, bprev, lhead, flag, dirty, nd)  # fmt: skip
+        list_once(nvcbuf + lk[i], inc.bflag, inc.dbuf, inc.ndb)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def settle_buffers(prm, segs, bufs, inc):
-    """The listed buffers read again (after the routing; those :data:`READ` already in the
-    step's settle only unflagged): :func:`reread`."""
+    """The listed buffers read again (after the routing): a request that changed leaves its
+    old link's list for its new one, and both links are listed to recount."""
     saf, flits, nvcbuf, deg = prm.mode == SAF, prm.flits, prm.nvcbuf, prm.deg
     rdeg = 1.0 / deg
     head, seg_cnt, seg_recv, seg_out = bufs.head, segs.cnt, segs.recv, segs.out
@@ -314,16 +314,22 @@ def settle_buffers(prm, segs, bufs, inc):
     n = ndb[0]
     for i in range(n):
         if i + 16 < n:
-            ahead(prm.far, bflag, dbuf[i + 16])
+            ahead(prm.far, head, dbuf[i + 16])
         if i + 8 < n:
-            ahead(prm.far, head, dbuf[i + 8])
+            ahead(prm.far, seg_cnt, head[dbuf[i + 8]])
         b = dbuf[i]
-        f = bflag[b]
         bflag[b] = 0
-        if f == READ:
-            continue
-        reread(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out, breq, bport,
-               bnext, bprev, lhead, flag, dirty, nd)  # fmt: skip
+        link, code = _front(b, saf, flits, nvcbuf, deg, rdeg, head, seg_cnt, seg_recv, seg_out)
+        old = breq[b]
+        if link != old:  # a new front (or none): another list
+            if old >= 0:
+                _unlist(b, old, bnext, bprev, lhead)
+                mark_link(old, flag, dirty, nd)
+            _list(b, link, breq, bnext, bprev, lhead)
+            mark_link(link, flag, dirty, nd)
+        elif code != bport[b]:  # the front's request came or went
+            mark_link(link, flag, dirty, nd)
+        bport[b] = code
     ndb[0] = 0
 
 

@@ -38,7 +38,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from mpinet.engine.flit import chunk, sdc_settle, step_end
+from mpinet.engine.flit import chunk, step_end
 from mpinet.engine.flit import kept_requests as kr
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import port_demand as pd
@@ -46,6 +46,7 @@ from mpinet.engine.flit import state as fs
 from mpinet.engine.flit import step_route as sr
 from mpinet.engine.flit.direct import Direct  # noqa: F401 (its callers read it here)
 from mpinet.engine.flit.kport_nodes import kport_deny
+from mpinet.engine.flit.layout import list_once
 
 #: a message's header: wire rows, credit pairs, heads among the rows, then the step's
 #: counters (:data:`NK` words, written by the compiled loop of :mod:`.rank_loop`)
@@ -196,10 +197,9 @@ def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status
     if na:
         fk.move(t, na, in_window, prm, segs, pkts, links, bufs, so)
     # the links after na (k-port's denied) moved nothing and have nreq 0 (kport_deny)
-    if prm.kind == fk.SDC:  # the kept requests' listing made in settle's passes
-        nnew = sdc_settle.settle(na, sdc, prm, segs, pkts, links, bufs, so, inc)
-    else:
-        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)
+    nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)
+    if prm.kind == fk.SDC:
+        kr.mark_moved(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL)
     pack(prm, so, ex)
     mine[K_FLITS], mine[K_DELIV] = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
     mine[K_CROSS] = cnt[fk.C_CROSS] - x0
@@ -220,8 +220,8 @@ def mark_taken(prm, segs, links, bufs, ex, inc):
         for c in range(m[H_CRED]):
             pd.mark_link((m[a + 2 * c] - base) // nvc, flag, dirty, nd)
         nb += m[H_ROWS]
-    for i in range(nb):  # read in the step's settle perhaps, but changed since
-        kr.relist(ex.rbufs[i], inc.bflag, inc.dbuf, inc.ndb)
+    for i in range(nb):
+        list_once(ex.rbufs[i], inc.bflag, inc.dbuf, inc.ndb)
 
 
 @njit(cache=True, error_model="numpy")

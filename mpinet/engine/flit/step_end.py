@@ -58,8 +58,22 @@ def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def finish(segs, pkts, links, bufs, so):
     """The step's lists applied: local arrivals, VC releases, credits, drained segments."""
-    cnt, local, rel, cred_l = so.cnt, so.local, so.rel, so.cred_l
-    seg_cnt, seg_recv, bocc, held, credit = segs.cnt, segs.recv, bufs.occ, links.held, links.credit
+    cnt, local, rel, cred_l, drain = so.cnt, so.local, so.rel, so.cred_l, so.drain
+    seg_cnt, seg_recv, seg_buf, seg_next, seg_pkt = (
+        segs.cnt,
+        segs.recv,
+        segs.buf,
+        segs.next,
+        segs.pkt,
+    )
+    seg_free, nfree, pkt_nseg, pkt_free, npfree = (
+        segs.free,
+        segs.nfree,
+        pkts.nseg,
+        pkts.free,
+        pkts.nfree,
+    )
+    bocc, bhead, btail, held, credit = bufs.occ, bufs.head, bufs.tail, links.held, links.credit
     for i in range(cnt[fk.C_LOCAL]):
         s, n, b = local[i, fk.LA_SEG], local[i, fk.LA_N], local[i, fk.LA_BUF]
         seg_cnt[s] += n
@@ -69,18 +83,7 @@ def finish(segs, pkts, links, bufs, so):
         held[rel[i]] = 0
     for i in range(cnt[fk.C_CRED_L]):
         credit[cred_l[i, 0]] += cred_l[i, 1]
-    drain_segments(segs, pkts, bufs, so)
-
-
-@njit(cache=True, inline="always")
-def drain_segments(segs, pkts, bufs, so):
-    """The step's drained segments (``so.drain``) freed, and their packets with no segment
-    left on the rank: the last of :func:`finish` (and of sdc's settle)."""
-    drain, seg_buf, seg_next, seg_pkt = so.drain, segs.buf, segs.next, segs.pkt
-    seg_free, nfree, pkt_nseg, pkt_free, npfree = segs.free, segs.nfree, pkts.nseg, pkts.free, \
-        pkts.nfree  # fmt: skip
-    bhead, btail = bufs.head, bufs.tail
-    for i in range(so.cnt[fk.C_DRAIN]):
+    for i in range(cnt[fk.C_DRAIN]):
         s = drain[i]
         b = seg_buf[s]
         bhead[b] = seg_next[s]  # a drained segment is its buffer's front
