@@ -260,9 +260,9 @@ def test_more_heads_than_the_routing_scratch_holds(monkeypatch):
     a, b = both(topo, router, m, Packets(rows))
     assert_identical(a, b)
     assert a.packets.shape[0] == 1200
-    # the compiled run's first call is step 0's (no packets); the next one, step 1's, is
-    # sized for the step's heads before it runs
-    assert widths[0] == 1024 and widths[1] >= 1200
+    # the run's set-up and its first call, step 0's, size it for no packets in flight; the
+    # call of step 1 is sized for the step's heads before it runs
+    assert widths[0] == 1024 and max(widths[1:]) >= 1200
 
 
 def test_step_0_runs_in_the_compiled_call(monkeypatch):

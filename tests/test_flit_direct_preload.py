@@ -244,3 +244,23 @@ def test_the_blocks_kernel_is_kept_by_key_and_step_0_runs_in_a_block(comm, monke
     keys = [k for fn, k in direct._ENTRIES if fn is rank_loop.run_block]
     assert keys, "run_block's entry point was not found by its key"
     assert any(row[0] in keys for row in direct.memo(rank_loop.run_block))
+
+
+def test_prime_finds_the_entry_without_calling_and_compiles_only_if_asked():
+    """``Direct.prime``: the entry point of the arguments' types, found without a call (the
+    engine's set-up); ``compile=False`` leaves a kernel numba's cache does not hold to the
+    first call, which compiles it."""
+    import numba
+
+    @numba.njit(cache=False)
+    def add(x, y):
+        return x[0] + y
+
+    d = direct.Direct(add)
+    assert not d.prime(np.arange(3), 2, compile=False) and d.entry is None
+    assert not add.overloads  # nothing compiled
+    assert d.prime(np.arange(3), 2) and d.entry is not None and len(add.overloads) == 1
+    assert d(np.arange(5, 8), 4) == 9
+    e = direct.Direct(add)  # the same types: the entry kept for the process, no cache asked
+    assert e.prime(np.arange(4), 7, compile=False) and e.entry is d.entry
+    assert not direct.Direct(add).prime((1, object()), 2)  # a kind not keyed: left to the call

@@ -43,3 +43,57 @@ def test_the_state_is_built_with_the_engine_and_a_second_run_builds_its_own(monk
         assert np.array_equal(first.packets, rec.packets)
         assert np.array_equal(first.counters, rec.counters)
     assert first.packets.shape[0] == 72 and (first.packets[:, 4] >= 0).all()
+
+
+def test_a_run_is_set_up_before_its_clock(monkeypatch):
+    """Before the engine's clock starts (its ``time.perf_counter``): the compiled steps'
+    arrays made and their call's entry point found for step 0's arguments (the draws made
+    in the steps: BookSim2's traffic), the collector's youngest generation collected; the
+    same packets as step by step. The record reads the pools only with packets in flight."""
+    import gc
+
+    from test_flit_active import bernoulli_plan, run
+    from test_flit_chunk import assert_identical
+
+    from mpinet.engine.flit import chunk, results
+
+    events = []
+    prepare, young, live_rows = chunk.Steps.prepare, fe.collect_young, results.live_rows
+
+    def prepared(self, workload, live):
+        prepare(self, workload, live)
+        events.append(("prepare", self.c_run.entry is not None, self.drw.on, live is not None))
+
+    def collected():
+        young()
+        events.append(("young", gc.get_count()[0] if gc.isenabled() else 0))
+
+    class Clock:  # the engine module's time: its perf_counter is the clock's start
+        def __getattr__(self, name):
+            return getattr(fe_time, name)
+
+        def perf_counter(self):
+            events.append(("clock",))
+            return fe_time.perf_counter()
+
+    fe_time = fe.time
+    monkeypatch.setattr(chunk.Steps, "prepare", prepared)
+    monkeypatch.setattr(fe, "collect_young", collected)
+    monkeypatch.setattr(fe, "time", Clock())
+    monkeypatch.setattr(results, "live_rows", lambda eng: events.append(("live",)) or
+                        live_rows(eng))  # fmt: skip
+    p = bernoulli_plan("hypercube:4", "anynet-min", "all-port", "wormhole", 0.05, 200)
+    run(p, True)  # the kernel compiled or loaded in this process: its set-up finds it
+    events.clear()
+    _, a = run(p, True)
+    assert events[0] == ("prepare", True, True, True)  # the entry point found, draws on
+    assert events[1][0] == "young" and events[1][1] < 50 and events[2] == ("clock",)
+    assert ("live",) not in events  # nothing in flight at the end: no pool read
+    _, b = run(p, False)
+    assert_identical(a, b)
+    events.clear()
+    p = bernoulli_plan("hypercube:4", "anynet-min", "all-port", "wormhole", 0.05, 200)
+    eng = fe.FlitEngine(p.topo, p.router, p.model, p.policy, max_steps=100)
+    cut = eng.run(p.workload.traffic)  # stopped while injecting: packets in flight
+    left = int((cut.packets[:, 4] == -1).sum())
+    assert ("live",) in events and left > 0 and left == int(cut.counters[-1, 2])

@@ -47,8 +47,8 @@ from mpinet.engine.flit.injection_blocks import InjectionBlocks, split_ids
 from mpinet.engine.flit.kept_choice import kept_deny
 from mpinet.engine.flit.kport_nodes import kport_deny
 from mpinet.engine.flit.step_route import PORT_ERR, VC_ERR, route_in
+from mpinet.engine.flit.steps_path import COMPILED, path, usable  # noqa: F401 (chunk.path)
 from mpinet.engine.run import raise_collected
-from mpinet.routing import compiled
 from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.vc_policies import COUNT_VC
 
@@ -206,32 +206,6 @@ ONE_RANK_CHUNK = 1024
 MAX_CHUNK = 64
 
 
-COMPILED = "compiled steps"
-
-
-def path(eng: Any) -> str:
-    """Which path runs ``eng``'s steps: :data:`COMPILED`, or ``"step by step: <why>"``."""
-    if not eng.compiled_steps:
-        return "step by step: asked for (compiled_steps=False)"
-    hw = eng.router.header_width
-    if eng.policy.compiled is None:
-        return f"step by step: vc_policy {eng.model.vc_policy!r} has no compiled rule"
-    if compiled.rule_of(eng.router) is compiled.NO_HOP:
-        why = getattr(eng, "routes_why", "")
-        how = getattr(eng, "routes", "")
-        return f"step by step: router {eng.router.name!r} has no compiled hop" + (
-            f" ({how}: {why})" if why else ""
-        )
-    if hw > 1:
-        return f"step by step: router {eng.router.name!r} carries a header of {hw} words"
-    return COMPILED
-
-
-def usable(eng: Any) -> bool:
-    """Whether :class:`Steps` can run ``eng``'s run (:func:`path`)."""
-    return path(eng) == COMPILED
-
-
 class Steps(InjectionBlocks):
     """The engine's side of :func:`run_steps`: the injections of the steps asked for, room
     in the pools and scratch arrays, the rows and the errors turned into the engine's."""
@@ -251,6 +225,7 @@ class Steps(InjectionBlocks):
         self.status = np.zeros(9, np.int64)
         self.look: tuple | None = None  # run_steps' deadlock-look arrays (_look)
         self.lscr: tuple = ()  # and its search's scratch (look_search.scratch)
+        self.off_look, self.off_lscr = None, ()  # the same for a call without looks (step 0)
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
         #: sdc's demand between steps (port_demand); ``check``: compared every step (tests)
         nbuf = st.bhead.size if eng.prm.kind == fk.SDC else 0  # sdc keeps its requests
@@ -265,19 +240,46 @@ class Steps(InjectionBlocks):
         self.steps = ONE_RANK_CHUNK if eng.progress is None else MAX_CHUNK
 
     def _look(self, live: Any, m: int) -> tuple:
-        """:func:`run_steps`' ``look`` for a scratch of ``m`` rows (kept while it fits)."""
+        """:func:`run_steps`' ``look`` for a scratch of ``m`` rows (kept while it fits; its
+        search's scratch :attr:`lscr`); ``live`` None: no look (step 0's call)."""
         if live is None:
-            if self.look is None:
+            if self.off_look is None:
                 z = np.zeros(0, np.int64)
-                self.look = (False, z, 0, 0, np.zeros((0, 3), np.int64), z, z, z, z, z, z,
-                             np.zeros(3, np.int64))  # fmt: skip
-                self.lscr = ls.scratch(z, z)
-            return self.look
+                self.off_look = (False, z, 0, 0, np.zeros((0, 3), np.int64), z, z, z, z, z, z,
+                                 np.zeros(3, np.int64))  # fmt: skip
+                self.off_lscr = ls.scratch(z, z)
+            return self.off_look
         if self.look is None or self.look[5].shape[0] < m * (self.eng.vcs + 1) + 1:
             rev = np.ascontiguousarray(self.eng.rev, np.int64)
             self.look = (True, rev, live.nv, live.nl, live.snap, *live.scratch(m))
             self.lscr = ls.scratch(self.look[5], self.look[8])
         return self.look
+
+    def prepare(self, workload: Any, live: Any) -> None:
+        """Set the run up before the engine's clock (as BookSim2 its traffic manager): the
+        draws' arrays, the scratch, the looks' arrays, the compiled call's entry point for
+        step 0's arguments (docs/performance.md, session 11). Nothing is drawn or run."""
+        eng = self.eng
+        self.drw, self.dinj = sd.make_draw(eng, workload, self.rows is not None, self.steps)
+        self.off = self.drw._replace(on=False)
+        so = eng._scratch(2 + self.most)  # the first call's, as run() sizes it
+        if live is not None:
+            self._look(live, so.touched.size)
+        if self.drw.on:  # step 0's call reads the draws' arrays: its arguments known here
+            rows, off = np.zeros((1, 5), np.int64), self._look(None, 0)
+            args = self._args(-1, 0, workload.last_injection_step, self.dinj, so, rows, off,
+                              self.drw)  # fmt: skip
+            self.c_run.prime(*args, compile=False)  # a compilation stays the first call's
+
+    def _args(self, t0: int, t_end: int, last: int, part: Any, so: Any, rows: np.ndarray,
+              look: tuple, draw: Any) -> tuple:  # fmt: skip
+        """:func:`run_steps`' arguments (the same types on every call of a run)."""
+        eng, st = self.eng, self.eng.st
+        hop_rows = so.hop.shape[0] if eng.record_hops else -1
+        room = (so.touched.size, so.deliv.shape[0], hop_rows)
+        return (t0, t_end, last, eng.load_window[0], eng.load_window[1], room, part, self.rule,
+                self.vrule, eng.prm, st.segs, st.pkts, st.links, st.bufs, so, rows, self.status,
+                look, self.lscr if look[0] else self.off_lscr, self.inc, draw)  # fmt: skip
 
     def first(self, workload: Any) -> int:
         """Step 0, as :func:`~mpinet.engine.flit.route_heads.inject` makes it: its packets
@@ -297,7 +299,7 @@ class Steps(InjectionBlocks):
         :data:`LOOK`, the scan (for :meth:`~mpinet.engine.flit.deadlock_live.LiveCheck.search`).
         Errors are raised as the step-by-step path raises them."""
         eng = self.eng
-        if self.drw is None:
+        if self.drw is None:  # not prepared (:meth:`prepare`)
             self.drw, self.dinj = sd.make_draw(eng, workload, self.rows is not None, self.steps)
             self.off = self.drw._replace(on=False)
         drw = self.drw
@@ -329,12 +331,8 @@ class Steps(InjectionBlocks):
             st.reserve(2 * need + most, most + 1)
             so = eng._scratch(2 * need + homes + most)  # run_steps routes need + most
             so.cnt[:] = 0
-            hop_rows = so.hop.shape[0] if eng.record_hops else -1
-            room = (so.touched.size, so.deliv.shape[0], hop_rows)
             look = self._look(live, so.touched.size)
-            tl = self.c_run(t0, t_end, last, eng.load_window[0], eng.load_window[1], room, part,
-                           self.rule, self.vrule, eng.prm, st.segs, st.pkts, st.links, st.bufs,
-                           so, rows[k:], status, look, self.lscr, self.inc, draw)  # fmt: skip
+            tl = self.c_run(*self._args(t0, t_end, last, part, so, rows[k:], look, draw))
             self._flush(so)
             code = int(status[0])
             if draw.on and not (code == ROOM and status[3]):  # drawn: the next calls read them

@@ -119,24 +119,43 @@ class Direct:
             return self.entry(*args)
         if not hasattr(self.fn, "overloads"):  # not a dispatcher (a test's wrapper): as it is
             return self.fn(*args)
+        if self.prime(*args):
+            return self.entry(*args)
+        # an argument of another kind: numba's dispatch, then its types
+        out = self.fn(*args)
+        cres = self.fn.overloads.get(tuple(self.fn.typeof_pyval(a) for a in args))
+        if cres is not None:
+            self.entry = cres.entry_point
+        return out
+
+    def prime(self, *args: Any, compile: bool = True) -> bool:
+        """Find the entry point of ``args``' types without calling it (its key, numba's
+        cache or a compilation), as the first call would: the engine does it while a run
+        is set up, with the arguments of its first call (docs/performance.md, "hypercube:8
+        at light load in session 11"). False: not a dispatcher, an argument of a kind
+        :func:`fingerprint` does not key (the first call goes through numba's dispatch),
+        or, ``compile`` False, a kernel numba's cache does not hold (the first call
+        compiles it, where the engine's compile clock counts it)."""
+        if self.entry is not None:
+            return True
+        if not hasattr(self.fn, "overloads"):
+            return False
         key = fingerprint(args)
-        if key is None:  # an argument of another kind: numba's dispatch, then its types
-            out = self.fn(*args)
-            cres = self.fn.overloads.get(tuple(self.fn.typeof_pyval(a) for a in args))
-            if cres is not None:
-                self.entry = cres.entry_point
-            return out
+        if key is None:
+            return False
         entry = _ENTRIES.get((self.fn, key))
-        if entry is None and _THREAD:  # the preload may be loading it: wait (engine time)
+        if entry is None and _THREAD:  # the preload may be loading it: wait (the caller's time)
             _THREAD[0].join()
             entry = _ENTRIES.get((self.fn, key))
         if entry is None:
             sig = tuple(arg_type(a) for a in args)
-            entry = self.fn.compile(sig)
+            entry = self.fn.compile(sig) if compile else load_cached(self.fn, sig)
+            if entry is None:
+                return False
             _ENTRIES[(self.fn, key)] = entry
             remember(self.fn, key, sig)
         self.entry = entry
-        return entry(*args)
+        return True
 
 
 def _memo_file(fn: Any) -> tuple[str, Any] | None:

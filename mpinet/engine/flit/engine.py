@@ -22,6 +22,7 @@ head's injection to the tail's delivery, link loads in flits, hop rows of the he
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from typing import Any
@@ -63,6 +64,15 @@ def preload_kernels(model: dict, ranks: int) -> None:
     if model.get("router") == "iq" or all(model.get(k) is None for k in FLIT_KEYS):
         return
     direct.preload((chunk.run_steps,) if ranks == 1 else (rank_loop.run_block,))
+
+
+def collect_young() -> None:
+    """Collect the cyclic collector's youngest generation while a run is set up (if the
+    collector runs): the set-up's objects are then not the ones that start a collection
+    inside the run's clock (a fresh hypercube:8 run had one in about half its runs, 70-95
+    us of its 6 ms; docs/performance.md, "hypercube:8 at light load in session 11")."""
+    if gc.isenabled():
+        gc.collect(0)
 
 
 class FlitEngine:
@@ -174,19 +184,24 @@ class FlitEngine:
         """Inject the workload's packets and step until all are delivered."""
         if self.model.router == "iq":  # BookSim's input-queued router (docs/iq-router.md)
             return run_iq(self, workload)
-        t0 = time.perf_counter()
         built, self._built = self._built, None  # a second run builds its own
         self.st, self.prm = built if built is not None else self._build()
+        #: which path runs the steps and why (``mpinet run --json``: switching.steps)
+        self.steps_path = chunk.path(self)
+        compiled = self.steps_path == chunk.COMPILED
+        steps = chunk.Steps(self) if compiled and self.size == 1 else None
+        last = workload.last_injection_step
+        live = LiveCheck(self) if self.live_check and last >= CHECK_EVERY else None
+        if steps is not None:  # its arrays and first call's entry point, before the clock
+            steps.prepare(workload, live)
+        collect_young()
+        t0 = time.perf_counter()
         self.delivered: list[np.ndarray] = []
         self.hop_rows: list[np.ndarray] = []
         self.injected: list[np.ndarray] = []
         self.msg: str | None = None
         comm, op = self.comm, sum_op()
         self._routing = np.empty(0, np.int64)  # heads that reached a node this step
-        #: which path runs the steps and why (``mpinet run --json``: switching.steps)
-        self.steps_path = chunk.path(self)
-        compiled = self.steps_path == chunk.COMPILED
-        steps = chunk.Steps(self) if compiled and self.size == 1 else None
         ranks = RankSteps(self) if compiled and self.size > 1 else None
         if ranks is not None and ranks.blocks is not None:
             # step 0 in a block too: no other kernel to load (totals; errors raised in it)
@@ -207,9 +222,7 @@ class FlitEngine:
             injected, delivered = int(tot[0]), int(tot[1])
         in_flight = injected - delivered
         counters, t, deadlock = [], 0, None
-        last = workload.last_injection_step
         local, glob = np.zeros(6, np.int64), np.zeros(6, np.int64)
-        live = LiveCheck(self) if self.live_check and last >= CHECK_EVERY else None
         self.live = live
 
         def st_nact() -> int:  # the step's work, for pacing the search (0 without it)
