@@ -128,9 +128,10 @@ PATCHES = [
     ("chunk.py", "                    budget = -dl.PACE * scnt[0]",
      "                    tp = add(clk, 11, tp)\n                    clk[1][42] += 1\n"
      "                    clk[1][43] += scnt[0]\n                    budget = -dl.PACE * scnt[0]"),
-    ("chunk.py", "            tl = self.c_run(", TIMED + "            tl = self.c_run("),
-    ("chunk.py", "so, rows[k:], status, look, self.lscr, self.inc, draw)  # fmt: skip\n",
-     "so, rows[k:], status, look, self.lscr, self.inc, draw, CLK)  # fmt: skip\n"
+    ("chunk.py", "look, self.lscr if look[0] else self.off_lscr, self.inc, draw)  # fmt: skip\n",
+     "look, self.lscr if look[0] else self.off_lscr, self.inc, draw, CLK)  # fmt: skip\n"),
+    ("chunk.py", "            tl = self.c_run(*self._args(t0, t_end, last, part, so, rows[k:], look, draw))\n",
+     TIMED + "            tl = self.c_run(*self._args(t0, t_end, last, part, so, rows[k:], look, draw))\n"
      + SPENT.format(15)),
     ("chunk.py", "            inj = self.dinj if drw.on else self._injections(workload, t, t_end, ids)\n",
      TIMED + "            inj = self.dinj if drw.on else self._injections(workload, t, t_end, ids)\n"
