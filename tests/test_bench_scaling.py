@@ -129,6 +129,11 @@ def test_phase_split_by_hand():
     assert ph["wait"].tolist() == [3.0, 0.0]
     assert ph["exchange"].tolist() == [2.0, 2.0]
     assert ph["compute"].tolist() == [5.0, 8.0]
+    # a broadcast's root left at 1.0, before rank 1 entered at 4.0: it waited 1.0, not 4.0,
+    # and its phases still add up to its engine time
+    ph = split(np.array([[0.0], [4.0]]), np.array([[1.0], [5.0]]), np.array([6.0, 6.0]))
+    assert ph["wait"].tolist() == [1.0, 0.0] and ph["exchange"].tolist() == [0.0, 1.0]
+    assert (ph["compute"] + ph["wait"] + ph["exchange"]).tolist() == [6.0, 6.0]
 
 
 def test_timed_comm_notes_calls_and_bytes_and_passes_the_rest():

@@ -7,8 +7,9 @@ nothing. After the run the ranks' notes meet on rank 0. Every call is a collecti
 the same order by every rank, so call k was left by no rank before the last rank entered it:
 a rank's waiting in call k is ``last entry - its entry`` (the slower ranks' compute), its
 exchange ``its exit - last entry`` (the transfer itself), and its compute the rest of its
-engine time. The ranks share one clock (``time.perf_counter``, CLOCK_MONOTONIC, one host);
-on several hosts the split would need synchronised clocks.
+engine time. A call a rank may leave before the last rank enters it (a broadcast's root, an
+eager send) waits only until it left. The ranks share one clock (``time.perf_counter``,
+CLOCK_MONOTONIC, one host); on several hosts the split would need synchronised clocks.
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ def split(enter: np.ndarray, leave: np.ndarray, seconds: np.ndarray) -> dict:
     rank; ``seconds``: each rank's engine time. Returns arrays per rank.
     """
     last = enter.max(axis=0) if enter.size else enter
-    wait = np.clip(last - enter, 0, None).sum(axis=1)
+    # a rooted or eager call (bcast's root, a gather's leaves) may leave before the last rank
+    # enters: its waiting ends when it left, or the rest would be counted twice
+    wait = np.clip(np.minimum(last, leave) - enter, 0, None).sum(axis=1)
     exch = np.clip(leave - np.maximum(enter, last), 0, None).sum(axis=1)
     compute = np.clip(seconds - wait - exch, 0, None)
     return {"compute": compute, "exchange": exch, "wait": wait}
