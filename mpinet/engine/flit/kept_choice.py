@@ -33,7 +33,7 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit.kernels import older
-from mpinet.engine.flit.layout import quotient
+from mpinet.engine.flit.kport_nodes import allowed_first, count_nodes
 from mpinet.engine.flit.port_choice import oldest_movable
 
 
@@ -67,15 +67,7 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
     nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
     pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
     ncnt, owner, kept, chk = inc.ncnt, so.route[1], inc.nstep, inc.chk
-    rdeg = 1.0 / deg
-    nn = 0
-    for j in range(nt):  # the count, as kport_deny's (no branch)
-        node = quotient(touched[j], deg, rdeg)
-        owner[j] = node
-        c = ncnt[node] + 1
-        ncnt[node] = c
-        nodes[nn] = node
-        nn += c == 2
+    nn = count_nodes(nt, deg, 1, touched, owner, ncnt, nodes)
     for i in range(nn):
         node = nodes[i]
         base = node * deg
@@ -112,21 +104,4 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
         for q in range(deg):
             if q != wq:
                 lreq[base + q] = 0  # denied (or not touched: already 0)
-    if nn == 0:  # no choice: every link allowed, in order
-        for j in range(nt):
-            ncnt[owner[j]] = 0
-        so.allow[:nt] = True
-        return nt
-    allow, rest = so.allow, so.route[0]
-    na = 0
-    for j in range(nt):  # the allowed first, in order: move visits only them (no branch)
-        ncnt[owner[j]] = 0
-        link = touched[j]
-        touched[na] = link  # na <= j: touched[j] is read before it is written
-        rest[j - na] = link
-        na += lreq[link] > 0
-    for i in range(nt - na):
-        touched[na + i] = rest[i]
-    allow[:na] = True
-    allow[na:nt] = False
-    return na
+    return allowed_first(nt, nn, touched, owner, ncnt, lreq, so)

@@ -34,6 +34,49 @@ from mpinet.engine.flit.layout import quotient
 from mpinet.engine.flit.port_choice import oldest_movable
 
 
+@njit(cache=True, inline="always")
+def count_nodes(nt, deg, kk, touched, owner, ncnt, nodes):
+    """Each touched link's node into ``owner`` and its count into ``ncnt``; the nodes with
+    more than ``kk`` touched links (a choice) into ``nodes``, their number returned. No
+    branch: a stamp's test compiled to one, mispredicted."""
+    rdeg = 1.0 / deg
+    nn = 0
+    for j in range(nt):
+        node = quotient(touched[j], deg, rdeg)
+        owner[j] = node
+        c = ncnt[node] + 1
+        ncnt[node] = c
+        nodes[nn] = node
+        nn += c == kk + 1
+    return nn
+
+
+@njit(cache=True, inline="always")
+def allowed_first(nt, nn, touched, owner, ncnt, lreq, so):
+    """After a choice (the denied links' ``lreq`` zeroed): the nodes' counts reset, the
+    allowed links moved to the front of ``touched`` in their order and the denied after
+    them (``so.allow`` to match); returns the allowed links' number. ``nn`` 0 (no node
+    had a choice): every link allowed, in order."""
+    if nn == 0:
+        for j in range(nt):
+            ncnt[owner[j]] = 0
+        so.allow[:nt] = True
+        return nt
+    allow, rest = so.allow, so.route[0]
+    na = 0
+    for j in range(nt):  # move visits only the allowed (no branch)
+        ncnt[owner[j]] = 0
+        link = touched[j]
+        touched[na] = link  # na <= j: touched[j] is read before it is written
+        rest[j - na] = link
+        na += lreq[link] > 0
+    for i in range(nt - na):
+        touched[na + i] = rest[i]
+    allow[:na] = True
+    allow[na:nt] = False
+    return na
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
     """The k-port (one-port) choice of :func:`~mpinet.engine.flit.port_choice.kport_choice`
@@ -53,15 +96,7 @@ def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
     nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
     pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
     ncnt, owner = inc.ncnt, so.route[1]
-    rdeg = 1.0 / deg
-    nn = 0
-    for j in range(nt):  # no branch: a stamp's test compiled to one, mispredicted
-        node = quotient(touched[j], deg, rdeg)
-        owner[j] = node
-        c = ncnt[node] + 1
-        ncnt[node] = c
-        nodes[nn] = node
-        nn += c == kk + 1  # more than k links with requests: a choice
+    nn = count_nodes(nt, deg, kk, touched, owner, ncnt, nodes)
     for i in range(nn):
         base = nodes[i] * deg
         for q in range(deg):  # each link's oldest movable request (-1: none, or idle)
@@ -85,21 +120,4 @@ def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
         for q in range(deg):
             if firsts[q] != -2:
                 lreq[base + q] = 0  # denied (or not touched: already 0)
-    if nn == 0:  # no choice: every link allowed, in order
-        for j in range(nt):
-            ncnt[owner[j]] = 0
-        so.allow[:nt] = True
-        return nt
-    allow, rest = so.allow, so.route[0]
-    na = 0
-    for j in range(nt):  # the allowed first, in order: move visits only them (no branch)
-        ncnt[owner[j]] = 0
-        link = touched[j]
-        touched[na] = link  # na <= j: touched[j] is read before it is written
-        rest[j - na] = link
-        na += lreq[link] > 0
-    for i in range(nt - na):
-        touched[na + i] = rest[i]
-    allow[:na] = True
-    allow[na:nt] = False
-    return na
+    return allowed_first(nt, nn, touched, owner, ncnt, lreq, so)
