@@ -13,11 +13,13 @@ the best of ``--best`` runs timed by ``time.process_time`` (as ``scripts/bench_p
 * ``sdc-kept``: the kept requests maintained as usual (listing, re-reading, recounts), the
   step's links and requests replayed instead of :func:`~mpinet.engine.flit.kept_requests.
   collect_port`'s walk: ``sdc`` minus this is what the walk costs;
+* ``sdc-lists``: as ``sdc-kept`` without the recounts (the listed links only forgotten):
+  ``sdc-kept`` minus this is what recounting the listed links costs;
 * ``sdc-free``: no bookkeeping of the choice at all: the active list only compacted, the
   recorded links and requests given to ``move``. The floor of any exact port choice: every
   other stage (moves, settle, routing, sort, deadlock looks) runs on sdc's own state.
 
-Each run prints a hash of its packet rows, link loads and counters: the three sdc runs must
+Each run prints a hash of its packet rows, link loads and counters: the sdc runs must
 give the same hash (the replay is exact). One rank, links of capacity 1 (a link with several
 requests a step cannot be replayed: the script says so). docs/performance.md, "sdc in
 session 12", has what it measured::
@@ -38,7 +40,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODES = ("all-port", "sdc", "sdc-kept", "sdc-free")
+MODES = ("all-port", "sdc", "sdc-kept", "sdc-lists", "sdc-free")
 #: the run's keys beside model.kind and the rate (scripts/bench_ports.py's port-model run)
 SETS = {
     "router.name": "shortest", "model.switching": "wormhole", "model.flits": 16,
@@ -94,7 +96,7 @@ PATCHES = [
     ("port_demand.py", '"dbuf", "ndb", "cm", "nrq", "best", "bits"])',
      '"dbuf", "ndb", "cm", "nrq", "best", "bits", "rmode", "roff", "rlink", "rrq", "rport"])'),
     ("port_demand.py", "def make_demand(",
-     "#: sdc_floor's (mode: 0 off, 1 record, 2 free, 3 kept; step offsets, links, requests, ports)\n"
+     "#: sdc_floor's (mode: 0 off, 1 record, 2 free, 3 kept, 4 lists; step offsets, links, requests, ports)\n"
      "FLOOR = [np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(1, np.int64)]\n\n\n"
      "def make_demand("),
     ("port_demand.py", "np.full(nk, -1, np.int64), np.zeros(deg * words, np.int64))",
@@ -107,7 +109,7 @@ PATCHES = [
      "            na = nt\n"
      "        elif prm.kind == fk.SDC:  # one rank: the demand is the rank's; requests kept\n"),
     ("chunk.py", "            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)\n",
-     "            if inc.rmode[0] == 3:  # sdc_floor: the kept state maintained, the walk replayed\n"
+     "            if inc.rmode[0] >= 3:  # sdc_floor: the kept state maintained, the walk replayed\n"
      "                sdc, nt = _replay(t, bufs, links, so, inc)\n"
      "                na = nt\n"
      "            else:\n"
@@ -118,6 +120,13 @@ PATCHES = [
      "        if prm.kind == fk.SDC and inc.rmode[0] != 2:\n            kr.mark_moved("),
     ("chunk.py", "        if prm.kind == fk.SDC:\n            kr.mark_injected(",
      "        if prm.kind == fk.SDC and inc.rmode[0] != 2:\n            kr.mark_injected("),
+    ("chunk.py", "            kr.recount(False, prm, segs, pkts, links, bufs, inc)  # while the moves' are hot\n",
+     "            if inc.rmode[0] == 4:  # sdc_floor: the listed links forgotten, not recounted\n"
+     "                for i in range(inc.nd[0]):\n"
+     "                    inc.flag[inc.dirty[i]] = 0\n"
+     "                inc.nd[0] = 0\n"
+     "            else:\n"
+     "                kr.recount(False, prm, segs, pkts, links, bufs, inc)\n"),
 ]  # fmt: skip
 
 
@@ -137,9 +146,10 @@ def patch(src: Path, dst: Path) -> None:
 
 
 def build(workdir: Path) -> Path:
-    """The patched copy in ``workdir`` (kept while the sources are the same)."""
+    """The patched copy in ``workdir`` (kept while the sources and patches are the same)."""
     src, stamp = ROOT / "mpinet", workdir / "stamp.json"
     key = {str(p.relative_to(src)): p.stat().st_mtime_ns for p in src.rglob("*.py")}
+    key["PATCHES"] = repr(PATCHES)
     if not (stamp.exists() and json.loads(stamp.read_text()) == key):
         workdir.mkdir(parents=True, exist_ok=True)
         patch(src, workdir / "mpinet")
@@ -148,8 +158,8 @@ def build(workdir: Path) -> Path:
 
 
 def child(mode: str, best: int, rate: float, spec: str) -> dict:
-    """In the copy: the best of ``best`` runs of ``mode`` (after a warm-up, under sdc-kept
-    and sdc-free the recording run)."""
+    """In the copy: the best of ``best`` runs of ``mode`` (after a warm-up: under the
+    replaying modes the recording run)."""
     import hashlib
 
     import numpy as np
@@ -178,7 +188,7 @@ def child(mode: str, best: int, rate: float, spec: str) -> dict:
                          + rec.link_load.tobytes()).hexdigest()[:12]  # fmt: skip
         return dt, h, int(rec.link_load.sum())
 
-    if mode in ("sdc-kept", "sdc-free"):
+    if mode in ("sdc-kept", "sdc-lists", "sdc-free"):
         room = 1 << 22
         while True:  # record (the warm-up), with room for every step's requests
             rec = [np.array([1], np.int64), np.zeros(steps + 2, np.int64),
@@ -192,7 +202,7 @@ def child(mode: str, best: int, rate: float, spec: str) -> dict:
                 sys.exit("sdc_floor: a link got several requests in a step (capacity > 1): "
                          "not replayable")  # fmt: skip
             room *= 4
-        rec[0][0] = 2 if mode == "sdc-free" else 3
+        rec[0][0] = {"sdc-free": 2, "sdc-kept": 3, "sdc-lists": 4}[mode]
     else:
         one()
     times, h = [], ""
@@ -207,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", default="/tmp/mpinet_sdc_floor", help="the patched copy")
     ap.add_argument("--rounds", type=int, default=3, help="alternated rounds (3)")
     ap.add_argument("--best", type=int, default=3, help="timed runs per process, best kept (3)")
-    ap.add_argument("--modes", default=",".join(MODES), help="runs (all four)")
+    ap.add_argument("--modes", default=",".join(MODES), help="runs (all five)")
     ap.add_argument("--rate", type=float, default=0.003, help="Bernoulli rate (0.003)")
     ap.add_argument("--spec", default="ms:3,2", help="network (ms:3,2)")
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)

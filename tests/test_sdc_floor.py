@@ -24,7 +24,7 @@ def test_patches_apply_and_compile(tmp_path: Path) -> None:
             if f == name:
                 assert new in text
     chunk = (flit / "chunk.py").read_text()
-    assert chunk.count("_replay(t, bufs, links, so, inc)") == 3  # defined, free, kept
+    assert chunk.count("_replay(t, bufs, links, so, inc)") == 3  # defined, free, kept (and lists)
     assert "*FLOOR)" in (flit / "port_demand.py").read_text()
 
 
