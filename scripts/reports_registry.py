@@ -112,7 +112,8 @@ REPORTS: tuple[Report, ...] = (
 
 #: the scripts that are no report: the docs checker and generator, the test runner, helpers,
 #: booksim_trace.py, which writes test data (tests/data/booksim) from BookSim2's traces, and
-#: flit_stage_split.py, which times a scratch copy of the engine stage by stage (a probe, no report)
+#: flit_stage_split.py, which times a scratch copy of the engine stage by stage, and sdc_floor.py,
+#: which times sdc with its port choice replayed in a scratch copy (probes, no reports)
 TOOLS = (
     "booksim_split.py",
     "booksim_trace.py",
@@ -127,6 +128,7 @@ TOOLS = (
     "run_tests.py",
     "reports.py",
     "reports_registry.py",
+    "sdc_floor.py",
 )
 
 

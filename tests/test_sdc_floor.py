@@ -1,0 +1,35 @@
+"""``scripts/sdc_floor.py``: its patches still apply to the kernels (no run: compiling the
+copy takes minutes), and a patch whose anchor is gone stops it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import sdc_floor  # noqa: E402
+
+
+def test_patches_apply_and_compile(tmp_path: Path) -> None:
+    dst = tmp_path / "mpinet"
+    sdc_floor.patch(ROOT / "mpinet", dst)
+    flit = dst / "engine" / "flit"
+    for name in sorted({p[0] for p in sdc_floor.PATCHES}):
+        text = (flit / name).read_text()
+        compile(text, str(flit / name), "exec")  # the patched module is valid Python
+        for f, _, new in sdc_floor.PATCHES:
+            if f == name:
+                assert new in text
+    chunk = (flit / "chunk.py").read_text()
+    assert chunk.count("_replay(t, bufs, links, so, inc)") == 3  # defined, free, kept (and lists)
+    assert "*FLOOR)" in (flit / "port_demand.py").read_text()
+
+
+def test_missing_anchor_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = [*sdc_floor.PATCHES, ("chunk.py", "no such line in the kernels\n", "")]
+    monkeypatch.setattr(sdc_floor, "PATCHES", bad)
+    with pytest.raises(SystemExit, match="update PATCHES"):
+        sdc_floor.patch(ROOT / "mpinet", tmp_path / "mpinet")
