@@ -201,6 +201,19 @@ def test_a_run_imports_no_other_commands_modules_and_no_h5py():
     assert "mpinet.cli.booksim" in names and "mpinet.jobs.booksim_run" in names
     others = {f"mpinet.cli.{c}" for c in ("analyze", "bench", "export", "run", "sweep")}
     assert not names & others and "h5py" not in names and "mpi4py.MPI" not in names
+    # the registries import a run's own entries only (mpinet.lazy): the mesh's family
+    # module, dor's, the unicast kinds'; none of the other families, routers or kinds
+    from mpinet.routing import ROUTERS
+    from mpinet.topology import FAMILIES
+    from mpinet.workloads.registry import WORKLOADS
+
+    own = {FAMILIES.where("mesh").module, ROUTERS.where("dor").module}
+    own.add(WORKLOADS.where("booksim-uniform").module)
+    assert own <= names
+    compiled_hops = {"mpinet.routing." + m for m in ("shortest", "fccn", "anynet_min", "dor")}
+    every = {r.where(n).module for r in (FAMILIES, ROUTERS, WORKLOADS) for n in r}
+    unused = every - own - compiled_hops - {"mpinet.topology.fccn"}  # routing.fccn's topology
+    assert len(unused) >= 15 and not names & unused, sorted(names & unused)
 
 
 def _numbers(j: dict) -> dict:

@@ -114,3 +114,24 @@ def test_one_run_on_ranks_prints_what_one_rank_printed(comm, router, case):
     one, two, prep = both(MESH, [f"router={router}", *case[0]], comm)
     assert printed(prep, one) == printed(prep1, alone) == printed(prep, two)
     assert one["runs"] == alone["runs"]
+
+
+def test_the_live_rows_are_the_concatenation_of_the_deliveries_so_far():
+    """LiveSource copies each delivery once into a buffer that grows (not the whole run at
+    every period): its rows equal ``np.concatenate`` of the list and the live rows, at every
+    refresh, across the buffer's growth, and from the start for another run's list."""
+    import numpy as np
+
+    from mpinet.jobs.booksim_live import LiveSource
+
+    src = LiveSource(4, 1, 100, SerialComm(), object, 0)
+    rng = np.random.default_rng(3)
+    for run, refreshes in enumerate((12, 6)):  # a second run hands a new list
+        delivered = []
+        for step in range(refreshes):
+            delivered.append(rng.integers(0, 99, size=(int(rng.integers(0, 40)), 7)))
+            live = rng.integers(0, 99, size=(int(rng.integers(0, 30)), 7))
+            src.refresh(step, delivered, lambda: None)
+            want = np.concatenate([*delivered, live])
+            assert np.array_equal(src._packets(live), want), (run, step)
+    assert src._buf.shape[0] >= src._rows == sum(d.shape[0] for d in delivered) > 0

@@ -133,14 +133,16 @@ class FloodKind(WorkloadKind):
 
 @pytest.fixture
 def custom():
-    """The registry with the two kinds above, restored afterwards (the same dict: every
-    module that imported ``WORKLOADS`` sees the kinds)."""
-    saved = dict(registry.WORKLOADS)
+    """The registry with the two kinds above, restored afterwards (the same mapping: every
+    module that imported ``WORKLOADS`` sees the kinds; its lazy entries stay lazy)."""
+    before = list(registry.WORKLOADS)
+    added = [n for cls in (NeighbourKind, FloodKind) for n in cls.names]
     register(NeighbourKind)
     register(FloodKind)
     yield registry.WORKLOADS
-    registry.WORKLOADS.clear()
-    registry.WORKLOADS.update(saved)
+    for name in added:
+        del registry.WORKLOADS[name]
+    assert list(registry.WORKLOADS) == before
 
 
 def test_a_registered_kind_runs_through_plan_and_execute(custom, tmp_path):

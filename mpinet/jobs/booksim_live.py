@@ -44,11 +44,19 @@ class LiveSource:
         self._delivered: list = []
         self._live: Callable[[], np.ndarray] | None = None
         self._count: dict[tuple, list] = {}  # (glo, ghi) -> [total, delivered, last, seen]
+        # the delivery rows so far, copied once each into a buffer that doubles as it fills
+        # (a period's statistics read them all: concatenating the whole run again at every
+        # period cost most of the measurement's reads, docs/performance.md)
+        self._buf = np.empty((0, 7), np.int64)
+        self._rows = 0  # rows of the buffer that hold deliveries
+        self._taken = 0  # items of ``_delivered`` copied into the buffer
 
     def refresh(self, t: int, delivered: list, live: Callable[[], np.ndarray]) -> None:
         """The run has done step ``t``: ``delivered`` its delivery rows so far (a list that
         grows), ``live`` its packets in flight (called only if a statistic needs them)."""
         self.covered = self.end = int(t) - self.lag
+        if delivered is not self._delivered:  # another run's list: its rows from the start
+            self._rows = self._taken = 0
         self._delivered, self._live, self._src = delivered, live, None
 
     def _whole(self) -> Any:
@@ -56,10 +64,30 @@ class LiveSource:
             live = self._live()
             rows = live[:, LIVE_COLUMNS].astype(np.int64).reshape(-1, 7)
             rows[:, 4] = -1
-            got = [*self._delivered, rows]
-            rec = SimpleNamespace(packets=np.concatenate(got), steps=self.covered)
+            rec = SimpleNamespace(packets=self._packets(rows), steps=self.covered)
             self._src = self.record(rec, self.nodes, self.flits, self.horizon, self.comm)
         return self._src
+
+    def _packets(self, live_rows: np.ndarray) -> np.ndarray:
+        """The deliveries so far, then ``live_rows``: the rows ``np.concatenate`` would give,
+        each delivery copied once in the run (the live rows, after them, are rewritten by the
+        next call: a view valid until the next :meth:`refresh`)."""
+        new = self._delivered[self._taken :]
+        if any(d.dtype != np.int64 or d.ndim != 2 or d.shape[1] != 7 for d in new):
+            return np.concatenate([*self._delivered, live_rows])  # not the engines' rows
+        n = self._rows + sum(d.shape[0] for d in new)
+        need = n + live_rows.shape[0]
+        if need > self._buf.shape[0]:
+            grown = np.empty((max(need, 2 * self._buf.shape[0]), 7), np.int64)
+            grown[: self._rows] = self._buf[: self._rows]
+            self._buf = grown
+        at = self._rows
+        for d in new:
+            self._buf[at : at + d.shape[0]] = d
+            at += d.shape[0]
+        self._rows, self._taken = n, len(self._delivered)
+        self._buf[n:need] = live_rows
+        return self._buf[:need]
 
     def packets(self, a: int, b: int, glo: int | None, ghi: int | None) -> dict:
         return self._whole().packets(a, b, glo, ghi)

@@ -13,29 +13,40 @@ import inspect
 from typing import Any
 
 from mpinet.errors import RoutingError
-from mpinet.routing import anynet_min, borel, ccc, dor, fccn, ims, macrostar, scc, star
+from mpinet.lazy import LazyRegistry
 from mpinet.routing.base import HopContext, Router
-from mpinet.routing.ecube import HypercubeEcube
-from mpinet.routing.shortest import ShortestRouter
 from mpinet.topology.base import Topology
 
-#: every router by its job name: the generic ones, then one module per family
-ROUTERS: dict[str, type[Router]] = {
-    cls.name: cls
-    for cls in (
-        ShortestRouter,
-        HypercubeEcube,
-        *star.ROUTERS_HERE,
-        *scc.ROUTERS_HERE,
-        *macrostar.ROUTERS_HERE,
-        *ims.ROUTERS_HERE,
-        *fccn.ROUTERS_HERE,
-        *borel.ROUTERS_HERE,
-        *ccc.ROUTERS_HERE,
-        *anynet_min.ROUTERS_HERE,
-        *dor.ROUTERS_HERE,
+#: every router by its job name: the generic ones, then one module per family; each is
+#: imported at its first lookup (mpinet.lazy), so a run imports its own router's module
+#: only. ``families`` (the class attribute) is read without importing, for the listings.
+ROUTERS: LazyRegistry = LazyRegistry(
+    (name, f"mpinet.routing.{mod}", cls, {"families": fams})
+    for name, mod, cls, fams in (
+        ("shortest", "shortest", "ShortestRouter", ()),
+        ("hypercube-ecube", "ecube", "HypercubeEcube", ("hypercube",)),
+        ("star-greedy", "star", "StarGreedy", ("star",)),
+        ("scc-random", "scc", "SCCRandom", ("scc",)),
+        ("scc-greedy", "scc", "SCCGreedy", ("scc",)),
+        ("scc-nobacktrack", "scc", "SCCNoBacktrack", ("scc",)),
+        ("scc-optimal", "scc_optimal", "SCCOptimal", ("scc",)),
+        ("ms-balls-to-boxes", "macrostar", "BallsToBoxes", ("ms",)),
+        ("ms-merged", "macrostar", "Merged", ("ms",)),
+        ("ms-star-emulation", "macrostar", "StarEmulation", ("ms",)),
+        ("ms-two-phase", "macrostar", "TwoPhase", ("ms",)),
+        ("ims-two-phase", "ims", "ImsTwoPhase", ("ims",)),
+        ("ims-star-emulation", "ims", "ImsStarEmulation", ("ims",)),
+        ("cms-clusters", "ims", "CmsClusters", ("cms",)),
+        ("fccn-sroute", "fccn", "FccnSRoute", ("fccn",)),
+        ("fccn-shortest", "fccn", "FccnShortest", ("fccn",)),
+        ("borel-cr", "borel", "BorelCRRouter", ("borel",)),
+        ("borel-two-phase", "borel_two_phase", "BorelTwoPhaseRouter", ("borel",)),
+        ("borel-table", "borel", "BorelTableRouter", ("borel",)),
+        ("ccc", "ccc", "CCCRouter", ("ccc",)),
+        ("anynet-min", "anynet_min", "AnynetMinRouter", ()),
+        ("dor", "dor", "DimensionOrder", ("mesh", "torus")),
     )
-}
+)
 
 __all__ = [
     "ROUTERS",
@@ -63,7 +74,11 @@ def applies(cls: type[Router], topo: Topology) -> bool:
 
 def available_routers(topo: Topology) -> list[str]:
     """Names of the routers that apply to ``topo``, in registry order."""
-    return [name for name, cls in ROUTERS.items() if applies(cls, topo)]
+    return [
+        name
+        for name in ROUTERS
+        if not ROUTERS.fact(name, "families") or topo.family in ROUTERS.fact(name, "families")
+    ]
 
 
 def make_router(name: str, topo: Topology, faults: Any = None, **options: Any) -> Router:

@@ -14,47 +14,42 @@ directed graph), with its undirected ``cayley:`` form in the message.
 from __future__ import annotations
 
 from mpinet.errors import SpecError
+from mpinet.lazy import LazyRegistry
 from mpinet.topology.base import Topology
-from mpinet.topology.borel import Borel
-from mpinet.topology.cayley import Bubble, Cayley, Pancake, Rotator, Transposition
-from mpinet.topology.ccc import CCC
-from mpinet.topology.cms import ClusteredMacroStar
-from mpinet.topology.fccn import FCCN
-from mpinet.topology.hypercube import Hypercube
-from mpinet.topology.ims import IncompleteMacroStar
-from mpinet.topology.kncube import Mesh, Torus
-from mpinet.topology.macrostar import MacroStar
-from mpinet.topology.scc import SCC
-from mpinet.topology.star import Star
 
-FAMILIES: dict[str, type[Topology]] = {
-    cls.family: cls
-    for cls in (
-        Star,
-        SCC,
-        MacroStar,
-        IncompleteMacroStar,
-        ClusteredMacroStar,
-        FCCN,
-        Borel,
-        Hypercube,
-        CCC,
-        Cayley,
-        Pancake,
-        Bubble,
-        Transposition,
-        Rotator,
-        Mesh,
-        Torus,
+#: every family by its spec name, imported at its first lookup (mpinet.lazy): a run
+#: imports its own family's module only. ``spec_form`` and ``listed`` are read without
+#: importing (``--help``, the messages that list the forms); the test holds them to the class.
+FAMILIES: LazyRegistry = LazyRegistry(
+    (fam, f"mpinet.topology.{mod}", cls, {"spec_form": form, "listed": listed})
+    for fam, mod, cls, form, listed in (
+        ("star", "star", "Star", "star:N", True),
+        ("scc", "scc", "SCC", "scc:N", True),
+        ("ms", "macrostar", "MacroStar", "ms:L,N", True),
+        ("ims", "ims", "IncompleteMacroStar", "ims:M,L,N", True),
+        ("cms", "cms", "ClusteredMacroStar", "cms:C,L,N", True),
+        ("fccn", "fccn", "FCCN", "fccn:M", True),
+        ("borel", "borel", "Borel", "borel:P,A,T1,T2", True),
+        ("hypercube", "hypercube", "Hypercube", "hypercube:N", True),
+        ("ccc", "ccc", "CCC", "ccc:N", True),
+        ("cayley", "cayley", "Cayley", "cayley:K:GENS", True),
+        ("pancake", "cayley", "Pancake", "pancake:N", True),
+        ("bubble", "cayley", "Bubble", "bubble:N", True),
+        ("transposition", "cayley", "Transposition", "transposition:N", True),
+        ("rotator", "cayley", "Rotator", "rotator:N", False),
+        ("mesh", "kncube", "Mesh", "mesh:K,N", True),
+        ("torus", "kncube", "Torus", "torus:K,N", True),
     )
-}
+)
 
 __all__ = ["FAMILIES", "Topology", "from_spec", "spec_forms"]
 
 
 def spec_forms() -> list[str]:
     """The accepted spec forms, e.g. ``["star:N", "scc:N", ...]``."""
-    return [cls.spec_form for cls in FAMILIES.values() if getattr(cls, "listed", True)]
+    return [
+        FAMILIES.fact(fam, "spec_form") for fam in FAMILIES if FAMILIES.fact(fam, "listed", True)
+    ]
 
 
 def from_spec(spec: str) -> Topology:

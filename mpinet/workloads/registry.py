@@ -4,18 +4,30 @@ Like :data:`mpinet.routing.ROUTERS` for routers: ``workload.kind`` in a job
 names a :class:`~mpinet.workloads.base.WorkloadKind` subclass here, and
 :mod:`mpinet.jobs.execute` builds and runs it without knowing which it is.
 A new kind is a subclass (anywhere) added to the table below, or passed to
-:func:`register`.
+:func:`register`. The table's kinds are imported at their first lookup
+(:mod:`mpinet.lazy`): a run imports its own kind's module only.
 """
 
 from __future__ import annotations
 
 from mpinet.errors import WorkloadError
+from mpinet.lazy import LazyRegistry
 from mpinet.topology.base import Topology
 from mpinet.workloads.base import ENGINES, WorkloadKind
-from mpinet.workloads.kinds import BUILTIN
+from mpinet.workloads.unicast import PATTERNS
 
-#: every workload kind by its ``workload.kind`` name
-WORKLOADS: dict[str, type[WorkloadKind]] = {name: cls for cls in BUILTIN for name in cls.names}
+#: every workload kind by its ``workload.kind`` name (each name is one of the class's
+#: ``names``; the unicast patterns are :data:`~mpinet.workloads.unicast.PATTERNS`)
+WORKLOADS: LazyRegistry = LazyRegistry(
+    [
+        *((name, "mpinet.workloads.kinds", "UnicastKind") for name in PATTERNS),
+        ("te", "mpinet.workloads.kinds_exchange", "TotalExchangeKind"),
+        ("emulate-star", "mpinet.workloads.kinds_exchange", "EmulateStarKind"),
+        ("star-neighbour", "mpinet.workloads.star_neighbour", "StarNeighbourKind"),
+        ("broadcast", "mpinet.workloads.kinds_collective", "BroadcastKind"),
+        ("mnb", "mpinet.workloads.kinds_collective", "MNBKind"),
+    ]
+)
 
 
 def register(cls: type[WorkloadKind]) -> type[WorkloadKind]:
