@@ -46,7 +46,6 @@ from mpinet.engine.flit.direct import Direct
 from mpinet.engine.flit.injection_blocks import InjectionBlocks, split_ids
 from mpinet.engine.flit.kept_choice import kept_deny
 from mpinet.engine.flit.kport_nodes import kport_deny
-from mpinet.engine.flit.parked import collect_parked, parked_deny, unpark_all
 from mpinet.engine.flit.step_route import PORT_ERR, VC_ERR, route_in
 from mpinet.engine.flit.steps_path import COMPILED, path, usable  # noqa: F401 (chunk.path)
 from mpinet.engine.run import raise_collected
@@ -130,9 +129,6 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
                 kr.check(prm, segs, pkts, links, bufs, inc)
             sdc = fk.sdc_port(inc.dem)
             nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)
-        elif prm.kind == fk.KPORT and prm.k == 1:  # PROTOTYPE: losers parked
-            nt = collect_parked(t, prm, segs, pkts, links, bufs, so, inc)
-            na = parked_deny(nt, t, t0, prm, segs, pkts, links, bufs, so, inc)
         else:
             nt = fk.collect(prm, segs, pkts, links, bufs, so)
             na = nt  # the links move visits: k-port's allowed ones, moved to the front
@@ -232,8 +228,7 @@ class Steps(InjectionBlocks):
         self.off_look, self.off_lscr = None, ()  # the same for a call without looks (step 0)
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
         #: sdc's demand between steps (port_demand); ``check``: compared every step (tests)
-        one = eng.prm.kind == fk.KPORT and eng.prm.k == 1
-        nbuf = st.bhead.size if eng.prm.kind == fk.SDC or one else 0  # sdc keeps its requests
+        nbuf = st.bhead.size if eng.prm.kind == fk.SDC else 0  # sdc keeps its requests
         self.inc = pd.make_demand(st.block * deg, deg, getattr(eng, "check_demand", False), nbuf)
         self.c_run = Direct(run_steps)  # the dispatch typed ~70 arrays a call: 2 ms a run
         #: the injections drawn in the steps (step_draws), and the arrays they fill: made
@@ -338,8 +333,6 @@ class Steps(InjectionBlocks):
             so.cnt[:] = 0
             look = self._look(live, so.touched.size)
             tl = self.c_run(*self._args(t0, t_end, last, part, so, rows[k:], look, draw))
-            if eng.prm.kind == fk.KPORT and eng.prm.k == 1:
-                unpark_all(eng.prm.deg, st.links.nreq, self.inc)
             self._flush(so)
             code = int(status[0])
             if draw.on and not (code == ROOM and status[3]):  # drawn: the next calls read them
