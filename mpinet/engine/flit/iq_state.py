@@ -106,6 +106,8 @@ FIELDS = (
     "sa_pin",
     "sa_pout",
     "sw_rr",
+    "plab",
+    "pmap",
     "xr",
     "xqh",
     "xqn",
@@ -236,10 +238,12 @@ def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_h
 
 
 def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndarray,
-                hw: int, packets: int, width: int = 1) -> IQArrays:  # fmt: skip
+                hw: int, packets: int, width: int = 1,
+                plab: np.ndarray | None = None) -> IQArrays:  # fmt: skip
     """Every array of a run, empty (``nbt``, ``rev``, ``lcount``: the rows of the rank's
     nodes; ``packets``: packet slots to start with; ``width``: a row's words in the exchange,
-    :mod:`~mpinet.engine.flit.iq_ranks`)."""
+    :mod:`~mpinet.engine.flit.iq_ranks`; ``plab``: each own node's ports as BookSim numbers
+    them, ``(own, nport)``, None: as mpinet does, :func:`booksim_ports`)."""
     nnode, deg, nport, nvc, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
     own = prm.hi - prm.lo  # the rank's nodes: their arrays and their links'
     niv, nrp = own * nport * nvc, own * nport
@@ -254,6 +258,11 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     hv[:, il.VOP] = -1
     hv[:, il.VOV] = -1
     sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, own).astype(np.int64)
+    if plab is None:
+        plab = np.tile(np.arange(nport, dtype=np.int64), (own, 1))
+    plab = np.ascontiguousarray(plab, np.int64).reshape(own, nport)
+    pmap = np.empty_like(plab)  # its inverse: mpinet's port of each BookSim port number
+    np.put_along_axis(pmap, plab, np.arange(nport, dtype=np.int64)[None, :], axis=1)
     a = dict(
         ib=i64(niv * bsz, -1),
         hv=hv,
@@ -280,6 +289,8 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         sa_pin=i64(nrp * prm.isp),
         sa_pout=i64(nrp * prm.osp),
         sw_rr=sw_rr,
+        plab=plab.ravel(),
+        pmap=pmap.ravel(),
         xr=_rows(own * prm.xqs, il.XR, 0),
         xqh=i64(own),
         xqn=i64(own),
