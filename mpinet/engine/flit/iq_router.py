@@ -45,9 +45,18 @@ from mpinet.engine.flit.iq_moves import (  # noqa: F401 (the names the other pha
 
 
 @njit(cache=True, inline="always")
+def pno(tbl, off, p):
+    """Port ``p`` renamed by ``tbl[off + p]`` (``plab``: mpinet's to BookSim's number,
+    ``pmap``: back); ``off < 0``: the numbers are the same (a mesh or torus: no lookup)."""
+    return p if off < 0 else tbl[off + p]
+
+
+@njit(cache=True, inline="always")
 def relabel(x, unit, m, lim, tbl, off):
     """``x = port * unit + r`` (a VC, or a crossbar input or output) with its port renamed
-    by ``tbl[off + port]`` (``plab``: mpinet's to BookSim's number, ``pmap``: back)."""
+    as :func:`pno` does."""
+    if off < 0:
+        return x
     if unit == 1:
         return tbl[off + x]
     p = il.div(x, unit, m, lim)
@@ -92,7 +101,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         n = rl[a]
         base = n * nport * nvc  # the router's first input VC (and first output buffer state)
         end = base + nport * nvc
-        pb = n * nport  # the router's row of plab / pmap
+        pb = n * nport if prm.bpn else -1  # the router's row of plab / pmap (-1: the same)
         if xqn[n] == 0 and not (il.any_in(m_rt, base, end) or il.any_in(m_va, base, end)
                                 or il.any_in(m_sa, base, end)):  # fmt: skip
             il.unmark(rb, n)  # no item in any stage, nothing in the crossbar: nothing to do
@@ -128,7 +137,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         continue
                     nva += 1
                     jb = relabel(j, nvc, prm.mvc, prm.lvc, plab, pb)  # BookSim's numbers
-                    ob = plab[pb + op] * nvc
+                    ob = pno(plab, pb, op) * nvc
                     if nva == 1:
                         j1, m1, o1 = jb, fv, ob
                         continue
@@ -206,9 +215,9 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         continue
                     p = il.div(j, nvc, prm.mvc, prm.lvc)
                     v = j - p * nvc
-                    p = plab[pb + p]  # BookSim's numbers of the input and the output
+                    p = pno(plab, pb, p)  # BookSim's numbers of the input and the output
                     ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1 else 0)
-                    eo = plab[pb + op] * osp + (p - il.div(p, osp, prm.mosp, prm.losp) * osp
+                    eo = pno(plab, pb, op) * osp + (p - il.div(p, osp, prm.mosp, prm.losp) * osp
                                                 if osp > 1 else 0)  # fmt: skip
                     key = ei * nout_sa + eo
                     r = sa_map[key]
@@ -246,7 +255,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         hv[iv, il.SA_T] = t + sad - 1
                         p = il.div(j, nvc, prm.mvc, prm.lvc)
                         v = j - p * nvc
-                        p = plab[pb + p]
+                        p = pno(plab, pb, p)
                         ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1
                                         else 0)  # fmt: skip
                         r = ei_grant[ei]
@@ -305,7 +314,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         continue
                     p = il.div(j, nvc, prm.mvc, prm.lvc)
                     v = j - p * nvc
-                    p = plab[pb + p]
+                    p = pno(plab, pb, p)
                     ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1
                                     else 0)  # fmt: skip
                     r = ei_grant[ei]

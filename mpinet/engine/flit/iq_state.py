@@ -63,7 +63,7 @@ IQParams = namedtuple(
     "IQParams",
     (  # namedtuple takes the names space-separated
         "nnode deg nport nvc bsz fl lat sl cs rd vad sad xd cd isp osp spec wftc vak sak "
-        "iters xqs obs cqs record_hops lo hi mport lport mvc lvc mfl lfl misp lisp mosp losp dx"
+        "iters xqs obs cqs record_hops lo hi mport lport mvc lvc mfl lfl misp lisp mosp losp dx bpn"
     ),
 )
 IQParams.__doc__ = """The run's constants: nodes, degree, ports (degree + 1), VCs, slots per
@@ -75,7 +75,8 @@ others' flits and credits go in the exchange, :mod:`~mpinet.engine.flit.iq_ranks
 :func:`~mpinet.engine.flit.iq_lists.magic` of the ports, VCs, flits and speedups (the
 kernels divide by them with :func:`~mpinet.engine.flit.iq_lists.div`), and ``dx``: a crossbar
 of one cycle and one internal step a cycle, where switch allocation puts a flit in its output
-queue at once (:func:`~mpinet.engine.flit.iq_moves.sa_update`)."""
+queue at once (:func:`~mpinet.engine.flit.iq_moves.sa_update`), and ``bpn``: BookSim numbers
+the ports otherwise (:mod:`~mpinet.engine.flit.iq_ports`; ``plab``/``pmap`` read)."""
 
 FIELDS = (
     # input VCs
@@ -217,10 +218,10 @@ ALLOC_CODES = {"separable_input_first": INPUT_FIRST, "separable_output_first": O
 
 
 def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_hops: bool,
-                lo: int = 0, hi: int = -1):  # fmt: skip
+                lo: int = 0, hi: int = -1, bpn: bool = False):  # fmt: skip
     """The :class:`IQParams` of a run (``iq``: an
     :class:`~mpinet.engine.flit.iq_config.IQConfig`) on the rank of nodes ``lo .. hi - 1``
-    (``hi = -1``: every node)."""
+    (``hi = -1``: every node; ``bpn``: BookSim's port numbers are not mpinet's)."""
     nport = deg + 1
     lat = iq.channel_latency
     xd = iq.crossbar_delay
@@ -234,7 +235,7 @@ def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_h
                     xq, vcs * bsize + nport * max(isp, osp) * steps + 2,
                     vcs * bsize + 2 * steps + 4, int(record_hops), lo, n if hi < 0 else hi,
                     *magic(nport), *magic(vcs), *magic(flits), *magic(isp),
-                    *magic(osp), int(xd == 1 and iq.internal_speedup == 1))  # fmt: skip
+                    *magic(osp), int(xd == 1 and iq.internal_speedup == 1), int(bpn))  # fmt: skip
 
 
 def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndarray,
