@@ -36,3 +36,14 @@ def booksim_ports(topo: Any, nbt: np.ndarray) -> np.ndarray:
     np.put_along_axis(lab, order, np.arange(1, deg + 1, dtype=np.int64)[None, :], axis=1)
     lab[:, deg] = 0
     return lab
+
+
+def port_maps(plab: np.ndarray | None, own: int, nport: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(plab, pmap)`` flat, ``own * nport``: BookSim's number of each port (None: mpinet's
+    own) and its inverse, mpinet's port of each BookSim number."""
+    if plab is None:
+        plab = np.tile(np.arange(nport, dtype=np.int64), (own, 1))
+    plab = np.ascontiguousarray(plab, np.int64).reshape(own, nport)
+    pmap = np.empty_like(plab)
+    np.put_along_axis(pmap, plab, np.arange(nport, dtype=np.int64)[None, :], axis=1)
+    return plab.ravel(), pmap.ravel()

@@ -58,6 +58,7 @@ import numpy as np
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
 from mpinet.engine.flit.iq_lists import magic
+from mpinet.engine.flit.iq_ports import port_maps
 
 IQParams = namedtuple(
     "IQParams",
@@ -259,11 +260,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     hv[:, il.VOP] = -1
     hv[:, il.VOV] = -1
     sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, own).astype(np.int64)
-    if plab is None:
-        plab = np.tile(np.arange(nport, dtype=np.int64), (own, 1))
-    plab = np.ascontiguousarray(plab, np.int64).reshape(own, nport)
-    pmap = np.empty_like(plab)  # its inverse: mpinet's port of each BookSim port number
-    np.put_along_axis(pmap, plab, np.arange(nport, dtype=np.int64)[None, :], axis=1)
+    plab, pmap = port_maps(plab, own, nport)
     a = dict(
         ib=i64(niv * bsz, -1),
         hv=hv,
@@ -290,8 +287,8 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         sa_pin=i64(nrp * prm.isp),
         sa_pout=i64(nrp * prm.osp),
         sw_rr=sw_rr,
-        plab=plab.ravel(),
-        pmap=pmap.ravel(),
+        plab=plab,
+        pmap=pmap,
         xr=_rows(own * prm.xqs, il.XR, 0),
         xqh=i64(own),
         xqn=i64(own),
