@@ -73,7 +73,10 @@ def run_sim(
     """One run: BookSim's figures as printed, its wall and CPU seconds (the process tree);
     ``keep``: its output written there; ``reason``: mpinet's line saying why it stopped."""
     cmd = command(sim, cfg, keys, a)
-    p, wall, cpu = timed(cmd, cfg.parent, timeout=a.timeout, partial=True)
+    # mpinet from this checkout: run from the configuration's directory, ``-m mpinet`` would
+    # import the installed one (an editable install points at another checkout)
+    env = dict(os.environ, PYTHONPATH=str(ROOT)) if sim == "mpinet" else None
+    p, wall, cpu = timed(cmd, cfg.parent, env, timeout=a.timeout, partial=True)
     text, code = p.stdout, p.returncode
     if sim == "mpinet" and code not in (0, None):  # a refusal is no figure: stop, say why
         sys.exit(f"booksim_check.py: error: {shlex.join(cmd)}: {p.stderr.strip()}")

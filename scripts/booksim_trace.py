@@ -10,6 +10,13 @@ creation times: the trace is complete up to the cycle BookSim created packet ``N
 way. The test replays the ``N`` packets on mpinet's iq router with the case's model and
 expects those retirements, cycle for cycle.
 
+The ``anynet-*`` cases run instead the configuration ``scripts/booksim_check.py`` writes
+(``booksim_runs.booksim_config``: anynet ``min``, uniform traffic, BookSim's shallowest
+pipeline) on the network's ``mpinet export --format anynet`` file, whose links are listed
+in mpinet's port order, not by neighbour id: BookSim numbers a router's ports its own way
+(terminal first, links by ascending neighbour id), so these cases check that the iq model
+numbers them as BookSim does (:mod:`mpinet.engine.flit.iq_ports`).
+
     python scripts/booksim_trace.py --booksim /work/booksim/src/booksim [CASE ...]
 
 writes ``tests/data/booksim/iq-trace-CASE.txt`` (all cases by default).
@@ -26,6 +33,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from booksim_runs import PIPELINE, booksim_config  # noqa: E402
+
 MESHCONFIG = ROOT / "jobs" / "booksim" / "meshconfig"
 OUT = ROOT / "tests" / "data" / "booksim"
 #: meshconfig's router keys as mpinet's model takes them (alloc_iters: BookSim applies 1)
@@ -82,12 +92,35 @@ CASES = {
                 "internal_speedup": 1.5}},
     ),
 }  # fmt: skip
+#: name -> (packets traced, network, L, packets per node per cycle): booksim_check's
+#: configuration (V = 2, B = 4, its sample keys, seed 0) on the network's anynet export
+ANYNET = {
+    "anynet-hypercube-5": (800, "hypercube:5", 4, 0.05),
+}
 _ENQ = re.compile(r"^(\d+) \| node(\d+) \| Enqueuing packet (\d+) at time (\d+)\.")
 _RET = re.compile(r"^(\d+) \| node(\d+) \| Retiring packet (\d+) \(plat = (\d+), .*"
                   r"src = (\d+), dest = (\d+)\)")  # fmt: skip
 
 
-def trace(booksim: str, n: int, overrides: list[str]) -> tuple[list[tuple], int]:
+def anynet_case(name: str, work: Path) -> tuple[int, list[str], dict, Path]:
+    """An ``anynet-*`` case as :data:`CASES` has them, its configuration written to
+    ``work`` (with the network's file)."""
+    n, spec, flits, rate = ANYNET[name]
+    net = work / "net.anynet"
+    subprocess.run([sys.executable, "-m", "mpinet", "export", spec, "--format", "anynet", "--out",
+                    str(net)], cwd=ROOT, check=True, capture_output=True)  # fmt: skip
+    a = argparse.Namespace(sample_period=500, warmup_periods=2, max_samples=6,
+                           latency_thres=500.0, seed=0, booksim_set=[])  # fmt: skip
+    cfg = work / "net.cfg"
+    cfg.write_text(booksim_config(net.name, flits, 2, 4, a))
+    model = {"topology": spec, "routing": "anynet-min", "flits": flits, "vcs": 2,
+             "vc_buffer": 4, "iq": PIPELINE}  # fmt: skip
+    return n, [f"injection_rate={rate}"], model, cfg
+
+
+def trace(
+    booksim: str, n: int, overrides: list[str], cfg: Path = MESHCONFIG
+) -> tuple[list[tuple], int]:
     """``(rows, window)``: rows ``(pid, src, dst, created, retired)`` of BookSim's first
     ``n`` packets and the cycle it created packet ``n - 1``."""
     enq: dict[int, tuple[int, int]] = {}
@@ -96,8 +129,9 @@ def trace(booksim: str, n: int, overrides: list[str]) -> tuple[list[tuple], int]
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as watch:
         watch.write("".join(f"p{i}\n" for i in range(n)))
         watch.flush()
-        cmd = [booksim, str(MESHCONFIG), *overrides, f"watch_file={watch.name}", "watch_out=-"]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1 << 20)
+        cmd = [booksim, cfg.name, *overrides, f"watch_file={watch.name}", "watch_out=-"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1 << 20,
+                                cwd=cfg.parent)  # fmt: skip
         try:
             for line in proc.stdout:
                 if "Enqueuing packet" in line:
@@ -127,15 +161,22 @@ def trace(booksim: str, n: int, overrides: list[str]) -> tuple[list[tuple], int]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--booksim", required=True, help="the BookSim2 binary")
-    ap.add_argument("cases", nargs="*", help=f"of {', '.join(CASES)} (default all)")
+    ap.add_argument("cases", nargs="*", help=f"of {', '.join([*CASES, *ANYNET])} (default all)")
     a = ap.parse_args()
-    for name in a.cases or CASES:
-        n, overrides, model = CASES[name]
-        rows, window = trace(a.booksim, n, overrides)
+    for name in a.cases or [*CASES, *ANYNET]:
+        with tempfile.TemporaryDirectory() as work:
+            if name in ANYNET:
+                n, overrides, model, cfg = anynet_case(name, Path(work))
+                keys = cfg.read_text().replace("\n", " ").strip()
+                what = f"{ANYNET[name][1]} exported as anynet, {keys}"
+            else:
+                (n, overrides, model), cfg = CASES[name], MESHCONFIG
+                what = "jobs/booksim/meshconfig"
+            rows, window = trace(a.booksim, n, overrides, cfg)
         path = OUT / f"iq-trace-{name}.txt"
         head = [
             f"# BookSim2's first {n} packets, traced: scripts/booksim_trace.py {name}",
-            f"# booksim: jobs/booksim/meshconfig {' '.join(overrides)}",
+            f"# booksim: {what} {' '.join(overrides)}",
             f"# model: {json.dumps(model)}",
             f"# window: {window}",
             "# pid src dst created retired",

@@ -111,8 +111,9 @@ def booksim_stand_in(tmp_path):
 
     def make(router: str) -> Path:
         exe = tmp_path / f"fake-booksim-{router}"
-        exe.write_text(f'#!/bin/sh\ncfg="$1"; shift\nexec {sys.executable} -m mpinet booksim '
-                       f'"$cfg" router={router} "$@"\n')  # fmt: skip
+        # this checkout's mpinet, as the scripts run theirs (PYTHONPATH), from any directory
+        exe.write_text(f'#!/bin/sh\ncfg="$1"; shift\nPYTHONPATH={ROOT} exec {sys.executable} '
+                       f'-m mpinet booksim "$cfg" router={router} "$@"\n')  # fmt: skip
         exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
         return exe
 

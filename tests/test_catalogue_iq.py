@@ -13,13 +13,14 @@ from test_catalogue_flit_traces import _mpinet
 RUN = "run --topology mesh:4,2 --router dor --quiet"
 IQ = f"{RUN} --set model.router=iq"
 MESH = "topology = mesh;\nk = 4;\nn = 2;\nrouting_function = dim_order;\n"
-#: star:4 under 8-flit worms, one VC of 2 flits and vc_policy any (jobs/switching/deadlock.toml)
+#: star:4 under 8-flit worms, one VC of 2 flits and vc_policy any (jobs/switching/deadlock.toml,
+#: six packets a node: its four complete under iq, whose ties go by BookSim's port numbers)
 DEAD = ("run --topology star:4 --router shortest --switching wormhole --vc-policy any "
-        "--set model.flits=8 --set model.vcs=1 --set model.vc_buffer=2 --set workload.packets=4 "
+        "--set model.flits=8 --set model.vcs=1 --set model.vc_buffer=2 --set workload.packets=6 "
         "--set model.router=iq --quiet")  # fmt: skip
 #: the report of its wait-for cycle, as the ideal model's (docs/iq-router.md, "Deadlocks")
-CYCLE = (r"checks +1 FAILED\n[\s\S]*DEADLOCK in step 314: 35 packets blocked; one wait-for "
-         r"cycle of 12 virtual channels:\n    1234 --T4--> 4231 \(VC 0\) waits\n")  # fmt: skip
+CYCLE = (r"checks +1 FAILED\n[\s\S]*DEADLOCK in step 312: 83 packets blocked; one wait-for "
+         r"cycle of 8 virtual channels:\n    3241 --T3--> 4231 \(VC 0\) waits\n")  # fmt: skip
 
 
 @described("a trace of an iq run on 2 ranks (mesh:4,2, 3-flit packets, level hops)")

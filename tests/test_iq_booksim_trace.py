@@ -3,7 +3,9 @@ load (tests/data/booksim/iq-trace-*.txt, made by scripts/booksim_trace.py) repla
 mpinet's iq router retire at BookSim's cycles, packet for packet, wherever the trace is
 complete (docs/iq-router.md, "Near saturation: the same router, cycle for cycle"). Every
 allocation, credit and pointer move of both simulators feeds these retirements, so one
-differing decision shows as a differing cycle."""
+differing decision shows as a differing cycle. The ``anynet-*`` traces are BookSim's anynet
+on a network's export, whose routers number their ports their own way (docs/iq-router.md,
+"Port numbers")."""
 
 from __future__ import annotations
 
@@ -32,10 +34,11 @@ def load(name: str) -> tuple[dict, int, np.ndarray]:
 
 def replay(model: dict, rows: np.ndarray, **iq) -> np.ndarray:
     """mpinet's retirement cycle of each row's packet, in the rows' order."""
-    topo = from_spec(f"mesh:{model['k']},2")
+    topo = from_spec(model.get("topology") or f"mesh:{model['k']},2")
     m = iq_model(topo, flits=model["flits"], vcs=model["vcs"], vc_buffer=model["vc_buffer"],
                  **{**model["iq"], **iq})  # fmt: skip
-    rec, _ = run(topo, make_router("dor", topo), rows[:, :4].tolist(), m, max_steps=50000)
+    router = make_router(model.get("routing", "dor"), topo)
+    rec, _ = run(topo, router, rows[:, :4].tolist(), m, max_steps=50000)
     p = rec.packets[np.argsort(rec.packets[:, 0])]
     assert (p[:, 0] == rows[:, 0]).all()
     assert (p[:, 3] == rows[:, 3]).all()
@@ -43,7 +46,8 @@ def replay(model: dict, rows: np.ndarray, **iq) -> np.ndarray:
 
 
 def test_the_traces_are_here():
-    assert set(CASES) >= {"meshconfig", "wormhole", "separable", "input-speedup", "speedup"}
+    assert set(CASES) >= {"meshconfig", "wormhole", "separable", "input-speedup", "speedup",
+                          "anynet-hypercube-5"}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -63,5 +67,20 @@ def test_a_second_islip_iteration_would_not_match():
     (docs/iq-router.md): the model with two iterations leaves BookSim's cycles."""
     model, window, rows = load("meshconfig")
     mine = replay(model, rows, alloc_iters=2)
+    seen = rows[:, 4] <= window
+    assert (mine[seen] != rows[seen, 4]).sum() > 10
+
+
+def test_mpinets_own_port_numbers_would_not_match(monkeypatch):
+    """The anynet trace needs BookSim's port numbers (docs/iq-router.md, "Port numbers"):
+    with the ports in mpinet's order (the export's, terminal last) ties break otherwise."""
+    from mpinet.engine.flit import iq_run
+
+    def own(topo, nbt):
+        return np.tile(np.arange(nbt.shape[1] + 1, dtype=np.int64), (nbt.shape[0], 1))
+
+    monkeypatch.setattr(iq_run, "booksim_ports", own)
+    model, window, rows = load("anynet-hypercube-5")
+    mine = replay(model, rows)
     seen = rows[:, 4] <= window
     assert (mine[seen] != rows[seen, 4]).sum() > 10

@@ -26,6 +26,7 @@ from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_state as iqs
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import route_heads as heads
+from mpinet.engine.flit.iq_ports import booksim_ports
 from mpinet.engine.flit.rank_steps import BLOCKS
 from mpinet.engine.run import RunRecord, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
@@ -132,10 +133,12 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     rule = _rule_of(eng.router, topo)
     vrule = (np.int64(vpol), np.int64(eng.vcs), lcount)
     hw = eng.router.header_width
+    plab = booksim_ports(topo, nbt)  # BookSim's port numbers, for the allocators
+    bpn = bool((plab != np.arange(deg + 1)).any())
     prm = iqs.make_params(nnode, deg, eng.vcs, eng.bsize, eng.flits, iq, eng.record_hops,
-                          eng.lo, eng.hi)  # fmt: skip
+                          eng.lo, eng.hi, bpn)  # fmt: skip
     width = iq_ranks.ROW + max(hw, 1)
-    s = iqs.make_arrays(prm, nbt, rev, lcount, hw, 1024, width)
+    s = iqs.make_arrays(prm, nbt, rev, lcount, hw, 1024, width, plab)
     ranks = iq_ranks.Ranks(eng, nbt, width, lambda: _words(s)) if eng.size > 1 else None
     last = int(workload.last_injection_step)
     look = iq_deadlock.Look(eng, prm, last)  # the deadlock look while injecting

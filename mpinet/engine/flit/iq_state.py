@@ -58,12 +58,13 @@ import numpy as np
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
 from mpinet.engine.flit.iq_lists import magic
+from mpinet.engine.flit.iq_ports import port_maps
 
 IQParams = namedtuple(
     "IQParams",
     (  # namedtuple takes the names space-separated
         "nnode deg nport nvc bsz fl lat sl cs rd vad sad xd cd isp osp spec wftc vak sak "
-        "iters xqs obs cqs record_hops lo hi mport lport mvc lvc mfl lfl misp lisp mosp losp dx"
+        "iters xqs obs cqs record_hops lo hi mport lport mvc lvc mfl lfl misp lisp mosp losp dx bpn"
     ),
 )
 IQParams.__doc__ = """The run's constants: nodes, degree, ports (degree + 1), VCs, slots per
@@ -75,7 +76,8 @@ others' flits and credits go in the exchange, :mod:`~mpinet.engine.flit.iq_ranks
 :func:`~mpinet.engine.flit.iq_lists.magic` of the ports, VCs, flits and speedups (the
 kernels divide by them with :func:`~mpinet.engine.flit.iq_lists.div`), and ``dx``: a crossbar
 of one cycle and one internal step a cycle, where switch allocation puts a flit in its output
-queue at once (:func:`~mpinet.engine.flit.iq_moves.sa_update`)."""
+queue at once (:func:`~mpinet.engine.flit.iq_moves.sa_update`), and ``bpn``: BookSim numbers
+the ports otherwise (:mod:`~mpinet.engine.flit.iq_ports`; ``plab``/``pmap`` read)."""
 
 FIELDS = (
     # input VCs
@@ -106,6 +108,8 @@ FIELDS = (
     "sa_pin",
     "sa_pout",
     "sw_rr",
+    "plab",
+    "pmap",
     "xr",
     "xqh",
     "xqn",
@@ -215,10 +219,10 @@ ALLOC_CODES = {"separable_input_first": INPUT_FIRST, "separable_output_first": O
 
 
 def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_hops: bool,
-                lo: int = 0, hi: int = -1):  # fmt: skip
+                lo: int = 0, hi: int = -1, bpn: bool = False):  # fmt: skip
     """The :class:`IQParams` of a run (``iq``: an
     :class:`~mpinet.engine.flit.iq_config.IQConfig`) on the rank of nodes ``lo .. hi - 1``
-    (``hi = -1``: every node)."""
+    (``hi = -1``: every node; ``bpn``: BookSim's port numbers are not mpinet's)."""
     nport = deg + 1
     lat = iq.channel_latency
     xd = iq.crossbar_delay
@@ -232,14 +236,16 @@ def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_h
                     xq, vcs * bsize + nport * max(isp, osp) * steps + 2,
                     vcs * bsize + 2 * steps + 4, int(record_hops), lo, n if hi < 0 else hi,
                     *magic(nport), *magic(vcs), *magic(flits), *magic(isp),
-                    *magic(osp), int(xd == 1 and iq.internal_speedup == 1))  # fmt: skip
+                    *magic(osp), int(xd == 1 and iq.internal_speedup == 1), int(bpn))  # fmt: skip
 
 
 def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndarray,
-                hw: int, packets: int, width: int = 1) -> IQArrays:  # fmt: skip
+                hw: int, packets: int, width: int = 1,
+                plab: np.ndarray | None = None) -> IQArrays:  # fmt: skip
     """Every array of a run, empty (``nbt``, ``rev``, ``lcount``: the rows of the rank's
     nodes; ``packets``: packet slots to start with; ``width``: a row's words in the exchange,
-    :mod:`~mpinet.engine.flit.iq_ranks`)."""
+    :mod:`~mpinet.engine.flit.iq_ranks`; ``plab``: each own node's ports as BookSim numbers
+    them, ``(own, nport)``, None: as mpinet does, :func:`booksim_ports`)."""
     nnode, deg, nport, nvc, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
     own = prm.hi - prm.lo  # the rank's nodes: their arrays and their links'
     niv, nrp = own * nport * nvc, own * nport
@@ -254,6 +260,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     hv[:, il.VOP] = -1
     hv[:, il.VOV] = -1
     sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, own).astype(np.int64)
+    plab, pmap = port_maps(plab, own, nport)
     a = dict(
         ib=i64(niv * bsz, -1),
         hv=hv,
@@ -280,6 +287,8 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         sa_pin=i64(nrp * prm.isp),
         sa_pout=i64(nrp * prm.osp),
         sw_rr=sw_rr,
+        plab=plab,
+        pmap=pmap,
         xr=_rows(own * prm.xqs, il.XR, 0),
         xqh=i64(own),
         xqn=i64(own),
