@@ -6,9 +6,9 @@ that stage (waiting or in flight), as a bit set over every input VC ``iv`` (``m_
 A stage visits only a router's VCs whose bit is set, in increasing order (the order of a
 scan of every VC, so the allocators' requests, the batches and the first routing error are
 those of a full scan); a router with no bit set and nothing in its crossbar costs nothing
-in an internal step. A bit is set when a VC's item joins the stage's queue (``*_t = -1``,
-:func:`~mpinet.engine.flit.iq_router.push`) and cleared when it leaves (``*_t = -2``); the
-stages still test each item's own state, so a set bit is a candidate, never a decision.
+in an internal step. A bit is set when a VC's item joins the stage's queue (``*_T = -1``,
+:func:`push`) and cleared when it leaves (``*_T = -2``); the stages still test each item's
+own state, so a set bit is a candidate, never a decision.
 
 The other phases visit bit sets of the same kind (:mod:`~mpinet.engine.flit.iq_state`):
 per arrival slot the input ports a flit reaches (``fm``), the output ports a credit message

@@ -30,10 +30,11 @@ completion cycle, ready step) is used only where the crossbar takes more than a 
 cycle has several internal steps (``IQParams.dx`` 0); otherwise switch allocation queues the
 flit at its output at once.
 
-Pipeline items per input VC: ``*_t`` is -2 (none), -1 (waiting, evaluable from internal
-step ``*_rd``) or the cycle its stage completes; ``bt[node * 4 + stage]`` the completion
+Pipeline items per input VC, columns of a row (``rt[iv]``, ``va[iv]``, ``hv[iv]`` for route
+computation, VC and switch allocation): ``*_T`` is -2 (none), -1 (waiting, evaluable from
+internal step ``*_RD``) or the cycle its stage completes; ``bt[node * 4 + stage]`` the completion
 cycle of the router's batch in a stage (-1: none), since BookSim's stage queues evaluate
-nothing new while a batch is in flight. ``*_seq`` an item's place in its stage's queue (from
+nothing new while a batch is in flight. ``*_SEQ`` an item's place in its stage's queue (from
 the router's counter ``qseq``): BookSim's queues are first in, first out, and with output
 speedup their order is the order flits enter a shared output queue.
 
