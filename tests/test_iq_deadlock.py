@@ -78,14 +78,15 @@ def state_errors(eng, dl: dict) -> tuple[list[str], int]:
             errors.append(f"{c}: no flit in the VC")
             continue
         pk = s.ib[iv * bsz + s.hv[iv, il.IBH]] // fl
-        if s.pk_dst[pk] == w or s.bs[k, il.BS_USE] != 1:
+        if s.pk_dst[pk] == w or s.bs_use[k] != 1:
             errors.append(f"{c}: its front is at its destination, or {nxt} is free")
         elif s.hv[iv, il.VST] == ir.ACTIVE:  # it holds the next VC, whose buffer has no room
-            if (s.hv[iv, il.VOP], s.hv[iv, il.VOV]) != (op, v2) or s.bs[k, il.BS_CRED] > 0:
+            if (s.hv[iv, il.VOP], s.hv[iv, il.VOV]) != (op, v2) or s.bs_cred[k] > 0:
                 errors.append(f"{c}: active, not waiting for credits of {nxt}")
         elif s.hv[iv, il.VST] == ir.VC_ALLOC:  # every VC of its range held, the next the lowest
-            ks = ((w - prm.lo) * nport + op) * nvc + np.arange(s.va[iv, il.VLO], s.va[iv, il.VHI])
-            held = s.bs[ks, il.BS_USE]
+            held = s.bs_use[
+                ((w - prm.lo) * nport + op) * nvc + np.arange(s.va[iv, il.VLO], s.va[iv, il.VHI])
+            ]
             if s.va[iv, il.VRP] != op or s.va[iv, il.VLO] != v2 or not held.all():
                 errors.append(f"{c}: its head does not wait for {nxt}")
         else:

@@ -91,7 +91,7 @@ def test_free_vc_words_follow_the_vcs_in_use(keys):
                       vrule, deliv, hop, np.zeros((1, 5), np.int64), status,
                       iq_looks.arrays(False, 0, 1))  # fmt: skip
         t += 1
-        use = s.bs[: nrp * prm.nvc, il.BS_USE].reshape(nrp, prm.nvc)
+        use = s.bs_use[: nrp * prm.nvc].reshape(nrp, prm.nvc)
         free = (s.fvm[:, None] >> np.arange(prm.nvc, dtype=np.uint64)) & np.uint64(1)
         assert np.array_equal(free == 1, use == 0), c
         busy += int((use == 1).sum())

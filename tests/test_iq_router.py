@@ -238,11 +238,7 @@ def test_everything_delivered_once_and_every_credit_returned(spec, rname, keys):
                   prm, s, rule, vrule, np.empty((100, 7), np.int64), np.empty((1, 5), np.int64),
                   np.zeros((50, 5), np.int64), status, iq_looks.arrays(False, 0, 1))  # fmt: skip
     assert status[1] == t + 50 and status[6] == 0
-    assert (
-        (s.bs[:, il.BS_CRED] == 2).all()
-        and (s.bs[:, il.BS_USE] == 0).all()
-        and (s.hv[:, il.IBN] == 0).all()
-    )
+    assert (s.bs_cred == 2).all() and (s.bs_use == 0).all() and (s.hv[:, il.IBN] == 0).all()
     assert (s.work == 0).all() and (s.obn == 0).all() and (s.xqn == 0).all()
 
 

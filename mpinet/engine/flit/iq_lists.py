@@ -26,7 +26,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 __all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap", "magic", "div", "push",
            "push_sa", "push_va", "batch", "activate", "vmask", "first_from", "HV", "VA",
-           "RT", "BS", "XR"]  # fmt: skip
+           "RT", "XR"]  # fmt: skip
 
 #: columns of ``hv[iv]``, an input VC's row (:mod:`~mpinet.engine.flit.iq_state`): the fields a
 #: body flit's hop reads and writes (buffer ring, state, output VC, switch allocation's item)
@@ -39,10 +39,6 @@ HV = 8
 #: fewer lines a head and fewer array pointers live in the compiled step)
 VRP, VLO, VHI, VA_T, VA_RD, VA_RES, VA_EV, VA_SEQ = range(8)
 VA = 8
-#: columns of ``bs[k]``, a downstream buffer state (BookSim's ``BufferState``): its credits,
-#: whether a packet holds it, whether that packet's tail passed (one row: one line a hop)
-BS_CRED, BS_USE, BS_TAIL = range(3)
-BS = 4
 #: columns of ``rt[iv]``, route computation's item (``routing_delay > 0``)
 RT_T, RT_RD, RT_SEQ = range(3)
 RT = 4

@@ -137,7 +137,7 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
             op, lo_v, hi_v, wait = -1, 0, 0, -1
             if st == ir.ACTIVE:
                 op = s.hv[iv, il.VOP]
-                if 0 <= op < deg and s.bs[base + op * nvc + s.hv[iv, il.VOV], il.BS_CRED] <= 0:
+                if 0 <= op < deg and s.bs_cred[base + op * nvc + s.hv[iv, il.VOV]] <= 0:
                     wait = _vc(s, gn - prm.lo, op, s.hv[iv, il.VOV], deg, nvc)
             elif st == ir.VC_ALLOC:
                 op, lo_v, hi_v = s.va[iv, il.VRP], s.va[iv, il.VLO], s.va[iv, il.VHI]
@@ -146,7 +146,7 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
                     if hi_v - lo_v == 1:
                         wait = nv + _vc(s, gn - prm.lo, op, lo_v, deg, nvc)
                     for ov in range(lo_v, hi_v):
-                        if s.bs[base + op * nvc + ov, il.BS_USE] == 0:
+                        if s.bs_use[base + op * nvc + ov] == 0:
                             wait = -1  # a free VC: its allocation comes
             if wait < 0:
                 continue
@@ -176,7 +176,7 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
                     nf += 1
                     hf[nh], hb[nh] = pf, wait
                     nh += 1
-                if s.bs[base + op * nvc + ov, il.BS_TAIL]:  # held for its last credit: the next
+                if s.bs_tail[base + op * nvc + ov]:  # held for its last credit: the next
                     link = (gn - prm.lo) * deg + op  # router's buffer drains as its front moves
                     hf[nh] = (s.nbt[link] * nport + s.rev[link]) * nvc + ov
                     hb[nh] = a_id

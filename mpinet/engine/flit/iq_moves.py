@@ -100,7 +100,7 @@ def sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
             ok = s.va[iv, il.VA_EV] == istep and hv[iv, il.VST] == ACTIVE and hv[iv, il.VOP] == op
         else:
             ok = True
-        if not ok or s.bs[base + op * nvc + hv[iv, il.VOV], il.BS_CRED] <= 0:
+        if not ok or s.bs_cred[base + op * nvc + hv[iv, il.VOV]] <= 0:
             eo = -1
     if eo < 0:
         il.push_sa(hv, s.qseq, n, iv, istep + 1, s.m_sa, s.rb)
@@ -119,11 +119,11 @@ def sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
     k = f - il.div(f, fl, prm.mfl, prm.lfl) * fl
     tail = k == fl - 1
     bsk = base + op * nvc + ov
-    s.bs[bsk, il.BS_CRED] -= 1
+    s.bs_cred[bsk] -= 1
     if tail:
-        s.bs[bsk, il.BS_TAIL] = 1
+        s.bs_tail[bsk] = 1
         if not prm.wftc:
-            s.bs[bsk, il.BS_USE] = 0
+            s.bs_use[bsk] = 0
             s.fvm[n * nport + op] |= np.uint64(1) << np.uint64(ov)
     if prm.dx:  # a crossbar of one cycle, one step a cycle: into the output queue now
         o = n * nport + op  # (sent from the next cycle on: obp, iq_write.write_phase)

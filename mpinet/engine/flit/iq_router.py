@@ -76,7 +76,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     rt = s.rt
     sa_res, sa_spec, bt = s.sa_res, s.sa_spec, s.bt
     xr, xqh, xqn, oqc = s.xr, s.xqh, s.xqn, s.oqc
-    bs, fvm = s.bs, s.fvm
+    bs_cred, bs_use, bs_tail, fvm = s.bs_cred, s.bs_use, s.bs_tail, s.fvm
     sw_rr = s.sw_rr
     rin, rout, rpri, rlab, grant = s.rin, s.rout, s.rpri, s.rlab, s.grant
     best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
@@ -192,13 +192,13 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     prio = 0
                     if hv[iv, il.VST] == ACTIVE:
                         op = hv[iv, il.VOP]
-                        ok = bs[base + op * nvc + hv[iv, il.VOV], il.BS_CRED] > 0
+                        ok = bs_cred[base + op * nvc + hv[iv, il.VOV]] > 0
                     else:  # speculative, in VC allocation: a free VC with a credit, low priority
                         op = va[iv, il.VRP]
                         ok = False
                         fv = fvm[n * nport + op] & il.vmask(va[iv, il.VLO], va[iv, il.VHI])
                         while fv:
-                            if bs[base + op * nvc + il.low(fv), il.BS_CRED] > 0:
+                            if bs_cred[base + op * nvc + il.low(fv)] > 0:
                                 ok = True
                                 break
                             fv &= fv - np.uint64(1)
@@ -290,11 +290,11 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
             for q in range(nb):
                 iv = base + order[q]
                 ovc = va[iv, il.VA_RES]
-                if ovc >= 0 and bs[base + ovc, il.BS_USE] == 0:
+                if ovc >= 0 and bs_use[base + ovc] == 0:
                     va[iv, il.VA_T] = -2
                     il.unmark(m_va, iv)
-                    bs[base + ovc, il.BS_USE] = 1
-                    bs[base + ovc, il.BS_TAIL] = 0
+                    bs_use[base + ovc] = 1
+                    bs_tail[base + ovc] = 0
                     op = il.div(ovc, nvc, prm.mvc, prm.lvc)
                     ov = ovc - op * nvc
                     hv[iv, il.VOP], hv[iv, il.VOV] = op, ov

@@ -17,8 +17,7 @@ buffer ``ib[iv * bsz : (iv + 1) * bsz]`` a ring (front ``hv[iv, IBH]``, ``hv[iv,
 ring, its state ``VST``, output port and VC ``VOP``/``VOV`` and switch allocation's item
 ``SA_T``/``SA_RD``/``SA_SEQ``, the columns named in :mod:`~mpinet.engine.flit.iq_lists`; ``va[iv]``
 the same for a head: its route ``VRP``/``VLO``/``VHI`` and VC allocation's item). The
-downstream buffer states (BookSim's ``BufferState``, rows of ``bs``: credits, in use, tail
-passed): ``(node * nport + out_port) * nvc + v``
+downstream buffer states (BookSim's ``BufferState``): ``(node * nport + out_port) * nvc + v``
 for a router's outputs, then ``nnode * nport * nvc + node * nvc + v`` for the terminals'
 injection channels. Channels are rings of ``latency + 1`` slots indexed by the cycle (a flit
 sent at ``t`` is taken in at ``t + latency + 1``, as BookSim's channels deliver): ``fc`` the
@@ -47,7 +46,7 @@ queues (``obp``: the output queues that got their first flit in this cycle's int
 sent from the next cycle on, under ``dx``); ``rb`` the routers with an item in a stage or the
 crossbar (``rl`` its list);
 ``actb`` the active nodes (``act`` rebuilt from it in node order). ``fvm[node * nport +
-out_port]``: the router's output VCs not in use (bit ``v``: ``bs[k, BS_USE]`` 0), so VC allocation
+out_port]``: the router's output VCs not in use (bit ``v``: ``bs_use`` 0), so VC allocation
 reads one word where it scanned a route's VCs (the terminals' injection states have none).
 """
 
@@ -116,7 +115,9 @@ FIELDS = (
     "oqc",
     "pc",
     # downstream buffer states
-    "bs",
+    "bs_cred",
+    "bs_use",
+    "bs_tail",
     "fvm",
     # channels
     "fc",
@@ -255,8 +256,6 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     va[:, il.VRP], va[:, il.VA_T], va[:, il.VA_EV] = -1, -2, -1
     rt = _rows(niv, il.RT, 0)  # route computation's item (il.RT_T ...)
     rt[:, il.RT_T] = -2
-    bs = _rows(niv + own * nvc, il.BS, 0)  # downstream buffer states (il.BS_CRED ...)
-    bs[:, il.BS_CRED] = bsz
     sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, own).astype(np.int64)
     plab, pmap = port_maps(plab, own, nport)
     a = dict(
@@ -289,7 +288,9 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         cqn=i64(nrp),
         oqc=np.zeros(nrp, np.uint64),
         pc=np.zeros(nrp * prm.cs, np.uint64),
-        bs=bs,
+        bs_cred=i64(niv + own * nvc, bsz),
+        bs_use=i64(niv + own * nvc),
+        bs_tail=i64(niv + own * nvc),
         fvm=np.full(nrp, ~np.uint64(0) >> np.uint64(64 - nvc), np.uint64),
         fc=i64(own * deg * prm.sl, -1),
         ec=i64(own * 2, -1),

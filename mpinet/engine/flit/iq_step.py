@@ -43,13 +43,13 @@ R_FLITS, R_DELIV, R_INJ, R_MOVED, R_WORK, R_CROSS = range(6)
 
 
 @njit(cache=True, inline="always")
-def _credit(k, q, v, bs, fvm, bsz, wftc):
-    """A credit back at downstream buffer state ``k`` (a row of ``bs``: VC ``v`` of output
-    port ``q``; ``q < 0``: a terminal's, no free-VC word); the VC is free again at the tail's
-    last credit under ``wait_for_tail_credit``."""
-    bs[k, il.BS_CRED] += 1
-    if wftc and bs[k, il.BS_TAIL] and bs[k, il.BS_CRED] == bsz:
-        bs[k, il.BS_USE] = 0
+def _credit(k, q, v, bs_cred, bs_use, bs_tail, fvm, bsz, wftc):
+    """A credit back at downstream buffer state ``k`` (VC ``v`` of output port ``q``; ``q <
+    0``: a terminal's, no free-VC word); the VC is free again at the tail's last credit under
+    ``wait_for_tail_credit``."""
+    bs_cred[k] += 1
+    if wftc and bs_tail[k] and bs_cred[k] == bsz:
+        bs_use[k] = 0
         if q >= 0:
             fvm[q] |= np.uint64(1) << np.uint64(v)
 
@@ -64,7 +64,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
     own = prm.hi - prm.lo
     niv = own * nport * nvc  # the terminals' states after
     ib, hv = s.ib, s.hv
-    bs, work = s.bs, s.work
+    bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
     t2, tl, tc = t % 2, t % sl, t % cs
     w0, w1 = il.words(own), il.words(own * nport)
     d = (t + prm.cd) % cs  # the credits' slot in the delay line
@@ -99,7 +99,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                 while m:  # the VCs credited (each its own buffer state: any order)
                     v = il.low(m)
                     m &= m - np.uint64(1)
-                    _credit(niv + n * nvc + v, -1, v, bs, s.fvm, bsz,
+                    _credit(niv + n * nvc + v, -1, v, bs_cred, bs_use, bs_tail, s.fvm, bsz,
                             prm.wftc)  # fmt: skip
     # the routers' inputs: flits into their VC buffers
     for wi in range(w1):
@@ -189,7 +189,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             while m:
                 v = il.low(m)
                 m &= m - np.uint64(1)
-                _credit(b * nvc + v, b, v, bs, s.fvm, bsz, prm.wftc)
+                _credit(b * nvc + v, b, v, bs_cred, bs_use, bs_tail, s.fvm, bsz, prm.wftc)
     return nd
 
 
@@ -198,7 +198,7 @@ def inject_phase(t, prm, s, moved):
     """Step 2's sending (the new packets joined their queues before): one flit per
     terminal; the credits of the flits the terminals took in."""
     nvc, fl, niv = prm.nvc, prm.fl, (prm.hi - prm.lo) * prm.nport * prm.nvc
-    bs, work = s.bs, s.work
+    bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
     t2 = t % 2
     ta, w1 = (t + 2) % prm.sl, il.words((prm.hi - prm.lo) * prm.nport)  # the arrival's slot
     for a in range(s.nact[0]):
@@ -219,23 +219,23 @@ def inject_phase(t, prm, s, moved):
             for i in range(1, nvc + 1):
                 c = 0 if lvc < 0 or lvc >= nvc else il.wrap(lvc + i, nvc)
                 b = niv + n * nvc + c
-                if bs[b, il.BS_USE] == 0 and bs[b, il.BS_CRED] > 0:
+                if bs_use[b] == 0 and bs_cred[b] > 0:
                     vc = c
                     break
             if vc < 0:
                 continue
         b = niv + n * nvc + vc
-        if bs[b, il.BS_CRED] <= 0:
+        if bs_cred[b] <= 0:
             continue
         if k == 0:
-            bs[b, il.BS_USE], bs[b, il.BS_TAIL] = 1, 0
+            bs_use[b], bs_tail[b] = 1, 0
             s.last_vc[n] = vc
             s.pk_adm[pk] = t
-        bs[b, il.BS_CRED] -= 1
+        bs_cred[b] -= 1
         if k == fl - 1:
-            bs[b, il.BS_TAIL] = 1
+            bs_tail[b] = 1
             if not prm.wftc:
-                bs[b, il.BS_USE] = 0
+                bs_use[b] = 0
         c = n * 2 + t2
         s.ic[c], s.icv[c] = pk * fl + k, vc
         il.mark(s.fm, ((ta * w1) << 6) + n * prm.nport + prm.deg)
