@@ -84,8 +84,10 @@ def state_errors(eng, dl: dict) -> tuple[list[str], int]:
             if (s.hv[iv, il.VOP], s.hv[iv, il.VOV]) != (op, v2) or s.bs_cred[k] > 0:
                 errors.append(f"{c}: active, not waiting for credits of {nxt}")
         elif s.hv[iv, il.VST] == ir.VC_ALLOC:  # every VC of its range held, the next the lowest
-            held = s.bs_use[((w - prm.lo) * nport + op) * nvc + np.arange(s.vlo[iv], s.vhi[iv])]
-            if s.vrp[iv] != op or s.vlo[iv] != v2 or not held.all():
+            held = s.bs_use[
+                ((w - prm.lo) * nport + op) * nvc + np.arange(s.va[iv, il.VLO], s.va[iv, il.VHI])
+            ]
+            if s.va[iv, il.VRP] != op or s.va[iv, il.VLO] != v2 or not held.all():
                 errors.append(f"{c}: its head does not wait for {nxt}")
         else:
             errors.append(f"{c}: its front is neither active nor allocating a VC")

@@ -49,8 +49,8 @@ def edges(s: Any, prm: Any) -> list[tuple[int, int]]:
     q, v = np.divmod(rest, nvc)
     st = s.hv[iv, il.VST]
     active = st == ir.ACTIVE
-    op = np.where(active, s.hv[iv, il.VOP], s.vrp[iv])
-    v2 = np.where(active, s.hv[iv, il.VOV], s.vlo[iv])
+    op = np.where(active, s.hv[iv, il.VOP], s.va[iv, il.VRP])
+    v2 = np.where(active, s.hv[iv, il.VOV], s.va[iv, il.VLO])
     ok = (q < deg) & (active | (st == ir.VC_ALLOC)) & (op >= 0) & (op < deg)
     link = (node[ok] - prm.lo) * deg + q[ok]  # the rank's own rows of the links' tables
     me = (s.nbt[link] * deg + s.rev[link]) * nvc + v[ok]

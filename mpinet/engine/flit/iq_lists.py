@@ -6,9 +6,9 @@ that stage (waiting or in flight), as a bit set over every input VC ``iv`` (``m_
 A stage visits only a router's VCs whose bit is set, in increasing order (the order of a
 scan of every VC, so the allocators' requests, the batches and the first routing error are
 those of a full scan); a router with no bit set and nothing in its crossbar costs nothing
-in an internal step. A bit is set when a VC's item joins the stage's queue (``*_t = -1``,
-:func:`~mpinet.engine.flit.iq_router.push`) and cleared when it leaves (``*_t = -2``); the
-stages still test each item's own state, so a set bit is a candidate, never a decision.
+in an internal step. A bit is set when a VC's item joins the stage's queue (``*_T = -1``,
+:func:`push`) and cleared when it leaves (``*_T = -2``); the stages still test each item's
+own state, so a set bit is a candidate, never a decision.
 
 The other phases visit bit sets of the same kind (:mod:`~mpinet.engine.flit.iq_state`):
 per arrival slot the input ports a flit reaches (``fm``), the output ports a credit message
@@ -25,13 +25,23 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 __all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap", "magic", "div", "push",
-           "push_sa", "batch", "activate", "vmask", "first_from", "HV", "XR"]  # fmt: skip
+           "push_sa", "push_va", "batch", "activate", "vmask", "first_from", "HV", "VA",
+           "RT", "XR"]  # fmt: skip
 
 #: columns of ``hv[iv]``, an input VC's row (:mod:`~mpinet.engine.flit.iq_state`): the fields a
 #: body flit's hop reads and writes (buffer ring, state, output VC, switch allocation's item)
 #: side by side in one 64-byte line, where eight arrays cost eight lines a hop
 SA_T, SA_RD, VST, VOP, VOV, IBH, IBN, SA_SEQ = range(8)
 HV = 8
+#: columns of ``va[iv]``, an input VC's row of a head's route and VC allocation item: the
+#: route's output port and VC range, the item's cycle, ready step, granted output VC, the
+#: internal step it was evaluated at and its place in the queue (one line, not eight arrays:
+#: fewer lines a head and fewer array pointers live in the compiled step)
+VRP, VLO, VHI, VA_T, VA_RD, VA_RES, VA_EV, VA_SEQ = range(8)
+VA = 8
+#: columns of ``rt[iv]``, route computation's item (``routing_delay > 0``)
+RT_T, RT_RD, RT_SEQ = range(3)
+RT = 4
 #: columns of ``xr[x]``, a crossbar slot: flit and VC (``f << 6 | v``), output port, the
 #: completion cycle and the internal step it is ready from (one line, not four arrays)
 X_FV, X_OP, X_T, X_RD = range(4)
@@ -132,45 +142,48 @@ def div(x, d, m, lim):
 
 
 @njit(cache=True, inline="always")
-def push(tt, rd, seq, qseq, n, iv, ready, m, rb):
-    """Input VC ``iv`` of router ``n`` joins the back of a stage's queue (``tt``, ``rd``,
-    ``seq``, ``m``: the stage's ``*_t``, ``*_rd``, ``*_seq`` and event list), evaluable from
-    internal step ``ready``; the router joins ``rb``, the routers an internal step visits."""
-    tt[iv], rd[iv] = -1, ready
+def push(rows, ct, crd, cseq, qseq, n, iv, ready, m, rb):
+    """Input VC ``iv`` of router ``n`` joins the back of a stage's queue (its item's cycle,
+    ready step and place are columns ``ct``, ``crd``, ``cseq`` of ``rows``; ``m`` the stage's
+    event list), evaluable from internal step ``ready``; the router joins ``rb``, the routers
+    an internal step visits."""
+    rows[iv, ct], rows[iv, crd] = -1, ready
     mark(m, iv)
     mark(rb, n)
-    seq[iv] = qseq[n]
+    rows[iv, cseq] = qseq[n]
     qseq[n] += 1
 
 
 @njit(cache=True, inline="always")
 def push_sa(hv, qseq, n, iv, ready, m, rb):
-    """:func:`push` into switch allocation's queue, whose fields are columns of ``hv``."""
-    hv[iv, SA_T], hv[iv, SA_RD] = -1, ready
-    mark(m, iv)
-    mark(rb, n)
-    hv[iv, SA_SEQ] = qseq[n]
-    qseq[n] += 1
+    """:func:`push` into switch allocation's queue (columns of ``hv``)."""
+    push(hv, SA_T, SA_RD, SA_SEQ, qseq, n, iv, ready, m, rb)
 
 
 @njit(cache=True, inline="always")
-def batch(tt, seq, base, m, ordered, order, ev):
+def push_va(va, qseq, n, iv, ready, m, rb):
+    """:func:`push` into VC allocation's queue (columns of ``va``)."""
+    push(va, VA_T, VA_RD, VA_SEQ, qseq, n, iv, ready, m, rb)
+
+
+@njit(cache=True, inline="always")
+def batch(rows, ct, cseq, base, m, ordered, order, ev):
     """The input VCs ``j < m`` of the router at ``base`` whose stage item completes now
-    (``tt[base + j] >= 0``; ``ev`` the stage's event list) into ``order``, in their queue's
-    order when ``ordered`` (only output speedup makes it matter), else by index; returns
-    their count."""
+    (``rows[base + j, ct] >= 0``; ``ev`` the stage's event list, ``cseq`` the column of the
+    item's place) into ``order``, in their queue's order when ``ordered`` (only output
+    speedup makes it matter), else by index; returns their count."""
     k = 0
     for wi in range(base >> 6, ((base + m - 1) >> 6) + 1):
         word = span(ev, wi, base, base + m)
         while word:
             j = (wi << 6) + low(word) - base
             word &= word - np.uint64(1)
-            if tt[base + j] < 0:
+            if rows[base + j, ct] < 0:
                 continue
             i = k
             if ordered:  # insertion: a batch holds a few items
-                x = seq[base + j]
-                while i > 0 and seq[base + order[i - 1]] > x:
+                x = rows[base + j, cseq]
+                while i > 0 and rows[base + order[i - 1], cseq] > x:
                     order[i] = order[i - 1]
                     i -= 1
             order[i] = j

@@ -140,7 +140,7 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
                 if 0 <= op < deg and s.bs_cred[base + op * nvc + s.hv[iv, il.VOV]] <= 0:
                     wait = _vc(s, gn - prm.lo, op, s.hv[iv, il.VOV], deg, nvc)
             elif st == ir.VC_ALLOC:
-                op, lo_v, hi_v = s.vrp[iv], s.vlo[iv], s.vhi[iv]
+                op, lo_v, hi_v = s.va[iv, il.VRP], s.va[iv, il.VLO], s.va[iv, il.VHI]
                 if 0 <= op < deg and lo_v < hi_v:
                     wait = 2 * nv + g0 + iv  # a choice; one VC: its allocation
                     if hi_v - lo_v == 1:

@@ -79,11 +79,11 @@ def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     if e and status[0] == 0:
         status[0], status[1], status[2] = e, t, route_out[0 if e == PORT_ERR else 1]
         status[3], status[4] = n, pk
-    s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
+    s.va[iv, il.VRP], s.va[iv, il.VLO], s.va[iv, il.VHI] = route_out[0], route_out[1], route_out[2]
     s.hv[iv, il.VST] = VC_ALLOC
     if prm.spec:
         il.push_sa(s.hv, s.qseq, n, iv, ready, s.m_sa, s.rb)
-    il.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, ready, s.m_va, s.rb)
+    il.push_va(s.va, s.qseq, n, iv, ready, s.m_va, s.rb)
 
 
 @njit(cache=True, inline="always")
@@ -97,7 +97,7 @@ def sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
     if eo >= 0:  # the speculative grant holds only with the VC it bid for
         op = il.div(eo, osp, prm.mosp, prm.losp) if osp > 1 else eo
         if prm.spec and s.sa_spec[iv]:  # (sa_spec is 0 unless speculative)
-            ok = s.va_ev[iv] == istep and hv[iv, il.VST] == ACTIVE and hv[iv, il.VOP] == op
+            ok = s.va[iv, il.VA_EV] == istep and hv[iv, il.VST] == ACTIVE and hv[iv, il.VOP] == op
         else:
             ok = True
         if not ok or s.bs_cred[base + op * nvc + hv[iv, il.VOV]] <= 0:
@@ -147,7 +147,7 @@ def sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
         il.push_sa(hv, s.qseq, n, iv, istep + 1, s.m_sa, s.rb)
     elif prm.rd > 0:  # the next packet's head: route computation
         hv[iv, il.VST] = ROUTING
-        il.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep + 1, s.m_rt, s.rb)
+        il.push(s.rt, il.RT_T, il.RT_RD, il.RT_SEQ, s.qseq, n, iv, istep + 1, s.m_rt, s.rb)
     else:  # lookahead routing: its route is known
         pk = il.div(s.ib[iv * bsz + h], fl, prm.mfl, prm.lfl)
         to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)

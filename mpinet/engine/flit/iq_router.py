@@ -72,15 +72,15 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     nport, nvc, bsz = prm.nport, prm.nvc, prm.bsz
     fl, isp, osp, spec = prm.fl, prm.isp, prm.osp, prm.spec
     rd, vad, sad, xd, xqs = prm.rd, prm.vad, prm.sad, prm.xd, prm.xqs
-    ib, hv, vrp, vlo, vhi = s.ib, s.hv, s.vrp, s.vlo, s.vhi
-    rt_t, rt_rd, va_t, va_rd, va_res, va_ev = s.rt_t, s.rt_rd, s.va_t, s.va_rd, s.va_res, s.va_ev
+    ib, hv, va = s.ib, s.hv, s.va
+    rt = s.rt
     sa_res, sa_spec, bt = s.sa_res, s.sa_spec, s.bt
     xr, xqh, xqn, oqc = s.xr, s.xqh, s.xqn, s.oqc
     bs_cred, bs_use, bs_tail, fvm = s.bs_cred, s.bs_use, s.bs_tail, s.fvm
     sw_rr = s.sw_rr
     rin, rout, rpri, rlab, grant = s.rin, s.rout, s.rpri, s.rlab, s.grant
     best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
-    va_seq, qseq, order = s.va_seq, s.qseq, s.order
+    qseq, order = s.qseq, s.order
     m_rt, m_va, m_sa = s.m_rt, s.m_va, s.m_sa
     plab, pmap = s.plab, s.pmap
     nin_sa, nout_sa = nport * isp, nport * osp
@@ -114,8 +114,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     j = (wi << 6) + il.low(word) - base
                     word &= word - np.uint64(1)
                     iv = base + j
-                    if rt_t[iv] == -1 and rt_rd[iv] <= istep:
-                        rt_t[iv] = t + rd - 1
+                    if rt[iv, il.RT_T] == -1 and rt[iv, il.RT_RD] <= istep:
+                        rt[iv, il.RT_T] = t + rd - 1
                         bt[n * 4 + S_RT] = t + rd - 1
         # -- VC allocation: every free output VC of the route's range is requested
         nva = 0
@@ -128,12 +128,12 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     j = (wi << 6) + il.low(word) - base
                     word &= word - np.uint64(1)
                     iv = base + j
-                    if va_t[iv] != -1 or va_rd[iv] > istep:
+                    if va[iv, il.VA_T] != -1 or va[iv, il.VA_RD] > istep:
                         continue
-                    op = vrp[iv]
-                    fv = fvm[n * nport + op] & il.vmask(vlo[iv], vhi[iv])  # its free VCs
+                    op = va[iv, il.VRP]
+                    fv = fvm[n * nport + op] & il.vmask(va[iv, il.VLO], va[iv, il.VHI])
                     if not fv and quick_va:  # no VC free: back in the queue, as its
-                        va_rd[iv] = istep + 1  # update would put it (skipped: cheaper)
+                        va[iv, il.VA_RD] = istep + 1  # update would put it (skipped: cheaper)
                         continue
                     nva += 1
                     jb = relabel(j, nvc, prm.mvc, prm.lvc, plab, pb)  # BookSim's numbers
@@ -161,18 +161,18 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         j = (wi << 6) + il.low(word) - base
                         word &= word - np.uint64(1)
                         iv = base + j
-                        if va_t[iv] == -1 and va_rd[iv] <= istep:
-                            va_t[iv] = t + vad - 1
-                            va_res[iv] = -1
-                            va_ev[iv] = istep
+                        if va[iv, il.VA_T] == -1 and va[iv, il.VA_RD] <= istep:
+                            va[iv, il.VA_T] = t + vad - 1
+                            va[iv, il.VA_RES] = -1
+                            va[iv, il.VA_EV] = istep
                 if nva > 1:  # the grants in mpinet's port numbers
                     for r in range(nr):
                         if grant[r]:
-                            va_res[base + relabel(rin[r], nvc, prm.mvc, prm.lvc, pmap, pb)] = (
-                                relabel(rout[r], nvc, prm.mvc, prm.lvc, pmap, pb)
-                            )
+                            va[
+                                base + relabel(rin[r], nvc, prm.mvc, prm.lvc, pmap, pb), il.VA_RES
+                            ] = relabel(rout[r], nvc, prm.mvc, prm.lvc, pmap, pb)
                 elif w1 >= 0:
-                    va_res[base + relabel(j1, nvc, prm.mvc, prm.lvc, pmap, pb)] = relabel(
+                    va[base + relabel(j1, nvc, prm.mvc, prm.lvc, pmap, pb), il.VA_RES] = relabel(
                         w1, nvc, prm.mvc, prm.lvc, pmap, pb
                     )
                 bt[n * 4 + S_VA] = t + vad - 1
@@ -194,9 +194,9 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         op = hv[iv, il.VOP]
                         ok = bs_cred[base + op * nvc + hv[iv, il.VOV]] > 0
                     else:  # speculative, in VC allocation: a free VC with a credit, low priority
-                        op = vrp[iv]
+                        op = va[iv, il.VRP]
                         ok = False
-                        fv = fvm[n * nport + op] & il.vmask(vlo[iv], vhi[iv])
+                        fv = fvm[n * nport + op] & il.vmask(va[iv, il.VLO], va[iv, il.VHI])
                         while fv:
                             if bs_cred[base + op * nvc + il.low(fv)] > 0:
                                 ok = True
@@ -276,20 +276,22 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         # -- updates: route computation
         if rd > 0 and 0 <= bt[n * 4 + S_RT] <= t:
             bt[n * 4 + S_RT] = -1
-            for q in range(il.batch(rt_t, s.rt_seq, base, nport * nvc, ordered, order, m_rt)):
+            nb = il.batch(rt, il.RT_T, il.RT_SEQ, base, nport * nvc, ordered, order, m_rt)
+            for q in range(nb):
                 iv = base + order[q]
-                rt_t[iv] = -2
+                rt[iv, il.RT_T] = -2
                 il.unmark(m_rt, iv)
                 pk = il.div(ib[iv * bsz + hv[iv, il.IBH]], fl, prm.mfl, prm.lfl)
                 to_vc_alloc(t, istep + 1, n, iv, pk, prm, s, rule, vrule, status, route_out)
         # -- updates: VC allocation
         if 0 <= bt[n * 4 + S_VA] <= t:
             bt[n * 4 + S_VA] = -1
-            for q in range(il.batch(va_t, va_seq, base, nport * nvc, ordered, order, m_va)):
+            nb = il.batch(va, il.VA_T, il.VA_SEQ, base, nport * nvc, ordered, order, m_va)
+            for q in range(nb):
                 iv = base + order[q]
-                ovc = va_res[iv]
+                ovc = va[iv, il.VA_RES]
                 if ovc >= 0 and bs_use[base + ovc] == 0:
-                    va_t[iv] = -2
+                    va[iv, il.VA_T] = -2
                     il.unmark(m_va, iv)
                     bs_use[base + ovc] = 1
                     bs_tail[base + ovc] = 0
@@ -301,7 +303,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                     if not spec:
                         il.push_sa(hv, qseq, n, iv, istep + 1, m_sa, s.rb)
                 else:
-                    il.push(va_t, va_rd, va_seq, qseq, n, iv, istep + 1, m_va, s.rb)
+                    il.push_va(va, qseq, n, iv, istep + 1, m_va, s.rb)
         # -- updates: switch allocation (the flit leaves its input buffer)
         if sa_now:  # one pass: each item evaluated now takes its grant and is updated
             for wi in range(base >> 6, ((end - 1) >> 6) + 1):
@@ -328,9 +330,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                 ei_grant[rin[r]] = -1
         elif 0 <= bt[n * 4 + S_SA] <= t:
             bt[n * 4 + S_SA] = -1
-            sa_t = hv[:, il.SA_T]  # (a strided view: this batched path is not the hot one)
-            for q in range(il.batch(sa_t, hv[:, il.SA_SEQ], base, nport * nvc, ordered, order,
-                                    m_sa)):  # fmt: skip
+            nb = il.batch(hv, il.SA_T, il.SA_SEQ, base, nport * nvc, ordered, order, m_sa)
+            for q in range(nb):
                 j = order[q]
                 iv = base + j
                 if hv[iv, il.SA_T] >= 0:

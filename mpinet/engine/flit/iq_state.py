@@ -15,7 +15,8 @@ terminal (injection in, ejection out). Input VC ``iv = (node * nport + port) * n
 buffer ``ib[iv * bsz : (iv + 1) * bsz]`` a ring (front ``hv[iv, IBH]``, ``hv[iv, IBN]`` flits;
 ``hv[iv]`` is the input VC's row of the fields a body flit's hop touches, one 64-byte line: the
 ring, its state ``VST``, output port and VC ``VOP``/``VOV`` and switch allocation's item
-``SA_T``/``SA_RD``/``SA_SEQ``, the columns named in :mod:`~mpinet.engine.flit.iq_lists`). The
+``SA_T``/``SA_RD``/``SA_SEQ``, the columns named in :mod:`~mpinet.engine.flit.iq_lists`; ``va[iv]``
+the same for a head: its route ``VRP``/``VLO``/``VHI`` and VC allocation's item). The
 downstream buffer states (BookSim's ``BufferState``): ``(node * nport + out_port) * nvc + v``
 for a router's outputs, then ``nnode * nport * nvc + node * nvc + v`` for the terminals'
 injection channels. Channels are rings of ``latency + 1`` slots indexed by the cycle (a flit
@@ -28,10 +29,11 @@ completion cycle, ready step) is used only where the crossbar takes more than a 
 cycle has several internal steps (``IQParams.dx`` 0); otherwise switch allocation queues the
 flit at its output at once.
 
-Pipeline items per input VC: ``*_t`` is -2 (none), -1 (waiting, evaluable from internal
-step ``*_rd``) or the cycle its stage completes; ``bt[node * 4 + stage]`` the completion
+Pipeline items per input VC, columns of a row (``rt[iv]``, ``va[iv]``, ``hv[iv]`` for route
+computation, VC and switch allocation): ``*_T`` is -2 (none), -1 (waiting, evaluable from
+internal step ``*_RD``) or the cycle its stage completes; ``bt[node * 4 + stage]`` the completion
 cycle of the router's batch in a stage (-1: none), since BookSim's stage queues evaluate
-nothing new while a batch is in flight. ``*_seq`` an item's place in its stage's queue (from
+nothing new while a batch is in flight. ``*_SEQ`` an item's place in its stage's queue (from
 the router's counter ``qseq``): BookSim's queues are first in, first out, and with output
 speedup their order is the order flits enter a shared output queue.
 
@@ -83,19 +85,10 @@ FIELDS = (
     # input VCs
     "ib",
     "hv",
-    "vrp",
-    "vlo",
-    "vhi",
-    "rt_t",
-    "rt_rd",
-    "va_t",
-    "va_rd",
-    "va_res",
-    "va_ev",
+    "va",
+    "rt",
     "sa_res",
     "sa_spec",
-    "rt_seq",
-    "va_seq",
     # per stage, the input VCs with an item (:mod:`~mpinet.engine.flit.iq_lists`)
     "m_rt",
     "m_va",
@@ -259,24 +252,19 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     hv[:, il.SA_T] = -2
     hv[:, il.VOP] = -1
     hv[:, il.VOV] = -1
+    va = _rows(niv, il.VA, 0)  # a head's route and VC allocation item (il.VRP ...)
+    va[:, il.VRP], va[:, il.VA_T], va[:, il.VA_EV] = -1, -2, -1
+    rt = _rows(niv, il.RT, 0)  # route computation's item (il.RT_T ...)
+    rt[:, il.RT_T] = -2
     sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, own).astype(np.int64)
     plab, pmap = port_maps(plab, own, nport)
     a = dict(
         ib=i64(niv * bsz, -1),
         hv=hv,
-        vrp=i64(niv, -1),
-        vlo=i64(niv),
-        vhi=i64(niv),
-        rt_t=i64(niv, -2),
-        rt_rd=i64(niv),
-        va_t=i64(niv, -2),
-        va_rd=i64(niv),
-        va_res=i64(niv),
-        va_ev=i64(niv, -1),
+        va=va,
+        rt=rt,
         sa_res=i64(niv),
         sa_spec=i64(niv),
-        rt_seq=i64(niv),
-        va_seq=i64(niv),
         qseq=i64(own),
         m_rt=np.zeros(own * _words(nport * nvc), np.uint64),  # >= _words(niv), per node
         m_va=np.zeros(own * _words(nport * nvc), np.uint64),  # >= _words(niv), per node

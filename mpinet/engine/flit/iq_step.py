@@ -129,7 +129,8 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             if st == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
                 if prm.rd > 0:
                     hv[iv, il.VST] = ir.ROUTING
-                    il.push(s.rt_t, s.rt_rd, s.rt_seq, s.qseq, n, iv, istep, s.m_rt, s.rb)
+                    il.push(s.rt, il.RT_T, il.RT_RD, il.RT_SEQ, s.qseq, n, iv, istep, s.m_rt,
+                            s.rb)  # fmt: skip
                 else:  # lookahead routing: VC allocation (and speculation) from now
                     pk = il.div(f, fl, prm.mfl, prm.lfl)
                     e = ir.route_head(n + prm.lo, n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst,
@@ -139,11 +140,16 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                         status[0], status[1] = e, t
                         status[2] = route_out[0 if e == ir.PORT_ERR else 1]
                         status[3], status[4] = n, pk
-                    s.vrp[iv], s.vlo[iv], s.vhi[iv] = route_out[0], route_out[1], route_out[2]
+                    va = s.va
+                    va[iv, il.VRP], va[iv, il.VLO], va[iv, il.VHI] = (
+                        route_out[0],
+                        route_out[1],
+                        route_out[2],
+                    )
                     hv[iv, il.VST] = ir.VC_ALLOC
                     if prm.spec:
                         il.push_sa(hv, s.qseq, n, iv, istep, s.m_sa, s.rb)
-                    il.push(s.va_t, s.va_rd, s.va_seq, s.qseq, n, iv, istep, s.m_va, s.rb)
+                    il.push_va(va, s.qseq, n, iv, istep, s.m_va, s.rb)
             elif st == ir.ACTIVE and hv[iv, il.IBN] == 1:
                 il.push_sa(hv, s.qseq, n, iv, istep, s.m_sa, s.rb)
     # the routers' credits: into the credit_delay line (then those due now, below)
