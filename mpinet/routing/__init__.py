@@ -67,18 +67,20 @@ _CLOSED_FORM = {
 }
 
 
+def _fits(families: tuple, topo: Topology) -> bool:
+    """Whether a router for ``families`` (empty: any) applies to ``topo``'s family."""
+    return not families or topo.family in families
+
+
 def applies(cls: type[Router], topo: Topology) -> bool:
     """Whether router class ``cls`` applies to ``topo``'s family."""
-    return not cls.families or topo.family in cls.families
+    return _fits(cls.families, topo)
 
 
 def available_routers(topo: Topology) -> list[str]:
-    """Names of the routers that apply to ``topo``, in registry order."""
-    return [
-        name
-        for name in ROUTERS
-        if not ROUTERS.fact(name, "families") or topo.family in ROUTERS.fact(name, "families")
-    ]
+    """Names of the routers that apply to ``topo``, in registry order (read from the
+    registry's facts: no router module imported)."""
+    return [name for name in ROUTERS if _fits(ROUTERS.fact(name, "families"), topo)]
 
 
 def make_router(name: str, topo: Topology, faults: Any = None, **options: Any) -> Router:
