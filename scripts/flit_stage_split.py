@@ -24,13 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+import patched_copy  # noqa: E402
 from launcher import launch_prefix  # noqa: E402
 
 PY = sys.executable
@@ -227,25 +227,8 @@ PATCHES = [
 
 def build(workdir: Path) -> Path:
     """The patched copy of ``mpinet/`` in ``workdir`` (kept while the sources are the same)."""
-    dst = workdir / "mpinet"
-    stamp = workdir / "stamp.json"
-    src = ROOT / "mpinet"
-    key = {str(p.relative_to(src)): p.stat().st_mtime_ns for p in src.rglob("*.py")}
-    if dst.exists() and stamp.exists() and json.loads(stamp.read_text()) == key:
-        return workdir
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
-    flit = dst / "engine" / "flit"
-    (flit / "prof.py").write_text(PROF % (NAMES,))
-    for name, old, new, *times in PATCHES:
-        f = flit / name
-        text = f.read_text()
-        if text.count(old) != (times[0] if times else 1):
-            sys.exit(f"flit_stage_split: {name}: the anchor {old[:60]!r} is found "
-                     f"{text.count(old)} times; update PATCHES")  # fmt: skip
-        f.write_text(text.replace(old, new))
-    stamp.write_text(json.dumps(key))
-    return workdir
+    return patched_copy.build(workdir, PATCHES, "flit_stage_split",
+                              extra={"prof.py": PROF % (NAMES,)})  # fmt: skip
 
 
 def run(workdir: Path, ranks: int, args: list[str]) -> list[dict]:

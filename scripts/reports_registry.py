@@ -113,7 +113,8 @@ REPORTS: tuple[Report, ...] = (
 #: the scripts that are no report: the docs checker and generator, the test runner, helpers,
 #: booksim_trace.py, which writes test data (tests/data/booksim) from BookSim2's traces, and
 #: flit_stage_split.py, which times a scratch copy of the engine stage by stage, and sdc_floor.py,
-#: which times sdc with its port choice replayed in a scratch copy (probes, no reports)
+#: which times sdc with its port choice replayed in a scratch copy (probes, no reports), and
+#: patched_copy.py, the scratch copy both make
 TOOLS = (
     "booksim_split.py",
     "booksim_trace.py",
@@ -125,6 +126,7 @@ TOOLS = (
     "gen_reference.py",
     "launcher.py",
     "mkdocs_hooks.py",
+    "patched_copy.py",
     "run_tests.py",
     "reports.py",
     "reports_registry.py",

@@ -33,13 +33,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import patched_copy  # noqa: E402
+
 MODES = ("all-port", "sdc", "sdc-kept", "sdc-lists", "sdc-free")
 #: the run's keys beside model.kind and the rate (scripts/bench_ports.py's port-model run)
 SETS = {
@@ -133,28 +135,12 @@ PATCHES = [
 def patch(src: Path, dst: Path) -> None:
     """Copy ``src`` (an ``mpinet/``) to ``dst`` with :data:`PATCHES` applied; a patch whose
     anchor is not found once stops with its anchor (update :data:`PATCHES` with the kernels)."""
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
-    flit = dst / "engine" / "flit"
-    for name, old, new in PATCHES:
-        f = flit / name
-        text = f.read_text()
-        if text.count(old) != 1:
-            sys.exit(f"sdc_floor: {name}: the anchor {old[:60]!r} is found {text.count(old)} "
-                     "times; update PATCHES")  # fmt: skip
-        f.write_text(text.replace(old, new))
+    patched_copy.patch(src, dst, PATCHES, "sdc_floor")
 
 
 def build(workdir: Path) -> Path:
     """The patched copy in ``workdir`` (kept while the sources and patches are the same)."""
-    src, stamp = ROOT / "mpinet", workdir / "stamp.json"
-    key = {str(p.relative_to(src)): p.stat().st_mtime_ns for p in src.rglob("*.py")}
-    key["PATCHES"] = repr(PATCHES)
-    if not (stamp.exists() and json.loads(stamp.read_text()) == key):
-        workdir.mkdir(parents=True, exist_ok=True)
-        patch(src, workdir / "mpinet")
-        stamp.write_text(json.dumps(key))
-    return workdir
+    return patched_copy.build(workdir, PATCHES, "sdc_floor")
 
 
 def child(mode: str, best: int, rate: float, spec: str) -> dict:

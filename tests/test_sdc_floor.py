@@ -1,5 +1,6 @@
-"""``scripts/sdc_floor.py``: its patches still apply to the kernels (no run: compiling the
-copy takes minutes), and a patch whose anchor is gone stops it."""
+"""``scripts/sdc_floor.py`` and ``flit_stage_split.py``: their patches still apply to the
+kernels (no run: compiling the copy takes minutes), and a patch whose anchor is gone stops
+it."""
 
 from __future__ import annotations
 
@@ -33,3 +34,20 @@ def test_missing_anchor_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(sdc_floor, "PATCHES", bad)
     with pytest.raises(SystemExit, match="update PATCHES"):
         sdc_floor.patch(ROOT / "mpinet", tmp_path / "mpinet")
+
+
+def test_stage_split_patches_apply_and_the_copy_is_kept(tmp_path: Path) -> None:
+    """flit_stage_split.py's patches through the same copy (scripts/patched_copy.py): each
+    applies (or the build stops), the clocks' module is written, and a second build keeps
+    the copy."""
+    import flit_stage_split
+
+    work = flit_stage_split.build(tmp_path)
+    flit = work / "mpinet" / "engine" / "flit"
+    assert (flit / "prof.py").read_text().startswith(flit_stage_split.PROF.split("%r")[0])
+    for name in {p[0] for p in flit_stage_split.PATCHES}:  # (later patches may rewrite earlier)
+        assert (flit / name).read_text() != (ROOT / "mpinet/engine/flit" / name).read_text()
+    stamp = (work / "stamp.json").stat().st_mtime_ns
+    (flit / "marker").write_text("kept")
+    flit_stage_split.build(tmp_path)
+    assert (flit / "marker").exists() and (work / "stamp.json").stat().st_mtime_ns == stamp
