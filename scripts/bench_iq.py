@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reports  # noqa: E402
 
 from mpinet.engine.flit.engine import FlitEngine  # noqa: E402
-from mpinet.engine.flit.iq_config import IQConfig  # noqa: E402
+from mpinet.engine.iq_config import IQConfig  # noqa: E402
 from mpinet.engine.models import parse_model  # noqa: E402
 from mpinet.routing import make_router  # noqa: E402
 from mpinet.routing.vc_policies import make_vc_policy  # noqa: E402

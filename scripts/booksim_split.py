@@ -172,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     one = [py, "-c", f"import sys; sys.path[:0] = [{str(tmp)!r}, {str(ROOT)!r}]; import one_kernel"]
     _cpu_of(one)  # compiled into numba's cache once, not timed
     rows: dict[str, list[float]] = {}
+    walls: dict[str, list[float]] = {}  # the same processes' wall seconds
     spans: dict[str, list[float]] = {}
     loads = []
     for _ in range(a.rounds):
@@ -180,31 +181,42 @@ def main(argv: list[str] | None = None) -> int:
             ("python -c pass", [py, "-c", "pass"]),
             ("python -c 'import numpy'", [py, "-c", "import numpy"]),
             ("python -c 'import numpy, numba'", [py, "-c", "import numpy, numba"]),
+            ("python -c 'import mpi4py.MPI'", [py, "-c", "import mpi4py.MPI"]),
             ("one cached numba kernel loaded and called", one),
             ("the same, the collector paused and frozen (as mpinet)", [*one, "gc"]),
             ("the same, and mpinet's loader (mpinet.numba_load)", [*one, "gc", "mpinet"]),
         ):
-            rows.setdefault(name, []).append(_cpu_of(cmd)[0])
-        cpu, _, out = _cpu_of([py, __file__, "--child", "--config", cfg, *a.keys])
+            cpu, wall, _ = _cpu_of(cmd)
+            rows.setdefault(name, []).append(cpu)
+            walls.setdefault(name, []).append(wall)
+        cpu, wall, out = _cpu_of([py, __file__, "--child", "--config", cfg, *a.keys])
         rows.setdefault("this script's --child (in all)", []).append(cpu)
+        walls.setdefault("this script's --child (in all)", []).append(wall)
         for k, v in json.loads(out.strip().splitlines()[-1])["spans"].items():
             spans.setdefault(k, []).append(v)
-        cpu, _, _ = _cpu_of([py, "-m", "mpinet", "booksim", cfg, *a.keys], cwd=str(ROOT))
-        rows.setdefault("python -m mpinet booksim CFG", []).append(cpu)
-        cpu, _, _ = _cpu_of([a.booksim, cfg, *a.keys], cwd=str(Path(cfg).parent))
-        rows.setdefault("BookSim2", []).append(cpu)
+        for name, cmd, cwd in (
+            ("python -m mpinet booksim CFG", [py, "-m", "mpinet", "booksim", cfg, *a.keys], ROOT),
+            ("BookSim2", [a.booksim, cfg, *a.keys], Path(cfg).parent),
+        ):
+            cpu, wall, _ = _cpu_of(cmd, cwd=str(cwd))
+            rows.setdefault(name, []).append(cpu)
+            walls.setdefault(name, []).append(wall)
     loads.append(os.getloadavg()[0])
     if a.json:
-        print(json.dumps({"rows": rows, "spans": spans, "loads": loads, "bytecode": bytecode}))
+        got = {"rows": rows, "walls": walls, "spans": spans, "loads": loads, "bytecode": bytecode}
+        print(json.dumps(got))
         return 0
     bs = min(rows["BookSim2"])
     print(f"{time.strftime('%Y-%m-%d %H:%M')} UTC, {a.rounds} rounds, load average "
           f"{min(loads):.1f}-{max(loads):.1f}, Python's bytecode {bytecode}; best of the "
           "rounds, CPU seconds")  # fmt: skip
-    print("\n| process | CPU s (best) | all rounds | % of BookSim2 |\n|---|---:|---|---:|")
+    bw = min(walls["BookSim2"])
+    print("\n| process | CPU s (best) | all rounds | % of BookSim2 | wall s (best) | % of "
+          "BookSim2 |\n|---|---:|---|---:|---:|---:|")  # fmt: skip
     for k, v in rows.items():
+        w = min(walls[k])
         print(f"| {k} | {min(v):.3f} | {' / '.join(f'{x:.2f}' for x in v)} | "
-              f"{100 * min(v) / bs:.0f} % |")  # fmt: skip
+              f"{100 * min(v) / bs:.0f} % | {w:.3f} | {100 * w / bw:.0f} % |")  # fmt: skip
     print("\n| span of the --child process | CPU s (best) | all rounds | % of BookSim2 |")
     print("|---|---:|---|---:|")
     for k, v in spans.items():

@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT))
 
 from mpinet.jobs import load_job, parse_set  # noqa: E402
 from mpinet.jobs.execute import execute, plan  # noqa: E402
-from mpinet.routing.vc_policies import SWITCHING as SWITCHINGS  # noqa: E402
+from mpinet.model_names import SWITCHING as SWITCHINGS  # noqa: E402
 
 __all__ = ["JOBS", "ROOT", "SWITCHINGS", "fmt", "progress", "run", "span", "switching_sets"]
 

@@ -4,12 +4,15 @@ every topology family (the README's examples and their output: tests/test_docs.p
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from mpinet.cli import build_parser, main
+from mpinet.cli import COMMANDS, build_parser, main
 from mpinet.topology import spec_forms
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,9 +140,11 @@ def test_version_names_the_package_and_what_runs_it(capsys):
 
 def test_the_switching_options_are_defined_once():
     """run, sweep and deadlock offer the same --switching and --vc-policy, whose words come
-    from the lists the program checks against (routing.vc_policies)."""
-    from mpinet.routing.vc_policies import SWITCHING, VC_POLICIES
+    from the lists the program checks against (model_names, the policies' registry)."""
+    from mpinet.model_names import SWITCHING, VC_POLICY_NAMES
+    from mpinet.routing.vc_policies import VC_POLICIES
 
+    assert tuple(VC_POLICIES) == VC_POLICY_NAMES  # the names --help lists without numba
     cmds = _commands()
     for name in ("run", "sweep", "deadlock"):
         acts = {o: a for a in cmds[name]._actions for o in a.option_strings}
@@ -149,6 +154,28 @@ def test_the_switching_options_are_defined_once():
             assert {"--flits", "--vc-buffer"} <= set(acts)
             assert acts["--switching"].help == " | ".join(SWITCHING)
     assert cmds["deadlock"]._option_string_actions["--switching"].choices == SWITCHING
+
+
+def test_help_imports_no_numba_and_starts_no_mpi():
+    """``mpinet --help`` and every command's ``--help``, in a fresh process: numba (0.2 s of
+    CPU) and mpi4py are never imported (docs/performance.md, session 13)."""
+    code = (
+        "import sys\n"
+        "from mpinet.cli import COMMANDS, main\n"
+        "for argv in [['--help'], *[[c, '--help'] for c in COMMANDS]]:\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "    heavy = sorted(m for m in ('numba', 'mpi4py') if m in sys.modules)\n"
+        "    print(' '.join(argv), heavy, file=sys.stderr)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, env=env, check=True)  # fmt: skip
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 + len(COMMANDS)
+    assert all(line.endswith(" []") for line in lines), lines
 
 
 def _refusal(argv, capsys):

@@ -12,7 +12,7 @@ import pytest
 
 from mpinet.engine.flit import iq_run
 from mpinet.engine.flit.engine import FlitEngine
-from mpinet.engine.flit.iq_config import IQConfig
+from mpinet.engine.iq_config import IQConfig
 from mpinet.engine.models import parse_model
 from mpinet.routing import make_router
 from mpinet.routing.vc_policies import make_vc_policy

@@ -134,7 +134,7 @@ def test_the_rows_layout_is_the_iq_models():
     the iq router writes when a head leaves the rank (iq_write._away)."""
     from mpinet.engine.flit import iq_state as iqs
     from mpinet.engine.flit import iq_write
-    from mpinet.engine.flit.iq_config import IQConfig
+    from mpinet.engine.iq_config import IQConfig
 
     prm = iqs.make_params(8, 2, 2, 2, 4, IQConfig(), False, 0, 4)
     z = np.zeros(8, np.int64)  # the rank's 4 nodes' links

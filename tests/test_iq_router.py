@@ -17,7 +17,7 @@ from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit.engine import FlitEngine
-from mpinet.engine.flit.iq_config import IQConfig
+from mpinet.engine.iq_config import IQConfig
 from mpinet.engine.models import parse_model
 from mpinet.routing import make_router
 from mpinet.routing.vc_policies import make_vc_policy

@@ -1,10 +1,11 @@
 """The flit model's options (``--switching``, ``--flits``, ``--vcs``, ``--vc-buffer``,
 ``--vc-policy``, ``--router-model``): one definition for ``run``, ``sweep`` and ``deadlock``.
 
-The choices come from where the program checks them (``routing.vc_policies.SWITCHING``
-and ``VC_POLICIES``); ``run`` and ``sweep`` map each option to its ``model.*`` key
-(:data:`KEYS`), so a flag and ``--set`` are validated by the same rule and refused
-with the same line. :func:`job_sets` gathers every key their command lines set.
+The choices are the names the program checks against (:mod:`mpinet.model_names`:
+``SWITCHING``, and ``VC_POLICY_NAMES``, which a test holds to ``routing.vc_policies``'
+registry; no numba imported to build the parser); ``run`` and ``sweep`` map each option to
+its ``model.*`` key (:data:`KEYS`), so a flag and ``--set`` are validated by the same rule
+and refused with the same line. :func:`job_sets` gathers every key their command lines set.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ KEYS = {
 
 
 def _choices() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    from mpinet.routing.vc_policies import SWITCHING, VC_POLICIES
+    from mpinet.model_names import SWITCHING, VC_POLICY_NAMES
 
-    return SWITCHING, tuple(VC_POLICIES)
+    return SWITCHING, VC_POLICY_NAMES
 
 
 def add_switching(p: Any, *, job: bool = True, vcs_help: str | None = None) -> None:
@@ -38,7 +39,7 @@ def add_switching(p: Any, *, job: bool = True, vcs_help: str | None = None) -> N
     """
     g = p.add_argument_group("switching (the flit engine: docs/switching.md)") if job else p
     from mpinet.jobs.spec import key_arg
-    from mpinet.routing.vc_policies import MAX_VCS
+    from mpinet.model_names import MAX_VCS
     from mpinet.values import Range, arg
 
     switching, policies = _choices()

@@ -28,8 +28,9 @@ from mpinet.deadlock.analysis import Analysis, Setup, graph, graph_facts, search
 from mpinet.deadlock.routes import Progress, quiet
 from mpinet.deadlock.vc_need import follow, plan_mode, requirement_of
 from mpinet.errors import RoutingError
+from mpinet.model_names import SWITCHING
 from mpinet.routing.base import Router
-from mpinet.routing.vc_policies import SWITCHING, VC_POLICIES, make_vc_policy
+from mpinet.routing.vc_policies import VC_POLICIES, make_vc_policy
 from mpinet.routing.walk import default_max_hops
 from mpinet.topology.base import Topology
 

@@ -28,7 +28,7 @@ import numpy as np
 from mpinet.engine import kernels as kn
 from mpinet.engine import kernels_check as kc
 from mpinet.errors import MpinetError
-from mpinet.routing.vc_policies import SWITCHING
+from mpinet.model_names import SWITCHING
 from mpinet.topology.base import Topology
 from mpinet.values import check_int
 
@@ -57,7 +57,7 @@ class Model:
     vc_policy: str = "any"
     flit: bool = False
     #: the flit engine's router model: "ideal" or "iq" (BookSim's input-queued router, with
-    #: its keys in ``iq``, an :class:`~mpinet.engine.flit.iq_config.IQConfig`)
+    #: its keys in ``iq``, an :class:`~mpinet.engine.iq_config.IQConfig`)
     router: str = "ideal"
     iq: Any = None
 

@@ -6,7 +6,7 @@ One table, :data:`KEYS`; docs/booksim.md's key table is generated from it
 * ``model``: run as stated (the job key it becomes in ``maps``);
 * ``diff``: accepted, and treated differently (``note`` says how; docs/booksim.md lists it);
 * ``iq``: a key of BookSim's input-queued router (``router = iq``, BookSim's default): those
-  mpinet's iq model has (:data:`~mpinet.engine.flit.iq_config.INT_KEYS` ...) become
+  mpinet's iq model has (:data:`~mpinet.engine.iq_config.INT_KEYS` ...) become
   ``[model.iq]``, the others are refused unless default; with ``router = ideal`` (mpinet's
   ideal router) none is modeled: they are accepted and listed as "not modeled by the ideal
   router" in the output and in ``--json``;

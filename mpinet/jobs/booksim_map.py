@@ -8,7 +8,7 @@ import difflib
 import os
 from typing import Any
 
-from mpinet.engine.flit.iq_config import ALLOCATORS, FLOAT_KEYS, INT_KEYS, STR_KEYS, check_iq
+from mpinet.engine.iq_config import ALLOCATORS, FLOAT_KEYS, INT_KEYS, STR_KEYS, check_iq
 from mpinet.errors import JobError
 from mpinet.jobs.booksim_config import Assignment, Config, ConfigError, clip_text, split_list
 from mpinet.jobs.booksim_keys import KEYS

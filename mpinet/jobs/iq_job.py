@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from mpinet.engine.flit.iq_config import IQConfig, check_iq
+from mpinet.engine.iq_config import IQConfig, check_iq
 from mpinet.errors import JobError
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from mpinet.engine.flit import iq_ranks
 from mpinet.engine.flit import iq_state as iqs
-from mpinet.engine.flit.iq_config import IQConfig, check_iq
+from mpinet.engine.iq_config import IQConfig, check_iq
 from mpinet.engine.models import parse_model, switching_model
 from mpinet.errors import MpinetError
 from mpinet.jobs.estimate import RUN, Estimate

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mpinet.engine.flit.iq_config import check_iq, check_router
+from mpinet.engine.iq_config import check_iq, check_router
 from mpinet.errors import JobError
 from mpinet.jobs.inputs import read_input
 from mpinet.jobs.schema import BOUNDS, REQUIRED, RULES, SCHEMA, SHORTHAND

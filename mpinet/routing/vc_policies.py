@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mpinet.errors import RoutingError
+from mpinet.model_names import MAX_VCS
 from mpinet.routing import torus_rings
 from mpinet.routing.rings import APPLIES, ring_cut
 from mpinet.routing.vc_tracker import Tracker
@@ -36,11 +37,7 @@ from mpinet.topology import colouring
 from mpinet.topology.base import Topology
 from mpinet.values import Range
 
-#: the switching modes (docs/switching.md), the one list every layer and command checks
-#: against: the packet model first, then the flit engine's two
-SWITCHING = ("store-and-forward", "cut-through", "wormhole")
-#: the most VCs per link a policy is built with
-MAX_VCS = 64
+# the switching modes and MAX_VCS: mpinet.model_names (plain data, read by `mpinet --help`)
 #: nodes up to which negative-hop keeps a colour table (a byte per node) instead of
 #: computing the colours of every hop
 COLOUR_TABLE_NODES = 1 << 25

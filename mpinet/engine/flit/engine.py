@@ -42,9 +42,9 @@ from mpinet.engine.flit.rank_steps import RankSteps, calls_path
 from mpinet.engine.models import Model
 from mpinet.engine.run import RunRecord, Workload, raise_collected
 from mpinet.engine.state import neighbor_block
+from mpinet.model_names import SWITCHING
 from mpinet.routing import route_tables as rt
 from mpinet.routing.base import Router
-from mpinet.routing.vc_policies import SWITCHING
 from mpinet.topology.base import Topology
 
 #: the kernels' code of each switching mode

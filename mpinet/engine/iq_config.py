@@ -5,6 +5,10 @@ mapping (:mod:`mpinet.jobs.booksim_map`) and the engine (docs/iq-router.md).
 The names and defaults are BookSim2's (``src/booksim_config.cpp``); ``channel_latency`` is
 the cycles of a router-to-router channel, which BookSim sets per topology (``use_noc_latency
 = 1``: 1 on a mesh, 2 on a torus; injection and ejection channels always 1).
+
+Plain data, outside ``engine/flit/`` (whose package loads numba's cache guard): the job
+schema imports it, and ``mpinet --help`` imports no numba (docs/performance.md, "mpinet
+booksim meshconfig, end to end", session 13).
 """
 
 from __future__ import annotations
