@@ -4,6 +4,7 @@ moved) reads as obsolete: the kernel compiles again instead of every run dying."
 from __future__ import annotations
 
 import pickle
+import sys
 
 import numba
 from numba.core import caching
@@ -103,6 +104,7 @@ def test_a_kernels_cache_is_built_at_its_first_call(tmp_path, monkeypatch):
     # mostly never calls; mpinet's are built at their first call, and save and load as before
     monkeypatch.setattr(numba_cache, "_PACKAGE", tmp_path / "pkg")
     monkeypatch.setattr(numba_cache, "_stamp", None)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # __pycache__: numba's alone
     (tmp_path / "pkg").mkdir()
     text = "import numba\n\n@numba.njit(cache=True)\ndef kernel(x):\n    return x + 1\n"
     inside, outside = tmp_path / "pkg" / "lazy_probe.py", tmp_path / "lazy_outside.py"
