@@ -17,6 +17,11 @@ kernel of mpinet is stamped with its file's stamp and the stamps (modification t
 of all of mpinet's files that use numba: a change to any of them compiles every kernel
 again once, on first use.
 
+numba builds a kernel's cache at its decoration (its locator, a probe file written and
+deleted in ``__pycache__``, its stamps): 0.1 ms a kernel, some 25 ms for the ~200 kernels a
+``mpinet booksim`` run imports and mostly never calls. mpinet's kernels build theirs at
+their first call instead (:class:`_LazyCache`): loads and saves are numba's, later.
+
 :func:`guard` wraps numba's index loader and source stamp once per process; the modules that compile
 kernels import this one (:mod:`mpinet.perm`, :mod:`mpinet.rng`, :mod:`mpinet.engine.jit`,
 the flit engine's package), so it is in place before any kernel loads. So is
@@ -31,7 +36,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from numba.core import caching
+from numba.core import caching, dispatcher
 
 from mpinet import numba_load
 
@@ -115,6 +120,40 @@ def guard() -> bool:
     return _wrap(getattr(caching, "IndexDataCacheFile", None), "_load_index", make)
 
 
+class _LazyCache:
+    """numba's :class:`~numba.core.caching.FunctionCache` of one kernel, built at its first
+    use (a load from the cache or a compilation) instead of at its decoration."""
+
+    __slots__ = ("_py_func", "_real")
+
+    def __init__(self, py_func: Any) -> None:
+        self._py_func, self._real = py_func, None
+
+    def __getattr__(self, name: str) -> Any:
+        real = self._real
+        if real is None:  # a race builds two equal caches; one is kept
+            real = self._real = caching.FunctionCache(self._py_func)
+        return getattr(real, name)
+
+
+def _lazy_caching() -> bool:
+    """Build the cache of mpinet's kernels at their first use (see :class:`_LazyCache`)."""
+
+    def make(own: Any) -> Any:
+        def enable_caching(self: Any) -> None:
+            code = getattr(self.py_func, "__code__", None)
+            where = os.path.abspath(code.co_filename) if code is not None else ""
+            if where.startswith(str(_PACKAGE) + os.sep):
+                self._cache = _LazyCache(self.py_func)
+            else:  # a kernel of another package: numba's way
+                own(self)
+
+        return enable_caching
+
+    return _wrap(dispatcher.Dispatcher, "enable_caching", make)
+
+
 guard()
 _stamp_package()
+_lazy_caching()
 numba_load.install()

@@ -6,6 +6,7 @@ Each check runs in a fresh interpreter, since what a process has imported is the
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -60,3 +61,22 @@ def test_mpi_missing_is_one_line_naming_the_extra():
     message, comm = done.stdout.strip().split("\n")
     assert message.startswith("cannot use MPI (") and "pip install 'mpinet[mpi]'" in message
     assert comm == "SerialComm"  # not under a launcher: one process, no MPI
+
+
+def test_a_command_alone_starts_no_mpi():
+    """A process no launcher started takes the serial stand-in without starting MPI (40-50 ms
+    of CPU of every command; docs/performance.md, session 13); asked, MPI starts."""
+    code = (
+        "import sys\n"
+        "from mpinet.cli import get_comm\n"
+        "alone = type(get_comm()).__name__\n"
+        "quiet = 'mpi4py' not in sys.modules\n"
+        "asked = type(get_comm(alone_serial=False)).__name__\n"
+        "print(alone, quiet, asked, 'mpi4py' in sys.modules)\n"
+    )
+    launcher = ("PMI", "OMPI_", "MV2_", "SLURM_")  # what a launcher's ranks are told
+    env = {k: v for k, v in os.environ.items() if not k.startswith(launcher)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    alone, quiet, asked, loaded = done.stdout.split()
+    assert (alone, quiet, loaded) == ("SerialComm", "True", "True") and asked != "SerialComm"

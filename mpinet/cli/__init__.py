@@ -96,14 +96,15 @@ def _watchdog_seconds(timeout: float | None) -> float:
     return env_number("MPINET_TIMEOUT", DEFAULT_TIMEOUT)
 
 
-def get_comm(timeout: float | None = None, *, alone_serial: bool = False) -> Any:
+def get_comm(timeout: float | None = None, *, alone_serial: bool = True) -> Any:
     """``COMM_WORLD`` under the watchdog; a serial stand-in when MPI is absent.
 
     ``timeout``: seconds a rank may wait in one collective call before the job
     is aborted (default ``$MPINET_TIMEOUT`` or 900, see ``mpinet run --help``).
-    ``alone_serial``: a process no launcher started (one rank) takes the serial stand-in
-    without starting MPI (``mpinet booksim``: MPI's start is 40 ms of a 0.8 s run, and
-    nothing of one rank's run needs it).
+    ``alone_serial`` (the default): a process no launcher started (one rank) takes the
+    serial stand-in without starting MPI (its start, as a singleton, is 40-50 ms of CPU and
+    0.1 s of wall time of every command; nothing of one rank's run needs it; a launcher sets
+    one of :data:`_RANK_VARS` / :data:`_SIZE_VARS`); False: MPI started as a singleton.
     Every environment variable mpinet reads is validated here, before any work
     (:func:`mpinet.values.check_environment`), and the ranks agree on the outcome.
     The console script's start-up pause of the garbage collector ends here (:func:`console`).

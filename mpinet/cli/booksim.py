@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from mpinet.jobs.netcheck import same_network
     from mpinet.jobs.resources import ranks_on_this_machine
 
-    comm = get_comm(alone_serial=True)  # one process, no launcher: no MPI to start
+    comm = get_comm()  # one process, no launcher: no MPI to start
     here = ranks_on_this_machine(comm)  # collective: before anything can fail
     prep = agree(comm, lambda: prepare(args.config, args.overrides, comm.Get_size(), here))
     same_network(comm, prep.plan.topo)
