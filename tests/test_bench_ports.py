@@ -24,4 +24,3 @@ def test_a_child_imports_its_trees_mpinet(tmp_path):
     (tmp_path / "mpinet" / "__init__.py").write_text("raise SystemExit('the tree imported')\n")
     out = _child(tmp_path)
     assert out.returncode != 0 and "the tree imported" in out.stderr
-
