@@ -27,7 +27,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import reports  # noqa: E402
+# reports is imported in main(), never by a child: reports puts this repository first on
+# sys.path and imports its mpinet, so a child on another tree ran this one's (session 13)
 
 KINDS = ("all-port", "k-port:2", "one-port", "sdc")
 #: the run's keys beside model.kind (docs/performance.md, "One-port and sdc in session 6")
@@ -42,10 +43,16 @@ def child(kind: str, rate: float, best: int, spec: str) -> dict:
     """Time the run in this process: {seconds (best), hash, flit_hops}."""
     import numpy as np
 
+    import mpinet
     from mpinet.jobs.run_plan import plan
     from mpinet.jobs.spec import load_job
     from mpinet.jobs.switching import make_engine
 
+    tree = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
+    mods = [m for n, m in sys.modules.items() if n.split(".")[0] == "mpinet"]
+    if tree and not all(Path(m.__file__).resolve().is_relative_to(Path(tree).resolve())
+                        for m in mods if getattr(m, "__file__", None)):  # fmt: skip
+        sys.exit(f"bench_ports: the child imported {mpinet.__file__}, not {tree}'s mpinet")
     sets = [(["topology"], spec), (["model", "kind"], kind), (["workload", "rate"], rate)]
     sets += [(k.split("."), v) for k, v in SETS.items()]
     p = plan(load_job(None, sets), ranks=1)
@@ -75,6 +82,15 @@ def run_child(tree: str, kind: str, a) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    kid = argparse.ArgumentParser(add_help=False)  # a child's arguments, before reports
+    for name, typ in (("--child", str), ("--rate", float), ("--best", int), ("--spec", str)):
+        kid.add_argument(name, type=typ)
+    c, _ = kid.parse_known_args(argv)
+    if c.child:
+        print(json.dumps(child(c.child, c.rate, c.best, c.spec)))
+        return 0
+    import reports
+
     ap = reports.arguments(__doc__, out_help="also write the lines to FILE")
     ap.add_argument("--rounds", type=int, default=3, help="alternated rounds (3)")
     ap.add_argument("--best", type=int, default=2, help="timed runs per process, best kept (2)")
@@ -88,9 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    if a.child:
-        print(json.dumps(child(a.child, a.rate, a.best, a.spec)))
-        return 0
     kinds = [k for k in a.kinds.split(",") if k]
     if "all-port" not in kinds:
         kinds.insert(0, "all-port")

@@ -233,11 +233,16 @@ def test_sort_active_sorts_any_list():
     rng = np.random.default_rng(0)
     for n in (0, 1, 2, 5, 40, 100, 3000):  # tails by insertion and by heapsort, either side
         for pre in {0, n // 2, n, max(n - SHORT_TAIL, 0), max(n - SHORT_TAIL - 1, 0)}:
-            ids = rng.choice(10 * n + 10, size=n, replace=False).astype(np.int32)
-            ids[:pre] = np.sort(ids[:pre])  # a sorted prefix, then anything
-            act = np.concatenate([ids, np.full(3, -7, np.int32)])  # past n: untouched
-            sort_active(act, n, np.empty(n + 1, np.int64))
-            assert np.array_equal(act[:n], np.sort(ids)) and (act[n:] == -7).all()
+            # ids below the list's size (the buffers); in 10 n + 10 buffers the list is dense
+            # (a bitmap of them has fewer words than n: sorted through it), in 100 n + 100 not
+            for size in (10 * n + 10, 100 * n + 100):
+                ids = rng.choice(size, size=n, replace=False).astype(np.int32)
+                ids[:pre] = np.sort(ids[:pre])  # a sorted prefix, then anything
+                act = np.full(size, -7, np.int32)  # past n: untouched
+                act[:n] = ids
+                tmp = np.full(n + 1, 5, np.int64)  # scratch: anything in it
+                sort_active(act, n, tmp)
+                assert np.array_equal(act[:n], np.sort(ids)) and (act[n:] == -7).all()
 
 
 def test_more_heads_than_the_routing_scratch_holds(monkeypatch):

@@ -83,6 +83,8 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
         key0, key1, key2 = pkt_pid[p], seg_sent[s], seg_recv[s]
         same = snap[b, 0] == key0 and snap[b, 1] == key1 and snap[b, 2] == key2
         snap[b, 0], snap[b, 1], snap[b, 2] = key0, key1, key2
+        if not same:  # not listed whatever it waits for: its wait not read (most buffers)
+            continue
         link = seg_out[s]
         ovc = seg_ovc[s]
         wait = -1
@@ -108,7 +110,7 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
                         wait = nv + kin + lo_v if held[vc_id(link, lo_v, nvc)] else kin + lo_v
                     else:
                         wait = 2 * nv + fid
-        if wait < 0 or not same:
+        if wait < 0:
             continue  # not listed: it counts as able to move, so do the buffers it holds
         fronts[nf], waits[nf], fpid[nf] = fid, wait, key0
         nf += 1
