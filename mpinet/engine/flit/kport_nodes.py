@@ -134,7 +134,7 @@ def kport_nodes_ok(na, kk, deg, nodes, touched, lflits, lcap):
     name the first violation. Only those nodes can send on more than ``kk`` links (a link
     sends only if touched), whatever the choice allowed. Why: ``settle``'s own check
     (``kport_sent_ok``) counts every allowed link's node, a random read and write per link
-    and a pass to reset the counts: 7 us of one-port's 126 us step on the port-model run;
+    and a pass to reset the counts: 7 us of one-port's 124-129 us step on the port-model run;
     here the 469 nodes a step with a choice read their ``deg`` adjacent flit counts
     (docs/performance.md, "One-port in session 13")."""
     bad = False
