@@ -93,10 +93,11 @@ PATCHES = [
     ("chunk.py", "        if na:  # no request, no move (the call unpacks some 60 arrays)\n",
      "        tp = add(clk, 0, tp)\n"
      "        if na:  # no request, no move (the call unpacks some 60 arrays)\n"),
-    ("chunk.py", "        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
+    ("chunk.py", "        nck = na  # the links settle checks",
+     "        tp = add(clk, 1, tp)\n        nck = na  # the links settle checks"),
+    ("chunk.py", "        nnew = step_end.settle(nck, sdc, prm, segs, pkts, links, bufs, so)\n"
      "        if so.out[0]:",
-     "        tp = add(clk, 1, tp)\n"
-     "        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)\n"
+     "        nnew = step_end.settle(nck, sdc, prm, segs, pkts, links, bufs, so)\n"
      "        tp = add(clk, 2, tp)\n        clk[1][49] += nnew + ni\n        if so.out[0]:"),
     # sdc's stages apart, one rank (docs/performance.md, "sdc in session 10"): inside
     # ``collect`` (the sort of the active list, ``collect_port``) and ``route`` (the rest)

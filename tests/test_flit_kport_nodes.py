@@ -21,7 +21,7 @@ from test_flit_chunk import assert_identical
 from mpinet.engine.flit import chunk, port_choice, step_end
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import port_demand as pd
-from mpinet.engine.flit.kport_nodes import kport_deny
+from mpinet.engine.flit.kport_nodes import count_nodes, kport_deny, kport_nodes_ok
 from mpinet.engine.flit.layout import Buffers, Links, Packets, Params, Segments, StepOut
 from mpinet.jobs.execute import plan
 from mpinet.jobs.spec import load_job
@@ -186,6 +186,19 @@ def test_kport_check_finds_the_first_violation_as_the_reference(k):
         assert (out[0], out[1] if out[0] else 0) == (code, where)
         assert np.array_equal(links.flits, after)
         assert (nsent == -1).all()
+        # the one-rank steps' pair: the nodes with a choice counted before the moves
+        # (count_nodes), checked after them, check_step only on a violation
+        links = links._replace(flits=flits.copy())
+        nodes, ncnt = np.empty(touched.size + 1, np.int64), np.zeros(nn, np.int64)
+        owner = np.empty(touched.size, np.int64)
+        count_nodes(touched.size, deg, k, touched, owner, ncnt, nodes)
+        ok = kport_nodes_ok(touched.size, k, deg, nodes, touched, links.flits, cap)
+        assert ok == (code == 0)
+        if not ok:  # nothing reset: the first violation named as the reference names it
+            assert np.array_equal(links.flits, flits)
+        step_end.check_step(0 if ok else touched.size, -1, prm, links, bufs, touched, 0, zl, out)
+        assert (out[0], out[1] if out[0] else 0) == (code, where)
+        assert np.array_equal(links.flits, after)
     assert found == {0, step_end.CAPACITY, step_end.PORTS}
 
 

@@ -45,7 +45,7 @@ from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.direct import Direct
 from mpinet.engine.flit.injection_blocks import InjectionBlocks, split_ids
 from mpinet.engine.flit.kept_choice import kept_deny
-from mpinet.engine.flit.kport_nodes import kport_deny
+from mpinet.engine.flit.kport_nodes import kport_deny, kport_nodes_ok
 from mpinet.engine.flit.step_route import PORT_ERR, VC_ERR, route_in
 from mpinet.engine.flit.steps_path import COMPILED, path, usable  # noqa: F401 (chunk.path)
 from mpinet.engine.run import raise_collected
@@ -146,7 +146,11 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         if na:  # no request, no move (the call unpacks some 60 arrays)
             fk.move(t, na, win_lo <= t < win_hi, prm, segs, pkts, links, bufs, so)
         # the links after na (k-port's denied) moved nothing and have nreq 0 (kport_deny)
-        nnew = step_end.settle(na, sdc, prm, segs, pkts, links, bufs, so)
+        nck = na  # the links settle checks: none if the k-port check of the nodes passed
+        if prm.kind == fk.KPORT and kport_nodes_ok(na, prm.k, prm.deg, so.bufs, so.touched,
+                                                   links.flits, links.cap):  # fmt: skip
+            nck = 0
+        nnew = step_end.settle(nck, sdc, prm, segs, pkts, links, bufs, so)
         if so.out[0]:
             status[0], status[1], status[2] = MODEL_ERR, t, sdc
             return t

@@ -48,6 +48,7 @@ def count_nodes(nt, deg, kk, touched, owner, ncnt, nodes):
         ncnt[node] = c
         nodes[nn] = node
         nn += c == kk + 1
+    nodes[nn] = -1  # the list's end, for the check after the moves (kport_nodes_ok)
     return nn
 
 
@@ -121,3 +122,35 @@ def kport_deny(nt, t, prm, segs, pkts, links, so, inc):
             if firsts[q] != -2:
                 lreq[base + q] = 0  # denied (or not touched: already 0)
     return allowed_first(nt, nn, touched, owner, ncnt, lreq, so)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def kport_nodes_ok(na, kk, deg, nodes, touched, lflits, lcap):
+    """The k-port model check after the moves of a choice by :func:`count_nodes` (``nodes``:
+    its nodes with more than ``kk`` touched links, -1 ended; ``touched[:na]``: the allowed
+    links): True if none of those nodes sent on more than ``kk`` links and no allowed link
+    carried more flits than its capacity (``lflits`` of the allowed links then reset);
+    False changes nothing and leaves :func:`~mpinet.engine.flit.step_end.settle`'s check to
+    name the first violation. Only those nodes can send on more than ``kk`` links (a link
+    sends only if touched), whatever the choice allowed. Why: ``settle``'s own check
+    (``kport_sent_ok``) counts every allowed link's node, a random read and write per link
+    and a pass to reset the counts: 7 us of one-port's 124-129 us step on the port-model run;
+    here the 469 nodes a step with a choice read their ``deg`` adjacent flit counts
+    (docs/performance.md, "One-port in session 13")."""
+    bad = False
+    for i in range(nodes.shape[0]):
+        node = nodes[i]
+        if node < 0:
+            break
+        c = 0
+        for q in range(node * deg, node * deg + deg):  # no branch per link
+            c += lflits[q] > 0
+        bad |= c > kk
+    for j in range(na):
+        link = touched[j]
+        bad |= lflits[link] > lcap[link]
+    if bad:
+        return False
+    for j in range(na):
+        lflits[touched[j]] = 0
+    return True
