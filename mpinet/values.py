@@ -26,7 +26,10 @@ makes anything missed fail loudly instead of printing bare ``NaN``.
 :func:`label_rows` prints the label/value rows of every command's report and
 :func:`channel_text` a channel of a deadlock cycle, one notation for all of them.
 
-Bottom layer: no MPI, no file I/O; imports only numpy and :mod:`mpinet.errors`.
+Bottom layer: no MPI, no file I/O; imports only :mod:`mpinet.errors`. numpy is not
+imported here (``mpinet --help`` builds its parsers with these validators and runs no
+numpy): a numpy value can only come from a process that has imported numpy, so the
+checks read numpy's types from ``sys.modules`` (:func:`_numpy`).
 """
 
 from __future__ import annotations
@@ -37,13 +40,17 @@ import math
 import numbers
 import os
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from mpinet.errors import MpinetError, TopologyError
+
+
+def _numpy() -> Any:
+    """numpy's module if this process has imported it, else None (then no value is numpy's)."""
+    return sys.modules.get("numpy")
 
 
 def _num(v: float) -> str:
@@ -130,7 +137,9 @@ class Range:
         """
         if text and isinstance(value, str):
             return self.parse(name, value, error=error)
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        np = _numpy()
+        is_bool = isinstance(value, bool) or (np is not None and isinstance(value, np.bool_))
+        if is_bool or not isinstance(value, numbers.Real):
             raise self._type_error(name, value, error)
         if self.integer:
             if isinstance(value, numbers.Integral):
@@ -356,9 +365,10 @@ def arg(rng: Range, name: str = "") -> Callable[[str], Any]:
 # -- strict JSON --------------------------------------------------------------------------------
 def json_safe(x: Any) -> Any:
     """A JSON-safe copy: NaN and infinities -> None, numpy scalars and arrays -> Python."""
-    if isinstance(x, np.ndarray):
+    np = _numpy()
+    if np is not None and isinstance(x, np.ndarray):
         x = x.tolist()
-    elif isinstance(x, np.generic):
+    elif np is not None and isinstance(x, np.generic):
         x = x.item()
     if isinstance(x, float):
         return x if math.isfinite(x) else None

@@ -8,7 +8,6 @@ from dataclasses import asdict
 from typing import Any
 
 from mpinet.cli import agree, collective, get_comm
-from mpinet.jobs.booksim_measure import fmt
 
 HELP = """\
 Run a BookSim2 configuration file (BookSim's syntax: key = value; lines, //
@@ -35,6 +34,14 @@ example:
   mpinet booksim tests/data/booksim/mesh44.cfg router=ideal injection_rate=0.1
   mpiexec -n 2 mpinet booksim tests/data/booksim/mesh44.cfg --json
 """
+
+
+def fmt(x: float) -> str:
+    """BookSim's number format (:func:`mpinet.jobs.booksim_measure.fmt`), imported at its
+    first use: building this command's parser imports no numpy (``mpinet --help``)."""
+    from mpinet.jobs.booksim_measure import fmt as booksim_fmt
+
+    return booksim_fmt(x)
 
 
 def add_parser(sub: Any) -> None:

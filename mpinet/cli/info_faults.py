@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 import tomllib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mpinet.errors import JobError
-from mpinet.topology.base import Topology
 from mpinet.values import label_rows
+
+if TYPE_CHECKING:  # an annotation only: the parsers this module builds import no numpy
+    from mpinet.topology.base import Topology
 
 FAULTS_HELP = (
     "failed nodes and links, as KEY=VALUE pairs joined by commas: random_links=P, "

@@ -13,9 +13,13 @@ directed graph), with its undirected ``cayley:`` form in the message.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mpinet.errors import SpecError
 from mpinet.lazy import LazyRegistry
-from mpinet.topology.base import Topology
+
+if TYPE_CHECKING:  # a family's module imports it (numpy): `mpinet --help` lists the forms only
+    from mpinet.topology.base import Topology
 
 #: every family by its spec name, imported at its first lookup (mpinet.lazy): a run
 #: imports its own family's module only. ``spec_form`` and ``listed`` are read without
@@ -42,7 +46,7 @@ FAMILIES: LazyRegistry = LazyRegistry(
     )
 )
 
-__all__ = ["FAMILIES", "Topology", "from_spec", "spec_forms"]
+__all__ = ["FAMILIES", "from_spec", "spec_forms"]
 
 
 def spec_forms() -> list[str]:
