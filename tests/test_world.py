@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ("mpi4py", "h5py", "matplotlib", "pandas", "networkx", "mpinet.outputs", "mpinet.trace")
 
 
@@ -74,9 +76,21 @@ def test_a_command_alone_starts_no_mpi():
         "asked = type(get_comm(alone_serial=False)).__name__\n"
         "print(alone, quiet, asked, 'mpi4py' in sys.modules)\n"
     )
-    launcher = ("PMI", "OMPI_", "MV2_", "SLURM_")  # what a launcher's ranks are told
+    launcher = ("PMI", "OMPI_", "MV2_", "SLURM_", "PALS_", "ALPS_", "JSM_", "FLUX_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(launcher)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     alone, quiet, asked, loaded = done.stdout.split()
     assert (alone, quiet, loaded) == ("SerialComm", "True", "True") and asked != "SerialComm"
+
+
+@pytest.mark.parametrize("var", ["PMI_RANK", "SLURM_PROCID", "PALS_RANKID", "FLUX_TASK_RANK"])
+def test_a_launchers_variable_means_launched(monkeypatch, var):
+    """Each launcher's rank variable is recognised, and names the rank that prints."""
+    from mpinet.cli import _RANK_VARS, _SIZE_VARS, launch_rank, launched_by_mpi
+
+    for v in _RANK_VARS + _SIZE_VARS:
+        monkeypatch.delenv(v, raising=False)
+    assert not launched_by_mpi() and launch_rank() == 0
+    monkeypatch.setenv(var, "3")
+    assert launched_by_mpi() and launch_rank() == 3

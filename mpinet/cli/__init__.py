@@ -27,12 +27,19 @@ from typing import Any, NoReturn
 from mpinet import __version__
 from mpinet.errors import MPIError, MpinetError
 
+# what each launcher tells its ranks (hydra/MPICH/Intel MPI, Open MPI, PMIx, MVAPICH,
+# Slurm, Cray PALS and ALPS, LSF jsrun, Flux): a process that sees none runs serially
+# without starting MPI (get_comm), so a launcher missing here would run R lone copies
 _RANK_VARS = (
     "PMI_RANK",
     "OMPI_COMM_WORLD_RANK",
     "PMIX_RANK",
     "MV2_COMM_WORLD_RANK",
     "SLURM_PROCID",
+    "PALS_RANKID",
+    "ALPS_APP_PE",
+    "JSM_NAMESPACE_RANK",
+    "FLUX_TASK_RANK",
 )
 _SIZE_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS")
 
