@@ -36,14 +36,14 @@ from mpinet.engine.flit import iq_looks
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit.deadlock import wait_for_cycle
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
-from mpinet.engine.flit.iq_ports import mpinet_ids, mpinet_ivs
+from mpinet.engine.flit.iq_ports import PortOrder, mpinet_ids, mpinet_ivs
 
 
-def edges(s: Any, prm: Any, order: np.ndarray | None = None) -> list[tuple[int, int]]:
+def edges(s: Any, prm: Any, order: PortOrder | None = None) -> list[tuple[int, int]]:
     """This rank's edges "VC -> the VC its front flit waits for" (``s``, ``prm``: the run's
     :class:`~mpinet.engine.flit.iq_state.IQArrays` and
-    :class:`~mpinet.engine.flit.iq_state.IQParams`), in mpinet's ports (``order``: each
-    node's state ports, :func:`~mpinet.engine.flit.iq_ports.booksim_order`; None: mpinet's)."""
+    :class:`~mpinet.engine.flit.iq_state.IQParams`), in mpinet's ports (``order``: the state
+    ports of the rank's nodes and their neighbours; None: mpinet's own)."""
     nport, nvc, deg = prm.nport, prm.nvc, prm.deg
     iv = np.flatnonzero(s.hv[:, il.IBN] > 0)  # the rank's input VCs (of its nodes lo .. hi - 1)
     node, rest = np.divmod(iv, nport * nvc)
@@ -62,7 +62,7 @@ def edges(s: Any, prm: Any, order: np.ndarray | None = None) -> list[tuple[int, 
 
 
 def report(eng: Any, s: Any, prm: Any, step: int, in_flight: int,
-           order: np.ndarray | None = None) -> dict:  # fmt: skip
+           order: PortOrder | None = None) -> dict:  # fmt: skip
     """The deadlock report of the iq run on ``eng`` stopped at cycle ``step`` (``order``: as
     :func:`edges`'); collective."""
     return wait_for_cycle(eng, step, in_flight, edges(s, prm, order))
@@ -75,7 +75,7 @@ class Look(LiveCheck):
     that found dead fronts is searched again here on the listings (gathered from every rank)
     and reported as the ideal model's look reports (``found = "check"``)."""
 
-    def __init__(self, eng: Any, prm: Any, last: int, order: np.ndarray | None = None) -> None:
+    def __init__(self, eng: Any, prm: Any, last: int, order: PortOrder | None = None) -> None:
         self.eng = eng
         self.order = order  # the state ports' mpinet ports (None: the same), for the report
         self.nport = prm.nport

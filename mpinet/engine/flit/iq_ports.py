@@ -23,9 +23,27 @@ run's record is made: the topology's ports, the routes and the ideal router are 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+
+
+class PortOrder(NamedTuple):
+    """The state ports of the nodes a rank names (its own and their neighbours, ``nodes``
+    ascending): ``order[k, q]`` mpinet's port at state port ``q`` of ``nodes[k]``, and
+    ``rot`` as :func:`booksim_order`'s."""
+
+    nodes: np.ndarray
+    order: np.ndarray
+    rot: int
+
+    def rows(self, u: np.ndarray) -> np.ndarray:
+        """The rows of ``order`` of nodes ``u`` (named here)."""
+        return np.searchsorted(self.nodes, u)
+
+    def same(self) -> bool:
+        """Whether the state ports are mpinet's own (no renaming at the boundary)."""
+        return bool((self.order == np.arange(self.order.shape[1])).all())
 
 
 def booksim_order(topo: Any, nbt: np.ndarray) -> tuple[np.ndarray, int]:
@@ -41,44 +59,54 @@ def booksim_order(topo: Any, nbt: np.ndarray) -> tuple[np.ndarray, int]:
     return np.argsort(key, axis=1, kind="stable").astype(np.int64), 1
 
 
-def state_ports(order: np.ndarray, lo: int, nbt: np.ndarray, rev: np.ndarray,
-                lcount: np.ndarray) -> tuple:  # fmt: skip
-    """``(nbt, rev, lcount, sport)`` of the rank's rows in state ports (``order``:
-    :func:`booksim_order` of every node; ``nbt`` ``(own, degree)``, ``rev``, ``lcount``: the
-    rank's rows, nodes ``lo ..``, in mpinet's): the neighbour on each state port, the state
-    port it arrives at there, the link's count, and each mpinet port's state port (a route's
-    port is renamed so as its head is routed)."""
+def port_order(topo: Any, lo: int, nbt: np.ndarray) -> PortOrder:
+    """The :class:`PortOrder` of the rank of nodes ``lo ..`` whose rows ``nbt`` (``(own,
+    degree)``) are, and of their neighbours."""
     own, deg = nbt.shape
-    sport = np.empty_like(order)
-    np.put_along_axis(sport, order, np.arange(deg, dtype=np.int64)[None, :], axis=1)
-    mine = order[lo : lo + own]
+    nodes = np.unique(np.concatenate([np.arange(lo, lo + own), nbt[nbt >= 0]]))
+    rows = np.asarray(topo.neighbors(nodes), np.int64).reshape(nodes.size, deg)
+    order, rot = booksim_order(topo, rows)
+    return PortOrder(nodes, order, rot)
+
+
+def state_ports(po: PortOrder, lo: int, nbt: np.ndarray, rev: np.ndarray,
+                lcount: np.ndarray) -> tuple:  # fmt: skip
+    """``(nbt, rev, lcount, sport)`` of the rank's rows in state ports (``nbt`` ``(own,
+    degree)``, ``rev``, ``lcount``: the rank's rows, nodes ``lo ..``, in mpinet's): the
+    neighbour on each state port, the state port it arrives at there, the link's count, and
+    each mpinet port's state port (a route's port is renamed so as its head is routed)."""
+    own, deg = nbt.shape
+    inv = np.empty_like(po.order)  # each mpinet port's state port, per node named
+    np.put_along_axis(inv, po.order, np.arange(deg, dtype=np.int64)[None, :], axis=1)
+    k = po.rows(np.arange(lo, lo + own))
+    mine = po.order[k]
     nb = np.take_along_axis(nbt, mine, axis=1)
     rv = np.take_along_axis(rev.reshape(own, deg), mine, axis=1)
     ok = nb >= 0
     rs = np.zeros_like(rv)
-    rs[ok] = sport[nb[ok], rv[ok]]
+    rs[ok] = inv[po.rows(nb[ok]), rv[ok]]
     lc = np.take_along_axis(lcount.reshape(own, deg), mine, axis=1)
-    return nb, rs, lc, sport[lo : lo + own]
+    return nb, rs, lc, inv[k]
 
 
-def mpinet_ids(ids: np.ndarray, order: np.ndarray | None, deg: int, nvc: int) -> np.ndarray:
+def mpinet_ids(ids: np.ndarray, po: PortOrder | None, deg: int, nvc: int) -> np.ndarray:
     """Link VC ids ``(u * degree + q) * V + v`` with ``q`` a state port, in mpinet's port
-    (``order`` None: the same), as the deadlock reports name them."""
-    if order is None or ids.size == 0:
+    (``po`` None: the same), as the deadlock reports name them."""
+    if po is None or ids.size == 0:
         return ids
     link, v = np.divmod(ids, nvc)
     u, q = np.divmod(link, deg)
-    return (u * deg + order[u, q]) * nvc + v
+    return (u * deg + po.order[po.rows(u), q]) * nvc + v
 
 
-def mpinet_ivs(ivs: np.ndarray, order: np.ndarray | None, nport: int, nvc: int) -> np.ndarray:
+def mpinet_ivs(ivs: np.ndarray, po: PortOrder | None, nport: int, nvc: int) -> np.ndarray:
     """Input VC ids ``(node * nport + q) * V + v`` with ``q`` a state port (the terminal's
-    ``nport - 1`` kept), in mpinet's port (``order`` None: the same)."""
-    if order is None or ivs.size == 0:
+    ``nport - 1`` kept), in mpinet's port (``po`` None: the same)."""
+    if po is None or ivs.size == 0:
         return ivs
     pv, v = np.divmod(ivs, nvc)
     n, q = np.divmod(pv, nport)
     link = q < nport - 1
     q = q.copy()
-    q[link] = order[n[link], q[link]]
+    q[link] = po.order[po.rows(n[link]), q[link]]
     return (n * nport + q) * nvc + v

@@ -26,7 +26,7 @@ from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_state as iqs
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import route_heads as heads
-from mpinet.engine.flit.iq_ports import booksim_order, state_ports
+from mpinet.engine.flit.iq_ports import port_order, state_ports
 from mpinet.engine.flit.rank_steps import BLOCKS
 from mpinet.engine.run import RunRecord, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
@@ -119,8 +119,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     nodes = np.repeat(np.arange(lo, eng.hi, dtype=np.int64), deg)
     rev = np.asarray(topo.reverse_of(nodes, np.tile(np.arange(deg), own)), np.int64)
     rev = np.where(nbt.ravel() >= 0, rev, 0)
-    every = neighbor_block(topo, 0, nnode).astype(np.int64).reshape(nnode, deg)
-    order, rot = booksim_order(topo, every)  # the state's ports in BookSim's order
+    order = port_order(topo, lo, nbt)  # the state's ports in BookSim's order
     pol = eng.policy
     lcount = np.zeros(own * deg, np.int64)
     if pol.compiled == COUNT_VC:
@@ -136,13 +135,13 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     vrule = (np.int64(vpol), np.int64(eng.vcs), lcount)
     hw = eng.router.header_width
     prm = iqs.make_params(nnode, deg, eng.vcs, eng.bsize, eng.flits, iq, eng.record_hops,
-                          eng.lo, eng.hi, rot)  # fmt: skip
+                          eng.lo, eng.hi, order.rot)  # fmt: skip
     width = iq_ranks.ROW + max(hw, 1)
     snb, srev, slc, sport = state_ports(order, lo, nbt, rev, lcount)
     s = iqs.make_arrays(prm, snb, srev, slc, hw, 1024, width, sport)
     ranks = iq_ranks.Ranks(eng, nbt, width, lambda: _words(s)) if eng.size > 1 else None
     last = int(workload.last_injection_step)
-    order = None if (order == np.arange(deg)).all() else order  # mpinet's: no renaming
+    order = None if order.same() else order  # mpinet's own: nothing renamed
     look = iq_deadlock.Look(eng, prm, last, order)  # the deadlock look while injecting
     eng.live = look if look.on else None
     quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
@@ -372,11 +371,12 @@ def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, 
     if eng.record_hops:
         hops = np.concatenate(hop_rows) if hop_rows else np.empty((0, 5), np.int64)
         if order is not None:  # a hop's port in mpinet's, the rows in its order (a cycle's
-            hops[:, 4] = order[hops[:, 2], hops[:, 4]]  # are by node and port)
+            hops[:, 4] = order.order[order.rows(hops[:, 2]), hops[:, 4]]  # by node and port)
             hops = hops[np.lexsort((hops[:, 4], hops[:, 2], hops[:, 0]))]
     load = s.load.reshape(prm.hi - prm.lo, prm.deg).copy()
     if order is not None:  # the links' loads in mpinet's ports
-        np.put_along_axis(load, order[prm.lo : prm.hi], load.copy(), axis=1)
+        mine = order.order[order.rows(np.arange(prm.lo, prm.hi))]
+        np.put_along_axis(load, mine, load.copy(), axis=1)
     return RunRecord(
         steps=t,
         counters=(
