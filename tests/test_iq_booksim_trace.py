@@ -74,12 +74,12 @@ def test_a_second_islip_iteration_would_not_match():
 def test_mpinets_own_port_numbers_would_not_match(monkeypatch):
     """The anynet trace needs BookSim's port numbers (docs/iq-router.md, "Port numbers"):
     with the ports in mpinet's order (the export's, terminal last) ties break otherwise."""
-    from mpinet.engine.flit import iq_run
+    from mpinet.engine.flit import iq_ports
 
-    def own(topo, nbt):
-        return np.tile(np.arange(nbt.shape[1] + 1, dtype=np.int64), (nbt.shape[0], 1))
+    def own(topo, nbt):  # the state's ports mpinet's, BookSim's numbers the same
+        return np.tile(np.arange(nbt.shape[1], dtype=np.int64), (nbt.shape[0], 1)), 0
 
-    monkeypatch.setattr(iq_run, "booksim_ports", own)
+    monkeypatch.setattr(iq_ports, "booksim_order", own)
     model, window, rows = load("anynet-hypercube-5")
     mine = replay(model, rows)
     seen = rows[:, 4] <= window

@@ -71,8 +71,10 @@ def state_errors(eng, dl: dict) -> tuple[list[str], int]:
             continue
         checked += 1
         (q,) = np.flatnonzero(nb[w] == u)  # the input port at w of the link from u
+        row = (w - prm.lo) * prm.deg  # the state's port of each of w's (BookSim's order)
+        q = s.sport[row + q]
         iv = ((w - prm.lo) * nport + q) * nvc + c["vc"]  # the rank's arrays
-        op, v2 = topo.ports.index(nxt["port"]), nxt["vc"]
+        op, v2 = s.sport[row + topo.ports.index(nxt["port"])], nxt["vc"]
         k = ((w - prm.lo) * nport + op) * nvc + v2  # the downstream state of the VC waited for
         if s.hv[iv, il.IBN] <= 0:
             errors.append(f"{c}: no flit in the VC")

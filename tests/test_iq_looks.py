@@ -60,6 +60,7 @@ def fronts(eng, cycle: list[dict]) -> list[int]:
     for c in cycle:
         u, w = node[c["node"]], node[c["next"]]
         (q,) = np.flatnonzero(nb[w] == u)
+        q = s.sport[(w - prm.lo) * prm.deg + q]  # the state's port (BookSim's order)
         iv = ((w - prm.lo) * prm.nport + q) * prm.nvc + c["vc"]
         f = int(s.ib[iv * prm.bsz + s.hv[iv, il.IBH]])
         out.append(int(s.pk_pid[f // prm.fl]) * prm.fl + f % prm.fl if s.hv[iv, il.IBN] else -1)

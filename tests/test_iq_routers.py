@@ -55,7 +55,8 @@ def test_walked_routes_are_the_routers_routes(spec, rname):
 def test_every_registered_router_runs_under_iq():
     """Each registered router, on a network of each family it applies to (the ideal model's
     compiled-steps cases), runs under iq: nothing refused, every packet delivered on the
-    links its own router chooses (hop rows checked against the topology's links)."""
+    links its own router chooses (hop rows checked against the topology's links, the link loads
+    against the hop rows: the iq state's ports are BookSim's order, renamed back)."""
     from test_flit_routers_compiled import CASES
 
     from mpinet.routing import ROUTERS
@@ -74,3 +75,6 @@ def test_every_registered_router_runs_under_iq():
         h = rec.hop_rows
         nb = np.asarray(topo.neighbors(h[:, 2]))
         assert (nb[np.arange(h.shape[0]), h[:, 4]] == h[:, 3]).all(), (spec, rname)
+        load = np.zeros_like(rec.link_load)  # each link's flits: two a head's hop on it
+        np.add.at(load, (h[:, 2], h[:, 4]), 2)
+        assert np.array_equal(load, rec.link_load), (spec, rname)

@@ -36,12 +36,14 @@ from mpinet.engine.flit import iq_looks
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit.deadlock import wait_for_cycle
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
+from mpinet.engine.flit.iq_ports import PortOrder, mpinet_ids, mpinet_ivs
 
 
-def edges(s: Any, prm: Any) -> list[tuple[int, int]]:
+def edges(s: Any, prm: Any, order: PortOrder | None = None) -> list[tuple[int, int]]:
     """This rank's edges "VC -> the VC its front flit waits for" (``s``, ``prm``: the run's
     :class:`~mpinet.engine.flit.iq_state.IQArrays` and
-    :class:`~mpinet.engine.flit.iq_state.IQParams`)."""
+    :class:`~mpinet.engine.flit.iq_state.IQParams`), in mpinet's ports (``order``: the state
+    ports of the rank's nodes and their neighbours; None: mpinet's own)."""
     nport, nvc, deg = prm.nport, prm.nvc, prm.deg
     iv = np.flatnonzero(s.hv[:, il.IBN] > 0)  # the rank's input VCs (of its nodes lo .. hi - 1)
     node, rest = np.divmod(iv, nport * nvc)
@@ -55,12 +57,15 @@ def edges(s: Any, prm: Any) -> list[tuple[int, int]]:
     link = (node[ok] - prm.lo) * deg + q[ok]  # the rank's own rows of the links' tables
     me = (s.nbt[link] * deg + s.rev[link]) * nvc + v[ok]
     to = (node[ok] * deg + op[ok]) * nvc + v2[ok]
+    me, to = mpinet_ids(me, order, deg, nvc), mpinet_ids(to, order, deg, nvc)
     return list(zip(me.tolist(), to.tolist(), strict=True))
 
 
-def report(eng: Any, s: Any, prm: Any, step: int, in_flight: int) -> dict:
-    """The deadlock report of the iq run on ``eng`` stopped at cycle ``step``; collective."""
-    return wait_for_cycle(eng, step, in_flight, edges(s, prm))
+def report(eng: Any, s: Any, prm: Any, step: int, in_flight: int,
+           order: PortOrder | None = None) -> dict:  # fmt: skip
+    """The deadlock report of the iq run on ``eng`` stopped at cycle ``step`` (``order``: as
+    :func:`edges`'); collective."""
+    return wait_for_cycle(eng, step, in_flight, edges(s, prm, order))
 
 
 class Look(LiveCheck):
@@ -70,8 +75,10 @@ class Look(LiveCheck):
     that found dead fronts is searched again here on the listings (gathered from every rank)
     and reported as the ideal model's look reports (``found = "check"``)."""
 
-    def __init__(self, eng: Any, prm: Any, last: int) -> None:
+    def __init__(self, eng: Any, prm: Any, last: int, order: PortOrder | None = None) -> None:
         self.eng = eng
+        self.order = order  # the state ports' mpinet ports (None: the same), for the report
+        self.nport = prm.nport
         n, deg, nvc = prm.nnode, prm.deg, prm.nvc
         on = bool(eng.live_check) and last >= CHECK_EVERY
         self.nv, self.nl = n * deg * nvc, n * nvc  # nv + nl: the input VCs (pseudo-fronts after)
@@ -95,9 +102,38 @@ class Look(LiveCheck):
         block's search found dead fronts, or left the search here), or None; collective."""
         lstat = self.arrays[2]
         self.budget = int(lstat[iq_looks.L_BUDGET])
-        found = self.search(t, in_flight, self.arrays[5:])
+        found = self.search(t, in_flight, self._listed())
         lstat[iq_looks.L_BUDGET] = self.budget
         return found
+
+    def _listed(self) -> tuple:
+        """The look's listings (``fronts, waits, fpid, hf, hb, closed, cnt``) with their ids
+        in mpinet's ports, as the report names them (the compiled search's dead set does
+        not depend on the names: the same graph)."""
+        fronts, waits, fpid, hf, hb, closed, cnt = self.arrays[5:]
+        if self.order is None:
+            return self.arrays[5:]
+        nf, nh, nc = (int(x) for x in cnt)
+        return (self._front(fronts[:nf]), self._buffer(waits[:nf]), fpid, self._front(hf[:nh]),
+                self._buffer(hb[:nh]), self._buffer(closed[:nc]), cnt)  # fmt: skip
+
+    def _front(self, ids: np.ndarray) -> np.ndarray:
+        """Fronts: input VCs ``iv`` and pseudo-fronts ``NIV + iv * V + v``."""
+        niv, nvc, out = self.nv + self.nl, self.eng.vcs, ids.copy()
+        real = ids < niv
+        out[real] = mpinet_ivs(ids[real], self.order, self.nport, nvc)
+        iv, v = np.divmod(ids[~real] - niv, nvc)
+        out[~real] = niv + mpinet_ivs(iv, self.order, self.nport, nvc) * nvc + v
+        return out
+
+    def _buffer(self, ids: np.ndarray) -> np.ndarray:
+        """Waits and holds: ``B`` (a link VC), ``A = NV + B`` and a choice ``2 NV + iv``."""
+        nv, deg, nvc, out = self.nv, self.eng.deg, self.eng.vcs, ids.copy()
+        b, a, c = ids < nv, (ids >= nv) & (ids < 2 * nv), ids >= 2 * nv
+        out[b] = mpinet_ids(ids[b], self.order, deg, nvc)
+        out[a] = nv + mpinet_ids(ids[a] - nv, self.order, deg, nvc)
+        out[c] = 2 * nv + self._front(ids[c] - 2 * nv)
+        return out
 
     def searched(self) -> int:
         """The looks searched (here and in the blocks)."""

@@ -25,12 +25,13 @@ PORT_ERR, VC_ERR = 5, 6
 
 
 @njit(cache=True, inline="always")
-def route_head(n, ln, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_hdr, rule, vrule,
-               out):  # fmt: skip
+def route_head(n, ln, pk, nvc, deg, nbt, lcount, sport, pk_dst, pk_hops, pk_state, pk_hdr, rule,
+               vrule, out):  # fmt: skip
     """The output port and VC range ``out = (port, lo, hi)`` of packet slot ``pk``'s head
-    at router ``n`` (``ln`` on the rank, whose rows the links' tables hold): the terminal
-    port ``deg`` (any VC) at its destination, else the router's compiled hop and the VC
-    policy's range. Returns 0, or an error code."""
+    at router ``n`` (``ln`` on the rank, whose rows the links' tables hold, in state ports):
+    the terminal port ``deg`` (any VC) at its destination, else the router's compiled hop,
+    its port renamed by ``sport`` (:mod:`~mpinet.engine.flit.iq_ports`), and the VC
+    policy's range. Returns 0, or an error code (its port mpinet's)."""
     dst = pk_dst[pk]
     if n == dst:
         out[0], out[1], out[2] = deg, 0, nvc
@@ -43,9 +44,10 @@ def route_head(n, ln, pk, nvc, deg, nbt, lcount, pk_dst, pk_hops, pk_state, pk_h
         port = base + ((pk_hdr[pk, 0] >> (base // 2)) & 1)
     else:
         pk_hdr[pk, 0] = h2
-    if port < 0 or port >= deg or nbt[ln * deg + port] < 0:
+    if port < 0 or port >= deg or nbt[ln * deg + sport[ln * deg + port]] < 0:
         out[0] = port
         return PORT_ERR
+    port = sport[ln * deg + port]
     hops, state = pk_hops[pk], pk_state[pk]
     if vpol == ANY_VC:
         lo, hi = 0, vcs
@@ -74,8 +76,8 @@ def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     (lookahead, or routing done): its output port and VC range, then VC allocation (and,
     speculative, switch allocation) from internal step ``ready``; a routing error in
     ``status`` as :func:`route_head`'s."""
-    e = route_head(n + prm.lo, n, pk, prm.nvc, prm.deg, s.nbt, s.lcount, s.pk_dst, s.pk_hops,
-                   s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
+    e = route_head(n + prm.lo, n, pk, prm.nvc, prm.deg, s.nbt, s.lcount, s.sport, s.pk_dst,
+                   s.pk_hops, s.pk_state, s.pk_hdr, rule, vrule, route_out)  # fmt: skip
     if e and status[0] == 0:
         status[0], status[1], status[2] = e, t, route_out[0 if e == PORT_ERR else 1]
         status[3], status[4] = n, pk

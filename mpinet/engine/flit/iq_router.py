@@ -11,10 +11,10 @@ returns one upstream; the crossbar delivers it to the output queue, which sends 
 cycle (:mod:`~mpinet.engine.flit.iq_step`). The arrays are those of
 :mod:`~mpinet.engine.flit.iq_state`.
 
-The allocators see the ports as BookSim numbers them (``plab``,
-:mod:`~mpinet.engine.flit.iq_ports`): their requests, round-robin pointers and the input
-speedup's VC offsets go by those numbers, and the grants are read back in mpinet's
-(``pmap``), so ties break as on BookSim.
+The ports are the state's (:mod:`~mpinet.engine.flit.iq_ports`): BookSim's order rotated
+by ``prm.rot``, so the allocators' requests and round-robin pointers go by them with no
+renaming and ties break as on BookSim; only the crossbar output a flit takes under output
+speedup reads BookSim's number of its input.
 """
 
 from __future__ import annotations
@@ -44,25 +44,6 @@ from mpinet.engine.flit.iq_moves import (  # noqa: F401 (the names the other pha
 )
 
 
-@njit(cache=True, inline="always")
-def pno(tbl, off, p):
-    """Port ``p`` renamed by ``tbl[off + p]`` (``plab``: mpinet's to BookSim's number,
-    ``pmap``: back); ``off < 0``: the numbers are the same (a mesh or torus: no lookup)."""
-    return p if off < 0 else tbl[off + p]
-
-
-@njit(cache=True, inline="always")
-def relabel(x, unit, m, lim, tbl, off):
-    """``x = port * unit + r`` (a VC, or a crossbar input or output) with its port renamed
-    as :func:`pno` does."""
-    if off < 0:
-        return x
-    if unit == 1:
-        return tbl[off + x]
-    p = il.div(x, unit, m, lim)
-    return tbl[off + p] * unit + (x - p * unit)
-
-
 @njit(cache=True, error_model="numpy", _nrt=False)
 def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     """One internal step of every active router at cycle ``t`` (internal step ``istep``);
@@ -82,7 +63,6 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     best_in, best_out, sa_map, ei_grant = s.best_in, s.best_out, s.sa_map, s.ei_grant
     qseq, order = s.qseq, s.order
     m_rt, m_va, m_sa = s.m_rt, s.m_va, s.m_sa
-    plab, pmap = s.plab, s.pmap
     nin_sa, nout_sa = nport * isp, nport * osp
     ordered = osp > 1  # the updates in their queues' order: flits share an output queue
     # an item that cannot bid is put back without its batch where nothing can tell: a stage
@@ -101,7 +81,6 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         n = rl[a]
         base = n * nport * nvc  # the router's first input VC (and first output buffer state)
         end = base + nport * nvc
-        pb = n * nport if prm.bpn else -1  # the router's row of plab / pmap (-1: the same)
         if xqn[n] == 0 and not (il.any_in(m_rt, base, end) or il.any_in(m_va, base, end)
                                 or il.any_in(m_sa, base, end)):  # fmt: skip
             il.unmark(rb, n)  # no item in any stage, nothing in the crossbar: nothing to do
@@ -136,14 +115,12 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         va[iv, il.VA_RD] = istep + 1  # update would put it (skipped: cheaper)
                         continue
                     nva += 1
-                    jb = relabel(j, nvc, prm.mvc, prm.lvc, plab, pb)  # BookSim's numbers
-                    ob = pno(plab, pb, op) * nvc
                     if nva == 1:
-                        j1, m1, o1 = jb, fv, ob
+                        j1, m1, o1 = j, fv, op * nvc
                         continue
                     if nva == 2:
                         nr = va_requests(j1, m1, o1, rin, rout, rpri, nr)
-                    nr = va_requests(jb, fv, ob, rin, rout, rpri, nr)
+                    nr = va_requests(j, fv, op * nvc, rin, rout, rpri, nr)
             if nva > 1:
                 allocate(prm.vak, nr, rin, rout, rpri, nport * nvc, nport * nvc, prm.iters,
                          s.va_pin[base : base + nport * nvc],
@@ -165,16 +142,12 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                             va[iv, il.VA_T] = t + vad - 1
                             va[iv, il.VA_RES] = -1
                             va[iv, il.VA_EV] = istep
-                if nva > 1:  # the grants in mpinet's port numbers
+                if nva > 1:
                     for r in range(nr):
                         if grant[r]:
-                            va[
-                                base + relabel(rin[r], nvc, prm.mvc, prm.lvc, pmap, pb), il.VA_RES
-                            ] = relabel(rout[r], nvc, prm.mvc, prm.lvc, pmap, pb)
+                            va[base + rin[r], il.VA_RES] = rout[r]
                 elif w1 >= 0:
-                    va[base + relabel(j1, nvc, prm.mvc, prm.lvc, pmap, pb), il.VA_RES] = relabel(
-                        w1, nvc, prm.mvc, prm.lvc, pmap, pb
-                    )
+                    va[base + j1, il.VA_RES] = w1
                 bt[n * 4 + S_VA] = t + vad - 1
         # -- switch allocation: per (crossbar input, crossbar output) one VC, round-robin
         sa_now, nsr = False, 0
@@ -215,10 +188,11 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         continue
                     p = il.div(j, nvc, prm.mvc, prm.lvc)
                     v = j - p * nvc
-                    p = pno(plab, pb, p)  # BookSim's numbers of the input and the output
                     ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1 else 0)
-                    eo = pno(plab, pb, op) * osp + (p - il.div(p, osp, prm.mosp, prm.losp) * osp
-                                                if osp > 1 else 0)  # fmt: skip
+                    eo = op * osp
+                    if osp > 1:  # the output's crossbar port by the input's BookSim number
+                        pb = p + prm.rot if p + prm.rot < nport else p + prm.rot - nport
+                        eo += pb - il.div(pb, osp, prm.mosp, prm.losp) * osp
                     key = ei * nout_sa + eo
                     r = sa_map[key]
                     if r < 0:
@@ -255,12 +229,11 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         hv[iv, il.SA_T] = t + sad - 1
                         p = il.div(j, nvc, prm.mvc, prm.lvc)
                         v = j - p * nvc
-                        p = pno(plab, pb, p)
                         ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1
                                         else 0)  # fmt: skip
                         r = ei_grant[ei]
                         if r >= 0 and rlab[r] == v:
-                            sa_res[iv] = relabel(rout[r], osp, prm.mosp, prm.losp, pmap, pb)
+                            sa_res[iv] = rout[r]
                             sw_rr[n * nin_sa + ei] = il.wrap(v + isp, nvc)
                 for r in range(nr):
                     ei_grant[rin[r]] = -1
@@ -316,13 +289,12 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
                         continue
                     p = il.div(j, nvc, prm.mvc, prm.lvc)
                     v = j - p * nvc
-                    p = pno(plab, pb, p)
                     ei = p * isp + (v - il.div(v, isp, prm.misp, prm.lisp) * isp if isp > 1
                                     else 0)  # fmt: skip
                     r = ei_grant[ei]
                     eo = -1
                     if r >= 0 and rlab[r] == v:
-                        eo = relabel(rout[r], osp, prm.mosp, prm.losp, pmap, pb)
+                        eo = rout[r]
                         sw_rr[n * nin_sa + ei] = il.wrap(v + isp, nvc)
                     moved += sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status,
                                         route_out)  # fmt: skip

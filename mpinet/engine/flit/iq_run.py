@@ -26,7 +26,7 @@ from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_state as iqs
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import route_heads as heads
-from mpinet.engine.flit.iq_ports import booksim_ports
+from mpinet.engine.flit.iq_ports import port_order, state_ports
 from mpinet.engine.flit.rank_steps import BLOCKS
 from mpinet.engine.run import RunRecord, raise_collected, stuck_packets
 from mpinet.engine.state import neighbor_block
@@ -119,6 +119,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     nodes = np.repeat(np.arange(lo, eng.hi, dtype=np.int64), deg)
     rev = np.asarray(topo.reverse_of(nodes, np.tile(np.arange(deg), own)), np.int64)
     rev = np.where(nbt.ravel() >= 0, rev, 0)
+    order = port_order(topo, lo, nbt)  # the state's ports in BookSim's order
     pol = eng.policy
     lcount = np.zeros(own * deg, np.int64)
     if pol.compiled == COUNT_VC:
@@ -133,15 +134,15 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     rule = _rule_of(eng.router, topo)
     vrule = (np.int64(vpol), np.int64(eng.vcs), lcount)
     hw = eng.router.header_width
-    plab = booksim_ports(topo, nbt)  # BookSim's port numbers, for the allocators
-    bpn = bool((plab != np.arange(deg + 1)).any())
     prm = iqs.make_params(nnode, deg, eng.vcs, eng.bsize, eng.flits, iq, eng.record_hops,
-                          eng.lo, eng.hi, bpn)  # fmt: skip
+                          eng.lo, eng.hi, order.rot)  # fmt: skip
     width = iq_ranks.ROW + max(hw, 1)
-    s = iqs.make_arrays(prm, nbt, rev, lcount, hw, 1024, width, plab)
+    snb, srev, slc, sport = state_ports(order, lo, nbt, rev, lcount)
+    s = iqs.make_arrays(prm, snb, srev, slc, hw, 1024, width, sport)
     ranks = iq_ranks.Ranks(eng, nbt, width, lambda: _words(s)) if eng.size > 1 else None
     last = int(workload.last_injection_step)
-    look = iq_deadlock.Look(eng, prm, last)  # the deadlock look while injecting
+    order = None if order.same() else order  # mpinet's own: nothing renamed
+    look = iq_deadlock.Look(eng, prm, last, order)  # the deadlock look while injecting
     eng.live = look if look.on else None
     quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
     acc = np.array([0.0, float(iq.internal_speedup)])
@@ -232,14 +233,14 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
                 _routing_error(eng, status)
             raise_collected(eng.comm, eng.msg)
         if code == ist.STALL:  # stopped moving: the wait-for cycle, as the ideal model's
-            deadlock = iq_deadlock.report(eng, s, prm, t, in_flight)
+            deadlock = iq_deadlock.report(eng, s, prm, t, in_flight, order)
             break
         if watch is not None:  # may stop the traffic (and the run) from here on
             live = functools.partial(_live, s, prm)
             last, eng.max_steps = watch.seen(t, delivered, live, last, eng.max_steps)
     eng.iq_state = (s, prm, rule, vrule, t)  # what the run left (tests drain it)
     return _record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected, in_flight,
-                   t0, deadlock)  # fmt: skip
+                   t0, deadlock, order)  # fmt: skip
 
 
 def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
@@ -359,7 +360,7 @@ def _live(s: Any, prm: Any) -> np.ndarray:
 
 
 def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, t0,
-            deadlock=None):  # fmt: skip
+            deadlock=None, order=None):  # fmt: skip
     packets = np.concatenate(delivered) if delivered else np.empty((0, 7), np.int64)
     live = _live(s, prm) if in_flight else np.empty((0, 7), np.int64)
     if live.shape[0]:
@@ -369,6 +370,13 @@ def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, 
     hops = None
     if eng.record_hops:
         hops = np.concatenate(hop_rows) if hop_rows else np.empty((0, 5), np.int64)
+        if order is not None:  # a hop's port in mpinet's, the rows in its order (a cycle's
+            hops[:, 4] = order.order[order.rows(hops[:, 2]), hops[:, 4]]  # by node and port)
+            hops = hops[np.lexsort((hops[:, 4], hops[:, 2], hops[:, 0]))]
+    load = s.load.reshape(prm.hi - prm.lo, prm.deg).copy()
+    if order is not None:  # the links' loads in mpinet's ports
+        mine = order.order[order.rows(np.arange(prm.lo, prm.hi))]
+        np.put_along_axis(load, mine, load.copy(), axis=1)
     return RunRecord(
         steps=t,
         counters=(
@@ -376,7 +384,7 @@ def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, 
         ),
         packets=packets,
         injected_ids=np.concatenate(injected) if injected else np.empty(0, np.int64),
-        link_load=s.load.reshape(prm.hi - prm.lo, prm.deg).copy(),
+        link_load=load,
         hop_rows=hops,
         stuck=stuck_packets(eng.comm, eng.topo, live) if in_flight else [],
         deadlock=deadlock,

@@ -60,13 +60,12 @@ import numpy as np
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
 from mpinet.engine.flit.iq_lists import magic
-from mpinet.engine.flit.iq_ports import port_maps
 
 IQParams = namedtuple(
     "IQParams",
     (  # namedtuple takes the names space-separated
         "nnode deg nport nvc bsz fl lat sl cs rd vad sad xd cd isp osp spec wftc vak sak "
-        "iters xqs obs cqs record_hops lo hi mport lport mvc lvc mfl lfl misp lisp mosp losp dx bpn"
+        "iters xqs obs cqs record_hops lo hi mport lport mvc lvc mfl lfl misp lisp mosp losp dx rot"
     ),
 )
 IQParams.__doc__ = """The run's constants: nodes, degree, ports (degree + 1), VCs, slots per
@@ -78,8 +77,8 @@ others' flits and credits go in the exchange, :mod:`~mpinet.engine.flit.iq_ranks
 :func:`~mpinet.engine.flit.iq_lists.magic` of the ports, VCs, flits and speedups (the
 kernels divide by them with :func:`~mpinet.engine.flit.iq_lists.div`), and ``dx``: a crossbar
 of one cycle and one internal step a cycle, where switch allocation puts a flit in its output
-queue at once (:func:`~mpinet.engine.flit.iq_moves.sa_update`), and ``bpn``: BookSim numbers
-the ports otherwise (:mod:`~mpinet.engine.flit.iq_ports`; ``plab``/``pmap`` read)."""
+queue at once (:func:`~mpinet.engine.flit.iq_moves.sa_update`), and ``rot``: BookSim's
+number of state port ``q`` is ``q + rot`` modulo the ports (:mod:`~mpinet.engine.flit.iq_ports`)."""
 
 FIELDS = (
     # input VCs
@@ -101,8 +100,6 @@ FIELDS = (
     "sa_pin",
     "sa_pout",
     "sw_rr",
-    "plab",
-    "pmap",
     "xr",
     "xqh",
     "xqn",
@@ -152,6 +149,7 @@ FIELDS = (
     "nbt",
     "rev",
     "lcount",
+    "sport",
     "work",
     "act",
     "inact",
@@ -212,10 +210,11 @@ ALLOC_CODES = {"separable_input_first": INPUT_FIRST, "separable_output_first": O
 
 
 def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_hops: bool,
-                lo: int = 0, hi: int = -1, bpn: bool = False):  # fmt: skip
+                lo: int = 0, hi: int = -1, rot: int = 0):  # fmt: skip
     """The :class:`IQParams` of a run (``iq``: an
     :class:`~mpinet.engine.flit.iq_config.IQConfig`) on the rank of nodes ``lo .. hi - 1``
-    (``hi = -1``: every node; ``bpn``: BookSim's port numbers are not mpinet's)."""
+    (``hi = -1``: every node; ``rot``: BookSim's number of a state port less its own,
+    :func:`~mpinet.engine.flit.iq_ports.booksim_order`)."""
     nport = deg + 1
     lat = iq.channel_latency
     xd = iq.crossbar_delay
@@ -229,16 +228,18 @@ def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_h
                     xq, vcs * bsize + nport * max(isp, osp) * steps + 2,
                     vcs * bsize + 2 * steps + 4, int(record_hops), lo, n if hi < 0 else hi,
                     *magic(nport), *magic(vcs), *magic(flits), *magic(isp),
-                    *magic(osp), int(xd == 1 and iq.internal_speedup == 1), int(bpn))  # fmt: skip
+                    *magic(osp), int(xd == 1 and iq.internal_speedup == 1), int(rot))  # fmt: skip
 
 
 def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndarray,
                 hw: int, packets: int, width: int = 1,
-                plab: np.ndarray | None = None) -> IQArrays:  # fmt: skip
+                sport: np.ndarray | None = None) -> IQArrays:  # fmt: skip
     """Every array of a run, empty (``nbt``, ``rev``, ``lcount``: the rows of the rank's
     nodes; ``packets``: packet slots to start with; ``width``: a row's words in the exchange,
-    :mod:`~mpinet.engine.flit.iq_ranks`; ``plab``: each own node's ports as BookSim numbers
-    them, ``(own, nport)``, None: as mpinet does, :func:`booksim_ports`)."""
+    :mod:`~mpinet.engine.flit.iq_ranks`; ``sport``: each own node's state port of each of
+    its ports, ``(own, degree)``, None: the same, :func:`~.iq_ports.state_ports`; the tables
+    in state ports). The allocators' round-robin pointers start at BookSim's port 0 (state
+    port ``-rot``: the rotation leaves every round-robin choice as BookSim's)."""
     nnode, deg, nport, nvc, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
     own = prm.hi - prm.lo  # the rank's nodes: their arrays and their links'
     niv, nrp = own * nport * nvc, own * nport
@@ -257,7 +258,9 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
     rt = _rows(niv, il.RT, 0)  # route computation's item (il.RT_T ...)
     rt[:, il.RT_T] = -2
     sw_rr = np.tile(np.arange(nport * prm.isp) % prm.isp, own).astype(np.int64)
-    plab, pmap = port_maps(plab, own, nport)
+    if sport is None:
+        sport = np.tile(np.arange(deg, dtype=np.int64), (own, 1))
+    p0 = (nport - prm.rot) % nport  # the state port BookSim numbers 0
     a = dict(
         ib=i64(niv * bsz, -1),
         hv=hv,
@@ -270,13 +273,11 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         m_va=np.zeros(own * _words(nport * nvc), np.uint64),  # >= _words(niv), per node
         m_sa=np.zeros(own * _words(nport * nvc), np.uint64),  # >= _words(niv), per node
         bt=i64(own * 4, -1),
-        va_pin=i64(niv),
-        va_pout=i64(niv),
-        sa_pin=i64(nrp * prm.isp),
-        sa_pout=i64(nrp * prm.osp),
+        va_pin=i64(niv, p0 * nvc),  # over output VCs
+        va_pout=i64(niv, p0 * nvc),  # over input VCs
+        sa_pin=i64(nrp * prm.isp, p0 * prm.osp),  # over crossbar outputs
+        sa_pout=i64(nrp * prm.osp, p0 * prm.isp),  # over crossbar inputs
         sw_rr=sw_rr,
-        plab=plab,
-        pmap=pmap,
         xr=_rows(own * prm.xqs, il.XR, 0),
         xqh=i64(own),
         xqn=i64(own),
@@ -321,6 +322,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         nbt=np.ascontiguousarray(nbt, np.int64).ravel(),
         rev=np.ascontiguousarray(rev, np.int64).ravel(),
         lcount=np.ascontiguousarray(lcount, np.int64).ravel(),
+        sport=np.ascontiguousarray(sport, np.int64).ravel(),
         work=i64(own),
         act=i64(own),
         inact=i64(own),

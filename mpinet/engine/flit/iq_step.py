@@ -133,8 +133,8 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                             s.rb)  # fmt: skip
                 else:  # lookahead routing: VC allocation (and speculation) from now
                     pk = il.div(f, fl, prm.mfl, prm.lfl)
-                    e = ir.route_head(n + prm.lo, n, pk, nvc, deg, s.nbt, s.lcount, s.pk_dst,
-                                      s.pk_hops, s.pk_state, s.pk_hdr, rule, vrule,
+                    e = ir.route_head(n + prm.lo, n, pk, nvc, deg, s.nbt, s.lcount, s.sport,
+                                      s.pk_dst, s.pk_hops, s.pk_state, s.pk_hdr, rule, vrule,
                                       route_out)  # fmt: skip
                     if e and status[0] == 0:
                         status[0], status[1] = e, t
