@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from numba import njit
 
-#: allocator codes (:data:`mpinet.engine.flit.iq_config.ALLOCATORS` in order)
+#: allocator codes (:data:`mpinet.engine.iq_config.ALLOCATORS` in order)
 INPUT_FIRST, OUTPUT_FIRST, ISLIP = 0, 1, 2
 
 

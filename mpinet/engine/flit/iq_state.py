@@ -212,7 +212,7 @@ ALLOC_CODES = {"separable_input_first": INPUT_FIRST, "separable_output_first": O
 def make_params(n: int, deg: int, vcs: int, bsize: int, flits: int, iq, record_hops: bool,
                 lo: int = 0, hi: int = -1, rot: int = 0):  # fmt: skip
     """The :class:`IQParams` of a run (``iq``: an
-    :class:`~mpinet.engine.flit.iq_config.IQConfig`) on the rank of nodes ``lo .. hi - 1``
+    :class:`~mpinet.engine.iq_config.IQConfig`) on the rank of nodes ``lo .. hi - 1``
     (``hi = -1``: every node; ``rot``: BookSim's number of a state port less its own,
     :func:`~mpinet.engine.flit.iq_ports.booksim_order`)."""
     nport = deg + 1
