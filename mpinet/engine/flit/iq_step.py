@@ -108,7 +108,8 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
     """Step 1 (see the module docstring); returns the delivery rows' count after it.
     ``moved[0]`` counts the flits taken in (progress); ``status`` a routing error. Visits
     the cycle's events only (``tm``, ``fm``, ``cm``, ``pm``: bit sets by arrival slot), each
-    node's in the order of a scan of its ports (nodes do not touch each other's state here)."""
+    node's in the order of a scan of its ports, BookSim's (nodes do not touch each other's
+    state here): the terminal first where BookSim numbers it 0 and output speedup reads it."""
     nport, nvc, bsz, deg, fl, sl, cs = prm.nport, prm.nvc, prm.bsz, prm.deg, prm.fl, prm.sl, prm.cs
     own = prm.hi - prm.lo
     niv = own * nport * nvc  # the terminals' states after
