@@ -86,8 +86,13 @@ def _stderr(text: str) -> None:
 @contextlib.contextmanager
 def notice(args: Any, rank: int):
     """While the command runs: the notice on rank 0's stderr, unless ``--quiet`` or the
-    command says what it compiles itself (``compile_notice = False``: warmup)."""
-    if rank != 0 or getattr(args, "quiet", False) or not getattr(args, "compile_notice", True):
+    command says what it compiles itself (``compile_notice = False``: warmup), or compiles
+    nothing (``compile_notice`` a function of ``args`` that is false: ``verify --list``, which
+    then imports no numba)."""
+    want = getattr(args, "compile_notice", True)
+    if callable(want):
+        want = want(args)
+    if rank != 0 or getattr(args, "quiet", False) or not want:
         yield None
         return
     from numba.core import event

@@ -40,42 +40,38 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="one JSON object per check")
     progress.add_arguments(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, compile_notice=lambda a: not a.list)  # --list: no numba
 
 
 def run(args: argparse.Namespace) -> int:
+    comm = get_comm()
+    if args.list:  # names only: imports none of the checks' modules (no numba, no engine)
+        from mpinet.cli.verify_list import ROWS
+
+        listed = [(t, c, m) for t, c, m, quick in ROWS if args.full or quick]
+        rows = agree(comm, lambda: _chosen(args, listed, lambda r: r))
+        if comm.Get_rank() == 0:
+            for topology, name, model in rows:
+                print(f"{topology:<16} {name:<34} {model}")
+        return 0
+
     from mpinet.engine.collective import run_collective
     from mpinet.engine.models import parse_model
-    from mpinet.errors import JobError
     from mpinet.jobs import plans, resources
     from mpinet.values import json_text
     from mpinet.workloads.catalogue import all_checks
     from mpinet.workloads.checks import topology_of, verdict
 
-    comm = get_comm()
     here = resources.ranks_on_this_machine(comm)  # collective: before anything can fail
 
     def plan():
         checks = [c for c in all_checks() if args.full or c.quick]
-        if args.only:
-            checks = [c for c in checks if args.only in c.topology or args.only in c.collective]
-            if not checks:
-                scope = "" if args.full else " of the quick catalogue (--full has more)"
-                raise JobError(
-                    f"--only {args.only!r} matches no check{scope}; `mpinet verify --list "
-                    "--full` lists every topology and collective"
-                )
-        if not args.list:  # every check's memory on this machine, before the first runs
-            plans.plan_verify(checks, comm.Get_size(), here)
+        checks = _chosen(args, checks, lambda c: (c.topology, c.collective))
+        plans.plan_verify(checks, comm.Get_size(), here)  # every check's memory, first
         return checks
 
     checks = agree(comm, plan)
     rank0 = comm.Get_rank() == 0
-    if args.list:
-        if rank0:
-            for c in checks:
-                print(f"{c.topology:<16} {c.collective:<34} {c.model}")
-        return 0
     failed = 0
     if rank0 and not args.json:
         print(
@@ -128,6 +124,28 @@ def run(args: argparse.Namespace) -> int:
     if rank0 and not args.json:
         print(f"{len(checks)} checks, {failed} failed")
     return 1 if failed else 0
+
+
+def _chosen(args: argparse.Namespace, items: list, names: Any) -> list:
+    """The items ``--only`` keeps (``names(item)`` gives its topology and collective).
+
+    Raises
+    ------
+    JobError
+        ``--only`` matches none of them.
+    """
+    if not args.only:
+        return items
+    kept = [i for i in items if any(args.only in n for n in names(i)[:2])]
+    if not kept:
+        from mpinet.errors import JobError
+
+        scope = "" if args.full else " of the quick catalogue (--full has more)"
+        raise JobError(
+            f"--only {args.only!r} matches no check{scope}; `mpinet verify --list "
+            "--full` lists every topology and collective"
+        )
+    return kept
 
 
 def _tell(bar: progress.Progress, what: str):
