@@ -92,11 +92,14 @@ CASES = {
                 "internal_speedup": 1.5}},
     ),
 }  # fmt: skip
-#: name -> (packets traced, network, L, packets per node per cycle): booksim_check's
-#: configuration (V = 2, B = 4, its sample keys, seed 0) on the network's anynet export
+#: name -> (packets traced, network, L, packets per node per cycle, router keys set as well):
+#: booksim_check's configuration (V = 2, B = 4, its sample keys, seed 0) on the network's
+#: anynet export; the speedups' case checks the order an output queue takes a cycle's flits
 ANYNET = {
-    "anynet-hypercube-5": (800, "hypercube:5", 4, 0.05),
-}
+    "anynet-hypercube-5": (800, "hypercube:5", 4, 0.05, {}),
+    "anynet-hypercube-5-speedup": (400, "hypercube:5", 4, 0.08,
+                                   {"input_speedup": 2, "output_speedup": 2}),
+}  # fmt: skip
 _ENQ = re.compile(r"^(\d+) \| node(\d+) \| Enqueuing packet (\d+) at time (\d+)\.")
 _RET = re.compile(r"^(\d+) \| node(\d+) \| Retiring packet (\d+) \(plat = (\d+), .*"
                   r"src = (\d+), dest = (\d+)\)")  # fmt: skip
@@ -105,7 +108,7 @@ _RET = re.compile(r"^(\d+) \| node(\d+) \| Retiring packet (\d+) \(plat = (\d+),
 def anynet_case(name: str, work: Path) -> tuple[int, list[str], dict, Path]:
     """An ``anynet-*`` case as :data:`CASES` has them, its configuration written to
     ``work`` (with the network's file)."""
-    n, spec, flits, rate = ANYNET[name]
+    n, spec, flits, rate, keys = ANYNET[name]
     net = work / "net.anynet"
     subprocess.run([sys.executable, "-m", "mpinet", "export", spec, "--format", "anynet", "--out",
                     str(net)], cwd=ROOT, check=True, capture_output=True)  # fmt: skip
@@ -114,8 +117,8 @@ def anynet_case(name: str, work: Path) -> tuple[int, list[str], dict, Path]:
     cfg = work / "net.cfg"
     cfg.write_text(booksim_config(net.name, flits, 2, 4, a))
     model = {"topology": spec, "routing": "anynet-min", "flits": flits, "vcs": 2,
-             "vc_buffer": 4, "iq": PIPELINE}  # fmt: skip
-    return n, [f"injection_rate={rate}"], model, cfg
+             "vc_buffer": 4, "iq": {**PIPELINE, **keys}}  # fmt: skip
+    return n, [f"injection_rate={rate}", *(f"{k}={v}" for k, v in keys.items())], model, cfg
 
 
 def trace(

@@ -47,7 +47,7 @@ def replay(model: dict, rows: np.ndarray, **iq) -> np.ndarray:
 
 def test_the_traces_are_here():
     assert set(CASES) >= {"meshconfig", "wormhole", "separable", "input-speedup", "speedup",
-                          "anynet-hypercube-5"}  # fmt: skip
+                          "anynet-hypercube-5", "anynet-hypercube-5-speedup"}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", CASES)

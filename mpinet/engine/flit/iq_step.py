@@ -54,16 +54,65 @@ def _credit(k, q, v, bs_cred, bs_use, bs_tail, fvm, bsz, wftc):
             fvm[q] |= np.uint64(1) << np.uint64(v)
 
 
+@njit(cache=True, inline="always")
+def _take(t, istep, b, n, p, prm, s, rule, vrule, status, route_out, moved):
+    """The flit arriving at input port ``p`` of router ``n`` (``b = n * nport + p``) into
+    its VC buffer; a head is routed now (lookahead) or joins route computation, a VC's new
+    front flit joins switch allocation."""
+    nvc, bsz, deg, fl, sl = prm.nvc, prm.bsz, prm.deg, prm.fl, prm.sl
+    ib, hv = s.ib, s.hv
+    tl, t2 = t % sl, t % 2
+    if p < deg:
+        c = (n * deg + p) * sl + tl  # the channels by their reader's input port
+        fv = s.fc[c]  # flit and VC in one word (f << 6 | v)
+        f, v = fv >> 6, fv & 63
+        s.fc[c] = -1
+    else:
+        c = n * 2 + t2
+        f, v = s.ic[c], s.icv[c]
+        s.ic[c] = -1
+    moved[0] += 1
+    iv = (n * prm.nport + p) * nvc + v
+    ib[iv * bsz + il.wrap(hv[iv, il.IBH] + hv[iv, il.IBN], bsz)] = f
+    hv[iv, il.IBN] += 1
+    st = hv[iv, il.VST]
+    if st == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
+        if prm.rd > 0:
+            hv[iv, il.VST] = ir.ROUTING
+            il.push(s.rt, il.RT_T, il.RT_RD, il.RT_SEQ, s.qseq, n, iv, istep, s.m_rt, s.rb)
+        else:  # lookahead routing: VC allocation (and speculation) from now
+            pk = il.div(f, fl, prm.mfl, prm.lfl)
+            e = ir.route_head(n + prm.lo, n, pk, nvc, deg, s.nbt, s.lcount, s.sport,
+                              s.pk_dst, s.pk_hops, s.pk_state, s.pk_hdr, rule, vrule,
+                              route_out)  # fmt: skip
+            if e and status[0] == 0:
+                status[0], status[1] = e, t
+                status[2] = route_out[0 if e == ir.PORT_ERR else 1]
+                status[3], status[4] = n, pk
+            va = s.va
+            va[iv, il.VRP], va[iv, il.VLO], va[iv, il.VHI] = (
+                route_out[0],
+                route_out[1],
+                route_out[2],
+            )
+            hv[iv, il.VST] = ir.VC_ALLOC
+            if prm.spec:
+                il.push_sa(hv, s.qseq, n, iv, istep, s.m_sa, s.rb)
+            il.push_va(va, s.qseq, n, iv, istep, s.m_va, s.rb)
+    elif st == ir.ACTIVE and hv[iv, il.IBN] == 1:
+        il.push_sa(hv, s.qseq, n, iv, istep, s.m_sa, s.rb)
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, moved):
     """Step 1 (see the module docstring); returns the delivery rows' count after it.
     ``moved[0]`` counts the flits taken in (progress); ``status`` a routing error. Visits
     the cycle's events only (``tm``, ``fm``, ``cm``, ``pm``: bit sets by arrival slot), each
-    node's in the order of a scan of its ports (nodes do not touch each other's state here)."""
+    node's in the order of a scan of its ports, BookSim's (nodes do not touch each other's
+    state here): the terminal first where BookSim numbers it 0 and output speedup reads it."""
     nport, nvc, bsz, deg, fl, sl, cs = prm.nport, prm.nvc, prm.bsz, prm.deg, prm.fl, prm.sl, prm.cs
     own = prm.hi - prm.lo
     niv = own * nport * nvc  # the terminals' states after
-    ib, hv = s.ib, s.hv
     bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
     t2, tl, tc = t % 2, t % sl, t % cs
     w0, w1 = il.words(own), il.words(own * nport)
@@ -101,7 +150,18 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                     m &= m - np.uint64(1)
                     _credit(niv + n * nvc + v, -1, v, bs_cred, bs_use, bs_tail, s.fvm, bsz,
                             prm.wftc)  # fmt: skip
-    # the routers' inputs: flits into their VC buffers
+    # the routers' inputs: flits into their VC buffers. BookSim queues a router's arrivals
+    # by its input's number, and anynet's (rot = 1) is 0 for the terminal, the state's last
+    # port: where a queue's order is read (output speedup: an output queue takes a cycle's
+    # flits in it) each router's terminal comes first (routers share no queue)
+    if prm.osp > 1 and prm.rot:
+        for n in range(own):
+            b = n * nport + deg
+            k = tl * w1 + (b >> 6)
+            bit = np.uint64(1) << np.uint64(b & 63)
+            if s.fm[k] & bit:
+                s.fm[k] &= ~bit
+                _take(t, istep, b, n, deg, prm, s, rule, vrule, status, route_out, moved)
     for wi in range(w1):
         word = s.fm[tl * w1 + wi]
         if not word:
@@ -111,47 +171,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             b = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
             n = il.div(b, nport, prm.mport, prm.lport)
-            p = b - n * nport
-            if p < deg:
-                c = (n * deg + p) * sl + tl  # the channels by their reader's input port
-                fv = s.fc[c]  # flit and VC in one word (f << 6 | v)
-                f, v = fv >> 6, fv & 63
-                s.fc[c] = -1
-            else:
-                c = n * 2 + t2
-                f, v = s.ic[c], s.icv[c]
-                s.ic[c] = -1
-            moved[0] += 1
-            iv = (n * nport + p) * nvc + v
-            ib[iv * bsz + il.wrap(hv[iv, il.IBH] + hv[iv, il.IBN], bsz)] = f
-            hv[iv, il.IBN] += 1
-            st = hv[iv, il.VST]
-            if st == ir.IDLE:  # a head: routed now (lookahead) or after routing_delay
-                if prm.rd > 0:
-                    hv[iv, il.VST] = ir.ROUTING
-                    il.push(s.rt, il.RT_T, il.RT_RD, il.RT_SEQ, s.qseq, n, iv, istep, s.m_rt,
-                            s.rb)  # fmt: skip
-                else:  # lookahead routing: VC allocation (and speculation) from now
-                    pk = il.div(f, fl, prm.mfl, prm.lfl)
-                    e = ir.route_head(n + prm.lo, n, pk, nvc, deg, s.nbt, s.lcount, s.sport,
-                                      s.pk_dst, s.pk_hops, s.pk_state, s.pk_hdr, rule, vrule,
-                                      route_out)  # fmt: skip
-                    if e and status[0] == 0:
-                        status[0], status[1] = e, t
-                        status[2] = route_out[0 if e == ir.PORT_ERR else 1]
-                        status[3], status[4] = n, pk
-                    va = s.va
-                    va[iv, il.VRP], va[iv, il.VLO], va[iv, il.VHI] = (
-                        route_out[0],
-                        route_out[1],
-                        route_out[2],
-                    )
-                    hv[iv, il.VST] = ir.VC_ALLOC
-                    if prm.spec:
-                        il.push_sa(hv, s.qseq, n, iv, istep, s.m_sa, s.rb)
-                    il.push_va(va, s.qseq, n, iv, istep, s.m_va, s.rb)
-            elif st == ir.ACTIVE and hv[iv, il.IBN] == 1:
-                il.push_sa(hv, s.qseq, n, iv, istep, s.m_sa, s.rb)
+            _take(t, istep, b, n, b - n * nport, prm, s, rule, vrule, status, route_out, moved)
     # the routers' credits: into the credit_delay line (then those due now, below)
     for wi in range(w1):
         word = s.cm[tl * w1 + wi]
