@@ -4,13 +4,11 @@ every topology family (the README's examples and their output: tests/test_docs.p
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fresh_python import run_fresh
 
 from mpinet.cli import COMMANDS, build_parser, main
 from mpinet.topology import spec_forms
@@ -170,9 +168,7 @@ def test_help_imports_no_numpy_no_numba_and_starts_no_mpi():
         "    heavy = sorted(m for m in ('numpy', 'numba', 'mpi4py') if m in sys.modules)\n"
         "    print(' '.join(argv), heavy, file=sys.stderr)\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120, env=env, check=True)  # fmt: skip
+    r = run_fresh(code)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 + len(COMMANDS)
     assert all(line.endswith(" []") for line in lines), lines

@@ -5,19 +5,16 @@ which an import graph cannot see through ``importlib``)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from fresh_python import run_fresh
 
 from mpinet.lazy import LazyRegistry
 from mpinet.routing import ROUTERS, available_routers
 from mpinet.topology import FAMILIES, from_spec, spec_forms
 from mpinet.workloads.registry import WORKLOADS
 
-ROOT = Path(__file__).resolve().parents[1]
 #: registry -> the package its entries must live in, and the name attribute of its classes
 REGISTRIES = {
     "FAMILIES": (FAMILIES, "mpinet.topology", "family"),
@@ -67,9 +64,7 @@ def test_a_lookup_imports_its_entry_only():
         "from_spec('hypercube:3')\n"
         "print(sorted(mods()))\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120, env=env, check=True)  # fmt: skip
+    r = run_fresh(code)
     before, after = r.stdout.splitlines()
     assert before == "[]" and after == "['mpinet.topology.hypercube']"
 

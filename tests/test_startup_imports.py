@@ -10,16 +10,12 @@ Regenerate the listing after a change to a check's name, model or ``quick``:
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-from pathlib import Path
 
-from mpinet.cli import _RANK_VARS, _SIZE_VARS
+from fresh_python import run_fresh
+
 from mpinet.cli.verify_list import ROWS
 from mpinet.workloads import catalogue
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _rows() -> tuple:
@@ -57,11 +53,7 @@ def test_verify_list_imports_no_check():
         "        or m in {!r}]\n"
         "print('MODULES', sorted(mods), code)\n"
     ).format([m.__name__ for m in catalogue.MODULES] + ["mpinet.engine.collective"])
-    launcher = set(_RANK_VARS + _SIZE_VARS)  # no launcher: one rank, no MPI
-    env = {k: v for k, v in os.environ.items() if k not in launcher}
-    env["PYTHONPATH"] = str(ROOT)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120, env=env, check=True)  # fmt: skip
+    r = run_fresh(code, alone=True)  # no launcher: one rank, no MPI
     *rows, last = r.stdout.splitlines()
     assert last == "MODULES [] 0"
     assert [line.split() for line in rows] == [

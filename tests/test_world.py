@@ -6,11 +6,8 @@ Each check runs in a fresh interpreter, since what a process has imported is the
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
+from fresh_python import LAUNCHER, run_fresh
 
 HEAVY = ("mpi4py", "h5py", "matplotlib", "pandas", "networkx", "mpinet.outputs", "mpinet.trace")
 
@@ -23,9 +20,7 @@ def _loaded_after(code: str) -> set[str]:
         f"print(' '.join(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}"
         f" or any(m == h or m.startswith(h + '.') for h in {HEAVY!r})))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return set(done.stdout.split())
+    return set(run_fresh(probe).stdout.split())
 
 
 def test_help_loads_no_heavy_dependency():
@@ -58,8 +53,7 @@ def test_mpi_missing_is_one_line_naming_the_extra():
         "from mpinet.cli import get_comm\n"
         "print(type(get_comm()).__name__)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    done = run_fresh(code, alone=True)
     message, comm = done.stdout.strip().split("\n")
     assert message.startswith("cannot use MPI (") and "pip install 'mpinet[mpi]'" in message
     assert comm == "SerialComm"  # not under a launcher: one process, no MPI
@@ -76,10 +70,7 @@ def test_a_command_alone_starts_no_mpi():
         "asked = type(get_comm(alone_serial=False)).__name__\n"
         "print(alone, quiet, asked, 'mpi4py' in sys.modules)\n"
     )
-    launcher = ("PMI", "OMPI_", "MV2_", "SLURM_", "PALS_", "ALPS_", "JSM_", "FLUX_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(launcher)}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert done.returncode == 0, done.stderr
+    done = run_fresh(code, alone=True)
     alone, quiet, asked, loaded = done.stdout.split()
     assert (alone, quiet, loaded) == ("SerialComm", "True", "True") and asked != "SerialComm"
 
@@ -89,6 +80,7 @@ def test_a_launchers_variable_means_launched(monkeypatch, var):
     """Each launcher's rank variable is recognised, and names the rank that prints."""
     from mpinet.cli import _RANK_VARS, _SIZE_VARS, launch_rank, launched_by_mpi
 
+    assert all(v.startswith(LAUNCHER) for v in _RANK_VARS + _SIZE_VARS)  # run_fresh's list
     for v in _RANK_VARS + _SIZE_VARS:
         monkeypatch.delenv(v, raising=False)
     assert not launched_by_mpi() and launch_rank() == 0
