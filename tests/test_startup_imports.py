@@ -1,7 +1,7 @@
 """What a command imports at its start. ``mpinet verify --list`` reads the catalogue's names
 (mpinet.cli.verify_list) without importing the checks' modules: the listing equals the
-checks' own names, and a fresh ``verify --list`` imports no numba, no mpi4py and none of the
-checks' modules.
+checks' own names, and a fresh ``verify --list`` imports no numpy, numba or mpi4py and none of
+the checks' modules.
 
 Regenerate the listing after a change to a check's name, model or ``quick``:
 ``PYTHONPATH=. python tests/test_startup_imports.py > mpinet/cli/verify_list.py``.
@@ -44,12 +44,13 @@ def test_listing_equals_the_checks():
 
 def test_verify_list_imports_no_check():
     """A fresh ``mpinet verify --list --full`` (one rank, no launcher) prints the rows and
-    imports none of the checks' modules, numba or mpi4py (numpy: ``engine/comm.py``)."""
+    imports none of the checks' modules, numpy, numba or mpi4py (its communicator,
+    ``engine/comm.py``, imports no numpy)."""
     code = (
         "import sys\n"
         "from mpinet.cli import main\n"
         "code = main(['verify', '--list', '--full'])\n"
-        "mods = [m for m in sys.modules if m.split('.')[0] in ('numba', 'mpi4py')\n"
+        "mods = [m for m in sys.modules if m.split('.')[0] in ('numpy', 'numba', 'mpi4py')\n"
         "        or m in {!r}]\n"
         "print('MODULES', sorted(mods), code)\n"
     ).format([m.__name__ for m in catalogue.MODULES] + ["mpinet.engine.collective"])

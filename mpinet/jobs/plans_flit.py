@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.engine.comm import block_bounds
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import ranks as fr
 from mpinet.engine.flit import state as fs
@@ -39,6 +38,7 @@ from mpinet.engine.flit.rank_looks import VOTE
 from mpinet.engine.flit.rank_loop import FOLD_MAX, GATHER
 from mpinet.engine.flit.route_carry import words_per_head
 from mpinet.engine.models import parse_model, switching_model
+from mpinet.engine.partition import block_bounds
 from mpinet.engine.state import neighbor_block
 from mpinet.errors import MpinetError, ResourceError
 from mpinet.jobs.estimate import RUN, Estimate, describe, mean_hops
