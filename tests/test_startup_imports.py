@@ -64,13 +64,14 @@ def test_verify_list_imports_no_check():
 
 
 def _engine_modules(args: list) -> list:
-    """mpinet's engine modules a fresh ``mpinet`` with ``args`` (one rank) has imported."""
+    """mpinet's engine modules (and h5py) a fresh ``mpinet`` with ``args`` (one rank) has
+    imported."""
     code = (
         "import sys\n"
         "from mpinet.cli import main\n"
         f"assert main({args!r}) == 0\n"
         "print('MODULES', sorted(m for m in sys.modules if m.startswith('mpinet.engine.flit')\n"
-        "      or m.startswith('mpinet.jobs.engine_') or m == 'mpinet.engine.core'))\n"
+        "      or m.startswith('mpinet.jobs.engine_') or m in ('mpinet.engine.core', 'h5py')))\n"
     )
     last = run_fresh(code, alone=True).stdout.splitlines()[-1]
     assert last.startswith("MODULES ")
@@ -79,15 +80,17 @@ def _engine_modules(args: list) -> list:
 
 def test_a_packet_run_imports_no_flit_engine():
     """A store-and-forward run imports the packet engine's side only; the same job with
-    switching keys the flit engine's (mpinet.jobs.engines: a lazy registry)."""
+    switching keys the flit engine's (mpinet.jobs.engines: a lazy registry). Neither writes
+    a trace, so neither imports h5py (mpinet.trace's writer, imported at its first use)."""
     run = ["run", "--topology", "hypercube:3", "--set", "workload.kind=uniform",
            "--set", "workload.packets=1", "--set", "trace.level=none", "--quiet"]  # fmt: skip
     got = _engine_modules(run)
     assert "mpinet.jobs.engine_packet" in got and "mpinet.engine.core" in got
     assert not [m for m in got if m.startswith("mpinet.engine.flit")], got
-    assert "mpinet.jobs.engine_flit" not in got
+    assert "mpinet.jobs.engine_flit" not in got and "h5py" not in got
     flit = _engine_modules([*run, "--set", "model.flits=2"])
     assert {"mpinet.jobs.engine_flit", "mpinet.engine.flit.engine"} <= set(flit), flit
+    assert "h5py" not in flit
 
 
 if __name__ == "__main__":
