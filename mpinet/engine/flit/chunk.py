@@ -339,7 +339,8 @@ class Steps(InjectionBlocks):
             so.cnt[:] = 0
             look = self._look(live, so.touched.size)
             tl = self.c_run(*self._args(t0, t_end, last, part, so, rows[k:], look, draw))
-            pl.squeeze(st.bufs, self.inc)  # sdc's holes out of the list Python reads
+            if self.inc.hole[pl.H_DEAD]:  # sdc's holes out of the list Python reads
+                pl.squeeze(st.bufs, self.inc)
             self._flush(so)
             code = int(status[0])
             if draw.on and not (code == ROOM and status[3]):  # drawn: the next calls read them
