@@ -81,9 +81,9 @@ PATCHES = [
      "from mpinet.engine.flit.direct import Direct\n" + IMPORT),
     ("chunk.py", "bufs, so, rows, status, look, lscr, inc, drw):",
      "bufs, so, rows, status, look, lscr, inc, drw, clk):"),
-    ("chunk.py", "        need = bufs.nact[0] + 1\n        if (segs.nfree[0] < need + ni",
-     "        tp = now(clk)\n        clk[1][40] += bufs.nact[0]\n        clk[1][46] += 1\n"
-     "        need = bufs.nact[0] + 1\n        if (segs.nfree[0] < need + ni"),
+    ("chunk.py", "        need = pl.room_need(",
+     "        tp = now(clk)\n        clk[1][40] += bufs.nact[0] - inc.hole[pl.H_DEAD]\n"
+     "        clk[1][46] += 1\n        need = pl.room_need("),
     ("chunk.py", "        if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them",
      "        tp = add(clk, 14, tp)\n"
      "        if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them"),
@@ -101,12 +101,12 @@ PATCHES = [
      "        tp = add(clk, 2, tp)\n        clk[1][49] += nnew + ni\n        if so.out[0]:"),
     # sdc's stages apart, one rank (docs/performance.md, "sdc in session 10"): inside
     # ``collect`` (the sort of the active list, ``collect_port``) and ``route`` (the rest)
-    ("chunk.py", "            fs.sort_active(bufs.act, bufs.nact[0], so.rq)\n        sdc = -1\n",
-     "            fs.sort_active(bufs.act, bufs.nact[0], so.rq)\n"
+    ("chunk.py", "            pl.sort_kept(bufs, inc, so.rq)\n        sdc = -1\n",
+     "            pl.sort_kept(bufs, inc, so.rq)\n"
      "        if prm.kind == fk.SDC:\n            tp = add(clk, 17, tp)\n        sdc = -1\n"),
-    ("chunk.py", "            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)\n",
+    ("chunk.py", "            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc, True)\n",
      "            tp = add(clk, 0, tp)\n"
-     "            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)\n"
+     "            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc, True)\n"
      "            tp = add(clk, 18, tp)\n"),
     ("chunk.py", "            kr.mark_moved(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL)\n",
      "            tp = add(clk, 7, tp)\n"

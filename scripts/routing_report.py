@@ -27,7 +27,8 @@ from paper_values import P000_T1, P000_T2, P002_T1, P002_T2, P003_SETS  # noqa: 
 
 from mpinet import theory  # noqa: E402
 from mpinet.deadlock.vc import analyze_vc  # noqa: E402
-from mpinet.engine.comm import SerialComm, block_bounds, sum_op  # noqa: E402
+from mpinet.engine.comm import SerialComm, sum_op  # noqa: E402
+from mpinet.engine.partition import block_bounds  # noqa: E402
 from mpinet.engine.routes import route_report  # noqa: E402
 from mpinet.routing import ROUTERS, make_router  # noqa: E402
 from mpinet.routing.scc_analysis import exhaustive_route_costs  # noqa: E402

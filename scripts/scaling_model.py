@@ -48,7 +48,7 @@ def messages(r: int, peers: int) -> int:
 def cuts(specs: list[str], ranks: list[int], cache: dict, progress: Callable | None = None) -> dict:
     """Each network's cut for every R (cached by spec in ``cache``), as JSON-able numbers;
     ``progress`` gets a line per network counted (default: stderr)."""
-    from mpinet.engine.comm import block_bounds
+    from mpinet.engine.partition import block_bounds
     from mpinet.topology import from_spec
     from mpinet.topology.cut import block_cuts
 

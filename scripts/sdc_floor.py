@@ -110,12 +110,12 @@ PATCHES = [
      "            sdc, nt = _replay(t, bufs, links, so, inc)\n"
      "            na = nt\n"
      "        elif prm.kind == fk.SDC:  # one rank: the demand is the rank's; requests kept\n"),
-    ("chunk.py", "            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)\n",
+    ("chunk.py", "            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc, True)\n",
      "            if inc.rmode[0] >= 3:  # sdc_floor: the kept state maintained, the walk replayed\n"
      "                sdc, nt = _replay(t, bufs, links, so, inc)\n"
      "                na = nt\n"
      "            else:\n"
-     "                nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)\n"
+     "                nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc, True)\n"
      "            if inc.rmode[0] == 1:\n"
      "                _record(t, sdc, na, so, inc)\n"),
     ("chunk.py", "        if prm.kind == fk.SDC:\n            kr.mark_moved(",

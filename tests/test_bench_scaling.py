@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from mpinet.cli.bench_phases import TimedComm, split
-from mpinet.engine.comm import SerialComm, block_bounds
+from mpinet.engine.comm import SerialComm
+from mpinet.engine.partition import block_bounds
 from mpinet.errors import SpecError
 from mpinet.topology import from_spec
 from mpinet.topology.cut import block_cuts

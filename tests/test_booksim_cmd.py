@@ -214,6 +214,11 @@ def test_a_run_imports_no_other_commands_modules_and_no_h5py():
     every = {r.where(n).module for r in (FAMILIES, ROUTERS, WORKLOADS) for n in r}
     unused = every - own - compiled_hops - {"mpinet.topology.fccn"}  # routing.fccn's topology
     assert len(unused) >= 15 and not names & unused, sorted(names & unused)
+    # the engines' registry (mpinet.jobs.engines) imports the flit engine's side only: not
+    # the packet engine, its calendar, nor total exchange (which runs on it)
+    packet = {"mpinet.jobs.engine_packet", "mpinet.engine.core", "mpinet.engine.calendar"}
+    assert "mpinet.jobs.engine_flit" in names
+    assert not names & (packet | {"mpinet.workloads.te"}), sorted(names & packet)
 
 
 def _numbers(j: dict) -> dict:

@@ -1,7 +1,8 @@
 """What a command imports at its start. ``mpinet verify --list`` reads the catalogue's names
 (mpinet.cli.verify_list) without importing the checks' modules: the listing equals the
-checks' own names, and a fresh ``verify --list`` imports no numba, no mpi4py and none of the
-checks' modules.
+checks' own names, and a fresh ``verify --list`` imports no numpy, numba or mpi4py and none of
+the checks' modules. A packet-engine run imports none of the flit engine's modules, and a
+flit run the flit engine's side of the jobs layer (mpinet.jobs.engines).
 
 Regenerate the listing after a change to a check's name, model or ``quick``:
 ``PYTHONPATH=. python tests/test_startup_imports.py > mpinet/cli/verify_list.py``.
@@ -44,12 +45,13 @@ def test_listing_equals_the_checks():
 
 def test_verify_list_imports_no_check():
     """A fresh ``mpinet verify --list --full`` (one rank, no launcher) prints the rows and
-    imports none of the checks' modules, numba or mpi4py (numpy: ``engine/comm.py``)."""
+    imports none of the checks' modules, numpy, numba or mpi4py (its communicator,
+    ``engine/comm.py``, imports no numpy)."""
     code = (
         "import sys\n"
         "from mpinet.cli import main\n"
         "code = main(['verify', '--list', '--full'])\n"
-        "mods = [m for m in sys.modules if m.split('.')[0] in ('numba', 'mpi4py')\n"
+        "mods = [m for m in sys.modules if m.split('.')[0] in ('numpy', 'numba', 'mpi4py')\n"
         "        or m in {!r}]\n"
         "print('MODULES', sorted(mods), code)\n"
     ).format([m.__name__ for m in catalogue.MODULES] + ["mpinet.engine.collective"])
@@ -59,6 +61,36 @@ def test_verify_list_imports_no_check():
     assert [line.split() for line in rows] == [
         f"{t:<16} {c:<34} {m}".split() for t, c, m, _ in ROWS
     ]
+
+
+def _engine_modules(args: list) -> list:
+    """mpinet's engine modules (and h5py) a fresh ``mpinet`` with ``args`` (one rank) has
+    imported."""
+    code = (
+        "import sys\n"
+        "from mpinet.cli import main\n"
+        f"assert main({args!r}) == 0\n"
+        "print('MODULES', sorted(m for m in sys.modules if m.startswith('mpinet.engine.flit')\n"
+        "      or m.startswith('mpinet.jobs.engine_') or m in ('mpinet.engine.core', 'h5py')))\n"
+    )
+    last = run_fresh(code, alone=True).stdout.splitlines()[-1]
+    assert last.startswith("MODULES ")
+    return eval(last[len("MODULES ") :])
+
+
+def test_a_packet_run_imports_no_flit_engine():
+    """A store-and-forward run imports the packet engine's side only; the same job with
+    switching keys the flit engine's (mpinet.jobs.engines: a lazy registry). Neither writes
+    a trace, so neither imports h5py (mpinet.trace's writer, imported at its first use)."""
+    run = ["run", "--topology", "hypercube:3", "--set", "workload.kind=uniform",
+           "--set", "workload.packets=1", "--set", "trace.level=none", "--quiet"]  # fmt: skip
+    got = _engine_modules(run)
+    assert "mpinet.jobs.engine_packet" in got and "mpinet.engine.core" in got
+    assert not [m for m in got if m.startswith("mpinet.engine.flit")], got
+    assert "mpinet.jobs.engine_flit" not in got and "h5py" not in got
+    flit = _engine_modules([*run, "--set", "model.flits=2"])
+    assert {"mpinet.jobs.engine_flit", "mpinet.engine.flit.engine"} <= set(flit), flit
+    assert "h5py" not in flit
 
 
 if __name__ == "__main__":

@@ -38,7 +38,8 @@ from mpinet.engine.bfs_memory import (  # noqa: F401  (re-exported: the plans im
     id_dtype,
     plan,
 )
-from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
+from mpinet.engine.comm import max_op, resolve, sum_op
+from mpinet.engine.partition import block_bounds
 from mpinet.topology.base import Topology
 
 # state byte of an owned node in bfs_from: unseen, seen long ago, first level code

@@ -32,9 +32,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
+from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.engine.exchange import exchange_rows
 from mpinet.engine.models import Model, violations
+from mpinet.engine.partition import block_bounds
 from mpinet.engine.run import CollectiveError
 from mpinet.topology.base import Topology
 

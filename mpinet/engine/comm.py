@@ -1,9 +1,10 @@
-"""MPI access, block partition and a serial stand-in communicator.
+"""MPI access and a serial stand-in communicator.
 
 ``comm`` is always a parameter in mpinet. ``comm=None`` means a single
 process without MPI (:class:`SerialComm`), so the pure layers and serial tests
 never need an MPI library; :func:`mpinet.engine.world.world` starts MPI (the commands
-import that module when they run).
+import that module when they run). No numpy here (the block partition is in
+:mod:`mpinet.engine.partition`): a command that runs no engine (``verify --list``) skips it.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ import signal
 import sys
 import threading
 import time
+from array import array
 from typing import Any
-
-import numpy as np
 
 from mpinet.engine import pmi
 
@@ -34,10 +34,10 @@ class SerialComm:
         return value
 
     def Allreduce(self, sendbuf: Any, recvbuf: Any, op: Any = None) -> None:  # noqa: N802
-        np.copyto(_buf(recvbuf), _buf(sendbuf))
+        _buf(recvbuf)[...] = _buf(sendbuf)
 
     def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:  # noqa: N802
-        np.copyto(_buf(recvbuf), _buf(sendbuf))
+        _buf(recvbuf)[...] = _buf(sendbuf)
 
     def Alltoallv(self, sendspec: Any, recvspec: Any) -> None:  # noqa: N802
         src, dst = _buf(sendspec), _buf(recvspec)
@@ -59,21 +59,13 @@ class SerialComm:
         raise SystemExit(code)
 
 
-def _buf(spec: Any) -> np.ndarray:
+def _buf(spec: Any) -> Any:
     return spec[0] if isinstance(spec, (list, tuple)) else spec
 
 
 def resolve(comm: Any) -> Any:
     """``comm`` itself, or a :class:`SerialComm` when it is ``None``."""
     return SerialComm() if comm is None else comm
-
-
-def block_bounds(n: int, size: int) -> np.ndarray:
-    """Bounds of the block partition of ``0..n-1`` over ``size`` ranks.
-
-    Rank ``r`` owns ``[bounds[r], bounds[r+1])``; blocks differ by at most one.
-    """
-    return (np.arange(size + 1, dtype=np.int64) * n) // size
 
 
 def loaded_mpi() -> Any:
@@ -233,7 +225,7 @@ class WatchedComm:
                 self.on_abort()
         comm = self._comm
         rank, size = comm.Get_rank(), comm.Get_size()
-        me, got = np.array([rank], dtype=np.int64), np.empty(1, dtype=np.int64)
+        me, got = array("q", [rank]), array("q", [0])  # int64 buffers, without numpy
         sent = [comm.Isend(me, dest=r, tag=_ROLL_CALL_TAG) for r in range(size) if r != rank]
         here = {rank}
         end = time.monotonic() + ROLL_CALL

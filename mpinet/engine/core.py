@@ -54,11 +54,12 @@ from mpinet.engine import kernels_check as kc
 from mpinet.engine.arrivals import enqueue, route
 from mpinet.engine.calendar import QUEUES, DepartureCalendar, eligible
 from mpinet.engine.calendar import step as cal_step
-from mpinet.engine.comm import block_bounds, resolve, sum_op
+from mpinet.engine.comm import resolve, sum_op
 from mpinet.engine.deadlock import Watch
 from mpinet.engine.exchange import exchange_packets
 from mpinet.engine.injection import inject, release_and_admit
 from mpinet.engine.models import Model, ModelError
+from mpinet.engine.partition import block_bounds
 from mpinet.engine.pool import Pool
 from mpinet.engine.run import (  # noqa: F401  (CollectiveError, Workload: re-exported)
     CollectiveError,

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.engine.comm import block_bounds, max_op, sum_op
+from mpinet.engine.comm import max_op, sum_op
 from mpinet.engine.exchange import exchange_rows
+from mpinet.engine.partition import block_bounds
 from mpinet.engine.run import RunRecord
 from mpinet.topology.base import Topology
 

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from mpinet import perm, rng
-from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
+from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.engine.core import Engine
 from mpinet.engine.models import parse_model
+from mpinet.engine.partition import block_bounds
 from mpinet.engine.report import gather_packets
 from mpinet.errors import MpinetError, ResourceError
 from mpinet.routing import exact_distance

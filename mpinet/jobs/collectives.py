@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.collective import run_collective
-from mpinet.engine.comm import block_bounds
 from mpinet.engine.exchange import exchange_rows
 from mpinet.engine.models import Model
+from mpinet.engine.partition import block_bounds
 from mpinet.topology.base import Topology
 
 

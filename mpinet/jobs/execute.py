@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from mpinet import trace  # its writer (h5py) is imported at the first trace written
 from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.engine.faults import counts
 from mpinet.engine.report import gather_hops, gather_packets, summarize
@@ -25,7 +26,6 @@ from mpinet.jobs.switching import make_engine
 from mpinet.jobs.trace_attrs import run_attrs, unit_attrs
 from mpinet.routing import exact_distance
 from mpinet.topology.base import Topology
-from mpinet.trace import write_trace
 from mpinet.trace.columns import FLIT_COLUMNS
 from mpinet.workloads.base import COLLECTIVE
 
@@ -202,7 +202,7 @@ def _peak_rss(comm: Any) -> dict:
 def _write(p: Plan, comm: Any, result: dict, attrs, tables, checks, reservation, meta=None) -> None:
     """Write the trace; on failure (on all ranks alike) keep the result and say why."""
     try:
-        result["trace"] = write_trace(
+        result["trace"] = trace.write_trace(
             p.trace_path,
             comm,
             attrs=attrs,

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.engine.comm import block_bounds
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import ranks as fr
 from mpinet.engine.flit import state as fs
@@ -38,12 +37,13 @@ from mpinet.engine.flit.deadlock_live import CHECK_EVERY
 from mpinet.engine.flit.rank_looks import VOTE
 from mpinet.engine.flit.rank_loop import FOLD_MAX, GATHER
 from mpinet.engine.flit.route_carry import words_per_head
-from mpinet.engine.models import parse_model, switching_model
+from mpinet.engine.partition import block_bounds
 from mpinet.engine.state import neighbor_block
-from mpinet.errors import MpinetError, ResourceError
+from mpinet.errors import ResourceError
+from mpinet.jobs.engines import flit_model as flit_model  # the flit engine's Model of a job
 from mpinet.jobs.estimate import RUN, Estimate, describe, mean_hops
 from mpinet.topology.base import Topology
-from mpinet.workloads.te import default_algorithm
+from mpinet.workloads.te_algorithm import default_algorithm
 
 #: per VC buffer: ucred (int64), credit (int32), held (uint8); bhead, btail, bocc, act
 #: (int32) and inact (uint8)
@@ -151,19 +151,6 @@ def exchange_bytes(
         net += 2 * topo.degree  # sdc's demand per port, this rank's and summed
         most = max(most, 8 * (words + net))
     return most
-
-
-def flit_model(model: dict) -> Any:
-    """The :class:`~mpinet.engine.models.Model` the flit engine runs for a job's ``[model]``
-    section, or None: the packet engine runs it, or its keys are refused later (by the
-    same :func:`~mpinet.engine.models.switching_model` the run calls)."""
-    try:
-        m = switching_model(parse_model("all-port"), model.get("switching"), model.get("flits"),
-                            model.get("vcs"), model.get("vc_buffer"),
-                            model.get("vc_policy"))  # fmt: skip
-    except (MpinetError, TypeError, ValueError):
-        return None
-    return m if m.flit else None
 
 
 def injects_late(job: Any, topo: Topology) -> bool:

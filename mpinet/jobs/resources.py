@@ -42,7 +42,7 @@ from typing import Any
 from mpinet.engine import kernels as kn
 from mpinet.engine.pool import slot_bytes
 from mpinet.errors import MpinetError, ResourceError
-from mpinet.jobs import plans_flit, plans_iq
+from mpinet.jobs.engines import ENGINES, flit_model, job_engine
 from mpinet.jobs.estimate import END, RUN, Estimate, describe, mean_hops, node_bytes, size_text
 from mpinet.jobs.machine import (
     BASE_BYTES,
@@ -230,13 +230,14 @@ def estimate_run(
     if router is None:
         router = ROUTERS.get(job.router["name"])  # class attributes only
 
-    flit = plans_flit.flit_model(job.model)
+    flit = flit_model(job.model)
     if flit is not None:  # the flit engine's links, VC buffers, segments and records
+        plans = ENGINES["flit"]
         hw = int(getattr(router, "header_width", 0) or 0)
-        live = plans_flit.injects_late(job, topo)
-        flight = plans_flit.in_flight(job, topo, fp, flit) if fp is not None else None
+        live = plans.injects_late(job, topo)
+        flight = plans.in_flight(job, topo, fp, flit) if fp is not None else None
         caps = [int(v) for v in (job.model.get("capacity") or {}).values()] or [1]
-        plans_flit.flit_state(est, topo, size, flit, fp, hw, live=live, in_flight=flight,
+        plans.flit_state(est, topo, size, flit, fp, hw, live=live, in_flight=flight,
                               router=router, capacity=max(caps))  # fmt: skip
         if fp is not None:
             packets_state(est, topo, size, fp, hw, record_hops=job.trace["level"] == "hops"
@@ -245,9 +246,10 @@ def estimate_run(
             est.work, est.work_unit = est.work * flit.flits, "flit-hops per rank"
     else:
         engine_state(est, topo, size, job.model)
-    hw = int(getattr(router, "header_width", 0) or 0)  # the iq router's arrays (its own plan)
-    plans_iq.iq_state(est, topo.num_nodes, size, topo.degree, job.model, hw,
-                      None if fp is None else fp.in_flight)  # fmt: skip
+    if job_engine(job.model) == "flit":  # the iq router's arrays (its own plan), if it runs
+        hw = int(getattr(router, "header_width", 0) or 0)
+        ENGINES["flit"].iq_state(est, topo.num_nodes, size, topo.degree, job.model, hw,
+                                 None if fp is None else fp.in_flight)  # fmt: skip
     if fp is not None and flit is None:
         caps = [int(v) for v in (job.model.get("capacity") or {}).values()] or [1]
         packets_state(
@@ -326,9 +328,9 @@ def plan_run(
     fp = cls.footprint(job.workload, topo) if cls is not None else None
     check_ids(topo, size, fp.packets if fp is not None else 0)
 
-    flit = plans_flit.flit_model(job.model)
+    flit = flit_model(job.model)
     if flit is not None:  # the flit engine's int32 buffer ids
-        plans_flit.check_buffers(topo, flit, size)
+        ENGINES["flit"].check_buffers(topo, flit, size)
     here = size if ranks_here is None else ranks_here
     est = check(
         lambda r: estimate_run(job, topo, r, footprint=fp, **kw),

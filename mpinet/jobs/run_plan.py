@@ -11,9 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from mpinet.engine.calendar import QUEUES, eligible
-from mpinet.engine.flit.engine import preload_kernels
 from mpinet.engine.models import Model, parse_model, switching_model
+from mpinet.jobs.engines import ENGINES, job_engine, run_engine
 from mpinet.jobs.iq_job import iq_model
 from mpinet.jobs.resources import load_network, plan_run
 from mpinet.jobs.settings import check_settings
@@ -66,7 +65,9 @@ def plan(
     trace_path = _trace_target(job, out, force)  # refused before any work
     check_settings(job, out)
     plan_run(job, topo, ranks, ranks_here, trace_path=trace_path)
-    preload_kernels(job.model, ranks)  # the flit steps' kernel loads while the rest is built
+    # the flit steps' kernel loads while the rest is built (the engine's module imported
+    # by the job that runs it only: a packet run imports none of the flit engine's)
+    ENGINES[job_engine(job.model)].preload(job.model, ranks)
     # the workload's checks that need only the topology first, then the router's and the
     # model's, then the workload's build, which needs both
     workload = make_workload(job.workload["kind"], job.workload, topo=topo, seed=job.seed)
@@ -92,8 +93,7 @@ def plan(
     if job.model["order"] not in ("fifo", "oldest-first"):
         raise JobError(f"model.order must be fifo or oldest-first, got {job.model['order']!r}")
     policy = check_switching(job, model, workload, workload.router, faults)
-    if policy is None:
-        _check_queues(job, model, workload.router, faults, topo)
+    ENGINES[run_engine(model)].check_model(job, model, workload.router, faults, topo)
     p = Plan(job, topo, workload.router, model, workload, trace_path, force, faults, estimate=est,
              policy=policy)  # fmt: skip
     if trace_path is not None:  # every value the trace will store, refused now, not at the end
@@ -109,19 +109,6 @@ def _check_router_used(job: Job, workload: Any) -> None:
         value = job.router[key.partition(".")[2]]
         raise JobError(
             f"{job.source}: {key} = {value!r} has no effect: {workload.ignores_router}; remove it"
-        )
-
-
-def _check_queues(job: Any, model: Any, router: Any, faults: Any, topo: Any) -> None:
-    """``model.queues``: a known value, and ``calendar`` only where it applies."""
-    q = job.model["queues"]
-    if q not in QUEUES:
-        raise JobError(f"model.queues must be one of {', '.join(QUEUES)}, got {q!r}")
-    why = eligible(model, job.model["order"], router, faults, topo.num_nodes)
-    if q == "calendar" and why is not None:
-        raise JobError(
-            f"model.queues = 'calendar' does not apply to this job: {why}; "
-            "use 'auto' (per-link queues where the calendar does not apply)"
         )
 
 

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.engine.comm import block_bounds, max_op, resolve, sum_op
+from mpinet.engine.comm import max_op, resolve, sum_op
 from mpinet.engine.exchange import exchange_rows
+from mpinet.engine.partition import block_bounds
 from mpinet.jobs.run_plan import Plan
 from mpinet.jobs.sweep_settings import Settings
 from mpinet.jobs.switching import make_engine

@@ -12,9 +12,8 @@ from typing import Any
 
 from mpinet.deadlock.vc_need import check_vcs
 from mpinet.engine.compile_clock import mark_engine_start
-from mpinet.engine.core import Engine
-from mpinet.engine.flit.engine import FlitEngine
 from mpinet.engine.models import Model, switching_model
+from mpinet.jobs.engines import ENGINES, run_engine
 from mpinet.jobs.spec import Job, JobError
 from mpinet.routing.vc_policies import make_vc_policy
 
@@ -115,11 +114,6 @@ def make_engine(p: Any, comm: Any, **kw: Any) -> Any:
     (:func:`~mpinet.engine.compile_clock.mark_engine_start`): what compiles from here on
     is counted apart from engine time.
     """
-    if p.model.flit:
-        for key in ("order", "queues", "faults"):
-            kw.pop(key, None)
-        engine = FlitEngine(p.topo, p.router, p.model, p.policy, comm, **kw)
-    else:
-        engine = Engine(p.topo, p.router, p.model, comm, **kw)
+    engine = ENGINES[run_engine(p.model)].build(p, comm, **kw)  # imported by a job that runs it
     mark_engine_start()
     return engine

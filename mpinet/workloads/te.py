@@ -45,6 +45,7 @@ from mpinet.routing.tables import neighbor_table
 from mpinet.topology.base import Topology
 from mpinet.topology.permgraph import PermCayley
 from mpinet.workloads.checks import Check
+from mpinet.workloads.te_algorithm import default_algorithm
 
 ALGORITHMS = ("schedule", "routed")
 _BOUND_ELEMENTS = 1 << 22  # sources x nodes x degree of one weighted-distance sweep
@@ -52,11 +53,6 @@ _BOUND_ELEMENTS = 1 << 22  # sources x nodes x degree of one weighted-distance s
 
 class TEError(MpinetError, ValueError):
     """A total exchange that cannot be built as asked."""
-
-
-def default_algorithm(topo: Topology) -> str:
-    """``schedule`` on Cayley graphs of permutations, ``routed`` elsewhere."""
-    return "schedule" if isinstance(topo, PermCayley) else "routed"
 
 
 def ports_per_step(topo: Topology, model: Model) -> int:

@@ -19,10 +19,9 @@ error, when a deadlock look (paced and scanned here as
 :class:`~mpinet.engine.flit.deadlock_live.LiveCheck` would, every
 :data:`~mpinet.engine.flit.deadlock_live.CHECK_EVERY` steps) lists fronts to search, or
 before a step for which the segment or packet pools, the scratch arrays or the delivery rows
-might not have room (the engine grows them and calls again). Per step it writes one row:
-flits moved, packets delivered, packets injected, flits that crossed ranks (0), and the
-step's work for the deadlock search's pacing (active buffers). The same answers as the
-step-by-step path, checked by the tests on every switching mode and policy.
+might not have room (the engine grows them and calls again). Per step one row: flits moved,
+packets delivered and injected, flits that crossed ranks (0), the step's work for the
+deadlock search's pacing (active buffers). The step-by-step path's answers (the tests).
 """
 
 from __future__ import annotations
@@ -37,8 +36,8 @@ from mpinet.engine.flit import kept_requests as kr
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import look_search as ls
 from mpinet.engine.flit import port_demand as pd
+from mpinet.engine.flit import port_links as pl
 from mpinet.engine.flit import route_heads as heads
-from mpinet.engine.flit import state as fs
 from mpinet.engine.flit import step_draws as sd
 from mpinet.engine.flit import step_end
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
@@ -110,7 +109,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         k = t - t0 - 1
         ia, ni = inj.off[k], inj.off[k + 1] - inj.off[k]
         ha, nh = inj.hoff[k], inj.hoff[k + 1] - inj.hoff[k]
-        need = bufs.nact[0] + 1
+        need = pl.room_need(ni, scratch, bufs, inc)  # sdc's holes (port_links) not counted
         if (segs.nfree[0] < need + ni or pkts.nfree[0] < ni or need + ni > scratch
                 or cnt[fk.C_DELIV] + need + nh > drows
                 or (hrows >= 0 and cnt[fk.C_HOPS] + need > hrows)):  # fmt: skip
@@ -118,7 +117,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             status[S_FLIGHT], status[S_BUDGET] = in_flight, budget
             return t - 1
         if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
-            fs.sort_active(bufs.act, bufs.nact[0], so.rq)
+            pl.sort_kept(bufs, inc, so.rq)
         sdc = -1
         if prm.kind == fk.SDC:  # one rank: the demand is the rank's; requests kept
             if t == t0 + 1 or inc.chk[3]:  # afresh; else recounted at the last step's end
@@ -128,7 +127,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             if inc.chk[0]:
                 kr.check(prm, segs, pkts, links, bufs, inc)
             sdc = fk.sdc_port(inc.dem)
-            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)
+            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc, True)
         else:
             nt = fk.collect(prm, segs, pkts, links, bufs, so)
             na = nt  # the links move visits: k-port's allowed ones, moved to the front
@@ -172,11 +171,13 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             kr.recount(False, prm, segs, pkts, links, bufs, inc)  # while the moves' are hot
         flits, ndel = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
         rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh
-        rows[k, R_CROSS], rows[k, R_WORK] = cnt[fk.C_CROSS] - x0, bufs.nact[0]
+        work = bufs.nact[0] - inc.hole[pl.H_DEAD]  # the reference's active buffers
+        rows[k, R_CROSS], rows[k, R_WORK] = cnt[fk.C_CROSS] - x0, work
         in_flight += ni + nh - ndel
         if live:  # LiveCheck.due, then find's scan
-            budget += flits + bufs.nact[0]
+            budget += flits + work
             if t % CHECK == 0 and t <= last and in_flight > 0 and budget >= 0:
+                pl.squeeze(bufs, inc)
                 status[S_BUDGET], status[S_FLIGHT], status[1] = budget, in_flight, t
                 if bufs.nact[0] >= fit:
                     status[0] = FIND
@@ -234,6 +235,7 @@ class Steps(InjectionBlocks):
         #: sdc's demand between steps (port_demand); ``check``: compared every step (tests)
         nbuf = st.bhead.size if eng.prm.kind == fk.SDC else 0  # sdc keeps its requests
         self.inc = pd.make_demand(st.block * deg, deg, getattr(eng, "check_demand", False), nbuf)
+        self.inc.hole[pl.H_CAP] = int(st.links.cap.sum())  # the most buffers a step activates
         self.c_run = Direct(run_steps)  # the dispatch typed ~70 arrays a call: 2 ms a run
         #: the injections drawn in the steps (step_draws), and the arrays they fill: made
         #: at the first call (the workload's); ``most``: the most a step drew so far
@@ -337,6 +339,8 @@ class Steps(InjectionBlocks):
             so.cnt[:] = 0
             look = self._look(live, so.touched.size)
             tl = self.c_run(*self._args(t0, t_end, last, part, so, rows[k:], look, draw))
+            if self.inc.hole[pl.H_DEAD]:  # sdc's holes out of the list Python reads
+                pl.squeeze(st.bufs, self.inc)
             self._flush(so)
             code = int(status[0])
             if draw.on and not (code == ROOM and status[3]):  # drawn: the next calls read them

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from mpinet.engine.comm import block_bounds, resolve, sum_op
+from mpinet.engine.comm import resolve, sum_op
 from mpinet.engine.flit import chunk, direct, mpi_native, python_step, rank_loop, results
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import route_heads as heads
@@ -40,6 +40,7 @@ from mpinet.engine.flit.iq_run import dor_ties, run_iq
 from mpinet.engine.flit.layout import Params, StepOut, far
 from mpinet.engine.flit.rank_steps import RankSteps, calls_path
 from mpinet.engine.models import Model
+from mpinet.engine.partition import block_bounds
 from mpinet.engine.run import RunRecord, Workload, raise_collected
 from mpinet.engine.state import neighbor_block
 from mpinet.model_names import SWITCHING

@@ -6,19 +6,22 @@ oldest kept. On one rank :func:`kept_deny` makes the same choice (``k = 1``) but
 node's decision from the step before when nothing it rests on can have changed:
 
 * a node's links that did not win (the *losers*) moved nothing, so their requests cannot
-  leave them, their VCs' credits cannot fall and no VC of theirs can be taken: their
-  request counts (``links.nreq``, each step's ``collect``), their VCs'
-  ``min(credit, max(need, 1))`` and minus their ``held`` flags only grow. Their sum (the
-  node's *signature*) is therefore equal a step later only if none of them changed, and
-  then every loser's oldest movable request is the one it had (no request came, none became
-  movable: a body needs a credit, a head a VC free with ``need`` credits);
+  leave them, their VCs' credits cannot fall and their ``held`` flags cannot change (only
+  a link's own moves take a VC or release one with a tail): their request counts
+  (``links.nreq``, each step's ``collect``) and their VCs' ``min(credit, max(need, 1))``
+  only grow. Their sum (the node's *signature*) is therefore equal a step later only if
+  none of them changed, and then every loser's oldest movable request is the one it had
+  (no request came, none became movable: a body needs a credit, a head a VC free with
+  ``need`` credits);
 * the winner's link is read again (its oldest movable request, as the fresh choice reads
   it): if that is still the winner's packet, which was older than every loser's, it wins.
 
 So no event is listed (session 6's kept choice listed the losers' events and lost more to
 the listing than it saved: docs/performance.md, "One-port and sdc in session 6"): a kept
-node reads its ``deg`` links' counts, its losers' ``deg * V`` credits and held flags (two
-runs of adjacent words) and one link's requests instead of every link's. A decision is
+node reads its ``deg`` links' counts, its losers' ``deg * V`` credits (two runs of adjacent
+words) and one link's requests instead of every link's. The held flags were in the
+signature until session 14, a read that could never change it (docs/performance.md, "One-port
+in session 14"). A decision is
 kept only from the step just before in the same compiled call (the call's first step
 decides afresh). ``inc.nstep[node]``: the step of the node's last decision (-1: none), its
 winning port, the winner's packet id and the signature. Check mode (``inc.chk[0]`` 1):
@@ -38,17 +41,17 @@ from mpinet.engine.flit.port_choice import oldest_movable
 
 
 @njit(cache=True, inline="always")
-def _signature(base, wq, deg, nvc, thr, lreq, credit, held):
-    """The node's losers' signature: their request counts, their VCs' credits up to ``thr``
-    and minus their held flags, summed (every term only grows while they do not send)."""
+def _signature(base, wq, deg, nvc, thr, lreq, credit):
+    """The node's losers' signature: their request counts and their VCs' credits up to
+    ``thr``, summed (every term only grows while they do not send)."""
     s = 0
     for q in range(deg):  # every link, then the winner's taken off: no branch per link
         s += lreq[base + q]
     s -= lreq[base + wq]
     for k in range(base * nvc, (base + deg) * nvc):
-        s += min(credit[k], thr) - held[k]
+        s += min(credit[k], thr)
     for k in range((base + wq) * nvc, (base + wq + 1) * nvc):
-        s -= min(credit[k], thr) - held[k]
+        s -= min(credit[k], thr)
     return s
 
 
@@ -76,7 +79,7 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
             q = kept[node, 1]
             link = base + q
             if lreq[link] > 0 and (chk[0] == 2 or _signature(
-                    base, q, deg, nvc, thr, lreq, credit, held) == kept[node, 3]):  # fmt: skip
+                    base, q, deg, nvc, thr, lreq, credit) == kept[node, 3]):  # fmt: skip
                 f = oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt, seg_vlo,
                                    seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
                 if f >= 0 and pkt_pid[seg_pkt[rq[f]]] == kept[node, 2]:
@@ -97,7 +100,7 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
                 chk[2] += best != wq
             if best >= 0 and best != wq:
                 kept[node, 2] = pkt_pid[bp]
-                kept[node, 3] = _signature(base, best, deg, nvc, thr, lreq, credit, held)
+                kept[node, 3] = _signature(base, best, deg, nvc, thr, lreq, credit)
             wq = best
         kept[node, 0] = t if wq >= 0 else -1  # nothing can move: decided afresh next time
         kept[node, 1] = wq

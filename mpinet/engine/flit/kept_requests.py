@@ -2,29 +2,25 @@
 
 :func:`~mpinet.engine.flit.kernels.collect` reads the front segment of every active buffer
 each step. Under sdc only the links of one port send a step, and most buffers wait: on the
-ms:3,2 run of docs/performance.md ("One-port and sdc in session 7") 11,900 active buffers
-a step, 8,850 requests, 1,510 links allowed. Here each buffer's request (the output link of
+ms:3,2 run of docs/performance.md ("One-port and sdc in session 7") 11,900 active buffers a
+step, 8,850 requests, 1,510 links allowed. Here each buffer's request (the output link of
 its front segment when that segment has flits, wholly received under store-and-forward) is
 kept in ``inc.breq`` (its port in ``inc.bport``, :data:`EMPTY` for an empty buffer), each
-link's requesting buffers in a list (``inc.lhead``, ``inc.bnext``/``inc.bprev``), and a
-step re-reads only the buffers whose front may have changed (:func:`mark_moved`,
+link's requesting buffers in a list (``inc.lhead``, ``inc.bnext``/``inc.bprev``), and a step
+re-reads only the buffers whose front may have changed (:func:`mark_moved`,
 :func:`mark_injected`, :func:`~mpinet.engine.flit.ranks.mark_taken`; applied by
-:func:`settle_buffers` at the step's end):
-
-* the buffers of the allowed links' requests (their flits left; a tail drained them);
-* the buffers whose front segment received flits, or received a new head (``so.local``);
-* the buffers whose front segment drained (``so.drain``), the source queues of the step's
-  injections, and on several ranks the buffers the flits from other ranks reached.
-
-Nothing else changes a buffer's front or its flits. Then a step needs no ``collect``:
-:func:`recount` keeps the movable requests per link and port (as
-:mod:`~mpinet.engine.flit.port_demand` lists the links to recount) by walking the kept
-lists, and :func:`collect_port` takes only the chosen port's requests, the links in the
-order of their first request in the active list (the reference's order of the moves), found
-by :func:`~mpinet.engine.flit.port_links.port_links` from the port's links and their kept
-lists rather than from every active buffer. The lists are built afresh
-at each compiled call's first step (:func:`rebuild`, or ``inc.chk[3]``); :func:`check`
-compares them with a fresh read at every step (the tests' check mode).
+:func:`settle_buffers` at the step's end): the buffers of the allowed links' requests (their
+flits left; a tail drained them), those whose front segment received flits or a new head
+(``so.local``) or drained (``so.drain``), the source queues of the step's injections, on
+several ranks those other ranks' flits reached. Nothing else changes a buffer's front or its
+flits. Then a step needs no ``collect``: :func:`recount` keeps the movable requests per link
+and port (as :mod:`~mpinet.engine.flit.port_demand` lists the links to recount) by walking
+the kept lists, and :func:`collect_port` takes only the chosen port's requests, the links in
+the order of their first request in the active list (the reference's order of the moves),
+found by :func:`~mpinet.engine.flit.port_links.port_links` from the port's links and their
+kept lists rather than from every active buffer. The lists are built afresh at each compiled
+call's first step (:func:`rebuild`, or ``inc.chk[3]``); :func:`check` compares them with a
+fresh read at every step (the tests' check mode).
 """
 
 from __future__ import annotations
@@ -34,7 +30,7 @@ from numba import njit
 from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
 from mpinet.engine.flit.layout import DEST, SAF, can_move, list_once, quotient, vc_id
 from mpinet.engine.flit.port_demand import mark_link
-from mpinet.engine.flit.port_links import EMPTY, NONE, port_links
+from mpinet.engine.flit.port_links import EMPTY, H_EMP, NONE, port_links, squeeze
 from mpinet.prefetch import ahead
 
 
@@ -96,7 +92,9 @@ def _ahead(far, links, i, n, lhead, head, seg_pkt):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def rebuild(prm, segs, bufs, inc):
     """Every active buffer's request read afresh, the lists built; the listed buffers
-    forgotten (a compiled call's first step, or ``inc.chk[3]``)."""
+    forgotten (a compiled call's first step, or ``inc.chk[3]``), the emptied ones too."""
+    squeeze(bufs, inc)
+    inc.hole[H_EMP] = -1  # port_links compacts the list by a pass over it
     saf, flits, nvcbuf, deg = prm.mode == SAF, prm.flits, prm.nvcbuf, prm.deg
     rdeg = 1.0 / deg
     head, act = bufs.head, bufs.act
@@ -196,7 +194,7 @@ def recount(full, prm, segs, pkts, links, bufs, inc):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def collect_port(port, prm, segs, pkts, links, bufs, so, inc):
+def collect_port(port, prm, segs, pkts, links, bufs, so, inc, lazy):
     """sdc's requests of the step on ``port``: the active list compacted (empty buffers
     dropped, as ``collect`` drops them) and, in its order, the links of ``port`` with a
     movable request (``inc.mc``) listed in ``so.touched`` at their first request, all
@@ -204,12 +202,12 @@ def collect_port(port, prm, segs, pkts, links, bufs, so, inc):
     (``move`` serves a link oldest first and a request moves if and only if it can, so
     only that one moves: ``port_demand.oldest_only``), kept by :func:`recount`
     (``inc.best``); a link of more all its requests chained as ``collect`` chains sdc's
-    (``move`` buckets and sorts them)."""
+    (``move`` buckets and sorts them). ``lazy``: :func:`port_links`' (one rank)."""
     head = bufs.head
     lcap, lreq, lstart = links.cap, links.nreq, links.start
     bport, bnext, lhead, lbest = inc.bport, inc.bnext, inc.lhead, inc.best
     touched, allow, rq, rq_prev = so.touched, so.allow, so.rq, so.rq_prev
-    na = port_links(port, prm, bufs, lreq, inc, touched)
+    na = port_links(port, prm, bufs, lreq, inc, touched, lazy)
     pos = several = 0
     for j in range(na):
         link = touched[j]
@@ -305,12 +303,14 @@ def mark_injected(nnew, ni, prm, so, inc):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def settle_buffers(prm, segs, bufs, inc):
     """The listed buffers read again (after the routing): a request that changed leaves its
-    old link's list for its new one, and both links are listed to recount."""
+    old link's list for its new one, and both links are listed to recount; an emptied buffer
+    is listed in ``inc.emp`` for :func:`port_links` (while ``inc.hole[H_EMP]`` keeps them)."""
     saf, flits, nvcbuf, deg = prm.mode == SAF, prm.flits, prm.nvcbuf, prm.deg
     rdeg = 1.0 / deg
     head, seg_cnt, seg_recv, seg_out = bufs.head, segs.cnt, segs.recv, segs.out
     breq, bport, bnext, bprev, lhead = inc.breq, inc.bport, inc.bnext, inc.bprev, inc.lhead
     bflag, dbuf, ndb, flag, dirty, nd = inc.bflag, inc.dbuf, inc.ndb, inc.flag, inc.dirty, inc.nd
+    emp, hole = inc.emp, inc.hole
     n = ndb[0]
     for i in range(n):
         if i + 16 < n:
@@ -329,6 +329,9 @@ def settle_buffers(prm, segs, bufs, inc):
             mark_link(link, flag, dirty, nd)
         elif code != bport[b]:  # the front's request came or went
             mark_link(link, flag, dirty, nd)
+        if code == EMPTY and bport[b] != EMPTY and hole[H_EMP] >= 0:  # once a step at most
+            emp[hole[H_EMP]] = b
+            hole[H_EMP] += 1
         bport[b] = code
     ndb[0] = 0
 
@@ -339,6 +342,7 @@ def check(prm, segs, pkts, links, bufs, inc):
     fresh read, each link's list against the buffers that request it, the kept movable
     counts against fresh ones; ``inc.chk[1]`` steps checked, ``inc.chk[2]`` those that
     differed."""
+    squeeze(bufs, inc)
     saf, flits, nvcbuf, deg, nvc, need = (prm.mode == SAF, prm.flits, prm.nvcbuf, prm.deg,
                                           prm.nvc, prm.need)  # fmt: skip
     head, act, seg_cnt, seg_recv, seg_out = bufs.head, bufs.act, segs.cnt, segs.recv, segs.out

@@ -24,6 +24,7 @@ from mpinet.engine.flit.layout import list_once
 
 Demand = namedtuple("Demand", ["mc", "dem", "flag", "dirty", "nd", "chk", "cdem", "nstep",
                                "ncnt", "breq", "bport", "bnext", "bprev", "lhead", "bflag",
+                               "emp", "hole",
                                "dbuf", "ndb", "cm", "nrq", "best", "bits"])  # fmt: skip
 Demand.__doc__ = """sdc's demand between steps: per link its movable requests (``mc``), per
 port their sum (``dem``), whether a link is listed to recount (``flag``) and the list
@@ -40,7 +41,10 @@ the requests the step's allowed links were given (``nrq[0]``; ``nrq[1]``: 1 if a
 several), per link its oldest movable
 request (``best``, a segment; -1: none), kept with ``mc``; per port a bitmap of the nodes
 whose link has a movable request (``bits[port * W + node // 64]``, ``W`` words a port: the
-links :func:`~mpinet.engine.flit.port_links.port_links` visits)."""
+links :func:`~mpinet.engine.flit.port_links.port_links` visits). One rank's active list with
+holes (:mod:`~mpinet.engine.flit.port_links`): the buffers emptied since the last step's
+compaction (``emp[:hole[0]]``; ``hole[0]`` -1: not kept), ``hole[1]`` the holes in the list,
+``hole[2]`` the end of its sorted part, ``hole[3]`` the most flits a step moves."""
 
 
 def make_demand(nlinks: int, deg: int, check: bool = False, nbuf: int = 0) -> Demand:
@@ -55,7 +59,8 @@ def make_demand(nlinks: int, deg: int, check: bool = False, nbuf: int = 0) -> De
                   np.zeros(nlinks // deg, np.int64), np.full(nbuf, -1, np.int32),
                   np.full(nbuf, -2, np.int8), np.full(nbuf, -1, np.int32),
                   np.full(nbuf, -1, np.int32), np.full(nk, -1, np.int32),
-                  np.zeros(nbuf, np.uint8), np.empty(nbuf, np.int32), np.zeros(1, np.int64),
+                  np.zeros(nbuf, np.uint8), np.empty(nbuf, np.int32), np.array([-1, 0, 0, 0]),
+                  np.empty(nbuf, np.int32), np.zeros(1, np.int64),
                   np.zeros(nk, np.int64), np.zeros(2, np.int64),
                   np.full(nk, -1, np.int64), np.zeros(deg * words, np.int64))  # fmt: skip
 

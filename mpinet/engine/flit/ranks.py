@@ -180,7 +180,7 @@ def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status
     sdc = -1
     if prm.kind == fk.SDC:  # the port's requests, kept (post_demand)
         sdc = status[3]
-        nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc)
+        nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc, False)
     else:
         if t % 8 == 0:  # buffers in id order, as the other paths sort them
             fs.sort_active(bufs.act, bufs.nact[0], so.rq)
