@@ -106,17 +106,10 @@ def first_from(m, rel):
 
 
 @njit(cache=True, inline="always")
-def any_in(m1, m2, m3, lo, hi):
-    """Whether a bit of input VCs ``lo <= iv < hi`` is set in one of three sets (a router's
-    stages: their words joined first, so each word is masked once, not three times)."""
-    for wi in range(lo >> 6, ((hi - 1) >> 6) + 1):
-        word = m1[wi] | m2[wi] | m3[wi]
-        a = wi << 6
-        if lo > a:
-            word &= ~np.uint64(0) << np.uint64(lo - a)
-        if hi < a + 64:
-            word &= (np.uint64(1) << np.uint64(hi - a)) - np.uint64(1)
-        if word:
+def any_in(m, lo, hi):
+    """Whether a bit of input VCs ``lo <= iv < hi`` is set."""
+    for wi in range(lo >> 6, ((hi - 1) >> 6) + 1):  # noqa: SIM110 (numba: no generators)
+        if span(m, wi, lo, hi):
             return True
     return False
 

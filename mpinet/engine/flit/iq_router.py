@@ -81,7 +81,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
         n = rl[a]
         base = n * nport * nvc  # the router's first input VC (and first output buffer state)
         end = base + nport * nvc
-        if xqn[n] == 0 and not il.any_in(m_rt, m_va, m_sa, base, end):
+        if xqn[n] == 0 and not (il.any_in(m_rt, base, end) or il.any_in(m_va, base, end)
+                                or il.any_in(m_sa, base, end)):  # fmt: skip
             il.unmark(rb, n)  # no item in any stage, nothing in the crossbar: nothing to do
             continue
         # -- route computation (routing_delay > 0)
