@@ -55,13 +55,13 @@ def _credit(k, q, v, bs_cred, bs_use, bs_tail, fvm, bsz, wftc):
 
 
 @njit(cache=True, inline="always")
-def _take(t, istep, b, n, p, prm, s, rule, vrule, status, route_out, moved):
+def _take(t, tl, t2, istep, b, n, p, prm, s, rule, vrule, status, route_out, moved):
     """The flit arriving at input port ``p`` of router ``n`` (``b = n * nport + p``) into
     its VC buffer; a head is routed now (lookahead) or joins route computation, a VC's new
-    front flit joins switch allocation."""
+    front flit joins switch allocation. ``tl``, ``t2``: the cycle's channel slot and parity,
+    the read phase's (a division a flit where taken here: ``sl`` is not a constant)."""
     nvc, bsz, deg, fl, sl = prm.nvc, prm.bsz, prm.deg, prm.fl, prm.sl
     ib, hv = s.ib, s.hv
-    tl, t2 = t % sl, t % 2
     if p < deg:
         c = (n * deg + p) * sl + tl  # the channels by their reader's input port
         fv = s.fc[c]  # flit and VC in one word (f << 6 | v)
@@ -161,7 +161,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             bit = np.uint64(1) << np.uint64(b & 63)
             if s.fm[k] & bit:
                 s.fm[k] &= ~bit
-                _take(t, istep, b, n, deg, prm, s, rule, vrule, status, route_out, moved)
+                _take(t, tl, t2, istep, b, n, deg, prm, s, rule, vrule, status, route_out, moved)
     for wi in range(w1):
         word = s.fm[tl * w1 + wi]
         if not word:
@@ -171,7 +171,9 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             b = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
             n = il.div(b, nport, prm.mport, prm.lport)
-            _take(t, istep, b, n, b - n * nport, prm, s, rule, vrule, status, route_out, moved)
+            _take(
+                t, tl, t2, istep, b, n, b - n * nport, prm, s, rule, vrule, status, route_out, moved
+            )
     # the routers' credits: into the credit_delay line (then those due now, below)
     for wi in range(w1):
         word = s.cm[tl * w1 + wi]
@@ -213,7 +215,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
     return nd
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, inline="always")  # inlined in the blocks: a call passes the whole bundle
 def inject_phase(t, prm, s, moved):
     """Step 2's sending (the new packets joined their queues before): one flit per
     terminal; the credits of the flits the terminals took in."""
@@ -271,7 +273,7 @@ def inject_phase(t, prm, s, moved):
             s.sq_k[n], s.sq_vc[n] = k + 1, vc
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")  # inlined in the blocks, as inject_phase
 def compact(s):
     """The active list anew, in node order (the phases then walk the arrays in order: fewer
     cache misses), without the nodes that have no work."""
