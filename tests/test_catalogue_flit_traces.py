@@ -44,7 +44,9 @@ _MADE: dict[str, Path] = {}
 _DIR: list[Path] = []
 
 
-def _mpinet(args: list[str], cwd: Path, ranks: int = 1) -> subprocess.CompletedProcess:
+def _mpinet(
+    args: list[str], cwd: Path, ranks: int = 1, timeout: float = 300
+) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     pre = []
     if ranks > 1:
@@ -53,7 +55,7 @@ def _mpinet(args: list[str], cwd: Path, ranks: int = 1) -> subprocess.CompletedP
 
         pre = [*find_mpiexec(), "-n", str(ranks)]
     cmd = [*pre, sys.executable, "-m", "mpinet", *args]
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def _trace(name: str) -> Path:
