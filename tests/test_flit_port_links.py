@@ -87,15 +87,22 @@ def reference(port, act, bport, breq, mc):
     return kept, links
 
 
+def random_case(rng):
+    """A random state (mostly small, some of 60-200 nodes), a port, and the reference's
+    kept list and links for it."""
+    nodes = int(rng.integers(1, 12) if rng.random() < 0.8 else rng.integers(60, 200))
+    deg, nvc = int(rng.integers(1, 5)), int(rng.integers(1, 3))
+    prm, act, active, inc, nlinks = state(rng, nodes, deg, nvc)
+    port = int(rng.integers(deg))
+    kept, want = reference(port, act, inc.bport, inc.breq, inc.mc)
+    return prm, act, active, inc, nlinks, port, kept, want
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_ports_links_in_the_active_lists_order(seed):
     rng = np.random.default_rng(seed)
     for _ in range(40):
-        nodes = int(rng.integers(1, 12) if rng.random() < 0.8 else rng.integers(60, 200))
-        deg, nvc = int(rng.integers(1, 5)), int(rng.integers(1, 3))
-        prm, act, active, inc, nlinks = state(rng, nodes, deg, nvc)
-        port = int(rng.integers(deg))
-        kept, want = reference(port, act, inc.bport, inc.breq, inc.mc)
+        prm, act, active, inc, nlinks, port, kept, want = random_case(rng)
         n = act.size
         buf = np.full(act.size + 5, -7, np.int64)
         buf[:n] = act
@@ -119,11 +126,7 @@ def test_holes_left_in_the_sorted_part_give_the_same_links_and_list(seed):
     the whole list gives them; then the holes squeezed out, or dropped by the sort."""
     rng = np.random.default_rng(100 + seed)
     for _ in range(40):
-        nodes = int(rng.integers(1, 12) if rng.random() < 0.8 else rng.integers(60, 200))
-        deg, nvc = int(rng.integers(1, 5)), int(rng.integers(1, 3))
-        prm, act, active, inc, nlinks = state(rng, nodes, deg, nvc)
-        port = int(rng.integers(deg))
-        kept, want = reference(port, act, inc.bport, inc.breq, inc.mc)
+        prm, act, active, inc, nlinks, port, kept, want = random_case(rng)
         srt = int(inc.hole[H_SRT])
         prefix = act[:srt].tolist()
         assert prefix == sorted(prefix)

@@ -27,11 +27,10 @@ The reference's count of active buffers is the list's length less its holes.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from mpinet.engine.flit.state import sort_active
+from mpinet.engine.flit.state import bitmap_sort, sort_active
 from mpinet.prefetch import ahead
 
 #: ``inc.bport`` of an empty buffer (dropped from the active list by :func:`port_links`)
@@ -69,20 +68,7 @@ def sort_kept(bufs, inc, tmp):
     words = act.shape[0] // 64 + 1
     if hole[H_DEAD] and words <= nact[0]:
         tmp[:words] = 0
-        for i in range(nact[0]):
-            b = act[i]
-            if b >= 0:
-                tmp[b >> 6] |= np.int64(1) << (b & 63)
-        k = 0
-        for w in range(words):
-            x = tmp[w]
-            if x != 0:
-                tmp[w] = 0
-                while x != 0:
-                    act[k] = (w << 6) + trailing_zeros(x)
-                    x &= x - 1
-                    k += 1
-        nact[0] = k
+        nact[0] = bitmap_sort(act, nact[0], tmp)
         hole[H_DEAD] = 0
     else:
         squeeze(bufs, inc)

@@ -283,10 +283,13 @@ def insertion_sort(a, lo, hi):
 def bitmap_sort(act, n, words):
     """Sort the distinct ids ``act[:n]`` ascending through a bitmap of them in ``words``
     (``act.shape[0] // 64 + 1`` int64 words, zero; left zero): a bit set per id, then the
-    set bits read in order. No compare, no mispredicted branch but one per non-zero word."""
+    set bits read in order; negative entries (sdc's holes, ``port_links``) dropped. No
+    compare but the holes' test, no mispredicted branch but one per non-zero word. Returns
+    the ids' count."""
     for i in range(n):
         b = act[i]
-        words[b >> 6] |= np.int64(1) << (b & 63)
+        if b >= 0:
+            words[b >> 6] |= np.int64(1) << (b & 63)
     k = 0
     for w in range(act.shape[0] // 64 + 1):
         x = words[w]
@@ -296,6 +299,7 @@ def bitmap_sort(act, n, words):
                 act[k] = (w << 6) + trailing_zeros(x)
                 x &= x - 1
                 k += 1
+    return k
 
 
 @njit(cache=True, _nrt=False)
