@@ -50,7 +50,7 @@ def write_phase(t, win, prm, s, hop, nh):
                     x = (key - prm.lo * deg) * sl + tl
                     s.fc[x] = fv
                     il.mark(s.fm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
-                    _activate(w - prm.lo, work, inact, act, nact, s.actb)
+                    il.activate(w - prm.lo, work, inact, act, nact, s.actb)
                 flits += 1
                 if win:
                     s.load[n * deg + o] += 1
@@ -92,7 +92,7 @@ def write_phase(t, win, prm, s, hop, nh):
                 if prm.lo <= w < prm.hi:
                     s.cr[(key - prm.lo * deg) * sl + tl] = m
                     il.mark(s.cm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
-                    _activate(w - prm.lo, work, inact, act, nact, s.actb)
+                    il.activate(w - prm.lo, work, inact, act, nact, s.actb)
                 else:  # to another rank: in the exchange
                     i = s.cn[0]
                     s.co[i, 0], s.co[i, 1] = key, np.int64(m)
@@ -102,20 +102,6 @@ def write_phase(t, win, prm, s, hop, nh):
                 il.mark(s.tm, ((t2 * w0) << 6) + n)
                 work[n] += 1
     return flits, nh
-
-
-@njit(cache=True, inline="always")
-def _activate(w, work, inact, act, nact, actb):
-    """:func:`~mpinet.engine.flit.iq_lists.activate`, testing node ``w``'s bit in ``actb``
-    (set exactly when ``inact[w]`` is) instead of ``inact[w]``: ``actb``, a bit a node, stays
-    in the L1 cache where ``inact`` (8 bytes a node) did not on large networks, and this
-    phase activates the node a flit or credit goes to, twice a flit-hop."""
-    work[w] += 1
-    if not (actb[w >> 6] >> np.uint64(w & 63)) & np.uint64(1):
-        inact[w] = 1
-        act[nact[0]] = w
-        nact[0] += 1
-        il.mark(actb, w)
 
 
 @njit(cache=True, inline="always")
