@@ -72,23 +72,44 @@ def collect_nodes(prm, segs, pkts, links, bufs, so, inc, lazy):
             w &= w - 1
             node = (i << 6) + j
             base = node * deg
-            m = 0
-            for q in range(deg):  # the ports with a movable request, as a mask (no branch)
-                m |= ((bits[q * words + i] >> j) & 1) << q
-            wq = trailing_zeros(m)
-            m &= m - 1
-            if m != 0:  # a second link with a movable request: the packets compared
-                bp = seg_pkt[lbest[base + wq]]
-                while m != 0:
-                    q = trailing_zeros(m)
-                    m &= m - 1
-                    p = seg_pkt[lbest[base + q]]
-                    if older(pkt_inj, pkt_pid, p, bp):
-                        wq, bp = q, p
-            touched[na] = base + wq  # node order (not the reference's)
-            na += 1
-    for i in range(tail, nact[0]):
-        active[act[i]] = 1
+            wq, bp, nq = -1, -1, 0
+            for q in range(deg):  # ports in order, older strictly: one-port's choice
+                if (bits[q * words + i] >> j) & 1:
+                    nq += 1
+                    if wq < 0:
+                        wq = q
+                    else:  # a second link with a movable request: the packets compared
+                        if bp < 0:
+                            bp = seg_pkt[lbest[base + wq]]
+                        p = seg_pkt[lbest[base + q]]
+                        if older(pkt_inj, pkt_pid, p, bp):
+                            wq, bp = q, p
+            link = base + wq
+            r = _first_request(link, nvcbuf, lhead, bnext, bport, active)
+            if r == 0:
+                lreq[link] = 1
+                touched[na] = link
+                na += 1
+            elif r == 1:
+                lreq[link] = 1
+                top -= 1
+                touched[top] = link
+            else:
+                lreq[link] = -1  # listed at its first request in the tail
+    for j in range(touched.shape[0] - 1, top - 1, -1):
+        touched[na] = touched[j]
+        na += 1
+    for i in range(tail, nact[0]):  # the tail's, in its order
+        b = act[i]
+        active[b] = 1
+        if bport[b] < 0:
+            continue
+        link = breq[b]
+        if lreq[link] != -1:
+            continue
+        lreq[link] = 1
+        touched[na] = link
+        na += 1
     pos = several = 0
     for j in range(na):
         link = touched[j]
