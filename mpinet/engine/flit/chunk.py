@@ -44,7 +44,6 @@ from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.direct import Direct
 from mpinet.engine.flit.injection_blocks import InjectionBlocks, split_ids
 from mpinet.engine.flit.kept_choice import kept_deny
-from mpinet.engine.flit.kept_nodes import collect_nodes
 from mpinet.engine.flit.kport_nodes import kport_deny, kport_nodes_ok
 from mpinet.engine.flit.step_route import PORT_ERR, VC_ERR, route_in
 from mpinet.engine.flit.steps_path import COMPILED, path, usable  # noqa: F401 (chunk.path)
@@ -99,7 +98,6 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         fronts.shape[0] // (prm.nvc + 1), hf.shape[0] // (prm.nvc + 2), closed.shape[0] // 3
     )  # the active buffers a scan has room for
     status[3] = 0
-    kept = prm.kind == fk.SDC or (prm.kind == fk.KPORT and prm.k == 1)  # requests kept
     if drw.on:  # the call's injections, drawn before its first step
         t_end = sd.draw_block(t0, t_end, drw, inj.off, inj.pid, inj.src, inj.dst)
         if t_end == t0:  # not even the first step's: the engine gives room
@@ -121,18 +119,15 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
             pl.sort_kept(bufs, inc, so.rq)
         sdc = -1
-        if kept:  # one rank: sdc's demand is the rank's; requests kept
+        if prm.kind == fk.SDC:  # one rank: the demand is the rank's; requests kept
             if t == t0 + 1 or inc.chk[3]:  # afresh; else recounted at the last step's end
                 inc.chk[3] = 0
                 kr.rebuild(prm, segs, bufs, inc)
                 kr.recount(True, prm, segs, pkts, links, bufs, inc)
             if inc.chk[0]:
                 kr.check(prm, segs, pkts, links, bufs, inc)
-            if prm.kind == fk.SDC:
-                sdc = fk.sdc_port(inc.dem)
-                nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc, True)
-            else:  # one-port: each node's oldest movable request (kept_nodes)
-                nt = na = collect_nodes(prm, segs, pkts, links, bufs, so, inc, True)
+            sdc = fk.sdc_port(inc.dem)
+            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc, True)
         else:
             nt = fk.collect(prm, segs, pkts, links, bufs, so)
             na = nt  # the links move visits: k-port's allowed ones, moved to the front
@@ -158,7 +153,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         if so.out[0]:
             status[0], status[1], status[2] = MODEL_ERR, t, sdc
             return t
-        if kept:
+        if prm.kind == fk.SDC:
             kr.mark_moved(na, prm, segs, links, bufs, so, inc, fk.C_CRED_L, fk.C_REL, fk.C_LOCAL)
         for i in range(nh):  # injected at their destination: delivered now
             r = cnt[fk.C_DELIV]
@@ -170,7 +165,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
         if nnew + ni and not route_in(t, nnew, ni, ia, inj, rule, vrule, prm, segs, pkts,
                                       links, bufs, so, status, so.route, so.rhdr):  # fmt: skip
             return t
-        if kept:
+        if prm.kind == fk.SDC:
             kr.mark_injected(nnew, ni, prm, so, inc)
             kr.settle_buffers(prm, segs, bufs, inc)
             kr.recount(False, prm, segs, pkts, links, bufs, inc)  # while the moves' are hot
@@ -238,8 +233,7 @@ class Steps(InjectionBlocks):
         self.off_look, self.off_lscr = None, ()  # the same for a call without looks (step 0)
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
         #: sdc's demand between steps (port_demand); ``check``: compared every step (tests)
-        kept = eng.prm.kind == fk.SDC or (eng.prm.kind == fk.KPORT and eng.prm.k == 1)
-        nbuf = st.bhead.size if kept else 0  # sdc and one-port keep their requests
+        nbuf = st.bhead.size if eng.prm.kind == fk.SDC else 0  # sdc keeps its requests
         self.inc = pd.make_demand(st.block * deg, deg, getattr(eng, "check_demand", False), nbuf)
         self.inc.hole[pl.H_CAP] = int(st.links.cap.sum())  # the most buffers a step activates
         self.c_run = Direct(run_steps)  # the dispatch typed ~70 arrays a call: 2 ms a run
