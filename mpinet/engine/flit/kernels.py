@@ -143,6 +143,7 @@ def collect(prm, segs, pkts, links, bufs, so):
         segs.pkt,
         segs.hops,
     )
+    seg_ovc, credit, nvc = segs.ovc, links.credit, prm.nvc
     pkt_inj, pkt_pid = pkts.inj, pkts.pid
     lreq, lstart = links.nreq, links.start
     touched, rq, rq_prev = so.touched, so.rq, so.rq_prev
@@ -157,7 +158,9 @@ def collect(prm, segs, pkts, links, bufs, so):
         if i + 16 < na:
             ahead(far, head, act[i + 16])
         if i + 8 < na:
-            ahead(far, seg_cnt, head[act[i + 8]])
+            s8 = head[act[i + 8]]
+            ahead(far, seg_cnt, s8)
+            ahead(far, seg_ovc, s8)
         b = act[i]
         s = head[b]
         if s < 0:
@@ -170,6 +173,9 @@ def collect(prm, segs, pkts, links, bufs, so):
         if saf and b < nvcbuf and seg_recv[s] < flits:  # not wholly received yet
             continue
         link = seg_out[s]
+        ovc = seg_ovc[s]
+        if ovc >= 0 and credit[vc_id(link, ovc, nvc)] <= 0:  # a body that cannot move
+            continue
         rq[n] = s
         if lreq[link] == 0:
             touched[nt] = link
