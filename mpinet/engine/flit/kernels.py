@@ -9,7 +9,8 @@ flits, the output link its packet takes from this node and the VC it got there. 
 
 * :func:`collect` turns the front segment of every active buffer into a request for its
   output link (flits present at the start of the step; store-and-forward: the whole
-  packet) and sorts each link's requests by (injection step, packet id);
+  packet; except under sdc, not a body whose VC has no credit: it cannot move) and sorts
+  each link's requests by (injection step, packet id);
 * :func:`~mpinet.engine.flit.port_choice.movable` marks the links whose oldest request can
   move now, and the port models choose among them (:mod:`~mpinet.engine.flit.port_choice`);
 * :func:`move` serves every allowed link: VC allocation, then ``min(available, credits,
@@ -124,7 +125,13 @@ def _bucket(rq, rq_prev, last, pos, m, seg_pkt, seg_hops, pkt_inj, pkt_pid):
 def collect(prm, segs, pkts, links, bufs, so):
     """Requests of the step, bucketed by output link and sorted by (age, pid) per link.
 
-    Drops emptied buffers from the active list first (``bufs.nact[0]`` updated). Returns
+    Drops emptied buffers from the active list first (``bufs.nact[0]`` updated). A body
+    (its VC taken) whose VC has no credit is no request: it cannot move (``can_move``,
+    ``move``'s ``min`` with the credit), so no choice or move needs to read it (one-port
+    waits on such bodies: 418 of its 2,500 links with requests a step on the port-model
+    run, docs/performance.md "One-port in session 15"). Not under sdc: its compiled steps
+    list a link at its first request of any kind (``port_links``), the order this path
+    must keep. Returns
     the number of touched links, in first-request order (the order of links never changes
     a result): the requests of link ``so.touched[j]`` are ``so.rq[links.start[l] :
     links.start[l] + links.nreq[l]]``. Under sdc a link with several requests keeps them
@@ -143,6 +150,7 @@ def collect(prm, segs, pkts, links, bufs, so):
         segs.pkt,
         segs.hops,
     )
+    seg_ovc, credit, nvc = segs.ovc, links.credit, prm.nvc
     pkt_inj, pkt_pid = pkts.inj, pkts.pid
     lreq, lstart = links.nreq, links.start
     touched, rq, rq_prev = so.touched, so.rq, so.rq_prev
@@ -157,7 +165,9 @@ def collect(prm, segs, pkts, links, bufs, so):
         if i + 16 < na:
             ahead(far, head, act[i + 16])
         if i + 8 < na:
-            ahead(far, seg_cnt, head[act[i + 8]])
+            s8 = head[act[i + 8]]
+            ahead(far, seg_cnt, s8)
+            ahead(far, seg_ovc, s8)
         b = act[i]
         s = head[b]
         if s < 0:
@@ -170,6 +180,9 @@ def collect(prm, segs, pkts, links, bufs, so):
         if saf and b < nvcbuf and seg_recv[s] < flits:  # not wholly received yet
             continue
         link = seg_out[s]
+        ovc = seg_ovc[s]
+        if ovc >= 0 and not defer and credit[vc_id(link, ovc, nvc)] <= 0:  # cannot move
+            continue  # (sdc keeps it: its compiled steps' order of the links counts it)
         rq[n] = s
         if lreq[link] == 0:
             touched[nt] = link
