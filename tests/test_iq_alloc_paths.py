@@ -1,7 +1,9 @@
 """The iq router's allocators take a shorter pass where the requests cannot conflict
 (:func:`~mpinet.engine.flit.iq_alloc.uncontested`: one input, one output, or no two
 requests sharing either); its grants and round-robin pointers must be the full pass's, for
-each allocator, from any pointers (docs/iq-router.md "Speed"). The kernels' divisions by
+each allocator, from any pointers (docs/iq-router.md "Speed"); a lone request, which
+switch allocation grants without an allocator's call, is granted and moves each pointer one
+past the other in every allocator's full pass. The kernels' divisions by
 multiplication (:func:`~mpinet.engine.flit.iq_lists.div`) must be exact."""
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ KINDS = (ia.INPUT_FIRST, ia.OUTPUT_FIRST, ia.ISLIP)
 
 def _requests(rng, shape: str, nin: int, nout: int):
     """Requests of a shape (at most one per input-output pair) with random priorities."""
-    if shape == "one-in":
+    if shape == "lone":  # one request: internal_steps grants it without the allocator
+        rin, rout = rng.integers(nin, size=1), rng.integers(nout, size=1)
+    elif shape == "one-in":
         k = int(rng.integers(1, nout + 1))
         rout = rng.choice(nout, k, replace=False)
         rin = np.full(k, int(rng.integers(nin)))
@@ -45,7 +49,7 @@ def _full(kind, n, rin, rout, rpri, nin, nout, iters, pin, pout, grant, bi, bo):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("shape", ["one-in", "one-out", "free", "general"])
+@pytest.mark.parametrize("shape", ["lone", "one-in", "one-out", "free", "general"])
 def test_short_pass_grants_and_pointers_are_the_full_pass(kind, shape):
     rng = np.random.default_rng(7 + kind)
     nin, nout = 10, 8
@@ -64,6 +68,11 @@ def test_short_pass_grants_and_pointers_are_the_full_pass(kind, shape):
                                                         p_out.tolist()))  # fmt: skip
             assert (bi == -1).all() and (bo == -1).all()  # the scratch left as found
         assert got == want, (rin, rout, rpri, pin, pout)
+        if n == 1:  # internal_steps' lone request: granted, each pointer one past the other
+            i, o = int(rin[0]), int(rout[0])
+            lone_in, lone_out = pin.copy(), pout.copy()
+            lone_in[i], lone_out[o] = (o + 1) % nout, (i + 1) % nin
+            assert want == [(1, [1], lone_in.tolist(), lone_out.tolist())]
         bi, bo = np.full(nin, -1, np.int64), np.full(nout, -1, np.int64)
         g = np.zeros(n, np.int64)
         short_taken += ia.uncontested(kind, n, rin, rout, rpri, nin, nout, pin.copy(),
