@@ -162,3 +162,40 @@ def test_loaded_ranks_without_deadlock_run_the_one_rank_run():
         out.append((gathered(c, rec), eng.live.searched()))
     same(comm, out[0][0], out[1][0])
     assert out[0][1] == out[1][1] > 0  # the same looks searched
+
+
+def outside_stages(s, prm) -> np.ndarray:
+    """The input VCs holding flits with no item in any stage set (``m_rt | m_va | m_sa``):
+    the look walks those sets' bits for the VCs holding flits, so this must be empty."""
+    niv = (prm.hi - prm.lo) * prm.nport * prm.nvc
+    bits = np.unpackbits((s.m_rt | s.m_va | s.m_sa).view(np.uint8), bitorder="little")
+    return np.flatnonzero((s.hv[:niv, il.IBN] > 0) & (bits[:niv] == 0))
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        {"routing_delay": 2},  # heads in route computation at a cycle's end
+        {"routing_delay": 0, "speculative": 1, "output_speedup": 2, "wait_for_tail_credit": 1},
+        {"routing_delay": 0, "input_speedup": 2, "sw_alloc_delay": 2, "internal_speedup": 2.0},
+    ],
+)
+def test_every_input_vc_holding_flits_has_a_stage_item(keys):
+    """The look lists the input VCs holding flits from the stage sets: at any cycle of a loaded
+    mesh (past saturation: fronts wait for credits and VCs) and of a deadlocked ring, every
+    such VC has an item in a stage."""
+    topo = from_spec("mesh:4,2")
+    m = iq_model(topo, flits=4, vcs=2, vc_buffer=2, credit_delay=2, **keys)
+    held = 0
+    for cycles in (29, 150, 401):
+        w = Unicast(topo, "uniform", injection="bernoulli", rate=0.5, steps=600, seed=3)
+        eng = FlitEngine(topo, make_router("dor", topo), m, make_vc_policy("any", topo, 2),
+                         max_steps=cycles, seed=3)  # fmt: skip
+        eng.run(w)
+        s, prm, _, _, t = eng.iq_state
+        assert t == cycles and outside_stages(s, prm).size == 0
+        held += int((s.hv[:, il.IBN] > 0).sum())
+    _, eng, _ = live_run("ring-tail-credit")
+    s, prm, *_ = eng.iq_state
+    assert outside_stages(s, prm).size == 0
+    assert held > 0 and (s.hv[:, il.IBN] > 0).any()  # the check saw VCs holding flits

@@ -40,6 +40,9 @@ ALLOWED = {
     "mpinet/trace/encode.py": "import h5py",
     "mpinet/trace/reserve.py": "import h5py",
     "mpinet/outputs/hdf5.py": "import h5py",
+    # the sweep file's reader: `mpinet sweep` imports the module for its file names, and
+    # without --out reads and writes no file (docs/performance.md, session 15)
+    "mpinet/analysis/sweep.py": "import h5py",
 }
 
 

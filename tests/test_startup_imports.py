@@ -93,5 +93,15 @@ def test_a_packet_run_imports_no_flit_engine():
     assert "h5py" not in flit
 
 
+def test_a_sweep_without_a_file_imports_no_h5py():
+    """``mpinet sweep`` without ``--out`` writes and reads no HDF5 file: no h5py (the sweep
+    file's reader, :mod:`mpinet.analysis.sweep`, and the trace summary of
+    :mod:`mpinet.analysis` import it at their first use)."""
+    got = _engine_modules(["sweep", "--topology", "hypercube:3", "--rates", "0.1", "--warmup",
+                           "30", "--measure", "100", "--drain", "40", "--tail", "10", "--json",
+                           "--quiet"])  # fmt: skip
+    assert "mpinet.jobs.engine_packet" in got and "h5py" not in got, got
+
+
 if __name__ == "__main__":
     sys.stdout.write(render())

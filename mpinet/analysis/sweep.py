@@ -16,7 +16,6 @@ import os
 import re
 from typing import Any
 
-import h5py
 import numpy as np
 
 from mpinet.errors import TraceError
@@ -27,6 +26,8 @@ HISTOGRAMS = ("latency", "source_queue", "network", "hops")
 
 def is_sweep(path: str) -> bool:
     """Whether ``path`` is an HDF5 file written by ``mpinet sweep`` (False if unreadable)."""
+    import h5py  # here, not at the top: `mpinet sweep` without --out reads no file
+
     try:
         with h5py.File(path, "r") as f:
             kind = f.attrs.get("kind", "")
@@ -40,6 +41,8 @@ def read_sweep(path: str) -> dict:
 
     def text(v: Any) -> Any:
         return v.decode() if isinstance(v, bytes) else v
+
+    import h5py  # as is_sweep's
 
     try:
         f = h5py.File(path, "r")

@@ -83,16 +83,27 @@ def pace(t, last, in_flight, moves, nnode, look):
     return lstat[L_BUDGET] >= 0
 
 
+@njit(cache=True, inline="always")
+def held(s, wi):
+    """Word ``wi`` of the input VCs with an item in a stage (``m_rt | m_va | m_sa``): every
+    input VC holding flits, whose front is routed, allocated a VC or bids for the switch,
+    has one (:mod:`~mpinet.engine.flit.iq_moves`), so a look reads these words, not every
+    VC's row (that walk was a sixth of `mesh88-lat`'s L1 misses, docs/iq-router.md); the
+    bits come in index order, the order in which the active routers' rows were walked."""
+    return s.m_rt[wi] | s.m_va[wi] | s.m_sa[wi]
+
+
 @njit(cache=True, error_model="numpy")
 def fits(prm, s, look):
     """Whether the scratch has room for the scan of the rank's input VCs holding flits (their
     count in ``lstat[L_NEED]``)."""
-    per = prm.nport * prm.nvc
     m = 0
-    for a in range(s.nact[0]):
-        base = s.act[a] * per
-        for j in range(per):
-            if s.hv[base + j, il.IBN] > 0:
+    for wi in range(il.words((prm.hi - prm.lo) * prm.nport * prm.nvc)):
+        word = held(s, wi)
+        while word:
+            iv = (wi << 6) + il.low(word)
+            word &= word - np.uint64(1)
+            if s.hv[iv, il.IBN] > 0:
                 m += 1
     look[2][L_NEED] = m
     nvc = prm.nvc
@@ -116,15 +127,19 @@ def scan(prm, s, snap, fronts, waits, fpid, hf, hb, closed, cnt):
     nv = prm.nnode * deg * nvc
     niv = prm.nnode * nport * nvc
     g0 = prm.lo * nport * nvc  # the rank's first input VC (its arrays' 0)
+    per = nport * nvc
     nf = nh = nc = 0
-    for a in range(s.nact[0]):
-        n = s.act[a]
-        gn = n + prm.lo  # its global id
-        base = n * nport * nvc
-        for j in range(nport * nvc):
-            iv = base + j
+    for wi in range(il.words((prm.hi - prm.lo) * per)):
+        word = held(s, wi)
+        while word:
+            iv = (wi << 6) + il.low(word)
+            word &= word - np.uint64(1)
             if s.hv[iv, il.IBN] <= 0:
                 continue
+            n = iv // per  # (a look is rare: a division a VC holding flits)
+            gn = n + prm.lo  # its global id
+            base = n * per
+            j = iv - base
             f = s.ib[iv * bsz + s.hv[iv, il.IBH]]
             pid = s.pk_pid[f // fl]
             key = pid * fl + f % fl
