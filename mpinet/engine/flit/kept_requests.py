@@ -9,8 +9,9 @@ kept in ``inc.breq`` (its port in ``inc.bport``, :data:`EMPTY` for an empty buff
 link's requesting buffers in a list (``inc.lhead``, ``inc.bnext``/``inc.bprev``), and a step
 re-reads only the buffers whose front may have changed (:func:`mark_moved`,
 :func:`mark_injected`, :func:`~mpinet.engine.flit.ranks.mark_taken`; applied by
-:func:`settle_buffers` at the step's end): the buffers of the allowed links' requests (their
-flits left; a tail drained them), those whose front segment received flits or a new head
+:func:`settle_buffers` at the step's end): the buffers of the allowed links' requests left
+empty (or drained by a tail; one with flits left keeps its request), those whose front
+segment received flits or a new head
 (``so.local``) or drained (``so.drain``), the source queues of the step's injections, on
 several ranks those other ranks' flits reached. Nothing else changes a buffer's front or its
 flits. Then a step needs no ``collect``: :func:`recount` keeps the movable requests per link
@@ -29,7 +30,7 @@ from numba import njit
 
 from mpinet.engine.flit.kernels import LA_BUF, LA_N, LA_SEG, older
 from mpinet.engine.flit.layout import DEST, SAF, can_move, list_once, quotient, vc_id
-from mpinet.engine.flit.port_demand import mark_link
+from mpinet.engine.flit.port_demand import list_if, mark_link
 from mpinet.engine.flit.port_links import EMPTY, H_EMP, NONE, port_links, squeeze
 from mpinet.prefetch import ahead
 
@@ -259,7 +260,9 @@ def mark_moved(na, prm, segs, links, bufs, so, inc, c_cred, c_rel, c_local):
     went, or a new front, lists its link in :func:`settle_buffers`). When every allowed
     link had capacity 1 (``inc.nrq[1]`` 0: link ``touched[j]``'s request is ``rq[j]``), a
     link whose request left it :func:`_unchanged` lists neither (its count and oldest are
-    kept)."""
+    kept), and a request that still has flits does not list its buffer: it is still the
+    buffer's front with the same request (a segment drains only empty), so reading it again
+    found nothing (a sixth of the buffers read again on the port-model run)."""
     bflag, dbuf, ndb, flag, dirty, nd = inc.bflag, inc.dbuf, inc.ndb, inc.flag, inc.dirty, inc.nd
     touched, cnt, local, rq, head, seg_buf = so.touched, so.cnt, so.local, so.rq, bufs.head, \
         segs.buf  # fmt: skip
@@ -269,24 +272,24 @@ def mark_moved(na, prm, segs, links, bufs, so, inc, c_cred, c_rel, c_local):
             mark_link(touched[j], flag, dirty, nd)
         for i in range(inc.nrq[0]):
             list_once(seg_buf[rq[i]], bflag, dbuf, ndb)
-    else:  # one request a link
+    else:  # one request a link; listed without branches (list_if)
         seg_cnt, seg_sent, seg_ovc = segs.cnt, segs.sent, segs.ovc
         for j in range(na):
             s = rq[j]
-            if not _unchanged(s, touched[j], nvc, seg_cnt, seg_sent, seg_ovc, credit):
-                mark_link(touched[j], flag, dirty, nd)
-                list_once(seg_buf[s], bflag, dbuf, ndb)
+            m = not _unchanged(s, touched[j], nvc, seg_cnt, seg_sent, seg_ovc, credit)
+            list_if(m, touched[j], flag, dirty, nd)
+            # with flits left, still its buffer's front with the same request
+            list_if(m & (seg_cnt[s] <= 0), seg_buf[s], bflag, dbuf, ndb)
     saf, flits, nvcbuf = prm.mode == SAF, prm.flits, prm.nvcbuf
     seg_cnt, seg_recv = segs.cnt, segs.recv
     for i in range(cnt[c_local]):  # a front's first flits, or its last under store-and-forward
         s, n, b = local[i, LA_SEG], local[i, LA_N], local[i, LA_BUF]
-        if head[b] == s and (seg_cnt[s] == n or seg_recv[s] == n
-                             or (saf and b < nvcbuf and seg_recv[s] == flits)):  # fmt: skip
-            list_once(b, bflag, dbuf, ndb)  # else: a request before and after (or none)
+        m = (head[b] == s) & ((seg_cnt[s] == n) | (seg_recv[s] == n)
+                              | (saf & (b < nvcbuf) & (seg_recv[s] == flits)))  # fmt: skip
+        list_if(m, b, bflag, dbuf, ndb)  # else: a request before and after (or none)
     for i in range(cnt[c_cred]):  # a buffer returns credits once a step: one row per VC
-        k, n = cred_l[i, 0], cred_l[i, 1]
-        if credit[k] - n < need:  # applied by settle: the credits before were these
-            mark_link(k // nvc, flag, dirty, nd)
+        k, n = cred_l[i, 0], cred_l[i, 1]  # applied by settle: the credits before were these
+        list_if(credit[k] - n < need, k // nvc, flag, dirty, nd)
     for i in range(cnt[c_rel]):
         mark_link(rel[i] // nvc, flag, dirty, nd)
 

@@ -53,14 +53,14 @@ def make_demand(nlinks: int, deg: int, check: bool = False, nbuf: int = 0) -> De
     nk = nlinks if nbuf else 0
     words = (nlinks // deg + 63) // 64 if nbuf else 0
     return Demand(np.zeros(nlinks, np.int64), np.zeros(deg, np.int64),
-                  np.zeros(nlinks, np.uint8), np.empty(nlinks, np.int64), np.zeros(1, np.int64),
+                  np.zeros(nlinks, np.uint8), np.empty(nlinks + 1, np.int64), np.zeros(1, np.int64),
                   np.array([int(check), 0, 0, 1], np.int64), np.zeros(deg, np.int64),
                   np.full((nlinks // deg, 4), -1, np.int64),
                   np.zeros(nlinks // deg, np.int64), np.full(nbuf, -1, np.int32),
                   np.full(nbuf, -2, np.int8), np.full(nbuf, -1, np.int32),
                   np.full(nbuf, -1, np.int32), np.full(nk, -1, np.int32),
                   np.zeros(nbuf, np.uint8), np.empty(nbuf, np.int32), np.array([-1, 0, 0, 0]),
-                  np.empty(nbuf, np.int32), np.zeros(1, np.int64),
+                  np.empty(nbuf + 1, np.int32), np.zeros(1, np.int64),
                   np.zeros(nk, np.int64), np.zeros(2, np.int64),
                   np.full(nk, -1, np.int64), np.zeros(deg * words, np.int64))  # fmt: skip
 
@@ -70,3 +70,19 @@ def mark_link(link, flag, dirty, nd):
     """List ``link`` to recount (once; -1: no link)."""
     if link >= 0:
         list_once(link, flag, dirty, nd)
+
+
+@njit(cache=True, inline="always")
+def list_if(m, i, flag, ids, n):
+    """Append ``i`` to ``ids[:n[0]]`` if ``m`` and ``flag[i]`` does not say it is there, as
+    :func:`~mpinet.engine.flit.layout.list_once` does but without a branch: ``i`` is written
+    at ``n[0]`` always and counted only if appended (``ids`` has a slot more than it can
+    hold; ``i`` must be an index of ``flag`` even if not ``m``). Why: the outcomes of
+    :func:`~mpinet.engine.flit.kept_requests.mark_moved`'s tests depend on the data (a
+    third to a half of what they visit is listed), so a branch on them mispredicts often."""
+    k = n[0]
+    ids[k] = i
+    f = flag[i]
+    a = 1 if m else 0
+    n[0] = k + (a & (1 - f))
+    flag[i] = f | a
