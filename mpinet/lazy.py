@@ -1,4 +1,5 @@
-"""A registry whose entries are imported at their first lookup: :class:`LazyRegistry`.
+"""Imports at first use: a registry (:class:`LazyRegistry`) and a package's names
+(:func:`package_getattr`).
 
 mpinet's registries (topology families, routers, workload kinds) name every entry a job
 may ask for. Importing every entry's module to build the table made each process import
@@ -13,13 +14,17 @@ An entry may carry fixed facts (``spec_form`` of a topology family) that listing
 without importing it; ``tests/test_lazy_registry.py`` holds each fact, and each entry's
 object, to the registered class, and each entry's module to its registry's layer.
 
+A package whose public names come from a module with a heavy import (h5py) gets them the
+same way through :func:`package_getattr` (PEP 562).
+
 Bottom layer: imports nothing of mpinet.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, MutableMapping
+import sys
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any, NamedTuple
 
 
@@ -101,3 +106,30 @@ class LazyRegistry(MutableMapping):
     def loaded(self, name: str) -> bool:
         """Whether entry ``name``'s object is at hand (imported, or set directly)."""
         return name in self._done
+
+
+def package_getattr(package: str, where: dict[str, str]) -> Callable[[str], Any]:
+    """A package's module ``__getattr__`` (PEP 562) importing each public name at first use.
+
+    Parameters
+    ----------
+    package : str
+        The package's ``__name__``.
+    where : dict
+        Public name -> its submodule, or ``"submodule:attr"`` where the attribute is named
+        otherwise (``mpinet.trace.open`` is ``reader.open_trace``).
+
+    A name found is set in the package, so it is imported once; another name raises
+    :class:`AttributeError`, as a module does.
+    """
+
+    def lookup(name: str) -> Any:
+        try:
+            module, _, attr = where[name].partition(":")
+        except KeyError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        value = getattr(importlib.import_module(f"{package}.{module}"), attr or name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return lookup

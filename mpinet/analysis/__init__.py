@@ -11,26 +11,17 @@ commands that draw, never by this package). Modules: ``hist``
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
-
 from mpinet.analysis.compare import compare
 from mpinet.analysis.hist import gini
 from mpinet.analysis.text import format_compare, format_summary
+from mpinet.lazy import package_getattr
 
 #: ``summary``'s names, imported at their first use (PEP 562): it reads traces and so imports
 #: h5py, which a command that only names another submodule does not need (``mpinet sweep``
 #: without ``--out``: :mod:`mpinet.analysis.sweep`)
-_SUMMARY = ("DEFAULT_CHUNK_ROWS", "memory_bound", "summarize")
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _SUMMARY:
-        raise AttributeError(f"module 'mpinet.analysis' has no attribute {name!r}")
-    value = getattr(import_module("mpinet.analysis.summary"), name)
-    globals()[name] = value
-    return value
-
+__getattr__ = package_getattr(
+    __name__, dict.fromkeys(("DEFAULT_CHUNK_ROWS", "memory_bound", "summarize"), "summary")
+)
 
 __all__ = [
     "DEFAULT_CHUNK_ROWS",

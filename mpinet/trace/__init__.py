@@ -80,8 +80,7 @@ power loss) may leave hidden ``.<name>.tmp-*`` or ``.<name>.parts-*.tmp`` entrie
 delete), never a partial ``path``.
 """
 
-from importlib import import_module
-from typing import Any
+from mpinet.lazy import package_getattr
 
 #: each public name's module, imported when the name is first used (PEP 562): a command that
 #: only checks a trace's path or attributes (``mpinet booksim``, a run without a trace) does not
@@ -89,7 +88,7 @@ from typing import Any
 _WHERE = {
     "Trace": "reader",
     "open_trace": "reader",
-    "open": "reader",
+    "open": "reader:open_trace",  # mpinet.trace.open, like h5py.File or tarfile.open
     "Reservation": "reserve",
     "check_target": "reserve",
     "LAYOUT_VERSION": "writer",
@@ -99,14 +98,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'mpinet.trace' has no attribute {name!r}")
-    module = import_module(f"mpinet.trace.{_WHERE[name]}")
-    # open: mpinet.trace.open, like h5py.File or tarfile.open
-    value = module.open_trace if name == "open" else getattr(module, name)
-    globals()[name] = value
-    return value
+__getattr__ = package_getattr(__name__, _WHERE)
 
 
 __all__ = [
