@@ -48,9 +48,30 @@ def listing(rng):
     return fronts, waits, hf.astype(np.int64), hb.astype(np.int64), closed.astype(np.int64)
 
 
+def in_scan_order(fronts, hf, hb, closed):
+    """The same listing as the scan writes one (look_search's contract): a hold whose front
+    is not listed frees its buffer, so that buffer leaves ``closed`` (free by the
+    definition either way) and the hold goes; the others in their fronts' order."""
+    at = {int(f): j for j, f in enumerate(fronts.tolist())}
+    mine = np.array([int(h) in at for h in hf.tolist()], bool)
+    free = set(hb[~mine].tolist())
+    closed = np.array([c for c in closed.tolist() if c not in free], np.int64)
+    order = sorted(np.flatnonzero(mine).tolist(), key=lambda e: at[int(hf[e])])
+    return hf[order], hb[order], closed
+
+
 def any_dead(fronts, waits, hf, hb, closed):
+    """look_search.any_dead on the listing put in the scan's order."""
+    hf, hb, closed = in_scan_order(fronts, hf, hb, closed)
     scr, live = ls.scratch(np.empty(fronts.size + 1), np.empty(hf.size + 1))
     return ls.any_dead(fronts.size, hf.size, closed.size, fronts, waits, hf, hb, closed, scr, live)
+
+
+def is_scan_ordered(fronts, hf):
+    """Every hold's front listed, the holds in their fronts' order."""
+    at = {int(f): j for j, f in enumerate(fronts.tolist())}
+    idx = [at.get(int(h), -1) for h in hf.tolist()]
+    return all(i >= 0 for i in idx) and idx == sorted(idx)
 
 
 def reference_dead(fronts, waits, hf, hb, closed):
@@ -138,22 +159,36 @@ def test_compiled_looks_search_without_python(monkeypatch):
     topo = from_spec("hypercube:5")
     router = make_router("anynet-min", topo)
     m = model(topo, "wormhole", 8, 2, 2)
-    wl = Unicast(topo, injection="bernoulli", rate=0.05, steps=1500, seed=3)
+    work = Unicast(topo, injection="bernoulli", rate=0.05, steps=1500, seed=3)
     calls = []
     real = dl.LiveCheck.search
-    monkeypatch.setattr(dl.LiveCheck, "search", lambda *a: calls.append(1) or real(*a))
+
+    def search(self, t, in_flight, scanned):  # the scan's listing: the compiled search's order
+        fronts, waits, _, hf, hb, closed, cnt = scanned
+        nf, nh, nc = (int(x) for x in cnt)
+        assert is_scan_ordered(fronts[:nf], hf[:nh])
+        scr, live = wl.scratch(nf, nh), np.empty(max(nf, 1), np.int64)
+        ref = np.empty_like(live)
+        args = (nf, nh, nc, fronts, waits, hf, hb, closed, scr)
+        assert ls.live_scanned(*args, live) == wl.live_fronts(*args, ref)
+        assert live[:nf].tolist() == ref[:nf].tolist()
+        calls.append(nf)
+        return real(self, t, in_flight, scanned)
+
+    monkeypatch.setattr(dl.LiveCheck, "search", search)
     runs = []
     for compiled_steps in (True, False):
         eng = FlitEngine(topo, router, m, make_vc_policy("any", topo, 2),
                          compiled_steps=compiled_steps)  # fmt: skip
         assert chunk.usable(eng) == compiled_steps
-        runs.append((eng, eng.run(wl), len(calls)))
+        runs.append((eng, eng.run(work), len(calls)))
     (eng, rec, n_compiled), (eng1, rec1, n_all) = runs
     assert_identical(rec, rec1)
     assert rec.deadlock is None
     assert eng1.live.searches > 5 and eng.live.searches == eng1.live.searches
     assert eng.live.budget == eng1.live.budget
     assert n_compiled == 0  # every search of the compiled run was in the call
+    assert max(calls) > 20  # the step-by-step run's listings, checked in its order
 
 
 Bundle = namedtuple("Bundle", "a b")

@@ -11,6 +11,14 @@ question as :func:`~mpinet.engine.waitfor.dead_one_rank` (``.any()``) with the s
 :func:`~mpinet.engine.flit.chunk.run_steps` (compiled without reference counts) calls it;
 only a dead set returns to Python (the report: Python's search finds the same set and
 names a cycle).
+
+Unlike :func:`~mpinet.engine.waitfor_live.live_fronts` (any listing), :func:`any_dead`
+takes the scan's listing as the scan writes it: every hold's front is listed, and the holds
+follow their fronts' order (the scan lists a front, then what it holds, then its
+pseudo-fronts, each followed by its hold). So a hold's front is found by walking the fronts
+beside the holds, not in a hash table of the fronts, and the holds are already each front's
+list (no counting sort): on sdc's looks (2,150 fronts and 3,100 holds) that was about a
+third of the search (docs/performance.md, "The look and the active list in session 16").
 """
 
 from __future__ import annotations
@@ -28,9 +36,91 @@ NONE_DEAD, DEAD = 0, 1
 def any_dead(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live):
     """:data:`DEAD` if some of the ``nf`` listed fronts is dead, else :data:`NONE_DEAD`.
     ``hf``/``hb``: the ``nh`` holds, ``closed[:nc]`` the closed buffers, as
-    :func:`~mpinet.engine.waitfor.dead_fronts` takes them; ``scr``, ``live``: :func:`scratch`."""
-    dead = wl.live_fronts(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live)
+    :func:`~mpinet.engine.waitfor.dead_fronts` takes them and in the scan's order (the
+    module docstring); ``scr``, ``live``: :func:`scratch`."""
+    dead = live_scanned(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live)
     return DEAD if dead else NONE_DEAD
+
+
+@njit(cache=True, _nrt=False)
+def live_scanned(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live):
+    """:func:`~mpinet.engine.waitfor_live.live_fronts` (the same answer in ``live`` and the
+    number dead) for a listing in the scan's order (the module docstring): every ``hf[e]``
+    is a listed front, and the holds' fronts come in the order of ``fronts``."""
+    bkey, bval = scr[wl.BKEY], scr[wl.BVAL]
+    wgrp, gptr, glist, glive = scr[wl.WGRP], scr[wl.GPTR], scr[wl.GLIST], scr[wl.GLIVE]
+    hptr, hlist, stack = scr[wl.HPTR], scr[wl.HLIST], scr[wl.STACK]
+    size, bits = 16, 4
+    while size < 2 * nf:
+        size, bits = 2 * size, bits + 1
+    shift, mask = np.uint64(64 - bits), size - 1
+    bkey[:size] = -1
+    ng = 0  # the buffers waited for, numbered as first met
+    for j in range(nf):
+        live[j] = 1
+        wgrp[j] = -1
+        b = waits[j]
+        if b >= 0:
+            live[j] = 0
+            i = wl._slot(b, shift, mask, bkey)
+            if bkey[i] == -1:
+                bkey[i], bval[i] = b, ng
+                glive[ng] = 1  # not closed (yet)
+                ng += 1
+            wgrp[j] = bval[i]
+    for c in range(nc):
+        i = wl._slot(closed[c], shift, mask, bkey)
+        if bkey[i] != -1:
+            glive[bval[i]] = 0
+    # per buffer the fronts waiting for it: glist[gptr[g]:gptr[g + 1]]
+    wl._rows(wgrp, wgrp, nf, ng, gptr, glist, True)
+    # per front the waited-for buffers it holds, hlist[hptr[j]:hptr[j + 1]]: the holds in
+    # their fronts' order, each front found by walking the fronts beside them
+    j, m = 0, 0
+    hptr[0] = 0
+    for e in range(nh):
+        while j + 1 < nf and fronts[j] != hf[e]:
+            j += 1
+            hptr[j] = m
+        i = wl._slot(hb[e], shift, mask, bkey)
+        if bkey[i] != -1:
+            hlist[m] = bval[i]
+            m += 1
+    while j < nf:
+        j += 1
+        hptr[j] = m
+    # spread: a stack of fronts (j) and buffers (nf + g), each pushed once, when found live
+    top = 0
+    for j in range(nf):
+        if live[j]:
+            stack[top] = j
+            top += 1
+    for g in range(ng):
+        if glive[g]:
+            stack[top] = nf + g
+            top += 1
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        if x < nf:
+            for k in range(hptr[x], hptr[x + 1]):
+                g = hlist[k]
+                if not glive[g]:
+                    glive[g] = 1
+                    stack[top] = nf + g
+                    top += 1
+        else:
+            g = x - nf
+            for k in range(gptr[g], gptr[g + 1]):
+                j = glist[k]
+                if not live[j]:
+                    live[j] = 1
+                    stack[top] = j
+                    top += 1
+    dead = 0
+    for j in range(nf):
+        dead += 1 - live[j]
+    return dead
 
 
 def scratch(fronts: np.ndarray, hf: np.ndarray) -> tuple:
