@@ -2,7 +2,8 @@
 order within a cycle (``src/trafficmanager.cpp``'s ``_Step``; docs/iq-router.md):
 
 1. the terminals take the flit and the credit their router sent them (:func:`read_phase`,
-   with the routers' inputs: flits into input buffers, credits into the credit delay line);
+   with the routers' inputs: flits into input buffers, credits into the credit delay line,
+   or applied as read where ``credit_delay = 0``);
 2. the step's new packets join their source queues, and each terminal sends at most one
    flit of its front packet into its router's injection channel, on a VC it chose for the
    head (round-robin from the last one, free and with a credit), and the credit of a flit
