@@ -1,8 +1,10 @@
 """The iq router's crossbar of one cycle with one internal step a cycle (``IQParams.dx``):
 switch allocation's update puts the flit in its output queue at once, to be sent from the
-next cycle on, where the crossbar's ring held it for its update at the next internal step.
-The run's packets, counters, link loads and hop rows are those of the ring, cycle for cycle
-(docs/iq-router.md "Speed", session 9)."""
+next cycle on, where the crossbar's ring held it for its update at the next internal step;
+and the internal step sends its credit messages at once, where the credit queue held each
+for the write phase of the same cycle. The run's packets, counters, link loads and hop rows
+are those of the ring and the queue, cycle for cycle (docs/iq-router.md "Speed", sessions 9
+and 16)."""
 
 from __future__ import annotations
 

@@ -42,6 +42,7 @@ from mpinet.engine.flit.iq_moves import (  # noqa: F401 (the names the other pha
     to_vc_alloc,
     va_requests,
 )
+from mpinet.engine.flit.iq_write import send_credit
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -69,6 +70,7 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
     # of one cycle (no batch in flight) and no output speedup (the queue's order unused)
     quick_va, quick_sa = vad == 1 and not ordered, sad == 1 and not ordered
     moved = 0
+    t2, tl = t % 2, t % prm.sl  # the write phase's channel slot (credits sent now: dx)
     rb, rl = s.rb, s.rl
     nvis = 0
     for ri in range(rb.size):  # the routers with an item, in node order
@@ -319,11 +321,16 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
             bt[n * 4 + S_X] = -1
             while xqn[n] > 0 and xr[n * xqs + xqh[n], il.X_T] >= 0:
                 to_output(n, prm, s)
-        # -- the step's credits, one message per input port
+        # -- the step's credits, one message per input port: sent now where a cycle has one
+        # internal step (``dx``: the queue would hold this message alone and the write phase
+        # send it in this cycle, into the same slot; the rank's exchange in the same order)
         for p in range(nport):
             m = oqc[n * nport + p]
             if m:
                 oqc[n * nport + p] = 0
+                if prm.dx:
+                    send_credit(n, p, m, t2, tl, prm, s)
+                    continue
                 c = n * nport + p
                 s.cq[c * prm.cqs + il.wrap(s.cqh[c] + s.cqn[c], prm.cqs)] = m
                 s.cqn[c] += 1

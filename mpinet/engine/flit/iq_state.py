@@ -27,7 +27,7 @@ on a link (``fc``) and in an output queue (``ob``) it travels with its VC as one
 (``f << 6 | v``). The crossbar's ring ``xr`` (a row a slot: flit and VC, output port,
 completion cycle, ready step) is used only where the crossbar takes more than a cycle or a
 cycle has several internal steps (``IQParams.dx`` 0); otherwise switch allocation queues the
-flit at its output at once.
+flit at its output at once and the internal step sends its credits (no ``cq`` between).
 
 Pipeline items per input VC, columns of a row (``rt[iv]``, ``va[iv]``, ``hv[iv]`` for route
 computation, VC and switch allocation): ``*_T`` is -2 (none), -1 (waiting, evaluable from
@@ -77,7 +77,8 @@ others' flits and credits go in the exchange, :mod:`~mpinet.engine.flit.iq_ranks
 :func:`~mpinet.engine.flit.iq_lists.magic` of the ports, VCs, flits and speedups (the
 kernels divide by them with :func:`~mpinet.engine.flit.iq_lists.div`), and ``dx``: a crossbar
 of one cycle and one internal step a cycle, where switch allocation puts a flit in its output
-queue at once (:func:`~mpinet.engine.flit.iq_moves.sa_update`), and ``rot``: BookSim's
+queue at once (:func:`~mpinet.engine.flit.iq_moves.sa_update`) and the internal step sends
+its credit messages (:func:`~mpinet.engine.flit.iq_write.send_credit`), and ``rot``: BookSim's
 number of state port ``q`` is ``q + rot`` modulo the ports (:mod:`~mpinet.engine.flit.iq_ports`)."""
 
 FIELDS = (

@@ -2,7 +2,8 @@
 order within a cycle (``src/trafficmanager.cpp``'s ``_Step``; docs/iq-router.md):
 
 1. the terminals take the flit and the credit their router sent them (:func:`read_phase`,
-   with the routers' inputs: flits into input buffers, credits into the credit delay line);
+   with the routers' inputs: flits into input buffers, credits into the credit delay line,
+   or applied as read where ``credit_delay = 0``);
 2. the step's new packets join their source queues, and each terminal sends at most one
    flit of its front packet into its router's injection channel, on a VC it chose for the
    head (round-robin from the last one, free and with a credit), and the credit of a flit
@@ -174,7 +175,9 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             _take(
                 t, tl, t2, istep, b, n, b - n * nport, prm, s, rule, vrule, status, route_out, moved
             )
-    # the routers' credits: into the credit_delay line (then those due now, below)
+    # the routers' credits: into the credit_delay line (then those due now, below); with
+    # no delay (``cd = 0``) applied as read: the line's walk would take the same messages
+    # in the same order (each touches only its own port's buffer states)
     for wi in range(w1):
         word = s.cm[tl * w1 + wi]
         if not word:
@@ -193,9 +196,16 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                 c = n * 2 + t2
                 m = s.ecr[c]
                 s.ecr[c] = 0
-            s.pc[b * cs + d] = m
-            il.mark(s.pm, ((d * w1) << 6) + b)
-    for wi in range(w1):
+            if prm.cd:
+                s.pc[b * cs + d] = m
+                il.mark(s.pm, ((d * w1) << 6) + b)
+                continue
+            work[n] -= 1
+            while m:
+                v = il.low(m)
+                m &= m - np.uint64(1)
+                _credit(b * nvc + v, b, v, bs_cred, bs_use, bs_tail, s.fvm, bsz, prm.wftc)
+    for wi in range(w1 if prm.cd else 0):
         word = s.pm[tc * w1 + wi]
         if not word:
             continue

@@ -86,22 +86,32 @@ def write_phase(t, win, prm, s, hop, nh):
             if cqn[c] == 0:
                 il.unmark(s.cqm, c)
             work[n] -= 1
-            if p < deg:
-                w = s.nbt[n * deg + p]
-                key = w * deg + s.rev[n * deg + p]  # the output port they return to
-                if prm.lo <= w < prm.hi:
-                    s.cr[(key - prm.lo * deg) * sl + tl] = m
-                    il.mark(s.cm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
-                    il.activate(w - prm.lo, work, inact, act, nact, s.actb)
-                else:  # to another rank: in the exchange
-                    i = s.cn[0]
-                    s.co[i, 0], s.co[i, 1] = key, np.int64(m)
-                    s.cn[0] = i + 1
-            else:
-                s.tcr[n * 2 + t2] = m
-                il.mark(s.tm, ((t2 * w0) << 6) + n)
-                work[n] += 1
+            send_credit(n, p, m, t2, tl, prm, s)
     return flits, nh
+
+
+@njit(cache=True, inline="always")
+def send_credit(n, p, m, t2, tl, prm, s):
+    """Router ``n``'s credit message ``m`` (a bit per VC) for input port ``p`` onto its
+    channel (cycle slot ``tl``, parity ``t2``): to the upstream router's output port, a
+    terminal, or another rank's node (the exchange)."""
+    deg, sl = prm.deg, prm.sl
+    if p < deg:
+        w = s.nbt[n * deg + p]
+        key = w * deg + s.rev[n * deg + p]  # the output port they return to
+        if prm.lo <= w < prm.hi:
+            w1 = il.words((prm.hi - prm.lo) * prm.nport)
+            s.cr[(key - prm.lo * deg) * sl + tl] = m
+            il.mark(s.cm, ((tl * w1) << 6) + key - prm.lo * deg + w - prm.lo)
+            il.activate(w - prm.lo, s.work, s.inact, s.act, s.nact, s.actb)
+        else:  # to another rank: in the exchange
+            i = s.cn[0]
+            s.co[i, 0], s.co[i, 1] = key, np.int64(m)
+            s.cn[0] = i + 1
+    else:
+        s.tcr[n * 2 + t2] = m
+        il.mark(s.tm, ((t2 * il.words(prm.hi - prm.lo)) << 6) + n)
+        s.work[n] += 1
 
 
 @njit(cache=True, inline="always")
