@@ -15,6 +15,11 @@ node's decision from the step before when nothing it rests on can have changed:
   ``need`` credits);
 * the winner's link is read again (its oldest movable request, as the fresh choice reads
   it): if that is still the winner's packet, which was older than every loser's, it wins.
+  Told by its segment, not its packet's id (a packet record read per kept node spared,
+  docs/performance.md "One-port in session 16"): the winner's segment moved at the step
+  before (the oldest movable request of an allowed link moves), so it has a VC; a segment
+  drained then and made again (the same id, another packet) has none until it moves, and
+  nothing moves between the step's end and its choice.
 
 So no event is listed (session 6's kept choice listed the losers' events and lost more to
 the listing than it saved: docs/performance.md, "One-port and sdc in session 6"): a kept
@@ -24,7 +29,7 @@ signature until session 14, a read that could never change it (docs/performance.
 in session 14"). A decision is
 kept only from the step just before in the same compiled call (the call's first step
 decides afresh). ``inc.nstep[node]``: the step of the node's last decision (-1: none), its
-winning port, the winner's packet id and the signature. Check mode (``inc.chk[0]`` 1):
+winning port, the winner's segment and the signature. Check mode (``inc.chk[0]`` 1):
 every kept node is also decided afresh and the fresh choice used; ``inc.chk[1]`` counts
 the kept decisions compared, ``inc.chk[2]`` those the fresh one contradicts. 2: the same,
 a decision kept without the signature's test, which the tests use to show that the check
@@ -37,7 +42,9 @@ from numba import njit
 
 from mpinet.engine.flit.kernels import older
 from mpinet.engine.flit.kport_nodes import allowed_first, count_nodes
+from mpinet.engine.flit.layout import NO_VC
 from mpinet.engine.flit.port_choice import oldest_movable
+from mpinet.prefetch import ahead
 
 
 @njit(cache=True, inline="always")
@@ -71,7 +78,18 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
     pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
     ncnt, owner, kept, chk = inc.ncnt, so.route[1], inc.nstep, inc.chk
     nn = count_nodes(nt, deg, 1, touched, owner, ncnt, nodes)
+    flat = kept.reshape(kept.size)  # a node's row of 4 (32 bytes) for the prefetch
+    far = prm.far
     for i in range(nn):
+        # the rows of the node 4 ahead (its decision, counts, buckets, credits): the nodes
+        # come in no order, each a handful of misses (docs/performance.md, "One-port in
+        # session 16": the decisions 11-12 us a step, 9.2-9.4 with these)
+        if i + 4 < nn:
+            n4 = nodes[i + 4]
+            ahead(far, flat, n4 * 4)
+            ahead(far, lreq, n4 * deg)
+            ahead(far, lstart, n4 * deg)
+            ahead(far, credit, n4 * deg * nvc)
         node = nodes[i]
         base = node * deg
         wq = -1  # the winning port: kept, else decided afresh
@@ -82,10 +100,10 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
                     base, q, deg, nvc, thr, lreq, credit) == kept[node, 3]):  # fmt: skip
                 f = oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt, seg_vlo,
                                    seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
-                if f >= 0 and pkt_pid[seg_pkt[rq[f]]] == kept[node, 2]:
+                if f >= 0 and rq[f] == kept[node, 2] and seg_ovc[rq[f]] != NO_VC:
                     wq = q
         if wq < 0 or chk[0]:  # afresh: each link's oldest movable request, the oldest
-            best, bp = -1, -1
+            best, bp, bs = -1, -1, -1
             for q in range(deg):  # ports in order, older strictly: of one packet, the lower link
                 link = base + q
                 if lreq[link] > 0:
@@ -94,12 +112,12 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
                     if f >= 0:
                         p = seg_pkt[rq[f]]
                         if best < 0 or older(pkt_inj, pkt_pid, p, bp):
-                            best, bp = q, p
+                            best, bp, bs = q, p, rq[f]
             if wq >= 0:  # check mode: a kept decision, compared with the fresh one
                 chk[1] += 1
                 chk[2] += best != wq
             if best >= 0 and best != wq:
-                kept[node, 2] = pkt_pid[bp]
+                kept[node, 2] = bs
                 kept[node, 3] = _signature(base, best, deg, nvc, thr, lreq, credit)
             wq = best
         kept[node, 0] = t if wq >= 0 else -1  # nothing can move: decided afresh next time

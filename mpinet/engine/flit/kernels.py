@@ -187,9 +187,12 @@ def collect(prm, segs, pkts, links, bufs, so):
         if lreq[link] == 0:
             touched[nt] = link
             nt += 1
-        elif lreq[link] == 1 and not defer:  # nt + these <= n <= touched's size: no overlap
-            top -= 1
-            touched[top] = link
+        elif not defer:  # several: the bucket's sort reads their packets, ahead of use
+            ahead(far, pkt_inj, seg_pkt[s])
+            if lreq[link] == 1:  # nt + these <= n <= touched's size: no overlap
+                ahead(far, pkt_inj, seg_pkt[rq[lstart[link]]])
+                top -= 1
+                touched[top] = link
         rq_prev[n] = lstart[link]  # a link's requests chained, latest first
         lstart[link] = n  # a link with one request reads it where it was gathered
         lreq[link] += 1

@@ -33,7 +33,7 @@ and 1 while the next step must read every request afresh (set by the caller);
 ``cdem`` the check's scratch. k-port's count of a node's links with requests in a step
 (:func:`~mpinet.engine.flit.kport_nodes.kport_deny`): ``ncnt``, zero between steps;
 one-port's decisions kept between steps (:mod:`~mpinet.engine.flit.kept_choice`):
-``nstep[node]`` = (step, port, packet id, signature). sdc's requests kept per buffer
+``nstep[node]`` = (step, port, segment, signature). sdc's requests kept per buffer
 (:mod:`~mpinet.engine.flit.kept_requests`): each buffer's link (``breq``) and port
 (``bport``), each link's requesting buffers (``lhead``, ``bnext``, ``bprev``), the buffers
 listed to re-read (``bflag``, ``dbuf[:ndb[0]]``), a per-link scratch of the check (``cm``),
