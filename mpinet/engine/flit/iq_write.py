@@ -37,12 +37,10 @@ def write_phase(t, win, prm, s, hop, nh):
             y = c * obs + obh[c]
             fv = ob[y]  # flit and VC in one word, as the channels carry them
             f, v = fv >> 6, fv & 63
+            obh[c] = il.wrap(obh[c] + 1, obs)
             obn[c] -= 1
-            if obn[c] == 0:  # empty: its next flit at the ring's first word (the front
-                il.unmark(s.obm, c)  # stays on one line, where a moving one streamed
-                obh[c] = 0  # every port's ring through the cache)
-            else:
-                obh[c] = il.wrap(obh[c] + 1, obs)
+            if obn[c] == 0:
+                il.unmark(s.obm, c)
             work[n] -= 1
             if o < deg:
                 w = s.nbt[n * deg + o]
@@ -83,12 +81,10 @@ def write_phase(t, win, prm, s, hop, nh):
             n = il.div(c, nport, prm.mport, prm.lport)
             p = c - n * nport
             m = cq[c * cqs + cqh[c]]
+            cqh[c] = il.wrap(cqh[c] + 1, cqs)
             cqn[c] -= 1
-            if cqn[c] == 0:  # empty: from the ring's first word again, as the output queues
+            if cqn[c] == 0:
                 il.unmark(s.cqm, c)
-                cqh[c] = 0
-            else:
-                cqh[c] = il.wrap(cqh[c] + 1, cqs)
             work[n] -= 1
             send_credit(n, p, m, t2, tl, prm, s)
     return flits, nh
