@@ -48,29 +48,23 @@ def _rows(key, val, m, n, ptr, out, by_index):
             ptr[k + 1] += 1
 
 
-@njit(cache=True, _nrt=False)
-def live_fronts(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live):
-    """Mark ``live[j]`` 1 for each live front ``fronts[j]`` of the ``nf`` listed, 0 for a dead
-    one; returns the number dead. ``waits[:nf]``, the holds ``hf[:nh]``/``hb[:nh]`` and
-    ``closed[:nc]`` as :func:`~mpinet.engine.waitfor.dead_fronts` takes them (ids >= 0,
-    fronts distinct); ``scr``: :func:`scratch` for at least these sizes. A buffer nobody
-    waits for plays no part; a buffer is live when it is not closed or some holder of it is
-    live or not listed; a front when it waits for nothing or for a live buffer (the least
-    fixed point, as :func:`~mpinet.engine.waitfor.dead_one_rank` defines it)."""
-    fkey, fval, bkey, bval = scr[FKEY], scr[FVAL], scr[BKEY], scr[BVAL]
-    wgrp, gptr, glist, glive = scr[WGRP], scr[GPTR], scr[GLIST], scr[GLIVE]
-    hptr, hfront, hgrp, hlist, stack = scr[HPTR], scr[HFRONT], scr[HGRP], scr[HLIST], scr[STACK]
+@njit(cache=True, _nrt=False, inline="always")
+def _table_bits(nf):
+    """The hash tables' ``(size, shift, mask)`` for ``nf`` fronts (at most half full)."""
     size, bits = 16, 4
     while size < 2 * nf:
         size, bits = 2 * size, bits + 1
-    shift, mask = np.uint64(64 - bits), size - 1
-    fkey[:size] = -1
-    bkey[:size] = -1
-    ng = 0  # the buffers waited for, numbered as first met
+    return size, np.uint64(64 - bits), size - 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def group_waits(nf, nc, waits, closed, live, wgrp, bkey, bval, gptr, glist, glive, shift, mask):
+    """Number the buffers the ``nf`` fronts wait for as first met (``bkey``/``bval``, cleared
+    by the caller), each front's in ``wgrp`` (-1: waits for nothing, live), per buffer the
+    fronts waiting for it in ``glist[gptr[g]:gptr[g + 1]]``, ``glive[g]`` 0 where closed;
+    returns their number."""
+    ng = 0
     for j in range(nf):
-        i = _slot(fronts[j], shift, mask, fkey)
-        if fkey[i] == -1:
-            fkey[i], fval[i] = fronts[j], j
         live[j] = 1
         wgrp[j] = -1
         b = waits[j]
@@ -86,22 +80,15 @@ def live_fronts(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live):
         i = _slot(closed[c], shift, mask, bkey)
         if bkey[i] != -1:
             glive[bval[i]] = 0
-    # per buffer the fronts waiting for it: glist[gptr[g]:gptr[g + 1]]
     _rows(wgrp, wgrp, nf, ng, gptr, glist, True)
-    # per listed front the waited-for buffers it holds; a holder nobody lists frees its buffer
-    for e in range(nh):
-        hfront[e] = -1
-        i = _slot(hb[e], shift, mask, bkey)
-        if bkey[i] == -1:
-            continue
-        g = bval[i]
-        i = _slot(hf[e], shift, mask, fkey)
-        if fkey[i] == -1:
-            glive[g] = 1
-            continue
-        hfront[e], hgrp[e] = fval[i], g
-    _rows(hfront, hgrp, nh, nf, hptr, hlist, False)
-    # spread: a stack of fronts (j) and buffers (nf + g), each pushed once, when found live
+    return ng
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def spread(nf, ng, live, glive, hptr, hlist, gptr, glist, stack):
+    """Liveness spread from a stack of fronts (``j``) and buffers (``nf + g``), each pushed
+    once when found live: a live front frees the buffers it holds (``hlist[hptr[j]:hptr[j +
+    1]]``), a live buffer the fronts waiting for it; returns the number of fronts dead."""
     top = 0
     for j in range(nf):
         if live[j]:
@@ -133,6 +120,43 @@ def live_fronts(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live):
     for j in range(nf):
         dead += 1 - live[j]
     return dead
+
+
+@njit(cache=True, _nrt=False)
+def live_fronts(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live):
+    """Mark ``live[j]`` 1 for each live front ``fronts[j]`` of the ``nf`` listed, 0 for a dead
+    one; returns the number dead. ``waits[:nf]``, the holds ``hf[:nh]``/``hb[:nh]`` and
+    ``closed[:nc]`` as :func:`~mpinet.engine.waitfor.dead_fronts` takes them (ids >= 0,
+    fronts distinct); ``scr``: :func:`scratch` for at least these sizes. A buffer nobody
+    waits for plays no part; a buffer is live when it is not closed or some holder of it is
+    live or not listed; a front when it waits for nothing or for a live buffer (the least
+    fixed point, as :func:`~mpinet.engine.waitfor.dead_one_rank` defines it)."""
+    fkey, fval, bkey, bval = scr[FKEY], scr[FVAL], scr[BKEY], scr[BVAL]
+    wgrp, gptr, glist, glive = scr[WGRP], scr[GPTR], scr[GLIST], scr[GLIVE]
+    hptr, hfront, hgrp, hlist, stack = scr[HPTR], scr[HFRONT], scr[HGRP], scr[HLIST], scr[STACK]
+    size, shift, mask = _table_bits(nf)
+    fkey[:size] = -1
+    bkey[:size] = -1
+    for j in range(nf):
+        i = _slot(fronts[j], shift, mask, fkey)
+        if fkey[i] == -1:
+            fkey[i], fval[i] = fronts[j], j
+    ng = group_waits(nf, nc, waits, closed, live, wgrp, bkey, bval, gptr, glist, glive, shift,
+                     mask)  # fmt: skip
+    # per listed front the waited-for buffers it holds; a holder nobody lists frees its buffer
+    for e in range(nh):
+        hfront[e] = -1
+        i = _slot(hb[e], shift, mask, bkey)
+        if bkey[i] == -1:
+            continue
+        g = bval[i]
+        i = _slot(hf[e], shift, mask, fkey)
+        if fkey[i] == -1:
+            glive[g] = 1
+            continue
+        hfront[e], hgrp[e] = fval[i], g
+    _rows(hfront, hgrp, nh, nf, hptr, hlist, False)
+    return spread(nf, ng, live, glive, hptr, hlist, gptr, glist, stack)
 
 
 def scratch(nf: int, nh: int) -> tuple:

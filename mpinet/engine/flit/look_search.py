@@ -50,30 +50,10 @@ def live_scanned(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live):
     bkey, bval = scr[wl.BKEY], scr[wl.BVAL]
     wgrp, gptr, glist, glive = scr[wl.WGRP], scr[wl.GPTR], scr[wl.GLIST], scr[wl.GLIVE]
     hptr, hlist, stack = scr[wl.HPTR], scr[wl.HLIST], scr[wl.STACK]
-    size, bits = 16, 4
-    while size < 2 * nf:
-        size, bits = 2 * size, bits + 1
-    shift, mask = np.uint64(64 - bits), size - 1
+    size, shift, mask = wl._table_bits(nf)
     bkey[:size] = -1
-    ng = 0  # the buffers waited for, numbered as first met
-    for j in range(nf):
-        live[j] = 1
-        wgrp[j] = -1
-        b = waits[j]
-        if b >= 0:
-            live[j] = 0
-            i = wl._slot(b, shift, mask, bkey)
-            if bkey[i] == -1:
-                bkey[i], bval[i] = b, ng
-                glive[ng] = 1  # not closed (yet)
-                ng += 1
-            wgrp[j] = bval[i]
-    for c in range(nc):
-        i = wl._slot(closed[c], shift, mask, bkey)
-        if bkey[i] != -1:
-            glive[bval[i]] = 0
-    # per buffer the fronts waiting for it: glist[gptr[g]:gptr[g + 1]]
-    wl._rows(wgrp, wgrp, nf, ng, gptr, glist, True)
+    ng = wl.group_waits(nf, nc, waits, closed, live, wgrp, bkey, bval, gptr, glist, glive,
+                        shift, mask)  # fmt: skip
     # per front the waited-for buffers it holds, hlist[hptr[j]:hptr[j + 1]]: the holds in
     # their fronts' order, each front found by walking the fronts beside them
     j, m = 0, 0
@@ -89,38 +69,7 @@ def live_scanned(nf, nh, nc, fronts, waits, hf, hb, closed, scr, live):
     while j < nf:
         j += 1
         hptr[j] = m
-    # spread: a stack of fronts (j) and buffers (nf + g), each pushed once, when found live
-    top = 0
-    for j in range(nf):
-        if live[j]:
-            stack[top] = j
-            top += 1
-    for g in range(ng):
-        if glive[g]:
-            stack[top] = nf + g
-            top += 1
-    while top > 0:
-        top -= 1
-        x = stack[top]
-        if x < nf:
-            for k in range(hptr[x], hptr[x + 1]):
-                g = hlist[k]
-                if not glive[g]:
-                    glive[g] = 1
-                    stack[top] = nf + g
-                    top += 1
-        else:
-            g = x - nf
-            for k in range(gptr[g], gptr[g + 1]):
-                j = glist[k]
-                if not live[j]:
-                    live[j] = 1
-                    stack[top] = j
-                    top += 1
-    dead = 0
-    for j in range(nf):
-        dead += 1 - live[j]
-    return dead
+    return wl.spread(nf, ng, live, glive, hptr, hlist, gptr, glist, stack)
 
 
 def scratch(fronts: np.ndarray, hf: np.ndarray) -> tuple:
