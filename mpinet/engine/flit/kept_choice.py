@@ -66,10 +66,11 @@ def _signature(base, wq, deg, nvc, thr, lreq, credit):
 def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
     """:func:`~mpinet.engine.flit.kport_nodes.kport_deny` for one-port (``prm.k == 1``) at
     step ``t`` of a compiled call that started after step ``t0``, its decisions kept
-    between steps (the module docstring). The same outputs: the denied links' ``nreq``
-    zeroed, the allowed links first in ``so.touched`` (``so.allow`` to match), their number
-    returned. Scratch: ``so.bufs`` (the nodes with a choice), ``so.route[0]`` (the denied
-    links), ``so.route[1]`` (each touched link's node, to reset ``inc.ncnt``)."""
+    between steps (the module docstring). The same outputs but the denied links' places:
+    their ``nreq`` zeroed, the allowed links first in ``so.touched`` (``so.allow`` to match),
+    their number returned; the denied are dropped (``allowed_first``'s ``denied`` False).
+    Scratch: ``so.bufs`` (the nodes with a choice), ``so.route[1]`` (each touched link's
+    node, to reset ``inc.ncnt``)."""
     nvc, need, deg = prm.nvc, prm.need, prm.deg
     thr = max(need, 1)
     touched, rq, nodes = so.touched, so.rq, so.bufs
@@ -125,4 +126,4 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
         for q in range(deg):
             if q != wq:
                 lreq[base + q] = 0  # denied (or not touched: already 0)
-    return allowed_first(nt, nn, touched, owner, ncnt, lreq, so)
+    return allowed_first(nt, nn, touched, owner, ncnt, lreq, so, False)

@@ -69,11 +69,14 @@ def count_nodes(nt, deg, kk, touched, owner, ncnt, nodes):
 
 
 @njit(cache=True, inline="always")
-def allowed_first(nt, nn, touched, owner, ncnt, lreq, so):
+def allowed_first(nt, nn, touched, owner, ncnt, lreq, so, denied=True):
     """After a choice (the denied links' ``lreq`` zeroed): the nodes' counts reset, the
     allowed links moved to the front of ``touched`` in their order and the denied after
     them (``so.allow`` to match); returns the allowed links' number. ``nn`` 0 (no node
-    had a choice): every link allowed, in order."""
+    had a choice): every link allowed, in order. ``denied`` False (one-port's one-rank
+    steps, where nothing reads past the allowed): the denied links dropped, not kept after
+    them (one pass: 3.1-3.3 us a step -> 1.9-2.0 on the port-model run, docs/performance.md
+    "One-port in session 16")."""
     if nn == 0:
         for j in range(nt):
             ncnt[owner[j]] = 0
@@ -81,6 +84,14 @@ def allowed_first(nt, nn, touched, owner, ncnt, lreq, so):
         return nt
     allow, rest = so.allow, so.route[0]
     na = 0
+    if not denied:  # the denied links dropped (one rank: nothing reads them)
+        for j in range(nt):
+            ncnt[owner[j]] = 0
+            link = touched[j]
+            touched[na] = link
+            na += lreq[link] > 0
+        allow[:na] = True
+        return na
     for j in range(nt):  # move visits only the allowed (no branch)
         ncnt[owner[j]] = 0
         link = touched[j]
