@@ -40,8 +40,9 @@ speedup their order is the order flits enter a shared output queue.
 Events (bit sets, :mod:`~mpinet.engine.flit.iq_lists`): ``fm``/``cm`` per arrival slot
 (``cycle % sl``; words of ``node * nport + port``) the flits reaching an input port (the
 terminal's injection channel: port ``degree``) and the credit messages reaching an output
-port; ``tm`` per cycle parity the terminals with an ejected flit or credits; ``pm`` per
-``credit_delay`` slot the credits due; ``obm``/``cqm`` the non-empty output and credit
+port; ``tm`` per cycle parity the terminals with an ejected flit or credits; ``pm[slot]``
+the count of the credits due at a ``credit_delay`` slot (their port and VCs in ``pc``, in the
+order read); ``obm``/``cqm`` the non-empty output and credit
 queues (``obp``: the output queues that got their first flit in this cycle's internal step,
 sent from the next cycle on, under ``dx``); ``rb`` the routers with an item in a stage or the
 crossbar (``rl`` its list);
@@ -289,7 +290,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         cqh=i64(nrp),
         cqn=i64(nrp),
         oqc=np.zeros(nrp, np.uint64),
-        pc=np.zeros(nrp * prm.cs, np.uint64),
+        pc=np.zeros(2 * nrp * prm.cs, np.uint64),  # per slot: (port, VCs), as read
         bs_cred=i64(niv + own * nvc, bsz),
         bs_use=i64(niv + own * nvc),
         bs_tail=i64(niv + own * nvc),
@@ -332,7 +333,7 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
         fm=np.zeros(prm.sl * _words(nrp), np.uint64),
         cm=np.zeros(prm.sl * _words(nrp), np.uint64),
         tm=np.zeros(2 * _words(own), np.uint64),
-        pm=np.zeros(prm.cs * _words(nrp), np.uint64),
+        pm=i64(prm.cs),
         obm=np.zeros(_words(nrp), np.uint64),
         obp=np.zeros(_words(nrp), np.uint64),
         cqm=np.zeros(_words(nrp), np.uint64),
@@ -363,11 +364,11 @@ def make_arrays(prm: IQParams, nbt: np.ndarray, rev: np.ndarray, lcount: np.ndar
 
 def event_bytes(prm: IQParams) -> int:
     """Bytes of the event bit sets sized in words of the rank's nodes or ports (``actb``,
-    ``rb``, ``tm``, ``fm``, ``cm``, ``pm``, ``obm``, ``obp``, ``cqm``): not linear in the nodes, so
-    the memory plan counts them apart (:mod:`mpinet.jobs.plans_iq`)."""
+    ``rb``, ``tm``, ``fm``, ``cm``, ``obm``, ``obp``, ``cqm``) and of ``pm``'s counts: not
+    linear in the nodes, so the memory plan counts them apart (:mod:`mpinet.jobs.plans_iq`)."""
     own = prm.hi - prm.lo
     wn, wp = _words(own), _words(own * prm.nport)
-    return 8 * (4 * wn + (2 * prm.sl + prm.cs + 3) * wp)
+    return 8 * (4 * wn + (2 * prm.sl + 3) * wp + prm.cs)
 
 
 PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next",

@@ -116,7 +116,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
     niv = own * nport * nvc  # the terminals' states after
     bs_cred, bs_use, bs_tail, work = s.bs_cred, s.bs_use, s.bs_tail, s.work
     t2, tl, tc = t % 2, t % sl, t % cs
-    w0, w1 = il.words(own), il.words(own * nport)
+    w0, w1, nrp = il.words(own), il.words(own * nport), own * nport
     d = (t + prm.cd) % cs  # the credits' slot in the delay line
     # the terminals: their ejected flits (a tail delivers its packet), their credits
     for wi in range(w0):
@@ -196,32 +196,28 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
                 c = n * 2 + t2
                 m = s.ecr[c]
                 s.ecr[c] = 0
-            if prm.cd:
-                s.pc[b * cs + d] = m
-                il.mark(s.pm, ((d * w1) << 6) + b)
+            if prm.cd:  # into slot d's list: read in port order, the order applied
+                k = 2 * (d * nrp + s.pm[d])
+                s.pc[k], s.pc[k + 1] = b, m
+                s.pm[d] += 1
                 continue
             work[n] -= 1
             while m:
                 v = il.low(m)
                 m &= m - np.uint64(1)
                 _credit(b * nvc + v, b, v, bs_cred, bs_use, bs_tail, s.fvm, bsz, prm.wftc)
-    for wi in range(w1 if prm.cd else 0):
-        word = s.pm[tc * w1 + wi]
-        if not word:
-            continue
-        s.pm[tc * w1 + wi] = 0
-        while word:
-            b = (wi << 6) + il.low(word)
-            word &= word - np.uint64(1)
-            n = il.div(b, nport, prm.mport, prm.lport)
-            c = b * cs + tc
-            m = s.pc[c]
-            s.pc[c] = 0
-            work[n] -= 1
-            while m:
-                v = il.low(m)
-                m &= m - np.uint64(1)
-                _credit(b * nvc + v, b, v, bs_cred, bs_use, bs_tail, s.fvm, bsz, prm.wftc)
+    # the credits due now (``cd > 0``): slot tc's list, in the order read at cycle t - cd,
+    # the ports' order (the bit set walked before this list gave the same order)
+    for i in range(s.pm[tc] if prm.cd else 0):
+        k = 2 * (tc * nrp + i)
+        b, m = np.int64(s.pc[k]), s.pc[k + 1]
+        work[il.div(b, nport, prm.mport, prm.lport)] -= 1
+        while m:
+            v = il.low(m)
+            m &= m - np.uint64(1)
+            _credit(b * nvc + v, b, v, bs_cred, bs_use, bs_tail, s.fvm, bsz, prm.wftc)
+    if prm.cd:
+        s.pm[tc] = 0
     return nd
 
 
