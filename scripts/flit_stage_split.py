@@ -101,7 +101,8 @@ PATCHES = [
      "        tp = add(clk, 2, tp)\n        clk[1][49] += nnew + ni\n        if so.out[0]:"),
     # sdc's stages apart, one rank (docs/performance.md, "sdc in session 10"): inside
     # ``collect`` (the sort of the active list, ``collect_port``) and ``route`` (the rest)
-    ("chunk.py", "        sdc = -1\n",
+    ("chunk.py", "            pl.sort_kept(bufs, inc, so.rq)\n        sdc = -1\n",
+     "            pl.sort_kept(bufs, inc, so.rq)\n"
      "        if prm.kind == fk.SDC:\n            tp = add(clk, 17, tp)\n        sdc = -1\n"),
     ("chunk.py", "            nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc, True)\n",
      "            tp = add(clk, 0, tp)\n"

@@ -35,11 +35,11 @@ from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kept_requests as kr
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import look_search as ls
-from mpinet.engine.flit import park, step_end
 from mpinet.engine.flit import port_demand as pd
 from mpinet.engine.flit import port_links as pl
 from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import step_draws as sd
+from mpinet.engine.flit import step_end
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY as CHECK
 from mpinet.engine.flit.direct import Direct
 from mpinet.engine.flit.injection_blocks import InjectionBlocks, split_ids
@@ -117,11 +117,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             status[S_FLIGHT], status[S_BUDGET] = in_flight, budget
             return t - 1
         if t % 8 == 0:  # buffers in id order, as the step-by-step path sorts them
-            if prm.kind != fk.SDC:  # the ids of parked entries sorted (park.py)
-                park.unsign(bufs.act, bufs.nact[0])
             pl.sort_kept(bufs, inc, so.rq)
-            if prm.kind != fk.SDC:
-                park.resign(bufs.act, bufs.nact[0], bufs.active)
         sdc = -1
         if prm.kind == fk.SDC:  # one rank: the demand is the rank's; requests kept
             if t == t0 + 1 or inc.chk[3]:  # afresh; else recounted at the last step's end

@@ -33,7 +33,6 @@ from numba import njit
 from mpinet.engine.comm import max_op, sum_op
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit.layout import vc_id
-from mpinet.engine.flit.park import unmark
 from mpinet.engine.waitfor import dead_fronts, walk_cycle
 from mpinet.prefetch import ahead
 
@@ -71,12 +70,11 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
     snap0 = snap[:, 0]
     for i in range(na):
         if i + 16 < na:  # ahead of use, as in the step's kernels
-            b16 = unmark(act[i + 16])
-            ahead(prm.far, head, b16)
-            ahead(prm.far, snap0, b16)
+            ahead(prm.far, head, act[i + 16])
+            ahead(prm.far, snap0, act[i + 16])
         if i + 8 < na:
-            ahead(prm.far, seg_cnt, head[unmark(act[i + 8])])
-        b = unmark(act[i])  # parked or not (park.py)
+            ahead(prm.far, seg_cnt, head[act[i + 8]])
+        b = act[i]
         s = head[b]
         if s < 0:
             continue

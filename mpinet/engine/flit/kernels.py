@@ -79,7 +79,6 @@ from mpinet.engine.flit.layout import (  # noqa: F401
     vc_id,
 )
 from mpinet.engine.flit.moves import move_links, push_segment  # noqa: F401
-from mpinet.engine.flit.park import EMPTY, PARKED, unmark
 from mpinet.engine.flit.port_choice import (  # noqa: F401
     choose_links,
     movable,
@@ -130,10 +129,9 @@ def collect(prm, segs, pkts, links, bufs, so):
     (its VC taken) whose VC has no credit is no request: it cannot move (``can_move``,
     ``move``'s ``min`` with the credit), so no choice or move needs to read it (one-port
     waits on such bodies: 418 of its 2,500 links with requests a step on the port-model
-    run, docs/performance.md "One-port in session 15"). Such a buffer, and one whose front
-    has no flits here yet, is parked in place until flits or credits come
-    (:mod:`~mpinet.engine.flit.park`). Not under sdc: its compiled steps list a link at its
-    first request of any kind (``port_links``), the order this path must keep. Returns
+    run, docs/performance.md "One-port in session 15"). Not under sdc: its compiled steps
+    list a link at its first request of any kind (``port_links``), the order this path
+    must keep. Returns
     the number of touched links, in first-request order (the order of links never changes
     a result): the requests of link ``so.touched[j]`` are ``so.rq[links.start[l] :
     links.start[l] + links.nreq[l]]``. Under sdc a link with several requests keeps them
@@ -156,7 +154,6 @@ def collect(prm, segs, pkts, links, bufs, so):
     pkt_inj, pkt_pid = pkts.inj, pkts.pid
     lreq, lstart = links.nreq, links.start
     touched, rq, rq_prev = so.touched, so.rq, so.rq_prev
-    pk = bufs.park
     k = 0
     n = 0
     nt = 0
@@ -165,45 +162,27 @@ def collect(prm, segs, pkts, links, bufs, so):
     far = prm.far
     for i in range(na):
         # the buffer's head, then its segment record, ahead of use: two misses in a chain
-        # (of a parked entry too: no branch on it here)
         if i + 16 < na:
-            ahead(far, head, unmark(act[i + 16]))
+            ahead(far, head, act[i + 16])
         if i + 8 < na:
-            s8 = head[unmark(act[i + 8])]
+            s8 = head[act[i + 8]]
             ahead(far, seg_cnt, s8)
             ahead(far, seg_ovc, s8)
-        x = act[i]
-        if x < 0:  # parked (park.py): still waiting unless flits or credits came
-            b = -x - 1
-            w = pk[b]
-            if w == EMPTY or (w >= 0 and credit[w] <= 0):
-                act[k] = x
-                k += 1
-                continue
-            active[b] = 1
-        else:
-            b = x
+        b = act[i]
         s = head[b]
         if s < 0:
             active[b] = 0
             continue
         act[k] = b
         k += 1
-        if seg_cnt[s] <= 0 or (saf and b < nvcbuf and seg_recv[s] < flits):
-            if not defer:  # no flits here yet (or not wholly received): parked for them
-                act[k - 1] = -b - 1
-                active[b] = PARKED
-                pk[b] = EMPTY
+        if seg_cnt[s] <= 0:
+            continue
+        if saf and b < nvcbuf and seg_recv[s] < flits:  # not wholly received yet
             continue
         link = seg_out[s]
         ovc = seg_ovc[s]
-        if ovc >= 0 and not defer:
-            kv = vc_id(link, ovc, nvc)
-            if credit[kv] <= 0:  # cannot move: parked until its VC has credits
-                act[k - 1] = -b - 1
-                active[b] = PARKED
-                pk[b] = kv
-                continue  # (sdc keeps it: its compiled steps' order of the links counts it)
+        if ovc >= 0 and not defer and credit[vc_id(link, ovc, nvc)] <= 0:  # cannot move
+            continue  # (sdc keeps it: its compiled steps' order of the links counts it)
         rq[n] = s
         if lreq[link] == 0:
             touched[nt] = link

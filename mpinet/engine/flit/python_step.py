@@ -15,8 +15,8 @@ import numpy as np
 from mpinet.engine.comm import sum_op
 from mpinet.engine.exchange import exchange_packets
 from mpinet.engine.flit import kernels as fk
-from mpinet.engine.flit import park, step_end
 from mpinet.engine.flit import state as fs
+from mpinet.engine.flit import step_end
 
 
 def step(eng: Any, t: int) -> tuple[int, int, int]:
@@ -25,9 +25,7 @@ def step(eng: Any, t: int) -> tuple[int, int, int]:
     node are left in ``eng._routing``, routed with the step's injections."""
     st, prm = eng.st, eng.prm
     if t % 8 == 0:  # buffers in id order: a step then walks links and buffers in order
-        park.unsign(st.act, st.nact[0])  # (parked entries: park.py)
         st.act[: int(st.nact[0])].sort()
-        park.resign(st.act, st.nact[0], st.inact)
     nact = int(st.nact[0])
     st.reserve(nact + 1, 0)
     so = eng._scratch(nact + 1)

@@ -72,10 +72,7 @@ the buffers filled by a step's rows in (checked); ``width``: a wire row's width.
 def requests(t, prm, segs, pkts, links, bufs, so):
     """The step's requests (buffers in id order every 8 steps, as the other paths)."""
     if t % 8 == 0:
-        if prm.kind == fk.SDC:
-            fs.sort_active(bufs.act, bufs.nact[0], so.rq)
-        else:  # parked entries (park.py)
-            fs.sort_listed(bufs.act, bufs.nact[0], bufs.active, so.rq)
+        fs.sort_active(bufs.act, bufs.nact[0], so.rq)
     return fk.collect(prm, segs, pkts, links, bufs, so)
 
 
@@ -186,7 +183,7 @@ def block_moves(t, in_window, prm, segs, pkts, links, bufs, so, ex, mine, status
         nt = na = kr.collect_port(sdc, prm, segs, pkts, links, bufs, so, inc, False)
     else:
         if t % 8 == 0:  # buffers in id order, as the other paths sort them
-            fs.sort_listed(bufs.act, bufs.nact[0], bufs.active, so.rq)
+            fs.sort_active(bufs.act, bufs.nact[0], so.rq)
         nt = fk.collect(prm, segs, pkts, links, bufs, so)
         na = nt
         if prm.kind == fk.ALL:
@@ -328,9 +325,9 @@ def take_in(t, nnew, sdc, prm, segs, pkts, links, bufs, so, ex, status):
             bocc[b] += n
             rbufs[nb] = b
             nb += 1
-    active, act, nact, pk = bufs.active, bufs.act, bufs.nact, bufs.park
+    active, act, nact = bufs.active, bufs.act, bufs.nact
     for i in range(nb):
-        fs.activate_one(rbufs[i], active, act, nact, pk)
+        fs.activate_one(rbufs[i], active, act, nact)
     step_end.check_step(0, sdc, prm, links, bufs, so.touched, nb, ex.rbufs, so.out)
     if so.out[0]:
         status[0], status[1], status[2] = chunk.MODEL_ERR, t, sdc

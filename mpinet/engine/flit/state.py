@@ -15,13 +15,13 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from mpinet.engine.flit import kernels as fk
-from mpinet.engine.flit import park
 from mpinet.engine.flit.layout import (
     Buffers,
     Links,
     Packets,
     Segments,
     link_id,
+    list_once,
     source_queue,
 )
 from mpinet.engine.pool import aligned_empty
@@ -86,7 +86,6 @@ class FlitState:
         self.inact = np.zeros(nbuf, dtype=np.uint8)
         self.act = np.zeros(nbuf, dtype=np.int32)
         self.nact = np.zeros(1, dtype=np.int64)
-        self.park = np.zeros(nbuf, dtype=np.int32)  # what a parked buffer waits for
         self.hw = hw
         self.nseg = self.npkt = 0
         self.seg = aligned_empty(0, SEG)
@@ -99,7 +98,7 @@ class FlitState:
         self.links = Links(self.nbt, self.lcap, self.down, self.credit, self.held, self.load,
                            self.lflits, self.lreq, self.lstart)  # fmt: skip
         self.bufs = Buffers(self.bhead, self.btail, self.bocc, self.inact, self.act, self.nact,
-                            self.ucred, self.park)  # fmt: skip
+                            self.ucred)  # fmt: skip
         self._views()
         self.reserve(1024, 1024)
 
@@ -194,7 +193,7 @@ def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, prm, segs, pkts
     the source queue of (source, first port), in the given order."""
     pkt_free, npfree, pkt_hdr = pkts.free, pkts.nfree, pkts.hdr
     seg_cnt, seg_recv, seg_out, seg_vlo, seg_vhi = segs.cnt, segs.recv, segs.out, segs.vlo, segs.vhi
-    active, act, nact, pk = bufs.active, bufs.act, bufs.nact, bufs.park
+    active, act, nact = bufs.active, bufs.act, bufs.nact
     for i in range(pid.shape[0]):
         npfree[0] -= 1
         p = pkt_free[npfree[0]]
@@ -216,21 +215,21 @@ def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, prm, segs, pkts
         seg_out[s] = link
         seg_vlo[s] = vlo[i]
         seg_vhi[s] = vhi[i]
-        activate_one(b, active, act, nact, pk)
+        activate_one(b, active, act, nact)
 
 
 @njit(cache=True, inline="always")
-def activate_one(b, active, act, nact, pk):
-    """Buffer ``b`` into the active list ``act[:nact[0]]`` (once; parked: read again)."""
-    park.activate(b, active, act, nact, pk)
+def activate_one(b, active, act, nact):
+    """Buffer ``b`` into the active list ``act[:nact[0]]`` (once)."""
+    list_once(b, active, act, nact)
 
 
 @njit(cache=True)
 def activate(ids, bufs):
     """Add buffers that received a segment to the active list."""
-    active, act, nact, pk = bufs.active, bufs.act, bufs.nact, bufs.park
+    active, act, nact = bufs.active, bufs.act, bufs.nact
     for b in ids:
-        activate_one(b, active, act, nact, pk)
+        activate_one(b, active, act, nact)
 
 
 @njit(cache=True, inline="always")
@@ -301,15 +300,6 @@ def bitmap_sort(act, n, words):
                 x &= x - 1
                 k += 1
     return k
-
-
-@njit(cache=True, _nrt=False)
-def sort_listed(act, n, active, tmp):
-    """:func:`sort_active` of a list with parked entries (``-b - 1``, park.py): the ids
-    sorted, the parked ones marked again."""
-    park.unsign(act, n)
-    sort_active(act, n, tmp)
-    park.resign(act, n, active)
 
 
 @njit(cache=True, _nrt=False)

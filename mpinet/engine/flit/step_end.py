@@ -17,7 +17,6 @@ from numba import njit
 
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit.layout import quotient
-from mpinet.engine.flit.park import activate
 from mpinet.prefetch import ahead
 
 #: :func:`check_step`'s codes (``out[0]``): a link over its capacity, a node over its k
@@ -33,7 +32,7 @@ def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
     ``segs.out = -1``); ``so.bufs``: the buffers checked; ``so.out`` as :func:`check_step`.
     """
     cnt, local, seg_out, new, sbufs = so.cnt, so.local, segs.out, so.new, so.bufs
-    active, act, nact, pk = bufs.active, bufs.act, bufs.nact, bufs.park
+    active, act, nact = bufs.active, bufs.act, bufs.nact
     nloc = cnt[fk.C_LOCAL]
     nn = 0
     for i in range(nloc):
@@ -45,9 +44,10 @@ def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
             new[nn] = s
             nn += 1
         sbufs[i] = b
-        # state.activate_one, its arrays unpacked here: an inlined call taking the bundle
-        # reference-counts its arrays each time (measured: settle 2x slower)
-        activate(b, active, act, nact, pk)
+        if active[b] == 0:  # state.activate_one, written out: an inlined call reference-
+            active[b] = 1  # counts its arrays each time (measured: settle 2x slower)
+            act[nact[0]] = b
+            nact[0] += 1
     finish(segs, pkts, links, bufs, so)
     if prm.kind == fk.KPORT and kport_sent_ok(nt, prm, links, so.touched, so.node):
         nt = 0  # no link over its capacity, no node over k: only the buffers to check
