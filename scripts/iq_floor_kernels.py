@@ -20,10 +20,13 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 #: the words of a router's block (run_router): input ports holding flits, the port served
-#: first, whether listed; then per port its VCs holding flits, VC pointer, free output VCs
-R_PM, R_PRR, R_ON, R_HDR = 0, 1, 2, 3
+#: first; then per port its VCs holding flits, VC pointer, free output VCs
+R_PM, R_PRR, R_HDR = 0, 1, 2
 #: an input VC's words in a router's block, its ring after them
 V_HD, V_CNT, V_OUT, V_TOK, V_W = 0, 1, 2, 3, 4
+
+
+U1 = np.uint64(1)
 
 
 @njit(cache=True)
@@ -66,12 +69,15 @@ def run_router(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv,
     cdl, cdt = lat + 1 + cd, 2 + cd
     rc = max(cdl, cdt) + 1
     kk, kn = np.empty(rc * cap, np.int32), np.zeros(rc, np.int64)  # credits: the word to add 1
-    act, na = np.empty(n_, np.int64), 0
+    actb = np.zeros((n_ + 63) // 64, np.uint64)
+    fullp = (1 << npt) - 1
     tact, ton, nt = np.empty(n_, np.int64), np.zeros(n_, np.uint8), 0
     qp = qstart[:-1].copy()
     tfl, tvc = np.zeros(n_, np.int64), np.zeros(n_, np.int64)
     npk, g, ndel, hops, visits, t = inj.size, 0, 0, 0, 0, 0
     while ndel < npk and t < tmax:
+        # read: the credits due now, then the flits arriving, each into its VC's ring; the
+        # bit sets written whether or not the VC was empty (a branch fewer a flit-hop)
         s = t % rc
         for i in range(kn[s]):
             st_[kk[s * cap + i]] += 1
@@ -84,20 +90,16 @@ def run_router(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv,
             w = b + o_vc + (p * nv + v) * vs
             c = st_[w + V_CNT]
             pos = st_[w + V_HD] + c
-            if pos >= nb:
-                pos -= nb
+            pos -= nb if pos >= nb else 0
             st_[w + V_W + pos] = code
             st_[w + V_CNT] = c + 1
-            if c == 0:
-                if code & 63 == 0:
-                    st_[w + V_TOK] = t + rd
-                st_[b + R_HDR + p] |= 1 << v
-                if st_[b + R_ON] == 0:
-                    act[na] = n
-                    na += 1
-                    st_[b + R_ON] = 1
-                st_[b + R_PM] |= 1 << p
+            fresh = (c == 0) & (code & 63 == 0)  # a head at the front: routed from t + rd
+            st_[w + V_TOK] = t + rd if fresh else st_[w + V_TOK]
+            st_[b + R_HDR + p] |= 1 << v
+            st_[b + R_PM] |= 1 << p
+            actb[n >> 6] |= U1 << np.uint64(n & 63)
         cn[s] = 0
+        # the packets created now make their terminal active
         while g < npk and ctime[inj[g]] <= t:
             n = src[inj[g]]
             if ton[n] == 0:
@@ -105,6 +107,7 @@ def run_router(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv,
                 tact[nt] = n
                 nt += 1
             g += 1
+        # terminals: one flit of the front packet a cycle, on a VC with a credit
         st = (t + 2) % r
         k = 0
         for i in range(nt):
@@ -117,7 +120,7 @@ def run_router(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv,
             k += 1
             base = n * rs + o_cr + deg * nv
             f = tfl[n]
-            if f == 0:
+            if f == 0:  # a head: the next VC with a credit after the last one taken
                 v = tvc[n]
                 for _ in range(nv):
                     v = v + 1 if v + 1 < nv else 0
@@ -137,32 +140,37 @@ def run_router(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv,
                 qp[n] = j + 1
             tfl[n] = f
         nt = k
+        # routers: one pass each, in node order (a bit set: its walk is a few words a
+        # cycle), VC and switch allocation fused, each input's winner moved at once
         sd, sc, sct = (t + dly) % r, (t + cdl) % rc, (t + cdt) % rc
-        k = 0
-        for i in range(na):
-            n = act[i]
-            b = n * rs
-            visits += 1
-            taken = 0
-            s0 = st_[b + R_PRR]
-            st_[b + R_PRR] = s0 + 1 if s0 + 1 < npt else 0
-            for half in range(2):
-                w = st_[b + R_PM]
-                w = w >> s0 << s0 if half == 0 else w & ((1 << s0) - 1)
+        for wi in range(actb.size):  # the routers holding flits, in node order
+            word = actb[wi]
+            while word:
+                n = wi * 64 + np.int64(trailing_zeros(word))
+                word &= word - U1
+                b = n * rs
+                visits += 1
+                taken = 0  # the output ports granted this cycle
+                s0 = st_[b + R_PRR]
+                st_[b + R_PRR] = s0 + 1 if s0 + 1 < npt else 0
+                # input ports from s0 on, wrapping (rotating priority over the outputs)
+                pmk = st_[b + R_PM]
+                w = ((pmk >> s0) | (pmk << (npt - s0))) & fullp
                 while w:
-                    p = np.int64(trailing_zeros(w))
+                    p = np.int64(trailing_zeros(w)) + s0
+                    p -= npt if p >= npt else 0
                     w &= w - 1
                     m = st_[b + R_HDR + p]
                     best, bk, r0 = -1, nv, st_[b + o_vrr + p]
                     vp = b + o_vc + p * nv * vs
-                    while m:
+                    while m:  # each VC holding flits: heads routed and given a VC, bids kept
                         v = np.int64(trailing_zeros(m))
                         m &= m - 1
                         x = vp + v * vs
                         if t < st_[x + V_TOK]:
                             continue
                         out = st_[x + V_OUT]
-                        if out < 0:
+                        if out < 0:  # a head: its route and the first free VC of its output
                             d = dst[st_[x + V_W + st_[x + V_HD]] >> 6]
                             op = deg if d == n else np.int64(table[n * n_ + d])
                             if op == deg:
@@ -174,19 +182,19 @@ def run_router(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv,
                                 st_[b + o_of + op] = fr & (fr - 1)
                                 out = op << 6 | np.int64(trailing_zeros(fr))
                             st_[x + V_OUT] = out
-                            st_[x + V_TOK] = t + vad
+                            st_[x + V_TOK] = t + vad  # switch allocation from t + vad
                             continue
                         op = out >> 6
                         if (taken >> op) & 1:
                             continue
                         if op != deg and st_[b + o_cr + op * nv + (out & 63)] == 0:
                             continue
-                        kv = v - r0 if v >= r0 else v - r0 + nv
+                        kv = v - r0 if v >= r0 else v - r0 + nv  # round-robin from r0
                         if kv < bk:
                             bk, best = kv, v
                     if best < 0:
                         continue
-                    x = vp + best * vs
+                    x = vp + best * vs  # the winner's flit out, its credit back upstream
                     out = st_[x + V_OUT]
                     op, ov = out >> 6, out & 63
                     h = st_[x + V_HD]
@@ -207,8 +215,8 @@ def run_router(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv,
                     else:
                         kk[sc * cap + kn[sc]] = upw[n * npt + p] + best
                         kn[sc] += 1
-                    if code & 63 == nf - 1:
-                        st_[x + V_OUT] = -1
+                    if code & 63 == nf - 1:  # the tail: the output VC freed, the next head
+                        st_[x + V_OUT] = -1  # routed from the next cycle (+ routing delay)
                         if c > 0:
                             st_[x + V_TOK] = t + 1 + rd
                         if op == deg:
@@ -216,17 +224,13 @@ def run_router(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv,
                             ndel += 1
                         else:
                             st_[b + o_of + op] |= 1 << ov
-                    if op != deg:
+                    if op != deg:  # the credit spent, the flit onto the channel
                         st_[b + o_cr + op * nv + ov] -= 1
                         ck[sd * cap + cn[sd]] = down[n * npt + op] | ov
                         cc[sd * cap + cn[sd]] = code
                         cn[sd] += 1
                         hops += 1
-            if st_[b + R_PM] != 0:
-                act[k] = n
-                k += 1
-            else:
-                st_[b + R_ON] = 0
-        na = k
+                if st_[b + R_PM] == 0:
+                    actb[wi] &= ~(U1 << np.uint64(n & 63))
         t += 1
     stats[0], stats[1], stats[2], stats[3] = t, hops, visits, ndel

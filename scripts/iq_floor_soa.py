@@ -48,7 +48,8 @@ def run_soa(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, st
     cdl, cdt = lat + 1 + cd, 2 + cd  # a credit's return from a router, from the terminal's port
     rc = max(cdl, cdt) + 1
     kk, kn = np.empty(rc * cap, np.int32), np.zeros(rc, np.int64)
-    act, on, na = np.empty(n_, np.int64), np.zeros(n_, np.uint8), 0  # routers holding flits
+    actb = np.zeros((n_ + 63) // 64, np.uint64)  # the routers holding flits
+    fullp = (U1 << np.uint64(npt)) - U1
     tact, ton, nt = np.empty(n_, np.int64), np.zeros(n_, np.uint8), 0  # terminals with packets
     qp = qstart[:-1].copy()
     tfl, tvc = np.zeros(n_, np.int64), np.zeros(n_, np.int64)  # flits sent, VC of the front
@@ -67,19 +68,14 @@ def run_soa(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, st
             iv = ip * nv + v
             c = hv[iv, CNT]
             pos = hv[iv, HD] + c
-            if pos >= nb:
-                pos -= nb
+            pos -= nb if pos >= nb else 0
             buf[iv * nb + pos] = code
             hv[iv, CNT] = c + 1
-            if c == 0:  # the VC holds flits again; a head at its front is routed from t + rd
-                if code & 63 == 0:
-                    hv[iv, TOK] = t + rd
-                vm[ip] |= U1 << np.uint64(v)
-                if on[n] == 0:
-                    act[na] = n
-                    na += 1
-                    on[n] = 1
-                pm[n] |= U1 << np.uint64(p)
+            fresh = (c == 0) & (code & 63 == 0)  # a head at the front: routed from t + rd
+            hv[iv, TOK] = t + rd if fresh else hv[iv, TOK]
+            vm[ip] |= U1 << np.uint64(v)
+            pm[n] |= U1 << np.uint64(p)
+            actb[n >> 6] |= U1 << np.uint64(n & 63)
         cn[s] = 0
         # the packets created now make their terminal active
         while g < npk and ctime[inj[g]] <= t:
@@ -124,21 +120,20 @@ def run_soa(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, st
         nt = k
         # routers: one pass each, VC and switch allocation fused, the winners moved at once
         sd, sc, sct = (t + dly) % r, (t + cdl) % rc, (t + cdt) % rc
-        k = 0
-        for i in range(na):
-            n = act[i]
-            visits += 1
-            taken = np.uint64(0)  # the output ports granted this cycle
-            s0 = prr[n]
-            prr[n] = s0 + 1 if s0 + 1 < npt else 0
-            for half in range(2):  # input ports from s0 up, then below s0 (rotating priority)
-                w = pm[n]
-                if half == 0:
-                    w = w >> np.uint64(s0) << np.uint64(s0)
-                else:
-                    w &= (U1 << np.uint64(s0)) - U1
+        for wi in range(actb.size):
+            word = actb[wi]
+            while word:
+                n = wi * 64 + _low(word)
+                word &= word - U1
+                visits += 1
+                taken = np.uint64(0)  # the output ports granted this cycle
+                s0 = prr[n]
+                prr[n] = s0 + 1 if s0 + 1 < npt else 0
+                pmk = pm[n]  # input ports from s0 on, wrapping (rotating priority)
+                w = ((pmk >> np.uint64(s0)) | (pmk << np.uint64(npt - s0))) & fullp
                 while w:
-                    p = _low(w)
+                    p = _low(w) + s0
+                    p -= npt if p >= npt else 0
                     w &= w - U1
                     ip = n * npt + p
                     m = vm[ip]
@@ -210,11 +205,7 @@ def run_soa(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, st
                         cc[sd * cap + cn[sd]] = code
                         cn[sd] += 1
                         hops += 1
-            if pm[n] != 0:
-                act[k] = n
-                k += 1
-            else:
-                on[n] = 0
-        na = k
+                if pm[n] == 0:
+                    actb[wi] &= ~(U1 << np.uint64(n & 63))
         t += 1
     stats[0], stats[1], stats[2], stats[3] = t, hops, visits, ndel
