@@ -12,10 +12,15 @@ router's inputs and over an input's VCs, one pass, no iterations), the credit te
 spent, the channel (a list per arrival cycle) and the credit's return (a list per due
 cycle), the pipeline's cycles as the cycle a flit may go next, and active lists of routers
 and terminals, so an idle router costs nothing. What it leaves out is in docs/iq-router.md,
-"Session 17". Checked: every packet delivered, flit-hops against the exact run's, and with
-``--check`` a lone packet's latency against the zero-load formula of docs/iq-router.md.
+"Session 17". Checked: every packet delivered, the two layouts' deliveries equal, flit-hops
+against the exact run's, and with ``--check`` lone packets' latency against the zero-load
+formula of docs/iq-router.md. Timed: CPU seconds (``time.process_time``) of the ideal and
+iq runs (``bench_iq.once``: ``FlitEngine.run``, its Python included) and of the floor's
+compiled run alone, alternated in one process, best of ``--rounds``; per flit-hop (a flit
+over a router-to-router link, the exact run's link loads summed).
 
     python scripts/iq_floor.py [--rounds 5] [--cases ms32,hc8,mesh8-0.2,mesh88] [--check]
+        [--layouts router,soa] [--floor-only]
 """
 
 from __future__ import annotations
@@ -152,8 +157,9 @@ def route_table(router, n: int, deg: int) -> np.ndarray:
 def zero_load(fl: Floor, pairs: int, seed: int = 5) -> list[str]:
     """Lone packets (one a run), each layout, against docs/iq-router.md's "Zero-load latency":
     with 64-flit buffers ``T0 = 3 + (H + 1) c + H L + (F - 1) sad``; with one-flit buffers
-    each flit after the head one credit loop (``xd + 2 (L + 1) + 2 (sad - 1) + cd``) later.
-    The mismatches, as lines."""
+    each flit after the head one credit loop (``xd + 2 (L + 1) + 2 (sad - 1) + cd``) later
+    (over one link or more: from a node to itself the terminal's loop, shorter, is the
+    bound). The mismatches, as lines."""
     rng = np.random.default_rng(seed)
     n, f, sad, xd = int(fl.prm[0]), int(fl.prm[4]), int(fl.prm[8]), int(fl.prm[9])
     lat, cd = int(fl.prm[10]), int(fl.prm[11])
@@ -174,7 +180,7 @@ def zero_load(fl: Floor, pairs: int, seed: int = 5) -> list[str]:
                     np.array([d], np.int32), np.array([7], np.int64), one, qs, one, deliv,
                     np.zeros(4, np.int64))  # fmt: skip
                 want = 3 + (h + 1) * fl.c + h * lat + (f - 1) * gap
-                if deliv[0] - 7 != want:
+                if (bsize > 1 or h > 0) and deliv[0] - 7 != want:  # the loop of a link
                     bad.append(f"{layout}, buffers {bsize}: {s}->{d} {h} hops, latency "
                                f"{deliv[0] - 7}, want {want}")  # fmt: skip
     return bad
