@@ -171,7 +171,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             kr.recount(False, prm, segs, pkts, links, bufs, inc)  # while the moves' are hot
         flits, ndel = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
         rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh
-        work = bufs.nact[0] + bufs.nact[2] - inc.hole[pl.H_DEAD]
+        work = bufs.nact[0] - inc.hole[pl.H_DEAD]  # the reference's active buffers
         rows[k, R_CROSS], rows[k, R_WORK] = cnt[fk.C_CROSS] - x0, work
         in_flight += ni + nh - ndel
         if live:  # LiveCheck.due, then find's scan
@@ -179,7 +179,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             if t % CHECK == 0 and t <= last and in_flight > 0 and budget >= 0:
                 pl.squeeze(bufs, inc)
                 status[S_BUDGET], status[S_FLIGHT], status[1] = budget, in_flight, t
-                if bufs.nact[0] + bufs.nact[2] >= fit:
+                if bufs.nact[0] >= fit:
                     status[0] = FIND
                     return t
                 dl._scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid,

@@ -86,7 +86,6 @@ from mpinet.engine.flit.port_choice import (  # noqa: F401
     sdc_demand,
     sdc_port,
 )
-from mpinet.engine.flit.park import BIG, HALF, STALE, compact, park
 from mpinet.prefetch import ahead
 
 
@@ -155,9 +154,6 @@ def collect(prm, segs, pkts, links, bufs, so):
     pkt_inj, pkt_pid = pkts.inj, pkts.pid
     lreq, lstart = links.nreq, links.start
     touched, rq, rq_prev = so.touched, so.rq, so.rq_prev
-    plist, pwait = bufs.park, bufs.pwait
-    if not defer and nact[1] - nact[2] > nact[2] + 256:
-        compact(active, plist, nact)
     k = 0
     n = 0
     nt = 0
@@ -175,27 +171,18 @@ def collect(prm, segs, pkts, links, bufs, so):
         b = act[i]
         s = head[b]
         if s < 0:
-            active[b] = active[b] & STALE
+            active[b] = 0
             continue
         act[k] = b
         k += 1
-        if seg_cnt[s] <= 0 or (saf and b < nvcbuf and seg_recv[s] < flits):
-            if not defer:
-                k -= 1
-                park(b, active[b], active, plist, nact)
+        if seg_cnt[s] <= 0:
+            continue
+        if saf and b < nvcbuf and seg_recv[s] < flits:  # not wholly received yet
             continue
         link = seg_out[s]
         ovc = seg_ovc[s]
-        if ovc >= 0 and not defer:
-            kv = vc_id(link, ovc, nvc)
-            c = credit[kv]
-            if c <= 0:
-                if c > -HALF:
-                    credit[kv] = c - BIG
-                pwait[kv] = b
-                k -= 1
-                park(b, active[b], active, plist, nact)
-                continue
+        if ovc >= 0 and not defer and credit[vc_id(link, ovc, nvc)] <= 0:  # cannot move
+            continue  # (sdc keeps it: its compiled steps' order of the links counts it)
         rq[n] = s
         if lreq[link] == 0:
             touched[nt] = link

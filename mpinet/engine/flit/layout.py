@@ -58,7 +58,7 @@ step, the receiver's VC 0 buffer (relative to this rank's first), flits sent (tr
 ``load``; this step, ``flits``), this step's requests (``nreq``, their bucket ``start``); per
 VC of a link (``link * V + v``): the sender's ``credit`` and ``held`` (a packet holds it)."""
 
-Buffers = namedtuple("Buffers", ["head", "tail", "occ", "active", "act", "nact", "ucred", "park", "pwait"])
+Buffers = namedtuple("Buffers", ["head", "tail", "occ", "active", "act", "nact", "ucred"])
 Buffers.__doc__ = """Per input buffer: its FIFO of segments (``head``/``tail``), flits held
 (``occ``), whether it is in the active list ``act[:nact[0]]``; per VC buffer the sender's credit
 counter (``ucred``, relative as ``Links.down``)."""
