@@ -54,3 +54,20 @@ def ahead_in(wi, word, tl, t2, prm, s):
         iv = b * nvc + v
         il.ahead(s.hv, iv)
         il.ahead(s.ib, iv * prm.bsz)
+
+
+@njit(cache=True, inline="always")
+def ahead_router(n, prm, s):
+    """The lines router ``n``'s internal step reads first: the rows and buffer rings of its
+    input VCs in switch allocation (``m_sa``) and its output VCs' buffer states."""
+    base = n * prm.nport * prm.nvc
+    end = base + prm.nport * prm.nvc
+    for wi in range(base >> 6, ((end - 1) >> 6) + 1):
+        word = il.span(s.m_sa, wi, base, end)
+        while word:
+            iv = (wi << 6) + il.low(word)
+            word &= word - np.uint64(1)
+            il.ahead(s.hv, iv)
+            il.ahead(s.ib, iv * prm.bsz)
+    il.ahead(s.bs_cred, base)
+    il.ahead(s.bs_cred, end - 1)
