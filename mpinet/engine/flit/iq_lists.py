@@ -21,14 +21,11 @@ so a cycle costs what moves in it, not the ports of every busy router.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
+from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
-from numba.extending import intrinsic
 
 __all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap", "magic", "div", "push",
-           "push_sa", "push_va", "batch", "activate", "vmask", "first_from", "ahead", "HV", "VA",
+           "push_sa", "push_va", "batch", "activate", "vmask", "first_from", "HV", "VA",
            "RT", "XR"]  # fmt: skip
 
 #: columns of ``hv[iv]``, an input VC's row (:mod:`~mpinet.engine.flit.iq_state`): the fields a
@@ -126,30 +123,6 @@ def wrap(x, size):
     if x < 2 * size:
         return x - size
     return x % size
-
-
-@intrinsic
-def ahead(typingctx, arr, i):
-    """Prefetch the line of ``arr[i]`` (of row ``i``'s first item for a 2-d ``arr``): the
-    phases that touch other routers' lines (a queue's front, a channel slot, a VC's row) ask
-    for them a word of their bit set ahead, so the misses of a state past the caches overlap
-    (:func:`mpinet.prefetch.prefetch` for rows too; it never faults, no bounds checked)."""
-    if not isinstance(arr, types.Array) or not isinstance(i, types.Integer):
-        return None
-
-    def codegen(context, builder, sig, args):
-        aty, ity = sig.args
-        ary = context.make_array(aty)(context, builder, args[0])
-        idx = [context.cast(builder, args[1], ity, types.intp)]
-        idx += [context.get_constant(types.intp, 0)] * (aty.ndim - 1)
-        ptr = cgutils.get_item_pointer(context, builder, aty, ary, idx, wraparound=False)
-        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-        builder.call(fn, [builder.bitcast(ptr, i8p)] + [ir.Constant(i32, v) for v in (0, 3, 1)])
-        return context.get_dummy_value()
-
-    return types.void(arr, i), codegen
 
 
 def magic(d: int) -> tuple[int, int]:

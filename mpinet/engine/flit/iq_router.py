@@ -23,7 +23,6 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
-from mpinet.engine.flit.iq_ahead import FAR, ahead_router
 from mpinet.engine.flit.iq_alloc import allocate, supersedes
 from mpinet.engine.flit.iq_moves import (  # noqa: F401 (the names the other phases use)
     ACTIVE,
@@ -80,11 +79,8 @@ def internal_steps(t, istep, prm, s, rule, vrule, status, route_out):
             rl[nvis] = (ri << 6) + il.low(word)
             nvis += 1
             word &= word - np.uint64(1)
-    far = (prm.hi - prm.lo) * nport * nvc >= FAR  # a state past the caches: the next
-    for a in range(nvis):  # router's lines asked for while this one steps
+    for a in range(nvis):
         n = rl[a]
-        if far and a + 1 < nvis:
-            ahead_router(rl[a + 1], prm, s)
         base = n * nport * nvc  # the router's first input VC (and first output buffer state)
         end = base + nport * nvc
         if xqn[n] == 0 and not (il.any_in(m_rt, base, end) or il.any_in(m_va, base, end)

@@ -32,7 +32,6 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
-from mpinet.engine.flit.iq_ahead import FAR, ahead_in
 from mpinet.engine.flit.iq_write import write_phase
 
 __all__ = ["read_phase", "inject_phase", "write_phase", "compact", "enqueue", "run_block"]
@@ -164,13 +163,8 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
             if s.fm[k] & bit:
                 s.fm[k] &= ~bit
                 _take(t, tl, t2, istep, b, n, deg, prm, s, rule, vrule, status, route_out, moved)
-    far = nrp * nvc >= FAR  # the next word's rows asked for (a state past the caches)
-    if far and w1:
-        ahead_in(0, s.fm[tl * w1], tl, t2, prm, s)
     for wi in range(w1):
         word = s.fm[tl * w1 + wi]
-        if far and wi + 1 < w1:
-            ahead_in(wi + 1, s.fm[tl * w1 + wi + 1], tl, t2, prm, s)
         if not word:
             continue
         s.fm[tl * w1 + wi] = 0

@@ -12,7 +12,6 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
-from mpinet.engine.flit.iq_ahead import FAR, ahead_out
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -27,13 +26,8 @@ def write_phase(t, win, prm, s, hop, nh):
     own = prm.hi - prm.lo
     w0, w1 = il.words(own), il.words(own * nport)
     flits = 0
-    far = own * nport * prm.nvc >= FAR  # a state past the caches (ms:3,2's 24 MB)
-    if far and w1:
-        ahead_out(0, s.obm[0], tl, prm, s)
     for wi in range(w1):
         word = s.obm[wi]
-        if far and wi + 1 < w1:  # the next word's lines asked for while this one's are sent
-            ahead_out(wi + 1, s.obm[wi + 1], tl, prm, s)
         while word:
             c = (wi << 6) + il.low(word)
             word &= word - np.uint64(1)
