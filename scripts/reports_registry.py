@@ -113,8 +113,10 @@ REPORTS: tuple[Report, ...] = (
 #: the scripts that are no report: the docs checker and generator, the test runner, helpers,
 #: booksim_trace.py, which writes test data (tests/data/booksim) from BookSim2's traces, and
 #: flit_stage_split.py, which times a scratch copy of the engine stage by stage, and sdc_floor.py,
-#: which times sdc with its port choice replayed in a scratch copy (probes, no reports), and
-#: patched_copy.py, the scratch copy both make
+#: which times sdc with its port choice replayed in a scratch copy (probes, no reports),
+#: patched_copy.py, the scratch copy both make, and iq_floor.py with its kernels
+#: (iq_floor_kernels.py, iq_floor_soa.py), which times a lean input-queued router against the
+#: ideal and iq runs of bench_iq.py's cases (a probe, no report)
 TOOLS = (
     "booksim_split.py",
     "booksim_trace.py",
@@ -124,6 +126,9 @@ TOOLS = (
     "docs_toml.py",
     "flit_stage_split.py",
     "gen_reference.py",
+    "iq_floor.py",
+    "iq_floor_kernels.py",
+    "iq_floor_soa.py",
     "launcher.py",
     "mkdocs_hooks.py",
     "patched_copy.py",
