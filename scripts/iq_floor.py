@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_iq  # noqa: E402
 import iq_floor_kernels as fk  # noqa: E402
 import iq_floor_soa  # noqa: E402
+import iq_floor_x  # noqa: E402
 
 from mpinet.engine.iq_config import IQConfig  # noqa: E402
 from mpinet.routing import make_router  # noqa: E402
@@ -90,6 +91,30 @@ class Floor:
         counts = np.bincount(pk[:, 1], minlength=n)
         self.qstart = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.hops = self.route_hops(pk[:, 1], pk[:, 2])
+        # BookSim's port order for iq_floor_x (iq_ports.booksim_order): on anynet the links by
+        # ascending neighbour id, the terminal last in the state, the pointers at it
+        mt = getattr(topo, "family", "") in ("mesh", "torus")
+        key = np.where(nbr >= 0, nbr, n + np.arange(deg))
+        sp = np.argsort(np.argsort(key, axis=1, kind="stable"), axis=1) if not mt else None
+        sp = np.tile(np.arange(deg), (n, 1)) if mt else sp
+        spx = np.concatenate([sp, np.full((n, 1), deg)], axis=1)  # mpinet port -> state port
+        self.xt = spx[np.arange(n * n) // n, self.table].astype(np.uint8)
+        self.xup, self.xdown = np.zeros_like(self.up), np.zeros_like(self.down)
+        ipx = (nbr * p + spx[np.maximum(nbr, 0), rev])[ok]
+        self.xup[ipx] = (nodes * p + spx[nodes, ports])[ok.ravel()]
+        nq = (nbr << 12) | (spx[np.maximum(nbr, 0), rev] << 6)
+        self.xdown[(nodes * p + spx[nodes, ports])[ok.ravel()]] = nq[ok]
+        self.p0 = 0 if mt else deg  # the state port BookSim numbers 0
+
+    def run_x(self, mode: int) -> tuple[float, np.ndarray, np.ndarray]:
+        """As :meth:`run`, :func:`iq_floor_x.run_x` in ``mode`` on BookSim's port order."""
+        prm = np.concatenate([self.prm, [mode, self.p0]]).astype(np.int64)
+        deliv = np.full(self.src.size, -1, np.int64)
+        stats = np.zeros(4, np.int64)
+        t0 = time.process_time()
+        iq_floor_x.run_x(prm, self.xt, self.xup, self.xdown, self.src, self.dst, self.ctime,
+                         self.qlist, self.qstart, self.inj, deliv, stats)  # fmt: skip
+        return time.process_time() - t0, deliv, stats
 
     def run(self, layout: str = "router") -> tuple[float, np.ndarray, np.ndarray]:
         """(CPU seconds, deliveries, stats: cycles, flit-hops, router visits, delivered) of
