@@ -74,7 +74,8 @@ def _islip(nr, rin, rout, nin, nout, pin, pout, grant, bo, bi):
 @njit(cache=True)
 def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats):
     """:func:`iq_floor_soa.run_soa`'s run and arguments, ``prm[13]`` the mode's bits and
-    ``prm[14]`` the port the allocators' pointers start at."""
+    ``prm[14]`` the port the allocators' pointers start at, ``prm[15]`` the ejection's credit
+    loop past the crossbar (4: the flit over the terminal's channel, its credit back)."""
     n_, npt, nv, nb, nf, deg = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
     rd, vad, sad, xd, lat, cd, tmax = prm[6], prm[7], prm[8], prm[9], prm[10], prm[11], prm[12]
     sa_x, va_x, rt_x, p0 = prm[13] & M_SA, prm[13] & M_VA, prm[13] & M_RT, prm[14]
@@ -102,7 +103,7 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
     r = max(dly, 2) + 1
     cap = n_ * npt
     ck, cc, cn = np.empty(r * cap, np.int32), np.empty(r * cap, np.int32), np.zeros(r, np.int64)
-    cdl, cdt, cde = lat + 1 + cd, 2 + cd, sad - 1 + xd + 4 + cd  # cde: the ejection's
+    cdl, cdt, cde = lat + 1 + cd, 2 + cd, sad - 1 + xd + prm[15] + cd  # cde: the ejection's
     rc = max(cdl, cdt, cde) + 1
     kk, kn = np.empty(rc * cap, np.int32), np.zeros(rc, np.int64)
     ek, en = np.empty(rc * n_, np.int32), np.zeros(rc, np.int64)
@@ -110,7 +111,7 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
     fullp = (U1 << np.uint64(npt)) - U1
     tact, ton, nt = np.empty(n_, np.int64), np.zeros(n_, np.uint8), 0
     qp = qstart[:-1].copy()
-    tfl, tvc = np.zeros(n_, np.int64), np.zeros(n_, np.int64)
+    tfl, tvc = np.zeros(n_, np.int64), np.full(n_, nv - 1, np.int64)  # a first head on VC 0
     npk, g, ndel, hops, visits, t = inj.size, 0, 0, 0, 0, 0
     while ndel < npk and t < tmax:
         s = t % rc
