@@ -219,8 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layouts", default="router,soa", help="the floor's layouts timed")
     ap.add_argument("--check", action="store_true", help="lone packets' latency against T0")
     ap.add_argument("--floor-only", action="store_true", help="time the floor alone")
-    ap.add_argument("--modes", default="", help="iq_floor_x's modes timed too, comma-separated "
-                    "(bits: 1 iSLIP switch allocation, 2 iSLIP VC allocation, 4 route stage)")
+    ap.add_argument("--modes", default="", help="iq_floor_x's modes timed too (bits: 1 iSLIP "
+                    "switch allocation, 2 iSLIP VC allocation, 4 route stage)")  # fmt: skip
     a = ap.parse_args(argv)
     status = 0
     lays = [x for x in a.layouts.split(",") if x]
@@ -249,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         models = ([] if a.floor_only else ["ideal", "iq"]) + lays
         for mode in [int(x) for x in a.modes.split(",") if x]:
             dx = fl.run_x(mode)[1][pk[:, 0]]
-            print(f"{case}: mode {mode}: {int((dx != pk[:, 4]).sum())} of {pk.shape[0]} "
-                  "packets delivered in another cycle than the exact run's", flush=True)
+            print(f"{case}: mode {mode}: {int((dx != pk[:, 4]).sum())} of {pk.shape[0]} packets "
+                  "delivered in another cycle than the exact run's", flush=True)  # fmt: skip
             models.append(f"x{mode}")
         for mdl in models:
             if mdl in ("ideal", "iq"):

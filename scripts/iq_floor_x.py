@@ -46,29 +46,30 @@ def _ahead(a, b, ptr, size):
     return da < db
 
 
-@njit(cache=True)
-def _islip(nr, rin, rout, nin, nout, pin, pout, grant, bo, bi):
-    """One iSLIP iteration on ``nr`` requests (one an input-output pair): each output offers
-    itself to the requester nearest its grant pointer ``pout``, each input accepts the offer
-    nearest its accept pointer ``pin``; a match moves both pointers past it. ``bo``/``bi``:
-    scratch of ``nout``/``nin``, -1 on entry and on return."""
+@njit(cache=True, inline="always")
+def _islip(nr, rin, rout, q, nin, nout, pin, pout, z, grant, bo, bi):
+    """One iSLIP iteration on ``nr`` requests (one an input-output pair), rows ``q ..`` of
+    ``rin``/``rout``: each output offers itself to the requester nearest its grant pointer
+    ``pout[z + o]``, each input accepts the offer nearest its accept pointer ``pin[z + i]``;
+    a match moves both pointers past it (offsets, not slices: a slice a call cost 2-3x the
+    floor's time a flit-hop). ``bo``/``bi``: scratch, -1 on entry and on return."""
     for r in range(nr):
         grant[r] = 0
-        o, b = rout[r], bo[rout[r]]
-        if b < 0 or _ahead(rin[r], rin[b], pout[o], nin):
+        o, b = rout[q + r], bo[rout[q + r]]
+        if b < 0 or _ahead(rin[q + r], rin[q + b], pout[z + o], nin):
             bo[o] = r
     for r in range(nr):
-        i, b = rin[r], bi[rin[r]]
-        if bo[rout[r]] == r and (b < 0 or _ahead(rout[r], rout[b], pin[i], nout)):
+        i, b = rin[q + r], bi[rin[q + r]]
+        if bo[rout[q + r]] == r and (b < 0 or _ahead(rout[q + r], rout[q + b], pin[z + i], nout)):
             bi[i] = r
     for r in range(nr):
-        i, o = rin[r], rout[r]
+        i, o = rin[q + r], rout[q + r]
         if bi[i] == r:
             grant[r] = 1
-            pout[o] = i + 1 if i + 1 < nin else 0
-            pin[i] = o + 1 if o + 1 < nout else 0
+            pout[z + o] = i + 1 if i + 1 < nin else 0
+            pin[z + i] = o + 1 if o + 1 < nout else 0
     for r in range(nr):
-        bo[rout[r]], bi[rin[r]] = -1, -1
+        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
 
 
 @njit(cache=True)
@@ -246,8 +247,7 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                         elif _ahead(v, rlab[x], vrr[ip], nv):
                             rlab[x] = v
                 if nva:  # VC allocation by iSLIP over the router's input and output VCs
-                    _islip(nva, rin, rout, nq, nq, va_pin[b0 : b0 + nq], va_pout[b0 : b0 + nq],
-                           grant, bo, bi)  # fmt: skip
+                    _islip(nva, rin, rout, 0, nq, nq, va_pin, va_pout, b0, grant, bo, bi)
                     for x in range(nva):
                         if grant[x]:
                             iv, op, ov = b0 + rin[x], rout[x] // nv, rout[x] % nv
@@ -256,8 +256,7 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                             hv[iv, TOK] = t + vad
                 # switch allocation: iSLIP, or the floor's greedy over the inputs in order
                 if sa_x:
-                    _islip(nr, rin[so:], rout[so:], npt, npt, sa_pin[n * npt : n * npt + npt],
-                           sa_pout[n * npt : n * npt + npt], grant, bo, bi)  # fmt: skip
+                    _islip(nr, rin, rout, so, npt, npt, sa_pin, sa_pout, n * npt, grant, bo, bi)
                 else:
                     taken = np.uint64(0)
                     for x in range(nr):
