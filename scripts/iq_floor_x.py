@@ -52,7 +52,14 @@ def _islip(nr, rin, rout, q, nin, nout, pin, pout, z, grant, bo, bi):
     ``rin``/``rout``: each output offers itself to the requester nearest its grant pointer
     ``pout[z + o]``, each input accepts the offer nearest its accept pointer ``pin[z + i]``;
     a match moves both pointers past it (offsets, not slices: a slice a call cost 2-3x the
-    floor's time a flit-hop). ``bo``/``bi``: scratch, -1 on entry and on return."""
+    floor's time a flit-hop). ``bo``/``bi``: scratch, -1 on entry and on return. One
+    request is matched at once (as the full pass matches it)."""
+    if nr == 1:
+        grant[0] = 1
+        i, o = rin[q], rout[q]
+        pout[z + o] = i + 1 if i + 1 < nin else 0
+        pin[z + i] = o + 1 if o + 1 < nout else 0
+        return
     for r in range(nr):
         grant[r] = 0
         o, b = rout[q + r], bo[rout[q + r]]
