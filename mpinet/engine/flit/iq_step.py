@@ -32,7 +32,7 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
-from mpinet.engine.flit.iq_write import write_phase
+from mpinet.engine.flit.iq_write import write_in, write_phase
 
 __all__ = ["read_phase", "inject_phase", "write_phase", "compact", "enqueue", "run_block"]
 
@@ -106,6 +106,12 @@ def _take(t, tl, t2, istep, b, n, p, prm, s, rule, vrule, status, route_out, mov
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, moved):
+    """:func:`read_in` as a kernel of its own (for :mod:`.iq_ranks`' block)."""
+    return read_in(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, moved)
+
+
+@njit(cache=True, inline="always")  # inlined in run_block: a call passes the whole bundle
+def read_in(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, moved):
     """Step 1 (see the module docstring); returns the delivery rows' count after it.
     ``moved[0]`` counts the flits taken in (progress); ``status`` a routing error. Visits
     the cycle's events only (``tm``, ``fm``, ``cm``, ``pm``: bit sets by arrival slot), each
@@ -347,7 +353,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s, rule, vr
         compact(s)
         moved[0] = 0
         d0 = nd
-        nd = read_phase(t, s.istep[0], prm, s, rule, vrule, status, route_out, deliv, nd, moved)
+        nd = read_in(t, s.istep[0], prm, s, rule, vrule, status, route_out, deliv, nd, moved)
         if b > a:
             enqueue(t, pid[a:b], src[a:b], dst[a:b], hdr[a:b], prm, s)
         inject_phase(t, prm, s, moved)
@@ -357,7 +363,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, acc, inj, prm, s, rule, vr
             moved[0] += ir.internal_steps(t, s.istep[0], prm, s, rule, vrule, status,
                                           route_out)  # fmt: skip
             s.istep[0] += 1
-        flits, nh = write_phase(t, win_lo <= t < win_hi, prm, s, hop, nh)
+        flits, nh = write_in(t, win_lo <= t < win_hi, prm, s, hop, nh)
         ndel = nd - d0
         in_flight += (b - a) - ndel
         rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, b - a

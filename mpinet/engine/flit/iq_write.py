@@ -16,6 +16,13 @@ from mpinet.engine.flit import iq_lists as il
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def write_phase(t, win, prm, s, hop, nh):
+    """:func:`write_in` as a kernel of its own (:mod:`.iq_ranks`' block, compiled with
+    reference counting, calls it)."""
+    return write_in(t, win, prm, s, hop, nh)
+
+
+@njit(cache=True, inline="always")  # inlined in run_block: a call passes the whole bundle
+def write_in(t, win, prm, s, hop, nh):
     """Step 4: one flit per output queue onto its channel (link loads and hop rows counted
     on the links), one credit message per input port back; returns ``(link flits, hop rows'
     count)``."""
