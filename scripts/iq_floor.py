@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_iq  # noqa: E402
 import iq_floor_kernels as fk  # noqa: E402
 import iq_floor_soa  # noqa: E402
+import iq_floor_x  # noqa: E402
 
 from mpinet.engine.iq_config import IQConfig  # noqa: E402
 from mpinet.routing import make_router  # noqa: E402
@@ -90,6 +91,30 @@ class Floor:
         counts = np.bincount(pk[:, 1], minlength=n)
         self.qstart = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.hops = self.route_hops(pk[:, 1], pk[:, 2])
+        # BookSim's port order for iq_floor_x (iq_ports.booksim_order): on anynet the links by
+        # ascending neighbour id, the terminal last in the state, the pointers at it
+        mt = getattr(topo, "family", "") in ("mesh", "torus")
+        key = np.where(nbr >= 0, nbr, n + np.arange(deg))
+        sp = np.argsort(np.argsort(key, axis=1, kind="stable"), axis=1) if not mt else None
+        sp = np.tile(np.arange(deg), (n, 1)) if mt else sp
+        spx = np.concatenate([sp, np.full((n, 1), deg)], axis=1)  # mpinet port -> state port
+        self.xt = spx[np.arange(n * n) // n, self.table].astype(np.uint8)
+        self.xup, self.xdown = np.zeros_like(self.up), np.zeros_like(self.down)
+        ipx = (nbr * p + spx[np.maximum(nbr, 0), rev])[ok]
+        self.xup[ipx] = (nodes * p + spx[nodes, ports])[ok.ravel()]
+        nq = (nbr << 12) | (spx[np.maximum(nbr, 0), rev] << 6)
+        self.xdown[(nodes * p + spx[nodes, ports])[ok.ravel()]] = nq[ok]
+        self.p0 = 0 if mt else deg  # the state port BookSim numbers 0
+
+    def run_x(self, mode: int, eloop: int = 4) -> tuple[float, np.ndarray, np.ndarray]:
+        """As :meth:`run`, :func:`iq_floor_x.run_x` in ``mode`` on BookSim's port order."""
+        prm = np.concatenate([self.prm, [mode, self.p0, eloop]]).astype(np.int64)
+        deliv = np.full(self.src.size, -1, np.int64)
+        stats = np.zeros(4, np.int64)
+        t0 = time.process_time()
+        iq_floor_x.run_x(prm, self.xt, self.xup, self.xdown, self.src, self.dst, self.ctime,
+                         self.qlist, self.qstart, self.inj, deliv, stats)  # fmt: skip
+        return time.process_time() - t0, deliv, stats
 
     def run(self, layout: str = "router") -> tuple[float, np.ndarray, np.ndarray]:
         """(CPU seconds, deliveries, stats: cycles, flit-hops, router visits, delivered) of
@@ -194,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layouts", default="router,soa", help="the floor's layouts timed")
     ap.add_argument("--check", action="store_true", help="lone packets' latency against T0")
     ap.add_argument("--floor-only", action="store_true", help="time the floor alone")
+    ap.add_argument("--modes", default="", help="iq_floor_x's modes timed too (bits: 1 iSLIP "
+                    "switch allocation, 2 iSLIP VC allocation, 4 route stage)")  # fmt: skip
     a = ap.parse_args(argv)
     status = 0
     lays = [x for x in a.layouts.split(",") if x]
@@ -220,13 +247,21 @@ def main(argv: list[str] | None = None) -> int:
                   f"{'as T0' if not bad else 'NOT as T0: ' + '; '.join(bad[:4])}")  # fmt: skip
             status |= bool(bad)
         models = ([] if a.floor_only else ["ideal", "iq"]) + lays
+        for mode in [int(x) for x in a.modes.split(",") if x]:
+            dx = fl.run_x(mode)[1][pk[:, 0]]
+            print(f"{case}: mode {mode}: {int((dx != pk[:, 4]).sum())} of {pk.shape[0]} packets "
+                  "delivered in another cycle than the exact run's", flush=True)  # fmt: skip
+            models.append(f"x{mode}")
         for mdl in models:
             if mdl in ("ideal", "iq"):
                 bench_iq.once(case, mdl)  # loaded
         res: dict[str, list[float]] = {m: [] for m in models}
         for _ in range(a.rounds):
             for mdl in models:
-                dt = fl.run(mdl)[0] if mdl in LAYOUTS else bench_iq.once(case, mdl)[0]
+                if mdl[0] == "x":
+                    dt = fl.run_x(int(mdl[1:]))[0]
+                else:
+                    dt = fl.run(mdl)[0] if mdl in LAYOUTS else bench_iq.once(case, mdl)[0]
                 res[mdl].append(dt)
         best = {m: min(v) for m, v in res.items()}
         cells = ", ".join(f"{m} {min(v):.4f}-{max(v):.4f} s ({1e9 * min(v) / st[1]:.0f} ns a "
@@ -236,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
             fb = min(best[x] for x in lays)
             ratio = (f"; floor / ideal {fb / best['ideal']:.2f}, iq / floor {best['iq'] / fb:.2f}"
                      f", iq / ideal {best['iq'] / best['ideal']:.2f}")  # fmt: skip
+            for x in [m for m in models if m[0] == "x"]:
+                ratio += (f"; {x} / floor {best[x] / fb:.2f}, {x} / ideal "
+                          f"{best[x] / best['ideal']:.2f}")  # fmt: skip
         print(f"{case}: {cells}{ratio}; load {os.getloadavg()[0]:.2f}", flush=True)
     return status
 

@@ -115,8 +115,8 @@ REPORTS: tuple[Report, ...] = (
 #: flit_stage_split.py, which times a scratch copy of the engine stage by stage, and sdc_floor.py,
 #: which times sdc with its port choice replayed in a scratch copy (probes, no reports),
 #: patched_copy.py, the scratch copy both make, and iq_floor.py with its kernels
-#: (iq_floor_kernels.py, iq_floor_soa.py), which times a lean input-queued router against the
-#: ideal and iq runs of bench_iq.py's cases (a probe, no report)
+#: (iq_floor_kernels.py, iq_floor_soa.py, iq_floor_x.py), which times a lean input-queued
+#: router against the ideal and iq runs of bench_iq.py's cases (a probe, no report)
 TOOLS = (
     "booksim_split.py",
     "booksim_trace.py",
@@ -129,6 +129,7 @@ TOOLS = (
     "iq_floor.py",
     "iq_floor_kernels.py",
     "iq_floor_soa.py",
+    "iq_floor_x.py",
     "launcher.py",
     "mkdocs_hooks.py",
     "patched_copy.py",

@@ -1,7 +1,9 @@
 """scripts/iq_floor.py's floor is a simulator, not a toy: on bench_iq.py's mesh:4,2 case every
 packet is delivered, its flit-hops are the exact run's (the same routes and packets), its two
 layouts deliver alike, and lone packets take docs/iq-router.md's zero-load latency (the
-floor's own pipeline: it has no speculation or speedup, which this case's keys ask of iq)."""
+floor's own pipeline: it has no speculation or speedup, which this case's keys ask of iq).
+With the exact model's allocation rules added (scripts/iq_floor_x.py) it delivers every
+packet of bench_iq.py's hypercube:8 case in the exact run's cycle."""
 
 from __future__ import annotations
 
@@ -26,3 +28,16 @@ def test_the_floor_delivers_every_packet_on_mesh_4_2():
         np.testing.assert_array_equal(d, deliv)
         np.testing.assert_array_equal(s, stats)
     assert iq_floor.zero_load(fl, 12) == []
+
+
+def test_the_exact_rules_on_the_floors_shape_deliver_as_the_exact_run():
+    """iq_floor_x with iSLIP's switch and VC allocation and the route stage (mode 7) delivers
+    every packet of bench_iq.py's hypercube:8 case in the exact iq run's cycle; the floor's
+    own allocation in the same pass (mode 0) does not."""
+    fl = iq_floor.Floor("hc8-L16")
+    pk = fl.rec.packets
+    _, d7, s7 = fl.run_x(7)
+    _, d0, s0 = fl.run_x(0)
+    np.testing.assert_array_equal(d7[pk[:, 0]], pk[:, 4])
+    assert s7[1] == s0[1] == int(fl.rec.link_load.sum())
+    assert (d0[pk[:, 0]] > pk[:, 3]).all() and (d0[pk[:, 0]] != pk[:, 4]).any()
