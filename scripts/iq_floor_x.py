@@ -263,7 +263,35 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                             hv[iv, TOK] = t + vad
                 # switch allocation: iSLIP, or the floor's greedy over the inputs in order
                 if sa_x:
-                    _islip(nr, rin, rout, so, npt, npt, sa_pin, sa_pout, n * npt, grant, bo, bi)
+                    # _islip written out: an inlined call with array arguments pays numba's
+                    # reference counts (7 increfs and decrefs a router visit: twice mode 1's
+                    # time; docs/iq-router.md, "Counted (P5)")
+                    zz = n * npt
+                    if nr == 1:
+                        grant[0] = 1
+                        i, o = rin[so], rout[so]
+                        sa_pout[zz + o] = i + 1 if i + 1 < npt else 0
+                        sa_pin[zz + i] = o + 1 if o + 1 < npt else 0
+                    elif nr > 1:
+                        for r_ in range(nr):
+                            grant[r_] = 0
+                            o, b = rout[so + r_], bo[rout[so + r_]]
+                            if b < 0 or _ahead(rin[so + r_], rin[so + b], sa_pout[zz + o], npt):
+                                bo[o] = r_
+                        for r_ in range(nr):
+                            i, b = rin[so + r_], bi[rin[so + r_]]
+                            if bo[rout[so + r_]] == r_ and (
+                                b < 0 or _ahead(rout[so + r_], rout[so + b], sa_pin[zz + i], npt)
+                            ):
+                                bi[i] = r_
+                        for r_ in range(nr):
+                            i, o = rin[so + r_], rout[so + r_]
+                            if bi[i] == r_:
+                                grant[r_] = 1
+                                sa_pout[zz + o] = i + 1 if i + 1 < npt else 0
+                                sa_pin[zz + i] = o + 1 if o + 1 < npt else 0
+                        for r_ in range(nr):
+                            bo[rout[so + r_]], bi[rin[so + r_]] = -1, -1
                 else:
                     taken = np.uint64(0)
                     for x in range(nr):
