@@ -79,6 +79,7 @@ from mpinet.engine.flit.layout import (  # noqa: F401
     vc_id,
 )
 from mpinet.engine.flit.moves import move_links, push_segment  # noqa: F401
+from mpinet.engine.flit.park import BIG, HALF, STALE, compact, park
 from mpinet.engine.flit.port_choice import (  # noqa: F401
     choose_links,
     movable,
@@ -154,6 +155,9 @@ def collect(prm, segs, pkts, links, bufs, so):
     pkt_inj, pkt_pid = pkts.inj, pkts.pid
     lreq, lstart = links.nreq, links.start
     touched, rq, rq_prev = so.touched, so.rq, so.rq_prev
+    plist, pwait = bufs.park, bufs.pwait
+    if not defer and nact[1] - nact[2] > nact[2] + 256:
+        compact(active, plist, nact)
     k = 0
     n = 0
     nt = 0
@@ -171,18 +175,27 @@ def collect(prm, segs, pkts, links, bufs, so):
         b = act[i]
         s = head[b]
         if s < 0:
-            active[b] = 0
+            active[b] = active[b] & STALE
             continue
         act[k] = b
         k += 1
-        if seg_cnt[s] <= 0:
-            continue
-        if saf and b < nvcbuf and seg_recv[s] < flits:  # not wholly received yet
+        if seg_cnt[s] <= 0 or (saf and b < nvcbuf and seg_recv[s] < flits):
+            if not defer:
+                k -= 1
+                park(b, active[b], active, plist, nact)
             continue
         link = seg_out[s]
         ovc = seg_ovc[s]
-        if ovc >= 0 and not defer and credit[vc_id(link, ovc, nvc)] <= 0:  # cannot move
-            continue  # (sdc keeps it: its compiled steps' order of the links counts it)
+        if ovc >= 0 and not defer:
+            kv = vc_id(link, ovc, nvc)
+            c = credit[kv]
+            if c <= 0:
+                if c > -HALF:
+                    credit[kv] = c - BIG
+                pwait[kv] = b
+                k -= 1
+                park(b, active[b], active, plist, nact)
+                continue
         rq[n] = s
         if lreq[link] == 0:
             touched[nt] = link
