@@ -171,7 +171,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             kr.recount(False, prm, segs, pkts, links, bufs, inc)  # while the moves' are hot
         flits, ndel = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
         rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh
-        work = bufs.nact[0] + bufs.nact[2] - inc.hole[pl.H_DEAD]
+        work = bufs.nact[0] + bufs.nact[2] - inc.hole[pl.H_DEAD]  # the reference's active
         rows[k, R_CROSS], rows[k, R_WORK] = cnt[fk.C_CROSS] - x0, work
         in_flight += ni + nh - ndel
         if live:  # LiveCheck.due, then find's scan

@@ -33,6 +33,7 @@ from numba import njit
 from mpinet.engine.comm import max_op, sum_op
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit.layout import vc_id
+from mpinet.engine.flit.park import PARKED
 from mpinet.engine.waitfor import dead_fronts, walk_cycle
 from mpinet.prefetch import ahead
 
@@ -79,7 +80,7 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
             b = act[i]
         else:
             b = plist[i - na]
-            if active[b] != 4:
+            if active[b] != PARKED:  # a stale entry: the buffer came back
                 continue
         s = head[b]
         if s < 0:

@@ -130,9 +130,11 @@ def collect(prm, segs, pkts, links, bufs, so):
     (its VC taken) whose VC has no credit is no request: it cannot move (``can_move``,
     ``move``'s ``min`` with the credit), so no choice or move needs to read it (one-port
     waits on such bodies: 418 of its 2,500 links with requests a step on the port-model
-    run, docs/performance.md "One-port in session 15"). Not under sdc: its compiled steps
-    list a link at its first request of any kind (``port_links``), the order this path
-    must keep. Returns
+    run, docs/performance.md "One-port in session 15"). Such a body, and a front with no
+    flits here (or not wholly received under store-and-forward), is parked off the list
+    until its credits or flits come (:mod:`~mpinet.engine.flit.park`). Not under sdc: its
+    compiled steps list a link at its first request of any kind (``port_links``), the order
+    this path must keep. Returns
     the number of touched links, in first-request order (the order of links never changes
     a result): the requests of link ``so.touched[j]`` are ``so.rq[links.start[l] :
     links.start[l] + links.nreq[l]]``. Under sdc a link with several requests keeps them
