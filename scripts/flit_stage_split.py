@@ -176,8 +176,8 @@ PATCHES = [
      "        heads = rk.take_in("),
     ("rank_loop.py", "        ok = heads >= 0\n", "        tp = add(clk, 6, tp)\n"
      "        ok = heads >= 0\n        clk[1][49] += heads + ni\n"),
-    ("rank_loop.py", "        lag[0], lag[1], lag[2] = 1, 0 if ok else 1, bufs.nact[0]\n",
-     "        tp = add(clk, 7, tp)\n        lag[0], lag[1], lag[2] = 1, 0 if ok else 1, bufs.nact[0]\n"),
+    ("rank_loop.py", "        lag[0], lag[1], lag[2] = 1, 0 if ok else 1,",
+     "        tp = add(clk, 7, tp)\n        lag[0], lag[1], lag[2] = 1, 0 if ok else 1,"),
     ("rank_loop.py", "                        status, err, looks)  # fmt: skip\n",
      "                        status, err, looks, clk)  # fmt: skip\n", 2),
     ("rank_loop.py", "            err, look_):  # fmt: skip", "            err, look_, clk):  # fmt: skip"),

@@ -111,7 +111,8 @@ def test_the_model_check_counts_a_nodes_ports_in_any_order(k):
     deg = 4
     prm = Params(fk.WORM, 4, 1, 1, deg, 0, 3, 12, 4, fk.KPORT, k, 0)
     bufs = Buffers(*(np.zeros(1, np.int32) for _ in range(3)), np.zeros(1, np.uint8),
-                   np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros(1, np.int64))  # fmt: skip
+                   np.zeros(1, np.int32), np.zeros(3, np.int64), np.zeros(1, np.int64),
+                   np.zeros(1, np.int32), np.zeros(1, np.int32))  # fmt: skip
     rng = np.random.default_rng(k)
     over = [5, 7] if k == 1 else [4, 5, 7, 9]  # node 1 (links 4-7) sends by k + 1 ports
     for sent, bad in ((over, 7), ([1, 6, 9][:k] if k == 1 else [1, 2, 6, 9], None)):

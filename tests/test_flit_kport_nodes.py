@@ -170,7 +170,7 @@ def test_kport_check_finds_the_first_violation_as_the_reference(k):
         cap = np.where(rng.random(nl) < 0.97, 2, 1).astype(np.int64)
         zl = np.zeros(nl, np.int64)
         links = Links(zl, cap, zl, zl, zl, zl, flits.copy(), zl, zl)
-        bufs = Buffers(zl, zl, np.zeros(1, np.int64), zl, zl, zl, zl)
+        bufs = Buffers(zl, zl, np.zeros(1, np.int64), zl, zl, zl, zl, zl, zl)
         out = np.zeros(2, np.int64)
         step_end.check_step(touched.size, -1, prm, links, bufs, touched, 0, zl, out)
         code, where, after = reference_check(touched, flits, cap, deg, k)

@@ -26,9 +26,9 @@ from mpinet.jobs.spec import validate
 from mpinet.topology import from_spec
 
 #: the arrays of FlitState indexed by buffer (VC buffers, then source queues)
-PER_BUFFER = ("bhead", "btail", "bocc", "inact", "act")
+PER_BUFFER = ("bhead", "btail", "bocc", "inact", "act", "park")
 #: the arrays indexed by VC buffer only (the sender's side, and its credit source)
-PER_VC = ("credit", "held", "ucred")
+PER_VC = ("credit", "held", "ucred", "pwait")
 
 
 def _state(topo, vcs: int) -> fs.FlitState:

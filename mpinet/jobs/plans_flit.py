@@ -45,17 +45,18 @@ from mpinet.jobs.estimate import RUN, Estimate, describe, mean_hops
 from mpinet.topology.base import Topology
 from mpinet.workloads.te_algorithm import default_algorithm
 
-#: per VC buffer: ucred (int64), credit (int32), held (uint8); bhead, btail, bocc, act
-#: (int32) and inact (uint8)
-VC_BYTES = 8 + 4 + 1 + 4 * 4 + 1
+#: per VC buffer: ucred (int64), credit, pwait (int32), held (uint8); bhead, btail, bocc,
+#: act, park (int32) and inact (uint8)
+VC_BYTES = 8 + 2 * 4 + 1 + 5 * 4 + 1
 #: per VC buffer while FlitState._tables builds ucred: the buffer, link and sender index
 #: arrays (int64) and the expression's temporaries (41 measured with tracemalloc)
 VC_BUILD_BYTES = 41
 #: per buffer (VC buffers and source queues) of the live deadlock check's snapshot (3 int64)
 SNAP_BYTES = 24
 #: per link: nbt, rev, down, load (int64), lcap, lflits, lreq, lstart (int32), the int32
-#: neighbour block nbt is made from, and its source queue's FIFO ends, occupancy and flags
-LINK_BYTES = 4 * 8 + 4 * 4 + 4 + 17
+#: neighbour block nbt is made from, and its source queue's FIFO ends, occupancy, lists
+#: and flags
+LINK_BYTES = 4 * 8 + 4 * 4 + 4 + 21
 #: per segment: its 48-byte record and its slot in the free stack
 SEG_BYTES = fs.SEG.itemsize + 8
 #: per packet record: its 64-byte record and its free-stack slot (plus 8 per header word)

@@ -171,7 +171,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             kr.recount(False, prm, segs, pkts, links, bufs, inc)  # while the moves' are hot
         flits, ndel = cnt[fk.C_FLITS] - f0, cnt[fk.C_DELIV] - d0
         rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, ni + nh
-        work = bufs.nact[0] - inc.hole[pl.H_DEAD]  # the reference's active buffers
+        work = bufs.nact[0] + bufs.nact[2] - inc.hole[pl.H_DEAD]  # the reference's active
         rows[k, R_CROSS], rows[k, R_WORK] = cnt[fk.C_CROSS] - x0, work
         in_flight += ni + nh - ndel
         if live:  # LiveCheck.due, then find's scan
@@ -179,7 +179,7 @@ def run_steps(t0, t_end, last, win_lo, win_hi, room, inj, rule, vrule, prm, segs
             if t % CHECK == 0 and t <= last and in_flight > 0 and budget >= 0:
                 pl.squeeze(bufs, inc)
                 status[S_BUDGET], status[S_FLIGHT], status[1] = budget, in_flight, t
-                if bufs.nact[0] >= fit:
+                if bufs.nact[0] + bufs.nact[2] >= fit:
                     status[0] = FIND
                     return t
                 dl._scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid,
@@ -333,7 +333,7 @@ class Steps(InjectionBlocks):
                 most = int(np.diff(inj.off[k:]).max(initial=0))
                 homes = int(np.diff(inj.hoff[k:]).max(initial=0))
                 part = inj._replace(off=inj.off[k:], hoff=inj.hoff[k:])
-            need = int(st.nact[0]) + 1
+            need = int(st.nact[0] + st.nact[2]) + 1  # the look scans the parked too
             st.reserve(2 * need + most, most + 1)
             so = eng._scratch(2 * need + homes + most)  # run_steps routes need + most
             so.cnt[:] = 0

@@ -17,11 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from mpinet.engine.flit.park import waiting
+
 
 def _edges(eng: Any) -> list[tuple[int, int]]:
     st, deg, nvc, lo = eng.st, eng.deg, eng.vcs, eng.lo
     out = []
-    for b in st.act[: int(st.nact[0])]:
+    listed = st.act[: int(st.nact[0])]
+    for b in np.concatenate([listed, waiting(st.bufs)]):  # the parked wait too (park.py)
         s = int(st.bhead[b])
         if s < 0 or b >= st.nvcbuf or st.seg_cnt[s] <= 0 or st.seg_out[s] < 0:
             continue

@@ -33,6 +33,7 @@ from numba import njit
 from mpinet.engine.comm import max_op, sum_op
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit.layout import vc_id
+from mpinet.engine.flit.park import PARKED
 from mpinet.engine.waitfor import dead_fronts, walk_cycle
 from mpinet.prefetch import ahead
 
@@ -66,15 +67,21 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
     bocc = bufs.occ
     gb = lo * deg * nvc  # global id of local VC buffer 0
     nf = nh = nc = 0
-    na = bufs.nact[0]
+    na, npk = bufs.nact[0], bufs.nact[1]
     snap0 = snap[:, 0]
-    for i in range(na):
+    plist, active = bufs.park, bufs.active
+    for i in range(na + npk):
         if i + 16 < na:  # ahead of use, as in the step's kernels
             ahead(prm.far, head, act[i + 16])
             ahead(prm.far, snap0, act[i + 16])
         if i + 8 < na:
             ahead(prm.far, seg_cnt, head[act[i + 8]])
-        b = act[i]
+        if i < na:
+            b = act[i]
+        else:
+            b = plist[i - na]
+            if active[b] != PARKED:  # a stale entry: the buffer came back
+                continue
         s = head[b]
         if s < 0:
             continue
@@ -188,7 +195,7 @@ class LiveCheck:
         """The deadlock report if some worm can never move again; collective."""
         eng = self.eng
         st = eng.st
-        out = self.scratch(int(st.nact[0]))
+        out = self.scratch(int(st.nact[0] + st.nact[2]))
         _scan(eng.prm, st.segs, st.pkts, st.links, st.bufs, eng.rev, self.nv, self.nl, self.snap,
               *out)  # fmt: skip
         return self.search(t, in_flight, out)

@@ -227,7 +227,7 @@ class FlitEngine:
         self.live = live
 
         def st_nact() -> int:  # the step's work, for pacing the search (0 without it)
-            return int(self.st.nact[0]) if live is not None else 0
+            return int(self.st.nact[0] + self.st.nact[2]) if live is not None else 0
 
         if ranks is not None and ranks.blocks is not None:
             steps = ranks.blocks  # many steps in one compiled call on each rank, the looks too

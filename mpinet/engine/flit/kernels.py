@@ -79,6 +79,7 @@ from mpinet.engine.flit.layout import (  # noqa: F401
     vc_id,
 )
 from mpinet.engine.flit.moves import move_links, push_segment  # noqa: F401
+from mpinet.engine.flit.park import BIG, HALF, STALE, compact, park
 from mpinet.engine.flit.port_choice import (  # noqa: F401
     choose_links,
     movable,
@@ -129,9 +130,11 @@ def collect(prm, segs, pkts, links, bufs, so):
     (its VC taken) whose VC has no credit is no request: it cannot move (``can_move``,
     ``move``'s ``min`` with the credit), so no choice or move needs to read it (one-port
     waits on such bodies: 418 of its 2,500 links with requests a step on the port-model
-    run, docs/performance.md "One-port in session 15"). Not under sdc: its compiled steps
-    list a link at its first request of any kind (``port_links``), the order this path
-    must keep. Returns
+    run, docs/performance.md "One-port in session 15"). Such a body, and a front with no
+    flits here (or not wholly received under store-and-forward), is parked off the list
+    until its credits or flits come (:mod:`~mpinet.engine.flit.park`). Not under sdc: its
+    compiled steps list a link at its first request of any kind (``port_links``), the order
+    this path must keep. Returns
     the number of touched links, in first-request order (the order of links never changes
     a result): the requests of link ``so.touched[j]`` are ``so.rq[links.start[l] :
     links.start[l] + links.nreq[l]]``. Under sdc a link with several requests keeps them
@@ -154,6 +157,9 @@ def collect(prm, segs, pkts, links, bufs, so):
     pkt_inj, pkt_pid = pkts.inj, pkts.pid
     lreq, lstart = links.nreq, links.start
     touched, rq, rq_prev = so.touched, so.rq, so.rq_prev
+    plist, pwait = bufs.park, bufs.pwait
+    if not defer and nact[1] - nact[2] > nact[2] + 256:
+        compact(active, plist, nact)
     k = 0
     n = 0
     nt = 0
@@ -171,18 +177,27 @@ def collect(prm, segs, pkts, links, bufs, so):
         b = act[i]
         s = head[b]
         if s < 0:
-            active[b] = 0
+            active[b] = active[b] & STALE
             continue
         act[k] = b
         k += 1
-        if seg_cnt[s] <= 0:
-            continue
-        if saf and b < nvcbuf and seg_recv[s] < flits:  # not wholly received yet
+        if seg_cnt[s] <= 0 or (saf and b < nvcbuf and seg_recv[s] < flits):
+            if not defer:
+                k -= 1
+                park(b, active[b], active, plist, nact)
             continue
         link = seg_out[s]
         ovc = seg_ovc[s]
-        if ovc >= 0 and not defer and credit[vc_id(link, ovc, nvc)] <= 0:  # cannot move
-            continue  # (sdc keeps it: its compiled steps' order of the links counts it)
+        if ovc >= 0 and not defer:
+            kv = vc_id(link, ovc, nvc)
+            c = credit[kv]
+            if c <= 0:
+                if c > -HALF:
+                    credit[kv] = c - BIG
+                pwait[kv] = b
+                k -= 1
+                park(b, active[b], active, plist, nact)
+                continue
         rq[n] = s
         if lreq[link] == 0:
             touched[nt] = link

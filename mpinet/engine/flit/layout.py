@@ -58,10 +58,14 @@ step, the receiver's VC 0 buffer (relative to this rank's first), flits sent (tr
 ``load``; this step, ``flits``), this step's requests (``nreq``, their bucket ``start``); per
 VC of a link (``link * V + v``): the sender's ``credit`` and ``held`` (a packet holds it)."""
 
-Buffers = namedtuple("Buffers", ["head", "tail", "occ", "active", "act", "nact", "ucred"])
+Buffers = namedtuple(
+    "Buffers", ["head", "tail", "occ", "active", "act", "nact", "ucred", "park", "pwait"]
+)
 Buffers.__doc__ = """Per input buffer: its FIFO of segments (``head``/``tail``), flits held
-(``occ``), whether it is in the active list ``act[:nact[0]]``; per VC buffer the sender's credit
-counter (``ucred``, relative as ``Links.down``)."""
+(``occ``), whether it is in the active list ``act[:nact[0]]`` or parked (``active``; the park
+list ``park[:nact[1]]``, ``nact[2]`` parked: :mod:`~mpinet.engine.flit.park`); per VC buffer
+the sender's credit counter (``ucred``, relative as ``Links.down``); per VC of a link the
+buffer parked for its credits (``pwait``)."""
 
 StepOut = namedtuple(
     "StepOut",

@@ -17,6 +17,7 @@ from mpinet.engine.exchange import exchange_packets
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit import step_end
+from mpinet.engine.flit.park import credits_in
 
 
 def step(eng: Any, t: int) -> tuple[int, int, int]:
@@ -71,8 +72,9 @@ def exchange(eng: Any, t: int, wire: np.ndarray, cred: np.ndarray, sdc_port: int
     cowner = np.searchsorted(eng.bounds * span, credits, side="right") - 1
     rows, back = exchange_packets(eng.comm, np.ascontiguousarray(wire), owner, credits,
                                   cowner)  # fmt: skip
-    if back.size:
-        np.add.at(st.credit, back - eng.lo * span, 1)
+    if back.size:  # a parked body woken as by a local credit (park.py)
+        credits_in(np.ascontiguousarray(back - eng.lo * span, dtype=np.int64), st.credit,
+                   st.pwait, st.inact, st.act, st.nact)  # fmt: skip
     if rows.shape[0] == 0:
         return np.empty(0, np.int64)
     nheads = int(rows[:, fk.W_HEAD].sum())

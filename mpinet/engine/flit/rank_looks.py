@@ -174,7 +174,7 @@ def look_votes(fns, hnd, kr, prm, segs, pkts, links, bufs, net, rows, status, er
             if bad == 0:
                 fit = min(fronts.shape[0] // (prm.nvc + 1), hf.shape[0] // (prm.nvc + 2),
                           closed.shape[0] // 3)  # fmt: skip
-                if bufs.nact[0] >= fit:
+                if bufs.nact[0] + bufs.nact[2] >= fit:  # the listed and the parked
                     nofit = 1
                 else:
                     dl._scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits,

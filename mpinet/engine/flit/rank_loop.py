@@ -177,7 +177,7 @@ def run_block(fns, hnd, tc, last, win_lo, win_hi, room, inj, rule, vrule, prm, s
         elif ok and prm.kind == fk.SDC:  # nothing routed
             kq.settle_buffers(prm, segs, bufs, inc)
             kq.recount(False, prm, segs, pkts, links, bufs, inc)
-        lag[0], lag[1], lag[2] = 1, 0 if ok else 1, bufs.nact[0]
+        lag[0], lag[1], lag[2] = 1, 0 if ok else 1, bufs.nact[0] + bufs.nact[2]
         rows[kr, chunk.R_FLITS], rows[kr, chunk.R_DELIV] = tot[rk.K_FLITS], tot[rk.K_DELIV]
         rows[kr, chunk.R_INJ], rows[kr, chunk.R_CROSS] = tot[rk.K_INJ], tot[rk.K_CROSS]
         in_flight += tot[rk.K_INJ] - tot[rk.K_DELIV]
@@ -293,7 +293,7 @@ class Blocks:
             if status[6] == 0:  # between steps: room for the next one (not while it is out)
                 most = int(np.diff(inj.off[k:]).max(initial=0))
                 homes = int(np.diff(inj.hoff[k:]).max(initial=0))
-                need = int(st.nact[0]) + 1
+                need = int(st.nact[0] + st.nact[2]) + 1  # the look scans the parked too
                 st.reserve(2 * need + most + rs.max_in, most + 1 + rs.max_in)
                 so = eng._scratch(2 * need + homes + rs.max_in)
                 look = inner._look(live, so.touched.size)
@@ -332,7 +332,7 @@ class Blocks:
         if code == LOOKED:
             scanned = look[5:]
             if status[lk.S_NOFIT]:  # this rank's scan did not fit the call's scratch
-                scanned = live.scratch(int(eng.st.nact[0]))
+                scanned = live.scratch(int(eng.st.nact[0] + eng.st.nact[2]))
                 st = eng.st
                 dl._scan(eng.prm, st.segs, st.pkts, st.links, st.bufs, eng.rev, live.nv, live.nl,
                          live.snap, *scanned)  # fmt: skip

@@ -212,7 +212,7 @@ class RankSteps:
         cnt = so_.cnt
         local, glob = self.local, self.glob
         local[:] = (cnt[fk.C_FLITS], cnt[fk.C_DELIV], ni + nh, cnt[fk.C_CROSS],
-                    eng.msg is not None, int(st.nact[0]) if work else 0)  # fmt: skip
+                    eng.msg is not None, int(st.nact[0] + st.nact[2]) if work else 0)  # fmt: skip
         eng.comm.Allreduce(local, glob, op=sum_op())
         if glob[4]:
             self.close()

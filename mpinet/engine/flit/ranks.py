@@ -47,6 +47,7 @@ from mpinet.engine.flit import step_route as sr
 from mpinet.engine.flit.direct import Direct  # noqa: F401 (its callers read it here)
 from mpinet.engine.flit.kport_nodes import kport_deny
 from mpinet.engine.flit.layout import list_once
+from mpinet.engine.flit.park import credit_back
 
 #: a message's header: wire rows, credit pairs, heads among the rows, then the step's
 #: counters (:data:`NK` words, written by the compiled loop of :mod:`.rank_loop`)
@@ -261,12 +262,12 @@ def take_in(t, nnew, sdc, prm, segs, pkts, links, bufs, so, ex, status):
     width = ex.width
     base = prm.lo * prm.deg * prm.nvc
     nn = ex.recv.shape[0]
-    credit = links.credit
+    credit, pwait, active, act, nact = links.credit, bufs.pwait, bufs.active, bufs.act, bufs.nact
     for j in range(nn):
         m = ex.recv[j]
         a = HEADER + m[H_ROWS] * width
-        for c in range(m[H_CRED]):
-            credit[m[a + 2 * c] - base] += m[a + 2 * c + 1]
+        for c in range(m[H_CRED]):  # a parked body woken as by a local credit (park.py)
+            credit_back(m[a + 2 * c] - base, m[a + 2 * c + 1], credit, pwait, active, act, nact)
     nb = 0
     heads = nnew
     seg_free, nfree, seg_pkt, seg_cnt, seg_recv = (
@@ -325,7 +326,6 @@ def take_in(t, nnew, sdc, prm, segs, pkts, links, bufs, so, ex, status):
             bocc[b] += n
             rbufs[nb] = b
             nb += 1
-    active, act, nact = bufs.active, bufs.act, bufs.nact
     for i in range(nb):
         fs.activate_one(rbufs[i], active, act, nact)
     step_end.check_step(0, sdc, prm, links, bufs, so.touched, nb, ex.rbufs, so.out)

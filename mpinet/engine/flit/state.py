@@ -15,13 +15,13 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from mpinet.engine.flit import kernels as fk
+from mpinet.engine.flit import park
 from mpinet.engine.flit.layout import (
     Buffers,
     Links,
     Packets,
     Segments,
     link_id,
-    list_once,
     source_queue,
 )
 from mpinet.engine.pool import aligned_empty
@@ -85,7 +85,9 @@ class FlitState:
         self.bocc = np.zeros(nbuf, dtype=np.int32)
         self.inact = np.zeros(nbuf, dtype=np.uint8)
         self.act = np.zeros(nbuf, dtype=np.int32)
-        self.nact = np.zeros(1, dtype=np.int64)
+        self.park = np.zeros(nbuf, dtype=np.int32)
+        self.pwait = np.zeros(nl * vcs, dtype=np.int32)
+        self.nact = np.zeros(3, dtype=np.int64)
         self.hw = hw
         self.nseg = self.npkt = 0
         self.seg = aligned_empty(0, SEG)
@@ -98,7 +100,7 @@ class FlitState:
         self.links = Links(self.nbt, self.lcap, self.down, self.credit, self.held, self.load,
                            self.lflits, self.lreq, self.lstart)  # fmt: skip
         self.bufs = Buffers(self.bhead, self.btail, self.bocc, self.inact, self.act, self.nact,
-                            self.ucred)  # fmt: skip
+                            self.ucred, self.park, self.pwait)  # fmt: skip
         self._views()
         self.reserve(1024, 1024)
 
@@ -221,7 +223,7 @@ def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, prm, segs, pkts
 @njit(cache=True, inline="always")
 def activate_one(b, active, act, nact):
     """Buffer ``b`` into the active list ``act[:nact[0]]`` (once)."""
-    list_once(b, active, act, nact)
+    park.activate(b, active, act, nact)
 
 
 @njit(cache=True)

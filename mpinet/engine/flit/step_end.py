@@ -17,6 +17,7 @@ from numba import njit
 
 from mpinet.engine.flit import kernels as fk
 from mpinet.engine.flit.layout import quotient
+from mpinet.engine.flit.park import activate, credit_back
 from mpinet.prefetch import ahead
 
 #: :func:`check_step`'s codes (``out[0]``): a link over its capacity, a node over its k
@@ -44,10 +45,7 @@ def settle(nt, sdc_port, prm, segs, pkts, links, bufs, so):
             new[nn] = s
             nn += 1
         sbufs[i] = b
-        if active[b] == 0:  # state.activate_one, written out: an inlined call reference-
-            active[b] = 1  # counts its arrays each time (measured: settle 2x slower)
-            act[nact[0]] = b
-            nact[0] += 1
+        activate(b, active, act, nact)
     finish(segs, pkts, links, bufs, so)
     if prm.kind == fk.KPORT and kport_sent_ok(nt, prm, links, so.touched, so.node):
         nt = 0  # no link over its capacity, no node over k: only the buffers to check
@@ -81,8 +79,9 @@ def finish(segs, pkts, links, bufs, so):
         bocc[b] += n
     for i in range(cnt[fk.C_REL]):
         held[rel[i]] = 0
+    active, act, nact, pwait = bufs.active, bufs.act, bufs.nact, bufs.pwait
     for i in range(cnt[fk.C_CRED_L]):
-        credit[cred_l[i, 0]] += cred_l[i, 1]
+        credit_back(cred_l[i, 0], cred_l[i, 1], credit, pwait, active, act, nact)
     for i in range(cnt[fk.C_DRAIN]):
         s = drain[i]
         b = seg_buf[s]
