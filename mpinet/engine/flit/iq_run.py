@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mpinet import rng
-from mpinet.engine.flit import iq_deadlock, iq_ranks
+from mpinet.engine.flit import iq_deadlock, iq_lean_run, iq_ranks
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
@@ -138,6 +138,13 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
                           eng.lo, eng.hi, order.rot)  # fmt: skip
     width = iq_ranks.ROW + max(hw, 1)
     snb, srev, slc, sport = state_ports(order, lo, nbt, rev, lcount)
+    lean = iq_lean_run.why_not_lean(eng, prm, vrule)  # the lean path where its keys fit
+    if lean is None:
+        eng.live = None
+        rec, lean = iq_lean_run.run(eng, workload, prm, (snb, srev, slc, sport), hw, rule,
+                                    vrule, None if order.same() else order, t0)  # fmt: skip
+        if rec is not None:
+            return rec
     s = iqs.make_arrays(prm, snb, srev, slc, hw, 1024, width, sport)
     ranks = iq_ranks.Ranks(eng, nbt, width, lambda: _words(s)) if eng.size > 1 else None
     last = int(workload.last_injection_step)
@@ -152,7 +159,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     hop = np.empty((max(4096, 4 * nnode * prm.nport) if eng.record_hops else 1, 5), np.int64)
     t, in_flight, n_inj, n_del = -1, 0, 0, 0
     deadlock = None
-    eng.steps_path, eng.calls_path, eng.block_calls = PATH, BLOCKS, 0
+    eng.steps_path, eng.calls_path, eng.block_calls = f"{PATH}: general path ({lean})", BLOCKS, 0
     block = BLOCK  # several ranks, or routes walked at a block's start: BLOCK cycles
     grow = ranks is None and not isinstance(eng.router, SourceRouted)
     watch = eng.watch  # a measurement read while the run goes: its steps cap each block

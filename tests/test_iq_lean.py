@@ -1,0 +1,88 @@
+"""The iq router's lean path (docs/iq-router.md, "Session 18: the lean path"): on its keys
+every record equals the general path's bit for bit (deliveries, counters, link loads, hop
+rows, the deadlock report), it is chosen by itself and named, and every other run names why
+it took the general path."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from test_flit_engine import Packets
+
+from mpinet.engine.flit import iq_lean_run
+from mpinet.engine.flit.engine import FlitEngine
+from mpinet.engine.iq_config import IQConfig
+from mpinet.engine.models import parse_model
+from mpinet.routing import make_router
+from mpinet.routing.vc_policies import make_vc_policy
+from mpinet.topology import from_spec
+
+
+def iq_model(topo, flits=1, vcs=4, vc_buffer=8, vc_policy="any", **keys):
+    m = parse_model("all-port", dict.fromkeys(topo.port_classes, 1))
+    return replace(m, flit=True, switching="wormhole", flits=flits, vcs=vcs, vc_buffer=vc_buffer,
+                   router="iq", iq=IQConfig(**keys), vc_policy=vc_policy)  # fmt: skip
+
+
+def traffic(n, count, span, seed, self_too=True):
+    """``count`` packets between random nodes over ``span`` steps (ids in step order)."""
+    g = np.random.default_rng(seed)
+    src = g.integers(0, n, count)
+    dst = g.integers(0, n, count)
+    if not self_too:
+        dst = np.where(dst == src, (dst + 1) % n, dst)
+    step = np.sort(g.integers(0, max(span, 1), count))
+    return np.stack([np.arange(count), src, dst, step], axis=1)
+
+
+def both(spec, rname, rows, m, record_hops=False, max_steps=20000, **kw):
+    """The run on the lean path and on the general path: ``(records, engines)``."""
+    topo = from_spec(spec)
+    out, engs = [], []
+    for lean in (True, False):
+        pol = make_vc_policy(m.vc_policy, topo, m.vcs)
+        eng = FlitEngine(topo, make_router(rname, topo), m, pol, record_hops=record_hops,
+                         max_steps=max_steps, seed=3, **kw)  # fmt: skip
+        eng.iq_lean = lean
+        out.append(eng.run(Packets(rows)))
+        engs.append(eng)
+    return out, engs
+
+
+def same(a, b):
+    assert a.steps == b.steps
+    for f in ("counters", "packets", "injected_ids", "link_load"):
+        x, y = getattr(a, f), getattr(b, f)
+        assert x.shape == y.shape and np.array_equal(x, y), f
+    if a.hop_rows is not None or b.hop_rows is not None:
+        assert np.array_equal(a.hop_rows, b.hop_rows)
+    assert a.deadlock == b.deadlock
+    assert a.stuck == b.stuck
+
+
+CASES = [  # network, router, flits, VCs, slots, packets, steps
+    ("mesh:4,2", "dor", 1, 4, 8, 300, 200),
+    ("mesh:4,2", "dor", 4, 2, 4, 400, 100),
+    ("mesh:5,2", "dor", 3, 1, 2, 300, 60),
+    ("torus:4,2", "dor", 2, 2, 4, 300, 100),
+    ("hypercube:4", "ecube", 5, 4, 3, 500, 100),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100),
+    ("ms:3,2", "anynet-min", 4, 4, 4, 1500, 150),
+    ("ms:2,2", "anynet-min", 16, 2, 8, 300, 200),
+]
+
+
+@pytest.mark.parametrize("hops", [False, True])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}" for c in CASES])
+def test_lean_equals_general(case, hops):
+    spec, rname, fl, vcs, bs, count, span = case
+    topo = from_spec(spec)
+    rows = traffic(topo.num_nodes, count, span, seed=fl + vcs)
+    m = iq_model(topo, flits=fl, vcs=vcs, vc_buffer=bs)
+    (a, b), (ea, eb) = both(spec, rname, rows, m, record_hops=hops)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    assert "general path (asked for" in eb.steps_path
+    assert (a.packets[:, 4] >= 0).all()
+    same(a, b)
