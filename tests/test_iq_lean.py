@@ -67,7 +67,11 @@ CASES = [  # network, router, flits, VCs, slots, packets, steps
     ("mesh:4,2", "dor", 4, 2, 4, 400, 100),
     ("mesh:5,2", "dor", 3, 1, 2, 300, 60),
     ("torus:4,2", "dor", 2, 2, 4, 300, 100),
-    ("hypercube:4", "ecube", 5, 4, 3, 500, 100),
+    ("hypercube:4", "hypercube-ecube", 5, 4, 3, 500, 100),
+    ("hypercube:6", "anynet-min", 2, 1, 2, 3000, 30),
+    ("mesh:4,2", "dor", 2, 2, 2, 3000, 40),
+    ("ms:3,2", "ms-two-phase", 3, 2, 4, 800, 100),
+    ("star:4", "star-greedy", 2, 3, 4, 600, 100),
     ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100),
     ("ms:3,2", "anynet-min", 4, 4, 4, 1500, 150),
     ("ms:2,2", "anynet-min", 16, 2, 8, 300, 200),
@@ -86,3 +90,77 @@ def test_lean_equals_general(case, hops):
     assert "general path (asked for" in eb.steps_path
     assert (a.packets[:, 4] >= 0).all()
     same(a, b)
+
+
+@pytest.mark.parametrize("name", ["ring-one-vc", "ring-two-vcs"])
+def test_lean_deadlock_goes_to_the_general_path(name):
+    """A run that deadlocks (the look while injecting, or the stall after) leaves the lean
+    path: the general path runs it, names why, and reports as before."""
+    from test_iq_deadlock import run_case
+
+    rec, eng = run_case(name)
+    assert rec.deadlock is not None
+    assert eng.steps_path.endswith("general path (stopped moving)")
+    s, prm, *_ = eng.iq_state  # the general path's own
+    assert s.hv.shape[0] == prm.nnode * prm.nport * prm.nvc
+
+
+def test_lean_look_while_injecting():
+    """The look while injecting finds the deadlock on the general path after the lean run
+    stopped moving: the same report, found while injecting."""
+    topo = from_spec("torus:4,1")
+    n = topo.num_nodes
+    rows = [(i, i % n, (i % n + 2) % n, i // n) for i in range(4 * 40)]
+    m = iq_model(topo, flits=8, vcs=1, vc_buffer=1)
+    (a, b), (ea, eb) = both("torus:4,1", "dor", rows, m, record_hops=True)
+    assert a.deadlock is not None and a.deadlock == b.deadlock
+    same(a, b)
+    assert "stopped moving" in ea.steps_path
+
+
+def test_lean_state_rebuilt():
+    """``eng.iq_state`` of a lean run is the general path's (rebuilt at its first read)."""
+    topo = from_spec("mesh:3,2")
+    rows = traffic(topo.num_nodes, 200, 50, seed=1)
+    m = iq_model(topo, flits=2, vcs=2, vc_buffer=4)
+    (a, b), (ea, eb) = both("mesh:3,2", "dor", rows, m)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    sa, pa, *_, ta = ea.iq_state
+    sb, pb, *_, tb = eb.iq_state
+    assert ta == tb == a.steps and pa == pb
+    for f in sa._fields:
+        assert np.array_equal(getattr(sa, f), getattr(sb, f)), f
+    assert ea.steps_path == iq_lean_run.LEAN_PATH  # the rebuild leaves the engine's names
+
+
+@pytest.mark.parametrize(("keys", "why"), [
+    ({"routing_delay": 2}, "routing_delay = 2"),
+    ({"speculative": 1}, "speculative"),
+    ({"wait_for_tail_credit": 1}, "wait_for_tail_credit"),
+    ({"sw_allocator": "separable_input_first"}, "an allocator other than iSLIP"),
+    ({"alloc_iters": 2}, "alloc_iters = 2"),
+    ({"credit_delay": 1}, "credit_delay = 1"),
+])  # fmt: skip
+def test_other_keys_name_the_general_path(keys, why):
+    topo = from_spec("mesh:3,2")
+    rows = traffic(topo.num_nodes, 50, 20, seed=2)
+    m = iq_model(topo, flits=2, vcs=2, vc_buffer=4, **keys)
+    pol = make_vc_policy(m.vc_policy, topo, m.vcs)
+    eng = FlitEngine(topo, make_router("dor", topo), m, pol, max_steps=5000)
+    eng.run(Packets(rows))
+    assert eng.steps_path == f"compiled steps (iq router): general path ({why})"
+
+
+def test_json_names_the_path(run_mpinet):
+    """``mpinet run --json`` names the path in switching.steps: the lean path on its keys
+    (``jobs/switching/wormhole.toml``),
+    the general path and why on others."""
+    import json
+    from pathlib import Path
+
+    job = str(Path(__file__).resolve().parent.parent / "jobs" / "switching" / "wormhole.toml")
+    base = ["run", job, "--set", "model.router=iq", "--json"]
+    got = json.loads(run_mpinet(base).stdout)
+    assert got["switching"]["steps"] == iq_lean_run.LEAN_PATH
+    got = json.loads(run_mpinet([*base, "--set", "model.iq.speculative=1"]).stdout)
+    assert got["switching"]["steps"] == "compiled steps (iq router): general path (speculative)"
