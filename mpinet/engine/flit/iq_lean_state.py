@@ -32,14 +32,14 @@ HD, CNT, OUT, TOK, RP, RLO, RHI = range(7)
 #: a flit's word: packet slot << FS | flit index (packets of at most 2 ** FS flits)
 FS = 20
 
-FIELDS = (
+FIELDS = (  # namedtuple takes the names space-separated
     "buf hv vm pm vrr ofree cred sa_pin sa_pout va_pin va_pout "
     "rin rout rlab grant bo bi smap ro "
     "ck cc cn kk kn dq dn actb tact ton misc "
     "sq_h sq_t sq_k sq_vc last_vc "
     "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
     "nbt rev lcount sport ipn down up load"
-).split()
+)
 LeanArrays = namedtuple("LeanArrays", FIELDS)
 
 PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next")
