@@ -54,7 +54,7 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
         (int(vrule[0]) != ANY_VC, f"vc_policy {eng.model.vc_policy!r}"),
         (isinstance(eng.router, SourceRouted), f"router {eng.router.name!r}: routes walked"),
         (eng.watch is not None, "a watch (a live measurement) caps the blocks"),
-        (prm.fl >= 1 << ils.FS, f"{prm.fl} flits a packet"),
+        (prm.fl > 1 << ils.FS, f"{prm.fl} flits a packet (at most {1 << ils.FS})"),
     )
     for no, why in refused:
         if no:
@@ -121,6 +121,8 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
         need = int(inj[1].size)
         if int(s.pk_nfree[0]) < need:
             s = ils.grow_packets(s, max(need, s.pk_pid.size))
+            if s.pk_pid.size > ils.MAX_SLOTS:
+                return None, f"more than {ils.MAX_SLOTS} packets in flight"
         alive = s.pk_pid.size - int(s.pk_nfree[0])
         deliv = np.empty((alive + need + nnode + 1, 7), np.int64)
         rows = np.zeros((t_end - t, 6), np.int64)

@@ -29,8 +29,10 @@ import numpy as np
 
 #: an input VC's row: ring head, flits, output, next cycle, route port and VC range
 HD, CNT, OUT, TOK, RP, RLO, RHI = range(7)
-#: a flit's word: packet slot << FS | flit index (packets of at most 2 ** FS flits)
-FS = 20
+#: a flit's word: packet slot << FS | flit index, 32 bits (packets of at most 2 ** FS flits,
+#: fewer than 2 ** (31 - FS) packet slots: :data:`MAX_SLOTS`)
+FS = 6
+MAX_SLOTS = 1 << (31 - FS)
 
 FIELDS = (  # namedtuple takes the names space-separated
     "buf hv vm pm vrr ofree cred sa_pin sa_pout va_pin va_pout "
@@ -53,7 +55,7 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
     n, deg, npt, nv, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
     niv, nq = n * npt * nv, npt * nv
     i64 = lambda k, v=0: np.full(k, v, np.int64)  # noqa: E731
-    hv = np.zeros((niv, 8), np.int64)
+    hv = np.zeros((niv, 8), np.int32)  # a row half a cache line (ms:3,2: 50,400 rows)
     hv[:, OUT], hv[:, RP] = -1, -1
     p0 = (npt - prm.rot) % npt
     full = ~np.uint64(0) >> np.uint64(64 - nv)
@@ -71,13 +73,13 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
     nar, nkr = prm.lat + 3, max(prm.lat + 2, 6)  # the rings: past the longest delay
     nreq = nq * nv + npt * npt
     a = dict(
-        buf=i64(niv * bsz),
+        buf=np.zeros(niv * bsz, np.int32),  # 32-bit words: half the lines (ms:3,2: 1.6 MB)
         hv=hv,
         vm=np.zeros(n * npt, np.uint64),
         pm=np.zeros(n, np.uint64),
         vrr=i64(n * npt),
         ofree=np.full(n * npt, full, np.uint64),
-        cred=i64(niv + n * nv, bsz),
+        cred=np.full(niv + n * nv, bsz, np.int32),
         sa_pin=i64(n * npt, p0),
         sa_pout=i64(n * npt, p0),
         va_pin=i64(niv, p0 * nv),
@@ -91,7 +93,7 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         smap=i64(npt * npt, -1),
         ro=i64(3),
         ck=i64(nar * n * npt),
-        cc=i64(nar * n * npt),
+        cc=np.zeros(nar * n * npt, np.int32),
         cn=i64(nar),
         kk=i64(nkr * 3 * n * npt),
         kn=i64(nkr),

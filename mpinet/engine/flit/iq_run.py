@@ -261,9 +261,8 @@ def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
         pid, src, dst, off = (np.asarray(a, np.int64) for a in got)
         off = np.concatenate([off, np.full(t_end - top, off[-1], np.int64)])
         step = np.repeat(np.arange(off.size - 1), np.diff(off))
-        for k in range(off.size - 1):  # the engine's list of injected ids, step by step
-            if off[k + 1] > off[k]:
-                injected.append(pid[off[k] : off[k + 1]])
+        if pid.size:  # the engine's list of injected ids: the steps' in order, as one piece
+            injected.append(pid)  # (a loop over the block's steps cost 0.3 us a step)
         order = np.lexsort((pid, step))  # a source queue is (step, id) ordered
         pid, src, dst = pid[order], src[order], dst[order]
         return _with_headers(eng, off, pid, src, dst, hw)
