@@ -164,3 +164,22 @@ def test_json_names_the_path(run_mpinet):
     assert got["switching"]["steps"] == iq_lean_run.LEAN_PATH
     got = json.loads(run_mpinet([*base, "--set", "model.iq.speculative=1"]).stdout)
     assert got["switching"]["steps"] == "compiled steps (iq router): general path (speculative)"
+
+
+def test_lean_load_window_and_progress():
+    """The load window's link loads and the progress lines are the general path's."""
+    topo = from_spec("hypercube:5")
+    rows = traffic(topo.num_nodes, 1500, 120, seed=7)
+    m = iq_model(topo, flits=4, vcs=2, vc_buffer=4)
+    lines = ([], [])
+    out = []
+    for i, lean in enumerate((True, False)):
+        pol = make_vc_policy(m.vc_policy, topo, m.vcs)
+        eng = FlitEngine(topo, make_router("anynet-min", topo), m, pol, max_steps=5000, seed=3,
+                         load_window=(40, 90),
+                         progress=lambda *a, i=i: lines[i].append(a))  # fmt: skip
+        eng.iq_lean = lean
+        out.append(eng.run(Packets(rows)))
+    same(*out)
+    assert lines[0] == lines[1] and len(lines[0]) == out[0].steps + 1  # cycles 0 ..
+    assert 0 < out[0].link_load.sum() < out[0].counters[:, 0].sum()
