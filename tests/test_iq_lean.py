@@ -114,6 +114,7 @@ def test_lean_look_while_injecting():
     m = iq_model(topo, flits=8, vcs=1, vc_buffer=1)
     (a, b), (ea, eb) = both("torus:4,1", "dor", rows, m, record_hops=True)
     assert a.deadlock is not None and a.deadlock == b.deadlock
+    assert a.deadlock["found"] == "check" and a.deadlock["step"] < 40  # while injecting
     same(a, b)
     assert "stopped moving" in ea.steps_path
 
