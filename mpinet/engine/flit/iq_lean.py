@@ -105,7 +105,7 @@ def _arrivals(t, s, nv, bsz, npt):
         buf[iv * bsz + pos] = code
         hv[iv, CNT] = c + 1
         if c == 0 and (code & KM) == 0:
-            hv[iv, TOK], hv[iv, RP] = t + 1, -1
+            hv[iv, TOK], s.rte[iv, RP] = t + 1, -1
         s.vm[ip] |= U1 << np.uint64(v)
         n = s.ipn[ip]
         s.pm[n] |= U1 << np.uint64(ip - n * npt)
@@ -178,7 +178,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo = prm.lat, prm.lo
     niv, nq = n_ * npt * nv, npt * nv
-    hv, buf, vm, pm, vrr, ofree, cred = s.hv, s.buf, s.vm, s.pm, s.vrr, s.ofree, s.cred
+    hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
+    ofree, cred = s.ofree, s.cred
     rin, rout, rlab, grant, smap = s.rin, s.rout, s.rlab, s.grant, s.smap
     nar, nkr = s.cn.size, s.kn.size
     cap, capk = s.ck.size // nar, s.kk.size // nkr
@@ -256,7 +257,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             continue
                         out = hv[iv, OUT]
                         if out < 0:
-                            op = hv[iv, RP]
+                            op = rte[iv, RP]
                             if op < 0:  # route computation's result (BookSim: its stage)
                                 pk = buf[iv * bsz + hv[iv, HD]] >> FS
                                 e = route_head(n + lo, n, pk, nv, deg, s.nbt, s.lcount,
@@ -266,8 +267,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                     status[0], status[1] = e, t
                                     return t
                                 op = s.ro[0]
-                                hv[iv, RP], hv[iv, RLO], hv[iv, RHI] = op, s.ro[1], s.ro[2]
-                            fr = ofree[ipb + op] & il.vmask(hv[iv, RLO], hv[iv, RHI])
+                                rte[iv, RP], rte[iv, RLO], rte[iv, RHI] = op, s.ro[1], s.ro[2]
+                            fr = ofree[ipb + op] & il.vmask(rte[iv, RLO], rte[iv, RHI])
                             while fr:
                                 rin[nva], rout[nva] = p * nv + v, op * nv + il.low(fr)
                                 nva += 1
@@ -324,7 +325,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         hv[iv, OUT] = -1
                         ofree[ipb + op] |= U1 << np.uint64(ov)
                         if c > 0:
-                            hv[iv, TOK], hv[iv, RP] = t + 2, -1
+                            hv[iv, TOK], rte[iv, RP] = t + 2, -1
                     if op < deg:
                         x = sd * cap + s.cn[sd]
                         s.ck[x], s.cc[x] = s.down[ipb + op] << 6 | ov, code

@@ -9,7 +9,8 @@ Ports are the general path's state ports (:mod:`~mpinet.engine.flit.iq_ports`), 
 ``iv = (node * nport + port) * nvc + v``, its ring ``buf[iv * bsz ...]``; a flit is the word
 ``packet slot << FS | flit index``. ``hv[iv]``: ring head and count, its output
 (``port << 6 | VC``, -1 none), the first cycle it may go (``TOK``: VC allocation for a head
-without an output, switch allocation after), the head's route (``RP`` -1: not computed).
+without an output, switch allocation after); ``rte[iv]`` its head's route (port ``RP``, -1:
+not computed, and VC range ``RLO .. RHI - 1``).
 ``cred`` the downstream credits: ``(node * nport + out_port) * nvc + v`` for the routers'
 outputs (the ejection's too), then ``nnode * nport * nvc + node * nvc + v`` for the
 terminals' injection VCs. The events are lists per due cycle, rings of slots: ``ck``/``cc``
@@ -27,15 +28,16 @@ from collections import namedtuple
 
 import numpy as np
 
-#: an input VC's row: ring head, flits, output, next cycle, route port and VC range
-HD, CNT, OUT, TOK, RP, RLO, RHI = range(7)
+#: an input VC's row: ring head, flits, output, next cycle; its head's route: port, VC range
+HD, CNT, OUT, TOK = range(4)
+RP, RLO, RHI = range(3)
 #: a flit's word: packet slot << FS | flit index, 32 bits (packets of at most 2 ** FS flits,
 #: fewer than 2 ** (31 - FS) packet slots: :data:`MAX_SLOTS`)
 FS = 6
 MAX_SLOTS = 1 << (31 - FS)
 
 FIELDS = (  # namedtuple takes the names space-separated
-    "buf hv vm pm vrr ofree cred sa_pin sa_pout va_pin va_pout "
+    "buf hv rte vm pm vrr ofree cred sa_pin sa_pout va_pin va_pout "
     "rin rout rlab grant bo bi smap ro "
     "ck cc cn kk kn dq dn actb tact ton misc "
     "sq_h sq_t sq_k sq_vc last_vc "
@@ -55,8 +57,9 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
     n, deg, npt, nv, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
     niv, nq = n * npt * nv, npt * nv
     i64 = lambda k, v=0: np.full(k, v, np.int64)  # noqa: E731
-    hv = np.zeros((niv, 8), np.int32)  # a row half a cache line (ms:3,2: 50,400 rows)
-    hv[:, OUT], hv[:, RP] = -1, -1
+    hv = np.zeros((niv, 4), np.int32)  # 16 bytes a row (ms:3,2: 50,400 rows); the route
+    hv[:, OUT] = -1  # apart (read once a head)
+    rte = np.full((niv, 4), -1, np.int32)
     p0 = (npt - prm.rot) % npt
     full = ~np.uint64(0) >> np.uint64(64 - nv)
     nbt = np.ascontiguousarray(nbt, np.int64).ravel()
@@ -75,6 +78,7 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
     a = dict(
         buf=np.zeros(niv * bsz, np.int32),  # 32-bit words: half the lines (ms:3,2: 1.6 MB)
         hv=hv,
+        rte=rte,
         vm=np.zeros(n * npt, np.uint64),
         pm=np.zeros(n, np.uint64),
         vrr=i64(n * npt),
