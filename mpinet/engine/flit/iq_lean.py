@@ -87,10 +87,11 @@ def islip1(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi):
 
 
 @njit(cache=True, inline="always")
-def _arrivals(t, s, nv, bsz, npt):
+def _arrivals(t, s, prm):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``t + 1`` (route computation, ``routing_delay = 1``). Returns the
     count."""
+    nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
     hv, buf = s.hv, s.buf
     nar = s.cn.size
     cap = s.ck.size // nar
@@ -107,7 +108,7 @@ def _arrivals(t, s, nv, bsz, npt):
         if c == 0 and (code & KM) == 0:
             hv[iv, TOK], s.rte[iv, RP] = t + 1, -1
         s.vm[ip] |= U1 << np.uint64(v)
-        n = s.ipn[ip]
+        n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
         s.pm[n] |= U1 << np.uint64(ip - n * npt)
         s.actb[n >> 6] |= U1 << np.uint64(n & 63)
     s.cn[k] = 0
@@ -209,7 +210,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         for i in range(s.kn[x]):
             cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = _arrivals(t, s, nv, bsz, npt) + nd - d0
+        moved = _arrivals(t, s, prm) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1

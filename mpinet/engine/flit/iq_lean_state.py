@@ -42,7 +42,7 @@ FIELDS = (  # namedtuple takes the names space-separated
     "ck cc cn kk kn dq dn actb tact ton misc "
     "sq_h sq_t sq_k sq_vc last_vc "
     "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
-    "nbt rev lcount sport ipn down up load"
+    "nbt rev lcount sport down up load"
 )
 LeanArrays = namedtuple("LeanArrays", FIELDS)
 
@@ -119,7 +119,6 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         rev=rev,
         lcount=np.ascontiguousarray(lcount, np.int64).ravel(),
         sport=np.ascontiguousarray(sport, np.int64).ravel(),
-        ipn=np.repeat(np.arange(n, dtype=np.int64), npt),
         down=down,
         up=up,
         load=i64(n * deg),
