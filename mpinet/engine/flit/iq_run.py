@@ -7,7 +7,9 @@ A packet created at step ``t`` joins its source's queue at cycle ``t`` (BookSim'
 time, queueing included) and is delivered at the cycle its tail reaches the destination's
 terminal; a packet from a node to itself crosses that node's router (as BookSim's do).
 The routes are the router's compiled hop rows and the VC policy's compiled rule, as the
-ideal model's compiled steps use them (:mod:`mpinet.engine.flit.chunk`).
+ideal model's compiled steps use them (:mod:`mpinet.engine.flit.chunk`). Where every stage
+takes one cycle the lean path runs (:mod:`~mpinet.engine.flit.iq_lean_run`), the same record;
+``eng.steps_path`` names the path and why.
 """
 
 from __future__ import annotations
