@@ -38,6 +38,7 @@ from mpinet.engine.flit.iq_step import (
     ROOM,
     STALL,
 )
+from mpinet.routing import compiled
 
 U1 = np.uint64(1)
 KM = (1 << FS) - 1  # a flit word's index bits
@@ -87,10 +88,11 @@ def islip1(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi):
 
 
 @njit(cache=True, inline="always")
-def _arrivals(t, s, prm):
+def _arrivals(t, s, prm, rule):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
-    VC allocation at ``t + 1`` (route computation, ``routing_delay = 1``). Returns the
-    count."""
+    VC allocation at ``t + 1`` (route computation, ``routing_delay = 1``), its route's table
+    entry fetched now (``anynet-min``'s N x N table is 25 MB on ms:3,2: a miss a packet-hop
+    where read at once). Returns the count."""
     nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
     hv, buf = s.hv, s.buf
     nar = s.cn.size
@@ -105,10 +107,11 @@ def _arrivals(t, s, prm):
         pos = il.wrap(hv[iv, HD] + c, bsz)
         buf[iv * bsz + pos] = code
         hv[iv, CNT] = c + 1
+        n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
         if c == 0 and (code & KM) == 0:
             hv[iv, TOK], s.rte[iv, RP] = t + 1, -1
+            compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
         s.vm[ip] |= U1 << np.uint64(v)
-        n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
         s.pm[n] |= U1 << np.uint64(ip - n * npt)
         s.actb[n >> 6] |= U1 << np.uint64(n & 63)
     s.cn[k] = 0
@@ -210,7 +213,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         for i in range(s.kn[x]):
             cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = _arrivals(t, s, prm) + nd - d0
+        moved = _arrivals(t, s, prm, rule) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -325,8 +328,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     if fk == fl - 1:  # the tail: its output VC free, the next head routed
                         hv[iv, OUT] = -1
                         ofree[ipb + op] |= U1 << np.uint64(ov)
-                        if c > 0:
+                        if c > 0:  # (its route's entry fetched: read in two cycles)
                             hv[iv, TOK], rte[iv, RP] = t + 2, -1
+                            nxt = buf[iv * bsz + hv[iv, HD]] >> FS
+                            compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
                     if op < deg:
                         x = sd * cap + s.cn[sd]
                         s.ck[x], s.cc[x] = s.down[ipb + op] << 6 | ov, code
