@@ -78,6 +78,27 @@ CASES = [  # network, router, flits, VCs, slots, packets, steps
 ]
 
 
+POLICIES = [  # network, router, VC policy, flits, VCs, slots, packets, steps
+    ("torus:4,2", "dor", "dateline", 4, 4, 4, 600, 100),
+    ("torus:5,2", "dor", "dateline", 2, 2, 3, 800, 60),
+    ("mesh:4,2", "dor", "hops", 2, 8, 2, 500, 80),
+    ("hypercube:4", "hypercube-ecube", "hops", 3, 5, 4, 400, 100),
+    ("star:4", "star-greedy", "negative-hop", 4, 4, 2, 500, 100),
+]
+
+
+@pytest.mark.parametrize("case", POLICIES, ids=[f"{c[0]}-{c[2]}" for c in POLICIES])
+def test_lean_vc_policies(case):
+    """The VC policies' ranges (``route_head``'s) on the lean path, as the general path's."""
+    spec, rname, pol, fl, vcs, bs, count, span = case
+    topo = from_spec(spec)
+    rows = traffic(topo.num_nodes, count, span, seed=fl, self_too=False)
+    m = iq_model(topo, flits=fl, vcs=vcs, vc_buffer=bs, vc_policy=pol)
+    (a, b), (ea, eb) = both(spec, rname, rows, m, record_hops=True)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    same(a, b)
+
+
 @pytest.mark.parametrize("hops", [False, True])
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}" for c in CASES])
 def test_lean_equals_general(case, hops):

@@ -26,7 +26,6 @@ from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit.iq_alloc import ISLIP
 from mpinet.engine.flit.rank_steps import BLOCKS
 from mpinet.routing.route_rows import SourceRouted
-from mpinet.routing.vc_policies import ANY_VC
 
 #: ``eng.steps_path`` of a run on the lean path
 LEAN_PATH = "compiled steps (iq router): lean path"
@@ -51,7 +50,6 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
         (bool(prm.wftc), "wait_for_tail_credit"),
         (prm.vak != ISLIP or prm.sak != ISLIP, "an allocator other than iSLIP"),
         (prm.iters != 1, f"alloc_iters = {prm.iters}"),
-        (int(vrule[0]) != ANY_VC, f"vc_policy {eng.model.vc_policy!r}"),
         (isinstance(eng.router, SourceRouted), f"router {eng.router.name!r}: routes walked"),
         (eng.watch is not None, "a watch (a live measurement) caps the blocks"),
         (prm.fl > 1 << ils.FS, f"{prm.fl} flits a packet (at most {1 << ils.FS})"),
