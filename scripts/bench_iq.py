@@ -8,7 +8,11 @@ around ``FlitEngine.run``, worst-best), iq / ideal (best over best) and a hash o
 run's packets, counters and link loads (equal before and after a change that must not
 change results).
 
-    python scripts/bench_iq.py [--rounds 3] [--cases mesh8,hc8] [--iq-only]
+    python scripts/bench_iq.py [--rounds 3] [--cases mesh8,hc8] [--iq-only] [--split]
+
+``--split``: also the iq run's CPU time in its compiled blocks (either path's ``run_block``)
+and in drawing the injections (``iq_run._injections``), the rest being the Python around
+them (docs/iq-router.md, "Session 18: the lean path").
 """
 
 from __future__ import annotations
@@ -73,13 +77,42 @@ def once(case: str, router_model: str) -> tuple[float, str]:
     return dt, h
 
 
+SPLIT = {"block": 0.0, "calls": 0, "inj": 0.0}
+
+
+def _split() -> None:
+    """Time the iq run's compiled blocks and injections into :data:`SPLIT`."""
+    from mpinet.engine.flit import iq_lean, iq_run, iq_step
+
+    def wrap(mod, attr, key):
+        f = getattr(mod, attr)
+
+        def timed(*args, **kw):
+            t0 = time.process_time()
+            try:
+                return f(*args, **kw)
+            finally:
+                SPLIT[key] += time.process_time() - t0
+                SPLIT["calls"] += key == "block"
+
+        setattr(mod, attr, timed)
+
+    wrap(iq_lean, "run_block", "block")
+    wrap(iq_step, "run_block", "block")
+    wrap(iq_run, "_injections", "inj")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = reports.arguments(__doc__, out_help="also write the lines to FILE")
     ap.add_argument("--rounds", type=int, default=3, help="alternated runs per case (3)")
     ap.add_argument("--cases", default="", help="cases whose name contains one of these "
                     f"(comma-separated; all: {', '.join(CASES)})")  # fmt: skip
     ap.add_argument("--iq-only", action="store_true", help="time the iq router alone")
+    ap.add_argument("--split", action="store_true",
+                    help="also iq's time in its compiled blocks and injections")  # fmt: skip
     a = ap.parse_args(argv)
+    if a.split:
+        _split()
     run = reports.Run(__file__, a, a.out)
     pick = [c for c in a.cases.split(",") if c]
     models = ["iq"] if a.iq_only else ["ideal", "iq"]
@@ -90,15 +123,19 @@ def main(argv: list[str] | None = None) -> int:
         for mdl in models:
             once(case, mdl)  # the kernels loaded
         res: dict[str, list[float]] = {m: [] for m in models}
-        h = ""
+        h, best = "", ""
         for _ in range(a.rounds):
             for mdl in models:
+                SPLIT.update(block=0.0, calls=0, inj=0.0)
                 dt, hh = once(case, mdl)
                 res[mdl].append(dt)
                 h = hh if mdl == "iq" else h
+                if a.split and mdl == "iq" and dt <= min(res["iq"]):
+                    best = (f", iq's best: blocks {SPLIT['block']:.3f} s in {SPLIT['calls']} "
+                            f"calls, injections {SPLIT['inj']:.3f} s")  # fmt: skip
         cells = " ".join(f"{m} {min(v):.3f}-{max(v):.3f} s" for m, v in res.items())
         ratio = f", iq / ideal {min(res['iq']) / min(res['ideal']):.2f}" if len(models) > 1 else ""
-        run.emit(f"{case}: {cells}{ratio}, iq hash {h}")
+        run.emit(f"{case}: {cells}{ratio}, iq hash {h}{best}")
     run.save(a.out, sys.argv[1:] if argv is None else argv)
     return run.finish()
 

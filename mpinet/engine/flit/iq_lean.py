@@ -1,0 +1,370 @@
+"""The lean iq step (numba; docs/iq-router.md, "Session 18: the lean path"): the cycles of
+the general path (:mod:`~mpinet.engine.flit.iq_step`) for the keys where every stage takes
+one cycle (``routing_delay``, ``vc_alloc_delay``, ``sw_alloc_delay`` and the crossbar 1,
+``credit_delay`` 0, no speculation or speedup, iSLIP of one iteration, one rank), in the
+shape of session 17's exact prototype: one pass per router split in two, channels and credit
+returns as lists per due cycle, the routers with flits a bit set, no stage queues (with
+one-cycle stages an item's stage is the cycle it may go, ``TOK``). The same cycles as
+BookSim2's ``iq_router`` under those keys, as the general path's; the arrays are
+:mod:`~mpinet.engine.flit.iq_lean_state`'s.
+
+A cycle, BookSim's order (``TrafficManager::_Step``): the terminals' deliveries and the
+credits due, the flits reaching the routers' input VCs (a head may go to VC allocation a
+cycle later: its route computation); the cycle's packets join their source queues and each
+terminal sends one flit (the head on a VC round-robin from the last, with a credit); then
+each router with flits (``Router::Evaluate``/``_InternalStep``): VC allocation (every free
+VC of the head's route range requested, iSLIP over the router's input and output VCs) with
+the switch allocation's bids collected (per input and output port the VC nearest the input's
+pointer whose output VC has a credit), switch allocation (iSLIP over the ports), and the
+winners moved: out of their ring, a credit upstream, onto their channel (read ``latency + 1``
+cycles after the next: the crossbar's cycle), a tail frees its output VC.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.flit import iq_lists as il
+from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, OUT, RHI, RLO, RP, TOK
+from mpinet.engine.flit.iq_moves import route_head
+from mpinet.engine.flit.iq_step import (
+    DONE,
+    FINISHED,
+    R_DELIV,
+    R_FLITS,
+    R_INJ,
+    R_MOVED,
+    ROOM,
+    STALL,
+)
+from mpinet.routing import compiled
+
+U1 = np.uint64(1)
+KM = (1 << FS) - 1  # a flit word's index bits
+
+
+@njit(cache=True, inline="always")
+def _ahead(a, b, ptr, size):
+    """Whether ``a`` is nearer than ``b`` at or after the round-robin pointer ``ptr``."""
+    da, db = a - ptr, b - ptr
+    da += size if da < 0 else 0
+    db += size if db < 0 else 0
+    return da < db
+
+
+@njit(cache=True, inline="always")
+def islip1(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi):
+    """BookSim's iSLIP, one iteration (:func:`~mpinet.engine.flit.iq_alloc.islip` with
+    ``iters = 1``), on requests ``q .. q + nr - 1`` of ``rin``/``rout`` (one an input-output
+    pair, ``nin`` of each side): each output offers itself to the requester nearest its grant
+    pointer ``pout[z + o]``, each input accepts the offer nearest its accept pointer
+    ``pin[z + i]``; a match moves both pointers past it. ``grant[r]``: request ``q + r``
+    won. ``bo``/``bi`` -1 on entry and on return. Inlined in a kernel compiled without
+    reference counts (``_nrt=False``): docs/iq-router.md "Counted (P5)"."""
+    if nr == 1:
+        grant[0] = 1
+        i, o = rin[q], rout[q]
+        pout[z + o] = i + 1 if i + 1 < nin else 0
+        pin[z + i] = o + 1 if o + 1 < nin else 0
+        return
+    for r in range(nr):
+        grant[r] = 0
+        o, b = rout[q + r], bo[rout[q + r]]
+        if b < 0 or _ahead(rin[q + r], rin[q + b], pout[z + o], nin):
+            bo[o] = r
+    for r in range(nr):
+        i, b = rin[q + r], bi[rin[q + r]]
+        if bo[rout[q + r]] == r and (b < 0 or _ahead(rout[q + r], rout[q + b], pin[z + i], nin)):
+            bi[i] = r
+    for r in range(nr):
+        i, o = rin[q + r], rout[q + r]
+        if bi[i] == r:
+            grant[r] = 1
+            pout[z + o] = i + 1 if i + 1 < nin else 0
+            pin[z + i] = o + 1 if o + 1 < nin else 0
+    for r in range(nr):
+        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
+
+
+@njit(cache=True, inline="always")
+def _arrivals(t, s, prm, rule):
+    """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
+    VC allocation at ``t + 1`` (route computation, ``routing_delay = 1``), its route's table
+    entry fetched now (``anynet-min``'s N x N table is 25 MB on ms:3,2: a miss a packet-hop
+    where read at once). Returns the count."""
+    nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
+    hv, buf = s.hv, s.buf
+    nar = s.cn.size
+    cap = s.ck.size // nar
+    k = t % nar
+    cnt = s.cn[k]
+    for i in range(cnt):
+        key, code = s.ck[k * cap + i], s.cc[k * cap + i]
+        ip, v = key >> 6, key & 63
+        iv = ip * nv + v
+        c = hv[iv, CNT]
+        pos = il.wrap(hv[iv, HD] + c, bsz)
+        buf[iv * bsz + pos] = code
+        hv[iv, CNT] = c + 1
+        n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
+        if c == 0 and (code & KM) == 0:
+            hv[iv, TOK], s.rte[iv, RP] = t + 1, -1
+            compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
+        s.vm[ip] |= U1 << np.uint64(v)
+        s.pm[n] |= U1 << np.uint64(ip - n * npt)
+        s.actb[n >> 6] |= U1 << np.uint64(n & 63)
+    s.cn[k] = 0
+    return cnt
+
+
+@njit(cache=True, inline="always")
+def _terminals(t, s, nv, npt, fl, deg, niv):
+    """The terminals with a packet each send one flit into their router's injection channel
+    (``TrafficManager::_Step``'s injection: the head on the VC round-robin after the last one
+    taken, VC 0 first, when it has a credit; the packet's flits on it while they have
+    credits). Returns the flits sent."""
+    nar = s.cn.size
+    cap = s.ck.size // nar
+    st = (t + 2) % nar  # the injection channel: read two cycles on
+    nt, kept, sent = s.misc[1], 0, 0
+    cred = s.cred
+    for i in range(nt):
+        n = s.tact[i]
+        pk = s.sq_h[n]
+        if pk < 0:
+            s.ton[n] = 0
+            continue
+        s.tact[kept] = n
+        kept += 1
+        tb = niv + n * nv
+        f = s.sq_k[n]
+        v = s.sq_vc[n]
+        if f == 0 and v < 0:
+            lvc = s.last_vc[n]
+            for j in range(1, nv + 1):
+                c = 0 if lvc < 0 else il.wrap(lvc + j, nv)
+                if cred[tb + c] > 0:
+                    v = c
+                    break
+            if v < 0:
+                continue
+        if cred[tb + v] <= 0:
+            continue
+        if f == 0:
+            s.last_vc[n] = v
+            s.pk_adm[pk] = t
+        cred[tb + v] -= 1
+        x = st * cap + s.cn[st]
+        s.ck[x], s.cc[x] = (n * npt + deg) << 6 | v, pk << FS | f
+        s.cn[st] += 1
+        sent += 1
+        if f == fl - 1:
+            s.sq_h[n] = s.pk_next[pk]
+            if s.sq_h[n] < 0:
+                s.sq_t[n] = -1
+            s.sq_k[n], s.sq_vc[n] = 0, -1
+        else:
+            s.sq_k[n], s.sq_vc[n] = f + 1, v
+    s.misc[1] = kept
+    return sent
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
+              rows, status):  # fmt: skip
+    """Cycles ``t0 + 1 .. t_end``, as :func:`~mpinet.engine.flit.iq_step.run_block`'s
+    (its arguments and ``status`` but the look; rows ``R_MOVED`` the flits moved, ``R_WORK``
+    0): returns the last cycle run. ``status[0]``: :data:`~.iq_step.DONE`, ``ROOM`` (the hop
+    rows), ``FINISHED``, ``STALL`` or a routing error (the run then goes again on the general
+    path, which reports it)."""
+    off, pid, src, dst, hdr = inj
+    n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
+    lat, lo = prm.lat, prm.lo
+    niv, nq = n_ * npt * nv, npt * nv
+    hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
+    ofree, cred = s.ofree, s.cred
+    rin, rout, rlab, grant, smap = s.rin, s.rout, s.rlab, s.grant, s.smap
+    nar, nkr = s.cn.size, s.kn.size
+    cap, capk = s.ck.size // nar, s.kk.size // nkr
+    so = nq * nv  # switch allocation's rows after VC allocation's
+    in_flight, nd, nh, idle = status[5], status[6], status[7], status[8]
+    status[0], status[1] = DONE, t0
+    for t in range(t0 + 1, t_end + 1):
+        k = t - t0 - 1
+        if prm.record_hops and nh + n_ * deg > hop.shape[0]:
+            status[0], status[1] = ROOM, t - 1
+            break
+        flits = s.misc[0]  # granted last cycle: on their links in this one
+        s.misc[0] = 0
+        # the terminals' deliveries: tails ejected three cycles ago (node order)
+        d0 = nd
+        x = t & 3
+        for i in range(s.dn[x]):
+            pk = s.dq[x * n_ + i]
+            deliv[nd, 0], deliv[nd, 1] = s.pk_pid[pk], s.pk_src[pk]
+            deliv[nd, 2], deliv[nd, 3], deliv[nd, 4] = s.pk_dst[pk], s.pk_inj[pk], t
+            deliv[nd, 5], deliv[nd, 6] = s.pk_hops[pk], s.pk_adm[pk]
+            nd += 1
+            s.pk_free[s.pk_nfree[0]] = pk
+            s.pk_nfree[0] += 1
+        s.dn[x] = 0
+        x = t % nkr  # the credits due (each its own counter: any order)
+        for i in range(s.kn[x]):
+            cred[s.kk[x * capk + i]] += 1
+        s.kn[x] = 0
+        moved = _arrivals(t, s, prm, rule) + nd - d0
+        a, b = off[k], off[k + 1]
+        for i in range(a, b):  # the cycle's packets at the back of their source queues
+            s.pk_nfree[0] -= 1
+            pk = s.pk_free[s.pk_nfree[0]]
+            s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk] = pid[i], src[i], dst[i]
+            s.pk_inj[pk], s.pk_adm[pk], s.pk_hops[pk], s.pk_state[pk] = t, -1, 0, 0
+            for c in range(hdr.shape[1]):
+                s.pk_hdr[pk, c] = hdr[i, c]
+            s.pk_next[pk] = -1
+            n = src[i] - lo
+            if s.sq_t[n] >= 0:
+                s.pk_next[s.sq_t[n]] = pk
+            else:
+                s.sq_h[n] = pk
+            s.sq_t[n] = pk
+            if s.ton[n] == 0:
+                s.ton[n] = 1
+                s.tact[s.misc[1]] = n
+                s.misc[1] += 1
+        moved += _terminals(t, s, nv, npt, fl, deg, niv)
+        # the routers with flits, in node order
+        sd = (t + lat + 2) % nar  # a granted flit's arrival downstream
+        kl, kt, ke = (t + lat + 1) % nkr, (t + 2) % nkr, (t + 5) % nkr  # credits back
+        dl = (t + 3) & 3  # a tail into the terminal: delivered then
+        win = win_lo <= t + 1 < win_hi
+        for wi in range(s.actb.size):
+            word = s.actb[wi]
+            while word:
+                n = (wi << 6) + il.low(word)
+                word &= word - U1
+                ipb, b0 = n * npt, n * nq
+                nr, nva = 0, 0
+                w = pm[n]
+                # pass 1: heads' routes and VC requests, switch allocation's bids
+                while w:
+                    p = il.low(w)
+                    w &= w - U1
+                    ip = ipb + p
+                    m = vm[ip]
+                    while m:
+                        v = il.low(m)
+                        m &= m - U1
+                        iv = ip * nv + v
+                        if t < hv[iv, TOK]:
+                            continue
+                        out = hv[iv, OUT]
+                        if out < 0:
+                            op = rte[iv, RP]
+                            if op < 0:  # route computation's result (BookSim: its stage)
+                                pk = buf[iv * bsz + hv[iv, HD]] >> FS
+                                e = route_head(n + lo, n, pk, nv, deg, s.nbt, s.lcount,
+                                               s.sport, s.pk_dst, s.pk_hops, s.pk_state,
+                                               s.pk_hdr, rule, vrule, s.ro)  # fmt: skip
+                                if e:
+                                    status[0], status[1] = e, t
+                                    return t
+                                op = s.ro[0]
+                                rte[iv, RP], rte[iv, RLO], rte[iv, RHI] = op, s.ro[1], s.ro[2]
+                            fr = ofree[ipb + op] & il.vmask(rte[iv, RLO], rte[iv, RHI])
+                            while fr:
+                                rin[nva], rout[nva] = p * nv + v, op * nv + il.low(fr)
+                                nva += 1
+                                fr &= fr - U1
+                            continue
+                        op, ov = out >> 6, out & 63
+                        if cred[(ipb + op) * nv + ov] <= 0:
+                            continue
+                        key = p * npt + op  # one bid an (input, output): the VC nearest
+                        y = smap[key]  # the input's pointer
+                        if y < 0:
+                            smap[key] = nr
+                            rin[so + nr], rout[so + nr], rlab[nr] = p, op, v
+                            nr += 1
+                        elif _ahead(v, rlab[y], vrr[ip], nv):
+                            rlab[y] = v
+                if nva:  # VC allocation: iSLIP over the router's input and output VCs
+                    islip1(nva, rin, rout, 0, nq, s.va_pin, s.va_pout, b0, grant, s.bo, s.bi)
+                    for y in range(nva):
+                        if grant[y]:
+                            iv = b0 + rin[y]
+                            op = rout[y] // nv
+                            ov = rout[y] - op * nv
+                            ofree[ipb + op] &= ~(U1 << np.uint64(ov))
+                            hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, t + 1
+                if nr:  # switch allocation: iSLIP over the ports
+                    islip1(nr, rin, rout, so, npt, s.sa_pin, s.sa_pout, ipb, grant, s.bo, s.bi)
+                # the winners: out of their rings, a credit upstream, onto their channels
+                for y in range(nr):
+                    p, op = rin[so + y], rout[so + y]
+                    smap[p * npt + op] = -1
+                    if grant[y] == 0:
+                        continue
+                    v = rlab[y]
+                    ip = ipb + p
+                    iv = ip * nv + v
+                    ov = hv[iv, OUT] & 63
+                    h = hv[iv, HD]
+                    code = buf[iv * bsz + h]
+                    hv[iv, HD] = h + 1 if h + 1 < bsz else 0
+                    c = hv[iv, CNT] - 1
+                    hv[iv, CNT] = c
+                    if c == 0:
+                        vm[ip] &= ~(U1 << np.uint64(v))
+                        if vm[ip] == 0:
+                            pm[n] &= ~(U1 << np.uint64(p))
+                    vrr[ip] = v + 1 if v + 1 < nv else 0
+                    x = kt if p == deg else kl
+                    s.kk[x * capk + s.kn[x]] = s.up[ip] + v
+                    s.kn[x] += 1
+                    cred[(ipb + op) * nv + ov] -= 1
+                    fk, pk = code & KM, code >> FS
+                    if fk == fl - 1:  # the tail: its output VC free, the next head routed
+                        hv[iv, OUT] = -1
+                        ofree[ipb + op] |= U1 << np.uint64(ov)
+                        if c > 0:  # (its route's entry fetched: read in two cycles)
+                            hv[iv, TOK], rte[iv, RP] = t + 2, -1
+                            nxt = buf[iv * bsz + hv[iv, HD]] >> FS
+                            compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
+                    if op < deg:
+                        x = sd * cap + s.cn[sd]
+                        s.ck[x], s.cc[x] = s.down[ipb + op] << 6 | ov, code
+                        s.cn[sd] += 1
+                        s.misc[0] += 1
+                        if win:
+                            s.load[n * deg + op] += 1
+                        if fk == 0:
+                            s.pk_hops[pk] += 1
+                            if prm.record_hops:
+                                hop[nh, 0], hop[nh, 1], hop[nh, 2] = t + 1, s.pk_pid[pk], n + lo
+                                hop[nh, 3], hop[nh, 4] = s.nbt[n * deg + op], op
+                                nh += 1
+                    else:  # into the terminal: its credit back, a tail delivers
+                        s.kk[ke * capk + s.kn[ke]] = (ipb + deg) * nv + ov
+                        s.kn[ke] += 1
+                        if fk == fl - 1:
+                            s.dq[dl * n_ + s.dn[dl]] = pk
+                            s.dn[dl] += 1
+                    moved += 1
+                if pm[n] == 0:
+                    s.actb[wi] &= ~(U1 << np.uint64(n & 63))
+        ndel = nd - d0
+        in_flight += (b - a) - ndel
+        rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, b - a
+        rows[k, R_MOVED] = moved + flits
+        idle = 0 if moved + flits > 0 else idle + 1
+        status[1] = t
+        if in_flight <= 0 and t >= last:
+            status[0] = FINISHED
+            break
+        if in_flight > 0 and t > last and idle >= quiet:
+            status[0] = STALL
+            break
+    status[5], status[6], status[7], status[8] = in_flight, nd, nh, idle
+    return status[1]

@@ -1,0 +1,167 @@
+"""The lean iq path's run (docs/iq-router.md, "Session 18: the lean path"): which runs it
+takes (:func:`why_not_lean`, every key it refuses named in one place), the workload's
+injections in blocks of cycles, each block one compiled call
+(:func:`~mpinet.engine.flit.iq_lean.run_block`), and the record, the general path's bit for
+bit (:func:`~mpinet.engine.flit.iq_run.run_iq` chooses it and makes the record).
+
+What the lean state cannot answer goes to the general path, which runs the whole workload
+again from its start (the results do not depend on the path, so the record is the general
+path's): a run that stops moving (its stall report reads the general state), one that ends
+with packets in flight (``max_steps``: their rows read it), a routing error; and
+``eng.iq_state``, which the lean path leaves as :class:`RebuiltState`, the general path's
+state rebuilt so on its first read. The deadlock look while injecting is not run: a look
+finds only packets that are never delivered, so a run it would stop does not finish here and
+goes to the general path, which looks and reports as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mpinet.engine.flit import iq_lean as lean
+from mpinet.engine.flit import iq_lean_state as ils
+from mpinet.engine.flit import iq_step as ist
+from mpinet.engine.flit.iq_alloc import ISLIP
+from mpinet.engine.flit.rank_steps import BLOCKS
+from mpinet.routing.route_rows import SourceRouted
+
+#: ``eng.steps_path`` of a run on the lean path
+LEAN_PATH = "compiled steps (iq router): lean path"
+
+
+def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
+    """Why the iq run of ``eng`` (its :class:`~mpinet.engine.flit.iq_state.IQParams` ``prm``,
+    VC rule ``vrule``) takes the general path, or None: the lean path's keys, each refused by
+    name (a later session widens them here)."""
+    iq = eng.model.iq
+    refused = (
+        (not getattr(eng, "iq_lean", True), "asked for (iq_lean = False)"),
+        (eng.size > 1, "several ranks"),
+        (prm.rd != 1, f"routing_delay = {prm.rd}"),
+        (prm.vad != 1, f"vc_alloc_delay = {prm.vad}"),
+        (prm.sad != 1, f"sw_alloc_delay = {prm.sad}"),
+        (prm.xd != 1, f"a crossbar of {prm.xd} cycles"),
+        (prm.cd != 0, f"credit_delay = {prm.cd}"),
+        (bool(prm.spec), "speculative"),
+        (prm.isp != 1 or prm.osp != 1, "input or output speedup"),
+        (iq.internal_speedup != 1, f"internal_speedup = {iq.internal_speedup}"),
+        (bool(prm.wftc), "wait_for_tail_credit"),
+        (prm.vak != ISLIP or prm.sak != ISLIP, "an allocator other than iSLIP"),
+        (prm.iters != 1, f"alloc_iters = {prm.iters}"),
+        (isinstance(eng.router, SourceRouted), f"router {eng.router.name!r}: routes walked"),
+        (eng.watch is not None, "a watch (a live measurement) caps the blocks"),
+        (prm.fl > 1 << ils.FS, f"{prm.fl} flits a packet (at most {1 << ils.FS})"),
+    )
+    for no, why in refused:
+        if no:
+            return why
+    return None
+
+
+class RebuiltState:
+    """``eng.iq_state`` of a lean run: the general path's ``(s, prm, rule, vrule, t)``,
+    rebuilt by running the workload again on the general path at its first read (tests read
+    it; nothing else does)."""
+
+    def __init__(self, eng: Any, workload: Any) -> None:
+        self.eng, self.workload, self.got = eng, workload, None
+
+    def _get(self) -> tuple:
+        if self.got is None:
+            from mpinet.engine.flit.iq_run import run_iq
+
+            eng = self.eng
+            keep = {k: getattr(eng, k, None) for k in ("steps_path", "calls_path",
+                    "block_calls", "live", "msg", "iq_lean")}  # fmt: skip
+            eng.iq_lean = False
+            try:
+                run_iq(eng, self.workload)
+                self.got = eng.iq_state
+            finally:
+                for k, v in keep.items():
+                    setattr(eng, k, v)
+                eng.iq_state = self
+        return self.got
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __getitem__(self, i):
+        return self._get()[i]
+
+    def __len__(self) -> int:
+        return 5
+
+
+def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
+        vrule: tuple, order: Any, t0: float) -> tuple:  # fmt: skip
+    """The run on the lean path: ``(record, None)``, or ``(None, why)`` where it goes to the
+    general path (``tables``: the state ports' ``nbt, rev, lcount, sport``; ``order``: the
+    port order for the record, as :func:`~mpinet.engine.flit.iq_run.run_iq`'s)."""
+    from mpinet.engine.flit import iq_run as ir
+
+    nnode = prm.nnode
+    s = ils.make_lean(prm, *tables, hw, 1024)
+    last = int(workload.last_injection_step)
+    quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
+    status = np.zeros(12, np.int64)
+    win_lo, win_hi = eng.load_window
+    delivered, hop_rows, counters, injected = [], [], [], []
+    hop = np.empty((max(4096, 4 * nnode * prm.nport) if eng.record_hops else 1, 5), np.int64)
+    t, in_flight, n_inj, n_del = -1, 0, 0, 0
+    eng.steps_path, eng.calls_path, eng.block_calls = LEAN_PATH, BLOCKS, 0
+    block = ir.BLOCK
+    while (in_flight > 0 or t < last) and t < eng.max_steps:
+        t_end = min(t + block, eng.max_steps)
+        inj = ir._injections(eng, workload, t, t_end, last, hw, injected)
+        need = int(inj[1].size)
+        if int(s.pk_nfree[0]) < need:
+            s = ils.grow_packets(s, max(need, s.pk_pid.size))
+            if s.pk_pid.size > ils.MAX_SLOTS:
+                return None, f"more than {ils.MAX_SLOTS} packets in flight"
+        alive = s.pk_pid.size - int(s.pk_nfree[0])
+        deliv = np.empty((alive + need + nnode + 1, 7), np.int64)
+        rows = np.zeros((t_end - t, 6), np.int64)
+        block = ir.next_block(block, need, t_end - t, nnode)
+        start = t
+        status[5], status[6], status[7] = in_flight, 0, 0
+        while True:
+            part = (inj[0][t - start :], *inj[1:])
+            eng.block_calls += 1
+            lean.run_block(t, t_end, last, win_lo, win_hi, quiet, part, prm, s, rule, vrule,
+                           deliv, hop, rows[t - start :], status)  # fmt: skip
+            t = int(status[1])
+            if status[0] != ist.ROOM:
+                break
+            delivered.append(deliv[: int(status[6])].copy())
+            hop_rows.append(hop[: int(status[7])].copy())
+            hop = np.empty((hop.shape[0] * 2, 5), np.int64)
+            status[6] = status[7] = 0
+        code = int(status[0])
+        if code not in (ist.DONE, ist.FINISHED):
+            return None, ("stopped moving" if code == ist.STALL else "a routing error")
+        delivered.append(deliv[: int(status[6])].copy())
+        if eng.record_hops:
+            hop_rows.append(hop[: int(status[7])].copy())
+        done = rows[: t - start]
+        ninj = n_inj + np.cumsum(done[:, ist.R_INJ])
+        ndel = n_del + np.cumsum(done[:, ist.R_DELIV])
+        counters.append(np.stack([done[:, ist.R_FLITS], done[:, ist.R_DELIV], ninj - ndel,
+                                  done[:, ist.R_CROSS]], axis=1))  # fmt: skip
+        if eng.progress is not None and eng.rank == 0:
+            for k in range(done.shape[0]):
+                eng.progress(start + 1 + k, int(ndel[k]), int(ninj[k]), int(ninj[k] - ndel[k]))
+        if done.shape[0]:
+            n_inj, n_del = int(ninj[-1]), int(ndel[-1])
+        in_flight = int(status[5])
+    if in_flight:
+        return None, "packets in flight at max_steps"
+    if eng.record_hops and hop_rows:  # the general path's order: by cycle, node and port
+        h = np.concatenate(hop_rows)
+        hop_rows = [h[np.lexsort((h[:, 4], h[:, 2], h[:, 0]))]]
+    eng.iq_state = RebuiltState(eng, workload)
+    rec = ir._record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected, 0, t0,
+                     None, order)  # fmt: skip
+    return rec, None

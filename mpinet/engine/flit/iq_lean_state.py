@@ -1,0 +1,149 @@
+"""The lean iq path's arrays by name (docs/iq-router.md, "Session 18: the lean path"): one
+bundle, :class:`LeanArrays`, for :func:`~mpinet.engine.flit.iq_lean.run_block`, the iq step
+in the shape of session 17's exact prototype, on the keys
+:func:`~mpinet.engine.flit.iq_lean_run.why_not_lean` accepts (one-cycle stages, iSLIP of one
+iteration, no speedups, one rank).
+
+Ports are the general path's state ports (:mod:`~mpinet.engine.flit.iq_ports`), nodes
+``0 .. nnode - 1``; ``nport = degree + 1``, port ``degree`` the terminal. Input VC
+``iv = (node * nport + port) * nvc + v``, its ring ``buf[iv * bsz ...]``; a flit is the word
+``packet slot << FS | flit index``. ``hv[iv]``: ring head and count, its output
+(``port << 6 | VC``, -1 none), the first cycle it may go (``TOK``: VC allocation for a head
+without an output, switch allocation after); ``rte[iv]`` its head's route (port ``RP``, -1:
+not computed, and VC range ``RLO .. RHI - 1``).
+``cred`` the downstream credits: ``(node * nport + out_port) * nvc + v`` for the routers'
+outputs (the ejection's too), then ``nnode * nport * nvc + node * nvc + v`` for the
+terminals' injection VCs. The events are lists per due cycle, rings of slots: ``ck``/``cc``
+the flits reaching an input VC (``input port << 6 | v``, the flit), ``kk`` the credits due
+(an index of ``cred``), ``dq`` the packets delivered (their tails ejected). ``actb``: the
+routers holding flits, a bit set walked in node order; ``vm``/``pm``: per input port its
+non-empty VCs, per router its non-empty ports. ``misc[0]``: the link flits granted this cycle
+(they leave on the next: that cycle's step row and link loads), ``misc[1]``: the terminals
+in ``tact``.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+#: an input VC's row: ring head, flits, output, next cycle; its head's route: port, VC range
+HD, CNT, OUT, TOK = range(4)
+RP, RLO, RHI = range(3)
+#: a flit's word: packet slot << FS | flit index, 32 bits (packets of at most 2 ** FS flits,
+#: fewer than 2 ** (31 - FS) packet slots: :data:`MAX_SLOTS`)
+FS = 6
+MAX_SLOTS = 1 << (31 - FS)
+
+FIELDS = (  # namedtuple takes the names space-separated
+    "buf hv rte vm pm vrr ofree cred sa_pin sa_pout va_pin va_pout "
+    "rin rout rlab grant bo bi smap ro "
+    "ck cc cn kk kn dq dn actb tact ton misc "
+    "sq_h sq_t sq_k sq_vc last_vc "
+    "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
+    "nbt rev lcount sport down up load"
+)
+LeanArrays = namedtuple("LeanArrays", FIELDS)
+
+PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next")
+
+
+def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays:
+    """Every array of a lean run, empty (``prm``: the run's
+    :class:`~mpinet.engine.flit.iq_state.IQParams`; the tables in state ports, as
+    :func:`~mpinet.engine.flit.iq_state.make_arrays` takes them). The allocators' pointers
+    start at BookSim's port 0, as the general path's."""
+    n, deg, npt, nv, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
+    niv, nq = n * npt * nv, npt * nv
+    i64 = lambda k, v=0: np.full(k, v, np.int64)  # noqa: E731
+    hv = np.zeros((niv, 4), np.int32)  # 16 bytes a row (ms:3,2: 50,400 rows); the route
+    hv[:, OUT] = -1  # apart (read once a head)
+    rte = np.full((niv, 4), -1, np.int32)
+    p0 = (npt - prm.rot) % npt
+    full = ~np.uint64(0) >> np.uint64(64 - nv)
+    nbt = np.ascontiguousarray(nbt, np.int64).ravel()
+    rev = np.ascontiguousarray(rev, np.int64).ravel()
+    node = np.repeat(np.arange(n, dtype=np.int64), deg)
+    down = i64(n * npt)  # a link's downstream input port (node * nport + port)
+    up = i64(n * npt)  # an input port's credit: the upstream output's first index of cred
+    link = np.flatnonzero(nbt >= 0)
+    lp = link % deg
+    down[node[link] * npt + lp] = nbt[link] * npt + rev[link]
+    up[node[link] * npt + lp] = (nbt[link] * npt + rev[link]) * nv
+    term = np.arange(n, dtype=np.int64)
+    up[term * npt + deg] = niv + term * nv
+    nar, nkr = prm.lat + 3, max(prm.lat + 2, 6)  # the rings: past the longest delay
+    nreq = nq * nv + npt * npt
+    a = dict(
+        buf=np.zeros(niv * bsz, np.int32),  # 32-bit words: half the lines (ms:3,2: 1.6 MB)
+        hv=hv,
+        rte=rte,
+        vm=np.zeros(n * npt, np.uint64),
+        pm=np.zeros(n, np.uint64),
+        vrr=np.zeros(n * npt, np.int32),  # the pointers 32-bit: the lines a visit reads
+        ofree=np.full(n * npt, full, np.uint64),
+        cred=np.full(niv + n * nv, bsz, np.int32),
+        sa_pin=np.full(n * npt, p0, np.int32),
+        sa_pout=np.full(n * npt, p0, np.int32),
+        va_pin=np.full(niv, p0 * nv, np.int32),
+        va_pout=np.full(niv, p0 * nv, np.int32),
+        rin=i64(nreq),
+        rout=i64(nreq),
+        rlab=i64(nreq),
+        grant=i64(nreq),
+        bo=i64(nq, -1),
+        bi=i64(nq, -1),
+        smap=i64(npt * npt, -1),
+        ro=i64(3),
+        ck=i64(nar * n * npt),
+        cc=np.zeros(nar * n * npt, np.int32),
+        cn=i64(nar),
+        kk=i64(nkr * 3 * n * npt),
+        kn=i64(nkr),
+        dq=i64(4 * n),
+        dn=i64(4),
+        actb=np.zeros((n + 63) // 64, np.uint64),
+        tact=i64(n),
+        ton=i64(n),
+        misc=i64(2),
+        sq_h=i64(n, -1),
+        sq_t=i64(n, -1),
+        sq_k=i64(n),
+        sq_vc=i64(n, -1),
+        last_vc=i64(n, -1),
+        pk_hdr=np.zeros((packets, max(hw, 1)), np.int64),
+        pk_free=np.arange(packets - 1, -1, -1, dtype=np.int64),
+        pk_nfree=i64(1, packets),
+        nbt=nbt,
+        rev=rev,
+        lcount=np.ascontiguousarray(lcount, np.int64).ravel(),
+        sport=np.ascontiguousarray(sport, np.int64).ravel(),
+        down=down,
+        up=up,
+        load=i64(n * deg),
+    )
+    for f in PK_FIELDS:
+        a[f] = i64(packets, -1 if f == "pk_next" else 0)
+    return LeanArrays(**a)
+
+
+def grow_packets(s: LeanArrays, more: int) -> LeanArrays:
+    """``s`` with ``more`` packet slots added (free)."""
+    old = s.pk_pid.size
+    new = old + more
+    rep = {}
+    for f in PK_FIELDS:
+        a = np.full(new, -1 if f == "pk_next" else 0, np.int64)
+        a[:old] = getattr(s, f)
+        rep[f] = a
+    h = np.zeros((new, s.pk_hdr.shape[1]), np.int64)
+    h[:old] = s.pk_hdr
+    rep["pk_hdr"] = h
+    k = int(s.pk_nfree[0])
+    free = np.empty(new, np.int64)
+    free[:k] = s.pk_free[:k]
+    free[k : k + more] = np.arange(new - 1, old - 1, -1)
+    s.pk_nfree[0] = k + more
+    rep["pk_free"] = free
+    return s._replace(**rep)

@@ -1,0 +1,207 @@
+"""The iq router's lean path (docs/iq-router.md, "Session 18: the lean path"): on its keys
+every record equals the general path's bit for bit (deliveries, counters, link loads, hop
+rows, the deadlock report), it is chosen by itself and named, and every other run names why
+it took the general path."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from test_flit_engine import Packets
+
+from mpinet.engine.flit import iq_lean_run
+from mpinet.engine.flit.engine import FlitEngine
+from mpinet.engine.iq_config import IQConfig
+from mpinet.engine.models import parse_model
+from mpinet.routing import make_router
+from mpinet.routing.vc_policies import make_vc_policy
+from mpinet.topology import from_spec
+
+
+def iq_model(topo, flits=1, vcs=4, vc_buffer=8, vc_policy="any", **keys):
+    m = parse_model("all-port", dict.fromkeys(topo.port_classes, 1))
+    return replace(m, flit=True, switching="wormhole", flits=flits, vcs=vcs, vc_buffer=vc_buffer,
+                   router="iq", iq=IQConfig(**keys), vc_policy=vc_policy)  # fmt: skip
+
+
+def traffic(n, count, span, seed, self_too=True):
+    """``count`` packets between random nodes over ``span`` steps (ids in step order)."""
+    g = np.random.default_rng(seed)
+    src = g.integers(0, n, count)
+    dst = g.integers(0, n, count)
+    if not self_too:
+        dst = np.where(dst == src, (dst + 1) % n, dst)
+    step = np.sort(g.integers(0, max(span, 1), count))
+    return np.stack([np.arange(count), src, dst, step], axis=1)
+
+
+def both(spec, rname, rows, m, record_hops=False, max_steps=20000, **kw):
+    """The run on the lean path and on the general path: ``(records, engines)``."""
+    topo = from_spec(spec)
+    out, engs = [], []
+    for lean in (True, False):
+        pol = make_vc_policy(m.vc_policy, topo, m.vcs)
+        eng = FlitEngine(topo, make_router(rname, topo), m, pol, record_hops=record_hops,
+                         max_steps=max_steps, seed=3, **kw)  # fmt: skip
+        eng.iq_lean = lean
+        out.append(eng.run(Packets(rows)))
+        engs.append(eng)
+    return out, engs
+
+
+def same(a, b):
+    assert a.steps == b.steps
+    for f in ("counters", "packets", "injected_ids", "link_load"):
+        x, y = getattr(a, f), getattr(b, f)
+        assert x.shape == y.shape and np.array_equal(x, y), f
+    if a.hop_rows is not None or b.hop_rows is not None:
+        assert np.array_equal(a.hop_rows, b.hop_rows)
+    assert a.deadlock == b.deadlock
+    assert a.stuck == b.stuck
+
+
+CASES = [  # network, router, flits, VCs, slots, packets, steps
+    ("mesh:4,2", "dor", 1, 4, 8, 300, 200),
+    ("mesh:4,2", "dor", 4, 2, 4, 400, 100),
+    ("mesh:5,2", "dor", 3, 1, 2, 300, 60),
+    ("torus:4,2", "dor", 2, 2, 4, 300, 100),
+    ("hypercube:4", "hypercube-ecube", 5, 4, 3, 500, 100),
+    ("hypercube:6", "anynet-min", 2, 1, 2, 3000, 30),
+    ("mesh:4,2", "dor", 2, 2, 2, 3000, 40),
+    ("ms:3,2", "ms-two-phase", 3, 2, 4, 800, 100),
+    ("star:4", "star-greedy", 2, 3, 4, 600, 100),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100),
+    ("ms:3,2", "anynet-min", 4, 4, 4, 1500, 150),
+    ("ms:2,2", "anynet-min", 16, 2, 8, 300, 200),
+]
+
+
+POLICIES = [  # network, router, VC policy, flits, VCs, slots, packets, steps
+    ("torus:4,2", "dor", "dateline", 4, 4, 4, 600, 100),
+    ("torus:5,2", "dor", "dateline", 2, 2, 3, 800, 60),
+    ("mesh:4,2", "dor", "hops", 2, 8, 2, 500, 80),
+    ("hypercube:4", "hypercube-ecube", "hops", 3, 5, 4, 400, 100),
+    ("star:4", "star-greedy", "negative-hop", 4, 4, 2, 500, 100),
+]
+
+
+@pytest.mark.parametrize("case", POLICIES, ids=[f"{c[0]}-{c[2]}" for c in POLICIES])
+def test_lean_vc_policies(case):
+    """The VC policies' ranges (``route_head``'s) on the lean path, as the general path's."""
+    spec, rname, pol, fl, vcs, bs, count, span = case
+    topo = from_spec(spec)
+    rows = traffic(topo.num_nodes, count, span, seed=fl, self_too=False)
+    m = iq_model(topo, flits=fl, vcs=vcs, vc_buffer=bs, vc_policy=pol)
+    (a, b), (ea, eb) = both(spec, rname, rows, m, record_hops=True)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    same(a, b)
+
+
+@pytest.mark.parametrize("hops", [False, True])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}" for c in CASES])
+def test_lean_equals_general(case, hops):
+    spec, rname, fl, vcs, bs, count, span = case
+    topo = from_spec(spec)
+    rows = traffic(topo.num_nodes, count, span, seed=fl + vcs)
+    m = iq_model(topo, flits=fl, vcs=vcs, vc_buffer=bs)
+    (a, b), (ea, eb) = both(spec, rname, rows, m, record_hops=hops)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    assert "general path (asked for" in eb.steps_path
+    assert (a.packets[:, 4] >= 0).all()
+    same(a, b)
+
+
+@pytest.mark.parametrize("name", ["ring-one-vc", "ring-two-vcs"])
+def test_lean_deadlock_goes_to_the_general_path(name):
+    """A run that deadlocks (the look while injecting, or the stall after) leaves the lean
+    path: the general path runs it, names why, and reports as before."""
+    from test_iq_deadlock import run_case
+
+    rec, eng = run_case(name)
+    assert rec.deadlock is not None
+    assert eng.steps_path.endswith("general path (stopped moving)")
+    s, prm, *_ = eng.iq_state  # the general path's own
+    assert s.hv.shape[0] == prm.nnode * prm.nport * prm.nvc
+
+
+def test_lean_look_while_injecting():
+    """The look while injecting finds the deadlock on the general path after the lean run
+    stopped moving: the same report, found while injecting."""
+    topo = from_spec("torus:4,1")
+    n = topo.num_nodes
+    rows = [(i, i % n, (i % n + 2) % n, i // n) for i in range(4 * 40)]
+    m = iq_model(topo, flits=8, vcs=1, vc_buffer=1)
+    (a, b), (ea, eb) = both("torus:4,1", "dor", rows, m, record_hops=True)
+    assert a.deadlock is not None and a.deadlock == b.deadlock
+    assert a.deadlock["found"] == "check" and a.deadlock["step"] < 40  # while injecting
+    same(a, b)
+    assert "stopped moving" in ea.steps_path
+
+
+def test_lean_state_rebuilt():
+    """``eng.iq_state`` of a lean run is the general path's (rebuilt at its first read)."""
+    topo = from_spec("mesh:3,2")
+    rows = traffic(topo.num_nodes, 200, 50, seed=1)
+    m = iq_model(topo, flits=2, vcs=2, vc_buffer=4)
+    (a, b), (ea, eb) = both("mesh:3,2", "dor", rows, m)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    sa, pa, *_, ta = ea.iq_state
+    sb, pb, *_, tb = eb.iq_state
+    assert ta == tb == a.steps and pa == pb
+    for f in sa._fields:
+        assert np.array_equal(getattr(sa, f), getattr(sb, f)), f
+    assert ea.steps_path == iq_lean_run.LEAN_PATH  # the rebuild leaves the engine's names
+
+
+@pytest.mark.parametrize(("keys", "why"), [
+    ({"routing_delay": 2}, "routing_delay = 2"),
+    ({"speculative": 1}, "speculative"),
+    ({"wait_for_tail_credit": 1}, "wait_for_tail_credit"),
+    ({"sw_allocator": "separable_input_first"}, "an allocator other than iSLIP"),
+    ({"alloc_iters": 2}, "alloc_iters = 2"),
+    ({"credit_delay": 1}, "credit_delay = 1"),
+])  # fmt: skip
+def test_other_keys_name_the_general_path(keys, why):
+    topo = from_spec("mesh:3,2")
+    rows = traffic(topo.num_nodes, 50, 20, seed=2)
+    m = iq_model(topo, flits=2, vcs=2, vc_buffer=4, **keys)
+    pol = make_vc_policy(m.vc_policy, topo, m.vcs)
+    eng = FlitEngine(topo, make_router("dor", topo), m, pol, max_steps=5000)
+    eng.run(Packets(rows))
+    assert eng.steps_path == f"compiled steps (iq router): general path ({why})"
+
+
+def test_json_names_the_path(run_mpinet):
+    """``mpinet run --json`` names the path in switching.steps: the lean path on its keys
+    (``jobs/switching/wormhole.toml``),
+    the general path and why on others."""
+    import json
+    from pathlib import Path
+
+    job = str(Path(__file__).resolve().parent.parent / "jobs" / "switching" / "wormhole.toml")
+    base = ["run", job, "--set", "model.router=iq", "--json"]
+    got = json.loads(run_mpinet(base).stdout)
+    assert got["switching"]["steps"] == iq_lean_run.LEAN_PATH
+    got = json.loads(run_mpinet([*base, "--set", "model.iq.speculative=1"]).stdout)
+    assert got["switching"]["steps"] == "compiled steps (iq router): general path (speculative)"
+
+
+def test_lean_load_window_and_progress():
+    """The load window's link loads and the progress lines are the general path's."""
+    topo = from_spec("hypercube:5")
+    rows = traffic(topo.num_nodes, 1500, 120, seed=7)
+    m = iq_model(topo, flits=4, vcs=2, vc_buffer=4)
+    lines = ([], [])
+    out = []
+    for i, lean in enumerate((True, False)):
+        pol = make_vc_policy(m.vc_policy, topo, m.vcs)
+        eng = FlitEngine(topo, make_router("anynet-min", topo), m, pol, max_steps=5000, seed=3,
+                         load_window=(40, 90),
+                         progress=lambda *a, i=i: lines[i].append(a))  # fmt: skip
+        eng.iq_lean = lean
+        out.append(eng.run(Packets(rows)))
+    same(*out)
+    assert lines[0] == lines[1] and len(lines[0]) == out[0].steps + 1  # cycles 0 ..
+    assert 0 < out[0].link_load.sum() < out[0].counters[:, 0].sum()
