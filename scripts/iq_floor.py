@@ -61,7 +61,7 @@ class Floor:
         topo = from_spec(spec)
         n, deg = topo.num_nodes, topo.degree
         self.rec = bench_iq_record(case)
-        iq = IQConfig(**keys)
+        self.iq = iq = IQConfig(**keys)
         xd = max(iq.st_prepare_delay + iq.st_final_delay, 1)
         p = deg + 1
         self.prm = np.array([n, p, vcs, vb, fl, deg, iq.routing_delay, iq.vc_alloc_delay,
@@ -108,7 +108,9 @@ class Floor:
 
     def run_x(self, mode: int, eloop: int = 4) -> tuple[float, np.ndarray, np.ndarray]:
         """As :meth:`run`, :func:`iq_floor_x.run_x` in ``mode`` on BookSim's port order."""
-        prm = np.concatenate([self.prm, [mode, self.p0, eloop]]).astype(np.int64)
+        iq = self.iq
+        prm = np.concatenate([self.prm, [mode, self.p0, eloop, iq.input_speedup,
+                                         iq.wait_for_tail_credit]]).astype(np.int64)  # fmt: skip
         deliv = np.full(self.src.size, -1, np.int64)
         stats = np.zeros(4, np.int64)
         t0 = time.process_time()
