@@ -111,7 +111,7 @@ def keys(prm):
     isp = prm[16] if mode & M_IS else 1
     wt = 1 if (mode & M_WT) and prm[17] else 0
     dly = sad - 1 + xd + lat + 1
-    cdl, cdt, cde = lat + 1 + cd, 2 + cd, sad - 1 + xd + prm[15] + cd
+    cdl, cdt, cde = lat + 1 + cd, 2, sad - 1 + xd + prm[15] + cd  # a terminal: no delay
     return rd, cd, isp, wt, dly, max(dly, 2) + 1, cdl, cdt, cde, max(cdl, cdt, cde) + 1
 
 
@@ -136,7 +136,7 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
         i64(n_ * nin, p0 * isp), i64(cap, p0), i64(niv, p0 * nv), i64(niv, p0 * nv),
         i64(nreq), i64(nreq), i64(nreq), np.zeros(nreq, np.uint8), i64(nq, -1), i64(nq, -1),
         i64(nin * npt, -1), np.empty(r * cap, np.int32), np.empty(r * cap, np.int32), i64(r),
-        np.empty(rc * cap, np.int32), i64(rc), np.empty(rc * n_, np.int32), i64(rc),
+        np.empty(rc * cap * isp, np.int32), i64(rc), np.empty(rc * n_, np.int32), i64(rc),
         np.zeros((n_ + 63) // 64, np.uint64), i64(n_), np.zeros(n_, np.uint8),
         qstart[:-1].copy(), i64(n_), i64(n_, nv - 1),  # the terminal's first head on VC 0
     )  # fmt: skip
@@ -159,13 +159,14 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
     ck, cc, cn, kk, kn, ek, en = st.ck, st.cc, st.cn, st.kk, st.kn, st.ek, st.en
     actb, tact, ton, qp, tfl, tvc = st.actb, st.tact, st.ton, st.qp, st.tfl, st.tvc
     nq, nin, cap = npt * nv, npt * isp, n_ * npt
+    kcap = cap * isp  # credits a cycle: one a crossbar input
     so = nq * nv  # switch allocation's rows after VC allocation's
     fullp = (U1 << np.uint64(npt)) - U1
     nt, npk, g, ndel, hops, visits, t = 0, inj.size, 0, 0, 0, 0, 0
     while ndel < npk and t < tmax:
         s = t % rc
         for i in range(kn[s]):
-            k = kk[s * cap + i]
+            k = kk[s * kcap + i]
             c = cred[k] + 1
             cred[k] = c
             if wt and c == nb and otl[k]:  # the tail's credit: its VC free (a terminal's
@@ -366,10 +367,10 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
                     b = best + isp
                     vrr[n * nin + ei] = b if b < nv else b - nv
                     if p == deg:
-                        kk[sct * cap + kn[sct]] = ip * nv + best
+                        kk[sct * kcap + kn[sct]] = ip * nv + best
                         kn[sct] += 1
                     else:
-                        kk[sc * cap + kn[sc]] = up[ip] * nv + best
+                        kk[sc * kcap + kn[sc]] = up[ip] * nv + best
                         kn[sc] += 1
                     if code & 63 == nf - 1:  # the tail: the output VC freed, the next head
                         hv[iv, OUT] = -1
