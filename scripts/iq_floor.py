@@ -20,7 +20,7 @@ compiled run alone, alternated in one process, best of ``--rounds``; per flit-ho
 over a router-to-router link, the exact run's link loads summed).
 
     python scripts/iq_floor.py [--rounds 5] [--cases ms32,hc8,mesh8-0.2,mesh88] [--check]
-        [--layouts router,soa] [--floor-only]
+        [--layouts router,soa] [--floor-only] [--modes 0,7,127]
 """
 
 from __future__ import annotations
@@ -117,21 +117,20 @@ class Floor:
         iq = self.iq
         prm = np.concatenate([self.prm, [mode, self.p0, eloop, iq.input_speedup,
                                          iq.wait_for_tail_credit]]).astype(np.int64)  # fmt: skip
-        deliv = np.full(self.src.size, -1, np.int64)
-        stats = np.zeros(4, np.int64)
-        t0 = time.process_time()
-        iq_floor_x.run_x(prm, self.xt, self.xup, self.xdown, self.src, self.dst, self.ctime,
-                         self.qlist, self.qstart, self.inj, deliv, stats)  # fmt: skip
-        return time.process_time() - t0, deliv, stats
+        return self._timed(iq_floor_x.run_x, prm, self.xt, self.xup, self.xdown)
 
     def run(self, layout: str = "router") -> tuple[float, np.ndarray, np.ndarray]:
         """(CPU seconds, deliveries, stats: cycles, flit-hops, router visits, delivered) of
         one run in ``layout`` (:data:`LAYOUTS`)."""
+        return self._timed(LAYOUTS[layout], self.prm, self.table, self.up, self.down)
+
+    def _timed(self, run, prm, table, up, down) -> tuple[float, np.ndarray, np.ndarray]:
+        """One ``run`` on this case's packets and the given network arrays, timed."""
         deliv = np.full(self.src.size, -1, np.int64)
         stats = np.zeros(4, np.int64)
         t0 = time.process_time()
-        LAYOUTS[layout](self.prm, self.table, self.up, self.down, self.src, self.dst, self.ctime,
-                  self.qlist, self.qstart, self.inj, deliv, stats)  # fmt: skip
+        run(prm, table, up, down, self.src, self.dst, self.ctime, self.qlist, self.qstart,
+            self.inj, deliv, stats)  # fmt: skip
         return time.process_time() - t0, deliv, stats
 
     def route_hops(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -233,7 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="lone packets' latency against T0")
     ap.add_argument("--floor-only", action="store_true", help="time the floor alone")
     ap.add_argument("--modes", default="", help="iq_floor_x's modes timed too (bits: 1 iSLIP "
-                    "switch allocation, 2 iSLIP VC allocation, 4 route stage)")  # fmt: skip
+                    "switch allocation, 2 iSLIP VC allocation, 4 route stage, 8 "
+                    "wait_for_tail_credit, 16 input speedup, 32 credit_delay, 64 routing_delay "
+                    "as the case's keys)")  # fmt: skip
     a = ap.parse_args(argv)
     status = 0
     lays = [x for x in a.layouts.split(",") if x]
