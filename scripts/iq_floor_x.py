@@ -17,7 +17,10 @@ collected, then switch allocation and the winners moved), with ``mode``'s bits:
   send ``isp`` flits a cycle;
 - :data:`M_CD`: ``credit_delay`` as the key's (else 0): the credits' delay lines longer;
 - :data:`M_LA`: ``routing_delay`` as the key's (else 1): 0 is lookahead routing, a head
-  allocated its VC in the cycle it arrives.
+  allocated its VC in the cycle it arrives;
+- :data:`M_VQ` (with :data:`M_VA`; the same grants, cheaper): VC allocation's heads split by
+  output port; a head alone on its port in the visit takes the free VC nearest its input
+  pointer (iSLIP's outcome with one requesting input) without the iSLIP passes.
 
 Mode 0 is the floor's rules in the split pass (first free VC, the greedy switch allocation
 over the inputs in a rotating order). The stage queues' order (the exact model's first
@@ -41,13 +44,13 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 #: an input VC's row: ring head, flits, output (port << 6 | VC, -1: none), next cycle, route
 HD, CNT, OUT, TOK, RP = range(5)
 #: mode bits
-M_SA, M_VA, M_RT, M_WT, M_IS, M_CD, M_LA = 1, 2, 4, 8, 16, 32, 64
+M_SA, M_VA, M_RT, M_WT, M_IS, M_CD, M_LA, M_VQ = 1, 2, 4, 8, 16, 32, 64, 128
 U1 = np.uint64(1)
 #: the run's state, allocated by :func:`run_x` (the loop allocates nothing)
 State = namedtuple(
     "State",
     "buf hv vm pm vrr prr ofree cred otl ecr etl sa_pin sa_pout va_pin va_pout rin rout rlab "
-    "grant bo bi smap ck cc cn kk kn ek en actb tact ton qp tfl tvc",
+    "grant bo bi smap ck cc cn kk kn ek en actb tact ton qp tfl tvc hj hq hm opc",
 )
 
 
@@ -139,6 +142,7 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
         np.empty(rc * cap * isp, np.int32), i64(rc), np.empty(rc * n_, np.int32), i64(rc),
         np.zeros((n_ + 63) // 64, np.uint64), i64(n_), np.zeros(n_, np.uint8),
         qstart[:-1].copy(), i64(n_), i64(n_, nv - 1),  # the terminal's first head on VC 0
+        i64(nq), i64(nq), np.zeros(nq, np.uint64), i64(npt),
     )  # fmt: skip
     _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats, st)
 
@@ -148,7 +152,7 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
     """The run (:func:`run_x`), on the state ``st``."""
     n_, npt, nv, nb, nf, deg = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
     vad, sad, xd, tmax = prm[7], prm[8], prm[9], prm[12]
-    sa_x, va_x, rt_x = prm[13] & M_SA, prm[13] & M_VA, prm[13] & M_RT
+    sa_x, va_x, rt_x, vq_x = prm[13] & M_SA, prm[13] & M_VA, prm[13] & M_RT, prm[13] & M_VQ
     rd, cd, isp, wt, dly, r, cdl, cdt, cde, rc = keys(prm)
     buf, hv, vm, pm, vrr, prr, ofree, cred = st.buf, st.hv, st.vm, st.pm, st.vrr, st.prr, \
         st.ofree, st.cred  # fmt: skip
@@ -158,6 +162,7 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
         st.smap  # fmt: skip
     ck, cc, cn, kk, kn, ek, en = st.ck, st.cc, st.cn, st.kk, st.kn, st.ek, st.en
     actb, tact, ton, qp, tfl, tvc = st.actb, st.tact, st.ton, st.qp, st.tfl, st.tvc
+    hj, hq, hm, opc = st.hj, st.hq, st.hm, st.opc
     nq, nin, cap = npt * nv, npt * isp, n_ * npt
     kcap = cap * isp  # credits a cycle: one a crossbar input
     so = nq * nv  # switch allocation's rows after VC allocation's
@@ -257,7 +262,7 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
                 prr[n] = s0 + 1 if s0 + 1 < npt else 0
                 pmk = pm[n]
                 w = ((pmk >> np.uint64(s0)) | (pmk << np.uint64(npt - s0))) & fullp
-                nr, nva = 0, 0
+                nr, nva, nh = 0, 0, 0
                 # pass 1: heads routed and allocated a VC (or their VC requests), bids kept
                 while w:
                     p = _low(w) + s0
@@ -280,6 +285,11 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
                                 op = deg if d == n else np.int64(table[n * n_ + d])
                             if va_x:  # every free VC of the output, the ejection's too
                                 fr = ofree[n * npt + op]
+                                if vq_x and fr:  # kept by head, split by output below
+                                    hj[nh], hq[nh], hm[nh] = p * nv + v, op, fr
+                                    opc[op] += 1
+                                    nh += 1
+                                    continue
                                 while fr:
                                     rin[nva], rout[nva] = p * nv + v, op * nv + _low(fr)
                                     nva += 1
@@ -311,6 +321,24 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
                             nr += 1
                         elif _ahead(v, rlab[x], vrr[n * nin + ei], nv):
                             rlab[x] = v
+                for h in range(nh):  # M_VQ: a head alone on its output port takes the free
+                    j, op, fr = hj[h], hq[h], hm[h]  # VC nearest its input's pointer (what
+                    if opc[op] > 1:  # iSLIP grants one input); the others by iSLIP
+                        while fr:
+                            rin[nva], rout[nva] = j, op * nv + _low(fr)
+                            nva += 1
+                            fr &= fr - U1
+                        continue
+                    k = va_pin[b0 + j] - op * nv
+                    hi = fr & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
+                    ov = _low(hi) if hi else _low(fr)
+                    va_pin[b0 + j] = op * nv + ov + 1 if op * nv + ov + 1 < nq else 0
+                    va_pout[b0 + op * nv + ov] = j + 1 if j + 1 < nq else 0
+                    ofree[n * npt + op] &= ~(U1 << np.uint64(ov))
+                    hv[b0 + j, OUT] = op << 6 | ov
+                    hv[b0 + j, TOK] = t + vad
+                for h in range(nh):
+                    opc[hq[h]] = 0
                 if nva:  # VC allocation by iSLIP over the router's input and output VCs
                     _islip(nva, rin, rout, 0, nq, nq, va_pin, va_pout, b0, b0, grant, bo, bi)
                     for x in range(nva):
