@@ -29,7 +29,7 @@ with one-cycle stages and no output speedup the exact model itself visits a stag
 the order of a full scan (mpinet/engine/flit/iq_router.py: ``quick_va``, ``quick_sa``).
 
 The run loop is compiled without numba's reference counts (``_nrt=False``; its arrays come
-from :func:`run_x`), so the inlined :func:`_islip` calls cost no atomic counts a visit
+from :func:`run_x`), so the inlined :func:`islip` calls cost no atomic counts a visit
 (docs/iq-router.md, "Counted (P5)").
 """
 
@@ -38,8 +38,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
+from iq_floor_alloc import ahead, islip, low
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 #: an input VC's row: ring head, flits, output (port << 6 | VC, -1: none), next cycle, route
 HD, CNT, OUT, TOK, RP = range(5)
@@ -52,54 +52,6 @@ State = namedtuple(
     "buf hv vm pm vrr prr ofree cred otl ecr etl sa_pin sa_pout va_pin va_pout rin rout rlab "
     "grant bo bi smap ck cc cn kk kn ek en actb tact ton qp tfl tvc hj hq hm opc",
 )
-
-
-@njit(cache=True, inline="always")
-def _low(w):
-    """The index of ``w``'s lowest set bit (``w`` non-zero)."""
-    return np.int64(trailing_zeros(w))
-
-
-@njit(cache=True, inline="always")
-def _ahead(a, b, ptr, size):
-    """Whether ``a`` is nearer than ``b`` at or after the round-robin pointer ``ptr``."""
-    da, db = a - ptr, b - ptr
-    da += size if da < 0 else 0
-    db += size if db < 0 else 0
-    return da < db
-
-
-@njit(cache=True, inline="always")
-def _islip(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi):
-    """One iSLIP iteration on ``nr`` requests (one an input-output pair), rows ``q ..`` of
-    ``rin``/``rout``: each output offers itself to the requester nearest its grant pointer
-    ``pout[zo + o]``, each input accepts the offer nearest its accept pointer ``pin[zi + i]``;
-    a match moves both pointers past it (offsets, not slices: a slice a call cost 2-3x the
-    floor's time a flit-hop). ``bo``/``bi``: scratch, -1 on entry and on return. One
-    request is matched at once (as the full pass matches it)."""
-    if nr == 1:
-        grant[0] = 1
-        i, o = rin[q], rout[q]
-        pout[zo + o] = i + 1 if i + 1 < nin else 0
-        pin[zi + i] = o + 1 if o + 1 < nout else 0
-        return
-    for r in range(nr):
-        grant[r] = 0
-        o, b = rout[q + r], bo[rout[q + r]]
-        if b < 0 or _ahead(rin[q + r], rin[q + b], pout[zo + o], nin):
-            bo[o] = r
-    for r in range(nr):
-        i, b = rin[q + r], bi[rin[q + r]]
-        if bo[rout[q + r]] == r and (b < 0 or _ahead(rout[q + r], rout[q + b], pin[zi + i], nout)):
-            bi[i] = r
-    for r in range(nr):
-        i, o = rin[q + r], rout[q + r]
-        if bi[i] == r:
-            grant[r] = 1
-            pout[zo + o] = i + 1 if i + 1 < nin else 0
-            pin[zi + i] = o + 1 if o + 1 < nout else 0
-    for r in range(nr):
-        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
 
 
 @njit(cache=True)
@@ -254,7 +206,7 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
         for wi in range(actb.size):
             word = actb[wi]
             while word:
-                n = wi * 64 + _low(word)
+                n = wi * 64 + low(word)
                 word &= word - U1
                 visits += 1
                 b0 = n * nq  # the router's first input VC (and output VC)
@@ -265,13 +217,13 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
                 nr, nva, nh = 0, 0, 0
                 # pass 1: heads routed and allocated a VC (or their VC requests), bids kept
                 while w:
-                    p = _low(w) + s0
+                    p = low(w) + s0
                     p -= npt if p >= npt else 0
                     w &= w - U1
                     ip = n * npt + p
                     m = vm[ip]
                     while m:
-                        v = _low(m)
+                        v = low(m)
                         m &= m - U1
                         iv = ip * nv + v
                         if t < hv[iv, TOK]:
@@ -291,7 +243,7 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
                                     nh += 1
                                     continue
                                 while fr:
-                                    rin[nva], rout[nva] = p * nv + v, op * nv + _low(fr)
+                                    rin[nva], rout[nva] = p * nv + v, op * nv + low(fr)
                                     nva += 1
                                     fr &= fr - U1
                                 continue
@@ -302,7 +254,7 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
                                 if fr == 0:
                                     continue
                                 ofree[n * npt + op] = fr & (fr - U1)
-                                out = op << 6 | _low(fr)
+                                out = op << 6 | low(fr)
                             hv[iv, OUT] = out
                             hv[iv, TOK] = t + vad
                             continue
@@ -319,19 +271,19 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
                             smap[key] = nr
                             rin[so + nr], rout[so + nr], rlab[nr] = ei, op, v
                             nr += 1
-                        elif _ahead(v, rlab[x], vrr[n * nin + ei], nv):
+                        elif ahead(v, rlab[x], vrr[n * nin + ei], nv):
                             rlab[x] = v
                 for h in range(nh):  # M_VQ: a head alone on its output port takes the free
                     j, op, fr = hj[h], hq[h], hm[h]  # VC nearest its input's pointer (what
                     if opc[op] > 1:  # iSLIP grants one input); the others by iSLIP
                         while fr:
-                            rin[nva], rout[nva] = j, op * nv + _low(fr)
+                            rin[nva], rout[nva] = j, op * nv + low(fr)
                             nva += 1
                             fr &= fr - U1
                         continue
                     k = va_pin[b0 + j] - op * nv
                     hi = fr & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
-                    ov = _low(hi) if hi else _low(fr)
+                    ov = low(hi) if hi else low(fr)
                     va_pin[b0 + j] = op * nv + ov + 1 if op * nv + ov + 1 < nq else 0
                     va_pout[b0 + op * nv + ov] = j + 1 if j + 1 < nq else 0
                     ofree[n * npt + op] &= ~(U1 << np.uint64(ov))
@@ -340,7 +292,7 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
                 for h in range(nh):
                     opc[hq[h]] = 0
                 if nva:  # VC allocation by iSLIP over the router's input and output VCs
-                    _islip(nva, rin, rout, 0, nq, nq, va_pin, va_pout, b0, b0, grant, bo, bi)
+                    islip(nva, rin, rout, 0, nq, nq, va_pin, va_pout, b0, b0, grant, bo, bi)
                     for x in range(nva):
                         if grant[x]:
                             iv, op, ov = b0 + rin[x], rout[x] // nv, rout[x] % nv
@@ -350,7 +302,7 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
                 # switch allocation: iSLIP, or the floor's greedy over the inputs in order
                 if sa_x:
                     if nr:
-                        _islip(nr, rin, rout, so, nin, npt, sa_pin, sa_pout, n * nin, n * npt,
+                        islip(nr, rin, rout, so, nin, npt, sa_pin, sa_pout, n * nin, n * npt,
                                grant, bo, bi)  # fmt: skip
                 else:
                     taken = np.uint64(0)
@@ -365,7 +317,7 @@ def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats
                         for x in range(x0, x1):
                             if (taken >> np.uint64(rout[so + x])) & U1:
                                 continue
-                            if best < 0 or _ahead(rlab[x], rlab[best], r0, nv):
+                            if best < 0 or ahead(rlab[x], rlab[best], r0, nv):
                                 best = x
                         if best >= 0:
                             grant[best] = 1

@@ -41,6 +41,7 @@ def test_the_exact_rules_on_the_floors_shape_deliver_as_the_exact_run():
     _, d7, s7 = fl.run_x(7)
     _, d0, s0 = fl.run_x(0)
     np.testing.assert_array_equal(d7[pk[:, 0]], pk[:, 4])
+    np.testing.assert_array_equal(fl.run_x(135)[1], d7)
     assert s7[1] == s0[1] == int(fl.rec.link_load.sum())
     assert (d0[pk[:, 0]] > pk[:, 3]).all() and (d0[pk[:, 0]] != pk[:, 4]).any()
 
@@ -59,3 +60,4 @@ def test_the_mesh_keys_rules_deliver_as_the_exact_run_on_mesh_4_2():
         assert s[3] == pk.shape[0] > 500 and s[1] == int(fl.rec.link_load.sum())
         for bit in rules:
             assert (fl.run_x(127 & ~bit)[1][pk[:, 0]] != pk[:, 4]).any(), (case, bit)
+        np.testing.assert_array_equal(fl.run_x(255)[1], d)  # M_VQ: the same grants
