@@ -20,7 +20,7 @@ compiled run alone, alternated in one process, best of ``--rounds``; per flit-ho
 over a router-to-router link, the exact run's link loads summed).
 
     python scripts/iq_floor.py [--rounds 5] [--cases ms32,hc8,mesh8-0.2,mesh88] [--check]
-        [--layouts router,soa] [--floor-only]
+        [--layouts router,soa] [--floor-only] [--modes 0,7,127]
 """
 
 from __future__ import annotations
@@ -48,6 +48,12 @@ from mpinet.topology import from_spec  # noqa: E402
 
 #: bench_iq.py's cases the floor runs (issue 35's four)
 CASES = ("ms32-L16", "hc8-L16", "mesh8-0.2", "mesh88-lat")
+#: small cases of the tests' own, as bench_iq.py's CASES: meshconfig's keys (and mesh88_lat's)
+#: on mesh:4,2, loaded enough that every key's rule decides some deliveries
+SMALL = {
+    "mesh4-meshc": ("mesh:4,2", "dor", 4, 16, 8, "any", 0.2, 1000, bench_iq.MESHC),
+    "mesh4-88": ("mesh:4,2", "dor", 12, 8, 8, "any", 0.04, 1000, bench_iq.MESH88),
+}
 #: the state's layouts (scripts/iq_floor_kernels.py)
 LAYOUTS = {"router": fk.run_router, "soa": iq_floor_soa.run_soa}
 
@@ -57,11 +63,11 @@ class Floor:
     from ``bench_iq``'s case and its exact iq run's packets (that record kept for the checks)."""
 
     def __init__(self, case: str) -> None:
-        spec, rname, fl, vcs, vb, pol, rate, steps, keys, *pat = bench_iq.CASES[case]
+        spec, rname, fl, vcs, vb, pol, rate, steps, keys, *pat = case_of(case)
         topo = from_spec(spec)
         n, deg = topo.num_nodes, topo.degree
         self.rec = bench_iq_record(case)
-        iq = IQConfig(**keys)
+        self.iq = iq = IQConfig(**keys)
         xd = max(iq.st_prepare_delay + iq.st_final_delay, 1)
         p = deg + 1
         self.prm = np.array([n, p, vcs, vb, fl, deg, iq.routing_delay, iq.vc_alloc_delay,
@@ -108,22 +114,23 @@ class Floor:
 
     def run_x(self, mode: int, eloop: int = 4) -> tuple[float, np.ndarray, np.ndarray]:
         """As :meth:`run`, :func:`iq_floor_x.run_x` in ``mode`` on BookSim's port order."""
-        prm = np.concatenate([self.prm, [mode, self.p0, eloop]]).astype(np.int64)
-        deliv = np.full(self.src.size, -1, np.int64)
-        stats = np.zeros(4, np.int64)
-        t0 = time.process_time()
-        iq_floor_x.run_x(prm, self.xt, self.xup, self.xdown, self.src, self.dst, self.ctime,
-                         self.qlist, self.qstart, self.inj, deliv, stats)  # fmt: skip
-        return time.process_time() - t0, deliv, stats
+        iq = self.iq
+        prm = np.concatenate([self.prm, [mode, self.p0, eloop, iq.input_speedup,
+                                         iq.wait_for_tail_credit]]).astype(np.int64)  # fmt: skip
+        return self._timed(iq_floor_x.run_x, prm, self.xt, self.xup, self.xdown)
 
     def run(self, layout: str = "router") -> tuple[float, np.ndarray, np.ndarray]:
         """(CPU seconds, deliveries, stats: cycles, flit-hops, router visits, delivered) of
         one run in ``layout`` (:data:`LAYOUTS`)."""
+        return self._timed(LAYOUTS[layout], self.prm, self.table, self.up, self.down)
+
+    def _timed(self, run, prm, table, up, down) -> tuple[float, np.ndarray, np.ndarray]:
+        """One ``run`` on this case's packets and the given network arrays, timed."""
         deliv = np.full(self.src.size, -1, np.int64)
         stats = np.zeros(4, np.int64)
         t0 = time.process_time()
-        LAYOUTS[layout](self.prm, self.table, self.up, self.down, self.src, self.dst, self.ctime,
-                  self.qlist, self.qstart, self.inj, deliv, stats)  # fmt: skip
+        run(prm, table, up, down, self.src, self.dst, self.ctime, self.qlist, self.qstart,
+            self.inj, deliv, stats)  # fmt: skip
         return time.process_time() - t0, deliv, stats
 
     def route_hops(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -141,6 +148,11 @@ class Floor:
         return hops
 
 
+def case_of(name: str) -> tuple:
+    """``bench_iq.CASES[name]``, or :data:`SMALL`'s."""
+    return bench_iq.CASES[name] if name in bench_iq.CASES else SMALL[name]
+
+
 def bench_iq_record(case: str):
     """The exact iq run of ``case`` (bench_iq.py's set-up), its record."""
     from dataclasses import replace
@@ -150,7 +162,7 @@ def bench_iq_record(case: str):
     from mpinet.routing.vc_policies import make_vc_policy
     from mpinet.workloads import Unicast
 
-    spec, rname, fl, vcs, vb, pol, rate, steps, keys, *pat = bench_iq.CASES[case]
+    spec, rname, fl, vcs, vb, pol, rate, steps, keys, *pat = case_of(case)
     topo = from_spec(spec)
     m = parse_model("all-port", dict.fromkeys(topo.port_classes, 1))
     m = replace(m, flit=True, switching="wormhole", flits=fl, vcs=vcs, vc_buffer=vb,
@@ -220,7 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="lone packets' latency against T0")
     ap.add_argument("--floor-only", action="store_true", help="time the floor alone")
     ap.add_argument("--modes", default="", help="iq_floor_x's modes timed too (bits: 1 iSLIP "
-                    "switch allocation, 2 iSLIP VC allocation, 4 route stage)")  # fmt: skip
+                    "switch allocation, 2 iSLIP VC allocation, 4 route stage, 8 "
+                    "wait_for_tail_credit, 16 input speedup, 32 credit_delay, 64 routing_delay "
+                    "as the case's keys)")  # fmt: skip
     a = ap.parse_args(argv)
     status = 0
     lays = [x for x in a.layouts.split(",") if x]

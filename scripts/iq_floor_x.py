@@ -1,133 +1,143 @@
 """The floor with the exact model's rules added one at a time (scripts/iq_floor.py,
-``--modes``; docs/iq-router.md, "Session 17, part 3"): :func:`iq_floor_soa.run_soa`'s layout
-and run, each router's pass split in two (the heads' allocation and the bids collected, then
-switch allocation and the winners moved), with ``mode``'s bits:
+``--modes``; docs/iq-router.md, "Session 17, part 3" and "Session 18"): :func:`iq_floor_soa.
+run_soa`'s layout and run, each router's pass split in two (the heads' allocation and the bids
+collected, then switch allocation and the winners moved), with ``mode``'s bits:
 
 - :data:`M_SA`: switch allocation by iSLIP, one iteration, as the exact model's: a request per
-  (input port, output port), its VC the nearest at or after the input's VC pointer with a
+  (crossbar input, output port), its VC the nearest at or after the input's VC pointer with a
   credit; grant pointers per output, accept pointers per input, moved on a match;
 - :data:`M_VA`: VC allocation by iSLIP, one iteration: every free VC of the head's output
   requested (the ejection's VCs too, with their credits), pointers per input and output VC;
 - :data:`M_RT`: a separate route stage: a head's port computed as it reaches its VC's front
-  and kept in its row, read by VC allocation ``routing_delay`` cycles later.
+  and kept in its row, read by VC allocation ``routing_delay`` cycles later;
+- :data:`M_WT`: ``wait_for_tail_credit``: an output VC (the terminal's injection VC too) is
+  free again only when its tail's credit is back, not as the tail leaves;
+- :data:`M_IS`: ``input_speedup``: ``isp`` crossbar inputs a port, VC ``v`` on input
+  ``v % isp``, each with its own VC pointer (moved ``isp`` past the winner), so a port may
+  send ``isp`` flits a cycle;
+- :data:`M_CD`: ``credit_delay`` as the key's (else 0): the credits' delay lines longer;
+- :data:`M_LA`: ``routing_delay`` as the key's (else 1): 0 is lookahead routing, a head
+  allocated its VC in the cycle it arrives;
+- :data:`M_VQ` (with :data:`M_VA`; the same grants, cheaper): VC allocation's heads split by
+  output port; a head alone on its port in the visit takes the free VC nearest its input
+  pointer (iSLIP's outcome with one requesting input) without the iSLIP passes.
 
 Mode 0 is the floor's rules in the split pass (first free VC, the greedy switch allocation
 over the inputs in a rotating order). The stage queues' order (the exact model's first
 item) decides nothing here: iSLIP's choices do not depend on the order of its requests, and
 with one-cycle stages and no output speedup the exact model itself visits a stage's items in
 the order of a full scan (mpinet/engine/flit/iq_router.py: ``quick_va``, ``quick_sa``).
+
+The run loop is compiled without numba's reference counts (``_nrt=False``; its arrays come
+from :func:`run_x`), so the inlined :func:`islip` calls cost no atomic counts a visit
+(docs/iq-router.md, "Counted (P5)").
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
+from iq_floor_alloc import ahead, islip, low
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 #: an input VC's row: ring head, flits, output (port << 6 | VC, -1: none), next cycle, route
 HD, CNT, OUT, TOK, RP = range(5)
 #: mode bits
-M_SA, M_VA, M_RT = 1, 2, 4
+M_SA, M_VA, M_RT, M_WT, M_IS, M_CD, M_LA, M_VQ = 1, 2, 4, 8, 16, 32, 64, 128
 U1 = np.uint64(1)
-
-
-@njit(cache=True, inline="always")
-def _low(w):
-    """The index of ``w``'s lowest set bit (``w`` non-zero)."""
-    return np.int64(trailing_zeros(w))
-
-
-@njit(cache=True, inline="always")
-def _ahead(a, b, ptr, size):
-    """Whether ``a`` is nearer than ``b`` at or after the round-robin pointer ``ptr``."""
-    da, db = a - ptr, b - ptr
-    da += size if da < 0 else 0
-    db += size if db < 0 else 0
-    return da < db
-
-
-@njit(cache=True, inline="always")
-def _islip(nr, rin, rout, q, nin, nout, pin, pout, z, grant, bo, bi):
-    """One iSLIP iteration on ``nr`` requests (one an input-output pair), rows ``q ..`` of
-    ``rin``/``rout``: each output offers itself to the requester nearest its grant pointer
-    ``pout[z + o]``, each input accepts the offer nearest its accept pointer ``pin[z + i]``;
-    a match moves both pointers past it (offsets, not slices: a slice a call cost 2-3x the
-    floor's time a flit-hop). ``bo``/``bi``: scratch, -1 on entry and on return. One
-    request is matched at once (as the full pass matches it)."""
-    if nr == 1:
-        grant[0] = 1
-        i, o = rin[q], rout[q]
-        pout[z + o] = i + 1 if i + 1 < nin else 0
-        pin[z + i] = o + 1 if o + 1 < nout else 0
-        return
-    for r in range(nr):
-        grant[r] = 0
-        o, b = rout[q + r], bo[rout[q + r]]
-        if b < 0 or _ahead(rin[q + r], rin[q + b], pout[z + o], nin):
-            bo[o] = r
-    for r in range(nr):
-        i, b = rin[q + r], bi[rin[q + r]]
-        if bo[rout[q + r]] == r and (b < 0 or _ahead(rout[q + r], rout[q + b], pin[z + i], nout)):
-            bi[i] = r
-    for r in range(nr):
-        i, o = rin[q + r], rout[q + r]
-        if bi[i] == r:
-            grant[r] = 1
-            pout[z + o] = i + 1 if i + 1 < nin else 0
-            pin[z + i] = o + 1 if o + 1 < nout else 0
-    for r in range(nr):
-        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
+#: the run's state, allocated by :func:`run_x` (the loop allocates nothing)
+State = namedtuple(
+    "State",
+    "buf hv vm pm vrr prr ofree cred otl ecr etl sa_pin sa_pout va_pin va_pout rin rout rlab "
+    "grant bo bi smap ck cc cn kk kn ek en actb tact ton qp tfl tvc hj hq hm opc",
+)
 
 
 @njit(cache=True)
+def keys(prm):
+    """The mode's keys and the rings they size: (routing delay, credit delay, crossbar inputs
+    a port, wait for the tail's credit, the switch-to-read delay, its ring, the credit loops
+    of a link, of the terminal's injection and of the ejection, their ring). ``prm`` as
+    :func:`run_x`'s."""
+    mode, sad, xd, lat = prm[13], prm[8], prm[9], prm[10]
+    rd = prm[6] if mode & M_LA else 1
+    cd = prm[11] if mode & M_CD else 0
+    isp = prm[16] if mode & M_IS else 1
+    wt = 1 if (mode & M_WT) and prm[17] else 0
+    dly = sad - 1 + xd + lat + 1
+    cdl, cdt, cde = lat + 1 + cd, 2, sad - 1 + xd + prm[15] + cd  # a terminal: no delay
+    return rd, cd, isp, wt, dly, max(dly, 2) + 1, cdl, cdt, cde, max(cdl, cdt, cde) + 1
+
+
 def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats):
-    """:func:`iq_floor_soa.run_soa`'s run and arguments, ``prm[13]`` the mode's bits and
+    """:func:`iq_floor_soa.run_soa`'s run and arguments, ``prm[13]`` the mode's bits,
     ``prm[14]`` the port the allocators' pointers start at, ``prm[15]`` the ejection's credit
-    loop past the crossbar (4: the flit over the terminal's channel, its credit back)."""
-    n_, npt, nv, nb, nf, deg = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
-    rd, vad, sad, xd, lat, cd, tmax = prm[6], prm[7], prm[8], prm[9], prm[10], prm[11], prm[12]
-    sa_x, va_x, rt_x, p0 = prm[13] & M_SA, prm[13] & M_VA, prm[13] & M_RT, prm[14]
-    niv, nq = n_ * npt * nv, npt * nv
-    buf = np.empty(niv * nb, np.int32)
+    loop past the crossbar (4: the flit over the terminal's channel, its credit back),
+    ``prm[16]`` the input speedup and ``prm[17]`` ``wait_for_tail_credit``: the state
+    allocated here, then :func:`_run`."""
+    n_, npt, nv, nb, p0 = (int(prm[i]) for i in (0, 1, 2, 3, 14))
+    isp, r, rc = (int(x) for x in np.array(keys(prm))[[2, 5, 9]])
+    niv, nq, cap, nin = n_ * npt * nv, npt * nv, n_ * npt, npt * isp
+    full = np.uint64(2**nv - 1)
     hv = np.zeros((niv, 5), np.int32)
     hv[:, OUT] = -1
-    vm = np.zeros(n_ * npt, np.uint64)
-    pm = np.zeros(n_, np.uint64)
-    vrr = np.zeros(n_ * npt, np.int64)
-    prr = np.zeros(n_, np.int64)
-    full = ~np.uint64(0) if nv == 64 else (U1 << np.uint64(nv)) - U1
-    ofree = np.full(n_ * npt, full, np.uint64)
-    cred = np.full(niv, nb, np.int32)
-    ecr = np.full(n_ * nv, nb, np.int32)  # the ejection's credits (M_VA)
-    sa_pin, sa_pout = np.full(n_ * npt, p0, np.int64), np.full(n_ * npt, p0, np.int64)
-    va_pin, va_pout = np.full(niv, p0 * nv, np.int64), np.full(niv, p0 * nv, np.int64)
+    nreq = nq * nv + nin * npt  # VC allocation's rows, then switch allocation's
+    i64 = lambda k, x=0: np.full(k, x, np.int64)  # noqa: E731
+    st = State(
+        np.empty(niv * nb, np.int32), hv, np.zeros(cap, np.uint64), np.zeros(n_, np.uint64),
+        i64(n_ * nin), i64(n_), np.full(cap, full, np.uint64), np.full(niv, nb, np.int32),
+        np.zeros(niv, np.uint8), np.full(n_ * nv, nb, np.int32), np.zeros(n_ * nv, np.uint8),
+        i64(n_ * nin, p0 * isp), i64(cap, p0), i64(niv, p0 * nv), i64(niv, p0 * nv),
+        i64(nreq), i64(nreq), i64(nreq), np.zeros(nreq, np.uint8), i64(nq, -1), i64(nq, -1),
+        i64(nin * npt, -1), np.empty(r * cap, np.int32), np.empty(r * cap, np.int32), i64(r),
+        np.empty(rc * cap * isp, np.int32), i64(rc), np.empty(rc * n_, np.int32), i64(rc),
+        np.zeros((n_ + 63) // 64, np.uint64), i64(n_), np.zeros(n_, np.uint8),
+        qstart[:-1].copy(), i64(n_), i64(n_, nv - 1),  # the terminal's first head on VC 0
+        i64(nq), i64(nq), np.zeros(nq, np.uint64), i64(npt),
+    )  # fmt: skip
+    _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats, st)
+
+
+@njit(cache=True, _nrt=False)
+def _run(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stats, st):
+    """The run (:func:`run_x`), on the state ``st``."""
+    n_, npt, nv, nb, nf, deg = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
+    vad, sad, xd, tmax = prm[7], prm[8], prm[9], prm[12]
+    sa_x, va_x, rt_x, vq_x = prm[13] & M_SA, prm[13] & M_VA, prm[13] & M_RT, prm[13] & M_VQ
+    rd, cd, isp, wt, dly, r, cdl, cdt, cde, rc = keys(prm)
+    buf, hv, vm, pm, vrr, prr, ofree, cred = st.buf, st.hv, st.vm, st.pm, st.vrr, st.prr, \
+        st.ofree, st.cred  # fmt: skip
+    otl, ecr, etl, sa_pin, sa_pout, va_pin, va_pout = st.otl, st.ecr, st.etl, st.sa_pin, \
+        st.sa_pout, st.va_pin, st.va_pout  # fmt: skip
+    rin, rout, rlab, grant, bo, bi, smap = st.rin, st.rout, st.rlab, st.grant, st.bo, st.bi, \
+        st.smap  # fmt: skip
+    ck, cc, cn, kk, kn, ek, en = st.ck, st.cc, st.cn, st.kk, st.kn, st.ek, st.en
+    actb, tact, ton, qp, tfl, tvc = st.actb, st.tact, st.ton, st.qp, st.tfl, st.tvc
+    hj, hq, hm, opc = st.hj, st.hq, st.hm, st.opc
+    nq, nin, cap = npt * nv, npt * isp, n_ * npt
+    kcap = cap * isp  # credits a cycle: one a crossbar input
     so = nq * nv  # switch allocation's rows after VC allocation's
-    nreq = so + npt * npt
-    rin, rout, rlab = np.empty(nreq, np.int64), np.empty(nreq, np.int64), np.empty(nreq, np.int64)
-    grant = np.zeros(nreq, np.uint8)
-    bo, bi = np.full(nq, -1, np.int64), np.full(nq, -1, np.int64)
-    smap = np.full(npt * npt, -1, np.int64)  # (input, output) port: its request's row
-    dly = sad - 1 + xd + lat + 1
-    r = max(dly, 2) + 1
-    cap = n_ * npt
-    ck, cc, cn = np.empty(r * cap, np.int32), np.empty(r * cap, np.int32), np.zeros(r, np.int64)
-    cdl, cdt, cde = lat + 1 + cd, 2 + cd, sad - 1 + xd + prm[15] + cd  # cde: the ejection's
-    rc = max(cdl, cdt, cde) + 1
-    kk, kn = np.empty(rc * cap, np.int32), np.zeros(rc, np.int64)
-    ek, en = np.empty(rc * n_, np.int32), np.zeros(rc, np.int64)
-    actb = np.zeros((n_ + 63) // 64, np.uint64)
     fullp = (U1 << np.uint64(npt)) - U1
-    tact, ton, nt = np.empty(n_, np.int64), np.zeros(n_, np.uint8), 0
-    qp = qstart[:-1].copy()
-    tfl, tvc = np.zeros(n_, np.int64), np.full(n_, nv - 1, np.int64)  # a first head on VC 0
-    npk, g, ndel, hops, visits, t = inj.size, 0, 0, 0, 0, 0
+    nt, npk, g, ndel, hops, visits, t = 0, inj.size, 0, 0, 0, 0, 0
     while ndel < npk and t < tmax:
         s = t % rc
         for i in range(kn[s]):
-            cred[kk[s * cap + i]] += 1
+            k = kk[s * kcap + i]
+            c = cred[k] + 1
+            cred[k] = c
+            if wt and c == nb and otl[k]:  # the tail's credit: its VC free (a terminal's
+                otl[k] = 0  # injection VC: otl read as it picks one)
+                if (k // nv) % npt != deg:
+                    ofree[k // nv] |= U1 << np.uint64(k % nv)
         kn[s] = 0
         for i in range(en[s]):
-            ecr[ek[s * n_ + i]] += 1
+            k = ek[s * n_ + i]
+            c = ecr[k] + 1
+            ecr[k] = c
+            if wt and c == nb and etl[k]:
+                etl[k] = 0
+                ofree[(k // nv) * npt + deg] |= U1 << np.uint64(k % nv)
         en[s] = 0
         s = t % r
         for i in range(cn[s]):
@@ -156,7 +166,7 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                 tact[nt] = n
                 nt += 1
             g += 1
-        st = (t + 2) % r
+        stn = (t + 2) % r
         k = 0
         for i in range(nt):
             n = tact[i]
@@ -168,31 +178,35 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
             k += 1
             base = (n * npt + deg) * nv
             f = tfl[n]
-            if f == 0:
-                v = tvc[n]
+            if f == 0:  # a head: the next VC after the last one taken, free, with a credit
+                v, ok = tvc[n], False
                 for _ in range(nv):
                     v = v + 1 if v + 1 < nv else 0
-                    if cred[base + v] > 0:
+                    if cred[base + v] > 0 and otl[base + v] == 0:
+                        ok = True
                         break
+                if not ok:
+                    continue
                 tvc[n] = v
             v = tvc[n]
             if cred[base + v] == 0:
                 continue
             cred[base + v] -= 1
-            ck[st * cap + cn[st]] = n << 12 | deg << 6 | v
-            cc[st * cap + cn[st]] = qlist[j] << 6 | f
-            cn[st] += 1
+            ck[stn * cap + cn[stn]] = n << 12 | deg << 6 | v
+            cc[stn * cap + cn[stn]] = qlist[j] << 6 | f
+            cn[stn] += 1
             f += 1
             if f == nf:
                 f = 0
                 qp[n] = j + 1
+                otl[base + v] = wt  # in use until its last credit
             tfl[n] = f
         nt = k
         sd, sc, sct, sce = (t + dly) % r, (t + cdl) % rc, (t + cdt) % rc, (t + cde) % rc
         for wi in range(actb.size):
             word = actb[wi]
             while word:
-                n = wi * 64 + _low(word)
+                n = wi * 64 + low(word)
                 word &= word - U1
                 visits += 1
                 b0 = n * nq  # the router's first input VC (and output VC)
@@ -200,16 +214,16 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                 prr[n] = s0 + 1 if s0 + 1 < npt else 0
                 pmk = pm[n]
                 w = ((pmk >> np.uint64(s0)) | (pmk << np.uint64(npt - s0))) & fullp
-                nr, nva = 0, 0
+                nr, nva, nh = 0, 0, 0
                 # pass 1: heads routed and allocated a VC (or their VC requests), bids kept
                 while w:
-                    p = _low(w) + s0
+                    p = low(w) + s0
                     p -= npt if p >= npt else 0
                     w &= w - U1
                     ip = n * npt + p
                     m = vm[ip]
                     while m:
-                        v = _low(m)
+                        v = low(m)
                         m &= m - U1
                         iv = ip * nv + v
                         if t < hv[iv, TOK]:
@@ -223,8 +237,13 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                                 op = deg if d == n else np.int64(table[n * n_ + d])
                             if va_x:  # every free VC of the output, the ejection's too
                                 fr = ofree[n * npt + op]
+                                if vq_x and fr:  # kept by head, split by output below
+                                    hj[nh], hq[nh], hm[nh] = p * nv + v, op, fr
+                                    opc[op] += 1
+                                    nh += 1
+                                    continue
                                 while fr:
-                                    rin[nva], rout[nva] = p * nv + v, op * nv + _low(fr)
+                                    rin[nva], rout[nva] = p * nv + v, op * nv + low(fr)
                                     nva += 1
                                     fr &= fr - U1
                                 continue
@@ -235,7 +254,7 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                                 if fr == 0:
                                     continue
                                 ofree[n * npt + op] = fr & (fr - U1)
-                                out = op << 6 | _low(fr)
+                                out = op << 6 | low(fr)
                             hv[iv, OUT] = out
                             hv[iv, TOK] = t + vad
                             continue
@@ -245,16 +264,35 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                                 continue
                         elif va_x and ecr[n * nv + ov] == 0:
                             continue
-                        key = p * npt + op  # one request an (input, output): the VC nearest
+                        ei = p * isp + v % isp if isp > 1 else p  # the crossbar input
+                        key = ei * npt + op  # one request an (input, output): the VC nearest
                         x = smap[key]  # after the input's pointer
                         if x < 0:
                             smap[key] = nr
-                            rin[so + nr], rout[so + nr], rlab[nr] = p, op, v
+                            rin[so + nr], rout[so + nr], rlab[nr] = ei, op, v
                             nr += 1
-                        elif _ahead(v, rlab[x], vrr[ip], nv):
+                        elif ahead(v, rlab[x], vrr[n * nin + ei], nv):
                             rlab[x] = v
+                for h in range(nh):  # M_VQ: a head alone on its output port takes the free
+                    j, op, fr = hj[h], hq[h], hm[h]  # VC nearest its input's pointer (what
+                    if opc[op] > 1:  # iSLIP grants one input); the others by iSLIP
+                        while fr:
+                            rin[nva], rout[nva] = j, op * nv + low(fr)
+                            nva += 1
+                            fr &= fr - U1
+                        continue
+                    k = va_pin[b0 + j] - op * nv
+                    hi = fr & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
+                    ov = low(hi) if hi else low(fr)
+                    va_pin[b0 + j] = op * nv + ov + 1 if op * nv + ov + 1 < nq else 0
+                    va_pout[b0 + op * nv + ov] = j + 1 if j + 1 < nq else 0
+                    ofree[n * npt + op] &= ~(U1 << np.uint64(ov))
+                    hv[b0 + j, OUT] = op << 6 | ov
+                    hv[b0 + j, TOK] = t + vad
+                for h in range(nh):
+                    opc[hq[h]] = 0
                 if nva:  # VC allocation by iSLIP over the router's input and output VCs
-                    _islip(nva, rin, rout, 0, nq, nq, va_pin, va_pout, b0, grant, bo, bi)
+                    islip(nva, rin, rout, 0, nq, nq, va_pin, va_pout, b0, b0, grant, bo, bi)
                     for x in range(nva):
                         if grant[x]:
                             iv, op, ov = b0 + rin[x], rout[x] // nv, rout[x] % nv
@@ -263,49 +301,23 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                             hv[iv, TOK] = t + vad
                 # switch allocation: iSLIP, or the floor's greedy over the inputs in order
                 if sa_x:
-                    # _islip written out: an inlined call with array arguments pays numba's
-                    # reference counts (7 increfs and decrefs a router visit: twice mode 1's
-                    # time; docs/iq-router.md, "Counted (P5)")
-                    zz = n * npt
-                    if nr == 1:
-                        grant[0] = 1
-                        i, o = rin[so], rout[so]
-                        sa_pout[zz + o] = i + 1 if i + 1 < npt else 0
-                        sa_pin[zz + i] = o + 1 if o + 1 < npt else 0
-                    elif nr > 1:
-                        for r_ in range(nr):
-                            grant[r_] = 0
-                            o, b = rout[so + r_], bo[rout[so + r_]]
-                            if b < 0 or _ahead(rin[so + r_], rin[so + b], sa_pout[zz + o], npt):
-                                bo[o] = r_
-                        for r_ in range(nr):
-                            i, b = rin[so + r_], bi[rin[so + r_]]
-                            if bo[rout[so + r_]] == r_ and (
-                                b < 0 or _ahead(rout[so + r_], rout[so + b], sa_pin[zz + i], npt)
-                            ):
-                                bi[i] = r_
-                        for r_ in range(nr):
-                            i, o = rin[so + r_], rout[so + r_]
-                            if bi[i] == r_:
-                                grant[r_] = 1
-                                sa_pout[zz + o] = i + 1 if i + 1 < npt else 0
-                                sa_pin[zz + i] = o + 1 if o + 1 < npt else 0
-                        for r_ in range(nr):
-                            bo[rout[so + r_]], bi[rin[so + r_]] = -1, -1
+                    if nr:
+                        islip(nr, rin, rout, so, nin, npt, sa_pin, sa_pout, n * nin, n * npt,
+                               grant, bo, bi)  # fmt: skip
                 else:
                     taken = np.uint64(0)
                     for x in range(nr):
                         grant[x] = 0
                     x0 = 0
-                    while x0 < nr:  # the rows of one input port, in the pass's order
+                    while x0 < nr:  # the rows of one crossbar input, in the pass's order
                         x1 = x0
                         while x1 < nr and rin[so + x1] == rin[so + x0]:
                             x1 += 1
-                        best, r0 = -1, vrr[n * npt + rin[so + x0]]
+                        best, r0 = -1, vrr[n * nin + rin[so + x0]]
                         for x in range(x0, x1):
                             if (taken >> np.uint64(rout[so + x])) & U1:
                                 continue
-                            if best < 0 or _ahead(rlab[x], rlab[best], r0, nv):
+                            if best < 0 or ahead(rlab[x], rlab[best], r0, nv):
                                 best = x
                         if best >= 0:
                             grant[best] = 1
@@ -313,10 +325,11 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                         x0 = x1
                 # the winners' flits out of their rings, their credits back upstream
                 for x in range(nr):
-                    p = rin[so + x]
-                    smap[p * npt + rout[so + x]] = -1
+                    ei = rin[so + x]
+                    smap[ei * npt + rout[so + x]] = -1
                     if grant[x] == 0:
                         continue
+                    p = ei // isp if isp > 1 else ei
                     best = rlab[x]
                     ip = n * npt + p
                     iv = ip * nv + best
@@ -331,12 +344,13 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                         vm[ip] &= ~(U1 << np.uint64(best))
                         if vm[ip] == 0:
                             pm[n] &= ~(U1 << np.uint64(p))
-                    vrr[ip] = best + 1 if best + 1 < nv else 0
+                    b = best + isp
+                    vrr[n * nin + ei] = b if b < nv else b - nv
                     if p == deg:
-                        kk[sct * cap + kn[sct]] = ip * nv + best
+                        kk[sct * kcap + kn[sct]] = ip * nv + best
                         kn[sct] += 1
                     else:
-                        kk[sc * cap + kn[sc]] = up[ip] * nv + best
+                        kk[sc * kcap + kn[sc]] = up[ip] * nv + best
                         kn[sc] += 1
                     if code & 63 == nf - 1:  # the tail: the output VC freed, the next head
                         hv[iv, OUT] = -1
@@ -348,7 +362,12 @@ def run_x(prm, table, up, down, src, dst, ctime, qlist, qstart, inj, deliv, stat
                         if op == deg:
                             deliv[code >> 6] = t + sad - 1 + xd + 2
                             ndel += 1
-                        if op != deg or va_x:
+                        if wt:  # free once the tail's credit is back
+                            if op != deg:
+                                otl[(n * npt + op) * nv + ov] = 1
+                            elif va_x:
+                                etl[n * nv + ov] = 1
+                        elif op != deg or va_x:
                             ofree[n * npt + op] |= U1 << np.uint64(ov)
                     if op != deg:
                         cred[(n * npt + op) * nv + ov] -= 1
