@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import flit_stage_split as fs  # noqa: E402
+import patched_copy  # noqa: E402
 
 SPLIT = {23: "sort", 24: "collect_only", 25: "choice_count", 26: "choice_decide",
          27: "choice_allowed", 50: "choice_nodes", 51: "choice_kept", 52: "choice_fresh",
@@ -48,6 +49,12 @@ MORE = [
 ]  # fmt: skip
 
 
+def build(workdir: Path) -> Path:
+    """The patched copy: flit_stage_split's patches and :data:`MORE` (kept while the same)."""
+    return patched_copy.build(workdir, fs.PATCHES + MORE, "port_stage_split",
+                              extra={"prof.py": fs.PROF % ({**fs.NAMES, **SPLIT},)})  # fmt: skip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workdir", default="/tmp/mpinet_port_split", help="the patched copy")
@@ -55,9 +62,8 @@ def main() -> int:
     ap.add_argument("--rate", type=float, default=0.003)
     ap.add_argument("--rounds", type=int, default=3, help="rounds, alternated (3)")
     a = ap.parse_args()
-    fs.NAMES.update(SPLIT)
-    fs.PATCHES.extend(MORE)
-    wd = fs.build(Path(a.workdir))
+    wd = build(Path(a.workdir))
+    fs.NAMES.update(SPLIT)  # the table's rows
     args = list(fs.RUN)
     args[args.index("workload.rate=0.006")] = f"workload.rate={a.rate}"
     kinds = a.kinds.split(",")
