@@ -1,6 +1,6 @@
-"""``scripts/sdc_floor.py`` and ``flit_stage_split.py``: their patches still apply to the
-kernels (no run: compiling the copy takes minutes), and a patch whose anchor is gone stops
-it."""
+"""``scripts/sdc_floor.py``, ``flit_stage_split.py`` and ``port_stage_split.py``: their
+patches still apply to the kernels (no run: compiling the copy takes minutes), and a patch
+whose anchor is gone stops it."""
 
 from __future__ import annotations
 
@@ -51,3 +51,14 @@ def test_stage_split_patches_apply_and_the_copy_is_kept(tmp_path: Path) -> None:
     (flit / "marker").write_text("kept")
     flit_stage_split.build(tmp_path)
     assert (flit / "marker").exists() and (work / "stamp.json").stat().st_mtime_ns == stamp
+
+
+def test_port_split_patches_apply(tmp_path: Path) -> None:
+    """port_stage_split.py's clocks on top of flit_stage_split's: each anchor found (or the
+    build stops), the choice's clocks in the copy's ``kept_choice.py``."""
+    import port_stage_split
+
+    work = port_stage_split.build(tmp_path)
+    kept = (work / "mpinet" / "engine" / "flit" / "kept_choice.py").read_text()
+    assert "def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc, clk):" in kept
+    assert "clk[1][53] += r" in kept
