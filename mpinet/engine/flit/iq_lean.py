@@ -88,11 +88,11 @@ def islip1(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi):
 
 
 @njit(cache=True, inline="always")
-def _arrivals(t, s, prm, rule):
+def _arrivals(t, s, prm, rule, rd):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
-    VC allocation at ``t + 1`` (route computation, ``routing_delay = 1``), its route's table
-    entry fetched now (``anynet-min``'s N x N table is 25 MB on ms:3,2: a miss a packet-hop
-    where read at once). Returns the count."""
+    VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
+    this cycle), its route's table entry fetched now (``anynet-min``'s N x N table is 25 MB
+    on ms:3,2: a miss a packet-hop where read at once). Returns the count."""
     nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
     hv, buf = s.hv, s.buf
     nar = s.cn.size
@@ -109,7 +109,7 @@ def _arrivals(t, s, prm, rule):
         hv[iv, CNT] = c + 1
         n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
         if c == 0 and (code & KM) == 0:
-            hv[iv, TOK], s.rte[iv, RP] = t + 1, -1
+            hv[iv, TOK], s.rte[iv, RP] = t + rd, -1
             compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
         s.vm[ip] |= U1 << np.uint64(v)
         s.pm[n] |= U1 << np.uint64(ip - n * npt)
@@ -119,10 +119,11 @@ def _arrivals(t, s, prm, rule):
 
 
 @njit(cache=True, inline="always")
-def _terminals(t, s, nv, npt, fl, deg, niv):
+def _terminals(t, s, nv, npt, fl, deg, niv, wt):
     """The terminals with a packet each send one flit into their router's injection channel
     (``TrafficManager::_Step``'s injection: the head on the VC round-robin after the last one
-    taken, VC 0 first, when it has a credit; the packet's flits on it while they have
+    taken, VC 0 first, when it has a credit and, with ``wait_for_tail_credit`` (``wt``),
+    its last packet's credits are all back; the packet's flits on it while they have
     credits). Returns the flits sent."""
     nar = s.cn.size
     cap = s.ck.size // nar
@@ -144,7 +145,7 @@ def _terminals(t, s, nv, npt, fl, deg, niv):
             lvc = s.last_vc[n]
             for j in range(1, nv + 1):
                 c = 0 if lvc < 0 else il.wrap(lvc + j, nv)
-                if cred[tb + c] > 0:
+                if cred[tb + c] > 0 and (wt == 0 or s.otl[tb + c] == 0):
                     v = c
                     break
             if v < 0:
@@ -164,10 +165,28 @@ def _terminals(t, s, nv, npt, fl, deg, niv):
             if s.sq_h[n] < 0:
                 s.sq_t[n] = -1
             s.sq_k[n], s.sq_vc[n] = 0, -1
+            if wt:
+                s.otl[tb + v] = 1
         else:
             s.sq_k[n], s.sq_vc[n] = f + 1, v
     s.misc[1] = kept
     return sent
+
+
+@njit(cache=True, inline="always")
+def _tail_credits(x, capk, niv, nv, bsz, s):
+    """The credits due in ring slot ``x`` under ``wait_for_tail_credit``: a VC whose tail
+    was sent is free again with its last credit back (a router's output VC in ``ofree``; a
+    terminal's injection VC: ``otl`` read as it picks one)."""
+    cred, otl = s.cred, s.otl
+    for i in range(s.kn[x]):
+        j = s.kk[x * capk + i]
+        c = cred[j] + 1
+        cred[j] = c
+        if c == bsz and otl[j]:
+            otl[j] = 0
+            if j < niv:
+                s.ofree[j // nv] |= U1 << np.uint64(j % nv)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -180,7 +199,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     path, which reports it)."""
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
-    lat, lo = prm.lat, prm.lo
+    lat, lo, rd, cd, wt = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc
     niv, nq = n_ * npt * nv, npt * nv
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
     ofree, cred = s.ofree, s.cred
@@ -210,10 +229,13 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             s.pk_nfree[0] += 1
         s.dn[x] = 0
         x = t % nkr  # the credits due (each its own counter: any order)
-        for i in range(s.kn[x]):
-            cred[s.kk[x * capk + i]] += 1
+        if wt:
+            _tail_credits(x, capk, niv, nv, bsz, s)
+        else:
+            for i in range(s.kn[x]):
+                cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = _arrivals(t, s, prm, rule) + nd - d0
+        moved = _arrivals(t, s, prm, rule, rd) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -233,10 +255,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 s.ton[n] = 1
                 s.tact[s.misc[1]] = n
                 s.misc[1] += 1
-        moved += _terminals(t, s, nv, npt, fl, deg, niv)
+        moved += _terminals(t, s, nv, npt, fl, deg, niv, wt)
         # the routers with flits, in node order
         sd = (t + lat + 2) % nar  # a granted flit's arrival downstream
-        kl, kt, ke = (t + lat + 1) % nkr, (t + 2) % nkr, (t + 5) % nkr  # credits back
+        # credits back: a terminal applies its own as it reads them (no credit_delay)
+        kl, kt, ke = (t + lat + 1 + cd) % nkr, (t + 2) % nkr, (t + 5 + cd) % nkr
         dl = (t + 3) & 3  # a tail into the terminal: delivered then
         win = win_lo <= t + 1 < win_hi
         for wi in range(s.actb.size):
@@ -327,9 +350,12 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     fk, pk = code & KM, code >> FS
                     if fk == fl - 1:  # the tail: its output VC free, the next head routed
                         hv[iv, OUT] = -1
-                        ofree[ipb + op] |= U1 << np.uint64(ov)
-                        if c > 0:  # (its route's entry fetched: read in two cycles)
-                            hv[iv, TOK], rte[iv, RP] = t + 2, -1
+                        if wt:  # free once its last credit is back
+                            s.otl[(ipb + op) * nv + ov] = 1
+                        else:
+                            ofree[ipb + op] |= U1 << np.uint64(ov)
+                        if c > 0:  # (its route's entry fetched: read in 1 + rd cycles)
+                            hv[iv, TOK], rte[iv, RP] = t + 1 + rd, -1
                             nxt = buf[iv * bsz + hv[iv, HD]] >> FS
                             compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
                     if op < deg:
