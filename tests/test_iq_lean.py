@@ -112,6 +112,11 @@ WIDE = [  # network, router, flits, VCs, slots, packets, steps, keys
     ("mesh:4,2", "dor", 2, 4, 4, 1500, 100, {"credit_delay": 3}),
     ("mesh:4,2", "dor", 2, 4, 4, 1500, 100, {"wait_for_tail_credit": 1}),
     ("torus:4,2", "dor", 3, 2, 3, 1500, 100, {"credit_delay": 1, "wait_for_tail_credit": 1}),
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, alloc_iters=2)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, alloc_iters=2)),
+    ("mesh:4,2", "dor", 2, 4, 2, 3000, 100, {"alloc_iters": 3}),
+    ("hypercube:5", "anynet-min", 2, 4, 4, 2000, 60, {"alloc_iters": 2}),
+    ("ms:2,2", "anynet-min", 1, 8, 8, 1500, 100, dict(MESHC, alloc_iters=2)),
 ]
 
 
@@ -119,8 +124,8 @@ WIDE = [  # network, router, flits, VCs, slots, packets, steps, keys
                                             + ",".join(f"{k}{v}" for k, v in c[7].items())
                                             for c in WIDE])  # fmt: skip
 def test_lean_widened_keys(case):
-    """Lookahead routing, ``credit_delay`` and ``wait_for_tail_credit`` (meshconfig's keys)
-    on the lean path, as the general path's, light to saturated."""
+    """Lookahead routing, ``credit_delay``, ``wait_for_tail_credit`` and ``alloc_iters``
+    (meshconfig's keys) on the lean path, as the general path's, light to saturated."""
     spec, rname, fl, vcs, bs, count, span, keys = case
     topo = from_spec(spec)
     rows = traffic(topo.num_nodes, count, span, seed=fl + vcs, self_too=False)
@@ -192,7 +197,7 @@ def test_lean_state_rebuilt():
     ({"speculative": 1}, "speculative"),
     ({"input_speedup": 2}, "input or output speedup"),
     ({"sw_allocator": "separable_input_first"}, "an allocator other than iSLIP"),
-    ({"alloc_iters": 2}, "alloc_iters = 2"),
+    ({"output_speedup": 2}, "input or output speedup"),
     ({"vc_alloc_delay": 2}, "vc_alloc_delay = 2"),
 ])  # fmt: skip
 def test_other_keys_name_the_general_path(keys, why):

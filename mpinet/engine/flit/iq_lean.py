@@ -88,6 +88,47 @@ def islip1(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi):
 
 
 @njit(cache=True, inline="always")
+def islipn(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi, iters):
+    """iSLIP with ``iters`` iterations (:func:`~mpinet.engine.flit.iq_alloc.islip`), on
+    :func:`islip1`'s arguments: each iteration matches among the inputs and outputs still
+    unmatched (``bo``/``bi``: -2 - the request while matched), the pointers move on the first
+    iteration's matches only. Called only where ``alloc_iters > 1`` (meshconfig's 2);
+    inlined as :func:`islip1`, in its own branch."""
+    for r in range(nr):
+        grant[r] = 0
+    for it in range(iters):
+        for r in range(nr):
+            o, i = rout[q + r], rin[q + r]
+            if bo[o] < -1 or bi[i] < -1:
+                continue
+            b = bo[o]
+            if b < 0 or _ahead(i, rin[q + b], pout[z + o], nin):
+                bo[o] = r
+        for r in range(nr):
+            o, i = rout[q + r], rin[q + r]
+            if bo[o] != r or bi[i] < -1:
+                continue
+            b = bi[i]
+            if b < 0 or _ahead(o, rout[q + b], pin[z + i], nin):
+                bi[i] = r
+        for r in range(nr):
+            o, i = rout[q + r], rin[q + r]
+            if bi[i] == r:
+                bi[i], bo[o], grant[r] = -2 - r, -2 - r, 1
+                if it == 0:
+                    pout[z + o] = i + 1 if i + 1 < nin else 0
+                    pin[z + i] = o + 1 if o + 1 < nin else 0
+        for r in range(nr):  # offers not accepted are withdrawn for the next iteration
+            o, i = rout[q + r], rin[q + r]
+            if bo[o] >= 0:
+                bo[o] = -1
+            if bi[i] >= 0:
+                bi[i] = -1
+    for r in range(nr):
+        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
+
+
+@njit(cache=True, inline="always")
 def _arrivals(t, s, prm, rule, rd):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
@@ -199,7 +240,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     path, which reports it)."""
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
-    lat, lo, rd, cd, wt = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc
+    lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
     niv, nq = n_ * npt * nv, npt * nv
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
     ofree, cred = s.ofree, s.cred
@@ -313,7 +354,12 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         elif _ahead(v, rlab[y], vrr[ip], nv):
                             rlab[y] = v
                 if nva:  # VC allocation: iSLIP over the router's input and output VCs
-                    islip1(nva, rin, rout, 0, nq, s.va_pin, s.va_pout, b0, grant, s.bo, s.bi)
+                    if iters == 1:
+                        islip1(nva, rin, rout, 0, nq, s.va_pin, s.va_pout, b0, grant, s.bo,
+                               s.bi)  # fmt: skip
+                    else:
+                        islipn(nva, rin, rout, 0, nq, s.va_pin, s.va_pout, b0, grant, s.bo,
+                               s.bi, iters)  # fmt: skip
                     for y in range(nva):
                         if grant[y]:
                             iv = b0 + rin[y]
@@ -322,7 +368,12 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             ofree[ipb + op] &= ~(U1 << np.uint64(ov))
                             hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, t + 1
                 if nr:  # switch allocation: iSLIP over the ports
-                    islip1(nr, rin, rout, so, npt, s.sa_pin, s.sa_pout, ipb, grant, s.bo, s.bi)
+                    if iters == 1:
+                        islip1(nr, rin, rout, so, npt, s.sa_pin, s.sa_pout, ipb, grant, s.bo,
+                               s.bi)  # fmt: skip
+                    else:
+                        islipn(nr, rin, rout, so, npt, s.sa_pin, s.sa_pout, ipb, grant, s.bo,
+                               s.bi, iters)  # fmt: skip
                 # the winners: out of their rings, a credit upstream, onto their channels
                 for y in range(nr):
                     p, op = rin[so + y], rout[so + y]

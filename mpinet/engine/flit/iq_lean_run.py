@@ -47,7 +47,6 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
         (prm.isp != 1 or prm.osp != 1, "input or output speedup"),
         (iq.internal_speedup != 1, f"internal_speedup = {iq.internal_speedup}"),
         (prm.vak != ISLIP or prm.sak != ISLIP, "an allocator other than iSLIP"),
-        (prm.iters != 1, f"alloc_iters = {prm.iters}"),
         (isinstance(eng.router, SourceRouted), f"router {eng.router.name!r}: routes walked"),
         (eng.watch is not None, "a watch (a live measurement) caps the blocks"),
         (prm.fl > 1 << ils.FS, f"{prm.fl} flits a packet (at most {1 << ils.FS})"),
