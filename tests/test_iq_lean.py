@@ -136,6 +136,19 @@ def test_lean_widened_keys(case):
     same(a, b)
 
 
+@pytest.mark.parametrize("keys", [{}, MESHC], ids=["default", "meshc"])
+def test_lean_in_flight_at_max_steps(keys):
+    """A run cut at ``max_steps`` with packets in flight stays on the lean path: its live
+    rows (where each head is) and stuck packets as the general path's."""
+    topo = from_spec("mesh:4,2")
+    rows = traffic(topo.num_nodes, 3000, 100, seed=5, self_too=False)
+    m = iq_model(topo, flits=3, vcs=2, vc_buffer=4, **keys)
+    (a, b), (ea, _) = both("mesh:4,2", "dor", rows, m, max_steps=80)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    assert (a.packets[:, 4] < 0).sum() > 100 and a.stuck
+    same(a, b)
+
+
 @pytest.mark.parametrize("hops", [False, True])
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}" for c in CASES])
 def test_lean_equals_general(case, hops):
