@@ -162,6 +162,8 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
     if eng.record_hops and hop_rows:  # the general path's order: by cycle, node and port
         h = np.concatenate(hop_rows)
         hop_rows = [h[np.lexsort((h[:, 4], h[:, 2], h[:, 0]))]]
+    if in_flight and watch is not None:  # the look while injecting may find a deadlock
+        return None, "packets in flight at the watch's end"  # there (not run here)
     if in_flight and win_lo <= t + 1 < win_hi:  # the flits granted in the last cycle
         _, key = _granted(s, prm, t)  # leave after it: not on their links in the run
         up = s.up[key >> 6] // prm.nvc  # their sender's node * nport + output port
