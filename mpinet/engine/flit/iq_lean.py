@@ -27,7 +27,7 @@ from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
-from mpinet.engine.flit.iq_lean_alloc import islip1, islipn
+from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, vc_split
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, OUT, RHI, RLO, RP, TOK
 from mpinet.engine.flit.iq_moves import route_head
 from mpinet.engine.flit.iq_step import (
@@ -163,6 +163,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
     ofree, cred = s.ofree, s.cred
     rin, rout, rlab, grant, smap = s.rin, s.rout, s.rlab, s.grant, s.smap
+    hj, hq, hm, opc = s.hj, s.hq, s.hm, s.opc
     nar, nkr = s.cn.size, s.kn.size
     cap, capk = s.ck.size // nar, s.kk.size // nkr
     so = nq * nv  # switch allocation's rows after VC allocation's
@@ -227,7 +228,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 n = (wi << 6) + il.low(word)
                 word &= word - U1
                 ipb, b0 = n * npt, n * nq
-                nr, nva = 0, 0
+                nr, nva, nhd = 0, 0, 0
                 w = pm[n]
                 # pass 1: heads' routes and VC requests, switch allocation's bids
                 while w:
@@ -255,10 +256,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 op = s.ro[0]
                                 rte[iv, RP], rte[iv, RLO], rte[iv, RHI] = op, s.ro[1], s.ro[2]
                             fr = ofree[ipb + op] & il.vmask(rte[iv, RLO], rte[iv, RHI])
-                            while fr:
-                                rin[nva], rout[nva] = p * nv + v, op * nv + il.low(fr)
-                                nva += 1
-                                fr &= fr - U1
+                            if fr:  # its requests: by output port, after the pass (vc_split)
+                                hj[nhd], hq[nhd], hm[nhd] = p * nv + v, op, fr
+                                opc[op] += 1
+                                nhd += 1
                             continue
                         op, ov = out >> 6, out & 63
                         if cred[(ipb + op) * nv + ov] <= 0:
@@ -271,6 +272,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             nr += 1
                         elif _ahead(v, rlab[y], vrr[ip], nv):
                             rlab[y] = v
+                if nhd:  # a head alone on its port granted, the others' requests kept
+                    nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
+                                   b0, ofree, ipb, hv, t)  # fmt: skip
                 if nva:  # VC allocation: iSLIP over the router's input and output VCs
                     if iters == 1:
                         islip1(nva, rin, rout, 0, nq, s.va_pin, s.va_pout, b0, grant, s.bo,

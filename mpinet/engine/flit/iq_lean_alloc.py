@@ -1,11 +1,18 @@
 """The lean iq path's allocators (docs/iq-router.md, "Session 18: the lean path"): BookSim's
 iSLIP on a router's requests, one iteration (:func:`islip1`) or several (:func:`islipn`,
-``alloc_iters > 1``), inlined into :func:`~mpinet.engine.flit.iq_lean.run_block`, which
+``alloc_iters > 1``), and VC allocation's heads split by output port (:func:`vc_split`),
+inlined into :func:`~mpinet.engine.flit.iq_lean.run_block`, which
 compiles without reference counts ("Counted (P5)")."""
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
+
+from mpinet.engine.flit import iq_lists as il
+from mpinet.engine.flit.iq_lean_state import OUT, TOK
+
+U1 = np.uint64(1)
 
 
 @njit(cache=True, inline="always")
@@ -90,3 +97,34 @@ def islipn(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi, iters):
                 bi[i] = -1
     for r in range(nr):
         bo[rout[q + r]], bi[rin[q + r]] = -1, -1
+
+
+@njit(cache=True, inline="always")
+def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t):
+    """VC allocation's heads split by output port (the prototype's ``M_VQ``; docs/iq-router.md
+    "Session 18, part 2"): head ``h`` (input VC ``hj[h]`` of the router, output port
+    ``hq[h]``, its free VCs ``hm[h]``, ``opc``: heads a port) alone on its port takes the
+    free VC nearest at or after its accept pointer, what iSLIP grants when one input asks
+    (every VC it asks offers itself to it; any number of iterations), the pointers moved as
+    iSLIP moves them; the others' requests go to rows ``0 ..`` of ``rin``/``rout`` for
+    iSLIP. Returns their count; ``opc`` 0 again."""
+    nva = 0
+    for h in range(nh):
+        j, op, fr = hj[h], hq[h], hm[h]
+        if opc[op] > 1:
+            while fr:
+                rin[nva], rout[nva] = j, op * nv + il.low(fr)
+                nva += 1
+                fr &= fr - U1
+            continue
+        k = pin[z + j] - op * nv
+        hi = fr & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
+        ov = il.low(hi) if hi else il.low(fr)
+        o = op * nv + ov
+        pin[z + j] = o + 1 if o + 1 < nq else 0
+        pout[z + o] = j + 1 if j + 1 < nq else 0
+        ofree[ipb + op] &= ~(U1 << np.uint64(ov))
+        hv[z + j, OUT], hv[z + j, TOK] = op << 6 | ov, t + 1
+    for h in range(nh):
+        opc[hq[h]] = 0
+    return nva

@@ -39,7 +39,7 @@ MAX_SLOTS = 1 << (31 - FS)
 
 FIELDS = (  # namedtuple takes the names space-separated
     "buf hv rte vm pm vrr ofree cred otl sa_pin sa_pout va_pin va_pout "
-    "rin rout rlab grant bo bi smap ro "
+    "rin rout rlab grant bo bi smap ro hj hq hm opc "
     "ck cc cn kk kn dq dn actb tact ton misc "
     "sq_h sq_t sq_k sq_vc last_vc "
     "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
@@ -98,6 +98,10 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         bi=i64(nq, -1),
         smap=i64(npt * npt, -1),
         ro=i64(3),
+        hj=i64(nq),  # VC allocation's heads this visit: input VC, output port, free VCs
+        hq=i64(nq),
+        hm=np.zeros(nq, np.uint64),
+        opc=i64(npt),  # heads a port
         ck=i64(nar * n * npt),
         cc=np.zeros(nar * n * npt, np.int32),
         cn=i64(nar),
