@@ -99,6 +99,56 @@ def test_lean_vc_policies(case):
     same(a, b)
 
 
+MESHC = {"routing_delay": 0, "credit_delay": 2, "wait_for_tail_credit": 1}  # meshconfig's
+WIDE = [  # network, router, flits, VCs, slots, packets, steps, keys
+    ("mesh:4,2", "dor", 1, 16, 8, 400, 200, MESHC),
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, MESHC),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, MESHC),
+    ("mesh:5,2", "dor", 3, 2, 2, 800, 60, MESHC),
+    ("torus:4,2", "dor", 2, 2, 4, 800, 100, MESHC),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, MESHC),
+    ("ms:2,2", "anynet-min", 6, 2, 8, 600, 100, MESHC),
+    ("mesh:4,2", "dor", 2, 4, 4, 1500, 100, {"routing_delay": 0}),
+    ("mesh:4,2", "dor", 2, 4, 4, 1500, 100, {"credit_delay": 3}),
+    ("mesh:4,2", "dor", 2, 4, 4, 1500, 100, {"wait_for_tail_credit": 1}),
+    ("torus:4,2", "dor", 3, 2, 3, 1500, 100, {"credit_delay": 1, "wait_for_tail_credit": 1}),
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, alloc_iters=2)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, alloc_iters=2)),
+    ("mesh:4,2", "dor", 2, 4, 2, 3000, 100, {"alloc_iters": 3}),
+    ("hypercube:5", "anynet-min", 2, 4, 4, 2000, 60, {"alloc_iters": 2}),
+    ("ms:2,2", "anynet-min", 1, 8, 8, 1500, 100, dict(MESHC, alloc_iters=2)),
+]
+
+
+@pytest.mark.parametrize("case", WIDE, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}-{c[5]}-"
+                                            + ",".join(f"{k}{v}" for k, v in c[7].items())
+                                            for c in WIDE])  # fmt: skip
+def test_lean_widened_keys(case):
+    """Lookahead routing, ``credit_delay``, ``wait_for_tail_credit`` and ``alloc_iters``
+    (meshconfig's keys) on the lean path, as the general path's, light to saturated."""
+    spec, rname, fl, vcs, bs, count, span, keys = case
+    topo = from_spec(spec)
+    rows = traffic(topo.num_nodes, count, span, seed=fl + vcs, self_too=False)
+    m = iq_model(topo, flits=fl, vcs=vcs, vc_buffer=bs, **keys)
+    (a, b), (ea, eb) = both(spec, rname, rows, m, record_hops=True)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    assert (a.packets[:, 4] >= 0).all()
+    same(a, b)
+
+
+@pytest.mark.parametrize("keys", [{}, MESHC], ids=["default", "meshc"])
+def test_lean_in_flight_at_max_steps(keys):
+    """A run cut at ``max_steps`` with packets in flight stays on the lean path: its live
+    rows (where each head is) and stuck packets as the general path's."""
+    topo = from_spec("mesh:4,2")
+    rows = traffic(topo.num_nodes, 3000, 100, seed=5, self_too=False)
+    m = iq_model(topo, flits=3, vcs=2, vc_buffer=4, **keys)
+    (a, b), (ea, _) = both("mesh:4,2", "dor", rows, m, max_steps=80)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    assert (a.packets[:, 4] < 0).sum() > 100 and a.stuck
+    same(a, b)
+
+
 @pytest.mark.parametrize("hops", [False, True])
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}" for c in CASES])
 def test_lean_equals_general(case, hops):
@@ -158,10 +208,10 @@ def test_lean_state_rebuilt():
 @pytest.mark.parametrize(("keys", "why"), [
     ({"routing_delay": 2}, "routing_delay = 2"),
     ({"speculative": 1}, "speculative"),
-    ({"wait_for_tail_credit": 1}, "wait_for_tail_credit"),
+    ({"input_speedup": 2}, "input or output speedup"),
     ({"sw_allocator": "separable_input_first"}, "an allocator other than iSLIP"),
-    ({"alloc_iters": 2}, "alloc_iters = 2"),
-    ({"credit_delay": 1}, "credit_delay = 1"),
+    ({"output_speedup": 2}, "input or output speedup"),
+    ({"vc_alloc_delay": 2}, "vc_alloc_delay = 2"),
 ])  # fmt: skip
 def test_other_keys_name_the_general_path(keys, why):
     topo = from_spec("mesh:3,2")

@@ -26,6 +26,8 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
+from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
+from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, vc_split
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, OUT, RHI, RLO, RP, TOK
 from mpinet.engine.flit.iq_moves import route_head
 from mpinet.engine.flit.iq_step import (
@@ -45,54 +47,11 @@ KM = (1 << FS) - 1  # a flit word's index bits
 
 
 @njit(cache=True, inline="always")
-def _ahead(a, b, ptr, size):
-    """Whether ``a`` is nearer than ``b`` at or after the round-robin pointer ``ptr``."""
-    da, db = a - ptr, b - ptr
-    da += size if da < 0 else 0
-    db += size if db < 0 else 0
-    return da < db
-
-
-@njit(cache=True, inline="always")
-def islip1(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi):
-    """BookSim's iSLIP, one iteration (:func:`~mpinet.engine.flit.iq_alloc.islip` with
-    ``iters = 1``), on requests ``q .. q + nr - 1`` of ``rin``/``rout`` (one an input-output
-    pair, ``nin`` of each side): each output offers itself to the requester nearest its grant
-    pointer ``pout[z + o]``, each input accepts the offer nearest its accept pointer
-    ``pin[z + i]``; a match moves both pointers past it. ``grant[r]``: request ``q + r``
-    won. ``bo``/``bi`` -1 on entry and on return. Inlined in a kernel compiled without
-    reference counts (``_nrt=False``): docs/iq-router.md "Counted (P5)"."""
-    if nr == 1:
-        grant[0] = 1
-        i, o = rin[q], rout[q]
-        pout[z + o] = i + 1 if i + 1 < nin else 0
-        pin[z + i] = o + 1 if o + 1 < nin else 0
-        return
-    for r in range(nr):
-        grant[r] = 0
-        o, b = rout[q + r], bo[rout[q + r]]
-        if b < 0 or _ahead(rin[q + r], rin[q + b], pout[z + o], nin):
-            bo[o] = r
-    for r in range(nr):
-        i, b = rin[q + r], bi[rin[q + r]]
-        if bo[rout[q + r]] == r and (b < 0 or _ahead(rout[q + r], rout[q + b], pin[z + i], nin)):
-            bi[i] = r
-    for r in range(nr):
-        i, o = rin[q + r], rout[q + r]
-        if bi[i] == r:
-            grant[r] = 1
-            pout[z + o] = i + 1 if i + 1 < nin else 0
-            pin[z + i] = o + 1 if o + 1 < nin else 0
-    for r in range(nr):
-        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
-
-
-@njit(cache=True, inline="always")
-def _arrivals(t, s, prm, rule):
+def _arrivals(t, s, prm, rule, rd):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
-    VC allocation at ``t + 1`` (route computation, ``routing_delay = 1``), its route's table
-    entry fetched now (``anynet-min``'s N x N table is 25 MB on ms:3,2: a miss a packet-hop
-    where read at once). Returns the count."""
+    VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
+    this cycle), its route's table entry fetched now (``anynet-min``'s N x N table is 25 MB
+    on ms:3,2: a miss a packet-hop where read at once). Returns the count."""
     nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
     hv, buf = s.hv, s.buf
     nar = s.cn.size
@@ -109,7 +68,7 @@ def _arrivals(t, s, prm, rule):
         hv[iv, CNT] = c + 1
         n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
         if c == 0 and (code & KM) == 0:
-            hv[iv, TOK], s.rte[iv, RP] = t + 1, -1
+            hv[iv, TOK], s.rte[iv, RP] = t + rd, -1
             compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
         s.vm[ip] |= U1 << np.uint64(v)
         s.pm[n] |= U1 << np.uint64(ip - n * npt)
@@ -119,10 +78,11 @@ def _arrivals(t, s, prm, rule):
 
 
 @njit(cache=True, inline="always")
-def _terminals(t, s, nv, npt, fl, deg, niv):
+def _terminals(t, s, nv, npt, fl, deg, niv, wt):
     """The terminals with a packet each send one flit into their router's injection channel
     (``TrafficManager::_Step``'s injection: the head on the VC round-robin after the last one
-    taken, VC 0 first, when it has a credit; the packet's flits on it while they have
+    taken, VC 0 first, when it has a credit and, with ``wait_for_tail_credit`` (``wt``),
+    its last packet's credits are all back; the packet's flits on it while they have
     credits). Returns the flits sent."""
     nar = s.cn.size
     cap = s.ck.size // nar
@@ -144,7 +104,7 @@ def _terminals(t, s, nv, npt, fl, deg, niv):
             lvc = s.last_vc[n]
             for j in range(1, nv + 1):
                 c = 0 if lvc < 0 else il.wrap(lvc + j, nv)
-                if cred[tb + c] > 0:
+                if cred[tb + c] > 0 and (wt == 0 or s.otl[tb + c] == 0):
                     v = c
                     break
             if v < 0:
@@ -164,10 +124,28 @@ def _terminals(t, s, nv, npt, fl, deg, niv):
             if s.sq_h[n] < 0:
                 s.sq_t[n] = -1
             s.sq_k[n], s.sq_vc[n] = 0, -1
+            if wt:
+                s.otl[tb + v] = 1
         else:
             s.sq_k[n], s.sq_vc[n] = f + 1, v
     s.misc[1] = kept
     return sent
+
+
+@njit(cache=True, inline="always")
+def _tail_credits(x, capk, niv, nv, bsz, s):
+    """The credits due in ring slot ``x`` under ``wait_for_tail_credit``: a VC whose tail
+    was sent is free again with its last credit back (a router's output VC in ``ofree``; a
+    terminal's injection VC: ``otl`` read as it picks one)."""
+    cred, otl = s.cred, s.otl
+    for i in range(s.kn[x]):
+        j = s.kk[x * capk + i]
+        c = cred[j] + 1
+        cred[j] = c
+        if c == bsz and otl[j]:
+            otl[j] = 0
+            if j < niv:
+                s.ofree[j // nv] |= U1 << np.uint64(j % nv)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -180,11 +158,12 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     path, which reports it)."""
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
-    lat, lo = prm.lat, prm.lo
+    lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
     niv, nq = n_ * npt * nv, npt * nv
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
     ofree, cred = s.ofree, s.cred
     rin, rout, rlab, grant, smap = s.rin, s.rout, s.rlab, s.grant, s.smap
+    hj, hq, hm, opc = s.hj, s.hq, s.hm, s.opc
     nar, nkr = s.cn.size, s.kn.size
     cap, capk = s.ck.size // nar, s.kk.size // nkr
     so = nq * nv  # switch allocation's rows after VC allocation's
@@ -210,10 +189,13 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             s.pk_nfree[0] += 1
         s.dn[x] = 0
         x = t % nkr  # the credits due (each its own counter: any order)
-        for i in range(s.kn[x]):
-            cred[s.kk[x * capk + i]] += 1
+        if wt:
+            _tail_credits(x, capk, niv, nv, bsz, s)
+        else:
+            for i in range(s.kn[x]):
+                cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = _arrivals(t, s, prm, rule) + nd - d0
+        moved = _arrivals(t, s, prm, rule, rd) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -233,10 +215,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 s.ton[n] = 1
                 s.tact[s.misc[1]] = n
                 s.misc[1] += 1
-        moved += _terminals(t, s, nv, npt, fl, deg, niv)
+        moved += _terminals(t, s, nv, npt, fl, deg, niv, wt)
         # the routers with flits, in node order
         sd = (t + lat + 2) % nar  # a granted flit's arrival downstream
-        kl, kt, ke = (t + lat + 1) % nkr, (t + 2) % nkr, (t + 5) % nkr  # credits back
+        # credits back: a terminal applies its own as it reads them (no credit_delay)
+        kl, kt, ke = (t + lat + 1 + cd) % nkr, (t + 2) % nkr, (t + 5 + cd) % nkr
         dl = (t + 3) & 3  # a tail into the terminal: delivered then
         win = win_lo <= t + 1 < win_hi
         for wi in range(s.actb.size):
@@ -245,7 +228,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 n = (wi << 6) + il.low(word)
                 word &= word - U1
                 ipb, b0 = n * npt, n * nq
-                nr, nva = 0, 0
+                nr, nva, nhd = 0, 0, 0
                 w = pm[n]
                 # pass 1: heads' routes and VC requests, switch allocation's bids
                 while w:
@@ -273,10 +256,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 op = s.ro[0]
                                 rte[iv, RP], rte[iv, RLO], rte[iv, RHI] = op, s.ro[1], s.ro[2]
                             fr = ofree[ipb + op] & il.vmask(rte[iv, RLO], rte[iv, RHI])
-                            while fr:
-                                rin[nva], rout[nva] = p * nv + v, op * nv + il.low(fr)
-                                nva += 1
-                                fr &= fr - U1
+                            if fr:  # its requests: by output port, after the pass (vc_split)
+                                hj[nhd], hq[nhd], hm[nhd] = p * nv + v, op, fr
+                                opc[op] += 1
+                                nhd += 1
                             continue
                         op, ov = out >> 6, out & 63
                         if cred[(ipb + op) * nv + ov] <= 0:
@@ -289,8 +272,16 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             nr += 1
                         elif _ahead(v, rlab[y], vrr[ip], nv):
                             rlab[y] = v
+                if nhd:  # a head alone on its port granted, the others' requests kept
+                    nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
+                                   b0, ofree, ipb, hv, t)  # fmt: skip
                 if nva:  # VC allocation: iSLIP over the router's input and output VCs
-                    islip1(nva, rin, rout, 0, nq, s.va_pin, s.va_pout, b0, grant, s.bo, s.bi)
+                    if iters == 1:
+                        islip1(nva, rin, rout, 0, nq, s.va_pin, s.va_pout, b0, grant, s.bo,
+                               s.bi)  # fmt: skip
+                    else:
+                        islipn(nva, rin, rout, 0, nq, s.va_pin, s.va_pout, b0, grant, s.bo,
+                               s.bi, iters)  # fmt: skip
                     for y in range(nva):
                         if grant[y]:
                             iv = b0 + rin[y]
@@ -299,7 +290,12 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             ofree[ipb + op] &= ~(U1 << np.uint64(ov))
                             hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, t + 1
                 if nr:  # switch allocation: iSLIP over the ports
-                    islip1(nr, rin, rout, so, npt, s.sa_pin, s.sa_pout, ipb, grant, s.bo, s.bi)
+                    if iters == 1:
+                        islip1(nr, rin, rout, so, npt, s.sa_pin, s.sa_pout, ipb, grant, s.bo,
+                               s.bi)  # fmt: skip
+                    else:
+                        islipn(nr, rin, rout, so, npt, s.sa_pin, s.sa_pout, ipb, grant, s.bo,
+                               s.bi, iters)  # fmt: skip
                 # the winners: out of their rings, a credit upstream, onto their channels
                 for y in range(nr):
                     p, op = rin[so + y], rout[so + y]
@@ -327,9 +323,12 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     fk, pk = code & KM, code >> FS
                     if fk == fl - 1:  # the tail: its output VC free, the next head routed
                         hv[iv, OUT] = -1
-                        ofree[ipb + op] |= U1 << np.uint64(ov)
-                        if c > 0:  # (its route's entry fetched: read in two cycles)
-                            hv[iv, TOK], rte[iv, RP] = t + 2, -1
+                        if wt:  # free once its last credit is back
+                            s.otl[(ipb + op) * nv + ov] = 1
+                        else:
+                            ofree[ipb + op] |= U1 << np.uint64(ov)
+                        if c > 0:  # (its route's entry fetched: read in 1 + rd cycles)
+                            hv[iv, TOK], rte[iv, RP] = t + 1 + rd, -1
                             nxt = buf[iv * bsz + hv[iv, HD]] >> FS
                             compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
                     if op < deg:

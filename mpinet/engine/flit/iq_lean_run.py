@@ -6,16 +6,19 @@ bit (:func:`~mpinet.engine.flit.iq_run.run_iq` chooses it and makes the record).
 
 What the lean state cannot answer goes to the general path, which runs the whole workload
 again from its start (the results do not depend on the path, so the record is the general
-path's): a run that stops moving (its stall report reads the general state), one that ends
-with packets in flight (``max_steps``: their rows read it), a routing error; and
-``eng.iq_state``, which the lean path leaves as :class:`RebuiltState`, the general path's
-state rebuilt so on its first read. The deadlock look while injecting is not run: a look
-finds only packets that are never delivered, so a run it would stop does not finish here and
-goes to the general path, which looks and reports as before.
+path's): a run that stops moving (its stall report reads the general state), a routing
+error; and ``eng.iq_state``, which the lean path leaves as :class:`RebuiltState`, the
+general path's state rebuilt so on its first read. The deadlock look while injecting is not
+run: a look finds only packets that are never delivered, so a run it would stop does not
+finish here and goes to the general path, which looks and reports as before. A run ending
+with packets in flight (``max_steps``) lists them from the lean state (:func:`live`), and
+a watch (``mpinet booksim``'s live measurement) caps the blocks and reads them, as on the
+general path.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -39,19 +42,15 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
     refused = (
         (not getattr(eng, "iq_lean", True), "asked for (iq_lean = False)"),
         (eng.size > 1, "several ranks"),
-        (prm.rd != 1, f"routing_delay = {prm.rd}"),
+        (prm.rd > 1, f"routing_delay = {prm.rd}"),
         (prm.vad != 1, f"vc_alloc_delay = {prm.vad}"),
         (prm.sad != 1, f"sw_alloc_delay = {prm.sad}"),
         (prm.xd != 1, f"a crossbar of {prm.xd} cycles"),
-        (prm.cd != 0, f"credit_delay = {prm.cd}"),
         (bool(prm.spec), "speculative"),
         (prm.isp != 1 or prm.osp != 1, "input or output speedup"),
         (iq.internal_speedup != 1, f"internal_speedup = {iq.internal_speedup}"),
-        (bool(prm.wftc), "wait_for_tail_credit"),
         (prm.vak != ISLIP or prm.sak != ISLIP, "an allocator other than iSLIP"),
-        (prm.iters != 1, f"alloc_iters = {prm.iters}"),
         (isinstance(eng.router, SourceRouted), f"router {eng.router.name!r}: routes walked"),
-        (eng.watch is not None, "a watch (a live measurement) caps the blocks"),
         (prm.fl > 1 << ils.FS, f"{prm.fl} flits a packet (at most {1 << ils.FS})"),
     )
     for no, why in refused:
@@ -113,8 +112,9 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
     t, in_flight, n_inj, n_del = -1, 0, 0, 0
     eng.steps_path, eng.calls_path, eng.block_calls = LEAN_PATH, BLOCKS, 0
     block = ir.BLOCK
+    watch = eng.watch  # a measurement read while the run goes: its steps cap each block
     while (in_flight > 0 or t < last) and t < eng.max_steps:
-        t_end = min(t + block, eng.max_steps)
+        t_end = min(t + block, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
         inj = ir._injections(eng, workload, t, t_end, last, hw, injected)
         need = int(inj[1].size)
         if int(s.pk_nfree[0]) < need:
@@ -156,12 +156,56 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
         if done.shape[0]:
             n_inj, n_del = int(ninj[-1]), int(ndel[-1])
         in_flight = int(status[5])
-    if in_flight:
-        return None, "packets in flight at max_steps"
+        if watch is not None:  # may stop the traffic (and the run) from here on
+            now = functools.partial(live, s, prm, t)
+            last, eng.max_steps = watch.seen(t, delivered, now, last, eng.max_steps)
     if eng.record_hops and hop_rows:  # the general path's order: by cycle, node and port
         h = np.concatenate(hop_rows)
         hop_rows = [h[np.lexsort((h[:, 4], h[:, 2], h[:, 0]))]]
+    if in_flight and watch is not None:  # the look while injecting may find a deadlock
+        return None, "packets in flight at the watch's end"  # there (not run here)
+    if in_flight and win_lo <= t + 1 < win_hi:  # the flits granted in the last cycle
+        _, key = _granted(s, prm, t)  # leave after it: not on their links in the run
+        up = s.up[key >> 6] // prm.nvc  # their sender's node * nport + output port
+        np.subtract.at(s.load, up // prm.nport * prm.deg + up % prm.nport, 1)
     eng.iq_state = RebuiltState(eng, workload)
-    rec = ir._record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected, 0, t0,
-                     None, order)  # fmt: skip
+    rec = ir._record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected,
+                     in_flight, t0, None, order, lambda s, prm: live(s, prm, t))  # fmt: skip
     return rec, None
+
+
+def live(s: ils.LeanArrays, prm: Any, t: int) -> np.ndarray:
+    """(pid, src, dst, at, inj, hops, adm) of each packet not delivered after cycle ``t``,
+    as :func:`~mpinet.engine.flit.iq_run._live` lists them: ``at`` the node whose input
+    buffers hold its head, else its source; a head granted in cycle ``t`` not yet counted a
+    hop (the general path counts it as it leaves, in the next)."""
+    used = np.ones(s.pk_pid.size, bool)
+    used[s.pk_free[: int(s.pk_nfree[0])]] = False
+    pks = np.flatnonzero(used)
+    where = np.full(s.pk_pid.size, -1, np.int64)
+    nq, bsz = prm.nport * prm.nvc, prm.bsz
+    cnt, hd = s.hv[:, ils.CNT], s.hv[:, ils.HD]
+    for iv in np.flatnonzero(cnt > 0):  # the heads in input buffers (stuck runs: few)
+        for j in range(int(cnt[iv])):
+            w = int(s.buf[iv * bsz + (int(hd[iv]) + j) % bsz])
+            if w & lean.KM == 0:
+                where[w >> ils.FS] = prm.lo + iv // nq
+    at = np.where(where[pks] >= 0, where[pks], s.pk_src[pks])
+    hops = s.pk_hops.copy()
+    sent, _ = _granted(s, prm, t)
+    heads = sent[(sent & lean.KM) == 0] >> ils.FS
+    hops[heads] -= 1
+    cols = (s.pk_pid[pks], s.pk_src[pks], s.pk_dst[pks], at, s.pk_inj[pks], hops[pks],
+            s.pk_adm[pks])  # fmt: skip
+    rows = np.stack(cols, axis=1).astype(np.int64).reshape(-1, 7)
+    return rows[np.argsort(rows[:, 0], kind="stable")]
+
+
+def _granted(s: ils.LeanArrays, prm: Any, t: int) -> tuple:
+    """The flits granted onto links in cycle ``t`` and their keys (``ck``'s), from the
+    arrivals' ring."""
+    k = (t + prm.lat + 2) % s.cn.size
+    a = k * (s.cc.size // s.cn.size)
+    sent, key = s.cc[a : a + int(s.cn[k])], s.ck[a : a + int(s.cn[k])]
+    link = (key >> 6) % prm.nport != prm.deg  # (not a terminal's flit)
+    return sent[link], key[link]

@@ -13,13 +13,14 @@ without an output, switch allocation after); ``rte[iv]`` its head's route (port 
 not computed, and VC range ``RLO .. RHI - 1``).
 ``cred`` the downstream credits: ``(node * nport + out_port) * nvc + v`` for the routers'
 outputs (the ejection's too), then ``nnode * nport * nvc + node * nvc + v`` for the
-terminals' injection VCs. The events are lists per due cycle, rings of slots: ``ck``/``cc``
-the flits reaching an input VC (``input port << 6 | v``, the flit), ``kk`` the credits due
-(an index of ``cred``), ``dq`` the packets delivered (their tails ejected). ``actb``: the
-routers holding flits, a bit set walked in node order; ``vm``/``pm``: per input port its
-non-empty VCs, per router its non-empty ports. ``misc[0]``: the link flits granted this cycle
-(they leave on the next: that cycle's step row and link loads), ``misc[1]``: the terminals
-in ``tact``.
+terminals' injection VCs; ``otl[k]`` (``wait_for_tail_credit``): VC ``k`` of ``cred`` held,
+its tail sent, until its last credit is back. The events are lists per due cycle, rings of
+slots: ``ck``/``cc`` the flits reaching an input VC (``input port << 6 | v``, the flit),
+``kk`` the credits due (an index of ``cred``), ``dq`` the packets delivered (their tails
+ejected). ``actb``: the routers holding flits, a bit set walked in node order;
+``vm``/``pm``: per input port its non-empty VCs, per router its non-empty ports.
+``misc[0]``: the link flits granted this cycle (they leave on the next: that cycle's step
+row and link loads), ``misc[1]``: the terminals in ``tact``.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ FS = 6
 MAX_SLOTS = 1 << (31 - FS)
 
 FIELDS = (  # namedtuple takes the names space-separated
-    "buf hv rte vm pm vrr ofree cred sa_pin sa_pout va_pin va_pout "
-    "rin rout rlab grant bo bi smap ro "
+    "buf hv rte vm pm vrr ofree cred otl sa_pin sa_pout va_pin va_pout "
+    "rin rout rlab grant bo bi smap ro hj hq hm opc "
     "ck cc cn kk kn dq dn actb tact ton misc "
     "sq_h sq_t sq_k sq_vc last_vc "
     "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
@@ -73,7 +74,7 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
     up[node[link] * npt + lp] = (nbt[link] * npt + rev[link]) * nv
     term = np.arange(n, dtype=np.int64)
     up[term * npt + deg] = niv + term * nv
-    nar, nkr = prm.lat + 3, max(prm.lat + 2, 6)  # the rings: past the longest delay
+    nar, nkr = prm.lat + 3, max(prm.lat + 2, 6) + prm.cd  # the rings: past the longest delay
     nreq = nq * nv + npt * npt
     a = dict(
         buf=np.zeros(niv * bsz, np.int32),  # 32-bit words: half the lines (ms:3,2: 1.6 MB)
@@ -84,6 +85,7 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         vrr=np.zeros(n * npt, np.int32),  # the pointers 32-bit: the lines a visit reads
         ofree=np.full(n * npt, full, np.uint64),
         cred=np.full(niv + n * nv, bsz, np.int32),
+        otl=np.zeros(niv + n * nv, np.uint8),  # wait_for_tail_credit: the tail sent
         sa_pin=np.full(n * npt, p0, np.int32),
         sa_pout=np.full(n * npt, p0, np.int32),
         va_pin=np.full(niv, p0 * nv, np.int32),
@@ -96,6 +98,10 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         bi=i64(nq, -1),
         smap=i64(npt * npt, -1),
         ro=i64(3),
+        hj=i64(nq),  # VC allocation's heads this visit: input VC, output port, free VCs
+        hq=i64(nq),
+        hm=np.zeros(nq, np.uint64),
+        opc=i64(npt),  # heads a port
         ck=i64(nar * n * npt),
         cc=np.zeros(nar * n * npt, np.int32),
         cn=i64(nar),

@@ -368,9 +368,9 @@ def _live(s: Any, prm: Any) -> np.ndarray:
 
 
 def _record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, t0,
-            deadlock=None, order=None):  # fmt: skip
+            deadlock=None, order=None, live_of=None):  # fmt: skip
     packets = np.concatenate(delivered) if delivered else np.empty((0, 7), np.int64)
-    live = _live(s, prm) if in_flight else np.empty((0, 7), np.int64)
+    live = (live_of or _live)(s, prm) if in_flight else np.empty((0, 7), np.int64)
     if live.shape[0]:
         rows = live[:, [0, 1, 2, 4, 4, 5, 6]]
         rows[:, 4] = -1

@@ -1,0 +1,130 @@
+"""The lean iq path's allocators (docs/iq-router.md, "Session 18: the lean path"): BookSim's
+iSLIP on a router's requests, one iteration (:func:`islip1`) or several (:func:`islipn`,
+``alloc_iters > 1``), and VC allocation's heads split by output port (:func:`vc_split`),
+inlined into :func:`~mpinet.engine.flit.iq_lean.run_block`, which
+compiles without reference counts ("Counted (P5)")."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.flit import iq_lists as il
+from mpinet.engine.flit.iq_lean_state import OUT, TOK
+
+U1 = np.uint64(1)
+
+
+@njit(cache=True, inline="always")
+def ahead(a, b, ptr, size):
+    """Whether ``a`` is nearer than ``b`` at or after the round-robin pointer ``ptr``."""
+    da, db = a - ptr, b - ptr
+    da += size if da < 0 else 0
+    db += size if db < 0 else 0
+    return da < db
+
+
+@njit(cache=True, inline="always")
+def islip1(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi):
+    """BookSim's iSLIP, one iteration (:func:`~mpinet.engine.flit.iq_alloc.islip` with
+    ``iters = 1``), on requests ``q .. q + nr - 1`` of ``rin``/``rout`` (one an input-output
+    pair, ``nin`` of each side): each output offers itself to the requester nearest its grant
+    pointer ``pout[z + o]``, each input accepts the offer nearest its accept pointer
+    ``pin[z + i]``; a match moves both pointers past it. ``grant[r]``: request ``q + r``
+    won. ``bo``/``bi`` -1 on entry and on return. Inlined in a kernel compiled without
+    reference counts (``_nrt=False``): docs/iq-router.md "Counted (P5)"."""
+    if nr == 1:
+        grant[0] = 1
+        i, o = rin[q], rout[q]
+        pout[z + o] = i + 1 if i + 1 < nin else 0
+        pin[z + i] = o + 1 if o + 1 < nin else 0
+        return
+    for r in range(nr):
+        grant[r] = 0
+        o, b = rout[q + r], bo[rout[q + r]]
+        if b < 0 or ahead(rin[q + r], rin[q + b], pout[z + o], nin):
+            bo[o] = r
+    for r in range(nr):
+        i, b = rin[q + r], bi[rin[q + r]]
+        if bo[rout[q + r]] == r and (b < 0 or ahead(rout[q + r], rout[q + b], pin[z + i], nin)):
+            bi[i] = r
+    for r in range(nr):
+        i, o = rin[q + r], rout[q + r]
+        if bi[i] == r:
+            grant[r] = 1
+            pout[z + o] = i + 1 if i + 1 < nin else 0
+            pin[z + i] = o + 1 if o + 1 < nin else 0
+    for r in range(nr):
+        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
+
+
+@njit(cache=True, inline="always")
+def islipn(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi, iters):
+    """iSLIP with ``iters`` iterations (:func:`~mpinet.engine.flit.iq_alloc.islip`), on
+    :func:`islip1`'s arguments: each iteration matches among the inputs and outputs still
+    unmatched (``bo``/``bi``: -2 - the request while matched), the pointers move on the first
+    iteration's matches only. Called only where ``alloc_iters > 1`` (meshconfig's 2);
+    inlined as :func:`islip1`, in its own branch."""
+    for r in range(nr):
+        grant[r] = 0
+    for it in range(iters):
+        for r in range(nr):
+            o, i = rout[q + r], rin[q + r]
+            if bo[o] < -1 or bi[i] < -1:
+                continue
+            b = bo[o]
+            if b < 0 or ahead(i, rin[q + b], pout[z + o], nin):
+                bo[o] = r
+        for r in range(nr):
+            o, i = rout[q + r], rin[q + r]
+            if bo[o] != r or bi[i] < -1:
+                continue
+            b = bi[i]
+            if b < 0 or ahead(o, rout[q + b], pin[z + i], nin):
+                bi[i] = r
+        for r in range(nr):
+            o, i = rout[q + r], rin[q + r]
+            if bi[i] == r:
+                bi[i], bo[o], grant[r] = -2 - r, -2 - r, 1
+                if it == 0:
+                    pout[z + o] = i + 1 if i + 1 < nin else 0
+                    pin[z + i] = o + 1 if o + 1 < nin else 0
+        for r in range(nr):  # offers not accepted are withdrawn for the next iteration
+            o, i = rout[q + r], rin[q + r]
+            if bo[o] >= 0:
+                bo[o] = -1
+            if bi[i] >= 0:
+                bi[i] = -1
+    for r in range(nr):
+        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
+
+
+@njit(cache=True, inline="always")
+def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t):
+    """VC allocation's heads split by output port (the prototype's ``M_VQ``; docs/iq-router.md
+    "Session 18, part 2"): head ``h`` (input VC ``hj[h]`` of the router, output port
+    ``hq[h]``, its free VCs ``hm[h]``, ``opc``: heads a port) alone on its port takes the
+    free VC nearest at or after its accept pointer, what iSLIP grants when one input asks
+    (every VC it asks offers itself to it; any number of iterations), the pointers moved as
+    iSLIP moves them; the others' requests go to rows ``0 ..`` of ``rin``/``rout`` for
+    iSLIP. Returns their count; ``opc`` 0 again."""
+    nva = 0
+    for h in range(nh):
+        j, op, fr = hj[h], hq[h], hm[h]
+        if opc[op] > 1:
+            while fr:
+                rin[nva], rout[nva] = j, op * nv + il.low(fr)
+                nva += 1
+                fr &= fr - U1
+            continue
+        k = pin[z + j] - op * nv
+        hi = fr & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
+        ov = il.low(hi) if hi else il.low(fr)
+        o = op * nv + ov
+        pin[z + j] = o + 1 if o + 1 < nq else 0
+        pout[z + o] = j + 1 if j + 1 < nq else 0
+        ofree[ipb + op] &= ~(U1 << np.uint64(ov))
+        hv[z + j, OUT], hv[z + j, TOK] = op << 6 | ov, t + 1
+    for h in range(nh):
+        opc[hq[h]] = 0
+    return nva
