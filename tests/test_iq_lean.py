@@ -255,3 +255,19 @@ def test_lean_load_window_and_progress():
     same(*out)
     assert lines[0] == lines[1] and len(lines[0]) == out[0].steps + 1  # cycles 0 ..
     assert 0 < out[0].link_load.sum() < out[0].counters[:, 0].sum()
+
+
+def test_warmup_compiles_both_paths(run_mpinet):
+    """``mpinet warmup``'s iq jobs take the lean path and the general one, so both compile."""
+    import json
+
+    from mpinet.cli.warmup import BASE, JOBS
+
+    paths = []
+    for what, keys in JOBS:
+        if "iq router" in what:
+            sets = [a for k, v in {**BASE, **keys}.items() for a in ("--set", f"{k}={v}")]
+            got = json.loads(run_mpinet(["run", *sets, "--json"]).stdout)
+            paths.append(got["switching"]["steps"])
+    general = "compiled steps (iq router): general path (speculative)"
+    assert paths == [iq_lean_run.LEAN_PATH, general]
