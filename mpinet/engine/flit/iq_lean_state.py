@@ -29,6 +29,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from mpinet.engine.flit import iq_state
+
 #: an input VC's row: ring head, flits, output, next cycle; its head's route: port, VC range
 HD, CNT, OUT, TOK = range(4)
 RP, RLO, RHI = range(3)
@@ -136,20 +138,4 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
 
 def grow_packets(s: LeanArrays, more: int) -> LeanArrays:
     """``s`` with ``more`` packet slots added (free)."""
-    old = s.pk_pid.size
-    new = old + more
-    rep = {}
-    for f in PK_FIELDS:
-        a = np.full(new, -1 if f == "pk_next" else 0, np.int64)
-        a[:old] = getattr(s, f)
-        rep[f] = a
-    h = np.zeros((new, s.pk_hdr.shape[1]), np.int64)
-    h[:old] = s.pk_hdr
-    rep["pk_hdr"] = h
-    k = int(s.pk_nfree[0])
-    free = np.empty(new, np.int64)
-    free[:k] = s.pk_free[:k]
-    free[k : k + more] = np.arange(new - 1, old - 1, -1)
-    s.pk_nfree[0] = k + more
-    rep["pk_free"] = free
-    return s._replace(**rep)
+    return iq_state.grow_packets(s, more, PK_FIELDS)

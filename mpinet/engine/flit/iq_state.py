@@ -55,6 +55,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from math import ceil
+from typing import Any
 
 import numpy as np
 
@@ -375,12 +376,13 @@ PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_st
              "pk_away")  # fmt: skip
 
 
-def grow_packets(s: IQArrays, more: int) -> IQArrays:
-    """``s`` with ``more`` packet slots added (free)."""
+def grow_packets(s: Any, more: int, fields: tuple = PK_FIELDS) -> Any:
+    """``s`` with ``more`` packet slots added (free): its packet arrays ``fields``, ``pk_hdr``
+    and the free list (the general path's bundle, or the lean path's with its fields)."""
     old = s.pk_pid.size
     new = old + more
     rep = {}
-    for f in PK_FIELDS:
+    for f in fields:
         a = np.full(new, -1 if f == "pk_next" else 0, np.int64)
         a[:old] = getattr(s, f)
         rep[f] = a
