@@ -145,16 +145,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
         delivered.append(deliv[: int(status[6])].copy())
         if eng.record_hops:
             hop_rows.append(hop[: int(status[7])].copy())
-        done = rows[: t - start]
-        ninj = n_inj + np.cumsum(done[:, ist.R_INJ])
-        ndel = n_del + np.cumsum(done[:, ist.R_DELIV])
-        counters.append(np.stack([done[:, ist.R_FLITS], done[:, ist.R_DELIV], ninj - ndel,
-                                  done[:, ist.R_CROSS]], axis=1))  # fmt: skip
-        if eng.progress is not None and eng.rank == 0:
-            for k in range(done.shape[0]):
-                eng.progress(start + 1 + k, int(ndel[k]), int(ninj[k]), int(ninj[k] - ndel[k]))
-        if done.shape[0]:
-            n_inj, n_del = int(ninj[-1]), int(ndel[-1])
+        n_inj, n_del = ir.block_rows(eng, rows[: t - start], start, n_inj, n_del, counters)
         in_flight = int(status[5])
         if watch is not None:  # may stop the traffic (and the run) from here on
             now = functools.partial(live, s, prm, t)

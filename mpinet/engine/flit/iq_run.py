@@ -223,16 +223,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
         delivered.append(deliv[:nd].copy())
         if eng.record_hops:
             hop_rows.append(hop[:nh].copy())
-        done = rows[: t - start]
-        ninj = n_inj + np.cumsum(done[:, ist.R_INJ])
-        ndel = n_del + np.cumsum(done[:, ist.R_DELIV])
-        counters.append(np.stack([done[:, ist.R_FLITS], done[:, ist.R_DELIV], ninj - ndel,
-                                  done[:, ist.R_CROSS]], axis=1))  # fmt: skip
-        if eng.progress is not None and eng.rank == 0:
-            for k in range(done.shape[0]):
-                eng.progress(start + 1 + k, int(ndel[k]), int(ninj[k]), int(ninj[k] - ndel[k]))
-        if done.shape[0]:
-            n_inj, n_del = int(ninj[-1]), int(ndel[-1])
+        n_inj, n_del = block_rows(eng, rows[: t - start], start, n_inj, n_del, counters)
         in_flight = int(status[5])
         code = int(status[0])
         if deadlock is not None:  # a look found it while injecting
@@ -250,6 +241,23 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     eng.iq_state = (s, prm, rule, vrule, t)  # what the run left (tests drain it)
     return _record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected, in_flight,
                    t0, deadlock, order)  # fmt: skip
+
+
+def block_rows(eng: Any, done: np.ndarray, start: int, n_inj: int, n_del: int,
+               counters: list) -> tuple[int, int]:  # fmt: skip
+    """A block's step rows ``done`` (from cycle ``start + 1``) into ``counters`` (flits on
+    links, delivered, in flight, crossed ranks) and the progress lines (rank 0); returns the
+    packets injected and delivered after it (both paths' runs)."""
+    ninj = n_inj + np.cumsum(done[:, ist.R_INJ])
+    ndel = n_del + np.cumsum(done[:, ist.R_DELIV])
+    counters.append(np.stack([done[:, ist.R_FLITS], done[:, ist.R_DELIV], ninj - ndel,
+                              done[:, ist.R_CROSS]], axis=1))  # fmt: skip
+    if eng.progress is not None and eng.rank == 0:
+        for k in range(done.shape[0]):
+            eng.progress(start + 1 + k, int(ndel[k]), int(ninj[k]), int(ninj[k] - ndel[k]))
+    if done.shape[0]:
+        return int(ninj[-1]), int(ndel[-1])
+    return n_inj, n_del
 
 
 def _injections(eng, workload, t, t_end, last, hw, injected) -> tuple:
