@@ -136,6 +136,36 @@ def test_lean_widened_keys(case):
     same(a, b)
 
 
+ISP = [  # input speedup (mesh88_lat's 2): network, router, flits, VCs, slots, packets, steps, keys
+    ("mesh:4,2", "dor", 20, 8, 8, 60, 200, dict(MESHC, input_speedup=2)),  # light
+    ("mesh:4,2", "dor", 20, 8, 8, 600, 200, dict(MESHC, input_speedup=2)),  # saturated
+    ("mesh:4,2", "dor", 1, 8, 8, 3000, 150, dict(MESHC, input_speedup=2, alloc_iters=2)),
+    ("mesh:4,2", "dor", 4, 3, 4, 1500, 100, {"input_speedup": 2}),  # VCs not a multiple
+    ("mesh:5,2", "dor", 3, 1, 2, 800, 60, {"input_speedup": 2}),  # more inputs than VCs
+    ("torus:4,2", "dor", 2, 4, 4, 1500, 100, {"input_speedup": 3}),
+    ("torus:4,2", "dor", 5, 4, 4, 800, 100, dict(MESHC, input_speedup=2)),
+    ("hypercube:4", "hypercube-ecube", 2, 4, 3, 1500, 100, {"input_speedup": 2}),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(MESHC, input_speedup=2)),
+    ("ms:2,2", "anynet-min", 6, 4, 8, 600, 100, {"input_speedup": 2, "alloc_iters": 2}),
+]
+
+
+@pytest.mark.parametrize("case", ISP, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}-{c[5]}-"
+                                           + ",".join(f"{k}{v}" for k, v in c[7].items())
+                                           for c in ISP])  # fmt: skip
+def test_lean_input_speedup(case):
+    """Input speedup (a port's ``isp`` crossbar inputs, VC ``v`` on input ``v % isp``, a VC
+    pointer each) on the lean path, as the general path's, light to saturated."""
+    spec, rname, fl, vcs, bs, count, span, keys = case
+    topo = from_spec(spec)
+    rows = traffic(topo.num_nodes, count, span, seed=fl + vcs, self_too=False)
+    m = iq_model(topo, flits=fl, vcs=vcs, vc_buffer=bs, **keys)
+    (a, b), (ea, eb) = both(spec, rname, rows, m, record_hops=True)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    assert (a.packets[:, 4] >= 0).all()
+    same(a, b)
+
+
 @pytest.mark.parametrize("keys", [{}, MESHC], ids=["default", "meshc"])
 def test_lean_in_flight_at_max_steps(keys):
     """A run cut at ``max_steps`` with packets in flight stays on the lean path: its live
@@ -208,9 +238,8 @@ def test_lean_state_rebuilt():
 @pytest.mark.parametrize(("keys", "why"), [
     ({"routing_delay": 2}, "routing_delay = 2"),
     ({"speculative": 1}, "speculative"),
-    ({"input_speedup": 2}, "input or output speedup"),
     ({"sw_allocator": "separable_input_first"}, "an allocator other than iSLIP"),
-    ({"output_speedup": 2}, "input or output speedup"),
+    ({"output_speedup": 2}, "output speedup"),
     ({"vc_alloc_delay": 2}, "vc_alloc_delay = 2"),
 ])  # fmt: skip
 def test_other_keys_name_the_general_path(keys, why):

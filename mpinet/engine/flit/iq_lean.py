@@ -1,7 +1,7 @@
 """The lean iq step (numba; docs/iq-router.md, "Session 18: the lean path"): the cycles of
 the general path (:mod:`~mpinet.engine.flit.iq_step`) for the keys where every stage takes
 one cycle (``routing_delay``, ``vc_alloc_delay``, ``sw_alloc_delay`` and the crossbar 1,
-``credit_delay`` 0, no speculation or speedup, iSLIP of one iteration, one rank), in the
+``credit_delay`` 0, no speculation or output speedup, iSLIP of one iteration, one rank), in the
 shape of session 17's exact prototype: one pass per router split in two, channels and credit
 returns as lists per due cycle, the routers with flits a bit set, no stage queues (with
 one-cycle stages an item's stage is the cycle it may go, ``TOK``). The same cycles as
@@ -159,6 +159,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
+    isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
+    nin = npt * isp
     niv, nq = n_ * npt * nv, npt * nv
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
     ofree, cred = s.ofree, s.cred
@@ -227,7 +229,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             while word:
                 n = (wi << 6) + il.low(word)
                 word &= word - U1
-                ipb, b0 = n * npt, n * nq
+                ipb, b0, eib = n * npt, n * nq, n * nin
                 nr, nva, nhd = 0, 0, 0
                 w = pm[n]
                 # pass 1: heads' routes and VC requests, switch allocation's bids
@@ -264,24 +266,25 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         op, ov = out >> 6, out & 63
                         if cred[(ipb + op) * nv + ov] <= 0:
                             continue
-                        key = p * npt + op  # one bid an (input, output): the VC nearest
-                        y = smap[key]  # the input's pointer
+                        ei = p if isp == 1 else p * isp + v - (v // isp) * isp
+                        key = ei * npt + op  # one bid a (crossbar input, output): the VC
+                        y = smap[key]  # nearest the input's pointer
                         if y < 0:
                             smap[key] = nr
-                            rin[so + nr], rout[so + nr], rlab[nr] = p, op, v
+                            rin[so + nr], rout[so + nr], rlab[nr] = ei, op, v
                             nr += 1
-                        elif _ahead(v, rlab[y], vrr[ip], nv):
+                        elif _ahead(v, rlab[y], vrr[eib + ei], nv):
                             rlab[y] = v
                 if nhd:  # a head alone on its port granted, the others' requests kept
                     nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
                                    b0, ofree, ipb, hv, t)  # fmt: skip
                 if nva:  # VC allocation: iSLIP over the router's input and output VCs
                     if iters == 1:
-                        islip1(nva, rin, rout, 0, nq, s.va_pin, s.va_pout, b0, grant, s.bo,
-                               s.bi)  # fmt: skip
+                        islip1(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant,
+                               s.bo, s.bi)  # fmt: skip
                     else:
-                        islipn(nva, rin, rout, 0, nq, s.va_pin, s.va_pout, b0, grant, s.bo,
-                               s.bi, iters)  # fmt: skip
+                        islipn(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant,
+                               s.bo, s.bi, iters)  # fmt: skip
                     for y in range(nva):
                         if grant[y]:
                             iv = b0 + rin[y]
@@ -289,20 +292,21 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             ov = rout[y] - op * nv
                             ofree[ipb + op] &= ~(U1 << np.uint64(ov))
                             hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, t + 1
-                if nr:  # switch allocation: iSLIP over the ports
+                if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
                     if iters == 1:
-                        islip1(nr, rin, rout, so, npt, s.sa_pin, s.sa_pout, ipb, grant, s.bo,
-                               s.bi)  # fmt: skip
+                        islip1(nr, rin, rout, so, nin, npt, s.sa_pin, s.sa_pout, eib, ipb,
+                               grant, s.bo, s.bi)  # fmt: skip
                     else:
-                        islipn(nr, rin, rout, so, npt, s.sa_pin, s.sa_pout, ipb, grant, s.bo,
-                               s.bi, iters)  # fmt: skip
+                        islipn(nr, rin, rout, so, nin, npt, s.sa_pin, s.sa_pout, eib, ipb,
+                               grant, s.bo, s.bi, iters)  # fmt: skip
                 # the winners: out of their rings, a credit upstream, onto their channels
                 for y in range(nr):
-                    p, op = rin[so + y], rout[so + y]
-                    smap[p * npt + op] = -1
+                    ei, op = rin[so + y], rout[so + y]
+                    smap[ei * npt + op] = -1
                     if grant[y] == 0:
                         continue
                     v = rlab[y]
+                    p = ei if isp == 1 else ei // isp
                     ip = ipb + p
                     iv = ip * nv + v
                     ov = hv[iv, OUT] & 63
@@ -315,7 +319,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         vm[ip] &= ~(U1 << np.uint64(v))
                         if vm[ip] == 0:
                             pm[n] &= ~(U1 << np.uint64(p))
-                    vrr[ip] = v + 1 if v + 1 < nv else 0
+                    vrr[eib + ei] = il.wrap(v + isp, nv)
                     x = kt if p == deg else kl
                     s.kk[x * capk + s.kn[x]] = s.up[ip] + v
                     s.kn[x] += 1

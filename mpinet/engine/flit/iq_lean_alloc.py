@@ -25,41 +25,41 @@ def ahead(a, b, ptr, size):
 
 
 @njit(cache=True, inline="always")
-def islip1(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi):
+def islip1(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi):
     """BookSim's iSLIP, one iteration (:func:`~mpinet.engine.flit.iq_alloc.islip` with
     ``iters = 1``), on requests ``q .. q + nr - 1`` of ``rin``/``rout`` (one an input-output
-    pair, ``nin`` of each side): each output offers itself to the requester nearest its grant
-    pointer ``pout[z + o]``, each input accepts the offer nearest its accept pointer
-    ``pin[z + i]``; a match moves both pointers past it. ``grant[r]``: request ``q + r``
-    won. ``bo``/``bi`` -1 on entry and on return. Inlined in a kernel compiled without
-    reference counts (``_nrt=False``): docs/iq-router.md "Counted (P5)"."""
+    pair; ``nin`` inputs, ``nout`` outputs: input speedup's crossbar inputs): each output offers
+    itself to the requester nearest its grant pointer ``pout[zo + o]``, each input accepts the
+    offer nearest its accept pointer ``pin[zi + i]``; a match moves both pointers past it.
+    ``grant[r]``: request ``q + r`` won. ``bo``/``bi`` -1 on entry and on return. Inlined in a
+    kernel compiled without reference counts (``_nrt=False``): docs/iq-router.md "Counted (P5)"."""
     if nr == 1:
         grant[0] = 1
         i, o = rin[q], rout[q]
-        pout[z + o] = i + 1 if i + 1 < nin else 0
-        pin[z + i] = o + 1 if o + 1 < nin else 0
+        pout[zo + o] = i + 1 if i + 1 < nin else 0
+        pin[zi + i] = o + 1 if o + 1 < nout else 0
         return
     for r in range(nr):
         grant[r] = 0
         o, b = rout[q + r], bo[rout[q + r]]
-        if b < 0 or ahead(rin[q + r], rin[q + b], pout[z + o], nin):
+        if b < 0 or ahead(rin[q + r], rin[q + b], pout[zo + o], nin):
             bo[o] = r
     for r in range(nr):
         i, b = rin[q + r], bi[rin[q + r]]
-        if bo[rout[q + r]] == r and (b < 0 or ahead(rout[q + r], rout[q + b], pin[z + i], nin)):
+        if bo[rout[q + r]] == r and (b < 0 or ahead(rout[q + r], rout[q + b], pin[zi + i], nout)):
             bi[i] = r
     for r in range(nr):
         i, o = rin[q + r], rout[q + r]
         if bi[i] == r:
             grant[r] = 1
-            pout[z + o] = i + 1 if i + 1 < nin else 0
-            pin[z + i] = o + 1 if o + 1 < nin else 0
+            pout[zo + o] = i + 1 if i + 1 < nin else 0
+            pin[zi + i] = o + 1 if o + 1 < nout else 0
     for r in range(nr):
         bo[rout[q + r]], bi[rin[q + r]] = -1, -1
 
 
 @njit(cache=True, inline="always")
-def islipn(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi, iters):
+def islipn(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi, iters):
     """iSLIP with ``iters`` iterations (:func:`~mpinet.engine.flit.iq_alloc.islip`), on
     :func:`islip1`'s arguments: each iteration matches among the inputs and outputs still
     unmatched (``bo``/``bi``: -2 - the request while matched), the pointers move on the first
@@ -73,22 +73,22 @@ def islipn(nr, rin, rout, q, nin, pin, pout, z, grant, bo, bi, iters):
             if bo[o] < -1 or bi[i] < -1:
                 continue
             b = bo[o]
-            if b < 0 or ahead(i, rin[q + b], pout[z + o], nin):
+            if b < 0 or ahead(i, rin[q + b], pout[zo + o], nin):
                 bo[o] = r
         for r in range(nr):
             o, i = rout[q + r], rin[q + r]
             if bo[o] != r or bi[i] < -1:
                 continue
             b = bi[i]
-            if b < 0 or ahead(o, rout[q + b], pin[z + i], nin):
+            if b < 0 or ahead(o, rout[q + b], pin[zi + i], nout):
                 bi[i] = r
         for r in range(nr):
             o, i = rout[q + r], rin[q + r]
             if bi[i] == r:
                 bi[i], bo[o], grant[r] = -2 - r, -2 - r, 1
                 if it == 0:
-                    pout[z + o] = i + 1 if i + 1 < nin else 0
-                    pin[z + i] = o + 1 if o + 1 < nin else 0
+                    pout[zo + o] = i + 1 if i + 1 < nin else 0
+                    pin[zi + i] = o + 1 if o + 1 < nout else 0
         for r in range(nr):  # offers not accepted are withdrawn for the next iteration
             o, i = rout[q + r], rin[q + r]
             if bo[o] >= 0:

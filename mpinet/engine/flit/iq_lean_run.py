@@ -47,7 +47,7 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
         (prm.sad != 1, f"sw_alloc_delay = {prm.sad}"),
         (prm.xd != 1, f"a crossbar of {prm.xd} cycles"),
         (bool(prm.spec), "speculative"),
-        (prm.isp != 1 or prm.osp != 1, "input or output speedup"),
+        (prm.osp != 1, "output speedup"),
         (iq.internal_speedup != 1, f"internal_speedup = {iq.internal_speedup}"),
         (prm.vak != ISLIP or prm.sak != ISLIP, "an allocator other than iSLIP"),
         (isinstance(eng.router, SourceRouted), f"router {eng.router.name!r}: routes walked"),

@@ -77,19 +77,22 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
     term = np.arange(n, dtype=np.int64)
     up[term * npt + deg] = niv + term * nv
     nar, nkr = prm.lat + 3, max(prm.lat + 2, 6) + prm.cd  # the rings: past the longest delay
-    nreq = nq * nv + npt * npt
+    isp = prm.isp  # input speedup: isp crossbar inputs a port, a VC pointer each
+    nreq = nq * nv + npt * isp * npt
     a = dict(
         buf=np.zeros(niv * bsz, np.int32),  # 32-bit words: half the lines (ms:3,2: 1.6 MB)
         hv=hv,
         rte=rte,
         vm=np.zeros(n * npt, np.uint64),
         pm=np.zeros(n, np.uint64),
-        vrr=np.zeros(n * npt, np.int32),  # the pointers 32-bit: the lines a visit reads
+        # the pointers 32-bit (the lines a visit reads); a crossbar input's VC pointer starts
+        # at its first VC (VC v goes through input v % isp), as the general path's sw_rr
+        vrr=np.tile(np.arange(npt * isp, dtype=np.int32) % isp, n),
         ofree=np.full(n * npt, full, np.uint64),
         cred=np.full(niv + n * nv, bsz, np.int32),
         otl=np.zeros(niv + n * nv, np.uint8),  # wait_for_tail_credit: the tail sent
-        sa_pin=np.full(n * npt, p0, np.int32),
-        sa_pout=np.full(n * npt, p0, np.int32),
+        sa_pin=np.full(n * npt * isp, p0, np.int32),  # over the outputs
+        sa_pout=np.full(n * npt, p0 * isp, np.int32),  # over the crossbar inputs
         va_pin=np.full(niv, p0 * nv, np.int32),
         va_pout=np.full(niv, p0 * nv, np.int32),
         rin=i64(nreq),
@@ -97,8 +100,8 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         rlab=i64(nreq),
         grant=i64(nreq),
         bo=i64(nq, -1),
-        bi=i64(nq, -1),
-        smap=i64(npt * npt, -1),
+        bi=i64(npt * max(nv, isp), -1),
+        smap=i64(npt * isp * npt, -1),
         ro=i64(3),
         hj=i64(nq),  # VC allocation's heads this visit: input VC, output port, free VCs
         hq=i64(nq),
