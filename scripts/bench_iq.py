@@ -11,7 +11,7 @@ change results).
     python scripts/bench_iq.py [--rounds 3] [--cases mesh8,hc8] [--iq-only] [--split]
 
 ``--split``: also the iq run's CPU time in its compiled blocks (either path's ``run_block``)
-and in drawing the injections (``iq_run._injections``), the rest being the Python around
+and in drawing the injections (``iq_blocks.injections``), the rest being the Python around
 them (docs/iq-router.md, "Session 18: the lean path").
 """
 
@@ -82,7 +82,7 @@ SPLIT = {"block": 0.0, "calls": 0, "inj": 0.0}
 
 def _split() -> None:
     """Time the iq run's compiled blocks and injections into :data:`SPLIT`."""
-    from mpinet.engine.flit import iq_lean, iq_run, iq_step
+    from mpinet.engine.flit import iq_blocks, iq_lean, iq_step
 
     def wrap(mod, attr, key):
         f = getattr(mod, attr)
@@ -99,7 +99,7 @@ def _split() -> None:
 
     wrap(iq_lean, "run_block", "block")
     wrap(iq_step, "run_block", "block")
-    wrap(iq_run, "_injections", "inj")
+    wrap(iq_blocks, "injections", "inj")
 
 
 def main(argv: list[str] | None = None) -> int:

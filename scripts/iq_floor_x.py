@@ -38,8 +38,11 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from iq_floor_alloc import ahead, islip, low
 from numba import njit
+
+from mpinet.engine.flit.iq_lean_alloc import ahead
+from mpinet.engine.flit.iq_lean_alloc import islip1 as islip
+from mpinet.engine.flit.iq_lists import low
 
 #: an input VC's row: ring head, flits, output (port << 6 | VC, -1: none), next cycle, route
 HD, CNT, OUT, TOK, RP = range(5)

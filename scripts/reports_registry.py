@@ -116,7 +116,8 @@ REPORTS: tuple[Report, ...] = (
 #: which times sdc with its port choice replayed in a scratch copy (probes, no reports),
 #: patched_copy.py, the scratch copy both make, and iq_floor.py with its kernels
 #: (iq_floor_kernels.py, iq_floor_soa.py, iq_floor_x.py), which times a lean input-queued
-#: router against the ideal and iq runs of bench_iq.py's cases (a probe, no report)
+#: router against the ideal and iq runs of bench_iq.py's cases (a probe, no report), and
+#: port_stage_split.py, which clocks one-port's stages against all-port's (a probe, no report)
 TOOLS = (
     "booksim_split.py",
     "booksim_trace.py",
@@ -133,6 +134,7 @@ TOOLS = (
     "launcher.py",
     "mkdocs_hooks.py",
     "patched_copy.py",
+    "port_stage_split.py",
     "run_tests.py",
     "reports.py",
     "reports_registry.py",

@@ -1,5 +1,5 @@
 """The iq router's run in compiled calls of a growing number of cycles where traffic is light
-(:func:`~mpinet.engine.flit.iq_run.next_block`): the run's results are those of calls of
+(:func:`~mpinet.engine.flit.iq_blocks.next_block`): the run's results are those of calls of
 64 cycles, packet for packet and cycle for cycle, in fewer calls (docs/iq-router.md
 "Speed")."""
 
@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from mpinet.engine.flit import iq_run
+from mpinet.engine.flit import iq_blocks
 from mpinet.engine.flit.engine import FlitEngine
 from mpinet.engine.iq_config import IQConfig
 from mpinet.engine.models import parse_model
@@ -33,23 +33,23 @@ def _run(rate: float, steps: int, record_hops: bool = False):
 
 def test_next_block_grows_on_light_traffic_and_falls_back_under_load():
     own = 64
-    b = iq_run.BLOCK
+    b = iq_blocks.BLOCK
     seen = [b]
     for _ in range(6):  # 0.3 packets a cycle: doubles to the cap
-        b = iq_run.next_block(b, int(0.3 * b), b, own)
+        b = iq_blocks.next_block(b, int(0.3 * b), b, own)
         seen.append(b)
     assert seen == [64, 128, 256, 512, 1024, 1024, 1024]
     cap = 16 * own + 1024
-    assert iq_run.next_block(256, cap + 1, 256, own) == iq_run.BLOCK  # past the budget
-    assert iq_run.next_block(256, cap, 256, own) == 256  # twice as long would be past it
-    assert iq_run.next_block(256, cap // 2, 256, own) == 512
+    assert iq_blocks.next_block(256, cap + 1, 256, own) == iq_blocks.BLOCK  # past the budget
+    assert iq_blocks.next_block(256, cap, 256, own) == 256  # twice as long would be past it
+    assert iq_blocks.next_block(256, cap // 2, 256, own) == 512
 
 
 @pytest.mark.parametrize(("rate", "steps"), [(0.01, 3000), (0.2, 600)])
 def test_results_do_not_depend_on_the_blocks(monkeypatch, rate, steps):
     got, eng = _run(rate, steps, record_hops=True)
     with monkeypatch.context() as mp:
-        mp.setattr(iq_run, "next_block", lambda block, *_: iq_run.BLOCK)
+        mp.setattr(iq_blocks, "next_block", lambda block, *_: iq_blocks.BLOCK)
         want, eng64 = _run(rate, steps, record_hops=True)
     assert got.steps == want.steps
     assert got.packets.shape[0] > 0 and (got.packets[:, 4] >= 0).all()  # all delivered

@@ -21,7 +21,7 @@ from test_iq_router import iq_model
 from mpinet.engine.flit import iq_ranks
 from mpinet.engine.flit import route_carry as rc
 from mpinet.engine.flit.engine import FlitEngine
-from mpinet.engine.flit.iq_run import BLOCK
+from mpinet.engine.flit.iq_blocks import BLOCK
 from mpinet.engine.flit.rank_steps import BLOCKS
 from mpinet.routing import make_router
 from mpinet.routing.route_rows import SourceRouted

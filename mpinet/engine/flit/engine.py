@@ -36,7 +36,8 @@ from mpinet.engine.flit import route_heads as heads
 from mpinet.engine.flit import state as fs
 from mpinet.engine.flit.deadlock import wait_for_cycle
 from mpinet.engine.flit.deadlock_live import CHECK_EVERY, LiveCheck
-from mpinet.engine.flit.iq_run import dor_ties, run_iq
+from mpinet.engine.flit.iq_blocks import dor_ties
+from mpinet.engine.flit.iq_run import run_iq
 from mpinet.engine.flit.layout import Params, StepOut, far
 from mpinet.engine.flit.rank_steps import RankSteps, calls_path
 from mpinet.engine.models import Model

@@ -19,10 +19,12 @@ general path.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from mpinet.engine.flit import iq_blocks as ib
 from mpinet.engine.flit import iq_lean as lean
 from mpinet.engine.flit import iq_lean_state as ils
 from mpinet.engine.flit import iq_step as ist
@@ -61,22 +63,21 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
 
 class RebuiltState:
     """``eng.iq_state`` of a lean run: the general path's ``(s, prm, rule, vrule, t)``,
-    rebuilt by running the workload again on the general path at its first read (tests read
-    it; nothing else does)."""
+    rebuilt by running the workload again on the general path (``rerun``,
+    :func:`~mpinet.engine.flit.iq_run.run_iq`) at its first read (tests read it; nothing else
+    does)."""
 
-    def __init__(self, eng: Any, workload: Any) -> None:
-        self.eng, self.workload, self.got = eng, workload, None
+    def __init__(self, eng: Any, workload: Any, rerun: Callable) -> None:
+        self.eng, self.workload, self.rerun, self.got = eng, workload, rerun, None
 
     def _get(self) -> tuple:
         if self.got is None:
-            from mpinet.engine.flit.iq_run import run_iq
-
             eng = self.eng
             keep = {k: getattr(eng, k, None) for k in ("steps_path", "calls_path",
                     "block_calls", "live", "msg", "iq_lean")}  # fmt: skip
             eng.iq_lean = False
             try:
-                run_iq(eng, self.workload)
+                self.rerun(eng, self.workload)
                 self.got = eng.iq_state
             finally:
                 for k, v in keep.items():
@@ -95,12 +96,11 @@ class RebuiltState:
 
 
 def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
-        vrule: tuple, order: Any, t0: float) -> tuple:  # fmt: skip
+        vrule: tuple, order: Any, t0: float, rerun: Callable) -> tuple:  # fmt: skip
     """The run on the lean path: ``(record, None)``, or ``(None, why)`` where it goes to the
     general path (``tables``: the state ports' ``nbt, rev, lcount, sport``; ``order``: the
-    port order for the record, as :func:`~mpinet.engine.flit.iq_run.run_iq`'s)."""
-    from mpinet.engine.flit import iq_run as ir
-
+    port order for the record, as :func:`~mpinet.engine.flit.iq_run.run_iq`'s, which is
+    ``rerun``: :class:`RebuiltState` runs it)."""
     nnode = prm.nnode
     s = ils.make_lean(prm, *tables, hw, 1024)
     last = int(workload.last_injection_step)
@@ -111,11 +111,11 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
     hop = np.empty((max(4096, 4 * nnode * prm.nport) if eng.record_hops else 1, 5), np.int64)
     t, in_flight, n_inj, n_del = -1, 0, 0, 0
     eng.steps_path, eng.calls_path, eng.block_calls = LEAN_PATH, BLOCKS, 0
-    block = ir.BLOCK
+    block = ib.BLOCK
     watch = eng.watch  # a measurement read while the run goes: its steps cap each block
     while (in_flight > 0 or t < last) and t < eng.max_steps:
         t_end = min(t + block, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
-        inj = ir._injections(eng, workload, t, t_end, last, hw, injected)
+        inj = ib.injections(eng, workload, t, t_end, last, hw, injected)
         need = int(inj[1].size)
         if int(s.pk_nfree[0]) < need:
             s = ils.grow_packets(s, max(need, s.pk_pid.size))
@@ -124,7 +124,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
         alive = s.pk_pid.size - int(s.pk_nfree[0])
         deliv = np.empty((alive + need + nnode + 1, 7), np.int64)
         rows = np.zeros((t_end - t, 6), np.int64)
-        block = ir.next_block(block, need, t_end - t, nnode)
+        block = ib.next_block(block, need, t_end - t, nnode)
         start = t
         status[5], status[6], status[7] = in_flight, 0, 0
         while True:
@@ -145,7 +145,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
         delivered.append(deliv[: int(status[6])].copy())
         if eng.record_hops:
             hop_rows.append(hop[: int(status[7])].copy())
-        n_inj, n_del = ir.block_rows(eng, rows[: t - start], start, n_inj, n_del, counters)
+        n_inj, n_del = ib.block_rows(eng, rows[: t - start], start, n_inj, n_del, counters)
         in_flight = int(status[5])
         if watch is not None:  # may stop the traffic (and the run) from here on
             now = functools.partial(live, s, prm, t)
@@ -159,8 +159,8 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
         _, key = _granted(s, prm, t)  # leave after it: not on their links in the run
         up = s.up[key >> 6] // prm.nvc  # their sender's node * nport + output port
         np.subtract.at(s.load, up // prm.nport * prm.deg + up % prm.nport, 1)
-    eng.iq_state = RebuiltState(eng, workload)
-    rec = ir._record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected,
+    eng.iq_state = RebuiltState(eng, workload, rerun)
+    rec = ib.record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected,
                      in_flight, t0, None, order, lambda s, prm: live(s, prm, t))  # fmt: skip
     return rec, None
 

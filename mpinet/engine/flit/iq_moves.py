@@ -39,7 +39,7 @@ def route_head(n, ln, pk, nvc, deg, nbt, lcount, sport, pk_dst, pk_hops, pk_stat
     code, rprm, ta, tb = rule
     vpol, vcs, _ = vrule
     port, h2 = compiled.hop(code, rprm, ta, tb, n, dst, pk_hdr[pk, 0])
-    if port < 0 and code == compiled.DOR:  # a torus tie, drawn at injection (iq_run.ties)
+    if port < 0 and code == compiled.DOR:  # a torus tie, drawn at injection (iq_blocks.ties)
         base = -1 - port
         port = base + ((pk_hdr[pk, 0] >> (base // 2)) & 1)
     else:
