@@ -126,6 +126,12 @@ WIDE = [  # network, router, flits, VCs, slots, packets, steps, keys
 def test_lean_widened_keys(case):
     """Lookahead routing, ``credit_delay``, ``wait_for_tail_credit`` and ``alloc_iters``
     (meshconfig's keys) on the lean path, as the general path's, light to saturated."""
+    _lean_as_general(case)
+
+
+def _lean_as_general(case: tuple) -> None:
+    """``case`` (network, router, flits, VCs, slots, packets, steps, keys) on the lean path,
+    every packet delivered, the record the general path's."""
     spec, rname, fl, vcs, bs, count, span, keys = case
     topo = from_spec(spec)
     rows = traffic(topo.num_nodes, count, span, seed=fl + vcs, self_too=False)
@@ -156,14 +162,7 @@ ISP = [  # input speedup (mesh88_lat's 2): network, router, flits, VCs, slots, p
 def test_lean_input_speedup(case):
     """Input speedup (a port's ``isp`` crossbar inputs, VC ``v`` on input ``v % isp``, a VC
     pointer each) on the lean path, as the general path's, light to saturated."""
-    spec, rname, fl, vcs, bs, count, span, keys = case
-    topo = from_spec(spec)
-    rows = traffic(topo.num_nodes, count, span, seed=fl + vcs, self_too=False)
-    m = iq_model(topo, flits=fl, vcs=vcs, vc_buffer=bs, **keys)
-    (a, b), (ea, eb) = both(spec, rname, rows, m, record_hops=True)
-    assert ea.steps_path == iq_lean_run.LEAN_PATH
-    assert (a.packets[:, 4] >= 0).all()
-    same(a, b)
+    _lean_as_general(case)
 
 
 @pytest.mark.parametrize("keys", [{}, MESHC], ids=["default", "meshc"])
