@@ -90,6 +90,8 @@ REPORTS: tuple[Report, ...] = (
       'printed, for docs/performance.md, "Routers"'),
     R("bench-iq", "bench_iq.py", "the iq router's speed against the ideal router's",
       'printed, for docs/performance.md, "Today" (iq against ideal)'),
+    R("bench-iq-ranks", "bench_iq_ranks.py", "the iq router's speed on 1 and 2 ranks",
+      'printed, for docs/iq-router.md, "Session 19: the lean path on several ranks"'),
     R("bench-ports", "bench_ports.py", "the flit engine's port models against all-port",
       'printed, for docs/performance.md, "Today" (port models)'),
     R("booksim", "booksim_check.py", "BookSim2 and mpinet side by side (needs BookSim2)",
