@@ -43,7 +43,7 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
     iq = eng.model.iq
     refused = (
         (not getattr(eng, "iq_lean", True), "asked for (iq_lean = False)"),
-        (eng.size > 1, "several ranks"),
+        (eng.size > 1 and eng.watch is not None, "a watch on several ranks"),
         (prm.rd > 1, f"routing_delay = {prm.rd}"),
         (prm.vad != 1, f"vc_alloc_delay = {prm.vad}"),
         (prm.sad != 1, f"sw_alloc_delay = {prm.sad}"),
@@ -152,6 +152,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
             last, eng.max_steps = watch.seen(t, delivered, now, last, eng.max_steps)
     if eng.record_hops and hop_rows:  # the general path's order: by cycle, node and port
         h = np.concatenate(hop_rows)
+        h = h[h[:, 0] <= t]  # heads granted in the last cycle leave after it (a cut run)
         hop_rows = [h[np.lexsort((h[:, 4], h[:, 2], h[:, 0]))]]
     if in_flight and watch is not None:  # the look while injecting may find a deadlock
         return None, "packets in flight at the watch's end"  # there (not run here)

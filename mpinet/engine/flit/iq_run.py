@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from mpinet.engine.flit import iq_blocks as ib
-from mpinet.engine.flit import iq_deadlock, iq_lean_run, iq_ranks
+from mpinet.engine.flit import iq_deadlock, iq_lean_ranks, iq_lean_run, iq_ranks
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
@@ -104,8 +104,13 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     lean = iq_lean_run.why_not_lean(eng, prm, vrule)  # the lean path where its keys fit
     if lean is None:
         eng.live = None
-        rec, lean = iq_lean_run.run(eng, workload, prm, (snb, srev, slc, sport), hw, rule,
-                                    vrule, None if order.same() else order, t0, run_iq)  # fmt: skip
+        tables, po = (snb, srev, slc, sport), None if order.same() else order
+        if eng.size > 1:  # each rank its routers, an exchange a cycle
+            rec, lean = iq_lean_ranks.run(eng, workload, prm, tables, hw, rule, vrule, po, t0,
+                                          run_iq, nbt)  # fmt: skip
+        else:
+            rec, lean = iq_lean_run.run(eng, workload, prm, tables, hw, rule, vrule, po, t0,
+                                        run_iq)  # fmt: skip
         if rec is not None:
             return rec
     s = iqs.make_arrays(prm, snb, srev, slc, hw, 1024, width, sport)

@@ -1,0 +1,314 @@
+"""The lean iq path on several ranks (docs/iq-router.md, "Session 19: the lean path on
+several ranks"): each rank runs the lean cycle (:func:`~mpinet.engine.flit.iq_lean.run_block`,
+one cycle a call) on its block of routers, and the flits and credits bound for another
+rank's routers go in one exchange a cycle, the general path's
+(:class:`~mpinet.engine.flit.iq_ranks.Ranks`: its partners, buffers and MPI calls).
+
+How a flit leaves: a link to another rank's router has a downstream input port past the
+rank's own (``down >= own * nport``: ``own * nport`` + the global input port), so the lean
+cycle writes its flit into the arrivals' ring as any other; after the cycle, :func:`_out`
+takes those entries out of the ring slot into the messages (a head with its packet's
+record; the sender's slot is freed with the tail). Credits likewise: an input port fed from
+another rank returns its credits past ``cred`` (``cred.size`` + the global output VC). At
+the cycle's end the messages are exchanged; :func:`_in` puts the flits and credits into the
+receiver's rings at the cycles they are due (``t + channel_latency + 2`` and ``t +
+channel_latency + 1 + credit_delay``, both after this cycle), so each arrives when it would
+on one rank. Order inside a ring slot decides nothing (each entry touches its own VC or
+counter). The counters that end the run (flits, deliveries, injections, moves, an error)
+are summed over the ranks, so every rank stops at the same cycle, or goes to the general
+path at the same cycle (a stall, a routing error, packets in flight at the end).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.comm import park, stopping
+from mpinet.engine.flit import iq_blocks as ib
+from mpinet.engine.flit import iq_lean as lean
+from mpinet.engine.flit import iq_lean_state as ils
+from mpinet.engine.flit import iq_ranks, rank_loop
+from mpinet.engine.flit import iq_step as ist
+from mpinet.engine.flit import ranks as rk
+from mpinet.engine.flit.iq_lean_run import LEAN_PATH, RebuiltState
+from mpinet.engine.flit.rank_steps import BLOCKS
+
+#: the kernel's codes beyond :mod:`~mpinet.engine.flit.iq_step`'s
+WAIT, ERROR = iq_ranks.WAIT, iq_ranks.FAILED
+#: ``gst``: the code, the last cycle run, packets in flight, idle cycles, the phase (2: the
+#: cycle's messages out), their requests, the remote flits granted last cycle, the block's
+#: first cycle
+G_CODE, G_T, G_FLIGHT, G_IDLE, G_PHASE, G_REQ, G_CROSS, G_T0 = range(8)
+ROW, ROW_HEAD = iq_ranks.ROW, iq_ranks.ROW_HEAD
+NEVER = 1 << 62  # the lean cycle's own end tests off: the summed counters decide
+
+
+def links(s: ils.LeanArrays, prm: Any) -> None:
+    """``s.down`` and ``s.up`` of the rank's links in the rank's numbering: a port of its
+    own routers from 0, another rank's past them (see the module's doc)."""
+    n, deg, npt, nv = prm.nnode, prm.deg, prm.nport, prm.nvc
+    link = np.flatnonzero(s.nbt >= 0)
+    at = link // deg * npt + link % deg
+    g, r = s.nbt[link], s.rev[link]
+    mine = (g >= prm.lo) & (g < prm.hi)
+    s.down[at] = np.where(mine, (g - prm.lo) * npt + r, n * npt + g * npt + r)
+    s.up[at] = np.where(mine, ((g - prm.lo) * npt + r) * nv, s.cred.size + (g * npt + r) * nv)
+
+
+@njit(cache=True, error_model="numpy")
+def _owner(ex, node):
+    return ex.slot[np.searchsorted(ex.owner, node, side="right") - 1]
+
+
+@njit(cache=True, error_model="numpy")
+def _out(t, prm, s, ex):
+    """Cycle ``t``'s flits and credits bound for other ranks out of the rings into the
+    messages (rows, then one word a credit: the global output VC); returns the flits."""
+    npt, nv, fl = prm.nport, prm.nvc, prm.fl
+    nloc, cs = prm.nnode * npt, s.cred.size
+    nn = ex.send.shape[0]
+    width = ex.width
+    for j in range(nn):
+        ex.send[j, rk.H_ROWS], ex.send[j, rk.H_CRED], ex.send[j, rk.H_HEADS] = 0, 0, 0
+    nar, nkr = s.cn.size, s.kn.size
+    cap, capk = s.ck.size // nar, s.kk.size // nkr
+    sd = (t + prm.lat + 2) % nar
+    kept, sent = 0, 0
+    for i in range(s.cn[sd]):
+        key, code = s.ck[sd * cap + i], s.cc[sd * cap + i]
+        ip = key >> 6
+        if ip < nloc:
+            s.ck[sd * cap + kept], s.cc[sd * cap + kept] = key, code
+            kept += 1
+            continue
+        g = ip - nloc  # the global input port: node * nport + port
+        j = _owner(ex, g // npt)
+        a = rk.HEADER + ex.send[j, rk.H_ROWS] * width
+        ex.send[j, rk.H_ROWS] += 1
+        pk, k = code >> ils.FS, code & lean.KM
+        ex.send[j, a], ex.send[j, a + 1], ex.send[j, a + 2] = g, key & 63, k
+        ex.send[j, a + ROW_HEAD] = 1 if k == 0 else 0
+        if k == 0:  # a head carries its packet's record
+            ex.send[j, rk.H_HEADS] += 1
+            ex.send[j, a + 4], ex.send[j, a + 5] = s.pk_pid[pk], s.pk_src[pk]
+            ex.send[j, a + 6], ex.send[j, a + 7] = s.pk_dst[pk], s.pk_inj[pk]
+            ex.send[j, a + 8], ex.send[j, a + 9] = s.pk_adm[pk], s.pk_hops[pk]
+            ex.send[j, a + 10] = s.pk_state[pk]
+            for c in range(s.pk_hdr.shape[1]):
+                ex.send[j, a + ROW + c] = s.pk_hdr[pk, c]
+        if k == fl - 1:  # the packet's last flit here: its slot free
+            s.pk_free[s.pk_nfree[0]] = pk
+            s.pk_nfree[0] += 1
+        sent += 1
+    s.cn[sd] = kept
+    for j in range(nn):
+        ex.nsend[j] = rk.HEADER + ex.send[j, rk.H_ROWS] * width
+    x = (t + prm.lat + 1 + prm.cd) % nkr  # a link's credits (a terminal's stay here)
+    kept = 0
+    for i in range(s.kn[x]):
+        e = s.kk[x * capk + i]
+        if e < cs:
+            s.kk[x * capk + kept] = e
+            kept += 1
+            continue
+        g = e - cs  # the global output VC: (node * nport + port) * nvc + v
+        j = _owner(ex, g // (npt * nv))
+        ex.send[j, ex.nsend[j]] = g
+        ex.nsend[j] += 1
+        ex.send[j, rk.H_CRED] += 1
+    s.kn[x] = kept
+    return sent
+
+
+@njit(cache=True, error_model="numpy")
+def _in(t, prm, s, ex, rmap):
+    """The partners' flits and credits of cycle ``t`` into this rank's rings, due as on one
+    rank (a head takes a packet slot; the flits after it on its VC are that packet's)."""
+    npt, nv, lo = prm.nport, prm.nvc, prm.lo
+    nar, nkr = s.cn.size, s.kn.size
+    cap, capk = s.ck.size // nar, s.kk.size // nkr
+    sd = (t + prm.lat + 2) % nar
+    x = (t + prm.lat + 1 + prm.cd) % nkr
+    width = ex.width
+    for j in range(ex.recv.shape[0]):
+        m = ex.recv[j]
+        nr = m[rk.H_ROWS]
+        for i in range(nr):
+            a = rk.HEADER + i * width
+            ip, v, k = m[a] - lo * npt, m[a + 1], m[a + 2]
+            iv = ip * nv + v
+            if m[a + ROW_HEAD]:
+                s.pk_nfree[0] -= 1
+                pk = s.pk_free[s.pk_nfree[0]]
+                s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk] = m[a + 4], m[a + 5], m[a + 6]
+                s.pk_inj[pk], s.pk_adm[pk], s.pk_hops[pk] = m[a + 7], m[a + 8], m[a + 9]
+                s.pk_state[pk], s.pk_next[pk] = m[a + 10], -1
+                for c in range(s.pk_hdr.shape[1]):
+                    s.pk_hdr[pk, c] = m[a + ROW + c]
+                rmap[iv] = pk
+            y = sd * cap + s.cn[sd]
+            s.ck[y], s.cc[y] = ip << 6 | v, rmap[iv] << ils.FS | k
+            s.cn[sd] += 1
+        a = rk.HEADER + nr * width
+        for c in range(m[rk.H_CRED]):
+            s.kk[x * capk + s.kn[x]] = m[a + c] - lo * npt * nv
+            s.kn[x] += 1
+
+
+@njit(cache=True, error_model="numpy")
+def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+              hop, rows, status, gst, ex, net, max_in, rmap):  # fmt: skip
+    """Cycles ``gst[G_T] + 1 .. t_end``: each the lean cycle on this rank's routers, then the
+    exchange (``inj``'s and ``rows``' index ``k`` is cycle ``gst[G_T0] + 1 + k``;
+    ``status``: the lean cycle's, its deliveries' and hop rows' counts in ``[6]``, ``[7]``).
+    Returns ``gst[G_CODE]``: DONE, FINISHED, STALL, ROOM (rows or packet slots: call again),
+    :data:`WAIT` (call again) or :data:`ERROR` (a routing error on some rank)."""
+    off = inj[0]
+    mine, tot = net.mine, net.tot
+    nn = net.peers.shape[0]
+    own = prm.nnode
+    gst[G_CODE] = ist.DONE
+    for t in range(gst[G_T] + 1, t_end + 1):
+        k = t - gst[G_T0] - 1
+        if gst[G_PHASE] == 0:
+            a, b = off[k], off[k + 1]
+            if (status[6] + own > deliv.shape[0]
+                    or (prm.record_hops and status[7] + own * prm.deg > hop.shape[0])
+                    or s.pk_nfree[0] < b - a + max_in):  # fmt: skip
+                gst[G_CODE], gst[G_T] = ist.ROOM, t - 1
+                break
+            part = (off[k:], inj[1], inj[2], inj[3], inj[4])  # the cycle's injections
+            lean.run_block(t - 1, t, NEVER, win_lo, win_hi, quiet, part, prm, s, rule, vrule,
+                           deliv, hop, rows[k:], status)  # fmt: skip
+            mine[:] = 0
+            mine[rk.K_FLITS], mine[rk.K_DELIV] = rows[k, ist.R_FLITS], rows[k, ist.R_DELIV]
+            mine[rk.K_INJ], mine[rk.K_MOVED] = rows[k, ist.R_INJ], rows[k, ist.R_MOVED]
+            mine[rk.K_CROSS] = gst[G_CROSS]  # granted last cycle: on their links in this one
+            if status[0] != ist.DONE:  # a routing error, reported by the general path
+                mine[rk.K_ERR] = 1
+            gst[G_CROSS] = _out(t, prm, s, ex)
+            gst[G_REQ] = rank_loop.post(fns, hnd, net, ex)
+            gst[G_PHASE] = 2
+        if not rank_loop.wait(fns, net, gst[G_REQ]):
+            gst[G_CODE], gst[G_T] = WAIT, t - 1
+            break
+        gst[G_PHASE] = 0
+        if net.fold:
+            tot[:] = mine
+            for j in range(nn):
+                for c in range(rk.NK):
+                    tot[c] += ex.recv[j, rk.H_CNT + c]
+        gst[G_T] = t
+        if tot[rk.K_ERR]:
+            gst[G_CODE] = ERROR
+            break
+        _in(t, prm, s, ex, rmap)
+        moves = tot[rk.K_MOVED]
+        rows[k, ist.R_FLITS], rows[k, ist.R_DELIV] = tot[rk.K_FLITS], tot[rk.K_DELIV]
+        rows[k, ist.R_INJ], rows[k, ist.R_MOVED] = tot[rk.K_INJ], moves
+        rows[k, ist.R_CROSS] = tot[rk.K_CROSS]
+        gst[G_FLIGHT] += tot[rk.K_INJ] - tot[rk.K_DELIV]
+        gst[G_IDLE] = 0 if moves > 0 else gst[G_IDLE] + 1
+        if gst[G_FLIGHT] <= 0 and t >= last:
+            gst[G_CODE] = ist.FINISHED
+            break
+        if gst[G_FLIGHT] > 0 and t > last and gst[G_IDLE] >= quiet:
+            gst[G_CODE] = ist.STALL
+            break
+    return gst[G_CODE]
+
+
+def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, vrule: tuple,
+        order: Any, t0: float, rerun: Any, nbt: np.ndarray) -> tuple:  # fmt: skip
+    """The lean path on ``eng``'s ranks: ``(record, None)``, or ``(None, why)`` on every rank
+    at once where it goes to the general path (as :func:`~.iq_lean_run.run`; ``nbt``: the
+    rank's neighbours in mpinet's ports, for the partners)."""
+    own = eng.hi - eng.lo
+    prm = prm._replace(nnode=own)  # the lean arrays: the rank's routers only
+    s = ils.make_lean(prm, *tables, hw, 1024)
+    links(s, prm)
+    rmap = np.zeros(own * prm.nport * prm.nvc, np.int64)
+    width = iq_ranks.ROW + max(hw, 1)
+    rx = iq_ranks.Ranks(eng, nbt, width)
+    words = rk.HEADER + rx.most * (width + prm.isp)  # a row and isp credits a link
+    nn = rx.ex.recv.shape[0]
+    ex = rx.ex._replace(send=np.zeros((nn, words), np.int64), recv=np.zeros((nn, words), np.int64))
+    net = rx.net._replace(cap=np.full(nn, words, np.int64))
+    last = int(workload.last_injection_step)
+    quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
+    status = np.zeros(12, np.int64)
+    gst = np.zeros(8, np.int64)
+    win_lo, win_hi = eng.load_window
+    delivered, hop_rows, counters, injected = [], [], [], []
+    hop = np.empty((max(4096, 4 * own * prm.nport) if eng.record_hops else 1, 5), np.int64)
+    t, n_inj, n_del = -1, 0, 0
+    eng.steps_path, eng.calls_path, eng.block_calls = LEAN_PATH, BLOCKS, 0
+    gst[G_T] = -1
+    while (gst[G_FLIGHT] > 0 or t < last) and t < eng.max_steps:
+        t_end = min(t + ib.BLOCK, eng.max_steps)
+        inj = ib.injections(eng, workload, t, t_end, last, hw, injected)
+        need = int(inj[1].size) + rx.max_in
+        if int(s.pk_nfree[0]) < need:
+            s = ils.grow_packets(s, max(need, s.pk_pid.size))
+        if eng.comm.allreduce(s.pk_pid.size > ils.MAX_SLOTS):  # every rank goes together
+            return None, f"more than {ils.MAX_SLOTS} packets in flight"
+        alive = s.pk_pid.size - int(s.pk_nfree[0])
+        deliv = np.empty((alive + need + own + 1, 7), np.int64)
+        rows = np.zeros((t_end - t, 6), np.int64)
+        start = gst[G_T0] = t
+        status[6] = status[7] = 0
+        while True:
+            eng.block_calls += 1
+            code = _call(eng, fns=rx.fns, args=(rx.hnd, t_end, last, win_lo, win_hi, quiet, inj,
+                         prm, s, rule, vrule, deliv, hop, rows, status, gst, ex, net, rx.max_in,
+                         rmap))  # fmt: skip
+            t = int(gst[G_T])
+            if code != ist.ROOM:
+                break
+            delivered.append(deliv[: int(status[6])].copy())
+            hop_rows.append(hop[: int(status[7])].copy())
+            if status[7] + own * prm.deg > hop.shape[0]:
+                hop = np.empty((hop.shape[0] * 2, 5), np.int64)
+            status[6] = status[7] = 0
+            if int(s.pk_nfree[0]) < need:  # heads from other ranks took the slots
+                s = ils.grow_packets(s, max(need, s.pk_pid.size))
+        if code == ERROR:
+            return None, "a routing error"
+        if code == ist.STALL:
+            return None, "stopped moving"
+        delivered.append(deliv[: int(status[6])].copy())
+        if eng.record_hops:
+            hop_rows.append(hop[: int(status[7])].copy())
+        n_inj, n_del = ib.block_rows(eng, rows[: t - start], start, n_inj, n_del, counters)
+    if gst[G_FLIGHT]:  # the stuck packets' rows: the general path's (a head's rank lists it)
+        return None, "packets in flight at the end"
+    if eng.record_hops and hop_rows:  # the general path's order: by cycle, node and port
+        h = np.concatenate(hop_rows)
+        hop_rows = [h[np.lexsort((h[:, 4], h[:, 2], h[:, 0]))]]
+    eng.iq_state = RebuiltState(eng, workload, rerun)
+    rec = ib.record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected, 0, t0,
+                    None, order, None)  # fmt: skip
+    return rec, None
+
+
+def _call(eng: Any, fns: Any, args: tuple) -> int:
+    """:func:`run_block` until it returns other than :data:`WAIT` (a wait returned to Python
+    sleeps a little, and aborts past the communicator's timeout, as the general path's)."""
+    since = None
+    while True:
+        code = int(run_block(fns, *args))
+        if code != WAIT:
+            return code
+        now = time.monotonic()
+        since = now if since is None else since
+        if stopping():
+            park()
+        comm = eng.comm
+        timeout = getattr(comm, "timeout", None)
+        if timeout is not None and now - since > timeout and hasattr(comm, "_roll_call_and_abort"):
+            comm._roll_call_and_abort(now - since)
+        time.sleep(0.0005)

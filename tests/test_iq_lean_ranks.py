@@ -1,0 +1,159 @@
+"""The lean iq path on several ranks (docs/iq-router.md, "Session 19: the lean path on
+several ranks") against its one-rank run: each rank runs the lean cycle on its routers and
+the flits and credits bound for another rank go in an exchange a cycle; the gathered run
+must be the one-rank run row for row (counters, packets, link loads, hop rows, injected
+ids), and the flits that crossed ranks the general path's count on the same ranks. Run
+under mpiexec with 2, 3 or 4 ranks (``-m mpi --with-mpi``)."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_flit_ranks import Packets, gathered
+from test_iq_router import iq_model
+
+from mpinet.engine.flit.engine import FlitEngine
+from mpinet.engine.flit.iq_lean_run import LEAN_PATH
+from mpinet.netfile import load_topology
+from mpinet.routing import make_router
+from mpinet.routing.vc_policies import make_vc_policy
+from mpinet.topology import from_spec
+
+MESHC = {"routing_delay": 0, "credit_delay": 2, "wait_for_tail_credit": 1}
+#: an irregular network in BookSim2's anynet format: a ring of 10 with chords
+ANYNET = "".join(
+    f"router {i} node {i}"
+    + "".join(f" router {j} 1" for j in sorted({(i + 1) % 10, (i - 1) % 10} | ({(i + 5) % 10}
+                                                if i % 3 == 0 or (i + 5) % 3 == 0 else set())))
+    + "\n"
+    for i in range(10)
+)  # fmt: skip
+
+#: spec, router, VC policy, flits, VCs, VC buffer, [model.iq] keys, packets, their steps
+CASES = [
+    ("mesh:4,2", "dor", None, 4, 4, 2, MESHC, 600, 40),  # meshconfig's keys, saturated
+    ("mesh:4,2", "dor", None, 1, 8, 4, {}, 80, 400),  # light, 1 flit
+    ("torus:4,2", "dor", "dateline", 2, 4, 2, {"channel_latency": 2}, 400, 60),
+    ("hypercube:4", "hypercube-ecube", None, 3, 2, 4, {}, 300, 40),
+    ("hypercube:5", "anynet-min", None, 1, 2, 8, dict(MESHC, alloc_iters=2), 800, 100),
+    ("ms:2,2", "anynet-min", None, 16, 2, 4, {}, 200, 60),  # 16 flits: worms over ranks
+    ("ms:2,2", "anynet-min", None, 6, 4, 8, {"input_speedup": 2, "alloc_iters": 2}, 300, 50),
+    ("torus:8,1", "dor", "dateline", 5, 2, 3,
+     {"channel_latency": 3, "credit_delay": 1, "wait_for_tail_credit": 1}, 200, 80),
+    ("anynet", "anynet-min", None, 3, 2, 2, {}, 300, 40),
+]  # fmt: skip
+
+
+def _topo(spec):
+    if spec != "anynet":
+        return from_spec(spec)
+    path = Path(tempfile.mkdtemp()) / "net.anynet"  # each rank its copy
+    path.write_text(ANYNET)
+    return load_topology(f"file:anynet:{path}")
+
+
+def _runs(comm, topo, case, rows, lean=(True, True), max_steps=20000):
+    """The one-rank run and the run on ``comm``, gathered, and their paths."""
+    from mpi4py import MPI
+
+    _, rname, pol, flits, vcs, vb, keys, *_ = case
+    m = iq_model(topo, flits=flits, vcs=vcs, vc_buffer=vb, **keys)
+    if pol is not None:
+        m = replace(m, vc_policy=pol)
+    out, paths = [], []
+    for c, on in zip((MPI.COMM_SELF, comm), lean, strict=True):
+        policy = make_vc_policy(m.vc_policy, topo, m.vcs)
+        eng = FlitEngine(topo, make_router(rname, topo), m, policy, c, record_hops=True,
+                         max_steps=max_steps, seed=5)  # fmt: skip
+        eng.iq_lean = on
+        out.append(gathered(c, eng.run(Packets(rows))))
+        paths.append(eng.steps_path)
+    return out, paths
+
+
+def _same(one: dict, many: dict, cross: bool = False) -> None:
+    for key, a in one.items():
+        b = many[key]
+        if key == "counters" and not cross:
+            assert np.array_equal(a[:, :3], b[:, :3]), key
+        else:
+            assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, key
+
+
+def _rows(topo, n, steps, seed=3):
+    rng = np.random.default_rng(seed)
+    nn = topo.num_nodes
+    return [(i, int(rng.integers(nn)), int(rng.integers(nn)), int(rng.integers(steps)))
+            for i in range(n)]  # fmt: skip
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-L{c[3]}" for c in CASES])
+def test_lean_ranks_run_the_one_rank_run(case):
+    """The lean path on R ranks: the one-rank run row for row, on the lean path."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    topo = _topo(case[0])
+    rows = _rows(topo, case[7], case[8])
+    (one, many), paths = _runs(comm, topo, case, rows)
+    assert paths == [LEAN_PATH, LEAN_PATH], paths
+    assert one["packets"].shape[0] == len(rows) and (one["packets"][:, 4] >= 0).all()
+    _same(one, many)
+    if comm.Get_size() > 1:
+        assert many["counters"][:, 3].sum() > 0  # flits crossed ranks
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("case", CASES[:1] + CASES[5:6], ids=["mesh", "ms-L16"])
+def test_lean_ranks_count_the_general_paths_crossings(case):
+    """On the same ranks, the lean and general paths' records equal, the flits that crossed
+    ranks (the counters' last column) included."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    topo = _topo(case[0])
+    rows = _rows(topo, case[7], case[8])
+    general, lean = [], []
+    for on, out in ((False, general), (True, lean)):
+        (_, many), paths = _runs(comm, topo, case, rows, lean=(True, on))
+        out.append(many)
+    _same(general[0], lean[0], cross=True)
+
+
+@pytest.mark.mpi
+def test_lean_ranks_fall_back_together():
+    """A run that deadlocks (a ring of 8, one VC of one slot) stops moving on the lean path
+    on every rank at the same cycle and runs again on the general path, which reports it:
+    the one-rank run's record and stuck packets."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    topo = from_spec("torus:8,1")
+    case = ("torus:8,1", "dor", None, 8, 1, 1, {}, 0, 0)
+    rows = [(i, i % 8, (i % 8 + 3) % 8, 0) for i in range(16)]
+    (one, many), paths = _runs(comm, topo, case, rows, max_steps=2000)
+    assert one["stuck"], "the ring must deadlock"
+    assert all("general path (stopped moving)" in p for p in paths), paths
+    _same(one, many)
+
+
+@pytest.mark.mpi
+def test_lean_ranks_cut_at_max_steps():
+    """Packets in flight at ``max_steps``: every rank goes to the general path, whose stuck
+    rows are listed once (by the head's rank); the record the one-rank run's."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    topo = from_spec("mesh:4,2")
+    case = CASES[0]
+    rows = _rows(topo, 600, 40)
+    (one, many), paths = _runs(comm, topo, case, rows, max_steps=60)
+    assert one["stuck"]
+    if comm.Get_size() > 1:
+        assert "general path (packets in flight at the end)" in paths[1], paths
+    _same(one, many)
