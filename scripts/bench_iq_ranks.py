@@ -65,20 +65,22 @@ def child(case: str, router_model: str, general: bool, inner: int) -> None:
         comm.Barrier()
         c0, w0 = time.process_time(), time.perf_counter()
         rec = eng.run(w)
-        took = np.array([time.process_time() - c0, time.perf_counter() - w0])
-        took = comm.allreduce(took, op=MPI.MAX)
+        mine = np.array([time.process_time() - c0, time.perf_counter() - w0])
+        took = np.empty(2)
+        comm.Allreduce(mine, took, op=MPI.MAX)
         if i:
             best = (min(best[0], took[0]), min(best[1], took[1]))
         path = getattr(eng, "steps_path", "")
-    pk = np.concatenate(comm.allgather(rec.packets))
-    load = np.concatenate(comm.allgather(rec.link_load))
+    pks, loads = comm.gather(rec.packets, root=0), comm.gather(rec.link_load, root=0)
+    if comm.Get_rank():
+        return
+    pk, load = np.concatenate(pks), np.concatenate(loads)
     cnt = rec.counters.copy()
     cnt[:, 3] = 0  # the flits that crossed ranks: none on one rank
     pk = pk[np.lexsort((pk[:, 0],))]
     h = hashlib.sha1(np.ascontiguousarray(pk).tobytes() + cnt.tobytes()
                      + load.tobytes()).hexdigest()[:12]  # fmt: skip
-    if comm.Get_rank() == 0:
-        print(json.dumps({"cpu": best[0], "wall": best[1], "hash": h, "path": path}), flush=True)
+    print(json.dumps({"cpu": best[0], "wall": best[1], "hash": h, "path": path}), flush=True)
 
 
 def job(case: str, ranks: int, mdl: str, general: bool, inner: int) -> dict:

@@ -24,11 +24,11 @@ from mpinet.routing.vc_policies import make_vc_policy
 from mpinet.topology import from_spec
 
 MESHC = {"routing_delay": 0, "credit_delay": 2, "wait_for_tail_credit": 1}
-#: an irregular network in BookSim2's anynet format: a ring of 10 with chords
+#: an irregular network in BookSim2's anynet format: a ring of 10 with three chords
 ANYNET = "".join(
     f"router {i} node {i}"
-    + "".join(f" router {j} 1" for j in sorted({(i + 1) % 10, (i - 1) % 10} | ({(i + 5) % 10}
-                                                if i % 3 == 0 or (i + 5) % 3 == 0 else set())))
+    + "".join(f" router {j} 1" for j in sorted({(i + 1) % 10, (i - 1) % 10}
+                                               | ({(i + 5) % 10} if i % 5 % 2 == 0 else set())))
     + "\n"
     for i in range(10)
 )  # fmt: skip
