@@ -59,12 +59,12 @@ def links(s: ils.LeanArrays, prm: Any) -> None:
     s.up[at] = np.where(mine, ((g - prm.lo) * npt + r) * nv, s.cred.size + (g * npt + r) * nv)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _owner(ex, node):
     return ex.slot[np.searchsorted(ex.owner, node, side="right") - 1]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _out(t, prm, s, ex):
     """Cycle ``t``'s flits and credits bound for other ranks out of the rings into the
     messages (rows, then one word a credit: the global output VC); returns the flits."""
@@ -124,7 +124,7 @@ def _out(t, prm, s, ex):
     return sent
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _in(t, prm, s, ex, rmap):
     """The partners' flits and credits of cycle ``t`` into this rank's rings, due as on one
     rank (a head takes a packet slot; the flits after it on its VC are that packet's)."""
@@ -159,7 +159,7 @@ def _in(t, prm, s, ex, rmap):
             s.kn[x] += 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
               hop, rows, status, gst, ex, net, max_in, rmap):  # fmt: skip
     """Cycles ``gst[G_T] + 1 .. t_end``: each the lean cycle on this rank's routers, then the
@@ -198,7 +198,8 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
             break
         gst[G_PHASE] = 0
         if net.fold:
-            tot[:] = mine
+            for c in range(rk.NK):  # (a loop: slice copies need NRT)
+                tot[c] = mine[c]
             for j in range(nn):
                 for c in range(rk.NK):
                     tot[c] += ex.recv[j, rk.H_CNT + c]
