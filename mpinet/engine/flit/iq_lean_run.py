@@ -152,7 +152,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
             last, eng.max_steps = watch.seen(t, delivered, now, last, eng.max_steps)
     if eng.record_hops and hop_rows:  # the general path's order: by cycle, node and port
         h = np.concatenate(hop_rows)
-        h = h[h[:, 0] <= t]  # heads granted in the last cycle leave after it (a cut run)
+        h = h[h[:, 0] <= t]  # (heads granted, not yet sent, in a run cut at max_steps)
         hop_rows = [h[np.lexsort((h[:, 4], h[:, 2], h[:, 0]))]]
     if in_flight and watch is not None:  # the look while injecting may find a deadlock
         return None, "packets in flight at the watch's end"  # there (not run here)
