@@ -178,7 +178,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
     spec = prm.spec
-    osp, rot = prm.osp, prm.rot  # output speedup: crossbar outputs, output queues
+    osp = prm.osp  # output speedup: crossbar outputs, output queues
     nin, nout = npt * isp, npt * osp
     niv, nq = n_ * npt * nv, npt * nv
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
@@ -245,6 +245,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         moved += _terminals(t, s, nv, npt, fl, deg, niv, wt)
         # the routers with flits, in node order
         sd = (t + lat + 2) % nar  # a granted flit's arrival downstream
+        l1 = (t + 1) % nar  # output speedup: the link flits' slot of the next cycle
         # credits back: a terminal applies its own as it reads them (no credit_delay)
         kl, kt, ke = (t + lat + 1 + cd) % nkr, (t + 2) % nkr, (t + 5 + cd) % nkr
         dl = (t + 3) & dmask  # a tail into the terminal: delivered then
@@ -300,7 +301,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         if y < 0:
                             smap[key] = nr
                             rin[so + nr], rlab[nr] = ei, v
-                            rout[so + nr] = xout(p, op, npt, osp, rot)
+                            xout(p, op, so, nr, osp, s)
                             nr += 1
                         elif rlab[y] >= SPEC or _ahead(v, rlab[y], vrr[eib + ei], nv):
                             rlab[y] = v
@@ -332,8 +333,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                grant, s.bo, s.bi, iters)  # fmt: skip
                 # the winners: out of their rings, a credit upstream, onto their channels (or
                 # output queues: in switch allocation's queue order)
-                nw = nr if osp == 1 else sa_order(nr, rin, rout, rlab, so, grant, smap, npt,
-                                                  osp, isp, ipb, nv, s.skey, s.wo)  # fmt: skip
+                nw = nr if osp == 1 else sa_order(nr, rin, s.rop, rlab, so, grant, smap, npt,
+                                                  isp, ipb, nv, s.skey, s.wo, s.wk)  # fmt: skip
                 i2 = 0  # the next packets' heads appended (iq_lean_spec)
                 for z in range(nw):
                     y = z if osp == 1 else s.wo[z]
@@ -343,7 +344,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         if grant[y] == 0:
                             continue
                     else:
-                        op //= osp
+                        op = s.rop[y]
                     v = rlab[y]
                     if v >= SPEC:  # held only if VC allocation gave the head, now, a VC
                         v -= SPEC  # with a credit; the pointers move all the same
@@ -385,19 +386,20 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 if rd:
                                     s.skey[iv] = s.vkey[iv]
                                 i2 += 1
-                    snd = t + 1  # the cycle it leaves its output queue
+                    snd = t + 1  # the cycle it leaves its output queue (d cycles late)
                     if osp > 1:
                         snd = max(snd, s.osend[ipb + op] + 1)
                         s.osend[ipb + op] = snd
+                    d = snd - t - 1
                     if op < deg:
-                        ar = sd if osp == 1 else (snd + lat + 1) % nar
+                        ar = sd if d == 0 else il.wrap(sd + d, nar)
                         x = ar * cap + s.cn[ar]
                         s.ck[x], s.cc[x] = s.down[ipb + op] << 6 | ov, code
                         s.cn[ar] += 1
                         if osp == 1:
                             s.misc[0] += 1
                         else:
-                            s.lf[snd % nar] += 1
+                            s.lf[il.wrap(l1 + d, nar)] += 1
                         if win if osp == 1 else win_lo <= snd < win_hi:
                             s.load[n * deg + op] += 1
                         if fk == 0:
@@ -407,11 +409,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 hop[nh, 3], hop[nh, 4] = s.nbt[n * deg + op], op
                                 nh += 1
                     else:  # into the terminal: its credit back, a tail delivers
-                        x = ke if osp == 1 else (snd + 4 + cd) % nkr
+                        x = ke if d == 0 else il.wrap(ke + d, nkr)
                         s.kk[x * capk + s.kn[x]] = (ipb + deg) * nv + ov
                         s.kn[x] += 1
                         if fk == fl - 1:
-                            x = dl if osp == 1 else (snd + 2) & dmask
+                            x = (dl + d) & dmask
                             s.dq[x * n_ + s.dn[x]] = pk
                             s.dn[x] += 1
                     moved += 1

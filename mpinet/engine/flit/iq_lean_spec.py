@@ -78,22 +78,22 @@ def va_keys(nhd, hj, b0, hv, vkey, skey, base):
 
 
 @njit(cache=True, inline="always")
-def sa_order(nr, rin, rout, rlab, so, grant, smap, npt, osp, isp, ipb, nv, skey, wo):
-    """Switch allocation's winners (rows ``so ..`` of ``rin``/``rout``, crossbar outputs)
-    into ``wo`` in their queue's order (``skey``), the bids' map cleared; returns their
-    count."""
+def sa_order(nr, rin, rop, rlab, so, grant, smap, npt, isp, ipb, nv, skey, wo, wk):
+    """Switch allocation's winners (rows ``so ..`` of ``rin``, ``rop`` their output ports)
+    into ``wo`` in their queue's order (``skey``, ``wk`` scratch), the bids' map cleared;
+    returns their count."""
     nw = 0
     for y in range(nr):
         ei = rin[so + y]
-        smap[ei * npt + rout[so + y] // osp] = -1
+        smap[ei * npt + rop[y]] = -1
         if grant[y] == 0:
             continue
-        k = skey[(ipb + ei // isp) * nv + (rlab[y] & 63)]
+        k = skey[(ipb + (ei if isp == 1 else ei // isp)) * nv + (rlab[y] & 63)]
         i = nw
-        while i > 0 and skey[(ipb + rin[so + wo[i - 1]] // isp) * nv + (rlab[wo[i - 1]] & 63)] > k:
-            wo[i] = wo[i - 1]
+        while i > 0 and wk[i - 1] > k:
+            wo[i], wk[i] = wo[i - 1], wk[i - 1]
             i -= 1
-        wo[i] = y
+        wo[i], wk[i] = y, k
         nw += 1
     return nw
 
@@ -132,7 +132,7 @@ def spec_bid(p, v, op, fr, ipb, eib, nv, npt, isp, so, nr, s, prm):
     if y < 0:
         smap[key] = nr
         s.rin[so + nr], rlab[nr] = ei, v + SPEC
-        s.rout[so + nr] = xout(p, op, npt, prm.osp, prm.rot)
+        xout(p, op, so, nr, prm.osp, s)
         return nr + 1
     if rlab[y] >= SPEC and ahead(v, rlab[y] - SPEC, s.vrr[eib + ei], nv):
         rlab[y] = v + SPEC
@@ -140,10 +140,11 @@ def spec_bid(p, v, op, fr, ipb, eib, nv, npt, isp, so, nr, s, prm):
 
 
 @njit(cache=True, inline="always")
-def xout(p, op, npt, osp, rot):
-    """Output port ``op``'s crossbar output for input port ``p``: under output speedup,
-    by BookSim's number of the input (``iq_router``'s)."""
+def xout(p, op, so, nr, osp, s):
+    """Bid ``nr``'s crossbar output (``rout``) for output port ``op`` from input port ``p``:
+    under output speedup, by BookSim's number of the input (``xo``, ``iq_router``'s), the
+    port kept in ``rop``."""
     if osp == 1:
-        return op
-    pb = p + rot if p + rot < npt else p + rot - npt
-    return op * osp + pb % osp
+        s.rout[so + nr] = op
+    else:
+        s.rout[so + nr], s.rop[nr] = op * osp + s.xo[p], op

@@ -46,7 +46,7 @@ FIELDS = (  # namedtuple takes the names space-separated
     "sq_h sq_t sq_k sq_vc last_vc "
     "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
     "nbt rev lcount sport down up load "
-    "skey vkey osend lf wo"
+    "skey vkey osend lf wo wk rop xo"
 )
 LeanArrays = namedtuple("LeanArrays", FIELDS)
 
@@ -143,6 +143,9 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         osend=i64(n * npt if osp > 1 else 1, -1),  # an output queue's last flit's cycle
         lf=i64(nar),  # the link flits sent a cycle (output queues)
         wo=i64(nreq),
+        wk=i64(nreq),
+        rop=i64(nreq),
+        xo=(np.arange(npt) + prm.rot) % npt % osp,  # a port's crossbar output (BookSim's number)
     )
     for f in PK_FIELDS:
         a[f] = i64(packets, -1 if f == "pk_next" else 0)
