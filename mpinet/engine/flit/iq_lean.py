@@ -31,12 +31,12 @@ from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, vc_split
 from mpinet.engine.flit.iq_lean_spec import (
     KP,
     KS,
+    SPEC,
     by_node,
     low,
     rank,
     sa_order,
     spec_bid,
-    spec_grants,
     va_keys,
     xout,
 )
@@ -288,6 +288,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 hj[nhd], hq[nhd], hm[nhd] = p * nv + v, op, fr
                                 opc[op] += 1
                                 nhd += 1
+                                if spec:  # a switch bid too, below the others' (SPEC)
+                                    nr = spec_bid(p, v, op, fr, ipb, eib, nv, npt, isp, so, nr, s,
+                                                   prm)  # fmt: skip
                             continue
                         op, ov = out >> 6, out & 63
                         if cred[(ipb + op) * nv + ov] <= 0:
@@ -297,13 +300,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         y = smap[key]  # nearest the input's pointer
                         if y < 0:
                             smap[key] = nr
-                            rin[so + nr], rout[so + nr], rlab[nr] = ei, op, v
+                            rin[so + nr], rlab[nr] = ei, v
+                            xout(p, op, so, nr, osp, s)
                             nr += 1
-                        elif _ahead(v, rlab[y], vrr[eib + ei], nv):
+                        elif rlab[y] >= SPEC or _ahead(v, rlab[y], vrr[eib + ei], nv):
                             rlab[y] = v
-                if spec:  # the heads' switch bids too, below the others' (SPEC)
-                    for h in range(nhd):
-                        nr = spec_bid(hj[h], hq[h], hm[h], ipb, eib, nv, npt, isp, so, nr, s)
                 if nhd:  # a head alone on its port granted, the others' requests kept
                     nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
                                    b0, ofree, ipb, hv, t)  # fmt: skip
@@ -323,8 +324,6 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, t + 1
                 if osp > 1 and nhd and not spec:  # the granted join switch allocation
                     va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(t) + KS + KP)
-                if nr and osp > 1:  # the bids' crossbar outputs (ports kept in rop)
-                    xout(nr, so, isp, osp, s)
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
                     if iters == 1:
                         islip1(nr, rin, rout, so, nin, nout, s.sa_pin, s.sa_pout, eib, ipb * osp,
@@ -334,17 +333,25 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                grant, s.bo, s.bi, iters)  # fmt: skip
                 # the winners: out of their rings, a credit upstream, onto their channels (or
                 # output queues: in switch allocation's queue order)
-                if nr and spec:  # a speculative grant held only with a VC (and a credit)
-                    spec_grants(nr, rin, rout, rlab, grant, so, isp, ipb, eib, nv, osp, s)
-                if nr and osp > 1:  # the rows in that order, their ports back in rout
-                    sa_order(nr, rin, rout, rlab, grant, so, isp, ipb, nv, s)
+                nw = nr if osp == 1 else sa_order(nr, rin, s.rop, rlab, so, grant, smap, npt,
+                                                  isp, ipb, nv, s.skey, s.wo, s.wk)  # fmt: skip
                 i2 = 0  # the next packets' heads appended (iq_lean_spec)
-                for y in range(nr):
+                for z in range(nw):
+                    y = z if osp == 1 else s.wo[z]
                     ei, op = rin[so + y], rout[so + y]
-                    smap[ei * npt + op] = -1
-                    if grant[y] == 0:
-                        continue
+                    if osp == 1:
+                        smap[ei * npt + op] = -1
+                        if grant[y] == 0:
+                            continue
+                    else:
+                        op = s.rop[y]
                     v = rlab[y]
+                    if v >= SPEC:  # held only if VC allocation gave the head, now, a VC
+                        v -= SPEC  # with a credit; the pointers move all the same
+                        out = hv[(ipb + (ei if isp == 1 else ei // isp)) * nv + v, OUT]
+                        if out < 0 or cred[(ipb + op) * nv + (out & 63)] <= 0:
+                            vrr[eib + ei] = il.wrap(v + isp, nv)
+                            continue
                     p = ei if isp == 1 else ei // isp
                     ip = ipb + p
                     iv = ip * nv + v
@@ -379,21 +386,21 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 if rd:
                                     s.skey[iv] = s.vkey[iv]
                                 i2 += 1
-                    ar, ae, ad, aw, snd = sd, ke, dl, win, t + 1
-                    if osp > 1:  # its output queue's: sent d cycles later (its slots)
+                    snd = t + 1  # the cycle it leaves its output queue (d cycles late)
+                    if osp > 1:
                         snd = max(snd, s.osend[ipb + op] + 1)
                         s.osend[ipb + op] = snd
-                        d = snd - t - 1
-                        ar, ae, ad = il.wrap(sd + d, nar), il.wrap(ke + d, nkr), (dl + d) & dmask
-                        aw = win_lo <= snd < win_hi
-                        if op < deg:
-                            s.lf[il.wrap(l1 + d, nar)] += 1
+                    d = snd - t - 1
                     if op < deg:
+                        ar = sd if d == 0 else il.wrap(sd + d, nar)
                         x = ar * cap + s.cn[ar]
                         s.ck[x], s.cc[x] = s.down[ipb + op] << 6 | ov, code
                         s.cn[ar] += 1
-                        s.misc[0] += 1
-                        if aw:
+                        if osp == 1:
+                            s.misc[0] += 1
+                        else:
+                            s.lf[il.wrap(l1 + d, nar)] += 1
+                        if win if osp == 1 else win_lo <= snd < win_hi:
                             s.load[n * deg + op] += 1
                         if fk == 0:
                             s.pk_hops[pk] += 1
@@ -402,11 +409,13 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 hop[nh, 3], hop[nh, 4] = s.nbt[n * deg + op], op
                                 nh += 1
                     else:  # into the terminal: its credit back, a tail delivers
-                        s.kk[ae * capk + s.kn[ae]] = (ipb + deg) * nv + ov
-                        s.kn[ae] += 1
+                        x = ke if d == 0 else il.wrap(ke + d, nkr)
+                        s.kk[x * capk + s.kn[x]] = (ipb + deg) * nv + ov
+                        s.kn[x] += 1
                         if fk == fl - 1:
-                            s.dq[ad * n_ + s.dn[ad]] = pk
-                            s.dn[ad] += 1
+                            x = (dl + d) & dmask
+                            s.dq[x * n_ + s.dn[x]] = pk
+                            s.dn[x] += 1
                     moved += 1
                 if pm[n] == 0:
                     s.actb[wi] &= ~(U1 << np.uint64(n & 63))

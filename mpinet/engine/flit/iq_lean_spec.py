@@ -78,34 +78,24 @@ def va_keys(nhd, hj, b0, hv, vkey, skey, base):
 
 
 @njit(cache=True, inline="always")
-def sa_order(nr, rin, rout, rlab, grant, so, isp, ipb, nv, s):
-    """Switch allocation's bids (rows ``so ..`` of ``rin``/``rout``, ``rlab``, ``grant``)
-    sorted in place into their queue's order (``skey``; ``wo``, ``wk`` scratch), ``rout``
-    their output ports again (``rop``), so the winners move in that order."""
-    wo, wk, rop = s.wo, s.wk, s.rop
+def sa_order(nr, rin, rop, rlab, so, grant, smap, npt, isp, ipb, nv, skey, wo, wk):
+    """Switch allocation's winners (rows ``so ..`` of ``rin``, ``rop`` their output ports)
+    into ``wo`` in their queue's order (``skey``, ``wk`` scratch), the bids' map cleared;
+    returns their count."""
+    nw = 0
     for y in range(nr):
-        k = s.skey[(ipb + (rin[so + y] if isp == 1 else rin[so + y] // isp)) * nv + (rlab[y] & 63)]
-        i = y
+        ei = rin[so + y]
+        smap[ei * npt + rop[y]] = -1
+        if grant[y] == 0:
+            continue
+        k = skey[(ipb + (ei if isp == 1 else ei // isp)) * nv + (rlab[y] & 63)]
+        i = nw
         while i > 0 and wk[i - 1] > k:
             wo[i], wk[i] = wo[i - 1], wk[i - 1]
             i -= 1
         wo[i], wk[i] = y, k
-    for i in range(nr):  # the rows, permuted (through wk's room, then rop's)
-        wk[i] = rin[so + wo[i]]
-    for i in range(nr):
-        rin[so + i] = wk[i]
-    for i in range(nr):
-        wk[i] = rop[wo[i]]
-    for i in range(nr):
-        rout[so + i] = wk[i]
-    for i in range(nr):
-        wk[i] = rlab[wo[i]]
-    for i in range(nr):
-        rlab[i] = wk[i]
-    for i in range(nr):
-        wk[i] = grant[wo[i]]
-    for i in range(nr):
-        grant[i] = wk[i]
+        nw += 1
+    return nw
 
 
 @njit(cache=True, inline="always")
@@ -122,15 +112,12 @@ def by_node(dq, a, m, dst):
 
 
 @njit(cache=True, inline="always")
-def spec_bid(j, op, fr, ipb, eib, nv, npt, isp, so, nr, s):
-    """The speculative switch bid of head ``j`` (input port ``p`` and VC ``v``, ``p * nv +
-    v``: in VC allocation, ``fr`` its free output VCs on port ``op``): made where one of them
-    has a credit, below every bid of a VC with its output (``iq_router``'s priority -1, after
-    those: they are all in), then nearest the crossbar input's pointer; returns the bids'
-    count."""
+def spec_bid(p, v, op, fr, ipb, eib, nv, npt, isp, so, nr, s, prm):
+    """The speculative switch bid of head VC ``v`` of input port ``p`` (in VC allocation,
+    ``fr`` its free output VCs on port ``op``): made where one of them has a credit, below
+    every bid of a VC with its output (``iq_router``'s priority -1), then nearest the
+    crossbar input's pointer; returns the bids' count."""
     cred, smap, rlab = s.cred, s.smap, s.rlab
-    p = j // nv
-    v = j - p * nv
     ok = False
     while fr:
         if cred[(ipb + op) * nv + il.low(fr)] > 0:
@@ -144,7 +131,8 @@ def spec_bid(j, op, fr, ipb, eib, nv, npt, isp, so, nr, s):
     y = smap[key]
     if y < 0:
         smap[key] = nr
-        s.rin[so + nr], s.rout[so + nr], rlab[nr] = ei, op, v + SPEC
+        s.rin[so + nr], rlab[nr] = ei, v + SPEC
+        xout(p, op, so, nr, prm.osp, s)
         return nr + 1
     if rlab[y] >= SPEC and ahead(v, rlab[y] - SPEC, s.vrr[eib + ei], nv):
         rlab[y] = v + SPEC
@@ -152,32 +140,11 @@ def spec_bid(j, op, fr, ipb, eib, nv, npt, isp, so, nr, s):
 
 
 @njit(cache=True, inline="always")
-def spec_grants(nr, rin, rout, rlab, grant, so, isp, ipb, eib, nv, osp, s):
-    """The speculative grants (labels ``v + SPEC``) held where VC allocation gave the head,
-    in this cycle, a VC with a credit; the others dropped (the pointers moved all the same:
-    the input's VC pointer too, as the general path's ``sw_rr``)."""
-    for y in range(nr):
-        v = rlab[y]
-        if v < SPEC:
-            continue
-        v -= SPEC
-        rlab[y] = v
-        if grant[y] == 0:
-            continue
-        ei = rin[so + y]
-        op = rout[so + y] if osp == 1 else s.rop[y]
-        out = s.hv[(ipb + (ei if isp == 1 else ei // isp)) * nv + v, OUT]
-        if out < 0 or s.cred[(ipb + op) * nv + (out & 63)] <= 0:
-            grant[y] = 0
-            s.vrr[eib + ei] = il.wrap(v + isp, nv)
-
-
-@njit(cache=True, inline="always")
-def xout(nr, so, isp, osp, s):
-    """The bids' crossbar outputs (rows ``so ..`` of ``rout``, their output ports kept in
-    ``rop``): under output speedup, by BookSim's number of the input (``xo``,
-    ``iq_router``'s)."""
-    for y in range(nr):
-        ei, op = s.rin[so + y], s.rout[so + y]
-        s.rop[y] = op
-        s.rout[so + y] = op * osp + s.xo[ei if isp == 1 else ei // isp]
+def xout(p, op, so, nr, osp, s):
+    """Bid ``nr``'s crossbar output (``rout``) for output port ``op`` from input port ``p``:
+    under output speedup, by BookSim's number of the input (``xo``, ``iq_router``'s), the
+    port kept in ``rop``."""
+    if osp == 1:
+        s.rout[so + nr] = op
+    else:
+        s.rout[so + nr], s.rop[nr] = op * osp + s.xo[p], op
