@@ -165,14 +165,84 @@ def test_lean_input_speedup(case):
     _lean_as_general(case)
 
 
-@pytest.mark.parametrize("keys", [{}, MESHC], ids=["default", "meshc"])
+SP = {"speculative": 1}
+SPEC = [  # speculation: network, router, flits, VCs, slots, packets, steps, keys
+    ("mesh:4,2", "dor", 1, 4, 8, 100, 200, SP),  # light
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, SP),  # saturated
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **SP)),
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, alloc_iters=2, **SP)),
+    ("mesh:5,2", "dor", 3, 1, 2, 800, 60, SP),
+    ("torus:4,2", "dor", 2, 2, 4, 800, 100, dict(MESHC, **SP)),
+    ("torus:4,2", "dor", 16, 4, 4, 300, 100, SP),
+    ("hypercube:4", "hypercube-ecube", 5, 4, 3, 500, 100, SP),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(MESHC, **SP)),
+    ("ms:2,2", "anynet-min", 6, 4, 8, 600, 100, dict(SP, alloc_iters=2)),
+    ("mesh:4,2", "dor", 20, 8, 8, 600, 200, dict(MESHC, input_speedup=2, **SP)),
+    ("torus:4,2", "dor", 2, 4, 4, 1500, 100, dict(SP, input_speedup=3)),
+]
+
+
+@pytest.mark.parametrize("case", SPEC, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}-{c[5]}-"
+                                            + ",".join(f"{k}{v}" for k, v in c[7].items())
+                                            for c in SPEC])  # fmt: skip
+def test_lean_speculative(case):
+    """Speculation (a head in VC allocation bids for the switch below the others, its grant
+    held only if VC allocation gave it a VC with a credit in the same cycle) on the lean
+    path, as the general path's, light to saturated."""
+    _lean_as_general(case)
+
+
+OS = {"output_speedup": 2}
+OSPS = dict(OS, speculative=1)
+OSP = [  # output speedup (and speculation): network, router, flits, VCs, slots, packets, steps
+    ("mesh:4,2", "dor", 4, 4, 4, 100, 200, OS),  # light
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, OS),  # saturated
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **OSPS)),  # bench_iq's mesh4-osp2
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, alloc_iters=2, **OSPS)),
+    ("mesh:5,2", "dor", 3, 1, 2, 800, 60, OS),
+    ("mesh:4,2", "dor", 2, 4, 4, 1500, 100, dict(OS, output_speedup=3)),
+    ("torus:4,2", "dor", 2, 2, 4, 800, 100, dict(MESHC, **OS)),
+    ("torus:4,2", "dor", 16, 4, 4, 300, 100, OSPS),
+    ("hypercube:4", "hypercube-ecube", 5, 4, 3, 500, 100, OSPS),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(MESHC, **OS)),
+    ("ms:2,2", "anynet-min", 6, 4, 8, 600, 100, dict(OS, alloc_iters=2)),
+    ("ms:2,2", "anynet-min", 2, 4, 4, 1500, 100, dict(MESHC, **OSPS)),
+    ("mesh:4,2", "dor", 20, 8, 8, 600, 200, dict(MESHC, input_speedup=2, **OSPS)),
+    ("torus:4,2", "dor", 2, 4, 4, 1500, 100, dict(OS, input_speedup=2)),
+]
+
+
+@pytest.mark.parametrize("case", OSP, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}-{c[5]}-"
+                                           + ",".join(f"{k}{v}" for k, v in c[7].items())
+                                           for c in OSP])  # fmt: skip
+def test_lean_output_speedup(case):
+    """Output speedup (``osp`` crossbar outputs a port, output queues filled in switch
+    allocation's queue order, one flit a cycle sent) on the lean path, with and without
+    speculation, as the general path's, light to saturated."""
+    _lean_as_general(case)
+
+
+def test_lean_output_speedup_deadlock():
+    """A run that deadlocks under output speedup and speculation (``anynet-min`` on ms:2,2
+    with 2 VCs: it does without them too) stops moving on the lean path; the general path
+    runs it, and both report the same."""
+    topo = from_spec("ms:2,2")
+    rows = traffic(topo.num_nodes, 1500, 100, seed=4, self_too=False)
+    m = iq_model(topo, flits=2, vcs=2, vc_buffer=4, **dict(MESHC, **OSPS))
+    (a, b), (ea, _) = both("ms:2,2", "anynet-min", rows, m, record_hops=True)
+    assert a.deadlock is not None
+    assert ea.steps_path.endswith("general path (stopped moving)")
+    same(a, b)
+
+
+@pytest.mark.parametrize("keys", [{}, MESHC, dict(MESHC, **OSPS)], ids=["default", "meshc", "osp"])
 def test_lean_in_flight_at_max_steps(keys):
     """A run cut at ``max_steps`` with packets in flight stays on the lean path: its live
     rows (where each head is) and stuck packets as the general path's."""
     topo = from_spec("mesh:4,2")
     rows = traffic(topo.num_nodes, 3000, 100, seed=5, self_too=False)
     m = iq_model(topo, flits=3, vcs=2, vc_buffer=4, **keys)
-    (a, b), (ea, _) = both("mesh:4,2", "dor", rows, m, max_steps=80)
+    (a, b), (ea, _) = both("mesh:4,2", "dor", rows, m, max_steps=80, record_hops=True)
     assert ea.steps_path == iq_lean_run.LEAN_PATH
     assert (a.packets[:, 4] < 0).sum() > 100 and a.stuck
     same(a, b)
@@ -205,13 +275,14 @@ def test_lean_deadlock_goes_to_the_general_path(name):
     assert s.hv.shape[0] == prm.nnode * prm.nport * prm.nvc
 
 
-def test_lean_look_while_injecting():
+@pytest.mark.parametrize("keys", [{}, OSPS], ids=["default", "osp-spec"])
+def test_lean_look_while_injecting(keys):
     """The look while injecting finds the deadlock on the general path after the lean run
-    stopped moving: the same report, found while injecting."""
+    stopped moving: the same report, found while injecting (output speedup too)."""
     topo = from_spec("torus:4,1")
     n = topo.num_nodes
     rows = [(i, i % n, (i % n + 2) % n, i // n) for i in range(4 * 40)]
-    m = iq_model(topo, flits=8, vcs=1, vc_buffer=1)
+    m = iq_model(topo, flits=8, vcs=1, vc_buffer=1, **keys)
     (a, b), (ea, eb) = both("torus:4,1", "dor", rows, m, record_hops=True)
     assert a.deadlock is not None and a.deadlock == b.deadlock
     assert a.deadlock["found"] == "check" and a.deadlock["step"] < 40  # while injecting
@@ -236,9 +307,7 @@ def test_lean_state_rebuilt():
 
 @pytest.mark.parametrize(("keys", "why"), [
     ({"routing_delay": 2}, "routing_delay = 2"),
-    ({"speculative": 1}, "speculative"),
     ({"sw_allocator": "separable_input_first"}, "an allocator other than iSLIP"),
-    ({"output_speedup": 2}, "output speedup"),
     ({"vc_alloc_delay": 2}, "vc_alloc_delay = 2"),
 ])  # fmt: skip
 def test_other_keys_name_the_general_path(keys, why):
@@ -262,8 +331,8 @@ def test_json_names_the_path(run_mpinet):
     base = ["run", job, "--set", "model.router=iq", "--json"]
     got = json.loads(run_mpinet(base).stdout)
     assert got["switching"]["steps"] == iq_lean_run.LEAN_PATH
-    got = json.loads(run_mpinet([*base, "--set", "model.iq.speculative=1"]).stdout)
-    assert got["switching"]["steps"] == "compiled steps (iq router): general path (speculative)"
+    got = json.loads(run_mpinet([*base, "--set", "model.iq.vc_alloc_delay=2"]).stdout)
+    assert got["switching"]["steps"].endswith("general path (vc_alloc_delay = 2)")
 
 
 def test_lean_load_window_and_progress():
@@ -297,5 +366,5 @@ def test_warmup_compiles_both_paths(run_mpinet):
             sets = [a for k, v in {**BASE, **keys}.items() for a in ("--set", f"{k}={v}")]
             got = json.loads(run_mpinet(["run", *sets, "--json"]).stdout)
             paths.append(got["switching"]["steps"])
-    general = "compiled steps (iq router): general path (speculative)"
+    general = "compiled steps (iq router): general path (vc_alloc_delay = 2)"
     assert paths == [iq_lean_run.LEAN_PATH, general]

@@ -1,7 +1,7 @@
 """The lean iq step (numba; docs/iq-router.md, "Session 18: the lean path"): the cycles of
 the general path (:mod:`~mpinet.engine.flit.iq_step`) for the keys where every stage takes
 one cycle (``routing_delay``, ``vc_alloc_delay``, ``sw_alloc_delay`` and the crossbar 1,
-``credit_delay`` 0, no speculation or output speedup, iSLIP of one iteration, one rank), in the
+``credit_delay`` 0, iSLIP, one rank; speculation and speedups: ``iq_lean_spec``), in the
 shape of session 17's exact prototype: one pass per router split in two, channels and credit
 returns as lists per due cycle, the routers with flits a bit set, no stage queues (with
 one-cycle stages an item's stage is the cycle it may go, ``TOK``). The same cycles as
@@ -28,6 +28,18 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
 from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, vc_split
+from mpinet.engine.flit.iq_lean_spec import (
+    KP,
+    KS,
+    SPEC,
+    by_node,
+    low,
+    rank,
+    sa_order,
+    spec_bid,
+    va_keys,
+    xout,
+)
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, OUT, RHI, RLO, RP, TOK
 from mpinet.engine.flit.iq_moves import route_head
 from mpinet.engine.flit.iq_step import (
@@ -70,6 +82,11 @@ def _arrivals(t, s, prm, rule, rd):
         if c == 0 and (code & KM) == 0:
             hv[iv, TOK], s.rte[iv, RP] = t + rd, -1
             compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
+            if prm.osp > 1:  # its place in the queues (iq_lean_spec)
+                r = rank(ip - n * npt, prm.deg, prm.rot)
+                s.vkey[iv] = s.skey[iv] = t * KS + r if rd == 0 else low(t) + KS + r
+        elif c == 0 and prm.osp > 1:
+            s.skey[iv] = t * KS + rank(ip - n * npt, prm.deg, prm.rot)
         s.vm[ip] |= U1 << np.uint64(v)
         s.pm[n] |= U1 << np.uint64(ip - n * npt)
         s.actb[n >> 6] |= U1 << np.uint64(n & 63)
@@ -160,7 +177,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
-    nin = npt * isp
+    spec = prm.spec
+    osp = prm.osp  # output speedup: crossbar outputs, output queues
+    nin, nout = npt * isp, npt * osp
     niv, nq = n_ * npt * nv, npt * nv
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
     ofree, cred = s.ofree, s.cred
@@ -169,18 +188,24 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     nar, nkr = s.cn.size, s.kn.size
     cap, capk = s.ck.size // nar, s.kk.size // nkr
     so = nq * nv  # switch allocation's rows after VC allocation's
+    dmask = s.dn.size - 1
     in_flight, nd, nh, idle = status[5], status[6], status[7], status[8]
     status[0], status[1] = DONE, t0
     for t in range(t0 + 1, t_end + 1):
         k = t - t0 - 1
-        if prm.record_hops and nh + n_ * deg > hop.shape[0]:
+        if prm.record_hops and nh + n_ * deg * osp > hop.shape[0]:  # (a cycle's most)
             status[0], status[1] = ROOM, t - 1
             break
         flits = s.misc[0]  # granted last cycle: on their links in this one
         s.misc[0] = 0
+        if osp > 1:  # sent from their output queues in this one
+            flits = s.lf[t % nar]
+            s.lf[t % nar] = 0
         # the terminals' deliveries: tails ejected three cycles ago (node order)
         d0 = nd
-        x = t & 3
+        x = t & dmask
+        if osp > 1:
+            by_node(s.dq, x * n_, s.dn[x], s.pk_dst)
         for i in range(s.dn[x]):
             pk = s.dq[x * n_ + i]
             deliv[nd, 0], deliv[nd, 1] = s.pk_pid[pk], s.pk_src[pk]
@@ -220,9 +245,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         moved += _terminals(t, s, nv, npt, fl, deg, niv, wt)
         # the routers with flits, in node order
         sd = (t + lat + 2) % nar  # a granted flit's arrival downstream
+        l1 = (t + 1) % nar  # output speedup: the link flits' slot of the next cycle
         # credits back: a terminal applies its own as it reads them (no credit_delay)
         kl, kt, ke = (t + lat + 1 + cd) % nkr, (t + 2) % nkr, (t + 5 + cd) % nkr
-        dl = (t + 3) & 3  # a tail into the terminal: delivered then
+        dl = (t + 3) & dmask  # a tail into the terminal: delivered then
         win = win_lo <= t + 1 < win_hi
         for wi in range(s.actb.size):
             word = s.actb[wi]
@@ -262,6 +288,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 hj[nhd], hq[nhd], hm[nhd] = p * nv + v, op, fr
                                 opc[op] += 1
                                 nhd += 1
+                                if spec:  # a switch bid too, below the others' (SPEC)
+                                    nr = spec_bid(p, v, op, fr, ipb, eib, nv, npt, isp, so, nr, s,
+                                                   prm)  # fmt: skip
                             continue
                         op, ov = out >> 6, out & 63
                         if cred[(ipb + op) * nv + ov] <= 0:
@@ -271,9 +300,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         y = smap[key]  # nearest the input's pointer
                         if y < 0:
                             smap[key] = nr
-                            rin[so + nr], rout[so + nr], rlab[nr] = ei, op, v
+                            rin[so + nr], rlab[nr] = ei, v
+                            xout(p, op, so, nr, osp, s)
                             nr += 1
-                        elif _ahead(v, rlab[y], vrr[eib + ei], nv):
+                        elif rlab[y] >= SPEC or _ahead(v, rlab[y], vrr[eib + ei], nv):
                             rlab[y] = v
                 if nhd:  # a head alone on its port granted, the others' requests kept
                     nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
@@ -292,20 +322,36 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             ov = rout[y] - op * nv
                             ofree[ipb + op] &= ~(U1 << np.uint64(ov))
                             hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, t + 1
+                if osp > 1 and nhd and not spec:  # the granted join switch allocation
+                    va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(t) + KS + KP)
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
                     if iters == 1:
-                        islip1(nr, rin, rout, so, nin, npt, s.sa_pin, s.sa_pout, eib, ipb,
+                        islip1(nr, rin, rout, so, nin, nout, s.sa_pin, s.sa_pout, eib, ipb * osp,
                                grant, s.bo, s.bi)  # fmt: skip
                     else:
-                        islipn(nr, rin, rout, so, nin, npt, s.sa_pin, s.sa_pout, eib, ipb,
+                        islipn(nr, rin, rout, so, nin, nout, s.sa_pin, s.sa_pout, eib, ipb * osp,
                                grant, s.bo, s.bi, iters)  # fmt: skip
-                # the winners: out of their rings, a credit upstream, onto their channels
-                for y in range(nr):
+                # the winners: out of their rings, a credit upstream, onto their channels (or
+                # output queues: in switch allocation's queue order)
+                nw = nr if osp == 1 else sa_order(nr, rin, s.rop, rlab, so, grant, smap, npt,
+                                                  isp, ipb, nv, s.skey, s.wo, s.wk)  # fmt: skip
+                i2 = 0  # the next packets' heads appended (iq_lean_spec)
+                for z in range(nw):
+                    y = z if osp == 1 else s.wo[z]
                     ei, op = rin[so + y], rout[so + y]
-                    smap[ei * npt + op] = -1
-                    if grant[y] == 0:
-                        continue
+                    if osp == 1:
+                        smap[ei * npt + op] = -1
+                        if grant[y] == 0:
+                            continue
+                    else:
+                        op = s.rop[y]
                     v = rlab[y]
+                    if v >= SPEC:  # held only if VC allocation gave the head, now, a VC
+                        v -= SPEC  # with a credit; the pointers move all the same
+                        out = hv[(ipb + (ei if isp == 1 else ei // isp)) * nv + v, OUT]
+                        if out < 0 or cred[(ipb + op) * nv + (out & 63)] <= 0:
+                            vrr[eib + ei] = il.wrap(v + isp, nv)
+                            continue
                     p = ei if isp == 1 else ei // isp
                     ip = ipb + p
                     iv = ip * nv + v
@@ -335,25 +381,41 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             hv[iv, TOK], rte[iv, RP] = t + 1 + rd, -1
                             nxt = buf[iv * bsz + hv[iv, HD]] >> FS
                             compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
+                            if osp > 1:
+                                s.vkey[iv] = t * KS + KP + i2 if rd == 0 else low(t + 1) + i2
+                                if rd:
+                                    s.skey[iv] = s.vkey[iv]
+                                i2 += 1
+                    snd = t + 1  # the cycle it leaves its output queue (d cycles late)
+                    if osp > 1:
+                        snd = max(snd, s.osend[ipb + op] + 1)
+                        s.osend[ipb + op] = snd
+                    d = snd - t - 1
                     if op < deg:
-                        x = sd * cap + s.cn[sd]
+                        ar = sd if d == 0 else il.wrap(sd + d, nar)
+                        x = ar * cap + s.cn[ar]
                         s.ck[x], s.cc[x] = s.down[ipb + op] << 6 | ov, code
-                        s.cn[sd] += 1
-                        s.misc[0] += 1
-                        if win:
+                        s.cn[ar] += 1
+                        if osp == 1:
+                            s.misc[0] += 1
+                        else:
+                            s.lf[il.wrap(l1 + d, nar)] += 1
+                        if win if osp == 1 else win_lo <= snd < win_hi:
                             s.load[n * deg + op] += 1
                         if fk == 0:
                             s.pk_hops[pk] += 1
                             if prm.record_hops:
-                                hop[nh, 0], hop[nh, 1], hop[nh, 2] = t + 1, s.pk_pid[pk], n + lo
+                                hop[nh, 0], hop[nh, 1], hop[nh, 2] = snd, s.pk_pid[pk], n + lo
                                 hop[nh, 3], hop[nh, 4] = s.nbt[n * deg + op], op
                                 nh += 1
                     else:  # into the terminal: its credit back, a tail delivers
-                        s.kk[ke * capk + s.kn[ke]] = (ipb + deg) * nv + ov
-                        s.kn[ke] += 1
+                        x = ke if d == 0 else il.wrap(ke + d, nkr)
+                        s.kk[x * capk + s.kn[x]] = (ipb + deg) * nv + ov
+                        s.kn[x] += 1
                         if fk == fl - 1:
-                            s.dq[dl * n_ + s.dn[dl]] = pk
-                            s.dn[dl] += 1
+                            x = (dl + d) & dmask
+                            s.dq[x * n_ + s.dn[x]] = pk
+                            s.dn[x] += 1
                     moved += 1
                 if pm[n] == 0:
                     s.actb[wi] &= ~(U1 << np.uint64(n & 63))

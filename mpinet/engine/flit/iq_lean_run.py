@@ -48,8 +48,6 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
         (prm.vad != 1, f"vc_alloc_delay = {prm.vad}"),
         (prm.sad != 1, f"sw_alloc_delay = {prm.sad}"),
         (prm.xd != 1, f"a crossbar of {prm.xd} cycles"),
-        (bool(prm.spec), "speculative"),
-        (prm.osp != 1, "output speedup"),
         (iq.internal_speedup != 1, f"internal_speedup = {iq.internal_speedup}"),
         (prm.vak != ISLIP or prm.sak != ISLIP, "an allocator other than iSLIP"),
         (isinstance(eng.router, SourceRouted), f"router {eng.router.name!r}: routes walked"),
@@ -156,8 +154,9 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
         hop_rows = [h[np.lexsort((h[:, 4], h[:, 2], h[:, 0]))]]
     if in_flight and watch is not None:  # the look while injecting may find a deadlock
         return None, "packets in flight at the watch's end"  # there (not run here)
-    if in_flight and win_lo <= t + 1 < win_hi:  # the flits granted in the last cycle
-        _, key = _granted(s, prm, t)  # leave after it: not on their links in the run
+    if in_flight:  # the flits granted in the last cycle (or queued: output speedup)
+        _, key, snd = _granted(s, prm, t)  # leave after it: not on their links in the run
+        key = key[(win_lo <= snd) & (snd < win_hi)]  # (counted as granted)
         up = s.up[key >> 6] // prm.nvc  # their sender's node * nport + output port
         np.subtract.at(s.load, up // prm.nport * prm.deg + up % prm.nport, 1)
     eng.iq_state = RebuiltState(eng, workload, rerun)
@@ -184,7 +183,7 @@ def live(s: ils.LeanArrays, prm: Any, t: int) -> np.ndarray:
                 where[w >> ils.FS] = prm.lo + iv // nq
     at = np.where(where[pks] >= 0, where[pks], s.pk_src[pks])
     hops = s.pk_hops.copy()
-    sent, _ = _granted(s, prm, t)
+    sent, _, _ = _granted(s, prm, t)
     heads = sent[(sent & lean.KM) == 0] >> ils.FS
     hops[heads] -= 1
     cols = (s.pk_pid[pks], s.pk_src[pks], s.pk_dst[pks], at, s.pk_inj[pks], hops[pks],
@@ -194,10 +193,15 @@ def live(s: ils.LeanArrays, prm: Any, t: int) -> np.ndarray:
 
 
 def _granted(s: ils.LeanArrays, prm: Any, t: int) -> tuple:
-    """The flits granted onto links in cycle ``t`` and their keys (``ck``'s), from the
-    arrivals' ring."""
-    k = (t + prm.lat + 2) % s.cn.size
-    a = k * (s.cc.size // s.cn.size)
-    sent, key = s.cc[a : a + int(s.cn[k])], s.ck[a : a + int(s.cn[k])]
+    """The flits granted onto links in cycle ``t`` or before, not yet on them (output queues),
+    their keys (``ck``'s) and the cycles they go, from the arrivals' ring."""
+    nar, cap = s.cn.size, s.cc.size // s.cn.size
+    sent, key, snd = [], [], []
+    for j in range(prm.lat + 2, nar):  # arrivals at t + j: sent at t + j - lat - 1 > t
+        a, m = (t + j) % nar * cap, int(s.cn[(t + j) % nar])
+        sent.append(s.cc[a : a + m])
+        key.append(s.ck[a : a + m])
+        snd.append(np.full(m, t + j - prm.lat - 1, np.int64))
+    sent, key, snd = np.concatenate(sent), np.concatenate(key), np.concatenate(snd)
     link = (key >> 6) % prm.nport != prm.deg  # (not a terminal's flit)
-    return sent[link], key[link]
+    return sent[link], key[link], snd[link]

@@ -45,7 +45,8 @@ FIELDS = (  # namedtuple takes the names space-separated
     "ck cc cn kk kn dq dn actb tact ton misc "
     "sq_h sq_t sq_k sq_vc last_vc "
     "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
-    "nbt rev lcount sport down up load"
+    "nbt rev lcount sport down up load "
+    "skey vkey osend lf wo wk rop xo"
 )
 LeanArrays = namedtuple("LeanArrays", FIELDS)
 
@@ -76,9 +77,13 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
     up[node[link] * npt + lp] = (nbt[link] * npt + rev[link]) * nv
     term = np.arange(n, dtype=np.int64)
     up[term * npt + deg] = niv + term * nv
-    nar, nkr = prm.lat + 3, max(prm.lat + 2, 6) + prm.cd  # the rings: past the longest delay
-    isp = prm.isp  # input speedup: isp crossbar inputs a port, a VC pointer each
+    isp, osp = prm.isp, prm.osp  # input speedup: isp crossbar inputs a port, a VC pointer each
+    # output speedup: a flit waits in its output queue at most one a credit of the output
+    wait = nv * bsz if osp > 1 else 0
+    nar, nkr = prm.lat + 3 + wait, max(prm.lat + 2, 6 + wait) + prm.cd  # past the longest delay
+    ndq = 4 if osp == 1 else 1 << (wait + 3).bit_length()  # the deliveries: a power of 2
     nreq = nq * nv + npt * isp * npt
+    nk = niv if osp > 1 else 1  # the input VCs' places in the queues (iq_lean_spec)
     a = dict(
         buf=np.zeros(niv * bsz, np.int32),  # 32-bit words: half the lines (ms:3,2: 1.6 MB)
         hv=hv,
@@ -91,15 +96,15 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         ofree=np.full(n * npt, full, np.uint64),
         cred=np.full(niv + n * nv, bsz, np.int32),
         otl=np.zeros(niv + n * nv, np.uint8),  # wait_for_tail_credit: the tail sent
-        sa_pin=np.full(n * npt * isp, p0, np.int32),  # over the outputs
-        sa_pout=np.full(n * npt, p0 * isp, np.int32),  # over the crossbar inputs
+        sa_pin=np.full(n * npt * isp, p0 * osp, np.int32),  # over the crossbar outputs
+        sa_pout=np.full(n * npt * osp, p0 * isp, np.int32),  # over the crossbar inputs
         va_pin=np.full(niv, p0 * nv, np.int32),
         va_pout=np.full(niv, p0 * nv, np.int32),
         rin=i64(nreq),
         rout=i64(nreq),
         rlab=i64(nreq),
         grant=i64(nreq),
-        bo=i64(nq, -1),
+        bo=i64(max(nq, npt * osp), -1),
         bi=i64(npt * max(nv, isp), -1),
         smap=i64(npt * isp * npt, -1),
         ro=i64(3),
@@ -112,8 +117,8 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         cn=i64(nar),
         kk=i64(nkr * 3 * n * npt),
         kn=i64(nkr),
-        dq=i64(4 * n),
-        dn=i64(4),
+        dq=i64(ndq * n),
+        dn=i64(ndq),
         actb=np.zeros((n + 63) // 64, np.uint64),
         tact=i64(n),
         ton=i64(n),
@@ -133,6 +138,14 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         down=down,
         up=up,
         load=i64(n * deg),
+        skey=i64(nk),
+        vkey=i64(nk),
+        osend=i64(n * npt if osp > 1 else 1, -1),  # an output queue's last flit's cycle
+        lf=i64(nar),  # the link flits sent a cycle (output queues)
+        wo=i64(nreq),
+        wk=i64(nreq),
+        rop=i64(nreq),
+        xo=(np.arange(npt) + prm.rot) % npt % osp,  # a port's crossbar output (BookSim's number)
     )
     for f in PK_FIELDS:
         a[f] = i64(packets, -1 if f == "pk_next" else 0)
