@@ -28,6 +28,7 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
 from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, vc_split
+from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, OUT, RHI, RLO, RP, TOK
 from mpinet.engine.flit.iq_moves import route_head
 from mpinet.engine.flit.iq_step import (
@@ -41,6 +42,7 @@ from mpinet.engine.flit.iq_step import (
     STALL,
 )
 from mpinet.routing import compiled
+from mpinet.routing.vc_policies import ANY_VC
 
 U1 = np.uint64(1)
 KM = (1 << FS) - 1  # a flit word's index bits
@@ -169,6 +171,12 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     nar, nkr = s.cn.size, s.kn.size
     cap, capk = s.ck.size // nar, s.kk.size // nkr
     so = nq * nv  # switch allocation's rows after VC allocation's
+    # dor with any VC routed here without divisions (iq_lean_route); the others by route_head
+    dfast = rule[0] == compiled.DOR and vrule[0] == ANY_VC
+    dk, dnd, dmode, vcs = 1, 1, 0, vrule[1]
+    if dfast:
+        dk, dnd, dmode = rule[1][0], rule[1][1], rule[1][2]
+    dm, dlim = ((1 << 32) + dk - 1) // dk, (1 << 32) // dk  # iq_lists.magic(dk)
     in_flight, nd, nh, idle = status[5], status[6], status[7], status[8]
     status[0], status[1] = DONE, t0
     for t in range(t0 + 1, t_end + 1):
@@ -249,14 +257,20 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             op = rte[iv, RP]
                             if op < 0:  # route computation's result (BookSim: its stage)
                                 pk = buf[iv * bsz + hv[iv, HD]] >> FS
-                                e = route_head(n + lo, n, pk, nv, deg, s.nbt, s.lcount,
-                                               s.sport, s.pk_dst, s.pk_hops, s.pk_state,
-                                               s.pk_hdr, rule, vrule, s.ro)  # fmt: skip
-                                if e:
-                                    status[0], status[1] = e, t
-                                    return t
-                                op = s.ro[0]
-                                rte[iv, RP], rte[iv, RLO], rte[iv, RHI] = op, s.ro[1], s.ro[2]
+                                if dfast:  # dor, any VC: no divisions (iq_lean_route)
+                                    op = dor_route(n, lo, s.pk_dst[pk], dk, dnd, dmode, dm,
+                                                   dlim, deg, nv, vcs, s.nbt, s.sport)  # fmt: skip
+                                    hi = nv if op == deg else vcs
+                                    rte[iv, RP], rte[iv, RLO], rte[iv, RHI] = op, 0, hi
+                                if op < 0:
+                                    e = route_head(n + lo, n, pk, nv, deg, s.nbt, s.lcount,
+                                                   s.sport, s.pk_dst, s.pk_hops, s.pk_state,
+                                                   s.pk_hdr, rule, vrule, s.ro)  # fmt: skip
+                                    if e:
+                                        status[0], status[1] = e, t
+                                        return t
+                                    op = s.ro[0]
+                                    rte[iv, RP], rte[iv, RLO], rte[iv, RHI] = op, s.ro[1], s.ro[2]
                             fr = ofree[ipb + op] & il.vmask(rte[iv, RLO], rte[iv, RHI])
                             if fr:  # its requests: by output port, after the pass (vc_split)
                                 hj[nhd], hq[nhd], hm[nhd] = p * nv + v, op, fr
