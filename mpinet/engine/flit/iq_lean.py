@@ -28,7 +28,7 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
 from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, vc_split
-from mpinet.engine.flit.iq_lean_route import dor_route
+from mpinet.engine.flit.iq_lean_route import dor_route, fetch_row
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, OUT, RHI, RLO, RP, TOK
 from mpinet.engine.flit.iq_moves import route_head
 from mpinet.engine.flit.iq_step import (
@@ -41,11 +41,13 @@ from mpinet.engine.flit.iq_step import (
     ROOM,
     STALL,
 )
+from mpinet.prefetch import prefetch
 from mpinet.routing import compiled
 from mpinet.routing.vc_policies import ANY_VC
 
 U1 = np.uint64(1)
 KM = (1 << FS) - 1  # a flit word's index bits
+AHEAD = 8  # arrivals fetched ahead
 
 
 @njit(cache=True, inline="always")
@@ -62,6 +64,11 @@ def _arrivals(t, s, prm, rule, rd):
     cnt = s.cn[k]
     for i in range(cnt):
         key, code = s.ck[k * cap + i], s.cc[k * cap + i]
+        if i + AHEAD < cnt:  # the input VC's row and ring a few arrivals on (state at random
+            j = s.ck[k * cap + i + AHEAD]  # over megabytes on ms:3,2: a miss each)
+            j = (j >> 6) * nv + (j & 63)
+            fetch_row(hv, j)
+            prefetch(buf, j * bsz)
         ip, v = key >> 6, key & 63
         iv = ip * nv + v
         c = hv[iv, CNT]
