@@ -287,6 +287,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         op, ov = out >> 6, out & 63
                         if cred[(ipb + op) * nv + ov] <= 0:
                             continue
+                        prefetch(buf, iv * bsz + hv[iv, HD])  # a winner's flit: read after
                         ei = p if isp == 1 else p * isp + v - (v // isp) * isp
                         key = ei * npt + op  # one bid a (crossbar input, output): the VC
                         y = smap[key]  # nearest the input's pointer
