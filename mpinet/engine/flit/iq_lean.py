@@ -51,7 +51,7 @@ AHEAD = 8  # arrivals fetched ahead
 
 
 @njit(cache=True, inline="always")
-def _arrivals(t, s, prm, rule, rd):
+def _arrivals(t, s, prm, rule, rd, far):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
     this cycle), its route's table entry fetched now (``anynet-min``'s N x N table is 25 MB
@@ -64,7 +64,7 @@ def _arrivals(t, s, prm, rule, rd):
     cnt = s.cn[k]
     for i in range(cnt):
         key, code = s.ck[k * cap + i], s.cc[k * cap + i]
-        if i + AHEAD < cnt:  # the input VC's row and ring a few arrivals on (state at random
+        if far and i + AHEAD < cnt:  # the input VC's row and ring a few arrivals on (at random
             j = s.ck[k * cap + i + AHEAD]  # over megabytes on ms:3,2: a miss each)
             j = (j >> 6) * nv + (j & 63)
             fetch_row(hv, j)
@@ -184,6 +184,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     if dfast:
         dk, dnd, dmode = rule[1][0], rule[1][1], rule[1][2]
     dm, dlim = ((1 << 32) + dk - 1) // dk, (1 << 32) // dk  # iq_lists.magic(dk)
+    # the prefetches only where the VCs' rows and rings pass 1 MB (ms:3,2: 1.6 MB); under
+    # it they cost instructions for nothing (mesh88-lat, hc8-L16: +8-10 %, "Session 19")
+    far = niv * (bsz + 4) * 4 > 1 << 20
     in_flight, nd, nh, idle = status[5], status[6], status[7], status[8]
     status[0], status[1] = DONE, t0
     for t in range(t0 + 1, t_end + 1):
@@ -212,7 +215,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = _arrivals(t, s, prm, rule, rd) + nd - d0
+        moved = _arrivals(t, s, prm, rule, rd, far) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -287,7 +290,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         op, ov = out >> 6, out & 63
                         if cred[(ipb + op) * nv + ov] <= 0:
                             continue
-                        prefetch(buf, iv * bsz + hv[iv, HD])  # a winner's flit: read after
+                        if far:  # a winner's flit: read after the allocators
+                            prefetch(buf, iv * bsz + hv[iv, HD])
                         ei = p if isp == 1 else p * isp + v - (v // isp) * isp
                         key = ei * npt + op  # one bid a (crossbar input, output): the VC
                         y = smap[key]  # nearest the input's pointer
