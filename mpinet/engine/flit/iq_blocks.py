@@ -21,13 +21,14 @@ from mpinet.routing import dor
 BLOCK, BLOCK_MAX = 64, 1024
 
 
-def next_block(block: int, packets: int, cycles: int, own: int) -> int:
+def next_block(block: int, packets: int, cycles: int, own: int, spare: int = 1024) -> int:
     """The next call's cycles after one of ``cycles`` that injected ``packets``: doubled (to
-    :data:`BLOCK_MAX`) while twice as many cycles at that rate hold at most ``16 own + 1024``
-    packets (64 cycles at a quarter of a packet a node), back to :data:`BLOCK` past it. The
-    Python between two calls (the injections drawn, the rows kept) costs about 60 us, most
-    of a light run's time at 64 cycles a call; the results do not depend on the blocks."""
-    cap = (16 * own + 1024) * cycles
+    :data:`BLOCK_MAX`) while twice as many cycles at that rate hold at most ``16 own +
+    spare`` packets (64 cycles at a quarter of a packet a node), back to :data:`BLOCK` past
+    it. The Python between two calls (the injections drawn, the rows kept) costs about 60
+    us, most of a light run's time at 64 cycles a call; the results do not depend on the
+    blocks."""
+    cap = (16 * own + spare) * cycles
     if packets * block > cap:
         return BLOCK
     return min(2 * block, BLOCK_MAX) if 2 * packets * block <= cap else block

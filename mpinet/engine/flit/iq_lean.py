@@ -28,6 +28,7 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
 from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, vc_split
+from mpinet.engine.flit.iq_lean_route import dor_route, fetch_row
 from mpinet.engine.flit.iq_lean_spec import (
     KP,
     KS,
@@ -52,14 +53,17 @@ from mpinet.engine.flit.iq_step import (
     ROOM,
     STALL,
 )
+from mpinet.prefetch import prefetch
 from mpinet.routing import compiled
+from mpinet.routing.vc_policies import ANY_VC
 
 U1 = np.uint64(1)
 KM = (1 << FS) - 1  # a flit word's index bits
+AHEAD = 8  # arrivals fetched ahead
 
 
 @njit(cache=True, inline="always")
-def _arrivals(t, s, prm, rule, rd):
+def _arrivals(t, s, prm, rule, rd, far):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
     this cycle), its route's table entry fetched now (``anynet-min``'s N x N table is 25 MB
@@ -72,6 +76,11 @@ def _arrivals(t, s, prm, rule, rd):
     cnt = s.cn[k]
     for i in range(cnt):
         key, code = s.ck[k * cap + i], s.cc[k * cap + i]
+        if far and i + AHEAD < cnt:  # the input VC's row and ring a few arrivals on (at random
+            j = s.ck[k * cap + i + AHEAD]  # over megabytes on ms:3,2: a miss each)
+            j = (j >> 6) * nv + (j & 63)
+            fetch_row(hv, j)
+            prefetch(buf, j * bsz)
         ip, v = key >> 6, key & 63
         iv = ip * nv + v
         c = hv[iv, CNT]
@@ -189,6 +198,15 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     cap, capk = s.ck.size // nar, s.kk.size // nkr
     so = nq * nv  # switch allocation's rows after VC allocation's
     dmask = s.dn.size - 1
+    # dor with any VC routed here without divisions (iq_lean_route); the others by route_head
+    dfast = rule[0] == compiled.DOR and vrule[0] == ANY_VC
+    dk, dnd, dmode, vcs = 1, 1, 0, vrule[1]
+    if dfast:
+        dk, dnd, dmode = rule[1][0], rule[1][1], rule[1][2]
+    dm, dlim = ((1 << 32) + dk - 1) // dk, (1 << 32) // dk  # iq_lists.magic(dk)
+    # the prefetches only where the VCs' rows and rings pass 1 MB (ms:3,2: 1.6 MB); under
+    # it they cost instructions for nothing (mesh88-lat, hc8-L16: +8-10 %, "Session 19")
+    far = niv * (bsz + 4) * 4 > 1 << 20
     in_flight, nd, nh, idle = status[5], status[6], status[7], status[8]
     status[0], status[1] = DONE, t0
     for t in range(t0 + 1, t_end + 1):
@@ -222,7 +240,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = _arrivals(t, s, prm, rule, rd) + nd - d0
+        moved = _arrivals(t, s, prm, rule, rd, far) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -275,14 +293,20 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             op = rte[iv, RP]
                             if op < 0:  # route computation's result (BookSim: its stage)
                                 pk = buf[iv * bsz + hv[iv, HD]] >> FS
-                                e = route_head(n + lo, n, pk, nv, deg, s.nbt, s.lcount,
-                                               s.sport, s.pk_dst, s.pk_hops, s.pk_state,
-                                               s.pk_hdr, rule, vrule, s.ro)  # fmt: skip
-                                if e:
-                                    status[0], status[1] = e, t
-                                    return t
-                                op = s.ro[0]
-                                rte[iv, RP], rte[iv, RLO], rte[iv, RHI] = op, s.ro[1], s.ro[2]
+                                if dfast:  # dor, any VC: no divisions (iq_lean_route)
+                                    op = dor_route(n, lo, s.pk_dst[pk], dk, dnd, dmode, dm,
+                                                   dlim, deg, nv, vcs, s.nbt, s.sport)  # fmt: skip
+                                    hi = nv if op == deg else vcs
+                                    rte[iv, RP], rte[iv, RLO], rte[iv, RHI] = op, 0, hi
+                                if op < 0:
+                                    e = route_head(n + lo, n, pk, nv, deg, s.nbt, s.lcount,
+                                                   s.sport, s.pk_dst, s.pk_hops, s.pk_state,
+                                                   s.pk_hdr, rule, vrule, s.ro)  # fmt: skip
+                                    if e:
+                                        status[0], status[1] = e, t
+                                        return t
+                                    op = s.ro[0]
+                                    rte[iv, RP], rte[iv, RLO], rte[iv, RHI] = op, s.ro[1], s.ro[2]
                             fr = ofree[ipb + op] & il.vmask(rte[iv, RLO], rte[iv, RHI])
                             if fr:  # its requests: by output port, after the pass (vc_split)
                                 hj[nhd], hq[nhd], hm[nhd] = p * nv + v, op, fr
@@ -295,6 +319,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         op, ov = out >> 6, out & 63
                         if cred[(ipb + op) * nv + ov] <= 0:
                             continue
+                        if far:  # a winner's flit: read after the allocators
+                            prefetch(buf, iv * bsz + hv[iv, HD])
                         ei = p if isp == 1 else p * isp + v - (v // isp) * isp
                         key = ei * npt + op  # one bid a (crossbar input, output): the VC
                         y = smap[key]  # nearest the input's pointer
@@ -307,7 +333,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             rlab[y] = v
                 if nhd:  # a head alone on its port granted, the others' requests kept
                     nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
-                                   b0, ofree, ipb, hv, t)  # fmt: skip
+                                   b0, ofree, ipb, hv, t, iters == 1)  # fmt: skip
                 if nva:  # VC allocation: iSLIP over the router's input and output VCs
                     if iters == 1:
                         islip1(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant,

@@ -100,31 +100,65 @@ def islipn(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi, iters)
 
 
 @njit(cache=True, inline="always")
-def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t):
+def _grant(z, j, op, g, nv, nq, pin, pout, ofree, ipb, hv, t):
+    """Head ``j`` (input VC of the router) accepts the VC of port ``op`` nearest its accept
+    pointer among those granting it (``g``), as iSLIP's accept; both pointers moved past the
+    match, the VC taken and the head's output set."""
+    k = pin[z + j] - op * nv
+    hi = g & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
+    ov = il.low(hi) if hi else il.low(g)
+    o = op * nv + ov
+    pin[z + j] = o + 1 if o + 1 < nq else 0
+    pout[z + o] = j + 1 if j + 1 < nq else 0
+    ofree[ipb + op] &= ~(U1 << np.uint64(ov))
+    hv[z + j, OUT], hv[z + j, TOK] = op << 6 | ov, t + 1
+
+
+@njit(cache=True, inline="always")
+def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, one):
     """VC allocation's heads split by output port (the prototype's ``M_VQ``; docs/iq-router.md
     "Session 18, part 2"): head ``h`` (input VC ``hj[h]`` of the router, output port
     ``hq[h]``, its free VCs ``hm[h]``, ``opc``: heads a port) alone on its port takes the
     free VC nearest at or after its accept pointer, what iSLIP grants when one input asks
     (every VC it asks offers itself to it; any number of iterations), the pointers moved as
-    iSLIP moves them; the others' requests go to rows ``0 ..`` of ``rin``/``rout`` for
-    iSLIP. Returns their count; ``opc`` 0 again."""
+    iSLIP moves them. With one iteration (``one``) the heads sharing a port are matched
+    port by port (a port's VCs are asked by its heads only, "Session 19"); else their
+    requests go to rows ``0 ..`` of ``rin``/``rout`` for iSLIP. Returns the rows' count;
+    ``opc`` 0 again."""
     nva = 0
     for h in range(nh):
         j, op, fr = hj[h], hq[h], hm[h]
-        if opc[op] > 1:
+        c = opc[op]
+        if c > 1 and not one:
             while fr:
                 rin[nva], rout[nva] = j, op * nv + il.low(fr)
                 nva += 1
                 fr &= fr - U1
             continue
-        k = pin[z + j] - op * nv
-        hi = fr & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
-        ov = il.low(hi) if hi else il.low(fr)
-        o = op * nv + ov
-        pin[z + j] = o + 1 if o + 1 < nq else 0
-        pout[z + o] = j + 1 if j + 1 < nq else 0
-        ofree[ipb + op] &= ~(U1 << np.uint64(ov))
-        hv[z + j, OUT], hv[z + j, TOK] = op << 6 | ov, t + 1
+        if c > 1:  # one iSLIP iteration on the port's heads: each VC offers itself to the
+            opc[op] = 0  # head nearest its grant pointer (in rout: the VCs a head is offered)
+            u = np.uint64(0)
+            for x in range(h, nh):
+                if hq[x] == op:
+                    u |= hm[x]
+                    rout[x] = 0
+            while u:
+                ov = il.low(u)
+                u &= u - U1
+                p, bit, best, bd = pout[z + op * nv + ov], U1 << np.uint64(ov), h, nq
+                for x in range(h, nh):
+                    if hq[x] == op and hm[x] & bit:
+                        d = hj[x] - p
+                        d += nq if d < 0 else 0
+                        if d < bd:
+                            best, bd = x, d
+                rout[best] |= np.int64(bit)
+            for x in range(h, nh):
+                if hq[x] == op and rout[x]:
+                    _grant(z, hj[x], op, np.uint64(rout[x]), nv, nq, pin, pout, ofree, ipb, hv, t)
+            continue
+        if c == 1:
+            _grant(z, j, op, fr, nv, nq, pin, pout, ofree, ipb, hv, t)
     for h in range(nh):
         opc[hq[h]] = 0
     return nva

@@ -122,7 +122,9 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
         alive = s.pk_pid.size - int(s.pk_nfree[0])
         deliv = np.empty((alive + need + nnode + 1, 7), np.int64)
         rows = np.zeros((t_end - t, 6), np.int64)
-        block = ib.next_block(block, need, t_end - t, nnode)
+        # a small network's busy blocks longer (16,384 packets a block at most: 1.2 MB of
+        # slots; meshconfig's mesh at 0.4 paid 64 calls' Python, docs/iq-router.md s. 19)
+        block = ib.next_block(block, need, t_end - t, nnode, 16384)
         start = t
         status[5], status[6], status[7] = in_flight, 0, 0
         while True:
