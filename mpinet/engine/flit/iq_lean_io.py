@@ -1,0 +1,133 @@
+"""A lean iq cycle's inputs (numba, inlined into :func:`~mpinet.engine.flit.iq_lean.run_block`;
+docs/iq-router.md, "Session 18: the lean path"): the flits due into the routers' input VCs,
+the terminals' injections, and the credits due under ``wait_for_tail_credit``, in the order
+of BookSim's ``TrafficManager::_Step``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mpinet.engine.flit import iq_lists as il
+from mpinet.engine.flit.iq_lean_route import fetch_row
+from mpinet.engine.flit.iq_lean_spec import KS, low, rank
+from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, RP, TOK
+from mpinet.prefetch import prefetch
+from mpinet.routing import compiled
+
+U1 = np.uint64(1)
+KM = (1 << FS) - 1  # a flit word's index bits
+AHEAD = 8  # arrivals fetched ahead
+
+
+@njit(cache=True, inline="always")
+def arrivals(t, s, prm, rule, rd, far):
+    """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
+    VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
+    this cycle), its route's table entry fetched now (``anynet-min``'s N x N table is 25 MB
+    on ms:3,2: a miss a packet-hop where read at once). Returns the count."""
+    nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
+    hv, buf = s.hv, s.buf
+    nar = s.cn.size
+    cap = s.ck.size // nar
+    k = t % nar
+    cnt = s.cn[k]
+    for i in range(cnt):
+        key, code = s.ck[k * cap + i], s.cc[k * cap + i]
+        if far and i + AHEAD < cnt:  # the input VC's row and ring a few arrivals on (at random
+            j = s.ck[k * cap + i + AHEAD]  # over megabytes on ms:3,2: a miss each)
+            j = (j >> 6) * nv + (j & 63)
+            fetch_row(hv, j)
+            prefetch(buf, j * bsz)
+        ip, v = key >> 6, key & 63
+        iv = ip * nv + v
+        c = hv[iv, CNT]
+        pos = il.wrap(hv[iv, HD] + c, bsz)
+        buf[iv * bsz + pos] = code
+        hv[iv, CNT] = c + 1
+        n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
+        if c == 0 and (code & KM) == 0:
+            hv[iv, TOK], s.rte[iv, RP] = t + rd, -1
+            compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
+            if prm.osp > 1:  # its place in the queues (iq_lean_spec)
+                r = rank(ip - n * npt, prm.deg, prm.rot)
+                s.vkey[iv] = s.skey[iv] = t * KS + r if rd == 0 else low(t) + KS + r
+        elif c == 0 and prm.osp > 1:
+            s.skey[iv] = t * KS + rank(ip - n * npt, prm.deg, prm.rot)
+        s.vm[ip] |= U1 << np.uint64(v)
+        s.pm[n] |= U1 << np.uint64(ip - n * npt)
+        s.actb[n >> 6] |= U1 << np.uint64(n & 63)
+    s.cn[k] = 0
+    return cnt
+
+
+@njit(cache=True, inline="always")
+def terminals(t, s, nv, npt, fl, deg, niv, wt):
+    """The terminals with a packet each send one flit into their router's injection channel
+    (``TrafficManager::_Step``'s injection: the head on the VC round-robin after the last one
+    taken, VC 0 first, when it has a credit and, with ``wait_for_tail_credit`` (``wt``),
+    its last packet's credits are all back; the packet's flits on it while they have
+    credits). Returns the flits sent."""
+    nar = s.cn.size
+    cap = s.ck.size // nar
+    st = (t + 2) % nar  # the injection channel: read two cycles on
+    nt, kept, sent = s.misc[1], 0, 0
+    cred = s.cred
+    for i in range(nt):
+        n = s.tact[i]
+        pk = s.sq_h[n]
+        if pk < 0:
+            s.ton[n] = 0
+            continue
+        s.tact[kept] = n
+        kept += 1
+        tb = niv + n * nv
+        f = s.sq_k[n]
+        v = s.sq_vc[n]
+        if f == 0 and v < 0:
+            lvc = s.last_vc[n]
+            for j in range(1, nv + 1):
+                c = 0 if lvc < 0 else il.wrap(lvc + j, nv)
+                if cred[tb + c] > 0 and (wt == 0 or s.otl[tb + c] == 0):
+                    v = c
+                    break
+            if v < 0:
+                continue
+        if cred[tb + v] <= 0:
+            continue
+        if f == 0:
+            s.last_vc[n] = v
+            s.pk_adm[pk] = t
+        cred[tb + v] -= 1
+        x = st * cap + s.cn[st]
+        s.ck[x], s.cc[x] = (n * npt + deg) << 6 | v, pk << FS | f
+        s.cn[st] += 1
+        sent += 1
+        if f == fl - 1:
+            s.sq_h[n] = s.pk_next[pk]
+            if s.sq_h[n] < 0:
+                s.sq_t[n] = -1
+            s.sq_k[n], s.sq_vc[n] = 0, -1
+            if wt:
+                s.otl[tb + v] = 1
+        else:
+            s.sq_k[n], s.sq_vc[n] = f + 1, v
+    s.misc[1] = kept
+    return sent
+
+
+@njit(cache=True, inline="always")
+def tail_credits(x, capk, niv, nv, bsz, s):
+    """The credits due in ring slot ``x`` under ``wait_for_tail_credit``: a VC whose tail
+    was sent is free again with its last credit back (a router's output VC in ``ofree``; a
+    terminal's injection VC: ``otl`` read as it picks one)."""
+    cred, otl = s.cred, s.otl
+    for i in range(s.kn[x]):
+        j = s.kk[x * capk + i]
+        c = cred[j] + 1
+        cred[j] = c
+        if c == bsz and otl[j]:
+            otl[j] = 0
+            if j < niv:
+                s.ofree[j // nv] |= U1 << np.uint64(j % nv)
