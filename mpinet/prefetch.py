@@ -19,8 +19,9 @@ from numba.extending import intrinsic
 
 @intrinsic
 def prefetch(typingctx, arr, idx):
-    """Hint that ``arr[idx]`` (1-d) will be read soon; compiled code only."""
-    if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(idx, types.Integer):
+    """Hint that ``arr[idx]`` will be read soon (a 2-d ``arr``: its row ``idx``); compiled
+    code only."""
+    if not isinstance(arr, types.Array) or arr.ndim > 2 or not isinstance(idx, types.Integer):
         return None
     sig = types.void(arr, idx)
 
@@ -35,7 +36,9 @@ def _emit(context, builder, tys, args):  # noqa: ANN001, ANN202 (numba's codegen
     aty, ity = tys
     ary = context.make_array(aty)(context, builder, args[0])
     i = context.cast(builder, args[1], ity, types.intp)
-    ptr = cgutils.get_item_pointer(context, builder, aty, ary, [i], wraparound=False)
+    zero = context.get_constant(types.intp, 0)  # a 2-d array's row: its first item
+    at = [i] + [zero] * (aty.ndim - 1)
+    ptr = cgutils.get_item_pointer(context, builder, aty, ary, at, wraparound=False)
     i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
     fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
     fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")

@@ -10,7 +10,6 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
-from mpinet.engine.flit.iq_lean_route import fetch_row
 from mpinet.engine.flit.iq_lean_spec import KS, low, rank
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, RP, TOK
 from mpinet.prefetch import prefetch
@@ -38,7 +37,7 @@ def arrivals(t, s, prm, rule, rd, far):
         if far and i + AHEAD < cnt:  # the input VC's row and ring a few arrivals on (at random
             j = s.ck[k * cap + i + AHEAD]  # over megabytes on ms:3,2: a miss each)
             j = (j >> 6) * nv + (j & 63)
-            fetch_row(hv, j)
+            prefetch(hv, j)  # its row
             prefetch(buf, j * bsz)
         ip, v = key >> 6, key & 63
         iv = ip * nv + v

@@ -7,10 +7,7 @@ lean kernel's time. Inlined into :func:`~mpinet.engine.flit.iq_lean.run_block`."
 
 from __future__ import annotations
 
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
 from mpinet.routing import dor
@@ -55,26 +52,3 @@ def dor_route(n, lo, dst, k, nd, mode, m, lim, deg, nv, vcs, nbt, sport):
         return -1
     sp = sport[n * deg + port]
     return sp if nbt[n * deg + sp] >= 0 else -1
-
-
-@intrinsic
-def fetch_row(typingctx, arr, i):
-    """Hint that row ``i`` of the 2-d ``arr`` will be read soon (``llvm.prefetch``, as
-    :func:`~mpinet.prefetch.prefetch` for a 1-d array; no bounds checked: it never faults)."""
-    if not isinstance(arr, types.Array) or arr.ndim != 2 or not isinstance(i, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        aty, ity = signature.args
-        ary = context.make_array(aty)(context, builder, args[0])
-        k = context.cast(builder, args[1], ity, types.intp)
-        zero = context.get_constant(types.intp, 0)
-        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [k, zero], wraparound=False)
-        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-        read, keep, data = (ir.Constant(i32, v) for v in (0, 3, 1))  # all caches, data
-        builder.call(fn, [builder.bitcast(ptr, i8p), read, keep, data])
-        return context.get_dummy_value()
-
-    return types.void(arr, i), codegen
