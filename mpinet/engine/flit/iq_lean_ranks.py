@@ -35,6 +35,7 @@ from mpinet.engine.flit import iq_ranks, rank_loop
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import ranks as rk
 from mpinet.engine.flit.iq_lean_run import LEAN_PATH, RebuiltState
+from mpinet.engine.flit.iq_write import put_record, take_record
 from mpinet.engine.flit.rank_steps import BLOCKS
 
 #: the kernel's codes beyond :mod:`~mpinet.engine.flit.iq_step`'s
@@ -43,7 +44,7 @@ WAIT, ERROR = iq_ranks.WAIT, iq_ranks.FAILED
 #: cycle's messages out), their requests, the remote flits granted last cycle, the block's
 #: first cycle
 G_CODE, G_T, G_FLIGHT, G_IDLE, G_PHASE, G_REQ, G_CROSS, G_T0 = range(8)
-ROW, ROW_HEAD = iq_ranks.ROW, iq_ranks.ROW_HEAD
+ROW_HEAD = iq_ranks.ROW_HEAD
 NEVER = 1 << 62  # the lean cycle's own end tests off: the summed counters decide
 
 
@@ -94,12 +95,7 @@ def _out(t, prm, s, ex):
         ex.send[j, a + ROW_HEAD] = 1 if k == 0 else 0
         if k == 0:  # a head carries its packet's record
             ex.send[j, rk.H_HEADS] += 1
-            ex.send[j, a + 4], ex.send[j, a + 5] = s.pk_pid[pk], s.pk_src[pk]
-            ex.send[j, a + 6], ex.send[j, a + 7] = s.pk_dst[pk], s.pk_inj[pk]
-            ex.send[j, a + 8], ex.send[j, a + 9] = s.pk_adm[pk], s.pk_hops[pk]
-            ex.send[j, a + 10] = s.pk_state[pk]
-            for c in range(s.pk_hdr.shape[1]):
-                ex.send[j, a + ROW + c] = s.pk_hdr[pk, c]
+            put_record(ex.send[j], a, s, pk)
         if k == fl - 1:  # the packet's last flit here: its slot free
             s.pk_free[s.pk_nfree[0]] = pk
             s.pk_nfree[0] += 1
@@ -142,14 +138,7 @@ def _in(t, prm, s, ex, rmap):
             ip, v, k = m[a] - lo * npt, m[a + 1], m[a + 2]
             iv = ip * nv + v
             if m[a + ROW_HEAD]:
-                s.pk_nfree[0] -= 1
-                pk = s.pk_free[s.pk_nfree[0]]
-                s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk] = m[a + 4], m[a + 5], m[a + 6]
-                s.pk_inj[pk], s.pk_adm[pk], s.pk_hops[pk] = m[a + 7], m[a + 8], m[a + 9]
-                s.pk_state[pk], s.pk_next[pk] = m[a + 10], -1
-                for c in range(s.pk_hdr.shape[1]):
-                    s.pk_hdr[pk, c] = m[a + ROW + c]
-                rmap[iv] = pk
+                rmap[iv] = take_record(m, a, s)
             y = sd * cap + s.cn[sd]
             s.ck[y], s.cc[y] = ip << 6 | v, rmap[iv] << ils.FS | k
             s.cn[sd] += 1

@@ -41,14 +41,15 @@ from mpinet.engine.flit import mpi_native, rank_loop
 from mpinet.engine.flit import rank_looks as lk
 from mpinet.engine.flit import ranks as rk
 from mpinet.engine.flit import route_carry as rc
+from mpinet.engine.flit.iq_write import ROW, take_record
 from mpinet.routing import compiled
 from mpinet.routing.route_rows import SourceRouted
 
 #: :func:`run_block`'s codes beyond :mod:`~mpinet.engine.flit.iq_step`'s: waiting for the
 #: messages, a rank failed (:meth:`Ranks.call`)
 WAIT, FAILED = 7, 8
-#: a row's words before the header words of a packet (:func:`~.iq_write._away`); its head flag
-ROW, ROW_HEAD = 11, 3
+#: a row's head flag (the packet's record after it: :func:`~.iq_write.put_record`)
+ROW_HEAD = 3
 
 
 def why_not(eng: Any) -> str | None:
@@ -112,13 +113,8 @@ def take_in(t, prm, s, ex):
             w = key // deg
             iv = ((w - prm.lo) * nport + key % deg) * nvc + v
             if m[a + 3]:
-                s.pk_nfree[0] -= 1
-                pk = s.pk_free[s.pk_nfree[0]]
-                s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk] = m[a + 4], m[a + 5], m[a + 6]
-                s.pk_inj[pk], s.pk_adm[pk], s.pk_hops[pk] = m[a + 7], m[a + 8], m[a + 9]
-                s.pk_state[pk], s.pk_next[pk], s.pk_away[pk] = m[a + 10], -1, 0
-                for c in range(s.pk_hdr.shape[1]):
-                    s.pk_hdr[pk, c] = m[a + ROW + c]
+                pk = take_record(m, a, s)
+                s.pk_away[pk] = 0
                 s.rmap[iv] = pk
             x = (key - prm.lo * deg) * sl + tl
             s.fc[x] = (s.rmap[iv] * fl + k) << 6 | v  # flit and VC in one word

@@ -121,6 +121,36 @@ def send_credit(n, p, m, t2, tl, prm, s):
         s.work[n] += 1
 
 
+#: an exchange row's columns: link, VC, flit, head flag, the packet's record (4-10), its
+#: header from ROW on
+ROW = 11
+
+
+@njit(cache=True, inline="always")
+def put_record(m, a, s, pk):
+    """Packet ``pk``'s record into the exchange row at ``m[a]`` (columns 4-10 and the header
+    from :data:`ROW`), as a head that leaves the rank carries it; both iq paths'
+    (``s``: either path's arrays)."""
+    m[a + 4], m[a + 5], m[a + 6], m[a + 7] = s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk], s.pk_inj[pk]
+    m[a + 8], m[a + 9], m[a + 10] = s.pk_adm[pk], s.pk_hops[pk], s.pk_state[pk]
+    for c in range(s.pk_hdr.shape[1]):
+        m[a + ROW + c] = s.pk_hdr[pk, c]
+
+
+@njit(cache=True, inline="always")
+def take_record(m, a, s):
+    """A head's packet record from the exchange row at ``m[a]`` into a free slot of ``s``
+    (:func:`put_record`'s columns); returns the slot."""
+    s.pk_nfree[0] -= 1
+    pk = s.pk_free[s.pk_nfree[0]]
+    s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk] = m[a + 4], m[a + 5], m[a + 6]
+    s.pk_inj[pk], s.pk_adm[pk], s.pk_hops[pk] = m[a + 7], m[a + 8], m[a + 9]
+    s.pk_state[pk], s.pk_next[pk] = m[a + 10], -1
+    for c in range(s.pk_hdr.shape[1]):
+        s.pk_hdr[pk, c] = m[a + ROW + c]
+    return pk
+
+
 @njit(cache=True, inline="always")
 def _away(link, f, v, fl, s):
     """Flit ``f`` leaves the rank for input port ``link`` (``node * degree + port``) of
@@ -132,10 +162,7 @@ def _away(link, f, v, fl, s):
     row = s.wo[i]
     row[0], row[1], row[2], row[3] = link, v, k, k == 0
     if k == 0:
-        row[4], row[5], row[6], row[7] = s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk], s.pk_inj[pk]
-        row[8], row[9], row[10] = s.pk_adm[pk], s.pk_hops[pk], s.pk_state[pk]
-        for c in range(s.pk_hdr.shape[1]):
-            row[11 + c] = s.pk_hdr[pk, c]
+        put_record(row, 0, s, pk)
         s.pk_away[pk] = 1
     if k == fl - 1:
         s.pk_free[s.pk_nfree[0]] = pk
