@@ -12,7 +12,8 @@ import numpy as np
 
 from mpinet import rng
 from mpinet.engine.flit import iq_step as ist
-from mpinet.engine.run import RunRecord, stuck_packets
+from mpinet.engine.flit.results import counter_rows
+from mpinet.engine.run import RunRecord, joined, stuck_packets
 from mpinet.routing import dor
 
 #: cycles one compiled call runs (the packet pool holds a block's injections, which the
@@ -125,7 +126,7 @@ def record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, t
            order, live_of):  # fmt: skip
     """The run's :class:`~mpinet.engine.run.RunRecord` from its rows (both paths): ``live_of(s,
     prm)`` lists the packets in flight, ``order`` the state ports' mpinet ports (None: the same)."""
-    packets = np.concatenate(delivered) if delivered else np.empty((0, 7), np.int64)
+    packets = joined(delivered, 7)
     live = live_of(s, prm) if in_flight else np.empty((0, 7), np.int64)
     if live.shape[0]:
         rows = live[:, [0, 1, 2, 4, 4, 5, 6]]
@@ -133,7 +134,7 @@ def record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, t
         packets = np.concatenate([packets, rows])
     hops = None
     if eng.record_hops:
-        hops = np.concatenate(hop_rows) if hop_rows else np.empty((0, 5), np.int64)
+        hops = joined(hop_rows, 5)
         if order is not None:  # a hop's port in mpinet's, the rows in its order (a cycle's
             hops[:, 4] = order.order[order.rows(hops[:, 2]), hops[:, 4]]  # by node and port)
             hops = hops[np.lexsort((hops[:, 4], hops[:, 2], hops[:, 0]))]
@@ -143,11 +144,9 @@ def record(eng, s, prm, t, counters, delivered, hop_rows, injected, in_flight, t
         np.put_along_axis(load, mine, load.copy(), axis=1)
     return RunRecord(
         steps=t,
-        counters=(
-            np.concatenate(counters).astype(np.int64) if counters else np.empty((0, 4), np.int64)
-        ),
+        counters=counter_rows(counters),
         packets=packets,
-        injected_ids=np.concatenate(injected) if injected else np.empty(0, np.int64),
+        injected_ids=joined(injected),
         link_load=load,
         hop_rows=hops,
         stuck=stuck_packets(eng.comm, eng.topo, live) if in_flight else [],
