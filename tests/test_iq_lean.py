@@ -120,9 +120,13 @@ WIDE = [  # network, router, flits, VCs, slots, packets, steps, keys
 ]
 
 
-@pytest.mark.parametrize("case", WIDE, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}-{c[5]}-"
-                                            + ",".join(f"{k}{v}" for k, v in c[7].items())
-                                            for c in WIDE])  # fmt: skip
+def _ids(cases: list) -> list[str]:
+    """A keyed case's test id: network, router, flits, VCs, packets and its iq keys."""
+    return [f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}-{c[5]}-" + ",".join(f"{k}{v}" for k, v in c[7].items())
+            for c in cases]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", WIDE, ids=_ids(WIDE))
 def test_lean_widened_keys(case):
     """Lookahead routing, ``credit_delay``, ``wait_for_tail_credit`` and ``alloc_iters``
     (meshconfig's keys) on the lean path, as the general path's, light to saturated."""
@@ -156,9 +160,7 @@ ISP = [  # input speedup (mesh88_lat's 2): network, router, flits, VCs, slots, p
 ]
 
 
-@pytest.mark.parametrize("case", ISP, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}-{c[5]}-"
-                                           + ",".join(f"{k}{v}" for k, v in c[7].items())
-                                           for c in ISP])  # fmt: skip
+@pytest.mark.parametrize("case", ISP, ids=_ids(ISP))
 def test_lean_input_speedup(case):
     """Input speedup (a port's ``isp`` crossbar inputs, VC ``v`` on input ``v % isp``, a VC
     pointer each) on the lean path, as the general path's, light to saturated."""
@@ -182,9 +184,7 @@ SPEC = [  # speculation: network, router, flits, VCs, slots, packets, steps, key
 ]
 
 
-@pytest.mark.parametrize("case", SPEC, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}-{c[5]}-"
-                                            + ",".join(f"{k}{v}" for k, v in c[7].items())
-                                            for c in SPEC])  # fmt: skip
+@pytest.mark.parametrize("case", SPEC, ids=_ids(SPEC))
 def test_lean_speculative(case):
     """Speculation (a head in VC allocation bids for the switch below the others, its grant
     held only if VC allocation gave it a VC with a credit in the same cycle) on the lean
@@ -212,9 +212,7 @@ OSP = [  # output speedup (and speculation): network, router, flits, VCs, slots,
 ]
 
 
-@pytest.mark.parametrize("case", OSP, ids=[f"{c[0]}-{c[1]}-L{c[2]}-V{c[3]}-{c[5]}-"
-                                           + ",".join(f"{k}{v}" for k, v in c[7].items())
-                                           for c in OSP])  # fmt: skip
+@pytest.mark.parametrize("case", OSP, ids=_ids(OSP))
 def test_lean_output_speedup(case):
     """Output speedup (``osp`` crossbar outputs a port, output queues filled in switch
     allocation's queue order, one flit a cycle sent) on the lean path, with and without
