@@ -157,3 +157,21 @@ def test_lean_ranks_cut_at_max_steps():
     if comm.Get_size() > 1:
         assert "general path (packets in flight at the end)" in paths[1], paths
     _same(one, many)
+
+
+@pytest.mark.mpi
+def test_lean_ranks_refuse_output_speedup_by_name():
+    """Output speedup with speculation (bench_iq's mesh4-osp2 keys): the lean path on one rank,
+    refused by name on several (``why_not_lean``), the one-rank run's record either way."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    topo = from_spec("mesh:4,2")
+    keys = dict(MESHC, output_speedup=2, speculative=1)
+    case = ("mesh:4,2", "dor", None, 4, 4, 4, keys, 600, 60)
+    rows = _rows(topo, case[7], case[8])
+    (one, many), paths = _runs(comm, topo, case, rows)
+    assert paths[0] == LEAN_PATH, paths
+    if comm.Get_size() > 1:
+        assert paths[1].endswith("(output speedup or speculation on several ranks)"), paths
+    _same(one, many)

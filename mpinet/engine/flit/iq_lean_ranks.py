@@ -217,8 +217,6 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     """The lean path on ``eng``'s ranks: ``(record, None)``, or ``(None, why)`` on every rank
     at once where it goes to the general path (as :func:`~.iq_lean_run.run`; ``nbt``: the
     rank's neighbours in mpinet's ports, for the partners)."""
-    if prm.osp != 1 or prm.spec:  # flits that leave after their cycle: _out scans one slot
-        return None, "output speedup or speculation on several ranks"
     own = eng.hi - eng.lo
     prm = prm._replace(nnode=own)  # the lean arrays: the rank's routers only
     s = ils.make_lean(prm, *tables, hw, 1024)

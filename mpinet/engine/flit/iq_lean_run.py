@@ -44,6 +44,12 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
     refused = (
         (not getattr(eng, "iq_lean", True), "asked for (iq_lean = False)"),
         (eng.size > 1 and eng.watch is not None, "a watch on several ranks"),
+        # their flits leave after the cycle that granted them: iq_lean_ranks' exchange takes
+        # a cycle's flits from its own ring slot only
+        (
+            eng.size > 1 and (prm.osp != 1 or bool(prm.spec)),
+            "output speedup or speculation on several ranks",
+        ),
         (prm.rd > 1, f"routing_delay = {prm.rd}"),
         (prm.vad != 1, f"vc_alloc_delay = {prm.vad}"),
         (prm.sad != 1, f"sw_alloc_delay = {prm.sad}"),
