@@ -21,13 +21,11 @@ path at the same cycle (a stall, a routing error, packets in flight at the end).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-from mpinet.engine.comm import park, stopping
 from mpinet.engine.flit import iq_blocks as ib
 from mpinet.engine.flit import iq_lean as lean
 from mpinet.engine.flit import iq_lean_state as ils
@@ -293,12 +291,4 @@ def _call(eng: Any, fns: Any, args: tuple) -> int:
         code = int(run_block(fns, *args))
         if code != WAIT:
             return code
-        now = time.monotonic()
-        since = now if since is None else since
-        if stopping():
-            park()
-        comm = eng.comm
-        timeout = getattr(comm, "timeout", None)
-        if timeout is not None and now - since > timeout and hasattr(comm, "_roll_call_and_abort"):
-            comm._roll_call_and_abort(now - since)
-        time.sleep(0.0005)
+        since = rank_loop.waiting(eng.comm, since)

@@ -25,14 +25,12 @@ cache, because :mod:`mpinet.numba_cache` stamps every kernel with all of mpinet'
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-from mpinet.engine.comm import park, stopping
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
@@ -312,16 +310,7 @@ class Ranks:
                     continue
                 if code != WAIT:
                     return code
-                now = time.monotonic()
-                since = now if since is None else since
-                if stopping():
-                    park()
-                comm = self.eng.comm
-                timeout = getattr(comm, "timeout", None)
-                if (timeout is not None and now - since > timeout
-                        and hasattr(comm, "_roll_call_and_abort")):  # fmt: skip
-                    comm._roll_call_and_abort(now - since)
-                time.sleep(0.0005)
+                since = rank_loop.waiting(self.eng.comm, since)
         finally:
             self.carried.done(cy)
 

@@ -228,6 +228,22 @@ def new_net(peers: np.ndarray, cap: np.ndarray, fold: bool, status_words: int,
                np.empty(GATHER * size, np.int64), np.zeros(2 * deg, np.int64))  # fmt: skip
 
 
+def waiting(comm: Any, since: float | None) -> float:
+    """A compiled block returned :data:`WAIT` (its rank waited :data:`SPIN` seconds for
+    messages): a stopping process parks, a rank that waited since ``since`` past the watched
+    communicator's timeout ends the job as its calls do; else a short sleep before the next
+    call. Returns when the wait began (every rank path's loop calls it)."""
+    now = time.monotonic()
+    since = now if since is None else since
+    if stopping():
+        park()
+    timeout = getattr(comm, "timeout", None)
+    if timeout is not None and now - since > timeout and hasattr(comm, "_roll_call_and_abort"):
+        comm._roll_call_and_abort(now - since)
+    time.sleep(0.0005)
+    return since
+
+
 class Blocks:
     """The engine's side of :func:`run_block`: a block of steps per call up to a deadlock
     look that listed fronts (as one rank's :class:`~mpinet.engine.flit.chunk.Steps`), room in
@@ -310,7 +326,7 @@ class Blocks:
             inner._flush(so)
             so.cnt[:] = 0
             if code == WAIT:
-                since = self._waiting(since)
+                since = waiting(self.ranks.eng.comm, since)
                 continue
             since = None
             if code == chunk.ROOM and status[1] < t_end:
@@ -356,20 +372,6 @@ class Blocks:
         if mine > net.gsend.size or int(words.sum()) > net.gbuf.size:
             self.net = net._replace(gsend=np.empty(max(2 * mine, net.gsend.size), np.int64),
                                     gbuf=np.empty(2 * int(words.sum()), np.int64))  # fmt: skip
-
-    def _waiting(self, since: float | None) -> float:
-        """A rank that waited :data:`SPIN` seconds: a stopping process parks, a rank that
-        waited past the watched communicator's timeout ends the job as its calls do."""
-        now = time.monotonic()
-        since = now if since is None else since
-        if stopping():
-            park()
-        comm = self.ranks.eng.comm
-        timeout = getattr(comm, "timeout", None)
-        if timeout is not None and now - since > timeout and hasattr(comm, "_roll_call_and_abort"):
-            comm._roll_call_and_abort(now - since)
-        time.sleep(0.0005)
-        return since
 
     def _end(self, t: int, rows: np.ndarray, code: int, so: Any, live: Any) -> np.ndarray:
         """The block's last step's lagged values summed, the errors raised, the rows
