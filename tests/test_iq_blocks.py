@@ -60,3 +60,18 @@ def test_results_do_not_depend_on_the_blocks(monkeypatch, rate, steps):
         assert eng.block_calls < eng64.block_calls / 4, (eng.block_calls, eng64.block_calls)
     else:
         assert eng.block_calls <= eng64.block_calls
+
+
+def test_ring_items_lists_each_ring_from_its_head_around_the_end():
+    rng = np.random.default_rng(3)
+    size, rings = 5, 40
+    buf = rng.integers(0, 1000, rings * size)
+    count = rng.integers(0, size + 1, rings)
+    head = rng.integers(0, size, rings)
+    want = [(i, int(buf[i * size + (head[i] + j) % size]))
+            for i in range(rings) for j in range(int(count[i]))]  # fmt: skip
+    ring, item = iq_blocks.ring_items(buf, count, head, size)
+    assert list(zip(ring.tolist(), item.tolist(), strict=True)) == want
+    assert count.sum() > 0 and (count == size).any() and (head + count > size).any()
+    none = iq_blocks.ring_items(buf, np.zeros(rings, np.int64), head, size)
+    assert none[0].size == none[1].size == 0

@@ -40,6 +40,18 @@ def dor_ties(router: Any) -> bool:
     return router.name == "dor" and getattr(router, "mode", None) == dor.RANDOM
 
 
+def ring_items(buf: np.ndarray, count: np.ndarray, head: np.ndarray, size: int) -> tuple:
+    """Every item held in a set of ring buffers of ``size`` slots (ring ``i`` at
+    ``buf[i * size:]``, ``count[i]`` items from slot ``head[i]``): ``(ring, item)`` arrays,
+    by ring, then from its head. A saturated network's input buffers hold tens of thousands of
+    flits, so the packets' places are read in one pass, not flit by flit."""
+    rings = np.flatnonzero(count > 0)
+    n = count[rings].astype(np.int64)
+    ring = np.repeat(rings, n)
+    j = np.arange(ring.size) - np.repeat(np.cumsum(n) - n, n)  # the item's place in its ring
+    return ring, buf[ring * size + (head[ring] + j) % size]
+
+
 def ties(eng: Any, pid: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """``dor``'s random ties of each packet drawn at injection, as the router draws them
     (one uniform keyed by seed, packet and the hops before the tied dimension: its routes

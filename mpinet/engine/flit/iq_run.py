@@ -265,12 +265,9 @@ def _live(s: Any, prm: Any) -> np.ndarray:
     at = s.pk_src[pks].copy()
     where = np.full(s.pk_pid.size, -1, np.int64)
     nvc, nport, bsz, fl = prm.nvc, prm.nport, prm.bsz, prm.fl
-    ibn, ibh = s.hv[:, il.IBN], s.hv[:, il.IBH]
-    for iv in np.flatnonzero(ibn > 0):  # the heads in input buffers (stuck runs: few)
-        for j in range(int(ibn[iv])):
-            f = int(s.ib[iv * bsz + (int(ibh[iv]) + j) % bsz])
-            if f % fl == 0:
-                where[f // fl] = prm.lo + iv // (nport * nvc)
+    iv, f = ib.ring_items(s.ib, s.hv[:, il.IBN], s.hv[:, il.IBH], bsz)
+    head = f % fl == 0  # the heads in input buffers (a packet's head is in one at most)
+    where[f[head] // fl] = prm.lo + iv[head] // (nport * nvc)
     at = np.where(where[pks] >= 0, where[pks], at)
     cols = (s.pk_pid[pks], s.pk_src[pks], s.pk_dst[pks], at, s.pk_inj[pks], s.pk_hops[pks],
             s.pk_adm[pks])  # fmt: skip
