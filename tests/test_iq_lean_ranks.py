@@ -271,3 +271,51 @@ def test_lean_ranks_take_a_watch(case, monkeypatch):
         assert path == LEAN_PATH, path
     else:  # packets in flight when the watch stops the run: the general path, all ranks
         assert path == LEAN_PATH or "general path (packets in flight" in path, path
+
+
+class _Looker:
+    """A watch that caps the blocks at 7 cycles and keeps, at each block's end, the cycle,
+    the deliveries so far and the live packets, gathered over the ranks (by pid)."""
+
+    def __init__(self, comm):
+        self.comm, self.seen_at = comm, []
+
+    def limit(self, t):
+        return t + 7
+
+    def seen(self, t, delivered, live, last, max_steps):
+        rows = np.concatenate(self.comm.allgather(live()))
+        got = self.comm.allreduce(sum(d.shape[0] for d in delivered))
+        self.seen_at.append((t, got, rows[np.argsort(rows[:, 0], kind="stable")]))
+        return last, max_steps
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("case", [OSP_CASES[0], CASES[5], OSP_CASES[12], OSP_CASES[6]],
+                         ids=["mesh4-osp2", "ms-L16", "anynet-both", "ring-osp3"])  # fmt: skip
+def test_lean_ranks_hand_a_watch_what_one_rank_does(case):
+    """A watch on R ranks sees, at every block's end, the one-rank run's cycle, deliveries so
+    far and live packets (each listed once, by its head's rank, its hops as one rank's)."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    topo = _topo(case[0])
+    rows = _rows(topo, case[7], case[8])
+    _, rname, pol, flits, vcs, vb, keys, *_ = case
+    m = iq_model(topo, flits=flits, vcs=vcs, vc_buffer=vb, **keys)
+    if pol is not None:
+        m = replace(m, vc_policy=pol)
+    seen = []
+    for c in (MPI.COMM_SELF, comm):
+        policy = make_vc_policy(m.vc_policy, topo, m.vcs)
+        eng = FlitEngine(topo, make_router(rname, topo), m, policy, c, record_hops=True,
+                         max_steps=20000, seed=5)  # fmt: skip
+        eng.watch = _Looker(c)
+        eng.run(Packets(rows))
+        assert eng.steps_path == LEAN_PATH, eng.steps_path
+        seen.append(eng.watch.seen_at)
+    one, many = seen
+    assert len(one) == len(many) and any(r.shape[0] for *_, r in one)
+    for (t1, d1, r1), (t2, d2, r2) in zip(one, many, strict=True):
+        assert (t1, d1) == (t2, d2)
+        assert np.array_equal(r1, r2), t1
