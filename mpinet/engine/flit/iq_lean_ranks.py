@@ -16,13 +16,14 @@ channel_latency + 1 + credit_delay``, both after this cycle), so each arrives wh
 on one rank. Order inside a ring slot decides nothing (each entry touches its own VC or
 counter). With output speedup a flit granted at ``t`` may leave its output queue cycles
 later: the lean cycle writes it into the ring slot of its arrival then, which :func:`_out`
-scans at the cycle before it leaves, so it crosses when it would leave on one rank (docs,
-"Session 20: a watch, speculation and output speedup on several ranks"). The counters that
-end the run (flits, deliveries, injections, moves, an error) are summed over the ranks, so
-every rank stops at the same cycle, or goes to the general path at the same cycle (a
-stall, a routing error, packets in flight at the end). A watch (``mpinet booksim``'s
-measurement) caps the blocks and is handed each rank's deliveries and live packets (each
-listed by its head's rank) after every block, on every rank at the same cycle.
+scans at the cycle before it leaves, so it crosses when it would leave on one rank
+(docs/iq-router.md, "Session 20: a watch, speculation and output speedup on several
+ranks"). The counters that end the run (flits, deliveries, injections, moves, an error) are
+summed over the ranks, so every rank stops at the same cycle, or goes to the general path
+at the same cycle (a stall, a routing error, packets in flight at the end). A watch
+(``mpinet booksim``'s measurement) caps the blocks and is handed each rank's deliveries and
+live packets (each listed by its head's rank) after every block, on every rank at the same
+cycle.
 """
 
 from __future__ import annotations
