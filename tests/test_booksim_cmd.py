@@ -244,3 +244,20 @@ def test_same_figures_on_2_ranks(run_mpinet):
     assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
     a, b = json.loads(one.stdout), json.loads(two.stdout)
     assert a["periods"] and _numbers(a) == _numbers(b)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+def test_the_iq_router_prints_the_same_on_1_to_4_ranks(run_mpinet, ranks):
+    """The iq router's lean path takes the watch on several ranks (docs/iq-router.md,
+    "Session 20"), speculation and output speedup too: the text the one-rank run prints."""
+    args = ["booksim", MESH, "router=iq", "sample_period=60", "warmup_periods=1",
+            "max_samples=5", "injection_rate=0.1", "packet_size=3", "speculative=1",
+            "output_speedup=2", "--quiet"]  # fmt: skip
+    one, many = run_mpinet(args, ranks=1), run_mpinet(args, ranks=ranks)
+    assert one.returncode == 0 and many.returncode == 0, one.stderr + many.stderr
+
+    def text(out: str) -> list[str]:
+        return [x for x in out.splitlines() if not x.startswith("Total run time")]
+
+    assert "Overall Traffic Statistics" in one.stdout and text(one.stdout) == text(many.stdout)

@@ -159,19 +159,163 @@ def test_lean_ranks_cut_at_max_steps():
     _same(one, many)
 
 
+#: speculation, output speedup 2 and both (input speedup 2 too): the CASES' columns
+SPEC, OSP2 = {"speculative": 1}, {"output_speedup": 2}
+BOTH = {**SPEC, **OSP2}
+OSP_CASES = [
+    ("mesh:4,2", "dor", None, 4, 4, 4, dict(MESHC, **BOTH), 600, 60),  # mesh4-osp2's keys
+    ("mesh:4,2", "dor", None, 4, 4, 2, dict(MESHC, **SPEC), 600, 40),  # saturated
+    ("mesh:4,2", "dor", None, 1, 8, 4, dict(OSP2), 80, 400),  # light
+    ("mesh:4,2", "dor", None, 3, 4, 4, dict(MESHC, input_speedup=2, **BOTH), 500, 40),
+    ("torus:4,2", "dor", "dateline", 2, 4, 2, dict(channel_latency=2, **SPEC), 400, 60),
+    ("torus:4,2", "dor", "dateline", 4, 4, 4, dict(input_speedup=2, **OSP2), 400, 60),
+    ("torus:8,1", "dor", "dateline", 5, 2, 3,
+     {"channel_latency": 3, "credit_delay": 1, "wait_for_tail_credit": 1, "output_speedup": 3,
+      "speculative": 1}, 200, 80),
+    ("hypercube:4", "hypercube-ecube", None, 3, 2, 4, dict(OSP2), 300, 40),
+    ("hypercube:5", "anynet-min", None, 1, 2, 8, dict(MESHC, alloc_iters=2, **BOTH), 800, 100),
+    ("ms:2,2", "anynet-min", None, 16, 2, 4, dict(OSP2), 200, 60),  # worms over ranks
+    ("ms:2,2", "anynet-min", None, 6, 4, 8, dict(input_speedup=2, alloc_iters=2, **BOTH), 300, 50),
+    ("anynet", "anynet-min", None, 3, 2, 2, dict(SPEC), 300, 40),
+    ("anynet", "anynet-min", None, 2, 4, 4, dict(BOTH), 60, 200),  # light
+    ("anynet", "anynet-min", None, 4, 2, 4, dict(input_speedup=2, **OSP2), 300, 40),
+]  # fmt: skip
+
+
+def _keys(keys: dict) -> str:
+    short = {"speculative": "spec", "output_speedup": "osp", "input_speedup": "isp"}
+    return "+".join(f"{v}{k}" for k, v in short.items() if keys.get(k, 0) > (k != "speculative"))
+
+
 @pytest.mark.mpi
-def test_lean_ranks_refuse_output_speedup_by_name():
-    """Output speedup with speculation (bench_iq's mesh4-osp2 keys): the lean path on one rank,
-    refused by name on several (``why_not_lean``), the one-rank run's record either way."""
+@pytest.mark.parametrize(
+    "case", OSP_CASES, ids=[f"{c[0]}-L{c[3]}-{_keys(c[6])}-{c[7]}in{c[8]}" for c in OSP_CASES]
+)
+def test_lean_ranks_speculation_and_output_speedup(case):
+    """Speculation and output speedup on R ranks (docs/iq-router.md, "Session 20"): flits
+    granted in one cycle that leave from their output queue in a later one cross ranks at
+    the cycle they leave on one rank; the one-rank run row for row, both on the lean path."""
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
-    topo = from_spec("mesh:4,2")
-    keys = dict(MESHC, output_speedup=2, speculative=1)
-    case = ("mesh:4,2", "dor", None, 4, 4, 4, keys, 600, 60)
+    topo = _topo(case[0])
     rows = _rows(topo, case[7], case[8])
     (one, many), paths = _runs(comm, topo, case, rows)
-    assert paths[0] == LEAN_PATH, paths
-    if comm.Get_size() > 1:
-        assert paths[1].endswith("(output speedup or speculation on several ranks)"), paths
+    assert paths == [LEAN_PATH, LEAN_PATH], paths
+    assert one["packets"].shape[0] == len(rows) and (one["packets"][:, 4] >= 0).all()
     _same(one, many)
+    if comm.Get_size() > 1:
+        assert many["counters"][:, 3].sum() > 0  # flits crossed ranks
+
+
+@pytest.mark.mpi
+def test_lean_ranks_count_the_general_paths_crossings_with_output_queues():
+    """Output speedup and speculation: the flits that crossed ranks counted in the cycle
+    they leave their output queue, as the general path counts them on the same ranks."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    case = OSP_CASES[0]
+    topo = _topo(case[0])
+    rows = _rows(topo, case[7], case[8])
+    general, lean = [], []
+    for on, out in ((False, general), (True, lean)):
+        (_, many), paths = _runs(comm, topo, case, rows, lean=(True, on))
+        out.append(many)
+    _same(general[0], lean[0], cross=True)
+
+
+BOOKSIM = Path(__file__).resolve().parent / "data" / "booksim" / "mesh44.cfg"
+#: ``mpinet booksim`` overrides on mesh44.cfg, and whether its run ends drained (lean path)
+WATCHED = [
+    (["injection_rate=0.3"], True),  # latency, drained step by step
+    (["injection_rate=0.05", "packet_size=4", "seed=7"], True),  # light, 4 flits
+    (["sample_period=10", "max_samples=4", "warmup_periods=1", "packet_size=16",
+      "injection_rate=0.02"], True),  # worms over ranks
+    (["sim_type=throughput", "injection_rate=0.2"], True),
+    (["injection_rate=0.9", "latency_thres=100"], False),  # aborted: stopped at once
+    (["injection_rate=0.1", "speculative=1", "output_speedup=2", "packet_size=3"], True),
+    (["injection_rate=0.4", "output_speedup=2", "input_speedup=2", "packet_size=2"], True),
+]  # fmt: skip
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("case", WATCHED, ids=[" ".join(c[0]) for c in WATCHED])
+def test_lean_ranks_take_a_watch(case, monkeypatch):
+    """``mpinet booksim`` on R ranks: the lean path takes the measurement's watch (its blocks
+    capped by the watch's steps, its deliveries and live packets handed to it by every rank
+    at the same cycle) and prints exactly the one-rank output."""
+    from mpi4py import MPI
+    from test_booksim_onepass import printed
+
+    from mpinet.engine.comm import SerialComm
+    from mpinet.jobs import booksim_run as br
+
+    engines = []
+    made = br.make_engine
+
+    def make(*a, **k):
+        engines.append(made(*a, **k))
+        return engines[-1]
+
+    monkeypatch.setattr(br, "make_engine", make)
+    comm = MPI.COMM_WORLD
+    prep1 = br.prepare(str(BOOKSIM), ["router=iq", *case[0]])
+    alone = br.run(prep1, SerialComm())
+    prep = br.prepare(str(BOOKSIM), ["router=iq", *case[0]], comm.Get_size())
+    many = br.run(prep, comm)
+    assert printed(prep, many) == printed(prep1, alone)
+    assert many["runs"] == alone["runs"] == 1
+    path = engines[-1].steps_path
+    if case[1]:
+        assert path == LEAN_PATH, path
+    else:  # packets in flight when the watch stops the run: the general path, all ranks
+        assert path == LEAN_PATH or "general path (packets in flight" in path, path
+
+
+class _Looker:
+    """A watch that caps the blocks at 7 cycles and keeps, at each block's end, the cycle,
+    the deliveries so far and the live packets, gathered over the ranks (by pid)."""
+
+    def __init__(self, comm):
+        self.comm, self.seen_at = comm, []
+
+    def limit(self, t):
+        return t + 7
+
+    def seen(self, t, delivered, live, last, max_steps):
+        rows = np.concatenate(self.comm.allgather(live()))
+        got = self.comm.allreduce(sum(d.shape[0] for d in delivered))
+        self.seen_at.append((t, got, rows[np.argsort(rows[:, 0], kind="stable")]))
+        return last, max_steps
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("case", [OSP_CASES[0], CASES[5], OSP_CASES[12], OSP_CASES[6]],
+                         ids=["mesh4-osp2", "ms-L16", "anynet-both", "ring-osp3"])  # fmt: skip
+def test_lean_ranks_hand_a_watch_what_one_rank_does(case):
+    """A watch on R ranks sees, at every block's end, the one-rank run's cycle, deliveries so
+    far and live packets (each listed once, by its head's rank, its hops as one rank's)."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    topo = _topo(case[0])
+    rows = _rows(topo, case[7], case[8])
+    _, rname, pol, flits, vcs, vb, keys, *_ = case
+    m = iq_model(topo, flits=flits, vcs=vcs, vc_buffer=vb, **keys)
+    if pol is not None:
+        m = replace(m, vc_policy=pol)
+    seen = []
+    for c in (MPI.COMM_SELF, comm):
+        policy = make_vc_policy(m.vc_policy, topo, m.vcs)
+        eng = FlitEngine(topo, make_router(rname, topo), m, policy, c, record_hops=True,
+                         max_steps=20000, seed=5)  # fmt: skip
+        eng.watch = _Looker(c)
+        eng.run(Packets(rows))
+        assert eng.steps_path == LEAN_PATH, eng.steps_path
+        seen.append(eng.watch.seen_at)
+    one, many = seen
+    assert len(one) == len(many) and any(r.shape[0] for *_, r in one)
+    for (t1, d1, r1), (t2, d2, r2) in zip(one, many, strict=True):
+        assert (t1, d1) == (t2, d2)
+        assert np.array_equal(r1, r2), t1

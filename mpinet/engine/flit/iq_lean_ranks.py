@@ -14,25 +14,34 @@ the cycle's end the messages are exchanged; :func:`_in` puts the flits and credi
 receiver's rings at the cycles they are due (``t + channel_latency + 2`` and ``t +
 channel_latency + 1 + credit_delay``, both after this cycle), so each arrives when it would
 on one rank. Order inside a ring slot decides nothing (each entry touches its own VC or
-counter). The counters that end the run (flits, deliveries, injections, moves, an error)
-are summed over the ranks, so every rank stops at the same cycle, or goes to the general
-path at the same cycle (a stall, a routing error, packets in flight at the end).
+counter). With output speedup a flit granted at ``t`` may leave its output queue cycles
+later: the lean cycle writes it into the ring slot of its arrival then, which :func:`_out`
+scans at the cycle before it leaves, so it crosses when it would leave on one rank
+(docs/iq-router.md, "Session 20: a watch, speculation and output speedup on several
+ranks"). The counters that end the run (flits, deliveries, injections, moves, an error) are
+summed over the ranks, so every rank stops at the same cycle, or goes to the general path
+at the same cycle (a stall, a routing error, packets in flight at the end). A watch
+(``mpinet booksim``'s measurement) caps the blocks and is handed each rank's deliveries and
+live packets (each listed by its head's rank) after every block, on every rank at the same
+cycle.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 from numba import njit
 
+from mpinet.engine.comm import max_op
 from mpinet.engine.flit import iq_blocks as ib
 from mpinet.engine.flit import iq_lean as lean
 from mpinet.engine.flit import iq_lean_state as ils
 from mpinet.engine.flit import iq_ranks, rank_loop
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import ranks as rk
-from mpinet.engine.flit.iq_lean_run import LEAN_PATH, RebuiltState
+from mpinet.engine.flit.iq_lean_run import LEAN_PATH, RebuiltState, live
 from mpinet.engine.flit.iq_write import put_record, take_record
 from mpinet.engine.flit.rank_steps import BLOCKS
 
@@ -64,9 +73,12 @@ def _owner(ex, node):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _out(t, prm, s, ex):
+def _out(t, prm, s, ex, away):
     """Cycle ``t``'s flits and credits bound for other ranks out of the rings into the
-    messages (rows, then one word a credit: the global output VC); returns the flits."""
+    messages (rows, then one word a credit: the global output VC); returns the flits.
+    Ring slot ``t + channel_latency + 2`` holds every flit sent at ``t + 1``: with output
+    speedup also those granted earlier and queued (all granted by ``t``). ``away``: 1 for a
+    slot whose head left (another rank lists the packet live) until its tail leaves."""
     npt, nv, fl = prm.nport, prm.nvc, prm.fl
     nloc, cs = prm.nnode * npt, s.cred.size
     nn = ex.send.shape[0]
@@ -94,7 +106,9 @@ def _out(t, prm, s, ex):
         if k == 0:  # a head carries its packet's record
             ex.send[j, rk.H_HEADS] += 1
             put_record(ex.send[j], a, s, pk)
+            away[pk] = 1
         if k == fl - 1:  # the packet's last flit here: its slot free
+            away[pk] = 0
             s.pk_free[s.pk_nfree[0]] = pk
             s.pk_nfree[0] += 1
         sent += 1
@@ -148,7 +162,7 @@ def _in(t, prm, s, ex, rmap):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
-              hop, rows, status, gst, ex, net, max_in, rmap):  # fmt: skip
+              hop, rows, status, gst, ex, net, max_in, rmap, away):  # fmt: skip
     """Cycles ``gst[G_T] + 1 .. t_end``: each the lean cycle on this rank's routers, then the
     exchange (``inj``'s and ``rows``' index ``k`` is cycle ``gst[G_T0] + 1 + k``;
     ``status``: the lean cycle's, its deliveries' and hop rows' counts in ``[6]``, ``[7]``).
@@ -177,7 +191,7 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
             mine[rk.K_CROSS] = gst[G_CROSS]  # granted last cycle: on their links in this one
             if status[0] != ist.DONE:  # a routing error, reported by the general path
                 mine[rk.K_ERR] = 1
-            gst[G_CROSS] = _out(t, prm, s, ex)
+            gst[G_CROSS] = _out(t, prm, s, ex, away)
             gst[G_REQ] = rank_loop.post(fns, hnd, net, ex)
             gst[G_PHASE] = 2
         if not rank_loop.wait(fns, net, gst[G_REQ]):
@@ -213,8 +227,8 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
 def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, vrule: tuple,
         order: Any, t0: float, rerun: Any, nbt: np.ndarray) -> tuple:  # fmt: skip
     """The lean path on ``eng``'s ranks: ``(record, None)``, or ``(None, why)`` on every rank
-    at once where it goes to the general path (as :func:`~.iq_lean_run.run`; ``nbt``: the
-    rank's neighbours in mpinet's ports, for the partners)."""
+    at once where it goes to the general path (as :func:`~.iq_lean_run.run`, a watch
+    included; ``nbt``: the rank's neighbours in mpinet's ports, for the partners)."""
     own = eng.hi - eng.lo
     prm = prm._replace(nnode=own)  # the lean arrays: the rank's routers only
     s = ils.make_lean(prm, *tables, hw, 1024)
@@ -236,13 +250,18 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     t, n_inj, n_del = -1, 0, 0
     eng.steps_path, eng.calls_path, eng.block_calls = LEAN_PATH, BLOCKS, 0
     gst[G_T] = -1
+    away = np.zeros(s.pk_pid.size, np.int64)  # see _out
+    big, most = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    watch = eng.watch  # a measurement read while the run goes: its steps cap each block
     while (gst[G_FLIGHT] > 0 or t < last) and t < eng.max_steps:
-        t_end = min(t + ib.BLOCK, eng.max_steps)
+        t_end = min(t + ib.BLOCK, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
         inj = ib.injections(eng, workload, t, t_end, last, hw, injected)
         need = int(inj[1].size) + rx.max_in
         if int(s.pk_nfree[0]) < need:
-            s = ils.grow_packets(s, max(need, s.pk_pid.size))
-        if eng.comm.allreduce(s.pk_pid.size > ils.MAX_SLOTS):  # every rank goes together
+            s, away = _grow(s, away, need)
+        big[0] = s.pk_pid.size > ils.MAX_SLOTS  # every rank goes together
+        eng.comm.Allreduce(big, most, op=max_op())
+        if most[0]:
             return None, f"more than {ils.MAX_SLOTS} packets in flight"
         alive = s.pk_pid.size - int(s.pk_nfree[0])
         deliv = np.empty((alive + need + own + 1, 7), np.int64)
@@ -253,7 +272,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
             eng.block_calls += 1
             code = _call(eng, fns=rx.fns, args=(rx.hnd, t_end, last, win_lo, win_hi, quiet, inj,
                          prm, s, rule, vrule, deliv, hop, rows, status, gst, ex, net, rx.max_in,
-                         rmap))  # fmt: skip
+                         rmap, away))  # fmt: skip
             t = int(gst[G_T])
             if code != ist.ROOM:
                 break
@@ -263,7 +282,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
                 hop = np.empty((hop.shape[0] * 2, 5), np.int64)
             status[6] = status[7] = 0
             if int(s.pk_nfree[0]) < need:  # heads from other ranks took the slots
-                s = ils.grow_packets(s, max(need, s.pk_pid.size))
+                s, away = _grow(s, away, need)
         if code == ERROR:
             return None, "a routing error"
         if code == ist.STALL:
@@ -272,6 +291,9 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
         if eng.record_hops:
             hop_rows.append(hop[: int(status[7])].copy())
         n_inj, n_del = ib.block_rows(eng, rows[: t - start], start, n_inj, n_del, counters)
+        if watch is not None:  # every rank at the same cycle (collective): may stop the
+            now = functools.partial(live, s, prm, t, away)  # traffic and the run
+            last, eng.max_steps = watch.seen(t, delivered, now, last, eng.max_steps)
     if gst[G_FLIGHT]:  # the stuck packets' rows: the general path's (a head's rank lists it)
         return None, "packets in flight at the end"
     if eng.record_hops and hop_rows:  # the general path's order: by cycle, node and port
@@ -281,6 +303,12 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     rec = ib.record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected, 0, t0,
                     None, order, None)  # fmt: skip
     return rec, None
+
+
+def _grow(s: ils.LeanArrays, away: np.ndarray, need: int) -> tuple:
+    """``s`` with packet slots for ``need`` more, and ``away`` as long (the new slots 0)."""
+    s = ils.grow_packets(s, max(need, s.pk_pid.size))
+    return s, np.concatenate([away, np.zeros(s.pk_pid.size - away.size, np.int64)])
 
 
 def _call(eng: Any, fns: Any, args: tuple) -> int:

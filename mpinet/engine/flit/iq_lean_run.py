@@ -43,13 +43,6 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
     iq = eng.model.iq
     refused = (
         (not getattr(eng, "iq_lean", True), "asked for (iq_lean = False)"),
-        (eng.size > 1 and eng.watch is not None, "a watch on several ranks"),
-        # their flits leave after the cycle that granted them: iq_lean_ranks' exchange takes
-        # a cycle's flits from its own ring slot only
-        (
-            eng.size > 1 and (prm.osp != 1 or bool(prm.spec)),
-            "output speedup or speculation on several ranks",
-        ),
         (prm.rd > 1, f"routing_delay = {prm.rd}"),
         (prm.vad != 1, f"vc_alloc_delay = {prm.vad}"),
         (prm.sad != 1, f"sw_alloc_delay = {prm.sad}"),
@@ -173,13 +166,16 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
     return rec, None
 
 
-def live(s: ils.LeanArrays, prm: Any, t: int) -> np.ndarray:
+def live(s: ils.LeanArrays, prm: Any, t: int, away: np.ndarray | None = None) -> np.ndarray:
     """(pid, src, dst, at, inj, hops, adm) of each packet not delivered after cycle ``t``,
     as :func:`~mpinet.engine.flit.iq_run._live` lists them: ``at`` the node whose input
     buffers hold its head, else its source; a head granted in cycle ``t`` not yet counted a
-    hop (the general path counts it as it leaves, in the next)."""
+    hop (the general path counts it as it leaves, in the next). ``away`` (several ranks):
+    the slots whose head left the rank, listed by the head's rank."""
     used = np.ones(s.pk_pid.size, bool)
     used[s.pk_free[: int(s.pk_nfree[0])]] = False
+    if away is not None:
+        used &= away == 0
     pks = np.flatnonzero(used)
     where = np.full(s.pk_pid.size, -1, np.int64)
     nq, bsz = prm.nport * prm.nvc, prm.bsz
