@@ -66,12 +66,35 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     0): returns the last cycle run. ``status[0]``: :data:`~.iq_step.DONE`, ``ROOM`` (the hop
     rows), ``FINISHED``, ``STALL`` or a routing error (the run then goes again on the general
     path, which reports it)."""
+    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+                   hop, rows, status, True)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def run_plain(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
+              rows, status):  # fmt: skip
+    """:func:`run_block` for a run without speculation and output speedup (``prm.spec`` 0,
+    ``prm.osp`` 1): their code compiled out (docs/iq-router.md, "Session 20")."""
+    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+                   hop, rows, status, False)  # fmt: skip
+
+
+def block_for(prm):
+    """The compiled block for a run of ``prm``: :func:`run_plain` where it may."""
+    return run_block if prm.spec or prm.osp != 1 else run_plain
+
+
+@njit(cache=True, error_model="numpy", _nrt=False, inline="always")
+def _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
+            rows, status, full):  # fmt: skip
+    """:func:`run_block`'s cycles; ``full`` (a constant where inlined) False: speculation
+    and output speedup off, their branches folded away by the compiler."""
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
-    spec = prm.spec
-    osp = prm.osp  # output speedup: crossbar outputs, output queues
+    spec = prm.spec if full else 0
+    osp = prm.osp if full else 1  # output speedup: crossbar outputs, output queues
     nin, nout = npt * isp, npt * osp
     niv, nq = n_ * npt * nv, npt * nv
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
@@ -124,7 +147,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = arrivals(t, s, prm, rule, rd, far) + nd - d0
+        moved = arrivals(t, s, prm, rule, rd, far, osp) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1

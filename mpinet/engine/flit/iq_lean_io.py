@@ -21,7 +21,7 @@ AHEAD = 8  # arrivals fetched ahead
 
 
 @njit(cache=True, inline="always")
-def arrivals(t, s, prm, rule, rd, far):
+def arrivals(t, s, prm, rule, rd, far, osp):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
     this cycle), its route's table entry fetched now (``anynet-min``'s N x N table is 25 MB
@@ -49,10 +49,10 @@ def arrivals(t, s, prm, rule, rd, far):
         if c == 0 and (code & KM) == 0:
             hv[iv, TOK], s.rte[iv, RP] = t + rd, -1
             compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
-            if prm.osp > 1:  # its place in the queues (iq_lean_spec)
+            if osp > 1:  # its place in the queues (iq_lean_spec)
                 r = rank(ip - n * npt, prm.deg, prm.rot)
                 s.vkey[iv] = s.skey[iv] = t * KS + r if rd == 0 else low(t) + KS + r
-        elif c == 0 and prm.osp > 1:
+        elif c == 0 and osp > 1:
             s.skey[iv] = t * KS + rank(ip - n * npt, prm.deg, prm.rot)
         s.vm[ip] |= U1 << np.uint64(v)
         s.pm[n] |= U1 << np.uint64(ip - n * npt)
