@@ -57,6 +57,9 @@ from mpinet.prefetch import prefetch
 from mpinet.routing import compiled
 from mpinet.routing.vc_policies import ANY_VC
 
+#: the input VCs' rows and rings (bytes) from which the kernel fetches them ahead
+FAR = 1 << 20
+
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
@@ -67,28 +70,50 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     rows), ``FINISHED``, ``STALL`` or a routing error (the run then goes again on the general
     path, which reports it)."""
     return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
-                   hop, rows, status, True)  # fmt: skip
+                   hop, rows, status, True, 2)  # fmt: skip
+
+
+# run_block compiled with its keys' branches folded away (docs/iq-router.md, "Session 20"):
+# without speculation and output speedup (plain), with or without the prefetches (far, near)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_plain(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
               rows, status):  # fmt: skip
-    """:func:`run_block` for a run without speculation and output speedup (``prm.spec`` 0,
-    ``prm.osp`` 1): their code compiled out (docs/iq-router.md, "Session 20")."""
+    """:func:`run_block`: plain, near."""
     return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
-                   hop, rows, status, False)  # fmt: skip
+                   hop, rows, status, False, 0)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def run_plain_far(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+                  hop, rows, status):  # fmt: skip
+    """:func:`run_block`: plain, far."""
+    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+                   hop, rows, status, False, 1)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def run_near(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
+             rows, status):  # fmt: skip
+    """:func:`run_block`: near."""
+    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+                   hop, rows, status, True, 0)  # fmt: skip
 
 
 def block_for(prm):
-    """The compiled block for a run of ``prm``: :func:`run_plain` where it may."""
-    return run_block if prm.spec or prm.osp != 1 else run_plain
+    """The compiled block for a run of ``prm``: the one of its keys."""
+    far = prm.nnode * prm.nport * prm.nvc * (prm.bsz + 4) * 4 > FAR
+    if prm.spec or prm.osp != 1:
+        return run_block if far else run_near
+    return run_plain_far if far else run_plain
 
 
 @njit(cache=True, error_model="numpy", _nrt=False, inline="always")
 def _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
-            rows, status, full):  # fmt: skip
-    """:func:`run_block`'s cycles; ``full`` (a constant where inlined) False: speculation
-    and output speedup off, their branches folded away by the compiler."""
+            rows, status, full, fetch):  # fmt: skip
+    """:func:`run_block`'s cycles; constants where inlined: ``full`` False, speculation and
+    output speedup off; ``fetch`` 0 or 1, the prefetches off or on (2: by the state's size)."""
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
@@ -113,7 +138,7 @@ def _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, de
     dm, dlim = ((1 << 32) + dk - 1) // dk, (1 << 32) // dk  # iq_lists.magic(dk)
     # the prefetches only where the VCs' rows and rings pass 1 MB (ms:3,2: 1.6 MB); under
     # it they cost instructions for nothing (mesh88-lat, hc8-L16: +8-10 %, "Session 19")
-    far = niv * (bsz + 4) * 4 > 1 << 20
+    far = niv * (bsz + 4) * 4 > FAR if fetch == 2 else fetch == 1
     in_flight, nd, nh, idle = status[5], status[6], status[7], status[8]
     status[0], status[1] = DONE, t0
     for t in range(t0 + 1, t_end + 1):
