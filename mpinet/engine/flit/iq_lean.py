@@ -28,7 +28,14 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
 from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, vc_split
-from mpinet.engine.flit.iq_lean_io import KM, U1, arrivals, tail_credits, terminals
+from mpinet.engine.flit.iq_lean_io import (
+    KM,
+    U1,
+    arrivals,
+    fetch_router,
+    tail_credits,
+    terminals,
+)
 from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_spec import (
     KP,
@@ -205,6 +212,8 @@ def _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, de
             while word:
                 n = (wi << 6) + il.low(word)
                 word &= word - U1
+                if far and word:  # the next router's lines, a visit ahead (ms:3,2: misses)
+                    fetch_router((wi << 6) + il.low(word), s, npt, nv, nin)
                 ipb, b0, eib = n * npt, n * nq, n * nin
                 nr, nva, nhd = 0, 0, 0
                 w = pm[n]

@@ -130,3 +130,21 @@ def tail_credits(x, capk, niv, nv, bsz, s):
             otl[j] = 0
             if j < niv:
                 s.ofree[j // nv] |= U1 << np.uint64(j % nv)
+
+
+@njit(cache=True, inline="always")
+def fetch_router(n, s, npt, nv, nin):
+    """Router ``n``'s lines its visit reads first (its ports' VC masks, input VC rows, free
+    output VCs, credits and allocators' pointers), fetched while the router before it runs."""
+    nq = npt * nv
+    prefetch(s.vm, n * npt)
+    for j in range(0, nq, 4):  # 16-byte rows, 4 a line
+        prefetch(s.hv, n * nq + j)
+    prefetch(s.hv, n * nq + nq - 1)
+    prefetch(s.ofree, n * npt)
+    prefetch(s.cred, n * nq)
+    prefetch(s.vrr, n * nin)
+    prefetch(s.sa_pin, n * nin)
+    prefetch(s.sa_pout, n * npt)
+    prefetch(s.va_pin, n * nq)
+    prefetch(s.va_pout, n * nq)
