@@ -28,14 +28,7 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
 from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, vc_split
-from mpinet.engine.flit.iq_lean_io import (
-    KM,
-    U1,
-    arrivals,
-    fetch_router,
-    tail_credits,
-    terminals,
-)
+from mpinet.engine.flit.iq_lean_io import KM, U1, arrivals, fetch_router, tail_credits, terminals
 from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_spec import (
     KP,
