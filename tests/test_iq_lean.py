@@ -353,16 +353,20 @@ def test_lean_load_window_and_progress():
 
 
 def test_warmup_compiles_both_paths(run_mpinet):
-    """``mpinet warmup``'s iq jobs take the lean path and the general one, so both compile."""
+    """``mpinet warmup``'s iq jobs take the lean path (three of its compiled blocks: plain,
+    with speculation and output speedup, with the prefetches) and the general one, so all
+    compile."""
     import json
 
-    from mpinet.cli.warmup import BASE, JOBS
+    from mpinet.cli.warmup import BASE, JOBS, big_hypercube
 
     paths = []
     for what, keys in JOBS:
         if "iq router" in what:
+            keys = {k: v.format(big=big_hypercube(1)) if isinstance(v, str) else v
+                    for k, v in keys.items()}  # fmt: skip
             sets = [a for k, v in {**BASE, **keys}.items() for a in ("--set", f"{k}={v}")]
             got = json.loads(run_mpinet(["run", *sets, "--json"]).stdout)
             paths.append(got["switching"]["steps"])
     general = "compiled steps (iq router): general path (vc_alloc_delay = 2)"
-    assert paths == [iq_lean_run.LEAN_PATH, general]
+    assert paths == [iq_lean_run.LEAN_PATH] * 3 + [general]

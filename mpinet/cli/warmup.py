@@ -51,6 +51,14 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
     # BookSim's traffic: a rate's Bernoulli draws are compiled apart (rng._grid_below)
     ("flit engine, BookSim's iq router",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq"}),
+    # the lean path's other compiled blocks (iq_lean.block_for): speculation and output
+    # speedup; VC rows past iq_lean.FAR (the prefetches: {big}, 2 VCs of 8)
+    ("flit engine, BookSim's iq router (speculation, output speedup)",
+     {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
+      "model.iq.speculative": 1, "model.iq.output_speedup": 2}),
+    ("flit engine, BookSim's iq router on a hypercube past 1 MB of VCs (prefetches)",
+     {**_BERNOULLI, "topology": "{big}", "workload.steps": 2, "model.switching": "wormhole",
+      "model.flits": 2, "model.vcs": 2, "model.vc_buffer": 8, "model.router": "iq"}),
     # the iq router's general path: keys the lean path does not take (iq_lean_run.why_not_lean)
     ("flit engine, BookSim's iq router (general path)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",

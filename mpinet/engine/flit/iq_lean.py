@@ -28,7 +28,7 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
 from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, vc_split
-from mpinet.engine.flit.iq_lean_io import KM, U1, arrivals, tail_credits, terminals
+from mpinet.engine.flit.iq_lean_io import KM, U1, arrivals, fetch_router, tail_credits, terminals
 from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_spec import (
     KP,
@@ -57,6 +57,9 @@ from mpinet.prefetch import prefetch
 from mpinet.routing import compiled
 from mpinet.routing.vc_policies import ANY_VC
 
+#: the input VCs' rows and rings (bytes) from which the kernel fetches them ahead
+FAR = 1 << 20
+
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
@@ -66,12 +69,57 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     0): returns the last cycle run. ``status[0]``: :data:`~.iq_step.DONE`, ``ROOM`` (the hop
     rows), ``FINISHED``, ``STALL`` or a routing error (the run then goes again on the general
     path, which reports it)."""
+    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+                   hop, rows, status, True, 2)  # fmt: skip
+
+
+# run_block compiled with its keys' branches folded away (docs/iq-router.md, "Session 20"):
+# without speculation and output speedup (plain), with or without the prefetches (far, near)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def run_plain(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
+              rows, status):  # fmt: skip
+    """:func:`run_block`: plain, near."""
+    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+                   hop, rows, status, False, 0)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def run_plain_far(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+                  hop, rows, status):  # fmt: skip
+    """:func:`run_block`: plain, far."""
+    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+                   hop, rows, status, False, 1)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def run_near(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
+             rows, status):  # fmt: skip
+    """:func:`run_block`: near."""
+    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+                   hop, rows, status, True, 0)  # fmt: skip
+
+
+def block_for(prm):
+    """The compiled block for a run of ``prm``: the one of its keys."""
+    far = prm.nnode * prm.nport * prm.nvc * (prm.bsz + 4) * 4 > FAR
+    if prm.spec or prm.osp != 1:
+        return run_block if far else run_near
+    return run_plain_far if far else run_plain
+
+
+@njit(cache=True, error_model="numpy", _nrt=False, inline="always")
+def _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
+            rows, status, full, fetch):  # fmt: skip
+    """:func:`run_block`'s cycles; constants where inlined: ``full`` False, speculation and
+    output speedup off; ``fetch`` 0 or 1, the prefetches off or on (2: by the state's size)."""
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
-    spec = prm.spec
-    osp = prm.osp  # output speedup: crossbar outputs, output queues
+    spec = prm.spec if full else 0
+    osp = prm.osp if full else 1  # output speedup: crossbar outputs, output queues
     nin, nout = npt * isp, npt * osp
     niv, nq = n_ * npt * nv, npt * nv
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
@@ -90,7 +138,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     dm, dlim = ((1 << 32) + dk - 1) // dk, (1 << 32) // dk  # iq_lists.magic(dk)
     # the prefetches only where the VCs' rows and rings pass 1 MB (ms:3,2: 1.6 MB); under
     # it they cost instructions for nothing (mesh88-lat, hc8-L16: +8-10 %, "Session 19")
-    far = niv * (bsz + 4) * 4 > 1 << 20
+    far = niv * (bsz + 4) * 4 > FAR if fetch == 2 else fetch == 1
     in_flight, nd, nh, idle = status[5], status[6], status[7], status[8]
     status[0], status[1] = DONE, t0
     for t in range(t0 + 1, t_end + 1):
@@ -124,7 +172,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = arrivals(t, s, prm, rule, rd, far) + nd - d0
+        moved = arrivals(t, s, prm, rule, rd, far, osp) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -157,6 +205,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             while word:
                 n = (wi << 6) + il.low(word)
                 word &= word - U1
+                if far and word:  # the next router's lines, a visit ahead (ms:3,2: misses)
+                    fetch_router((wi << 6) + il.low(word), s, npt, nv, nin)
                 ipb, b0, eib = n * npt, n * nq, n * nin
                 nr, nva, nhd = 0, 0, 0
                 w = pm[n]

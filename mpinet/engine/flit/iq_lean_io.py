@@ -21,7 +21,7 @@ AHEAD = 8  # arrivals fetched ahead
 
 
 @njit(cache=True, inline="always")
-def arrivals(t, s, prm, rule, rd, far):
+def arrivals(t, s, prm, rule, rd, far, osp):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
     this cycle), its route's table entry fetched now (``anynet-min``'s N x N table is 25 MB
@@ -49,10 +49,10 @@ def arrivals(t, s, prm, rule, rd, far):
         if c == 0 and (code & KM) == 0:
             hv[iv, TOK], s.rte[iv, RP] = t + rd, -1
             compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
-            if prm.osp > 1:  # its place in the queues (iq_lean_spec)
+            if osp > 1:  # its place in the queues (iq_lean_spec)
                 r = rank(ip - n * npt, prm.deg, prm.rot)
                 s.vkey[iv] = s.skey[iv] = t * KS + r if rd == 0 else low(t) + KS + r
-        elif c == 0 and prm.osp > 1:
+        elif c == 0 and osp > 1:
             s.skey[iv] = t * KS + rank(ip - n * npt, prm.deg, prm.rot)
         s.vm[ip] |= U1 << np.uint64(v)
         s.pm[n] |= U1 << np.uint64(ip - n * npt)
@@ -130,3 +130,21 @@ def tail_credits(x, capk, niv, nv, bsz, s):
             otl[j] = 0
             if j < niv:
                 s.ofree[j // nv] |= U1 << np.uint64(j % nv)
+
+
+@njit(cache=True, inline="always")
+def fetch_router(n, s, npt, nv, nin):
+    """Router ``n``'s lines its visit reads first (its ports' VC masks, input VC rows, free
+    output VCs, credits and allocators' pointers), fetched while the router before it runs."""
+    nq = npt * nv
+    prefetch(s.vm, n * npt)
+    for j in range(0, nq, 4):  # 16-byte rows, 4 a line
+        prefetch(s.hv, n * nq + j)
+    prefetch(s.hv, n * nq + nq - 1)
+    prefetch(s.ofree, n * npt)
+    prefetch(s.cred, n * nq)
+    prefetch(s.vrr, n * nin)
+    prefetch(s.sa_pin, n * nin)
+    prefetch(s.sa_pout, n * npt)
+    prefetch(s.va_pin, n * nq)
+    prefetch(s.va_pout, n * nq)
