@@ -97,8 +97,7 @@ def _split() -> None:
 
         setattr(mod, attr, timed)
 
-    for attr in ("run_block", "run_plain", "run_plain_far", "run_near"):  # (block_for's)
-        wrap(iq_lean, attr, "block")
+    wrap(iq_lean, "run_block", "block")
     wrap(iq_step, "run_block", "block")
     wrap(iq_blocks, "injections", "inj")
 

@@ -61,59 +61,35 @@ from mpinet.routing.vc_policies import ANY_VC
 FAR = 1 << 20
 
 
+def block_for(prm) -> tuple:
+    """:func:`run_block`'s last argument for a run of ``prm``: a tuple whose length says
+    which keys' branches its compiled copy keeps (:func:`mode`)."""
+    far = prm.nnode * prm.nport * prm.nvc * (prm.bsz + 4) * 4 > FAR
+    return mode(bool(prm.spec or prm.osp != 1), 1 if far else 0)
+
+
+def mode(full: bool, fetch: int) -> tuple:
+    """The tuple for :func:`run_block`: ``full`` speculation and output speedup's code on,
+    ``fetch`` the prefetches off, on or by the state's size (0, 1, 2). numba compiles a copy
+    of the kernel per tuple type and lowers ``len`` of a tuple as a constant, so LLVM folds
+    the branches a run does not take (docs/iq-router.md, "Session 20"); numba's inliner,
+    which did this through four entry points, cost 15 s more a compile."""
+    return (0,) * (int(full) + 2 * fetch)
+
+
+#: run_block's mode where a caller needs every key (iq_lean_ranks): full, by size
+FULL = mode(True, 2)
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
-              rows, status):  # fmt: skip
+              rows, status, mode):  # fmt: skip
     """Cycles ``t0 + 1 .. t_end``, as :func:`~mpinet.engine.flit.iq_step.run_block`'s
     (its arguments and ``status`` but the look; rows ``R_MOVED`` the flits moved, ``R_WORK``
     0): returns the last cycle run. ``status[0]``: :data:`~.iq_step.DONE`, ``ROOM`` (the hop
     rows), ``FINISHED``, ``STALL`` or a routing error (the run then goes again on the general
-    path, which reports it)."""
-    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
-                   hop, rows, status, True, 2)  # fmt: skip
-
-
-# run_block compiled with its keys' branches folded away (docs/iq-router.md, "Session 20"):
-# without speculation and output speedup (plain), with or without the prefetches (far, near)
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def run_plain(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
-              rows, status):  # fmt: skip
-    """:func:`run_block`: plain, near."""
-    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
-                   hop, rows, status, False, 0)  # fmt: skip
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def run_plain_far(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
-                  hop, rows, status):  # fmt: skip
-    """:func:`run_block`: plain, far."""
-    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
-                   hop, rows, status, False, 1)  # fmt: skip
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def run_near(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
-             rows, status):  # fmt: skip
-    """:func:`run_block`: near."""
-    return _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
-                   hop, rows, status, True, 0)  # fmt: skip
-
-
-def block_for(prm):
-    """The compiled block for a run of ``prm``: the one of its keys."""
-    far = prm.nnode * prm.nport * prm.nvc * (prm.bsz + 4) * 4 > FAR
-    if prm.spec or prm.osp != 1:
-        return run_block if far else run_near
-    return run_plain_far if far else run_plain
-
-
-@njit(cache=True, error_model="numpy", _nrt=False, inline="always")
-def _cycles(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
-            rows, status, full, fetch):  # fmt: skip
-    """:func:`run_block`'s cycles; constants where inlined: ``full`` False, speculation and
-    output speedup off; ``fetch`` 0 or 1, the prefetches off or on (2: by the state's size)."""
+    path, which reports it). ``mode``: :func:`mode`'s tuple."""
+    full, fetch = len(mode) & 1, len(mode) >> 1  # constants in each compiled copy
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters

@@ -184,7 +184,7 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
                 break
             part = (off[k:], inj[1], inj[2], inj[3], inj[4])  # the cycle's injections
             lean.run_block(t - 1, t, NEVER, win_lo, win_hi, quiet, part, prm, s, rule, vrule,
-                           deliv, hop, rows[k:], status)  # fmt: skip
+                           deliv, hop, rows[k:], status, lean.FULL)  # fmt: skip
             mine[:] = 0
             mine[rk.K_FLITS], mine[rk.K_DELIV] = rows[k, ist.R_FLITS], rows[k, ist.R_DELIV]
             mine[rk.K_INJ], mine[rk.K_MOVED] = rows[k, ist.R_INJ], rows[k, ist.R_MOVED]

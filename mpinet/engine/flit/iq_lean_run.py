@@ -109,7 +109,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
     t, in_flight, n_inj, n_del = -1, 0, 0, 0
     eng.steps_path, eng.calls_path, eng.block_calls = LEAN_PATH, BLOCKS, 0
     block = ib.BLOCK
-    run_block = lean.block_for(prm)  # (the keys' branches it does not take compiled out)
+    mode = lean.block_for(prm)  # (the keys' branches it does not take compiled out)
     watch = eng.watch  # a measurement read while the run goes: its steps cap each block
     while (in_flight > 0 or t < last) and t < eng.max_steps:
         t_end = min(t + block, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
@@ -130,8 +130,8 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
         while True:
             part = (inj[0][t - start :], *inj[1:])
             eng.block_calls += 1
-            run_block(t, t_end, last, win_lo, win_hi, quiet, part, prm, s, rule, vrule, deliv,
-                      hop, rows[t - start :], status)  # fmt: skip
+            lean.run_block(t, t_end, last, win_lo, win_hi, quiet, part, prm, s, rule, vrule,
+                           deliv, hop, rows[t - start :], status, mode)  # fmt: skip
             t = int(status[1])
             if status[0] != ist.ROOM:
                 break
