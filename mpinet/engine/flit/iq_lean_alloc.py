@@ -1,8 +1,9 @@
 """The lean iq path's allocators (docs/iq-router.md, "Session 18: the lean path"): BookSim's
 iSLIP on a router's requests, one iteration (:func:`islip1`) or several (:func:`islipn`,
-``alloc_iters > 1``), and VC allocation's heads split by output port (:func:`vc_split`),
-inlined into :func:`~mpinet.engine.flit.iq_lean.run_block`, which
-compiles without reference counts ("Counted (P5)")."""
+``alloc_iters > 1``), its separable allocators (:func:`separable`, "Session 20"), and VC
+allocation's heads split by output port (:func:`vc_split`), inlined into
+:func:`~mpinet.engine.flit.iq_lean.run_block`, which compiles without reference counts
+("Counted (P5)")."""
 
 from __future__ import annotations
 
@@ -95,6 +96,64 @@ def islipn(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi, iters)
                 bo[o] = -1
             if bi[i] >= 0:
                 bi[i] = -1
+    for r in range(nr):
+        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
+
+
+@njit(cache=True, inline="always")
+def _beats(a, b, lab, r, y, lo, ptr, size):
+    """Whether row ``r``'s port ``a`` wins over row ``y``'s ``b`` in a round-robin arbiter
+    at ``ptr``: the higher priority (:func:`separable`'s ``lo``), then ``ahead``."""
+    if lo > 0 and (lab[r] >= lo) != (lab[y] >= lo):
+        return lab[y] >= lo
+    return ahead(a, b, ptr, size)
+
+
+@njit(cache=True, inline="always")
+def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo, bi, first_in):
+    """BookSim's separable allocators (:func:`~mpinet.engine.flit.iq_alloc.separable`:
+    ``separable_input_first`` where ``first_in``, else ``separable_output_first``) on
+    :func:`islip1`'s requests: each input (or output) arbiter picks one of its requests, the
+    other side's arbiters pick among those picks; a match moves both arbiters' pointers past
+    it, an arbiter whose pick was not matched keeps its pointer. Priority: with ``lo > 0`` a
+    row ``r`` with ``lab[r] >= lo`` (a speculative switch bid, ``iq_router``'s -1) below the
+    others; ``lo = 0``: one priority, ``lab`` not read (VC allocation). ``alloc_iters`` does
+    not apply (BookSim's separable allocators make one pass). ``bo``/``bi`` as
+    :func:`islip1`'s; inlined with no reference counts, as it."""
+    if nr == 1:
+        grant[0] = 1
+        i, o = rin[q], rout[q]
+        pout[zo + o] = i + 1 if i + 1 < nin else 0
+        pin[zi + i] = o + 1 if o + 1 < nout else 0
+        return
+    if first_in:
+        for r in range(nr):
+            grant[r] = 0
+            i, o, b = rin[q + r], rout[q + r], bi[rin[q + r]]
+            if b < 0 or _beats(o, rout[q + b], lab, r, b, lo, pin[zi + i], nout):
+                bi[i] = r
+        for r in range(nr):
+            i, o = rin[q + r], rout[q + r]
+            b = bo[o]
+            if bi[i] == r and (b < 0 or _beats(i, rin[q + b], lab, r, b, lo, pout[zo + o], nin)):
+                bo[o] = r
+    else:
+        for r in range(nr):
+            grant[r] = 0
+            i, o, b = rin[q + r], rout[q + r], bo[rout[q + r]]
+            if b < 0 or _beats(i, rin[q + b], lab, r, b, lo, pout[zo + o], nin):
+                bo[o] = r
+        for r in range(nr):
+            i, o = rin[q + r], rout[q + r]
+            b = bi[i]
+            if bo[o] == r and (b < 0 or _beats(o, rout[q + b], lab, r, b, lo, pin[zi + i], nout)):
+                bi[i] = r
+    for r in range(nr):
+        i, o = rin[q + r], rout[q + r]
+        if bi[i] == r and bo[o] == r:
+            grant[r] = 1
+            pout[zo + o] = i + 1 if i + 1 < nin else 0
+            pin[zi + i] = o + 1 if o + 1 < nout else 0
     for r in range(nr):
         bo[rout[q + r]], bi[rin[q + r]] = -1, -1
 
