@@ -117,7 +117,7 @@ def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo
     other side's arbiters pick among those picks; a match moves both arbiters' pointers past
     it, an arbiter whose pick was not matched keeps its pointer. Priority: with ``lo > 0`` a
     row ``r`` with ``lab[r] >= lo`` (a speculative switch bid, ``iq_router``'s -1) below the
-    others; ``lo = 0``: one priority, ``lab`` not read (VC allocation). ``alloc_iters`` does
+    others; ``lo = 0``: one priority, ``lab`` not read (not speculative). ``alloc_iters`` does
     not apply (BookSim's separable allocators make one pass). ``bo``/``bi`` as
     :func:`islip1`'s; inlined with no reference counts, as it."""
     if nr == 1:
@@ -174,25 +174,55 @@ def _grant(z, j, op, g, nv, nq, pin, pout, ofree, ipb, hv, t):
 
 
 @njit(cache=True, inline="always")
-def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, one):
+def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, mode):
     """VC allocation's heads split by output port (the prototype's ``M_VQ``; docs/iq-router.md
     "Session 18, part 2"): head ``h`` (input VC ``hj[h]`` of the router, output port
     ``hq[h]``, its free VCs ``hm[h]``, ``opc``: heads a port) alone on its port takes the
     free VC nearest at or after its accept pointer, what iSLIP grants when one input asks
     (every VC it asks offers itself to it; any number of iterations), the pointers moved as
-    iSLIP moves them. With one iteration (``one``) the heads sharing a port are matched
-    port by port (a port's VCs are asked by its heads only, "Session 19"); else their
-    requests go to rows ``0 ..`` of ``rin``/``rout`` for iSLIP. Returns the rows' count;
-    ``opc`` 0 again."""
+    iSLIP moves them (every allocator's grant: :func:`separable`'s too). The heads sharing a
+    port are matched port by port (a port's VCs are asked by its heads only, "Session 19"):
+    ``mode`` 1, one iSLIP iteration, which is also ``separable_output_first`` (the VCs'
+    arbiters pick, then the heads'; pointers moved on a match); ``mode`` 2,
+    ``separable_input_first`` (each head picks, then each VC among its pickers; "Session
+    20"); ``mode`` 0 (iSLIP's iterations) puts their requests in rows ``0 ..`` of
+    ``rin``/``rout`` for :func:`islipn`. Returns the rows' count; ``opc`` 0 again."""
     nva = 0
     for h in range(nh):
         j, op, fr = hj[h], hq[h], hm[h]
         c = opc[op]
-        if c > 1 and not one:
+        if c > 1 and mode == 0:
             while fr:
                 rin[nva], rout[nva] = j, op * nv + il.low(fr)
                 nva += 1
                 fr &= fr - U1
+            continue
+        if c > 1 and mode == 2:  # each head picks the VC nearest its accept pointer (rout),
+            opc[op] = 0  # then each VC the picker nearest its grant pointer; then the grants
+            for x in range(h, nh):
+                if hq[x] == op:
+                    k, g = pin[z + hj[x]] - op * nv, hm[x]
+                    hi = g & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
+                    rout[x] = il.low(hi) if hi else il.low(g)
+            for x in range(h, nh):
+                if hq[x] != op:
+                    continue
+                ov = rout[x]
+                p = pout[z + op * nv + ov]
+                d = hj[x] - p
+                d += nq if d < 0 else 0
+                rin[x] = ov
+                for y in range(h, nh):  # a nearer picker of the same VC: lost (-1)
+                    if y != x and hq[y] == op and rout[y] == ov:
+                        e = hj[y] - p
+                        e += nq if e < 0 else 0
+                        if e < d:
+                            rin[x] = -1
+                            break
+            for x in range(h, nh):  # after every choice: a grant moves the pointers
+                if hq[x] == op and rin[x] >= 0:
+                    b = U1 << np.uint64(rin[x])
+                    _grant(z, hj[x], op, b, nv, nq, pin, pout, ofree, ipb, hv, t)
             continue
         if c > 1:  # one iSLIP iteration on the port's heads: each VC offers itself to the
             opc[op] = 0  # head nearest its grant pointer (in rout: the VCs a head is offered)
