@@ -109,7 +109,7 @@ def _beats(a, b, lab, r, y, lo, ptr, size):
     return ahead(a, b, ptr, size)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)  # not inlined: iSLIP's kernel code stays as it was
 def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo, bi, first_in):
     """BookSim's separable allocators (:func:`~mpinet.engine.flit.iq_alloc.separable`:
     ``separable_input_first`` where ``first_in``, else ``separable_output_first``) on
@@ -173,6 +173,37 @@ def _grant(z, j, op, g, nv, nq, pin, pout, ofree, ipb, hv, t):
     hv[z + j, OUT], hv[z + j, TOK] = op << 6 | ov, t + 1
 
 
+@njit(cache=True, _nrt=False)  # not inlined: iSLIP's kernel code stays as it was
+def _input_first(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t):
+    """:func:`vc_split`'s ``separable_input_first`` on the heads ``h ..`` asking port ``op``:
+    each head picks the VC nearest its accept pointer (``rout``), then each VC the picker
+    nearest its grant pointer (``rin``: the VC won, or -1); the grants after every choice
+    (a grant moves the pointers)."""
+    for x in range(h, nh):
+        if hq[x] == op:
+            k, g = pin[z + hj[x]] - op * nv, hm[x]
+            hi = g & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
+            rout[x] = il.low(hi) if hi else il.low(g)
+    for x in range(h, nh):
+        if hq[x] != op:
+            continue
+        ov = rout[x]
+        p = pout[z + op * nv + ov]
+        d = hj[x] - p
+        d += nq if d < 0 else 0
+        rin[x] = ov
+        for y in range(h, nh):  # a nearer picker of the same VC: lost (-1)
+            if y != x and hq[y] == op and rout[y] == ov:
+                e = hj[y] - p
+                e += nq if e < 0 else 0
+                if e < d:
+                    rin[x] = -1
+                    break
+    for x in range(h, nh):
+        if hq[x] == op and rin[x] >= 0:
+            _grant(z, hj[x], op, U1 << np.uint64(rin[x]), nv, nq, pin, pout, ofree, ipb, hv, t)
+
+
 @njit(cache=True, inline="always")
 def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, mode):
     """VC allocation's heads split by output port (the prototype's ``M_VQ``; docs/iq-router.md
@@ -197,32 +228,9 @@ def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, h
                 nva += 1
                 fr &= fr - U1
             continue
-        if c > 1 and mode == 2:  # each head picks the VC nearest its accept pointer (rout),
-            opc[op] = 0  # then each VC the picker nearest its grant pointer; then the grants
-            for x in range(h, nh):
-                if hq[x] == op:
-                    k, g = pin[z + hj[x]] - op * nv, hm[x]
-                    hi = g & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
-                    rout[x] = il.low(hi) if hi else il.low(g)
-            for x in range(h, nh):
-                if hq[x] != op:
-                    continue
-                ov = rout[x]
-                p = pout[z + op * nv + ov]
-                d = hj[x] - p
-                d += nq if d < 0 else 0
-                rin[x] = ov
-                for y in range(h, nh):  # a nearer picker of the same VC: lost (-1)
-                    if y != x and hq[y] == op and rout[y] == ov:
-                        e = hj[y] - p
-                        e += nq if e < 0 else 0
-                        if e < d:
-                            rin[x] = -1
-                            break
-            for x in range(h, nh):  # after every choice: a grant moves the pointers
-                if hq[x] == op and rin[x] >= 0:
-                    b = U1 << np.uint64(rin[x])
-                    _grant(z, hj[x], op, b, nv, nq, pin, pout, ofree, ipb, hv, t)
+        if c > 1 and mode == 2:  # separable_input_first on the port's heads
+            opc[op] = 0
+            _input_first(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t)
             continue
         if c > 1:  # one iSLIP iteration on the port's heads: each VC offers itself to the
             opc[op] = 0  # head nearest its grant pointer (in rout: the VCs a head is offered)
