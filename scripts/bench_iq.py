@@ -40,6 +40,8 @@ from mpinet.workloads import Unicast  # noqa: E402
 MESHC = {"routing_delay": 0, "credit_delay": 2, "wait_for_tail_credit": 1}  # meshconfig's
 #: BookSim2's examples/mesh88_lat: islip, input speedup 2, 8 VCs of 8 flits, light load
 MESH88 = dict(MESHC, vc_allocator="islip", sw_allocator="islip", input_speedup=2)
+#: BookSim2's other examples' allocators (anynet_config, fattree_config, ...) on meshconfig's keys
+SIF = dict(MESHC, vc_allocator="separable_input_first", sw_allocator="separable_input_first")
 #: name: spec, router, flits, VCs, VC buffer, VC policy, packets per node per step, steps,
 #: [model.iq] keys[, traffic pattern (uniform)]
 CASES = {
@@ -52,6 +54,9 @@ CASES = {
                    dict(MESHC, output_speedup=2, speculative=1)),
     "torus8-L4": ("torus:8,2", "dor", 4, 4, 4, "dateline", 0.05, 3000, {"channel_latency": 2}),
     "mesh88-lat": ("mesh:8,2", "dor", 20, 8, 8, "any", 0.005, 8000, MESH88, "booksim-transpose"),
+    # (named apart from mesh8-* and ms32-*: --cases picks by substring; sif-ms3 deadlocks at 0.006)
+    "sif-m8-0.4": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.4, 4000, SIF),
+    "sif-ms3-0.004": ("ms:3,2", "anynet-min", 16, 2, 4, "any", 0.004, 2000, SIF),
 }  # fmt: skip
 
 

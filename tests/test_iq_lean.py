@@ -305,7 +305,7 @@ def test_lean_state_rebuilt():
 
 @pytest.mark.parametrize(("keys", "why"), [
     ({"routing_delay": 2}, "routing_delay = 2"),
-    ({"sw_allocator": "separable_input_first"}, "an allocator other than iSLIP"),
+    ({"sw_alloc_delay": 3}, "sw_alloc_delay = 3"),
     ({"vc_alloc_delay": 2}, "vc_alloc_delay = 2"),
 ])  # fmt: skip
 def test_other_keys_name_the_general_path(keys, why):

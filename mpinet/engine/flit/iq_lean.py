@@ -26,8 +26,9 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
+from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
-from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, vc_split
+from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, separable, vc_split
 from mpinet.engine.flit.iq_lean_io import KM, U1, arrivals, fetch_router, tail_credits, terminals
 from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_spec import (
@@ -95,6 +96,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
     spec = prm.spec if full else 0
+    sak = prm.sak  # iSLIP or a separable allocator ("Session 20"); VC allocation's: vmode
+    vmode = 2 if prm.vak == INPUT_FIRST else 1 if prm.vak == OUTPUT_FIRST or iters == 1 else 0
     osp = prm.osp if full else 1  # output speedup: crossbar outputs, output queues
     nin, nout = npt * isp, npt * osp
     niv, nq = n_ * npt * nv, npt * nv
@@ -243,7 +246,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             rlab[y] = v
                 if nhd:  # a head alone on its port granted, the others' requests kept
                     nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
-                                   b0, ofree, ipb, hv, t, iters == 1)  # fmt: skip
+                                   b0, ofree, ipb, hv, t, vmode)  # fmt: skip
                 if nva:  # VC allocation: iSLIP over the router's input and output VCs
                     if iters == 1:
                         islip1(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant,
@@ -261,7 +264,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 if osp > 1 and nhd and not spec:  # the granted join switch allocation
                     va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(t) + KS + KP)
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
-                    if iters == 1:
+                    if sak != ISLIP:  # speculative bids (rlab >= SPEC) below the others
+                        separable(nr, rin, rout, so, rlab, SPEC if spec else 0, nin, nout,
+                                  s.sa_pin, s.sa_pout, eib, ipb * osp, grant, s.bo, s.bi,
+                                  sak == INPUT_FIRST)  # fmt: skip
+                    elif iters == 1:
                         islip1(nr, rin, rout, so, nin, nout, s.sa_pin, s.sa_pout, eib, ipb * osp,
                                grant, s.bo, s.bi)  # fmt: skip
                     else:

@@ -1,8 +1,9 @@
 """The lean iq path's allocators (docs/iq-router.md, "Session 18: the lean path"): BookSim's
 iSLIP on a router's requests, one iteration (:func:`islip1`) or several (:func:`islipn`,
-``alloc_iters > 1``), and VC allocation's heads split by output port (:func:`vc_split`),
-inlined into :func:`~mpinet.engine.flit.iq_lean.run_block`, which
-compiles without reference counts ("Counted (P5)")."""
+``alloc_iters > 1``), its separable allocators (:func:`separable`, "Session 20"), and VC
+allocation's heads split by output port (:func:`vc_split`), inlined into
+:func:`~mpinet.engine.flit.iq_lean.run_block`, which compiles without reference counts
+("Counted (P5)")."""
 
 from __future__ import annotations
 
@@ -100,6 +101,64 @@ def islipn(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi, iters)
 
 
 @njit(cache=True, inline="always")
+def _beats(a, b, lab, r, y, lo, ptr, size):
+    """Whether row ``r``'s port ``a`` wins over row ``y``'s ``b`` in a round-robin arbiter
+    at ``ptr``: the higher priority (:func:`separable`'s ``lo``), then ``ahead``."""
+    if lo > 0 and (lab[r] >= lo) != (lab[y] >= lo):
+        return lab[y] >= lo
+    return ahead(a, b, ptr, size)
+
+
+@njit(cache=True, _nrt=False)  # not inlined: iSLIP's kernel code stays as it was
+def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo, bi, first_in):
+    """BookSim's separable allocators (:func:`~mpinet.engine.flit.iq_alloc.separable`:
+    ``separable_input_first`` where ``first_in``, else ``separable_output_first``) on
+    :func:`islip1`'s requests: each input (or output) arbiter picks one of its requests, the
+    other side's arbiters pick among those picks; a match moves both arbiters' pointers past
+    it, an arbiter whose pick was not matched keeps its pointer. Priority: with ``lo > 0`` a
+    row ``r`` with ``lab[r] >= lo`` (a speculative switch bid, ``iq_router``'s -1) below the
+    others; ``lo = 0``: one priority, ``lab`` not read (not speculative). ``alloc_iters`` does
+    not apply (BookSim's separable allocators make one pass). ``bo``/``bi`` as
+    :func:`islip1`'s; inlined with no reference counts, as it."""
+    if nr == 1:
+        grant[0] = 1
+        i, o = rin[q], rout[q]
+        pout[zo + o] = i + 1 if i + 1 < nin else 0
+        pin[zi + i] = o + 1 if o + 1 < nout else 0
+        return
+    if first_in:
+        for r in range(nr):
+            grant[r] = 0
+            i, o, b = rin[q + r], rout[q + r], bi[rin[q + r]]
+            if b < 0 or _beats(o, rout[q + b], lab, r, b, lo, pin[zi + i], nout):
+                bi[i] = r
+        for r in range(nr):
+            i, o = rin[q + r], rout[q + r]
+            b = bo[o]
+            if bi[i] == r and (b < 0 or _beats(i, rin[q + b], lab, r, b, lo, pout[zo + o], nin)):
+                bo[o] = r
+    else:
+        for r in range(nr):
+            grant[r] = 0
+            i, o, b = rin[q + r], rout[q + r], bo[rout[q + r]]
+            if b < 0 or _beats(i, rin[q + b], lab, r, b, lo, pout[zo + o], nin):
+                bo[o] = r
+        for r in range(nr):
+            i, o = rin[q + r], rout[q + r]
+            b = bi[i]
+            if bo[o] == r and (b < 0 or _beats(o, rout[q + b], lab, r, b, lo, pin[zi + i], nout)):
+                bi[i] = r
+    for r in range(nr):
+        i, o = rin[q + r], rout[q + r]
+        if bi[i] == r and bo[o] == r:
+            grant[r] = 1
+            pout[zo + o] = i + 1 if i + 1 < nin else 0
+            pin[zi + i] = o + 1 if o + 1 < nout else 0
+    for r in range(nr):
+        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
+
+
+@njit(cache=True, inline="always")
 def _grant(z, j, op, g, nv, nq, pin, pout, ofree, ipb, hv, t):
     """Head ``j`` (input VC of the router) accepts the VC of port ``op`` nearest its accept
     pointer among those granting it (``g``), as iSLIP's accept; both pointers moved past the
@@ -114,26 +173,64 @@ def _grant(z, j, op, g, nv, nq, pin, pout, ofree, ipb, hv, t):
     hv[z + j, OUT], hv[z + j, TOK] = op << 6 | ov, t + 1
 
 
+@njit(cache=True, _nrt=False)  # not inlined: iSLIP's kernel code stays as it was
+def _input_first(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t):
+    """:func:`vc_split`'s ``separable_input_first`` on the heads ``h ..`` asking port ``op``:
+    each head picks the VC nearest its accept pointer (``rout``), then each VC the picker
+    nearest its grant pointer (``rin``: the VC won, or -1); the grants after every choice
+    (a grant moves the pointers)."""
+    for x in range(h, nh):
+        if hq[x] == op:
+            k, g = pin[z + hj[x]] - op * nv, hm[x]
+            hi = g & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
+            rout[x] = il.low(hi) if hi else il.low(g)
+    for x in range(h, nh):
+        if hq[x] != op:
+            continue
+        ov = rout[x]
+        p = pout[z + op * nv + ov]
+        d = hj[x] - p
+        d += nq if d < 0 else 0
+        rin[x] = ov
+        for y in range(h, nh):  # a nearer picker of the same VC: lost (-1)
+            if y != x and hq[y] == op and rout[y] == ov:
+                e = hj[y] - p
+                e += nq if e < 0 else 0
+                if e < d:
+                    rin[x] = -1
+                    break
+    for x in range(h, nh):
+        if hq[x] == op and rin[x] >= 0:
+            _grant(z, hj[x], op, U1 << np.uint64(rin[x]), nv, nq, pin, pout, ofree, ipb, hv, t)
+
+
 @njit(cache=True, inline="always")
-def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, one):
+def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, mode):
     """VC allocation's heads split by output port (the prototype's ``M_VQ``; docs/iq-router.md
     "Session 18, part 2"): head ``h`` (input VC ``hj[h]`` of the router, output port
     ``hq[h]``, its free VCs ``hm[h]``, ``opc``: heads a port) alone on its port takes the
     free VC nearest at or after its accept pointer, what iSLIP grants when one input asks
     (every VC it asks offers itself to it; any number of iterations), the pointers moved as
-    iSLIP moves them. With one iteration (``one``) the heads sharing a port are matched
-    port by port (a port's VCs are asked by its heads only, "Session 19"); else their
-    requests go to rows ``0 ..`` of ``rin``/``rout`` for iSLIP. Returns the rows' count;
-    ``opc`` 0 again."""
+    iSLIP moves them (every allocator's grant: :func:`separable`'s too). The heads sharing a
+    port are matched port by port (a port's VCs are asked by its heads only, "Session 19"):
+    ``mode`` 1, one iSLIP iteration, which is also ``separable_output_first`` (the VCs'
+    arbiters pick, then the heads'; pointers moved on a match); ``mode`` 2,
+    ``separable_input_first`` (each head picks, then each VC among its pickers; "Session
+    20"); ``mode`` 0 (iSLIP's iterations) puts their requests in rows ``0 ..`` of
+    ``rin``/``rout`` for :func:`islipn`. Returns the rows' count; ``opc`` 0 again."""
     nva = 0
     for h in range(nh):
         j, op, fr = hj[h], hq[h], hm[h]
         c = opc[op]
-        if c > 1 and not one:
+        if c > 1 and mode == 0:
             while fr:
                 rin[nva], rout[nva] = j, op * nv + il.low(fr)
                 nva += 1
                 fr &= fr - U1
+            continue
+        if c > 1 and mode == 2:  # separable_input_first on the port's heads
+            opc[op] = 0
+            _input_first(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t)
             continue
         if c > 1:  # one iSLIP iteration on the port's heads: each VC offers itself to the
             opc[op] = 0  # head nearest its grant pointer (in rout: the VCs a head is offered)

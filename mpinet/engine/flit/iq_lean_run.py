@@ -28,12 +28,14 @@ from mpinet.engine.flit import iq_blocks as ib
 from mpinet.engine.flit import iq_lean as lean
 from mpinet.engine.flit import iq_lean_state as ils
 from mpinet.engine.flit import iq_step as ist
-from mpinet.engine.flit.iq_alloc import ISLIP
+from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
 from mpinet.engine.flit.rank_steps import BLOCKS
 from mpinet.routing.route_rows import SourceRouted
 
 #: ``eng.steps_path`` of a run on the lean path
 LEAN_PATH = "compiled steps (iq router): lean path"
+#: the allocators the lean path runs (``iq_lean_alloc``), by their codes
+LEAN_ALLOCATORS = (INPUT_FIRST, OUTPUT_FIRST, ISLIP)
 
 
 def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
@@ -48,7 +50,12 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
         (prm.sad != 1, f"sw_alloc_delay = {prm.sad}"),
         (prm.xd != 1, f"a crossbar of {prm.xd} cycles"),
         (iq.internal_speedup != 1, f"internal_speedup = {iq.internal_speedup}"),
-        (prm.vak != ISLIP or prm.sak != ISLIP, "an allocator other than iSLIP"),
+        # iSLIP and BookSim's separable allocators ("Session 20"); max_size is refused by name
+        # in iq_config, so this holds any other code a later session adds
+        (
+            prm.vak not in LEAN_ALLOCATORS or prm.sak not in LEAN_ALLOCATORS,
+            "an allocator other than iSLIP or separable",
+        ),
         (isinstance(eng.router, SourceRouted), f"router {eng.router.name!r}: routes walked"),
         (prm.fl > 1 << ils.FS, f"{prm.fl} flits a packet (at most {1 << ils.FS})"),
     )
