@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from mpinet.engine.comm import SerialComm
+from mpinet.engine.flit.iq_lean_run import LEAN_PATH
 from mpinet.jobs.booksim_run import prepare, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -224,7 +225,7 @@ def test_a_run_imports_no_other_commands_modules_and_no_h5py():
 def _numbers(j: dict) -> dict:
     # engine_runs: one on any rank count where the ranks' blocks call MPI from the compiled
     # steps, two where they cannot (docs/booksim.md); the figures are the same either way
-    return {k: v for k, v in j.items() if k not in ("seconds", "engine_runs")}
+    return {k: v for k, v in j.items() if k not in ("seconds", "engine_runs", "engine_path")}
 
 
 @pytest.mark.slow
@@ -261,3 +262,21 @@ def test_the_iq_router_prints_the_same_on_1_to_4_ranks(run_mpinet, ranks):
         return [x for x in out.splitlines() if not x.startswith("Total run time")]
 
     assert "Overall Traffic Statistics" in one.stdout and text(one.stdout) == text(many.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_json_names_the_engine_path(run_mpinet, ranks):
+    """``--json``'s ``engine_path``: the iq router's lean path on one rank and on several
+    (the watch taken there, docs/iq-router.md "Session 20"), the general path where a key
+    asks for it, each with its compiled calls."""
+    base = ["booksim", MESH, "router=iq", "sample_period=60", "warmup_periods=1",
+            "max_samples=3", "injection_rate=0.1", "packet_size=3"]  # fmt: skip
+    got = {}
+    for name, extra in (("lean", []), ("general", ["vc_alloc_delay=2"])):
+        r = run_mpinet([*base, *extra, "--json"], ranks=ranks)
+        assert r.returncode == 0, r.stderr
+        got[name] = json.loads(r.stdout)["engine_path"]
+    assert got["lean"]["steps"] == LEAN_PATH and got["lean"]["block_calls"] > 0
+    assert got["general"]["steps"].endswith("general path (vc_alloc_delay = 2)")
+    assert got["general"]["block_calls"] > 0

@@ -45,7 +45,11 @@ def ring(tmp: Path) -> str:
 def printed(prep: br.Prepared, res: dict) -> tuple[list[str], str]:
     """The text output and the JSON (NaN as NaN: equal) but their seconds and engine runs."""
     lines = [x for x in text_lines(prep, res) if not x.startswith("Total run time")]
-    j = {k: v for k, v in as_json(prep, res).items() if k not in ("seconds", "engine_runs")}
+    j = {
+        k: v
+        for k, v in as_json(prep, res).items()
+        if k not in ("seconds", "engine_runs", "engine_path")
+    }
     return lines, json.dumps(j, sort_keys=True)
 
 

@@ -114,6 +114,7 @@ def as_json(prep: Any, res: dict) -> dict:
         "overall": None if ov is None else stats(ov) | {"hops_booksim": ov["hops"].mean + 1},
         "deadlock": res["deadlock"],
         "engine_runs": res["runs"],
+        "engine_path": res["path"],
         "seconds": res["seconds"],
     }
 

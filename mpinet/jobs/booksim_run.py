@@ -145,9 +145,16 @@ def traffic_cap(m: Measure) -> int:
     return (m.max_samples + 1) * m.sample_period + drain_steps(m)
 
 
-def _engine_run(prep: Prepared, steps: int, comm: Any) -> Any:
+def _engine_run(prep: Prepared, steps: int, comm: Any) -> tuple[Any, dict]:
     eng, kind = _engine(prep, steps, comm)
-    return eng.run(kind.traffic)
+    return eng.run(kind.traffic), _path(eng)
+
+
+def _path(eng: Any) -> dict:
+    """Which of the engine's step paths ran (``mpinet run --json``'s ``switching.steps``)
+    and its compiled calls, for ``--json``: a slow run says why it is slow."""
+    return {"steps": getattr(eng, "steps_path", None),
+            "block_calls": getattr(eng, "block_calls", None)}  # fmt: skip
 
 
 def _cut_at_deadlock(out: Any, dl: dict) -> None:
@@ -188,11 +195,12 @@ def run(prep: Prepared, comm: Any) -> dict:
             except StopIteration as done:
                 watch.outcome = done.value
                 break
-    out, runs = watch.outcome, 1
+    out, runs, path = watch.outcome, 1, _path(eng)
     if watch.again:  # rare: the ideal router's run had gone a step past the traffic's stop
-        rec = _engine_run(prep, out.stop, comm)
+        rec, path = _engine_run(prep, out.stop, comm)
         final, runs = RecordSource(rec, p.topo.num_nodes, p.model.flits, out.stop, comm), 2
-    return _finish(prep, comm, wall0, out, rec, final if out.stable else None, runs, cap)
+    return _finish(prep, comm, wall0, out, rec, final if out.stable else None, runs, cap,
+                   path)  # fmt: skip
 
 
 def _engine(prep: Prepared, steps: int, comm: Any) -> tuple[Any, Any]:
@@ -205,7 +213,7 @@ def _engine(prep: Prepared, steps: int, comm: Any) -> tuple[Any, Any]:
 
 
 def _finish(prep: Prepared, comm: Any, wall0: float, out: Any, rec: Any, final: Any,
-            runs: int, horizon: int) -> dict:  # fmt: skip
+            runs: int, horizon: int, path: dict) -> dict:  # fmt: skip
     """The result of the measurement ``out`` (its run's record ``rec``) and, when stable, of
     the run with its traffic stopped where the measurement stopped (``final``)."""
     m = prep.measure
@@ -231,6 +239,7 @@ def _finish(prep: Prepared, comm: Any, wall0: float, out: Any, rec: Any, final: 
             result["overall"] = overall(final, out.reset, out.drain_time)
     result.update(
         runs=runs,
+        path=path,
         horizon=horizon,
         deadlock=None if deadlock is None else deadlock["message"],
         seconds=round(comm.allreduce(time.perf_counter() - wall0, op=max_op()), 3),
@@ -247,7 +256,7 @@ def _two_runs(prep: Prepared, comm: Any, wall0: float) -> dict:
     horizon = (m.max_samples + 1) * m.sample_period
     runs = 0
     while True:
-        rec = _engine_run(prep, horizon, comm)
+        rec, path = _engine_run(prep, horizon, comm)
         runs += 1
         out = single_sim(RecordSource(rec, nodes, flits, horizon, comm), m)
         if out.need_horizon <= horizon or runs >= MAX_RUNS or horizon >= traffic_cap(m):
@@ -259,8 +268,8 @@ def _two_runs(prep: Prepared, comm: Any, wall0: float) -> dict:
         and not (out.need_horizon > horizon)
         and not (rec.deadlock is not None and int(rec.deadlock["step"]) < out.need_horizon)
     ):
-        last = _engine_run(prep, out.stop, comm)
+        last, path = _engine_run(prep, out.stop, comm)
         runs += 1
         final = RecordSource(last, nodes, flits, out.stop, comm)
         rec = SimpleNamespace(deadlock=last.deadlock)  # the pass-1 deadlock came after
-    return _finish(prep, comm, wall0, out, rec, final, runs, horizon)
+    return _finish(prep, comm, wall0, out, rec, final, runs, horizon, path)
