@@ -38,11 +38,13 @@ catches a missed change.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from mpinet.engine.flit.kernels import older
 from mpinet.engine.flit.kport_nodes import allowed_first, count_nodes
-from mpinet.engine.flit.layout import NO_VC
+from mpinet.engine.flit.layout import NO_VC, quotient
 from mpinet.engine.flit.port_choice import oldest_movable
 from mpinet.prefetch import ahead
 
@@ -62,6 +64,50 @@ def _signature(base, wq, deg, nvc, thr, lreq, credit):
     return s
 
 
+@njit(cache=True, inline="always")
+def _mark(node, seen, multi):
+    """A touched link's node in ``seen``; in ``multi`` too if it was there (a choice)."""
+    w, m = node >> 5, np.uint32(1) << np.uint32(node & 31)
+    s = seen[w]
+    multi[w] |= s & m
+    seen[w] = s | m
+
+
+@njit(cache=True, inline="always")
+def choice_nodes(nt, deg, touched, bits, nodes):
+    """The nodes with more than one touched link into ``nodes`` in id order (-1 ended), their
+    number returned; -1 if ``bits`` (``inc.ncnt`` as 32-bit words) has not room for
+    the two bit sets (``count_nodes`` then). Two bit sets of the nodes, ``seen`` and
+    ``multi``, zero between steps (cleared as they are read), in place of a count per
+    node reset through each touched link's node: no per-link list of nodes, no second
+    random write per link, and the choice visits its nodes in id order."""
+    nw = (bits.shape[0] + 31) >> 5
+    if 2 * nw > bits.shape[0]:
+        return -1
+    seen, multi = bits[:nw], bits[nw : 2 * nw]
+    sh = 0
+    while (1 << sh) < deg:
+        sh += 1
+    if (1 << sh) == deg:
+        for j in range(nt):
+            _mark(touched[j] >> sh, seen, multi)
+    else:
+        rdeg = 1.0 / deg
+        for j in range(nt):
+            _mark(quotient(touched[j], deg, rdeg), seen, multi)
+    nn = 0
+    for w in range(nw):
+        x = multi[w]
+        seen[w] = 0
+        multi[w] = 0
+        while x:
+            nodes[nn] = (w << 5) + trailing_zeros(x)
+            nn += 1
+            x &= x - np.uint32(1)
+    nodes[nn] = -1  # the list's end, for the check after the moves (kport_nodes_ok)
+    return nn
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
     """:func:`~mpinet.engine.flit.kport_nodes.kport_deny` for one-port (``prm.k == 1``) at
@@ -69,8 +115,9 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
     between steps (the module docstring). The same outputs but the denied links' places:
     their ``nreq`` zeroed, the allowed links first in ``so.touched`` (``so.allow`` to match),
     their number returned; the denied are dropped (``allowed_first``'s ``denied`` False).
-    Scratch: ``so.bufs`` (the nodes with a choice), ``so.route[1]`` (each touched link's
-    node, to reset ``inc.ncnt``)."""
+    Scratch: ``so.bufs`` (the nodes with a choice, in id order: :func:`choice_nodes`);
+    ``inc.ncnt`` as its two bit sets (on a rank of very few nodes, as counts, and
+    ``so.route[1]`` each touched link's node to reset them)."""
     nvc, need, deg = prm.nvc, prm.need, prm.deg
     thr = max(need, 1)
     touched, rq, nodes = so.touched, so.rq, so.bufs
@@ -78,12 +125,16 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
     nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
     pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
     ncnt, owner, kept, chk = inc.ncnt, so.route[1], inc.nstep, inc.chk
-    nn = count_nodes(nt, deg, 1, touched, owner, ncnt, nodes)
+    bits = ncnt.view(np.uint32)
+    nn = choice_nodes(nt, deg, touched, bits, nodes)
+    counted = nn < 0  # too few nodes for the bit sets: counted per node
+    if counted:
+        nn = count_nodes(nt, deg, 1, touched, owner, ncnt, nodes)
     flat = kept.reshape(kept.size)  # a node's row of 4 (32 bytes) for the prefetch
     far = prm.far
     for i in range(nn):
         # the rows of the node 4 ahead (its decision, counts, buckets, credits): the nodes
-        # come in no order, each a handful of misses (docs/performance.md, "One-port in
+        # are scattered, each a handful of misses (docs/performance.md, "One-port in
         # session 16": the decisions 11-12 us a step, 9.2-9.4 with these)
         if i + 4 < nn:
             n4 = nodes[i + 4]
@@ -126,4 +177,12 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
         for q in range(deg):
             if q != wq:
                 lreq[base + q] = 0  # denied (or not touched: already 0)
-    return allowed_first(nt, nn, touched, owner, ncnt, lreq, so, False)
+    if counted:
+        return allowed_first(nt, nn, touched, owner, ncnt, lreq, so, False)
+    na = 0  # the allowed links first, in order; the denied dropped (allowed_first's way)
+    for j in range(nt):
+        link = touched[j]
+        touched[na] = link
+        na += lreq[link] > 0
+    so.allow[:na] = True
+    return na
