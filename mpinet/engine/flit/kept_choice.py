@@ -17,8 +17,8 @@ node's decision from the step before when nothing it rests on can have changed:
   winner's packet was older than every loser's oldest request, movable or not (a bucket's
   first, ``collect`` sorts them), a loser can win again only by a new request, and the
   signature is the counts alone (stored times 2, plus 1 where it holds the credits too).
-  Counted with callgrind, the credits were half of the choice's instructions
-  (docs/performance.md, "One-port in session 20");
+  Counted with callgrind, the credits were the largest part of the choice's instructions;
+  the rule takes a fifth of them (docs/performance.md, "One-port in session 20");
 * the winner's link is read again (its oldest movable request, as the fresh choice reads
   it): if that is still the winner's packet, which was older than every loser's, it wins.
   Told by its segment, not its packet's id (a packet record read per kept node spared,
