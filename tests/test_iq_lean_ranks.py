@@ -109,23 +109,6 @@ def test_lean_ranks_run_the_one_rank_run(case):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("case", CASES[:1] + CASES[5:6], ids=["mesh", "ms-L16"])
-def test_lean_ranks_count_the_general_paths_crossings(case):
-    """On the same ranks, the lean and general paths' records equal, the flits that crossed
-    ranks (the counters' last column) included."""
-    from mpi4py import MPI
-
-    comm = MPI.COMM_WORLD
-    topo = _topo(case[0])
-    rows = _rows(topo, case[7], case[8])
-    general, lean = [], []
-    for on, out in ((False, general), (True, lean)):
-        (_, many), paths = _runs(comm, topo, case, rows, lean=(True, on))
-        out.append(many)
-    _same(general[0], lean[0], cross=True)
-
-
-@pytest.mark.mpi
 def test_lean_ranks_fall_back_together():
     """A run that deadlocks (a ring of 8, one VC of one slot) stops moving on the lean path
     on every rank at the same cycle and runs again on the general path, which reports it:
@@ -209,13 +192,16 @@ def test_lean_ranks_speculation_and_output_speedup(case):
 
 
 @pytest.mark.mpi
-def test_lean_ranks_count_the_general_paths_crossings_with_output_queues():
-    """Output speedup and speculation: the flits that crossed ranks counted in the cycle
-    they leave their output queue, as the general path counts them on the same ranks."""
+@pytest.mark.parametrize(
+    "case", [*CASES[:1], *CASES[5:6], *OSP_CASES[:1]], ids=["mesh", "ms-L16", "osp"]
+)
+def test_lean_ranks_count_the_general_paths_crossings(case):
+    """On the same ranks, the lean and general paths' records equal, the flits that crossed
+    ranks (the counters' last column) included; with output speedup and speculation ("osp")
+    counted in the cycle they leave their output queue, as the general path counts them."""
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
-    case = OSP_CASES[0]
     topo = _topo(case[0])
     rows = _rows(topo, case[7], case[8])
     general, lean = [], []
