@@ -45,6 +45,15 @@ CASES = [
     ("torus:8,1", "dor", "dateline", 5, 2, 3,
      {"channel_latency": 3, "credit_delay": 1, "wait_for_tail_credit": 1}, 200, 80),
     ("anynet", "anynet-min", None, 3, 2, 2, {}, 300, 40),
+    # BookSim's separable allocators (docs/iq-router.md, "Session 20"), with speculation,
+    # input and output speedup: the same kernel on R ranks
+    ("mesh:4,2", "dor", None, 4, 4, 2, dict(MESHC, vc_allocator="separable_input_first",
+                                            sw_allocator="separable_input_first"), 600, 40),
+    ("ms:2,2", "anynet-min", None, 6, 4, 8,
+     {"vc_allocator": "separable_output_first", "sw_allocator": "separable_input_first",
+      "speculative": 1, "input_speedup": 2}, 300, 50),
+    ("hypercube:4", "hypercube-ecube", None, 3, 2, 4,
+     {"sw_allocator": "separable_output_first", "output_speedup": 2}, 300, 40),
 ]  # fmt: skip
 
 
@@ -92,7 +101,9 @@ def _rows(topo, n, steps, seed=3):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-L{c[3]}" for c in CASES])
+@pytest.mark.parametrize(
+    "case", CASES, ids=[f"{c[0]}-{c[1]}-L{c[3]}" + "-sep" * ("sw_allocator" in c[6]) for c in CASES]
+)
 def test_lean_ranks_run_the_one_rank_run(case):
     """The lean path on R ranks: the one-rank run row for row, on the lean path."""
     from mpi4py import MPI
