@@ -186,13 +186,9 @@ def live(s: ils.LeanArrays, prm: Any, t: int, away: np.ndarray | None = None) ->
         used &= away == 0
     pks = np.flatnonzero(used)
     where = np.full(s.pk_pid.size, -1, np.int64)
-    nq, bsz = prm.nport * prm.nvc, prm.bsz
-    cnt, hd = s.hv[:, ils.CNT], s.hv[:, ils.HD]
-    for iv in np.flatnonzero(cnt > 0):  # the heads in input buffers (stuck runs: few)
-        for j in range(int(cnt[iv])):
-            w = int(s.buf[iv * bsz + (int(hd[iv]) + j) % bsz])
-            if w & lean.KM == 0:
-                where[w >> ils.FS] = prm.lo + iv // nq
+    iv, w = ib.ring_items(s.buf, s.hv[:, ils.CNT], s.hv[:, ils.HD], prm.bsz)
+    head = (w & lean.KM) == 0  # the heads in input buffers (a packet's head is in one at most)
+    where[w[head] >> ils.FS] = prm.lo + iv[head] // (prm.nport * prm.nvc)
     at = np.where(where[pks] >= 0, where[pks], s.pk_src[pks])
     hops = s.pk_hops.copy()
     sent, _, _ = _granted(s, prm, t)
