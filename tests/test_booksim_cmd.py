@@ -129,7 +129,7 @@ def test_the_engine_is_causal_so_a_run_with_longer_traffic_has_the_same_past():
     from mpinet.jobs.booksim_run import _engine_run
 
     prep = prepare(MESH, ["router=ideal", "injection_rate=0.3", "packet_size=4"])
-    a, b = (_engine_run(prep, steps, SerialComm()).packets for steps in (300, 600))
+    a, b = (_engine_run(prep, steps, SerialComm())[0].packets for steps in (300, 600))
 
     def past(pk):
         rows = pk[(pk[:, 4] >= 0) & (pk[:, 4] < 300)]
