@@ -101,25 +101,6 @@ def _rows(topo, n, steps, seed=3):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize(
-    "case", CASES, ids=[f"{c[0]}-{c[1]}-L{c[3]}" + "-sep" * ("sw_allocator" in c[6]) for c in CASES]
-)
-def test_lean_ranks_run_the_one_rank_run(case):
-    """The lean path on R ranks: the one-rank run row for row, on the lean path."""
-    from mpi4py import MPI
-
-    comm = MPI.COMM_WORLD
-    topo = _topo(case[0])
-    rows = _rows(topo, case[7], case[8])
-    (one, many), paths = _runs(comm, topo, case, rows)
-    assert paths == [LEAN_PATH, LEAN_PATH], paths
-    assert one["packets"].shape[0] == len(rows) and (one["packets"][:, 4] >= 0).all()
-    _same(one, many)
-    if comm.Get_size() > 1:
-        assert many["counters"][:, 3].sum() > 0  # flits crossed ranks
-
-
-@pytest.mark.mpi
 def test_lean_ranks_fall_back_together():
     """A run that deadlocks (a ring of 8, one VC of one slot) stops moving on the lean path
     on every rank at the same cycle and runs again on the general path, which reports it:
@@ -183,12 +164,16 @@ def _keys(keys: dict) -> str:
 
 @pytest.mark.mpi
 @pytest.mark.parametrize(
-    "case", OSP_CASES, ids=[f"{c[0]}-L{c[3]}-{_keys(c[6])}-{c[7]}in{c[8]}" for c in OSP_CASES]
+    "case",
+    [*CASES, *OSP_CASES],
+    ids=[f"{c[0]}-{c[1]}-L{c[3]}" + "-sep" * ("sw_allocator" in c[6]) for c in CASES]
+    + [f"{c[0]}-L{c[3]}-{_keys(c[6])}-{c[7]}in{c[8]}" for c in OSP_CASES],
 )
-def test_lean_ranks_speculation_and_output_speedup(case):
-    """Speculation and output speedup on R ranks (docs/iq-router.md, "Session 20"): flits
+def test_lean_ranks_run_the_one_rank_run(case):
+    """The lean path on R ranks: the one-rank run row for row, both on the lean path. With
+    speculation and output speedup (``OSP_CASES``, docs/iq-router.md, "Session 20"), flits
     granted in one cycle that leave from their output queue in a later one cross ranks at
-    the cycle they leave on one rank; the one-rank run row for row, both on the lean path."""
+    the cycle they leave on one rank."""
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
