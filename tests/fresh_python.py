@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: the variables a launcher gives its ranks (mpinet.cli's _RANK_VARS and _SIZE_VARS, and
+#: the variables a launcher gives its ranks (mpinet.cli.ranks' RANK_VARS and SIZE_VARS, and
 #: hydra's other PMI_ ones): stripped, a process is one no launcher started
 LAUNCHER = ("PMI", "OMPI_", "MV2_", "SLURM_", "PALS_", "ALPS_", "JSM_", "FLUX_")
 

@@ -364,9 +364,9 @@ def test_interrupts_restores_the_process(monkeypatch):
 
 def test_abort_removes_the_temporaries(tmp_path):
     """collective()'s MPI_Abort path discards the reservations first."""
-    from mpinet.cli import _abandon_traces
+    from mpinet.cli.ranks import abandon_traces
 
     res = reserve.reserve(tmp_path / "t.h5", None)
     assert listing(tmp_path) == [".t.h5.lock", os.path.basename(res.tmp)]
-    _abandon_traces(0)
+    abandon_traces(0)
     assert listing(tmp_path) == [] and reserve.live() == []

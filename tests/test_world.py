@@ -78,10 +78,10 @@ def test_a_command_alone_starts_no_mpi():
 @pytest.mark.parametrize("var", ["PMI_RANK", "SLURM_PROCID", "PALS_RANKID", "FLUX_TASK_RANK"])
 def test_a_launchers_variable_means_launched(monkeypatch, var):
     """Each launcher's rank variable is recognised, and names the rank that prints."""
-    from mpinet.cli import _RANK_VARS, _SIZE_VARS, launch_rank, launched_by_mpi
+    from mpinet.cli.ranks import RANK_VARS, SIZE_VARS, launch_rank, launched_by_mpi
 
-    assert all(v.startswith(LAUNCHER) for v in _RANK_VARS + _SIZE_VARS)  # run_fresh's list
-    for v in _RANK_VARS + _SIZE_VARS:
+    assert all(v.startswith(LAUNCHER) for v in RANK_VARS + SIZE_VARS)  # run_fresh's list
+    for v in RANK_VARS + SIZE_VARS:
         monkeypatch.delenv(v, raising=False)
     assert not launched_by_mpi() and launch_rank() == 0
     monkeypatch.setenv(var, "3")
