@@ -21,6 +21,7 @@ class FlitEngineJobs:
     flit_state = staticmethod(plans_flit.flit_state)
     check_buffers = staticmethod(plans_flit.check_buffers)
     iq_state = staticmethod(plans_iq.iq_state)
+    walked = staticmethod(plans_flit.walked)
 
     @staticmethod
     def check_model(job: Any, model: Any, router: Any, faults: Any, topo: Any) -> None:

@@ -8,13 +8,21 @@ D`` (``A nodes`` too, 0 since the links' arrays are the rank's): the four are re
 three tiny allocations of the same keys, exact for any network (tests/test_plans_iq.py
 compares with a real run's arrays), plus the event bit sets, sized in 64-bit words and
 counted apart (:func:`~mpinet.engine.flit.iq_state.event_bytes`).
+
+A run on one rank whose keys the lean path takes
+(:func:`~mpinet.engine.flit.iq_lean_run.keys_refusal`) and whose router has a compiled hop
+or a table allocates the lean arrays instead
+(:func:`~mpinet.engine.flit.iq_lean_state.make_lean`, about 2.5x fewer bytes): those are
+counted, in the same way (:func:`lean_bytes`). Several ranks, and routers that may walk
+their routes, are counted with the general arrays (the larger).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from mpinet.engine.flit import iq_ranks
+from mpinet.engine.flit import iq_lean_run, iq_ranks
+from mpinet.engine.flit import iq_lean_state as ils
 from mpinet.engine.flit import iq_state as iqs
 from mpinet.engine.iq_config import IQConfig, check_iq
 from mpinet.engine.models import parse_model, switching_model
@@ -64,15 +72,41 @@ def iq_bytes(nodes: int, own: int, deg: int, keys: tuple, hw: int, slots: int) -
     return a * nodes + c * own + p * slots + size(3, 1, 1) - 3 * a - c - p + ev
 
 
+def lean(deg: int, keys: tuple) -> bool:
+    """Whether a one-rank run of ``keys`` (:func:`iq_keys`) on a network of degree ``deg``
+    takes the lean path (its router routing by a compiled hop or a table)."""
+    flits, vcs, buf, iq = keys
+    prm = iqs.make_params(2, deg, vcs, buf, flits, iq, False)
+    return iq_lean_run.keys_refusal(prm, iq) is None
+
+
+def lean_bytes(nodes: int, deg: int, keys: tuple, hw: int, slots: int) -> int:
+    """Bytes of the lean path's arrays on one rank (:func:`~.iq_lean_state.make_lean`):
+    linear in ``nodes`` and ``slots`` but for the routers' bit set (``actb``)."""
+    flits, vcs, buf, iq = keys
+
+    def size(n: int, p: int) -> int:
+        prm = iqs.make_params(n, deg, vcs, buf, flits, iq, False)
+        z = np.zeros(n * deg, np.int64)
+        return sum(a.nbytes for a in ils.make_lean(prm, z, z, np.zeros(n, np.int64), z, hw, p))
+
+    a, p = size(3, 1) - size(2, 1), size(2, 2) - size(2, 1)
+    return a * nodes + p * slots + size(2, 1) - 2 * a - p + 8 * ((nodes + 63) // 64 - 1)
+
+
 def iq_state(est: Estimate, nodes: int, size: int, deg: int, model: dict, hw: int,
-             flight: int | None) -> None:  # fmt: skip
+             flight: int | None, walked: bool = True) -> None:  # fmt: skip
     """Add the iq router's arrays of the most loaded rank to ``est`` (phase ``run``), where
     the job runs it; packet slots: the run's start, or twice the packets in flight on a rank
-    (the pool doubles when full)."""
+    (the pool doubles when full). ``walked``: the router may walk its routes at injection
+    (then the general path runs; :func:`~mpinet.jobs.plans_flit.walked`)."""
     keys = iq_keys(model)
     if keys is None:
         return
     own = -(-nodes // size)
     slots = max(START_SLOTS, 2 * -(-(flight or 0) // size))
+    if size == 1 and not walked and lean(deg, keys):
+        est.add("iq router arrays", lean_bytes(nodes, deg, keys, hw, slots), RUN)
+        return
     est.add("iq router arrays", iq_bytes(nodes, min(own, nodes) if size > 1 else nodes, deg,
                                          keys, hw, slots), RUN)  # fmt: skip

@@ -249,7 +249,9 @@ def estimate_run(
     if job_engine(job.model) == "flit":  # the iq router's arrays (its own plan), if it runs
         hw = int(getattr(router, "header_width", 0) or 0)
         ENGINES["flit"].iq_state(est, topo.num_nodes, size, topo.degree, job.model, hw,
-                                 None if fp is None else fp.in_flight)  # fmt: skip
+                                 None if fp is None else fp.in_flight,
+                                 router is None or isinstance(router, type)
+                                 or ENGINES["flit"].walked(router))  # fmt: skip
     if fp is not None and flit is None:
         caps = [int(v) for v in (job.model.get("capacity") or {}).values()] or [1]
         packets_state(

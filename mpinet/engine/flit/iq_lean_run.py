@@ -42,9 +42,19 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
     """Why the iq run of ``eng`` (its :class:`~mpinet.engine.flit.iq_state.IQParams` ``prm``,
     VC rule ``vrule``) takes the general path, or None: the lean path's keys, each refused by
     name (a later session widens them here)."""
-    iq = eng.model.iq
+    if not getattr(eng, "iq_lean", True):
+        return "asked for (iq_lean = False)"
+    why = keys_refusal(prm, eng.model.iq)
+    if why is None and isinstance(eng.router, SourceRouted):
+        why = f"router {eng.router.name!r}: routes walked"
+    return why
+
+
+def keys_refusal(prm: Any, iq: Any) -> str | None:
+    """The first key of ``prm`` (its :class:`~mpinet.engine.iq_config.IQConfig` ``iq``) the
+    lean path refuses, named, or None: :func:`why_not_lean`'s keys alone, which the memory
+    plan reads too (:mod:`mpinet.jobs.plans_iq`)."""
     refused = (
-        (not getattr(eng, "iq_lean", True), "asked for (iq_lean = False)"),
         (prm.rd > 1, f"routing_delay = {prm.rd}"),
         (prm.vad != 1, f"vc_alloc_delay = {prm.vad}"),
         (prm.sad != 1, f"sw_alloc_delay = {prm.sad}"),
@@ -56,7 +66,6 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
             prm.vak not in LEAN_ALLOCATORS or prm.sak not in LEAN_ALLOCATORS,
             "an allocator other than iSLIP or separable",
         ),
-        (isinstance(eng.router, SourceRouted), f"router {eng.router.name!r}: routes walked"),
         (prm.fl > 1 << ils.FS, f"{prm.fl} flits a packet (at most {1 << ils.FS})"),
     )
     for no, why in refused:
