@@ -14,7 +14,8 @@ from mpinet import rng
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit.results import counter_rows
 from mpinet.engine.run import RunRecord, joined, stuck_packets
-from mpinet.routing import dor
+from mpinet.routing import compiled, dor
+from mpinet.routing.base import CompiledHop
 
 #: cycles one compiled call runs (the packet pool holds a block's injections, which the
 #: memory plan counts: mpinet/jobs/plans_iq.py); on one rank, where traffic is light, up to
@@ -38,6 +39,34 @@ def next_block(block: int, packets: int, cycles: int, own: int, spare: int = 102
 def dor_ties(router: Any) -> bool:
     """``dor`` on an even torus with BookSim's random ties (no compiled rule of its own)."""
     return router.name == "dor" and getattr(router, "mode", None) == dor.RANDOM
+
+
+def rule_of(router: Any, topo: Any = None) -> tuple:
+    """The router's compiled hop as the steps take it (``dor``'s ties: its rule in random
+    mode, the tie in the header)."""
+    r = compiled.rule_of(router)
+    if dor_ties(router):
+        prm = np.array([topo.k, topo.n, dor.RANDOM], np.int64)
+        r = CompiledHop(dor.HOP_CODE, prm, np.zeros(1, np.uint8), np.zeros(1, np.int32))
+    return (np.int64(r.code), r.prm, r.ta, r.tb)
+
+
+def walk(eng: Any, s: Any, inj: tuple, step: int) -> tuple:
+    """``inj`` with the routes of its packets walked into rows (their words the headers), as
+    the ideal model's compiled steps walk them (:meth:`~mpinet.engine.flit.chunk.Steps._walk`):
+    first the rows of the packets no longer on the rank freed (those no live slot names).
+    ``s``: either path's arrays (their packet slots and headers are named alike)."""
+    rows = eng.router
+    rows.keep(slot_words(s))
+    words = rows.walk_rows(inj[2], inj[3], inj[1], eng.seed, step)
+    return (*inj[:4], np.ascontiguousarray(np.asarray(words, np.int64).reshape(-1, 1)))
+
+
+def slot_words(s: Any) -> np.ndarray:
+    """The header words of the packets in the slots in use (their walked rows kept)."""
+    used = np.ones(s.pk_pid.size, bool)
+    used[s.pk_free[: int(s.pk_nfree[0])]] = False
+    return s.pk_hdr[used, 0]
 
 
 def ring_items(buf: np.ndarray, count: np.ndarray, head: np.ndarray, size: int) -> tuple:

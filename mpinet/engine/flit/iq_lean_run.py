@@ -45,8 +45,8 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
     if not getattr(eng, "iq_lean", True):
         return "asked for (iq_lean = False)"
     why = keys_refusal(prm, eng.model.iq)
-    if why is None and isinstance(eng.router, SourceRouted):
-        why = f"router {eng.router.name!r}: routes walked"
+    if why is None and isinstance(eng.router, SourceRouted) and eng.size > 1:
+        why = f"router {eng.router.name!r}: routes walked, on several ranks"
     return why
 
 
@@ -125,11 +125,15 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
     t, in_flight, n_inj, n_del = -1, 0, 0, 0
     eng.steps_path, eng.calls_path, eng.block_calls = LEAN_PATH, BLOCKS, 0
     block = ib.BLOCK
+    walked = isinstance(eng.router, SourceRouted)  # routes walked at a block's start
     mode = lean.block_for(prm)  # (the keys' branches it does not take compiled out)
     watch = eng.watch  # a measurement read while the run goes: its steps cap each block
     while (in_flight > 0 or t < last) and t < eng.max_steps:
         t_end = min(t + block, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
         inj = ib.injections(eng, workload, t, t_end, last, hw, injected)
+        if walked:  # into rows, as the general path (the same blocks: BLOCK cycles)
+            inj = ib.walk(eng, s, inj, t + 1)
+            rule = ib.rule_of(eng.router)  # the table may have grown
         need = int(inj[1].size)
         if int(s.pk_nfree[0]) < need:
             s = ils.grow_packets(s, max(need, s.pk_pid.size))
@@ -140,7 +144,8 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
         rows = np.zeros((t_end - t, 6), np.int64)
         # a small network's busy blocks longer (16,384 packets a block at most: 1.2 MB of
         # slots; meshconfig's mesh at 0.4 paid 64 calls' Python, docs/iq-router.md s. 19)
-        block = ib.next_block(block, need, t_end - t, nnode, 16384)
+        if not walked:
+            block = ib.next_block(block, need, t_end - t, nnode, 16384)
         start = t
         status[5], status[6], status[7] = in_flight, 0, 0
         while True:

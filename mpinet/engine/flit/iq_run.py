@@ -33,8 +33,7 @@ from mpinet.engine.flit.rank_steps import BLOCKS
 from mpinet.engine.run import RunRecord, raise_collected
 from mpinet.engine.state import neighbor_block
 from mpinet.errors import MpinetError
-from mpinet.routing import compiled, dor, torus_rings
-from mpinet.routing.base import CompiledHop
+from mpinet.routing import compiled, torus_rings
 from mpinet.routing.route_rows import SourceRouted
 from mpinet.routing.vc_policies import COUNT_VC
 
@@ -94,7 +93,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
         lcount[links] = torus_rings.advance(topo, lo + links // deg, nbt.ravel()[links],
                                             np.zeros(links.size, np.int64))  # fmt: skip
         vpol = ir.TORUS_DATELINE
-    rule = _rule_of(eng.router, topo)
+    rule = ib.rule_of(eng.router, topo)
     vrule = (np.int64(vpol), np.int64(eng.vcs), lcount)
     hw = eng.router.header_width
     prm = iqs.make_params(nnode, deg, eng.vcs, eng.bsize, eng.flits, iq, eng.record_hops,
@@ -114,7 +113,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
         if rec is not None:
             return rec
     s = iqs.make_arrays(prm, snb, srev, slc, hw, 1024, width, sport)
-    ranks = iq_ranks.Ranks(eng, nbt, width, lambda: _words(s)) if eng.size > 1 else None
+    ranks = iq_ranks.Ranks(eng, nbt, width, lambda: ib.slot_words(s)) if eng.size > 1 else None
     last = int(workload.last_injection_step)
     order = None if order.same() else order  # mpinet's own: nothing renamed
     look = iq_deadlock.Look(eng, prm, last, order)  # the deadlock look while injecting
@@ -135,8 +134,8 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
         t_end = min(t + block, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
         inj = ib.injections(eng, workload, t, t_end, last, hw, injected)
         if isinstance(eng.router, SourceRouted):  # routes walked at injection into rows
-            inj = _walk(eng, s, inj, t + 1)
-            rule = _rule_of(eng.router)  # the table may have grown
+            inj = ib.walk(eng, s, inj, t + 1)
+            rule = ib.rule_of(eng.router)  # the table may have grown
         if ranks is not None:  # the messages' room for the routes walked (collective)
             ranks.carried.start()
         need = int(inj[1].size) + (ranks.max_in if ranks is not None else 0)
@@ -164,7 +163,7 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
                 status[1] = t
                 ranks.call(args, status, look)
                 if ranks.walked:
-                    rule = _rule_of(eng.router)
+                    rule = ib.rule_of(eng.router)
             t = int(status[1])
             if status[0] == iql.DEAD:  # dead fronts (or the search left to Python)
                 deadlock = look.report(t, int(status[5]))
@@ -218,33 +217,6 @@ def _unsent(injected: list, n: int) -> None:
         else:
             injected[-1] = injected[-1][: injected[-1].size - n]
             n = 0
-
-
-def _rule_of(router: Any, topo: Any = None) -> tuple:
-    """The router's compiled hop as the steps take it (``dor``'s ties: its rule in random
-    mode, the tie in the header)."""
-    r = compiled.rule_of(router)
-    if ib.dor_ties(router):
-        prm = np.array([topo.k, topo.n, dor.RANDOM], np.int64)
-        r = CompiledHop(dor.HOP_CODE, prm, np.zeros(1, np.uint8), np.zeros(1, np.int32))
-    return (np.int64(r.code), r.prm, r.ta, r.tb)
-
-
-def _walk(eng: Any, s: Any, inj: tuple, step: int) -> tuple:
-    """``inj`` with the routes of its packets walked into rows (their words the headers), as
-    the ideal model's compiled steps walk them (:meth:`~mpinet.engine.flit.chunk.Steps._walk`):
-    first the rows of the packets no longer on the rank freed (those no live slot names)."""
-    rows = eng.router
-    rows.keep(_words(s))
-    words = rows.walk_rows(inj[2], inj[3], inj[1], eng.seed, step)
-    return (*inj[:4], np.ascontiguousarray(np.asarray(words, np.int64).reshape(-1, 1)))
-
-
-def _words(s: Any) -> np.ndarray:
-    """The header words of the packets in the slots in use (their walked rows kept)."""
-    used = np.ones(s.pk_pid.size, bool)
-    used[s.pk_free[: int(s.pk_nfree[0])]] = False
-    return s.pk_hdr[used, 0]
 
 
 def _routing_error(eng: Any, status: np.ndarray) -> None:
