@@ -224,7 +224,15 @@ def main() -> int:
             stages.append(
                 (
                     "serial",
-                    [*py, *workers(args.workers), "-m", f"not mpi{only}", f"--junitxml={xml}"],
+                    # the slowest tests listed: CI's 20 minutes are watched from its log
+                    [
+                        *py,
+                        *workers(args.workers),
+                        "-m",
+                        f"not mpi{only}",
+                        "--durations=25",
+                        f"--junitxml={xml}",
+                    ],
                     "serial.xml",
                 )  # fmt: skip
             )
