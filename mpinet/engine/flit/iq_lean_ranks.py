@@ -1,8 +1,9 @@
 """The lean iq path on several ranks (docs/iq-router.md, "Session 19: the lean path on
 several ranks"): each rank runs the lean cycle (:func:`~mpinet.engine.flit.iq_lean.run_block`,
-one cycle a call) on its block of routers, and the flits and credits bound for another
-rank's routers go in one exchange a cycle, the general path's
-(:class:`~mpinet.engine.flit.iq_ranks.Ranks`: its partners, buffers and MPI calls).
+one cycle a call from the compiled block :func:`run_block`) on its block of routers, and
+the flits and credits bound for another rank's routers go in one exchange a cycle, the
+general path's (:class:`~mpinet.engine.flit.iq_ranks.Ranks`: its partners, buffers and MPI
+calls).
 
 How a flit leaves: a link to another rank's router has a downstream input port past the
 rank's own (``down >= own * nport``: ``own * nport`` + the global input port), so the lean
@@ -24,6 +25,18 @@ at the same cycle (a stall, a routing error, packets in flight at the end). A wa
 (``mpinet booksim``'s measurement) caps the blocks and is handed each rank's deliveries and
 live packets (each listed by its head's rank) after every block, on every rank at the same
 cycle.
+
+Why a cycle may run before the last one's messages are in (docs/iq-router.md, "Session 21:
+the lean path's several-rank loop compiled"): cycle ``t - 1``'s messages fill ring slots
+``t + channel_latency + 1`` and ``t + channel_latency + credit_delay``, read at those
+cycles, so they may go in after cycle ``t`` when ``channel_latency + credit_delay >= 1``.
+While injecting (``t - 1 < last``) no end can be decided at ``t - 1`` (a finish or a stall
+needs ``t - 1 >= last``), so every rank runs ``t`` first, its messages out beside ``t -
+1``'s (two sets of buffers and requests, even and odd cycles), and waits for ``t - 1``'s
+after: a rank no longer waits each cycle for the slowest. The choice depends only on ``t``
+and ``last``, so every rank posts the same cycles; a routing error summed at ``t - 1`` waits
+for ``t``'s messages too before all go to the general path. From ``last`` on, a cycle's
+messages are in before the next runs, as before.
 """
 
 from __future__ import annotations
@@ -227,7 +240,7 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
         k = t - gst[G_T0] - 1
         a, b = off[k], off[k + 1]
         if (status[6] + own > deliv.shape[0]
-                or (prm.record_hops and status[7] + own * prm.deg > hop.shape[0])
+                or (prm.record_hops and status[7] + own * prm.deg * prm.osp > hop.shape[0])
                 or s.pk_nfree[0] < b - a + max_in):  # fmt: skip
             gst[G_CODE] = ist.ROOM  # (a cycle's messages may stay out: Python keeps them)
             break
@@ -314,7 +327,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
                 break
             delivered.append(deliv[: int(status[6])].copy())
             hop_rows.append(hop[: int(status[7])].copy())
-            if status[7] + own * prm.deg > hop.shape[0]:
+            if status[7] + own * prm.deg * prm.osp > hop.shape[0]:
                 hop = np.empty((hop.shape[0] * 2, 5), np.int64)
             status[6] = status[7] = 0
             if int(s.pk_nfree[0]) < need:  # heads from other ranks took the slots
