@@ -134,6 +134,49 @@ def test_lean_ranks_cut_at_max_steps():
     _same(one, many)
 
 
+@pytest.mark.mpi
+@pytest.mark.parametrize("case", [CASES[0], CASES[5]], ids=["mesh", "ms-L16"])
+def test_lean_ranks_return_for_room_with_a_cycles_messages_out(case, monkeypatch):
+    """Packet slots kept short (4 at first, each block of 3 cycles grown to its need only):
+    the compiled block returns for room while a cycle's messages are out (it ran before the
+    last one's were in, docs/iq-router.md, "Session 21"), Python grows the slots, and the
+    call goes on where it stopped; the record is the one-rank run's."""
+    from mpi4py import MPI
+
+    from mpinet.engine.flit import iq_blocks as ib
+    from mpinet.engine.flit import iq_lean_ranks as ilr
+    from mpinet.engine.flit import iq_lean_state as ils
+    from mpinet.engine.flit import iq_step as ist
+
+    comm = MPI.COMM_WORLD
+    make, call, seen = ils.make_lean, ilr._call, []
+
+    def few(prm, *args):
+        return make(prm, *args[:-1], 4)
+
+    def tight(s, away, need):
+        s = ils.grow_packets(s, max(need - int(s.pk_nfree[0]), 1))
+        return s, np.concatenate([away, np.zeros(s.pk_pid.size - away.size, np.int64)])
+
+    def counted(eng, fns, args):
+        code = call(eng, fns=fns, args=args)
+        seen.append(code == ist.ROOM and args[15][ilr.G_PEND] > 0)
+        return code
+
+    monkeypatch.setattr(ils, "make_lean", few)
+    monkeypatch.setattr(ib, "BLOCK", 3)
+    monkeypatch.setattr(ib, "next_block", lambda *a, **k: 3)
+    monkeypatch.setattr(ilr, "_grow", tight)
+    monkeypatch.setattr(ilr, "_call", counted)
+    topo = _topo(case[0])
+    rows = _rows(topo, case[7], case[8])
+    (one, many), paths = _runs(comm, topo, case, rows)
+    assert paths == [LEAN_PATH, LEAN_PATH], paths
+    _same(one, many)
+    if comm.Get_size() > 1:
+        assert comm.allreduce(sum(seen)) > 0  # the branch was taken
+
+
 #: speculation, output speedup 2 and both (input speedup 2 too): the CASES' columns
 SPEC, OSP2 = {"speculative": 1}, {"output_speedup": 2}
 BOTH = {**SPEC, **OSP2}

@@ -1,8 +1,9 @@
 """The lean iq path on several ranks (docs/iq-router.md, "Session 19: the lean path on
 several ranks"): each rank runs the lean cycle (:func:`~mpinet.engine.flit.iq_lean.run_block`,
-one cycle a call) on its block of routers, and the flits and credits bound for another
-rank's routers go in one exchange a cycle, the general path's
-(:class:`~mpinet.engine.flit.iq_ranks.Ranks`: its partners, buffers and MPI calls).
+one cycle a call from the compiled block :func:`run_block`) on its block of routers, and
+the flits and credits bound for another rank's routers go in one exchange a cycle, the
+general path's (:class:`~mpinet.engine.flit.iq_ranks.Ranks`: its partners, buffers and MPI
+calls).
 
 How a flit leaves: a link to another rank's router has a downstream input port past the
 rank's own (``down >= own * nport``: ``own * nport`` + the global input port), so the lean
@@ -24,6 +25,18 @@ at the same cycle (a stall, a routing error, packets in flight at the end). A wa
 (``mpinet booksim``'s measurement) caps the blocks and is handed each rank's deliveries and
 live packets (each listed by its head's rank) after every block, on every rank at the same
 cycle.
+
+Why a cycle may run before the last one's messages are in (docs/iq-router.md, "Session 21:
+the lean path's several-rank loop compiled"): cycle ``t - 1``'s messages fill ring slots
+``t + channel_latency + 1`` and ``t + channel_latency + credit_delay``, read at those
+cycles, so they may go in after cycle ``t`` when ``channel_latency + credit_delay >= 1``.
+While injecting (``t - 1 < last``) no end can be decided at ``t - 1`` (a finish or a stall
+needs ``t - 1 >= last``), so every rank runs ``t`` first, its messages out beside ``t -
+1``'s (two sets of buffers and requests, even and odd cycles), and waits for ``t - 1``'s
+after: a rank no longer waits each cycle for the slowest. The choice depends only on ``t``
+and ``last``, so every rank posts the same cycles; a routing error summed at ``t - 1`` waits
+for ``t``'s messages too before all go to the general path. From ``last`` on, a cycle's
+messages are in before the next runs, as before.
 """
 
 from __future__ import annotations
@@ -47,10 +60,10 @@ from mpinet.engine.flit.rank_steps import BLOCKS
 
 #: the kernel's codes beyond :mod:`~mpinet.engine.flit.iq_step`'s
 WAIT, ERROR = iq_ranks.WAIT, iq_ranks.FAILED
-#: ``gst``: the code, the last cycle run, packets in flight, idle cycles, the phase (2: the
-#: cycle's messages out), their requests, the remote flits granted last cycle, the block's
-#: first cycle
-G_CODE, G_T, G_FLIGHT, G_IDLE, G_PHASE, G_REQ, G_CROSS, G_T0 = range(8)
+#: ``gst``: the code, the last cycle whose messages are in, packets in flight, idle cycles,
+#: the cycles run whose messages are out (0-2), their requests, the remote flits granted
+#: last cycle, the block's first cycle, this rank's routing error, a routing error summed
+G_CODE, G_T, G_FLIGHT, G_IDLE, G_PEND, G_REQ, G_CROSS, G_T0, G_LERR, G_FAIL = range(10)
 ROW_HEAD = iq_ranks.ROW_HEAD
 NEVER = 1 << 62  # the lean cycle's own end tests off: the summed counters decide
 
@@ -162,65 +175,96 @@ def _in(t, prm, s, ex, rmap):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
-              hop, rows, status, gst, ex, net, max_in, rmap, away):  # fmt: skip
+              hop, rows, status, gst, ex2, net2, max_in, rmap, away, mode):  # fmt: skip
     """Cycles ``gst[G_T] + 1 .. t_end``: each the lean cycle on this rank's routers, then the
     exchange (``inj``'s and ``rows``' index ``k`` is cycle ``gst[G_T0] + 1 + k``;
-    ``status``: the lean cycle's, its deliveries' and hop rows' counts in ``[6]``, ``[7]``).
-    Returns ``gst[G_CODE]``: DONE, FINISHED, STALL, ROOM (rows or packet slots: call again),
-    :data:`WAIT` (call again) or :data:`ERROR` (a routing error on some rank)."""
+    ``status``: the lean cycle's, its deliveries' and hop rows' counts in ``[6]``, ``[7]``;
+    ``ex2``, ``net2``: the exchange's buffers and requests of even and odd cycles;
+    ``mode``: :func:`~.iq_lean.block_for`'s). While injecting, cycle ``t`` runs before
+    ``t - 1``'s messages are in (see the module's doc). Returns ``gst[G_CODE]``: DONE,
+    FINISHED, STALL, ROOM (rows or packet slots: call again), :data:`WAIT` (call again) or
+    :data:`ERROR` (a routing error on some rank)."""
     off = inj[0]
-    mine, tot = net.mine, net.tot
-    nn = net.peers.shape[0]
     own = prm.nnode
+    nn = net2[0].peers.shape[0]
     gst[G_CODE] = ist.DONE
-    for t in range(gst[G_T] + 1, t_end + 1):
-        k = t - gst[G_T0] - 1
-        if gst[G_PHASE] == 0:
-            a, b = off[k], off[k + 1]
-            if (status[6] + own > deliv.shape[0]
-                    or (prm.record_hops and status[7] + own * prm.deg > hop.shape[0])
-                    or s.pk_nfree[0] < b - a + max_in):  # fmt: skip
-                gst[G_CODE], gst[G_T] = ist.ROOM, t - 1
+    while True:
+        npend = gst[G_PEND]
+        t = gst[G_T] + 1 + npend  # the next cycle to run
+        # run t with t - 1's messages out: the same on every rank (no end decided at t - 1)
+        ahead = (npend == 1 and t - 1 < last and t <= t_end and gst[G_FAIL] == 0
+                 and prm.lat + prm.cd > 0)  # (t - 1's credits read after t: see _in)  # fmt: skip
+        if npend == 2 or (npend == 1 and not ahead):  # the oldest cycle's messages in
+            tp = gst[G_T] + 1
+            net, ex = net2[tp & 1], ex2[tp & 1]
+            if not rank_loop.wait(fns, net, gst[G_REQ]):
+                gst[G_CODE] = WAIT
                 break
+            gst[G_PEND] = npend - 1
+            gst[G_T] = tp
+            if gst[G_FAIL]:  # (a failed run's last messages, read and dropped)
+                if npend == 1:
+                    gst[G_CODE] = ERROR
+                    break
+                continue
+            mine, tot = net.mine, net.tot
+            if net.fold:
+                for c in range(rk.NK):  # (a loop: slice copies need NRT)
+                    tot[c] = mine[c]
+                for j in range(nn):
+                    for c in range(rk.NK):
+                        tot[c] += ex.recv[j, rk.H_CNT + c]
+            if tot[rk.K_ERR]:
+                gst[G_FAIL] = 1
+                if npend == 1:
+                    gst[G_CODE] = ERROR
+                    break
+                continue
+            _in(tp, prm, s, ex, rmap)
+            k = tp - gst[G_T0] - 1
+            moves = tot[rk.K_MOVED]
+            rows[k, ist.R_FLITS], rows[k, ist.R_DELIV] = tot[rk.K_FLITS], tot[rk.K_DELIV]
+            rows[k, ist.R_INJ], rows[k, ist.R_MOVED] = tot[rk.K_INJ], moves
+            rows[k, ist.R_CROSS] = tot[rk.K_CROSS]
+            gst[G_FLIGHT] += tot[rk.K_INJ] - tot[rk.K_DELIV]
+            gst[G_IDLE] = 0 if moves > 0 else gst[G_IDLE] + 1
+            if gst[G_FLIGHT] <= 0 and tp >= last:  # (tp >= last: none ahead)
+                gst[G_CODE] = ist.FINISHED
+                break
+            if gst[G_FLIGHT] > 0 and tp > last and gst[G_IDLE] >= quiet:
+                gst[G_CODE] = ist.STALL
+                break
+            continue
+        if t > t_end:
+            break
+        k = t - gst[G_T0] - 1
+        a, b = off[k], off[k + 1]
+        if (status[6] + own > deliv.shape[0]
+                or (prm.record_hops and status[7] + own * prm.deg * prm.osp > hop.shape[0])
+                or s.pk_nfree[0] < b - a + max_in):  # fmt: skip
+            gst[G_CODE] = ist.ROOM  # (a cycle's messages may stay out: Python keeps them)
+            break
+        net, ex = net2[t & 1], ex2[t & 1]
+        mine = net.mine
+        mine[:] = 0
+        if gst[G_LERR] == 0:
             part = (off[k:], inj[1], inj[2], inj[3], inj[4])  # the cycle's injections
             lean.run_block(t - 1, t, NEVER, win_lo, win_hi, quiet, part, prm, s, rule, vrule,
-                           deliv, hop, rows[k:], status, lean.FULL)  # fmt: skip
-            mine[:] = 0
+                           deliv, hop, rows[k:], status, mode)  # fmt: skip
             mine[rk.K_FLITS], mine[rk.K_DELIV] = rows[k, ist.R_FLITS], rows[k, ist.R_DELIV]
             mine[rk.K_INJ], mine[rk.K_MOVED] = rows[k, ist.R_INJ], rows[k, ist.R_MOVED]
             mine[rk.K_CROSS] = gst[G_CROSS]  # granted last cycle: on their links in this one
             if status[0] != ist.DONE:  # a routing error, reported by the general path
+                gst[G_LERR] = 1
                 mine[rk.K_ERR] = 1
             gst[G_CROSS] = _out(t, prm, s, ex, away)
-            gst[G_REQ] = rank_loop.post(fns, hnd, net, ex)
-            gst[G_PHASE] = 2
-        if not rank_loop.wait(fns, net, gst[G_REQ]):
-            gst[G_CODE], gst[G_T] = WAIT, t - 1
-            break
-        gst[G_PHASE] = 0
-        if net.fold:
-            for c in range(rk.NK):  # (a loop: slice copies need NRT)
-                tot[c] = mine[c]
+        else:  # a rank that failed runs no more cycles: its messages say so
             for j in range(nn):
-                for c in range(rk.NK):
-                    tot[c] += ex.recv[j, rk.H_CNT + c]
-        gst[G_T] = t
-        if tot[rk.K_ERR]:
-            gst[G_CODE] = ERROR
-            break
-        _in(t, prm, s, ex, rmap)
-        moves = tot[rk.K_MOVED]
-        rows[k, ist.R_FLITS], rows[k, ist.R_DELIV] = tot[rk.K_FLITS], tot[rk.K_DELIV]
-        rows[k, ist.R_INJ], rows[k, ist.R_MOVED] = tot[rk.K_INJ], moves
-        rows[k, ist.R_CROSS] = tot[rk.K_CROSS]
-        gst[G_FLIGHT] += tot[rk.K_INJ] - tot[rk.K_DELIV]
-        gst[G_IDLE] = 0 if moves > 0 else gst[G_IDLE] + 1
-        if gst[G_FLIGHT] <= 0 and t >= last:
-            gst[G_CODE] = ist.FINISHED
-            break
-        if gst[G_FLIGHT] > 0 and t > last and gst[G_IDLE] >= quiet:
-            gst[G_CODE] = ist.STALL
-            break
+                ex.send[j, rk.H_ROWS], ex.send[j, rk.H_CRED], ex.send[j, rk.H_HEADS] = 0, 0, 0
+                ex.nsend[j] = rk.HEADER
+            mine[rk.K_ERR] = 1
+        gst[G_REQ] = rank_loop.post(fns, hnd, net, ex)
+        gst[G_PEND] = npend + 1
     return gst[G_CODE]
 
 
@@ -238,12 +282,14 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     rx = iq_ranks.Ranks(eng, nbt, width)
     words = rk.HEADER + rx.most * (width + prm.isp)  # a row and isp credits a link
     nn = rx.ex.recv.shape[0]
-    ex = rx.ex._replace(send=np.zeros((nn, words), np.int64), recv=np.zeros((nn, words), np.int64))
-    net = rx.net._replace(cap=np.full(nn, words, np.int64))
+    # the buffers and requests of even and odd cycles: two cycles' messages may be out
+    ex2 = tuple(_twin(rx.ex, nn, words) for _ in range(2))
+    net2 = tuple(_twin_net(rx.net, nn, words) for _ in range(2))
+    mode = lean.block_for(prm)  # (the keys' branches it does not take compiled out)
     last = int(workload.last_injection_step)
     quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
     status = np.zeros(12, np.int64)
-    gst = np.zeros(8, np.int64)
+    gst = np.zeros(10, np.int64)
     win_lo, win_hi = eng.load_window
     delivered, hop_rows, counters, injected = [], [], [], []
     hop = np.empty((max(4096, 4 * own * prm.nport) if eng.record_hops else 1, 5), np.int64)
@@ -251,18 +297,21 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     eng.steps_path, eng.calls_path, eng.block_calls = LEAN_PATH, BLOCKS, 0
     gst[G_T] = -1
     away = np.zeros(s.pk_pid.size, np.int64)  # see _out
-    big, most = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    block, big, most = ib.BLOCK, np.zeros(2, np.int64), np.zeros(2, np.int64)
     watch = eng.watch  # a measurement read while the run goes: its steps cap each block
     while (gst[G_FLIGHT] > 0 or t < last) and t < eng.max_steps:
-        t_end = min(t + ib.BLOCK, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
+        t_end = min(t + block, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
         inj = ib.injections(eng, workload, t, t_end, last, hw, injected)
         need = int(inj[1].size) + rx.max_in
         if int(s.pk_nfree[0]) < need:
             s, away = _grow(s, away, need)
-        big[0] = s.pk_pid.size > ils.MAX_SLOTS  # every rank goes together
+        # every rank goes together; the next block the shortest any rank asks (as one rank's)
+        big[0] = s.pk_pid.size > ils.MAX_SLOTS
+        big[1] = -ib.next_block(block, int(inj[1].size), t_end - t, own, 16384)
         eng.comm.Allreduce(big, most, op=max_op())
         if most[0]:
             return None, f"more than {ils.MAX_SLOTS} packets in flight"
+        block = int(-most[1])
         alive = s.pk_pid.size - int(s.pk_nfree[0])
         deliv = np.empty((alive + need + own + 1, 7), np.int64)
         rows = np.zeros((t_end - t, 6), np.int64)
@@ -271,14 +320,14 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
         while True:
             eng.block_calls += 1
             code = _call(eng, fns=rx.fns, args=(rx.hnd, t_end, last, win_lo, win_hi, quiet, inj,
-                         prm, s, rule, vrule, deliv, hop, rows, status, gst, ex, net, rx.max_in,
-                         rmap, away))  # fmt: skip
+                         prm, s, rule, vrule, deliv, hop, rows, status, gst, ex2, net2, rx.max_in,
+                         rmap, away, mode))  # fmt: skip
             t = int(gst[G_T])
             if code != ist.ROOM:
                 break
             delivered.append(deliv[: int(status[6])].copy())
             hop_rows.append(hop[: int(status[7])].copy())
-            if status[7] + own * prm.deg > hop.shape[0]:
+            if status[7] + own * prm.deg * prm.osp > hop.shape[0]:
                 hop = np.empty((hop.shape[0] * 2, 5), np.int64)
             status[6] = status[7] = 0
             if int(s.pk_nfree[0]) < need:  # heads from other ranks took the slots
@@ -303,6 +352,20 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     rec = ib.record(eng, s, prm, max(t, 0), counters, delivered, hop_rows, injected, 0, t0,
                     None, order, None)  # fmt: skip
     return rec, None
+
+
+def _twin(ex: Any, nn: int, words: int) -> Any:
+    """``ex`` with buffers of its own, ``words`` a message."""
+    z = np.zeros
+    return ex._replace(send=z((nn, words), np.int64), nsend=z(nn, np.int64),
+                       recv=z((nn, words), np.int64))  # fmt: skip
+
+
+def _twin_net(net: Any, nn: int, words: int) -> Any:
+    """``net`` with requests and counters of its own (the waits' scratch shared)."""
+    z = np.zeros
+    return net._replace(cap=np.full(nn, words, np.int64), reqs=np.zeros_like(net.reqs),
+                        mine=z(rk.NK, np.int64), tot=z(rk.NK, np.int64))  # fmt: skip
 
 
 def _grow(s: ils.LeanArrays, away: np.ndarray, need: int) -> tuple:
