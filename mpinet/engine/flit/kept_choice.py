@@ -49,7 +49,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit.kernels import older_seg
-from mpinet.engine.flit.layout import NO_VC, quotient
+from mpinet.engine.flit.layout import NO_VC, POS, quotient
 from mpinet.engine.flit.port_choice import oldest_movable
 from mpinet.prefetch import ahead
 
@@ -61,8 +61,8 @@ def _signature(base, wq, deg, nvc, thr, lreq, credit, counts_only):
     2, plus 1 with the credits."""
     s = 0
     for q in range(deg):  # every link, then the winner's taken off: no branch per link
-        s += lreq[base + q]
-    s -= lreq[base + wq]
+        s += lreq[(base + q) & POS]
+    s -= lreq[(base + wq) & POS]
     if counts_only:
         return 2 * s
     for k in range(base * nvc, (base + deg) * nvc):
@@ -85,13 +85,13 @@ def choice_nodes(nt, deg, sh, touched, nb, nodes):
     ``nb``: a byte per node (``inc.ncnt``'s storage), zero between steps, 1 after the node's
     first touched link and 2 after its second, written without a branch; ``sh``: the shift
     that gives a link's node when the degree is a power of two, else -1. Why bytes: the
-    rank's nodes fit in the first-level cache (ms:3,2: 5 KB), and a byte's read and write
-    take a few instructions where session 20's two bit sets took some 25 a link, counted
-    (docs/performance.md, "One-port in session 21")."""
+    rank's nodes fit in the first-level cache (ms:3,2: 5 KB); with :func:`allowed_links` 29
+    instructions a touched link, 38 with session 20's two bit sets (callgrind,
+    docs/performance.md "One-port in session 21")."""
     nn = 0
     if sh >= 0:
         for j in range(nt):
-            node = touched[j] >> sh
+            node = (touched[j] >> sh) & POS
             c = nb[node]
             nodes[nn] = node
             nn += c == 1
@@ -99,7 +99,7 @@ def choice_nodes(nt, deg, sh, touched, nb, nodes):
     else:
         rdeg = 1.0 / deg
         for j in range(nt):
-            node = quotient(touched[j], deg, rdeg)
+            node = quotient(touched[j], deg, rdeg) & POS
             c = nb[node]
             nodes[nn] = node
             nn += c == 1
@@ -127,14 +127,14 @@ def allowed_links(nt, nn, deg, sh, touched, nodes, nb, nnode, lreq):
         mask = deg - 1
         for j in range(nt):
             link = touched[j]
-            c = nb[link >> sh]
+            c = nb[(link >> sh) & POS]
             touched[na] = link
             na += (c == 1) | (c == WON + (link & mask))
     else:
         rdeg = 1.0 / deg
         for j in range(nt):
             link = touched[j]
-            node = quotient(link, deg, rdeg)
+            node = quotient(link, deg, rdeg) & POS
             c = nb[node]
             touched[na] = link
             na += (c == 1) | (c == WON + link - node * deg)
@@ -185,8 +185,8 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
             ahead(far, lreq, n4 * deg)
             ahead(far, lstart, n4 * deg)
             ahead(far, credit, n4 * deg * nvc)
-        node = nodes[i]
-        base = node * deg
+        node = nodes[i] & POS
+        base = (node * deg) & POS
         wq = -1  # the winning port: kept, else decided afresh
         if kept[node, 0] == t - 1 and t - 1 > t0:
             q = kept[node, 1]
@@ -225,10 +225,10 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
         kept[node, 1] = wq
         nb[node] = WON + wq
         # the denied get nreq 0 (move zeroes the allowed), without a branch per port
-        wl = base + max(wq, 0)
+        wl = (base + max(wq, 0)) & POS
         keep = lreq[wl]
         for q in range(deg):
-            lreq[base + q] = 0
+            lreq[(base + q) & POS] = 0
         lreq[wl] = keep if wq >= 0 else 0
     na = allowed_links(nt, nn, deg, sh, touched, nodes, nb, inc.ncnt.shape[0], lreq)
     so.allow[:na] = True

@@ -114,6 +114,12 @@ SAF, CUT, WORM = 0, 1, 2
 ALL, KPORT, SDC = 0, 1, 2
 
 
+#: ``x & POS`` is ``x`` for any index here, and tells LLVM that it is not negative: numba's
+#: wraparound of a negative index (3 instructions an index) is then not compiled (one-port's
+#: choice and check, docs/performance.md "One-port in session 21")
+POS = (1 << 62) - 1
+
+
 @njit(cache=True, inline="always")
 def link_id(node, port, lo, deg):
     """The rank's link leaving ``node`` by ``port``."""
