@@ -86,7 +86,7 @@ def choice_nodes(nt, deg, sh, touched, nb, nodes):
     first touched link and 2 after its second, written without a branch; ``sh``: the shift
     that gives a link's node when the degree is a power of two, else -1. Why bytes: the
     rank's nodes fit in the first-level cache (ms:3,2: 5 KB); with :func:`allowed_links` 29
-    instructions a touched link, 38 with session 20's two bit sets (callgrind,
+    instructions a touched link, 39 with session 20's two bit sets (callgrind,
     docs/performance.md "One-port in session 21")."""
     nn = 0
     if sh >= 0:
