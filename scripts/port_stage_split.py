@@ -37,15 +37,15 @@ MORE = [
     ("kept_choice.py", "from mpinet.prefetch import ahead\n", "from mpinet.prefetch import ahead\n" + fs.IMPORT),
     ("kept_choice.py", "def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):",
      "def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc, clk):"),
-    ("kept_choice.py", "    nn = count_nodes(nt, deg, 1, touched, owner, ncnt, nodes)\n",
-     "    tp = now(clk)\n    nn = count_nodes(nt, deg, 1, touched, owner, ncnt, nodes)\n"
+    ("kept_choice.py", "    nn = choice_nodes(nt, deg, sh, touched, nb, nodes)\n",
+     "    tp = now(clk)\n    nn = choice_nodes(nt, deg, sh, touched, nb, nodes)\n"
      "    tp = add(clk, 25, tp)\n    clk[1][50] += nn\n"),
     ("kept_choice.py", "                    wq = q\n", "                    wq = q\n                    clk[1][51] += 1\n"),
-    ("kept_choice.py", "            best, bp, bs = -1, -1, -1\n",
-     "            best, bp, bs = -1, -1, -1\n            clk[1][52] += 1\n"),
-    ("kept_choice.py", "    return allowed_first(nt, nn, touched, owner, ncnt, lreq, so, False)",
-     "    tp = add(clk, 26, tp)\n    r = allowed_first(nt, nn, touched, owner, ncnt, lreq, so, False)\n"
-     "    tp = add(clk, 27, tp)\n    clk[1][53] += r\n    return r"),
+    ("kept_choice.py", "            best, bs = -1, -1\n",
+     "            best, bs = -1, -1\n            clk[1][52] += 1\n"),
+    ("kept_choice.py", "    na = allowed_links(nt, nn, deg, sh, touched, nodes, nb, inc.ncnt.shape[0], lreq)\n",
+     "    tp = add(clk, 26, tp)\n    na = allowed_links(nt, nn, deg, sh, touched, nodes, nb, inc.ncnt.shape[0], lreq)\n"
+     "    tp = add(clk, 27, tp)\n    clk[1][53] += na\n"),
 ]  # fmt: skip
 
 

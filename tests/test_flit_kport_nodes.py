@@ -76,8 +76,9 @@ def made_up_step(rng, k):
     start = np.zeros(nl, np.int64)
     start[1:] = np.cumsum(nreq)[:-1]
     zs = np.zeros(ns, np.int64)
-    segs = Segments(rng.integers(0, npk, ns), zs + 1, zs, zs, zs - 1, zs, zs,
-                    rng.integers(-2, nvc, ns), zs, zs + nvc, rng.integers(0, 4, ns), zs,
+    spk = rng.integers(0, npk, ns)
+    segs = Segments(spk, zs + 1, zs, zs, zs - 1, zs, zs, rng.integers(-2, nvc, ns), zs,
+                    zs + nvc, rng.integers(0, 4, ns), pkts.inj[spk], zs,
                     np.zeros(1, np.int64))  # fmt: skip
     zl = np.zeros(nl, np.int64)
     links = Links(rng.integers(0, nn, nl), zl + 1, zl, rng.integers(0, 3, nl * nvc),

@@ -61,4 +61,4 @@ def test_port_split_patches_apply(tmp_path: Path) -> None:
     work = port_stage_split.build(tmp_path)
     kept = (work / "mpinet" / "engine" / "flit" / "kept_choice.py").read_text()
     assert "def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc, clk):" in kept
-    assert "clk[1][53] += r" in kept
+    assert "clk[1][53] += na" in kept

@@ -70,12 +70,19 @@ def _scan(prm, segs, pkts, links, bufs, rev, nv, nl, snap, fronts, waits, fpid, 
     na, npk = bufs.nact[0], bufs.nact[1]
     snap0 = snap[:, 0]
     plist, active = bufs.park, bufs.active
-    for i in range(na + npk):
-        if i + 16 < na:  # ahead of use, as in the step's kernels
-            ahead(prm.far, head, act[i + 16])
-            ahead(prm.far, snap0, act[i + 16])
-        if i + 8 < na:
-            ahead(prm.far, seg_cnt, head[act[i + 8]])
+    nall = na + npk
+    for i in range(nall):
+        # ahead of use, as in the step's kernels, the parked too (one-port parks some 900
+        # buffers, read in no order) and the front's packet record (its id is the key)
+        if i + 16 < nall:
+            b16 = act[i + 16] if i + 16 < na else plist[i + 16 - na]
+            ahead(prm.far, head, b16)
+            ahead(prm.far, snap0, b16)
+        if i + 8 < nall:
+            s8 = head[act[i + 8] if i + 8 < na else plist[i + 8 - na]]
+            ahead(prm.far, seg_cnt, s8)
+        if i + 4 < nall:
+            ahead(prm.far, pkt_pid, seg_pkt[head[act[i + 4] if i + 4 < na else plist[i + 4 - na]]])
         if i < na:
             b = act[i]
         else:

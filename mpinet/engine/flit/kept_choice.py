@@ -48,9 +48,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mpinet.engine.flit.kernels import older
-from mpinet.engine.flit.kport_nodes import allowed_first, count_nodes
-from mpinet.engine.flit.layout import NO_VC, quotient
+from mpinet.engine.flit.kernels import older_seg
+from mpinet.engine.flit.layout import NO_VC, POS, quotient
 from mpinet.engine.flit.port_choice import oldest_movable
 from mpinet.prefetch import ahead
 
@@ -62,8 +61,8 @@ def _signature(base, wq, deg, nvc, thr, lreq, credit, counts_only):
     2, plus 1 with the credits."""
     s = 0
     for q in range(deg):  # every link, then the winner's taken off: no branch per link
-        s += lreq[base + q]
-    s -= lreq[base + wq]
+        s += lreq[(base + q) & POS]
+    s -= lreq[(base + wq) & POS]
     if counts_only:
         return 2 * s
     for k in range(base * nvc, (base + deg) * nvc):
@@ -73,47 +72,81 @@ def _signature(base, wq, deg, nvc, thr, lreq, credit, counts_only):
     return 2 * s + 1
 
 
-@njit(cache=True, inline="always")
-def _mark(node, seen, multi, nodes, nn):
-    """A touched link's node into ``seen``, and into ``multi`` and ``nodes`` at its second
-    link (no branch); returns the number of nodes listed."""
-    w, m = node >> 5, np.uint32(1) << np.uint32(node & 31)
-    s, u = seen[w], multi[w]
-    nodes[nn] = node
-    nn += ((s & ~u) & m) != 0
-    multi[w] = u | (s & m)
-    seen[w] = s | m
-    return nn
+#: a node's byte (``choice_nodes``) after its decision: WON + the winning port (WON - 1: none)
+WON = 4
+#: the most ports a node's byte can name (larger degrees: the allowed links told by ``nreq``)
+MAX_DEG = 255 - WON
 
 
 @njit(cache=True, inline="always")
-def choice_nodes(nt, deg, touched, bits, nodes):
+def choice_nodes(nt, deg, sh, touched, nb, nodes):
     """The nodes with more than one touched link into ``nodes`` (-1 ended), in the order of
-    their second touched link, as ``count_nodes`` lists them; their number returned, -1 if
-    ``bits`` (``inc.ncnt`` as 32-bit words) has not room for the two bit sets (then
-    ``count_nodes``). Two bit sets of the nodes, ``seen`` and ``multi``, zero between steps
-    (cleared whole at the end, a few hundred words), in place of a count per node reset
-    through each touched link's node: no per-link list of nodes and no second random write
-    per link."""
-    nw = (bits.shape[0] + 31) >> 5
-    if 2 * nw > bits.shape[0]:
-        return -1
-    seen, multi = bits[:nw], bits[nw : 2 * nw]
-    sh = 0
-    while (1 << sh) < deg:
-        sh += 1
+    their second touched link, as ``count_nodes`` lists them; their number returned.
+    ``nb``: a byte per node (``inc.ncnt``'s storage), zero between steps, 1 after the node's
+    first touched link and 2 after its second, written without a branch; ``sh``: the shift
+    that gives a link's node when the degree is a power of two, else -1. Why bytes: the
+    rank's nodes fit in the first-level cache (ms:3,2: 5 KB); with :func:`allowed_links` 29
+    instructions a touched link, 39 with session 20's two bit sets (callgrind,
+    docs/performance.md "One-port in session 21")."""
     nn = 0
-    if (1 << sh) == deg:
+    if sh >= 0:
         for j in range(nt):
-            nn = _mark(touched[j] >> sh, seen, multi, nodes, nn)
+            node = (touched[j] >> sh) & POS
+            c = nb[node]
+            nodes[nn] = node
+            nn += c == 1
+            nb[node] = 1 + (c != 0)
     else:
         rdeg = 1.0 / deg
         for j in range(nt):
-            nn = _mark(quotient(touched[j], deg, rdeg), seen, multi, nodes, nn)
-    for w in range(2 * nw):
-        bits[w] = 0
+            node = quotient(touched[j], deg, rdeg) & POS
+            c = nb[node]
+            nodes[nn] = node
+            nn += c == 1
+            nb[node] = 1 + (c != 0)
     nodes[nn] = -1  # the list's end, for the check after the moves (kport_nodes_ok)
     return nn
+
+
+@njit(cache=True, inline="always")
+def allowed_links(nt, nn, deg, sh, touched, nodes, nb, nnode, lreq):
+    """After the decisions (a node with a choice: ``nb`` = WON + its port): the allowed
+    links first in ``touched``, in their order, the denied dropped; returns their number.
+    A link is allowed if its node had one touched link (byte 1) or it is its node's winner:
+    read in the nodes' bytes, in cache, where the links' ``nreq`` missed for one link in two
+    (counted). A degree over ``MAX_DEG``: by ``nreq`` (the denied zeroed). Then the bytes of
+    the ``nnode`` nodes are zero again: all of them where they are few (a memset), else the
+    allowed links' nodes and the nodes with a choice (every touched link's node is one)."""
+    na = 0
+    if deg > MAX_DEG:
+        for j in range(nt):
+            link = touched[j]
+            touched[na] = link
+            na += lreq[link] > 0
+    elif sh >= 0:
+        mask = deg - 1
+        for j in range(nt):
+            link = touched[j]
+            c = nb[(link >> sh) & POS]
+            touched[na] = link
+            na += (c == 1) | (c == WON + (link & mask))
+    else:
+        rdeg = 1.0 / deg
+        for j in range(nt):
+            link = touched[j]
+            node = quotient(link, deg, rdeg) & POS
+            c = nb[node]
+            touched[na] = link
+            na += (c == 1) | (c == WON + link - node * deg)
+    if nnode <= 8 * nt:
+        nb[:nnode] = 0
+    else:
+        rdeg = 1.0 / deg
+        for j in range(na):
+            nb[quotient(touched[j], deg, rdeg)] = 0
+        for i in range(nn):
+            nb[nodes[i]] = 0
+    return na
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -123,21 +156,23 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
     between steps (the module docstring). The same outputs but the denied links' places:
     their ``nreq`` zeroed, the allowed links first in ``so.touched`` (``so.allow`` to match),
     their number returned; the denied are dropped (``allowed_first``'s ``denied`` False).
-    Scratch: ``so.bufs`` (the nodes with a choice: :func:`choice_nodes`);
-    ``inc.ncnt`` as its two bit sets (on a rank of very few nodes, as counts, and
-    ``so.route[1]`` each touched link's node to reset them)."""
+    Scratch: ``so.bufs`` (the nodes with a choice: :func:`choice_nodes`), ``inc.ncnt`` as
+    a byte per node (:func:`choice_nodes`, :func:`allowed_links`; zero between steps)."""
     nvc, need, deg = prm.nvc, prm.need, prm.deg
     thr = max(need, 1)
     touched, rq, nodes = so.touched, so.rq, so.bufs
     seg_ovc, seg_pkt, seg_vlo, seg_vhi = segs.ovc, segs.pkt, segs.vlo, segs.vhi
+    seg_age = segs.age
     nbt, held, credit, lstart, lreq = links.nbt, links.held, links.credit, links.start, links.nreq
-    pkt_dst, pkt_inj, pkt_pid = pkts.dst, pkts.inj, pkts.pid
-    ncnt, owner, kept, chk = inc.ncnt, so.route[1], inc.nstep, inc.chk
-    bits = ncnt.view(np.uint32)
-    nn = choice_nodes(nt, deg, touched, bits, nodes)
-    counted = nn < 0  # too few nodes for the bit sets: counted per node
-    if counted:
-        nn = count_nodes(nt, deg, 1, touched, owner, ncnt, nodes)
+    pkt_dst, pkt_pid = pkts.dst, pkts.pid
+    kept, chk = inc.nstep, inc.chk
+    nb = inc.ncnt.view(np.uint8)  # a byte per node (ncnt: 8 bytes per node)
+    sh = 0
+    while (1 << sh) < deg:
+        sh += 1
+    if (1 << sh) != deg:
+        sh = -1
+    nn = choice_nodes(nt, deg, sh, touched, nb, nodes)
     flat = kept.reshape(kept.size)  # a node's row of 4 (32 bytes) for the prefetch
     far = prm.far
     for i in range(nn):
@@ -150,8 +185,8 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
             ahead(far, lreq, n4 * deg)
             ahead(far, lstart, n4 * deg)
             ahead(far, credit, n4 * deg * nvc)
-        node = nodes[i]
-        base = node * deg
+        node = nodes[i] & POS
+        base = (node * deg) & POS
         wq = -1  # the winning port: kept, else decided afresh
         if kept[node, 0] == t - 1 and t - 1 > t0:
             q = kept[node, 1]
@@ -164,16 +199,16 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
                 if f >= 0 and rq[f] == kept[node, 2] and seg_ovc[rq[f]] != NO_VC:
                     wq = q
         if wq < 0 or chk[0]:  # afresh: each link's oldest movable request, the oldest
-            best, bp, bs = -1, -1, -1
+            best, bs = -1, -1
             for q in range(deg):  # ports in order, older strictly: of one packet, the lower link
                 link = base + q
                 if lreq[link] > 0:
                     f = oldest_movable(link, nvc, need, lstart, lreq, rq, seg_ovc, seg_pkt,
                                        seg_vlo, seg_vhi, nbt, held, credit, pkt_dst)  # fmt: skip
                     if f >= 0:
-                        p = seg_pkt[rq[f]]
-                        if best < 0 or older(pkt_inj, pkt_pid, p, bp):
-                            best, bp, bs = q, p, rq[f]
+                        s = rq[f]  # ages from the segments: a packet read only on a tie
+                        if best < 0 or older_seg(seg_age, seg_pkt, pkt_pid, s, bs):
+                            best, bs = q, s
             if wq >= 0:  # check mode: a kept decision, compared with the fresh one
                 chk[1] += 1
                 chk[2] += best != wq
@@ -182,21 +217,19 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
                 for q in range(deg):
                     link = base + q
                     if q != best and lreq[link] > 0:  # a bucket's first is its oldest
-                        dom &= older(pkt_inj, pkt_pid, bp, seg_pkt[rq[lstart[link]]])
+                        dom &= older_seg(seg_age, seg_pkt, pkt_pid, bs, rq[lstart[link]])
                 kept[node, 2] = bs
                 kept[node, 3] = _signature(base, best, deg, nvc, thr, lreq, credit, dom)
             wq = best
         kept[node, 0] = t if wq >= 0 else -1  # nothing can move: decided afresh next time
         kept[node, 1] = wq
+        nb[node] = WON + wq
+        # the denied get nreq 0 (move zeroes the allowed), without a branch per port
+        wl = (base + max(wq, 0)) & POS
+        keep = lreq[wl]
         for q in range(deg):
-            if q != wq:
-                lreq[base + q] = 0  # denied (or not touched: already 0)
-    if counted:
-        return allowed_first(nt, nn, touched, owner, ncnt, lreq, so, False)
-    na = 0  # the allowed links first, in order; the denied dropped (allowed_first's way)
-    for j in range(nt):
-        link = touched[j]
-        touched[na] = link
-        na += lreq[link] > 0
+            lreq[(base + q) & POS] = 0
+        lreq[wl] = keep if wq >= 0 else 0
+    na = allowed_links(nt, nn, deg, sh, touched, nodes, nb, inc.ncnt.shape[0], lreq)
     so.allow[:na] = True
     return na

@@ -97,26 +97,40 @@ def older(pkt_inj, pkt_pid, p, q):
 
 
 @njit(cache=True, inline="always")
-def _bucket(rq, rq_prev, last, pos, m, seg_pkt, seg_hops, pkt_inj, pkt_pid):
+def older_seg(seg_age, seg_pkt, pkt_pid, s, r):
+    """:func:`older` of segments ``s`` and ``r``'s packets by the segments' ``age`` (their
+    packets' injection steps): a packet record read only when the two are equal."""
+    a, b = seg_age[s], seg_age[r]
+    return a < b or (a == b and pkt_pid[seg_pkt[s]] < pkt_pid[seg_pkt[r]])
+
+
+@njit(cache=True, inline="always")
+def _bucket(rq, rq_prev, last, pos, m, seg_pkt, seg_hops, seg_age, pkt_pid):
     """Copy a link's ``m`` requests from their chain (``last``, back through ``rq_prev``) to
     ``rq[pos:pos + m]`` in gathering order, then sort them oldest packet first, and of one
-    packet twice the segment nearer its head first (insertion sort: a node's few inputs)."""
+    packet twice the segment nearer its head first (insertion sort: a node's few inputs).
+    The ages are the segments' (``age``): a packet record is read only for two requests of
+    one injection step (:func:`older_seg`)."""
     x = last
     for y in range(pos + m - 1, pos - 1, -1):
         rq[y] = rq[x]
         x = rq_prev[x]
     for x in range(pos + 1, pos + m):
         s = rq[x]
-        p = seg_pkt[s]
-        kh = seg_hops[s]
+        ka = seg_age[s]
         y = x - 1
         while y >= pos:
             r = rq[y]
-            q = seg_pkt[r]
-            if older(pkt_inj, pkt_pid, q, p):
+            ra = seg_age[r]
+            if ra < ka:  # r's packet is older
                 break
-            if q == p and seg_hops[r] > kh:
-                break
+            if ra == ka:
+                p, q = seg_pkt[s], seg_pkt[r]
+                if q == p:  # one packet twice: the segment nearer its head first
+                    if seg_hops[r] > seg_hops[s]:
+                        break
+                elif pkt_pid[q] < pkt_pid[p]:
+                    break
             rq[y + 1] = r
             y -= 1
         rq[y + 1] = s
@@ -154,7 +168,7 @@ def collect(prm, segs, pkts, links, bufs, so):
         segs.hops,
     )
     seg_ovc, credit, nvc = segs.ovc, links.credit, prm.nvc
-    pkt_inj, pkt_pid = pkts.inj, pkts.pid
+    seg_age, pkt_pid = segs.age, pkts.pid
     lreq, lstart = links.nreq, links.start
     touched, rq, rq_prev = so.touched, so.rq, so.rq_prev
     plist, pwait = bufs.park, bufs.pwait
@@ -202,12 +216,9 @@ def collect(prm, segs, pkts, links, bufs, so):
         if lreq[link] == 0:
             touched[nt] = link
             nt += 1
-        elif not defer:  # several: the bucket's sort reads their packets, ahead of use
-            ahead(far, pkt_inj, seg_pkt[s])
-            if lreq[link] == 1:  # nt + these <= n <= touched's size: no overlap
-                ahead(far, pkt_inj, seg_pkt[rq[lstart[link]]])
-                top -= 1
-                touched[top] = link
+        elif not defer and lreq[link] == 1:  # several: sorted below (by the segments' ages)
+            top -= 1  # nt + these <= n <= touched's size: no overlap
+            touched[top] = link
         rq_prev[n] = lstart[link]  # a link's requests chained, latest first
         lstart[link] = n  # a link with one request reads it where it was gathered
         lreq[link] += 1
@@ -217,7 +228,7 @@ def collect(prm, segs, pkts, links, bufs, so):
     for j in range(top, touched.shape[0]):
         link = touched[j]
         m = lreq[link]
-        _bucket(rq, rq_prev, lstart[link], pos, m, seg_pkt, seg_hops, pkt_inj, pkt_pid)
+        _bucket(rq, rq_prev, lstart[link], pos, m, seg_pkt, seg_hops, seg_age, pkt_pid)
         lstart[link] = pos
         pos += m
     return nt
@@ -262,7 +273,7 @@ def move(t, nt, in_window, prm, segs, pkts, links, bufs, so):
     local, wire, deliv, cred_l, cred_r = so.local, so.wire, so.deliv, so.cred_l, so.cred_r
     rel, drain, hop, rq_prev = so.rel, so.drain, so.hop, so.rq_prev
     if prm.kind == SDC:  # the chosen port's links with several requests: bucketed now
-        _buckets(nt, touched, allow, lreq, lstart, rq, rq_prev, seg_pkt, seg_hops, pkt_inj,
+        _buckets(nt, touched, allow, lreq, lstart, rq, rq_prev, seg_pkt, seg_hops, segs.age,
                  pkt_pid)  # fmt: skip
     move_links(prm.far, t, nt, in_window, flits, nvc, need, deg, lo, nvcbuf, record_hops, nloc,
                gbase,
@@ -270,11 +281,11 @@ def move(t, nt, in_window, prm, segs, pkts, links, bufs, so):
           seg_recv, seg_out, seg_free, nfree, pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm,
           pkt_state, pkt_hdr, pkt_nseg, nbt, lcap, down, credit, held, load, lflits, lreq,
           lstart, bocc, bhead, btail, ucred, touched, allow, rq, cnt, local, wire, deliv,
-          cred_l, cred_r, rel, drain, hop)  # fmt: skip
+          cred_l, cred_r, rel, drain, hop, segs.age)  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _buckets(nt, touched, allow, lreq, lstart, rq, rq_prev, seg_pkt, seg_hops, pkt_inj,
+def _buckets(nt, touched, allow, lreq, lstart, rq, rq_prev, seg_pkt, seg_hops, seg_age,
              pkt_pid):  # fmt: skip
     """sdc: the requests of each allowed link with several, from its chain (:func:`collect`)
     into a bucket after the step's requests (``rq``'s second half), sorted as collect sorts."""
@@ -284,6 +295,6 @@ def _buckets(nt, touched, allow, lreq, lstart, rq, rq_prev, seg_pkt, seg_hops, p
         m = lreq[link]
         if not allow[j] or m < 2:
             continue
-        _bucket(rq, rq_prev, lstart[link], pos, m, seg_pkt, seg_hops, pkt_inj, pkt_pid)
+        _bucket(rq, rq_prev, lstart[link], pos, m, seg_pkt, seg_hops, seg_age, pkt_pid)
         lstart[link] = pos
         pos += m

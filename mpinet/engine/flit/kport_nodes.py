@@ -30,7 +30,7 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit.kernels import older
-from mpinet.engine.flit.layout import quotient
+from mpinet.engine.flit.layout import POS, quotient
 from mpinet.engine.flit.port_choice import oldest_movable
 
 
@@ -170,14 +170,15 @@ def kport_nodes_ok(na, kk, deg, nodes, touched, lflits, lcap):
         if node < 0:
             break
         c = 0
-        for q in range(node * deg, node * deg + deg):  # no branch per link
-            c += lflits[q] > 0
+        base = (node * deg) & POS  # indices known not negative: no wraparound code
+        for q in range(deg):  # no branch per link
+            c += lflits[(base + q) & POS] > 0
         bad |= c > kk
     for j in range(na):
-        link = touched[j]
+        link = touched[j] & POS
         bad |= lflits[link] > lcap[link]
     if bad:
         return False
     for j in range(na):
-        lflits[touched[j]] = 0
+        lflits[touched[j] & POS] = 0
     return True

@@ -35,13 +35,14 @@ from numba import njit
 
 Segments = namedtuple(
     "Segments",
-    ["pkt", "cnt", "recv", "sent", "next", "buf", "out", "ovc", "vlo", "vhi", "hops", "free",
-     "nfree"],
+    ["pkt", "cnt", "recv", "sent", "next", "buf", "out", "ovc", "vlo", "vhi", "hops", "age",
+     "free", "nfree"],
 )  # fmt: skip
 Segments.__doc__ = """The segment pool: per segment its packet, flits present (``cnt``), received
 and sent, the next segment of its buffer, its buffer, its output link (-1: not routed), the VC
 it took there (``NO_VC``/``DEST``), the VCs its policy allows ``[vlo, vhi)``, the hops of its
-packet's head at its buffer; ``free[:nfree[0]]`` the free segments."""
+packet's head at its buffer, its packet's injection step (``age``, set when the segment is made:
+an age compared without the packet record); ``free[:nfree[0]]`` the free segments."""
 
 Packets = namedtuple(
     "Packets", ["pid", "src", "dst", "inj", "adm", "state", "nseg", "hdr", "free", "nfree"]
@@ -111,6 +112,12 @@ NO_VC, DEST = -1, -2
 SAF, CUT, WORM = 0, 1, 2
 #: port model codes
 ALL, KPORT, SDC = 0, 1, 2
+
+
+#: ``x & POS`` is ``x`` for any index here, and tells LLVM that it is not negative: numba's
+#: wraparound of a negative index (3 instructions an index) is then not compiled (one-port's
+#: choice and check, docs/performance.md "One-port in session 21")
+POS = (1 << 62) - 1
 
 
 @njit(cache=True, inline="always")

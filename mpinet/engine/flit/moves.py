@@ -52,12 +52,14 @@ from mpinet.prefetch import ahead
 
 @njit(cache=True, inline="always")
 def push_segment(p, b, hops, seg_free, nfree, seg_pkt, seg_cnt, seg_recv, seg_sent, seg_next,
-                 seg_buf, seg_out, seg_ovc, seg_hops, bhead, btail):  # fmt: skip
-    """A new, empty segment of packet ``p`` at the back of buffer ``b`` (its flits, its
-    next port and its VC come later); returns it. The one way a segment is made."""
+                 seg_buf, seg_out, seg_ovc, seg_hops, bhead, btail, seg_age, age):  # fmt: skip
+    """A new, empty segment of packet ``p`` (injected at step ``age``) at the back of buffer
+    ``b`` (its flits, its next port and its VC come later); returns it. The one way a
+    segment is made."""
     nfree[0] -= 1
     s = seg_free[nfree[0]]
     seg_pkt[s] = p
+    seg_age[s] = age
     seg_cnt[s] = 0
     seg_recv[s] = 0
     seg_sent[s] = 0
@@ -80,7 +82,7 @@ def move_links(far, t, nt, in_window, flits, nvc, need, deg, lo, nvcbuf, record_
           seg_recv, seg_out, seg_free, nfree, pkt_pid, pkt_src, pkt_dst, pkt_inj, pkt_adm,
           pkt_state, pkt_hdr, pkt_nseg, nbt, lcap, down, credit, held, load, lflits, lreq,
           lstart, bocc, bhead, btail, ucred, touched, allow, rq, cnt, local, wire, deliv,
-          cred_l, cred_r, rel, drain, hop):  # fmt: skip
+          cred_l, cred_r, rel, drain, hop, seg_age):  # fmt: skip
     """:func:`.kernels.move`'s loop on the arrays as arguments: taken from the bundles inside the
     kernel, LLVM optimised the loop less (measured: the switching run 15-25 % slower)."""
     hw = pkt_hdr.shape[1]
@@ -171,7 +173,7 @@ def move_links(far, t, nt, in_window, flits, nvc, need, deg, lo, nvcbuf, record_
                 if first:  # a new segment at the back of buffer b2, flits added at the end
                     s2 = push_segment(p, b2, seg_hops[s] + 1, seg_free, nfree, seg_pkt, seg_cnt,
                                       seg_recv, seg_sent, seg_next, seg_buf, seg_out, seg_ovc,
-                                      seg_hops, bhead, btail)  # fmt: skip
+                                      seg_hops, bhead, btail, seg_age, pkt_inj[p])  # fmt: skip
                     pkt_nseg[p] += 1
                 else:
                     s2 = btail[b2]

@@ -313,7 +313,7 @@ def take_in(t, nnew, sdc, prm, segs, pkts, links, bufs, so, ex, status):
                 pkt_nseg[p] = 1
                 s = fk.push_segment(p, b, m[r + fk.W_HOPS], seg_free, nfree, seg_pkt, seg_cnt,
                                     seg_recv, seg_sent, seg_next, seg_buf, seg_out, seg_ovc,
-                                    seg_hops, bhead, btail)  # fmt: skip
+                                    seg_hops, bhead, btail, segs.age, m[r + fk.W_INJ])  # fmt: skip
                 new[heads] = s
                 heads += 1
             else:

@@ -28,18 +28,22 @@ from mpinet.engine.pool import aligned_empty
 from mpinet.errors import ResourceError
 
 #: one segment: the flits of one packet in one buffer (48 bytes: fields a step reads together
-#: share a cache line; as eleven arrays they were eleven misses per request)
+#: share a cache line; as eleven arrays they were eleven misses per request); ``age``: its
+#: packet's injection step, so that comparing two requests' ages reads no packet record
+#: unless they are equal (docs/performance.md, "One-port in session 21")
 SEG = np.dtype(
     [("pkt", "i4"), ("cnt", "i4"), ("recv", "i4"), ("sent", "i4"), ("next", "i4"),
      ("buf", "i4"), ("out", "i4"), ("ovc", "i4"), ("vlo", "i4"), ("vhi", "i4"),
-     ("hops", "i4"), ("pad", "i4")], align=True,
+     ("hops", "i4"), ("age", "i4")], align=True,
 )  # fmt: skip
 #: one packet record on this rank (64 bytes); its router header is a separate array
 PKT = np.dtype(
     [("pid", "i8"), ("src", "i8"), ("dst", "i8"), ("inj", "i8"), ("adm", "i8"),
      ("state", "i8"), ("nseg", "i8"), ("pad", "i8")], align=True,
 )  # fmt: skip
-SEG_FIELDS = ("pkt", "cnt", "recv", "sent", "next", "buf", "out", "ovc", "vlo", "vhi", "hops")
+SEG_FIELDS = (
+    "pkt", "cnt", "recv", "sent", "next", "buf", "out", "ovc", "vlo", "vhi", "hops", "age",
+)  # fmt: skip
 PKT_FIELDS = ("pid", "src", "dst", "inj", "adm", "state", "nseg")
 
 
@@ -212,7 +216,7 @@ def open_sources(pid, src, dst, inj, hdr, port, vlo, vhi, state, prm, segs, pkts
         b = source_queue(prm.nvcbuf, link)
         s = fk.push_segment(p, b, 0, segs.free, segs.nfree, segs.pkt, seg_cnt, seg_recv,
                             segs.sent, segs.next, segs.buf, seg_out, segs.ovc, segs.hops,
-                            bufs.head, bufs.tail)  # fmt: skip
+                            bufs.head, bufs.tail, segs.age, inj)  # fmt: skip
         seg_cnt[s] = seg_recv[s] = prm.flits  # the whole packet waits at its source
         seg_out[s] = link
         seg_vlo[s] = vlo[i]

@@ -220,7 +220,7 @@ def receive(rows, prm, segs, pkts, bufs, new_seg, err):
             pkt_nseg[p] = 1
             s = fk.push_segment(p, b, rows[i, fk.W_HOPS], seg_free, nfree, seg_pkt, seg_cnt,
                                 seg_recv, seg_sent, seg_next, seg_buf, seg_out, seg_ovc, seg_hops,
-                                bhead, btail)  # fmt: skip
+                                bhead, btail, segs.age, rows[i, fk.W_INJ])  # fmt: skip
             new_seg[nn] = s
             nn += 1
         else:
