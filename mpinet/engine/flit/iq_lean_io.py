@@ -42,18 +42,21 @@ def arrivals(t, s, prm, rule, rd, far, osp):
         ip, v = key >> 6, key & 63
         iv = ip * nv + v
         c = hv[iv, CNT]
-        pos = il.wrap(hv[iv, HD] + c, bsz)
-        buf[iv * bsz + pos] = code
+        pos = hv[iv, HD] + c  # (< 2 bsz: a select, where il.wrap branched on data)
+        buf[iv * bsz + (pos - bsz if pos >= bsz else pos)] = code
         hv[iv, CNT] = c + 1
         n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
-        if c == 0 and (code & KM) == 0:
-            hv[iv, TOK], s.rte[iv, RP] = t + rd, -1
+        # a head at its VC's front: its stage by selects, not a branch ("Session 21")
+        fresh = (c == 0) & ((code & KM) == 0)
+        hv[iv, TOK] = t + rd if fresh else hv[iv, TOK]
+        s.rte[iv, RP] = -1 if fresh else s.rte[iv, RP]
+        if rule[0] == compiled.ANYNET_MIN and fresh:  # (the other rules fetch nothing)
             compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
-            if osp > 1:  # its place in the queues (iq_lean_spec)
-                r = rank(ip - n * npt, prm.deg, prm.rot)
-                s.vkey[iv] = s.skey[iv] = t * KS + r if rd == 0 else low(t) + KS + r
-        elif c == 0 and osp > 1:
-            s.skey[iv] = t * KS + rank(ip - n * npt, prm.deg, prm.rot)
+        if osp > 1:  # its place in the queues (iq_lean_spec), an empty VC's front
+            r = rank(ip - n * npt, prm.deg, prm.rot)
+            sk = low(t) + KS + r if rd and fresh else t * KS + r
+            s.skey[iv] = sk if c == 0 else s.skey[iv]
+            s.vkey[iv] = sk if fresh else s.vkey[iv]
         s.vm[ip] |= U1 << np.uint64(v)
         s.pm[n] |= U1 << np.uint64(ip - n * npt)
         s.actb[n >> 6] |= U1 << np.uint64(n & 63)
