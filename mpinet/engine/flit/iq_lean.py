@@ -115,7 +115,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     if dfast:
         dk, dnd, dmode = rule[1][0], rule[1][1], rule[1][2]
     dm, dlim = ((1 << 32) + dk - 1) // dk, (1 << 32) // dk  # iq_lists.magic(dk)
-    flat = nq <= 64  # pass 1 over a router's VCs in one word (a VC's port by vdm, vdl)
+    flat = nq <= 64  # a router's VCs in one word, pm's (a VC's port by vdm, vdl)
     vdm, vdl = ((1 << 32) + nv - 1) // nv, (1 << 32) // nv
     bits = nin <= 64 and nout <= 64  # switch allocation by bit sets (islip_bits)
     omg = (osp, ((1 << 32) + osp - 1) // osp, (1 << 32) // osp)
@@ -155,7 +155,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = arrivals(t, s, prm, rule, rd, far, osp) + nd - d0
+        moved = arrivals(t, s, prm, rule, rd, far, osp, flat) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -194,11 +194,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 nr, nva, nhd = 0, 0, 0
                 w = pm[n]
                 # pass 1: heads' routes and VC requests, switch allocation's bids
-                while w:  # by port; or, where a router's VCs fit a word, all in one loop (the
-                    if flat:  # ports' loop exits were mispredicted, "Session 21")
-                        m, p0, w = np.uint64(0), 0, np.uint64(0)
-                        for q in range(npt):
-                            m |= vm[ipb + q] << np.uint64(q * nv)
+                while w:  # by port; or, where a router's VCs fit a word (pm holds them), all
+                    if flat:  # in one loop (the ports' loop exits mispredicted, "Session 21")
+                        m, p0, w = w, 0, np.uint64(0)
                     else:
                         p0 = il.low(w)
                         w &= w - U1
@@ -318,8 +316,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     hv[iv, HD] = h + 1 if h + 1 < bsz else 0
                     c = hv[iv, CNT] - 1
                     hv[iv, CNT] = c  # an emptied VC's bits cleared by selects (c is data)
-                    vm[ip] &= ~(np.uint64(1 if c == 0 else 0) << np.uint64(v))
-                    pm[n] &= ~(np.uint64(1 if vm[ip] == 0 else 0) << np.uint64(p))
+                    if flat:
+                        pm[n] &= ~(np.uint64(1 if c == 0 else 0) << np.uint64(p * nv + v))
+                    else:
+                        vm[ip] &= ~(np.uint64(1 if c == 0 else 0) << np.uint64(v))
+                        pm[n] &= ~(np.uint64(1 if vm[ip] == 0 else 0) << np.uint64(p))
                     x = v + isp - nv  # (isp <= nv: a select, not il.wrap's branch)
                     vrr[eib + ei] = (x if x >= 0 else x + nv) if isp <= nv else il.wrap(v + isp, nv)
                     x = kt if p == deg else kl
@@ -360,7 +361,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             s.lf[l1 + d - nar if l1 + d >= nar else l1 + d] += 1
                         if win if osp == 1 else win_lo <= snd < win_hi:
                             s.load[n * deg + op] += 1
-                        s.pk_hops[pk] += 1 if fk == 0 else 0  # (a select: fk is data)
+                        s.pk_hops[pk] += fk == 0  # (no branch: fk is data)
                         if prm.record_hops and fk == 0:
                             hop[nh, 0], hop[nh, 1], hop[nh, 2] = snd, s.pk_pid[pk], n + lo
                             hop[nh, 3], hop[nh, 4] = s.nbt[n * deg + op], op

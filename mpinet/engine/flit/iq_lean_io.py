@@ -21,11 +21,13 @@ AHEAD = 8  # arrivals fetched ahead
 
 
 @njit(cache=True, inline="always")
-def arrivals(t, s, prm, rule, rd, far, osp):
+def arrivals(t, s, prm, rule, rd, far, osp, flat):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
     this cycle), its route's table entry fetched now (``anynet-min``'s N x N table is 25 MB
-    on ms:3,2: a miss a packet-hop where read at once). Returns the count."""
+    on ms:3,2: a miss a packet-hop where read at once). ``flat``: a router's VCs fit a word,
+    ``pm`` holds them (bit ``port * nvc + v``), not its ports, and ``vm`` is not kept.
+    Returns the count."""
     nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
     hv, buf = s.hv, s.buf
     nar = s.cn.size
@@ -46,19 +48,19 @@ def arrivals(t, s, prm, rule, rd, far, osp):
         buf[iv * bsz + (pos - bsz if pos >= bsz else pos)] = code
         hv[iv, CNT] = c + 1
         n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
-        # a head at its VC's front: its stage by selects, not a branch ("Session 21")
-        fresh = (c == 0) & ((code & KM) == 0)
-        hv[iv, TOK] = t + rd if fresh else hv[iv, TOK]
-        s.rte[iv, RP] = -1 if fresh else s.rte[iv, RP]
-        if rule[0] == compiled.ANYNET_MIN and fresh:  # (the other rules fetch nothing)
+        if c == 0 and (code & KM) == 0:
+            hv[iv, TOK], s.rte[iv, RP] = t + rd, -1
             compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
-        if osp > 1:  # its place in the queues (iq_lean_spec), an empty VC's front
-            r = rank(ip - n * npt, prm.deg, prm.rot)
-            sk = low(t) + KS + r if rd and fresh else t * KS + r
-            s.skey[iv] = sk if c == 0 else s.skey[iv]
-            s.vkey[iv] = sk if fresh else s.vkey[iv]
-        s.vm[ip] |= U1 << np.uint64(v)
-        s.pm[n] |= U1 << np.uint64(ip - n * npt)
+            if osp > 1:  # its place in the queues (iq_lean_spec)
+                r = rank(ip - n * npt, prm.deg, prm.rot)
+                s.vkey[iv] = s.skey[iv] = t * KS + r if rd == 0 else low(t) + KS + r
+        elif c == 0 and osp > 1:
+            s.skey[iv] = t * KS + rank(ip - n * npt, prm.deg, prm.rot)
+        if flat:
+            s.pm[n] |= U1 << np.uint64((ip - n * npt) * nv + v)
+        else:
+            s.vm[ip] |= U1 << np.uint64(v)
+            s.pm[n] |= U1 << np.uint64(ip - n * npt)
         s.actb[n >> 6] |= U1 << np.uint64(n & 63)
     s.cn[k] = 0
     return cnt
