@@ -65,7 +65,8 @@ def islip_bits(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi, sm
     its first bit at or after it. Loops over the outputs and inputs that take part, with no
     test a row (those were mispredicted: docs/iq-router.md "Session 21"). The words are kept
     complemented in ``bo``/``bi`` (-1: none, as :func:`islip1` leaves them); a match's row
-    is ``smap``'s, by crossbar input and output port (``o // osp``)."""
+    is ``smap``'s, by crossbar input and output port (``o // osp``; ``om_``: ``osp`` and its
+    :func:`~mpinet.engine.flit.iq_lists.magic`)."""
     om = np.uint64(0)
     for r in range(nr):
         i, o = rin[q + r], rout[q + r]
