@@ -28,7 +28,7 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
-from mpinet.engine.flit.iq_lean_alloc import islip1, islipn, separable, vc_split
+from mpinet.engine.flit.iq_lean_alloc import islip1, islip_bits, islipn, separable, vc_split
 from mpinet.engine.flit.iq_lean_io import KM, U1, arrivals, fetch_router, tail_credits, terminals
 from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_spec import (
@@ -115,6 +115,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     if dfast:
         dk, dnd, dmode = rule[1][0], rule[1][1], rule[1][2]
     dm, dlim = ((1 << 32) + dk - 1) // dk, (1 << 32) // dk  # iq_lists.magic(dk)
+    flat = nq <= 64  # a router's VCs in one word, pm's (a VC's port by vdm, vdl)
+    vdm, vdl = ((1 << 32) + nv - 1) // nv, (1 << 32) // nv
+    bits = nin <= 64 and nout <= 64  # switch allocation by bit sets (islip_bits)
+    omg = (osp, ((1 << 32) + osp - 1) // osp, (1 << 32) // osp)
     # the prefetches only where the VCs' rows and rings pass 1 MB (ms:3,2: 1.6 MB); under
     # it they cost instructions for nothing (mesh88-lat, hc8-L16: +8-10 %, "Session 19")
     far = niv * (bsz + 4) * 4 > FAR if fetch == 2 else fetch == 1
@@ -151,7 +155,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = arrivals(t, s, prm, rule, rd, far, osp) + nd - d0
+        moved = arrivals(t, s, prm, rule, rd, far, osp, flat) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -190,14 +194,19 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 nr, nva, nhd = 0, 0, 0
                 w = pm[n]
                 # pass 1: heads' routes and VC requests, switch allocation's bids
-                while w:
-                    p = il.low(w)
-                    w &= w - U1
-                    ip = ipb + p
-                    m = vm[ip]
+                while w:  # by port; or, where a router's VCs fit a word (pm holds them), all
+                    if flat:  # in one loop (the ports' loop exits mispredicted, "Session 21")
+                        m, p0, w = w, 0, np.uint64(0)
+                    else:
+                        p0 = il.low(w)
+                        w &= w - U1
+                        m = vm[ipb + p0]
                     while m:
-                        v = il.low(m)
+                        j = il.low(m)
                         m &= m - U1
+                        p = il.div(j, nv, vdm, vdl) if flat else p0
+                        v = j - p * nv if flat else j
+                        ip = ipb + p
                         iv = ip * nv + v
                         if t < hv[iv, TOK]:
                             continue
@@ -268,6 +277,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         separable(nr, rin, rout, so, rlab, SPEC if spec else 0, nin, nout,
                                   s.sa_pin, s.sa_pout, eib, ipb * osp, grant, s.bo, s.bi,
                                   sak == INPUT_FIRST)  # fmt: skip
+                    elif iters == 1 and bits and nr > 1:  # (bit sets: no test a row)
+                        islip_bits(nr, rin, rout, so, nin, nout, s.sa_pin, s.sa_pout, eib,
+                                   ipb * osp, grant, s.bo, s.bi, smap, npt, omg)  # fmt: skip
                     elif iters == 1:
                         islip1(nr, rin, rout, so, nin, nout, s.sa_pin, s.sa_pout, eib, ipb * osp,
                                grant, s.bo, s.bi)  # fmt: skip
@@ -303,12 +315,14 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     code = buf[iv * bsz + h]
                     hv[iv, HD] = h + 1 if h + 1 < bsz else 0
                     c = hv[iv, CNT] - 1
-                    hv[iv, CNT] = c
-                    if c == 0:
-                        vm[ip] &= ~(U1 << np.uint64(v))
-                        if vm[ip] == 0:
-                            pm[n] &= ~(U1 << np.uint64(p))
-                    vrr[eib + ei] = il.wrap(v + isp, nv)
+                    hv[iv, CNT] = c  # an emptied VC's bits cleared by selects (c is data)
+                    if flat:
+                        pm[n] &= ~(np.uint64(1 if c == 0 else 0) << np.uint64(p * nv + v))
+                    else:
+                        vm[ip] &= ~(np.uint64(1 if c == 0 else 0) << np.uint64(v))
+                        pm[n] &= ~(np.uint64(1 if vm[ip] == 0 else 0) << np.uint64(p))
+                    x = v + isp - nv  # (isp <= nv: a select, not il.wrap's branch)
+                    vrr[eib + ei] = (x if x >= 0 else x + nv) if isp <= nv else il.wrap(v + isp, nv)
                     x = kt if p == deg else kl
                     s.kk[x * capk + s.kn[x]] = s.up[ip] + v
                     s.kn[x] += 1
@@ -331,28 +345,29 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 i2 += 1
                     snd = t + 1  # the cycle it leaves its output queue (d cycles late)
                     if osp > 1:
-                        snd = max(snd, s.osend[ipb + op] + 1)
+                        o1 = s.osend[ipb + op] + 1  # (a select: numba's max was a call)
+                        snd = o1 if o1 > snd else snd
                         s.osend[ipb + op] = snd
                     d = snd - t - 1
                     if op < deg:
-                        ar = sd if d == 0 else il.wrap(sd + d, nar)
+                        ar = sd + d  # (d < nar: selects, not il.wrap's branches on data)
+                        ar = ar - nar if ar >= nar else ar
                         x = ar * cap + s.cn[ar]
                         s.ck[x], s.cc[x] = s.down[ipb + op] << 6 | ov, code
                         s.cn[ar] += 1
                         if osp == 1:
                             s.misc[0] += 1
                         else:
-                            s.lf[il.wrap(l1 + d, nar)] += 1
+                            s.lf[l1 + d - nar if l1 + d >= nar else l1 + d] += 1
                         if win if osp == 1 else win_lo <= snd < win_hi:
                             s.load[n * deg + op] += 1
-                        if fk == 0:
-                            s.pk_hops[pk] += 1
-                            if prm.record_hops:
-                                hop[nh, 0], hop[nh, 1], hop[nh, 2] = snd, s.pk_pid[pk], n + lo
-                                hop[nh, 3], hop[nh, 4] = s.nbt[n * deg + op], op
-                                nh += 1
+                        s.pk_hops[pk] += fk == 0  # (no branch: fk is data)
+                        if prm.record_hops and fk == 0:
+                            hop[nh, 0], hop[nh, 1], hop[nh, 2] = snd, s.pk_pid[pk], n + lo
+                            hop[nh, 3], hop[nh, 4] = s.nbt[n * deg + op], op
+                            nh += 1
                     else:  # into the terminal: its credit back, a tail delivers
-                        x = ke if d == 0 else il.wrap(ke + d, nkr)
+                        x = ke + d - nkr if ke + d >= nkr else ke + d  # (d < nkr)
                         s.kk[x * capk + s.kn[x]] = (ipb + deg) * nv + ov
                         s.kn[x] += 1
                         if fk == fl - 1:

@@ -41,7 +41,6 @@ def islip1(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi):
         pin[zi + i] = o + 1 if o + 1 < nout else 0
         return
     for r in range(nr):
-        grant[r] = 0
         o, b = rout[q + r], bo[rout[q + r]]
         if b < 0 or ahead(rin[q + r], rin[q + b], pout[zo + o], nin):
             bo[o] = r
@@ -49,14 +48,51 @@ def islip1(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi):
         i, b = rin[q + r], bi[rin[q + r]]
         if bo[rout[q + r]] == r and (b < 0 or ahead(rout[q + r], rout[q + b], pin[zi + i], nout)):
             bi[i] = r
+    for r in range(nr):  # the grants selected, not branched on (each row's outcome is data:
+        i, o = rin[q + r], rout[q + r]  # a mispredicted branch a few rows), bo/bi reset
+        g = bi[i] == r
+        grant[r] = g
+        pout[zo + o] = (i + 1 if i + 1 < nin else 0) if g else pout[zo + o]
+        pin[zi + i] = (o + 1 if o + 1 < nout else 0) if g else pin[zi + i]
+        bi[i] = -1 if g else bi[i]  # (the winner's row is the only one bi[i] names)
+        bo[o] = -1
+
+
+@njit(cache=True, inline="always")
+def islip_bits(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi, smap, npt, om_):
+    """:func:`islip1` on switch allocation's rows (``nin``, ``nout`` at most 64) by bit sets:
+    each output's requesters a word, each input's offers a word, the one nearest a pointer
+    its first bit at or after it. Loops over the outputs and inputs that take part, with no
+    test a row (those were mispredicted: docs/iq-router.md "Session 21"). The words are kept
+    complemented in ``bo``/``bi`` (-1: none, as :func:`islip1` leaves them); a match's row
+    is ``smap``'s, by crossbar input and output port (``o // osp``; ``om_``: ``osp`` and its
+    :func:`~mpinet.engine.flit.iq_lists.magic`)."""
+    om = np.uint64(0)
     for r in range(nr):
         i, o = rin[q + r], rout[q + r]
-        if bi[i] == r:
-            grant[r] = 1
-            pout[zo + o] = i + 1 if i + 1 < nin else 0
-            pin[zi + i] = o + 1 if o + 1 < nout else 0
-    for r in range(nr):
-        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
+        bo[o] &= ~np.int64(1 << i)
+        om |= U1 << np.uint64(o)
+        grant[r] = 0
+    im = np.uint64(0)
+    while om:  # each output offers itself to the requester nearest its grant pointer
+        o = il.low(om)
+        om &= om - U1
+        m = np.uint64(~bo[o])
+        bo[o] = -1
+        hi = m & ~((U1 << np.uint64(pout[zo + o])) - U1)
+        i = il.low(hi if hi else m)
+        bi[i] &= ~np.int64(1 << o)
+        im |= U1 << np.uint64(i)
+    while im:  # each input accepts the offer nearest its accept pointer
+        i = il.low(im)
+        im &= im - U1
+        m = np.uint64(~bi[i])
+        bi[i] = -1
+        hi = m & ~((U1 << np.uint64(pin[zi + i])) - U1)
+        o = il.low(hi if hi else m)
+        grant[smap[i * npt + il.div(o, om_[0], om_[1], om_[2])]] = 1
+        pout[zo + o] = i + 1 if i + 1 < nin else 0
+        pin[zi + i] = o + 1 if o + 1 < nout else 0
 
 
 @njit(cache=True, inline="always")

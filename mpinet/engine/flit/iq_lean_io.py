@@ -21,11 +21,13 @@ AHEAD = 8  # arrivals fetched ahead
 
 
 @njit(cache=True, inline="always")
-def arrivals(t, s, prm, rule, rd, far, osp):
+def arrivals(t, s, prm, rule, rd, far, osp, flat):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
     this cycle), its route's table entry fetched now (``anynet-min``'s N x N table is 25 MB
-    on ms:3,2: a miss a packet-hop where read at once). Returns the count."""
+    on ms:3,2: a miss a packet-hop where read at once). ``flat``: a router's VCs fit a word,
+    ``pm`` holds them (bit ``port * nvc + v``), not its ports, and ``vm`` is not kept.
+    Returns the count."""
     nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
     hv, buf = s.hv, s.buf
     nar = s.cn.size
@@ -42,8 +44,8 @@ def arrivals(t, s, prm, rule, rd, far, osp):
         ip, v = key >> 6, key & 63
         iv = ip * nv + v
         c = hv[iv, CNT]
-        pos = il.wrap(hv[iv, HD] + c, bsz)
-        buf[iv * bsz + pos] = code
+        pos = hv[iv, HD] + c  # (< 2 bsz: a select, where il.wrap branched on data)
+        buf[iv * bsz + (pos - bsz if pos >= bsz else pos)] = code
         hv[iv, CNT] = c + 1
         n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
         if c == 0 and (code & KM) == 0:
@@ -54,8 +56,11 @@ def arrivals(t, s, prm, rule, rd, far, osp):
                 s.vkey[iv] = s.skey[iv] = t * KS + r if rd == 0 else low(t) + KS + r
         elif c == 0 and osp > 1:
             s.skey[iv] = t * KS + rank(ip - n * npt, prm.deg, prm.rot)
-        s.vm[ip] |= U1 << np.uint64(v)
-        s.pm[n] |= U1 << np.uint64(ip - n * npt)
+        if flat:
+            s.pm[n] |= U1 << np.uint64((ip - n * npt) * nv + v)
+        else:
+            s.vm[ip] |= U1 << np.uint64(v)
+            s.pm[n] |= U1 << np.uint64(ip - n * npt)
         s.actb[n >> 6] |= U1 << np.uint64(n & 63)
     s.cn[k] = 0
     return cnt

@@ -18,7 +18,9 @@ its tail sent, until its last credit is back. The events are lists per due cycle
 slots: ``ck``/``cc`` the flits reaching an input VC (``input port << 6 | v``, the flit),
 ``kk`` the credits due (an index of ``cred``), ``dq`` the packets delivered (their tails
 ejected). ``actb``: the routers holding flits, a bit set walked in node order;
-``vm``/``pm``: per input port its non-empty VCs, per router its non-empty ports.
+``vm``/``pm``: per input port its non-empty VCs, per router its non-empty ports (where a
+router's input VCs fit a word, ``pm`` holds them instead, bit ``port * nvc + v``, and ``vm``
+is not kept).
 ``misc[0]``: the link flits granted this cycle (they leave on the next: that cycle's step
 row and link loads), ``misc[1]``: the terminals in ``tact``.
 """
