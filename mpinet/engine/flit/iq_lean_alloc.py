@@ -109,7 +109,7 @@ def _beats(a, b, lab, r, y, lo, ptr, size):
     return ahead(a, b, ptr, size)
 
 
-@njit(cache=True, _nrt=False)  # not inlined: iSLIP's kernel code stays as it was
+@njit(cache=True, inline="always")  # in the kernel's separable copies only (iq_lean.mode)
 def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo, bi, first_in):
     """BookSim's separable allocators (:func:`~mpinet.engine.flit.iq_alloc.separable`:
     ``separable_input_first`` where ``first_in``, else ``separable_output_first``) on
@@ -119,7 +119,8 @@ def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo
     row ``r`` with ``lab[r] >= lo`` (a speculative switch bid, ``iq_router``'s -1) below the
     others; ``lo = 0``: one priority, ``lab`` not read (not speculative). ``alloc_iters`` does
     not apply (BookSim's separable allocators make one pass). ``bo``/``bi`` as
-    :func:`islip1`'s; inlined with no reference counts, as it."""
+    :func:`islip1`'s; inlined with no reference counts, as it (:func:`separable_apart`:
+    the same, called)."""
     if nr == 1:
         grant[0] = 1
         i, o = rin[q], rout[q]
@@ -158,6 +159,13 @@ def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo
         bo[rout[q + r]], bi[rin[q + r]] = -1, -1
 
 
+@njit(cache=True, _nrt=False)  # the generic copy's (iq_lean.FULL): iSLIP's code kept apart
+def separable_apart(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo, bi,
+                    first_in):  # fmt: skip
+    """:func:`separable`, compiled apart (docs/iq-router.md, "Session 20")."""
+    separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo, bi, first_in)
+
+
 @njit(cache=True, inline="always")
 def _grant(z, j, op, g, nv, nq, pin, pout, ofree, ipb, hv, t):
     """Head ``j`` (input VC of the router) accepts the VC of port ``op`` nearest its accept
@@ -173,7 +181,7 @@ def _grant(z, j, op, g, nv, nq, pin, pout, ofree, ipb, hv, t):
     hv[z + j, OUT], hv[z + j, TOK] = op << 6 | ov, t + 1
 
 
-@njit(cache=True, _nrt=False)  # not inlined: iSLIP's kernel code stays as it was
+@njit(cache=True, inline="always")  # in the kernel's separable copies (iq_lean.mode)
 def _input_first(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t):
     """:func:`vc_split`'s ``separable_input_first`` on the heads ``h ..`` asking port ``op``:
     each head picks the VC nearest its accept pointer (``rout``), then each VC the picker
@@ -204,8 +212,16 @@ def _input_first(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, 
             _grant(z, hj[x], op, U1 << np.uint64(rin[x]), nv, nq, pin, pout, ofree, ipb, hv, t)
 
 
+@njit(cache=True, _nrt=False)  # the generic copy's (iq_lean.FULL)
+def _input_first_apart(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv,
+                       t):  # fmt: skip
+    """:func:`_input_first`, compiled apart."""
+    _input_first(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t)
+
+
 @njit(cache=True, inline="always")
-def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, mode):
+def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, mode,
+             apart):  # fmt: skip
     """VC allocation's heads split by output port (the prototype's ``M_VQ``; docs/iq-router.md
     "Session 18, part 2"): head ``h`` (input VC ``hj[h]`` of the router, output port
     ``hq[h]``, its free VCs ``hm[h]``, ``opc``: heads a port) alone on its port takes the
@@ -217,7 +233,8 @@ def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, h
     arbiters pick, then the heads'; pointers moved on a match); ``mode`` 2,
     ``separable_input_first`` (each head picks, then each VC among its pickers; "Session
     20"); ``mode`` 0 (iSLIP's iterations) puts their requests in rows ``0 ..`` of
-    ``rin``/``rout`` for :func:`islipn`. Returns the rows' count; ``opc`` 0 again."""
+    ``rin``/``rout`` for :func:`islipn`. Returns the rows' count; ``opc`` 0 again.
+    ``apart``: mode 2's code called (:func:`_input_first_apart`), not inlined."""
     nva = 0
     for h in range(nh):
         j, op, fr = hj[h], hq[h], hm[h]
@@ -230,7 +247,12 @@ def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, h
             continue
         if c > 1 and mode == 2:  # separable_input_first on the port's heads
             opc[op] = 0
-            _input_first(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t)
+            if apart:
+                _input_first_apart(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree,
+                                   ipb, hv, t)  # fmt: skip
+            else:
+                _input_first(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, ipb,
+                             hv, t)  # fmt: skip
             continue
         if c > 1:  # one iSLIP iteration on the port's heads: each VC offers itself to the
             opc[op] = 0  # head nearest its grant pointer (in rout: the VCs a head is offered)
