@@ -149,14 +149,17 @@ def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo
             b = bi[i]
             if bo[o] == r and (b < 0 or _beats(o, rout[q + b], lab, r, b, lo, pin[zi + i], nout)):
                 bi[i] = r
-    for r in range(nr):
+    for r in range(nr):  # each arbiter's pick is a row: cleared there (-1 on return)
         i, o = rin[q + r], rout[q + r]
-        if bi[i] == r and bo[o] == r:
+        a, b = bi[i] == r, bo[o] == r
+        if a and b:
             grant[r] = 1
             pout[zo + o] = i + 1 if i + 1 < nin else 0
             pin[zi + i] = o + 1 if o + 1 < nout else 0
-    for r in range(nr):
-        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
+        if a:
+            bi[i] = -1
+        if b:
+            bo[o] = -1
 
 
 @njit(cache=True, _nrt=False)  # the generic copy's (iq_lean.FULL): iSLIP's code kept apart
