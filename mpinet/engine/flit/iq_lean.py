@@ -28,7 +28,13 @@ from numba import njit
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
-from mpinet.engine.flit.iq_lean_alloc import islip1, islip_bits, islipn, separable, vc_split
+from mpinet.engine.flit.iq_lean_alloc import (
+    islip1,
+    islip_bits,
+    islipn,
+    separable,
+    vc_split,
+)
 from mpinet.engine.flit.iq_lean_io import KM, U1, arrivals, fetch_router, tail_credits, terminals
 from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_spec import (
@@ -66,20 +72,18 @@ def block_for(prm) -> tuple:
     """:func:`run_block`'s last argument for a run of ``prm``: a tuple whose length says
     which keys' branches its compiled copy keeps (:func:`mode`)."""
     far = prm.nnode * prm.nport * prm.nvc * (prm.bsz + 4) * 4 > FAR
-    return mode(bool(prm.spec or prm.osp != 1), 1 if far else 0)
+    sep = prm.sak != ISLIP or prm.vak == INPUT_FIRST
+    return mode(bool(prm.spec or prm.osp != 1), 1 if far else 0, 1 if sep else 0)
 
 
-def mode(full: bool, fetch: int) -> tuple:
+def mode(full: bool, fetch: int, sep: int = 0) -> tuple:
     """The tuple for :func:`run_block`: ``full`` speculation and output speedup's code on,
-    ``fetch`` the prefetches off, on or by the state's size (0, 1, 2). numba compiles a copy
-    of the kernel per tuple type and lowers ``len`` of a tuple as a constant, so LLVM folds
-    the branches a run does not take (docs/iq-router.md, "Session 20"); numba's inliner,
-    which did this through four entry points, cost 15 s more a compile."""
-    return (0,) * (int(full) + 2 * fetch)
-
-
-#: run_block's mode where a caller needs every key (iq_lean_ranks): full, by size
-FULL = mode(True, 2)
+    ``fetch`` the prefetches off, on or by the state's size (0, 1, 2), ``sep`` the separable
+    allocators' code none (iSLIP only) or inlined (0, 1; "Session 21").
+    numba compiles a copy of the kernel per tuple type and lowers ``len`` of a tuple as a
+    constant, so LLVM folds the branches a run does not take (docs/iq-router.md, "Session
+    20"), and numba prunes those that test ``len(mode)`` alone before it inlines."""
+    return (0,) * (int(full) + 2 * fetch + 6 * sep)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -90,14 +94,16 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     0): returns the last cycle run. ``status[0]``: :data:`~.iq_step.DONE`, ``ROOM`` (the hop
     rows), ``FINISHED``, ``STALL`` or a routing error (the run then goes again on the general
     path, which reports it). ``mode``: :func:`mode`'s tuple."""
-    full, fetch = len(mode) & 1, len(mode) >> 1  # constants in each compiled copy
+    full, fetch = len(mode) & 1, (len(mode) % 6) >> 1  # constants in each compiled copy
+    sep = len(mode) // 6  # (the separable calls below test len(mode): pruned by numba)
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
     spec = prm.spec if full else 0
-    sak = prm.sak  # iSLIP or a separable allocator ("Session 20"); VC allocation's: vmode
-    vmode = 2 if prm.vak == INPUT_FIRST else 1 if prm.vak == OUTPUT_FIRST or iters == 1 else 0
+    sak = prm.sak if sep else ISLIP  # or a separable allocator ("Session 20"); VC's: vmode
+    vmode = 1 if prm.vak == OUTPUT_FIRST or iters == 1 else 0
+    vmode = 2 if sep and prm.vak == INPUT_FIRST else vmode
     osp = prm.osp if full else 1  # output speedup: crossbar outputs, output queues
     nin, nout = npt * isp, npt * osp
     niv, nq = n_ * npt * nv, npt * nv
@@ -255,7 +261,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             rlab[y] = v
                 if nhd:  # a head alone on its port granted, the others' requests kept
                     nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
-                                   b0, ofree, ipb, hv, t, vmode)  # fmt: skip
+                                   b0, ofree, ipb, hv, t, vmode, s.bo)  # fmt: skip
                 if nva:  # VC allocation: iSLIP over the router's input and output VCs
                     if iters == 1:
                         islip1(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant,
@@ -274,9 +280,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(t) + KS + KP)
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
                     if sak != ISLIP:  # speculative bids (rlab >= SPEC) below the others
-                        separable(nr, rin, rout, so, rlab, SPEC if spec else 0, nin, nout,
-                                  s.sa_pin, s.sa_pout, eib, ipb * osp, grant, s.bo, s.bi,
-                                  sak == INPUT_FIRST)  # fmt: skip
+                        if len(mode) >= 6:  # a separable run's copy: inlined
+                            separable(nr, rin, rout, so, rlab, SPEC if spec else 0, nin, nout,
+                                      s.sa_pin, s.sa_pout, eib, ipb * osp, grant, s.bo, s.bi,
+                                      sak == INPUT_FIRST)  # fmt: skip
                     elif iters == 1 and bits and nr > 1:  # (bit sets: no test a row)
                         islip_bits(nr, rin, rout, so, nin, nout, s.sa_pin, s.sa_pout, eib,
                                    ipb * osp, grant, s.bo, s.bi, smap, npt, omg)  # fmt: skip

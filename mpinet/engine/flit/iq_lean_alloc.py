@@ -145,7 +145,7 @@ def _beats(a, b, lab, r, y, lo, ptr, size):
     return ahead(a, b, ptr, size)
 
 
-@njit(cache=True, _nrt=False)  # not inlined: iSLIP's kernel code stays as it was
+@njit(cache=True, inline="always")  # in the kernel's separable copies only (iq_lean.mode)
 def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo, bi, first_in):
     """BookSim's separable allocators (:func:`~mpinet.engine.flit.iq_alloc.separable`:
     ``separable_input_first`` where ``first_in``, else ``separable_output_first``) on
@@ -184,14 +184,17 @@ def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo
             b = bi[i]
             if bo[o] == r and (b < 0 or _beats(o, rout[q + b], lab, r, b, lo, pin[zi + i], nout)):
                 bi[i] = r
-    for r in range(nr):
+    for r in range(nr):  # each arbiter's pick is a row: cleared there (-1 on return)
         i, o = rin[q + r], rout[q + r]
-        if bi[i] == r and bo[o] == r:
+        a, b = bi[i] == r, bo[o] == r
+        if a and b:
             grant[r] = 1
             pout[zo + o] = i + 1 if i + 1 < nin else 0
             pin[zi + i] = o + 1 if o + 1 < nout else 0
-    for r in range(nr):
-        bo[rout[q + r]], bi[rin[q + r]] = -1, -1
+        if a:
+            bi[i] = -1
+        if b:
+            bo[o] = -1
 
 
 @njit(cache=True, inline="always")
@@ -209,39 +212,32 @@ def _grant(z, j, op, g, nv, nq, pin, pout, ofree, ipb, hv, t):
     hv[z + j, OUT], hv[z + j, TOK] = op << 6 | ov, t + 1
 
 
-@njit(cache=True, _nrt=False)  # not inlined: iSLIP's kernel code stays as it was
-def _input_first(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t):
+@njit(cache=True, inline="always")  # in the kernel's separable copies (iq_lean.mode)
+def _input_first(h, nh, op, hj, hq, hm, nv, nq, pin, pout, z, ofree, ipb, hv, t, rout, bo):
     """:func:`vc_split`'s ``separable_input_first`` on the heads ``h ..`` asking port ``op``:
     each head picks the VC nearest its accept pointer (``rout``), then each VC the picker
-    nearest its grant pointer (``rin``: the VC won, or -1); the grants after every choice
-    (a grant moves the pointers)."""
+    nearest its grant pointer (``bo``, by the port's VC: -1 on entry and on return); the
+    grants after every choice (a grant moves the pointers)."""
     for x in range(h, nh):
         if hq[x] == op:
             k, g = pin[z + hj[x]] - op * nv, hm[x]
             hi = g & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
-            rout[x] = il.low(hi) if hi else il.low(g)
+            o = op * nv + (il.low(hi) if hi else il.low(g))
+            rout[x] = o
+            b = bo[o]
+            if b < 0 or ahead(hj[x], hj[b], pout[z + o], nq):
+                bo[o] = x
     for x in range(h, nh):
-        if hq[x] != op:
-            continue
-        ov = rout[x]
-        p = pout[z + op * nv + ov]
-        d = hj[x] - p
-        d += nq if d < 0 else 0
-        rin[x] = ov
-        for y in range(h, nh):  # a nearer picker of the same VC: lost (-1)
-            if y != x and hq[y] == op and rout[y] == ov:
-                e = hj[y] - p
-                e += nq if e < 0 else 0
-                if e < d:
-                    rin[x] = -1
-                    break
-    for x in range(h, nh):
-        if hq[x] == op and rin[x] >= 0:
-            _grant(z, hj[x], op, U1 << np.uint64(rin[x]), nv, nq, pin, pout, ofree, ipb, hv, t)
+        if hq[x] == op and bo[rout[x]] == x:  # the VC's winner (its losers: another)
+            o = rout[x]
+            bo[o] = -1
+            _grant(z, hj[x], op, U1 << np.uint64(o - op * nv), nv, nq, pin, pout, ofree, ipb, hv,
+                   t)  # fmt: skip
 
 
 @njit(cache=True, inline="always")
-def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, mode):
+def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, mode,
+             bo):  # fmt: skip
     """VC allocation's heads split by output port (the prototype's ``M_VQ``; docs/iq-router.md
     "Session 18, part 2"): head ``h`` (input VC ``hj[h]`` of the router, output port
     ``hq[h]``, its free VCs ``hm[h]``, ``opc``: heads a port) alone on its port takes the
@@ -253,7 +249,8 @@ def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, h
     arbiters pick, then the heads'; pointers moved on a match); ``mode`` 2,
     ``separable_input_first`` (each head picks, then each VC among its pickers; "Session
     20"); ``mode`` 0 (iSLIP's iterations) puts their requests in rows ``0 ..`` of
-    ``rin``/``rout`` for :func:`islipn`. Returns the rows' count; ``opc`` 0 again."""
+    ``rin``/``rout`` for :func:`islipn`. Returns the rows' count; ``opc`` 0 again.
+    ``bo``: :func:`islip1`'s (mode 2's scratch)."""
     nva = 0
     for h in range(nh):
         j, op, fr = hj[h], hq[h], hm[h]
@@ -266,7 +263,7 @@ def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, h
             continue
         if c > 1 and mode == 2:  # separable_input_first on the port's heads
             opc[op] = 0
-            _input_first(h, nh, op, hj, hq, hm, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t)
+            _input_first(h, nh, op, hj, hq, hm, nv, nq, pin, pout, z, ofree, ipb, hv, t, rout, bo)
             continue
         if c > 1:  # one iSLIP iteration on the port's heads: each VC offers itself to the
             opc[op] = 0  # head nearest its grant pointer (in rout: the VCs a head is offered)
