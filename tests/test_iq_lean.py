@@ -353,9 +353,9 @@ def test_lean_load_window_and_progress():
 
 
 def test_warmup_compiles_both_paths(run_mpinet):
-    """``mpinet warmup``'s iq jobs take the lean path (three of its compiled blocks: plain,
-    with speculation and output speedup, with the prefetches) and the general one, so all
-    compile."""
+    """``mpinet warmup``'s iq jobs take the lean path (four of its compiled blocks: plain,
+    with speculation and output speedup, with the prefetches, with separable allocators) and
+    the general one, so all compile."""
     import json
 
     from mpinet.cli.warmup import BASE, JOBS, big_hypercube
@@ -369,4 +369,4 @@ def test_warmup_compiles_both_paths(run_mpinet):
             got = json.loads(run_mpinet(["run", *sets, "--json"]).stdout)
             paths.append(got["switching"]["steps"])
     general = "compiled steps (iq router): general path (vc_alloc_delay = 2)"
-    assert paths == [iq_lean_run.LEAN_PATH] * 3 + [general]
+    assert paths == [iq_lean_run.LEAN_PATH] * 4 + [general]

@@ -59,6 +59,12 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
     ("flit engine, BookSim's iq router on a hypercube past 1 MB of VCs (prefetches)",
      {**_BERNOULLI, "topology": "{big}", "workload.steps": 2, "model.switching": "wormhole",
       "model.flits": 2, "model.vcs": 2, "model.vc_buffer": 8, "model.router": "iq"}),
+    # BookSim's separable allocators (its examples' anynet, fattree, dragonfly, single): the
+    # lean kernel's copy with them inlined (iq_lean.mode's separable bit, about 30 s)
+    ("flit engine, BookSim's iq router (separable allocators)",
+     {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
+      "model.iq.vc_allocator": "separable_input_first",
+      "model.iq.sw_allocator": "separable_input_first"}),
     # the iq router's general path: keys the lean path does not take (iq_lean_run.why_not_lean)
     ("flit engine, BookSim's iq router (general path)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
