@@ -86,6 +86,10 @@ def mode(full: bool, fetch: int, sep: int = 0) -> tuple:
     return (0,) * (int(full) + 2 * fetch + 6 * sep)
 
 
+#: run_block's mode with every key's code on, read at run time (iq_lean_ranks: one copy)
+ALL = mode(True, 2, 1)
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv, hop,
               rows, status, mode):  # fmt: skip
