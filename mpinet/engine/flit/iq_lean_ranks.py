@@ -182,8 +182,8 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
     ``ex2``, ``net2``: the exchange's buffers and requests of even and odd cycles;
     ``mode``: :data:`~.iq_lean.ALL`, one copy for every key set). While injecting, cycle
     ``t`` runs before ``t - 1``'s messages are in (see the module's doc). Returns
-    ``gst[G_CODE]``: DONE, FINISHED, STALL, ROOM (rows or packet slots: call again), :data:`WAIT` (call again) or
-    :data:`ERROR` (a routing error on some rank)."""
+    ``gst[G_CODE]``: DONE, FINISHED, STALL, ROOM (rows or packet slots: call again),
+    :data:`WAIT` (call again) or :data:`ERROR` (a routing error on some rank)."""
     off = inj[0]
     own = prm.nnode
     nn = net2[0].peers.shape[0]
