@@ -26,6 +26,21 @@ def test_vmask_is_the_range_of_bits():
             assert int(il.vmask(lo, hi)) == want
 
 
+def test_first_at_and_first_from_are_a_round_robin_choice():
+    """The set bit nearest a pointer, wrapping: ``first_at`` for pointers 0-63, ``first_from``
+    for any (one outside the word: the lowest bit), against a walk of the bits."""
+    rng = np.random.default_rng(3)
+    words = [1, 1 << 63, (1 << 64) - 1] + [int(w) for w in rng.integers(1, 1 << 63, 200)]
+    for w in words:
+        bits = [b for b in range(64) if w >> b & 1]
+        m = np.uint64(w)
+        for p in range(-2, 67):
+            want = next((b for b in bits if b >= p), bits[0]) if 0 <= p < 64 else bits[0]
+            assert il.first_from(m, p) == want
+            if 0 <= p < 64:
+                assert il.first_at(m, p) == want
+
+
 @pytest.mark.parametrize("kind", [ia.INPUT_FIRST, ia.OUTPUT_FIRST, ia.ISLIP])
 def test_a_lone_heads_vc_is_the_allocators_grant(kind):
     """One input VC asking for the free VCs ``m`` of one output port: the allocator grants

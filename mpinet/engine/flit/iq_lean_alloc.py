@@ -79,8 +79,7 @@ def islip_bits(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi, sm
         om &= om - U1
         m = np.uint64(~bo[o])
         bo[o] = -1
-        hi = m & ~((U1 << np.uint64(pout[zo + o])) - U1)
-        i = il.low(hi if hi else m)
+        i = il.first_at(m, pout[zo + o])
         bi[i] &= ~np.int64(1 << o)
         im |= U1 << np.uint64(i)
     while im:  # each input accepts the offer nearest its accept pointer
@@ -88,8 +87,7 @@ def islip_bits(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi, sm
         im &= im - U1
         m = np.uint64(~bi[i])
         bi[i] = -1
-        hi = m & ~((U1 << np.uint64(pin[zi + i])) - U1)
-        o = il.low(hi if hi else m)
+        o = il.first_at(m, pin[zi + i])
         grant[smap[i * npt + il.div(o, om_[0], om_[1], om_[2])]] = 1
         pout[zo + o] = i + 1 if i + 1 < nin else 0
         pin[zi + i] = o + 1 if o + 1 < nout else 0
@@ -202,9 +200,7 @@ def _grant(z, j, op, g, nv, nq, pin, pout, ofree, ipb, hv, t):
     """Head ``j`` (input VC of the router) accepts the VC of port ``op`` nearest its accept
     pointer among those granting it (``g``), as iSLIP's accept; both pointers moved past the
     match, the VC taken and the head's output set."""
-    k = pin[z + j] - op * nv
-    hi = g & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
-    ov = il.low(hi) if hi else il.low(g)
+    ov = il.first_from(g, pin[z + j] - op * nv)  # (g's bits are below nv)
     o = op * nv + ov
     pin[z + j] = o + 1 if o + 1 < nq else 0
     pout[z + o] = j + 1 if j + 1 < nq else 0
@@ -220,9 +216,7 @@ def _input_first(h, nh, op, hj, hq, hm, nv, nq, pin, pout, z, ofree, ipb, hv, t,
     grants after every choice (a grant moves the pointers)."""
     for x in range(h, nh):
         if hq[x] == op:
-            k, g = pin[z + hj[x]] - op * nv, hm[x]
-            hi = g & ~((U1 << np.uint64(k)) - U1) if 0 < k < nv else np.uint64(0)
-            o = op * nv + (il.low(hi) if hi else il.low(g))
+            o = op * nv + il.first_from(hm[x], pin[z + hj[x]] - op * nv)
             rout[x] = o
             b = bo[o]
             if b < 0 or ahead(hj[x], hj[b], pout[z + o], nq):

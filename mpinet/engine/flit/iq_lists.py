@@ -25,7 +25,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 __all__ = ["words", "mark", "unmark", "span", "low", "any_in", "wrap", "magic", "div", "push",
-           "push_sa", "push_va", "batch", "activate", "vmask", "first_from", "HV", "VA",
+           "push_sa", "push_va", "batch", "activate", "vmask", "first_from", "first_at", "HV", "VA",
            "RT", "XR"]  # fmt: skip
 
 #: columns of ``hv[iv]``, an input VC's row (:mod:`~mpinet.engine.flit.iq_state`): the fields a
@@ -103,6 +103,14 @@ def first_from(m, rel):
         if h:
             return low(h)
     return low(m)
+
+
+@njit(cache=True, inline="always")
+def first_at(m, rel):
+    """:func:`first_from` for a pointer ``0 <= rel < 64`` (a crossbar's ports, at most 64):
+    no test of ``rel``, as a hot loop wants."""
+    h = m & (~np.uint64(0) << np.uint64(rel))
+    return low(h if h else m)
 
 
 @njit(cache=True, inline="always")
