@@ -158,3 +158,32 @@ def test_warmups_large_network_reaches_the_prefetching_kernels(ranks):
     for jobs in (JOBS, RANK_JOBS):
         (large,) = [keys for what, keys in jobs if "large network" in what]
         assert large["topology"] == "{big}" and large["model.vcs"] == 2
+
+
+def test_every_warmup_job_plans_and_only_picks_them_by_words(tmp_path, capsys):
+    """Each of ``mpinet warmup``'s jobs is a valid job (planned as warmup runs it: the whole
+    warmup is not run by the tests, its compilation takes minutes); ``--only`` keeps those
+    whose line holds one of its words, and one that holds none is refused in one line."""
+    from mpinet.cli import main
+    from mpinet.cli.warmup import BASE, JOBS, RANK_JOBS, RING, big_hypercube, chosen
+    from mpinet.jobs import load_job
+    from mpinet.jobs.execute import plan
+
+    ring = tmp_path / "ring4.anynet"
+    ring.write_text(RING)
+    for ranks, jobs in ((1, JOBS), (2, RANK_JOBS)):
+        for what, keys in jobs:
+            keys = {k: v.format(ring=ring, big=big_hypercube(ranks)) if isinstance(v, str)
+                    else v for k, v in {**BASE, **keys}.items()}  # fmt: skip
+            assert plan(load_job(None, [(k.split("."), v) for k, v in keys.items()]),
+                        ranks=ranks) is not None, what  # fmt: skip
+    assert chosen() == JOBS and chosen("", True) == RANK_JOBS
+    packet = [what for what, _ in chosen("Packet, collective")]
+    assert packet == [what for what, _ in JOBS if what.startswith(("packet", "collective"))]
+    assert len(packet) == 4
+    assert [w for w, _ in chosen("iq router", True)] == [
+        "flit engine on ranks, BookSim's iq router"
+    ]
+    assert main(["warmup", "--only", "nothing,such"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--only 'nothing,such'" in err[0] and "iq router" in err[0]

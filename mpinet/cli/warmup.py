@@ -19,6 +19,8 @@ from engine time. warmup runs one tiny job on each engine path (the packet
 engine's calendar, link queues and buffers, the collective engine, the flit
 engine, the routers whose hop compiles apart) on one process, a line each.
 Run it once after installing or upgrading; a second warmup compiles nothing.
+--only keeps the jobs whose line contains one of its words, for a user of one
+engine (the whole warmup takes minutes; the packet engine's jobs, seconds).
 The multi-rank paths (the flit engine's and the iq router's blocks, which call
 MPI from compiled code) compile only on more than one rank: under
 `mpiexec -n 2 mpinet warmup` the ranks then run those jobs too, a line each.
@@ -26,6 +28,7 @@ MPI from compiled code) compile only on more than one rank: under
 examples:
   mpinet warmup
   mpiexec -n 2 mpinet warmup
+  mpinet warmup --only packet,collective
   NUMBA_CACHE_DIR=~/.cache/mpinet mpinet warmup
 """
 
@@ -108,14 +111,25 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no line per engine path")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--only", metavar="WORDS", default="",
+                   help="only the jobs whose line contains one of these words (comma-separated, "
+                   "any case), e.g. packet, flit, iq router, network file")  # fmt: skip
     p.set_defaults(func=run, compile_notice=False)  # its own line per path says it
 
 
-def warm(say: Any = None, comm: Any = None) -> list[dict]:
+def chosen(only: str = "", ranks: bool = False) -> list[tuple[str, dict[str, Any]]]:
+    """:data:`JOBS` (``ranks``: :data:`RANK_JOBS`) whose line contains one of the
+    comma-separated words of ``only`` (any case; empty: all)."""
+    jobs = RANK_JOBS if ranks else JOBS
+    words = [w.strip().lower() for w in only.split(",") if w.strip()]
+    return [j for j in jobs if not words or any(w in j[0].lower() for w in words)]
+
+
+def warm(say: Any = None, comm: Any = None, only: str = "") -> list[dict]:
     """Run :data:`JOBS` on one process (``comm`` None), or :data:`RANK_JOBS` on every rank
-    of ``comm`` (collective; ``say`` on rank 0); per job what it compiled and in how long
-    (the most of any rank)."""
-    jobs = JOBS if comm is None else RANK_JOBS
+    of ``comm`` (collective; ``say`` on rank 0), those :func:`chosen` by ``only``; per job
+    what it compiled and in how long (the most of any rank)."""
+    jobs = chosen(only, comm is not None)
     size = 1 if comm is None else comm.Get_size()
     out = []
     with tempfile.TemporaryDirectory(prefix="mpinet-warmup-") as tmp:
@@ -174,6 +188,11 @@ def run(args: argparse.Namespace) -> int:
     comm = get_comm()
     rank0 = comm.Get_rank() == 0
     quiet = args.quiet or args.json
+    if not chosen(args.only) and not (comm.Get_size() > 1 and chosen(args.only, True)):
+        from mpinet.errors import JobError
+
+        raise JobError(f"--only {args.only!r}: no warmup job's line contains one of these words "
+                       "(e.g. packet, collective, flit, iq router, network file)")  # fmt: skip
 
     def say(text: str) -> None:
         sys.stderr.write(text)
@@ -182,12 +201,12 @@ def run(args: argparse.Namespace) -> int:
     done: list[dict] = []
     try:  # one process fills the cache every rank reads
         if rank0:
-            done = warm(None if quiet else say)
+            done = warm(None if quiet else say, only=args.only)
     finally:
         if comm.Get_size() > 1:
             comm.Barrier()
     if comm.Get_size() > 1:  # then the paths that need ranks, on all of them (collective)
-        done += warm(None if quiet or not rank0 else say, comm)
+        done += warm(None if quiet or not rank0 else say, comm, args.only)
     if not rank0:
         return 0
     total = sum(d["compile_seconds"] for d in done)
