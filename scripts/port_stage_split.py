@@ -43,8 +43,8 @@ MORE = [
     ("kept_choice.py", "                    wq = q\n", "                    wq = q\n                    clk[1][51] += 1\n"),
     ("kept_choice.py", "            best, bs = -1, -1\n",
      "            best, bs = -1, -1\n            clk[1][52] += 1\n"),
-    ("kept_choice.py", "    na = allowed_links(nt, nn, deg, sh, touched, nodes, nb, inc.ncnt.shape[0], lreq)\n",
-     "    tp = add(clk, 26, tp)\n    na = allowed_links(nt, nn, deg, sh, touched, nodes, nb, inc.ncnt.shape[0], lreq)\n"
+    ("kept_choice.py", "    na = allowed_links(nt, nn, deg, sh, touched, nodes, nb, inc.ncnt.shape[0])\n",
+     "    tp = add(clk, 26, tp)\n    na = allowed_links(nt, nn, deg, sh, touched, nodes, nb, inc.ncnt.shape[0])\n"
      "    tp = add(clk, 27, tp)\n    clk[1][53] += na\n"),
 ]  # fmt: skip
 

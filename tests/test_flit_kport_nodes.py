@@ -257,3 +257,12 @@ def test_a_decision_kept_through_a_change_is_caught(monkeypatch):
             (["workload", "steps"], 200)]  # fmt: skip
     _, inc = run_checked(monkeypatch, plan(load_job(None, sets), ranks=1), 2)
     assert inc.chk[1] > 1000 and inc.chk[2] > 10
+
+
+def test_a_nodes_byte_names_every_port_of_any_network():
+    """One-port's choice names a node's winning port in a byte (kept_choice.WON + port) and
+    keeps no other way: every network's degree (topology.base.MAX_DEGREE) must fit it."""
+    from mpinet.engine.flit.kept_choice import MAX_DEG, WON
+    from mpinet.topology.base import MAX_DEGREE
+
+    assert MAX_DEGREE <= MAX_DEG and WON + MAX_DEG <= 255

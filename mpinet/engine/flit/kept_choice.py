@@ -74,7 +74,8 @@ def _signature(base, wq, deg, nvc, thr, lreq, credit, counts_only):
 
 #: a node's byte (``choice_nodes``) after its decision: WON + the winning port (WON - 1: none)
 WON = 4
-#: the most ports a node's byte can name (larger degrees: the allowed links told by ``nreq``)
+#: the most ports a node's byte can name: above every network's degree (topology.base's
+#: MAX_DEGREE, 64; tests/test_flit_kport_nodes.py checks it), so no other way is kept
 MAX_DEG = 255 - WON
 
 
@@ -109,21 +110,16 @@ def choice_nodes(nt, deg, sh, touched, nb, nodes):
 
 
 @njit(cache=True, inline="always")
-def allowed_links(nt, nn, deg, sh, touched, nodes, nb, nnode, lreq):
+def allowed_links(nt, nn, deg, sh, touched, nodes, nb, nnode):
     """After the decisions (a node with a choice: ``nb`` = WON + its port): the allowed
     links first in ``touched``, in their order, the denied dropped; returns their number.
     A link is allowed if its node had one touched link (byte 1) or it is its node's winner:
     read in the nodes' bytes, in cache, where the links' ``nreq`` missed for one link in two
-    (counted). A degree over ``MAX_DEG``: by ``nreq`` (the denied zeroed). Then the bytes of
-    the ``nnode`` nodes are zero again: all of them where they are few (a memset), else the
-    allowed links' nodes and the nodes with a choice (every touched link's node is one)."""
+    (counted; a degree is at most ``MAX_DEG``). Then the bytes of the ``nnode`` nodes are
+    zero again: all of them where they are few (a memset), else the allowed links' nodes and
+    the nodes with a choice (every touched link's node is one)."""
     na = 0
-    if deg > MAX_DEG:
-        for j in range(nt):
-            link = touched[j]
-            touched[na] = link
-            na += lreq[link] > 0
-    elif sh >= 0:
+    if sh >= 0:
         mask = deg - 1
         for j in range(nt):
             link = touched[j]
@@ -230,6 +226,6 @@ def kept_deny(nt, t, t0, prm, segs, pkts, links, so, inc):
         for q in range(deg):
             lreq[(base + q) & POS] = 0
         lreq[wl] = keep if wq >= 0 else 0
-    na = allowed_links(nt, nn, deg, sh, touched, nodes, nb, inc.ncnt.shape[0], lreq)
+    na = allowed_links(nt, nn, deg, sh, touched, nodes, nb, inc.ncnt.shape[0])
     so.allow[:na] = True
     return na
