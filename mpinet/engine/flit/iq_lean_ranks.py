@@ -244,11 +244,13 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
             break
         k = t - gst[G_T0] - 1
         a, b = off[k], off[k + 1]
+        # walked routes: rows for the cycles taken in before the next test (t - 1's after t
+        # runs, and t's too where t + 1 will not run ahead), a head's route each
+        takes = 2 if npend == 1 and not (t < last and t < t_end and prm.lat + prm.cd > 0) else 1
         if (status[6] + own > deliv.shape[0]
                 or (prm.record_hops and status[7] + own * prm.deg * prm.osp > hop.shape[0])
                 or s.pk_nfree[0] < b - a + max_in
-                # (the arrivals of t and of a cycle whose messages are out: a route's rows each)
-                or (cy.width > 0 and cy.nfree[0] < cy.need * (npend + 1))):  # fmt: skip
+                or (cy.width > 0 and cy.nfree[0] < cy.need * takes)):  # fmt: skip
             gst[G_CODE] = ist.ROOM  # (a cycle's messages may stay out: Python keeps them)
             break
         net, ex = net2[t & 1], ex2[t & 1]
