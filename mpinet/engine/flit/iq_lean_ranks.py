@@ -37,6 +37,11 @@ after: a rank no longer waits each cycle for the slowest. The choice depends onl
 and ``last``, so every rank posts the same cycles; a routing error summed at ``t - 1`` waits
 for ``t``'s messages too before all go to the general path. From ``last`` on, a cycle's
 messages are in before the next runs, as before.
+
+Routes walked at injection (docs/iq-router.md, "Session 22: the lean path on several ranks,
+completed"): a head that crosses carries the rest of its route after its message's credits
+(:mod:`~mpinet.engine.flit.route_carry`'s kernels, a credit one word here), and the receiver
+writes it into free rows of its own table before it takes the head in.
 """
 
 from __future__ import annotations
