@@ -118,6 +118,36 @@ def test_lean_ranks_fall_back_together():
 
 
 @pytest.mark.mpi
+def test_lean_ranks_hand_a_routing_error_to_the_general_path():
+    """A router that returns a port with no link for one (node, destination) pair, at a node
+    of the last rank: the lean path stops on every rank at the same cycle, the general path
+    runs again and reports it; every rank raises the one-rank run's error, none hangs."""
+    from mpi4py import MPI
+
+    from mpinet.engine.run import CollectiveError
+
+    comm = MPI.COMM_WORLD
+    topo = from_spec("hypercube:4")
+    n = topo.num_nodes
+    a, b = n - 1, 0  # node 15 (the last rank's) towards node 0: port 5 of 4
+    rows = _rows(topo, 300, 40) + [(300, a, b, 20)]
+    m = iq_model(topo, flits=3, vcs=2, vc_buffer=4)
+    got = []
+    for c in (MPI.COMM_SELF, comm):
+        router = make_router("anynet-min", topo)
+        router.prepare()
+        router._port[a * n + b] = 5
+        eng = FlitEngine(topo, router, m, make_vc_policy("any", topo, 2), c, seed=5)
+        with pytest.raises(CollectiveError) as err:
+            eng.run(Packets(rows))
+        assert "general path (a routing error)" in eng.steps_path, eng.steps_path
+        got.append(str(err.value))
+    assert "chose port 5" in got[0], got[0]
+    assert got[1] == got[0]
+    assert comm.allgather(got[1]) == [got[0]] * comm.Get_size()
+
+
+@pytest.mark.mpi
 def test_lean_ranks_cut_at_max_steps():
     """Packets in flight at ``max_steps``: every rank goes to the general path, whose stuck
     rows are listed once (by the head's rank); the record the one-rank run's."""

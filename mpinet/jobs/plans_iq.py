@@ -9,28 +9,41 @@ three tiny allocations of the same keys, exact for any network (tests/test_plans
 compares with a real run's arrays), plus the event bit sets, sized in 64-bit words and
 counted apart (:func:`~mpinet.engine.flit.iq_state.event_bytes`).
 
-A run on one rank whose keys the lean path takes
-(:func:`~mpinet.engine.flit.iq_lean_run.keys_refusal`) and whose router has a compiled hop
-or a table allocates the lean arrays instead
-(:func:`~mpinet.engine.flit.iq_lean_state.make_lean`, about 2.5x fewer bytes): those are
-counted, in the same way (:func:`lean_bytes`). Several ranks, and routers that may walk
-their routes, are counted with the general arrays (the larger).
+A run whose keys the lean path takes (:func:`~mpinet.engine.flit.iq_lean_run.keys_refusal`)
+allocates the lean arrays instead (:func:`~mpinet.engine.flit.iq_lean_state.make_lean`,
+about 2.5x fewer bytes), whatever its router (a compiled hop, a table or routes walked):
+those are counted, in the same way (:func:`lean_bytes`); on several ranks a rank's block of
+routers, its input VCs' packet map and its exchange's buffers (:func:`lean_ranks_bytes`,
+:mod:`~mpinet.engine.flit.iq_lean_ranks`), from the partition's cut.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from mpinet.engine.flit import iq_lean_run, iq_ranks
 from mpinet.engine.flit import iq_lean_state as ils
 from mpinet.engine.flit import iq_state as iqs
+from mpinet.engine.flit import ranks as rk
+from mpinet.engine.flit.rank_looks import VOTE
+from mpinet.engine.flit.rank_loop import FOLD_MAX, GATHER
+from mpinet.engine.flit.route_carry import words_per_head
 from mpinet.engine.iq_config import IQConfig, check_iq
 from mpinet.engine.models import parse_model, switching_model
+from mpinet.engine.partition import block_bounds
+from mpinet.engine.state import neighbor_block
 from mpinet.errors import MpinetError
-from mpinet.jobs.estimate import RUN, Estimate
+from mpinet.jobs.estimate import RUN, Estimate, mean_hops
 
 #: packet slots a run starts with (:func:`~mpinet.engine.flit.iq_run.run_iq`)
 START_SLOTS = 1024
+#: an MPI request's bytes and an ``MPI_Status``'s 4-byte words, at most (Open MPI's handles
+#: are pointers; MPICH's 4 bytes and a status of 5 words)
+HANDLE_BYTES, STATUS_WORDS = 8, 8
+#: ranks whose exchange is counted (evenly spread; all when fewer): the most of them
+SAMPLE = 8
 
 
 def iq_keys(model: dict) -> tuple | None:
@@ -88,25 +101,68 @@ def lean_bytes(nodes: int, deg: int, keys: tuple, hw: int, slots: int) -> int:
     def size(n: int, p: int) -> int:
         prm = iqs.make_params(n, deg, vcs, buf, flits, iq, False)
         z = np.zeros(n * deg, np.int64)
-        return sum(a.nbytes for a in ils.make_lean(prm, z, z, np.zeros(n, np.int64), z, hw, p))
+        return sum(a.nbytes for a in ils.make_lean(prm, z, z, z, z, hw, p))  # (a row a link)
 
     a, p = size(3, 1) - size(2, 1), size(2, 2) - size(2, 1)
     return a * nodes + p * slots + size(2, 1) - 2 * a - p + 8 * ((nodes + 63) // 64 - 1)
 
 
+def lean_ranks_bytes(topo: Any, size: int, keys: tuple, hw: int, slots: int,
+                     route_words: int = 0, rank: int | None = None, handle: int = HANDLE_BYTES,
+                     status_words: int = STATUS_WORDS) -> int:  # fmt: skip
+    """Bytes of the lean path's arrays on rank ``rank`` of ``size`` (None: the most of
+    :data:`SAMPLE` ranks spread evenly; :func:`~.iq_lean_ranks.run`): the lean arrays of its
+    block of routers, its input VCs' packet map and the slots' flags, and its exchange's
+    buffers and requests per partner (every other rank up to ``FOLD_MAX`` ranks, else those
+    its links reach): the general path's set (built, kept) and two of the lean path's (even
+    and odd cycles), each a message out and one in as wide as the widest (a row and a
+    credit a word per input speedup a link; ``route_words`` more where heads carry walked
+    routes). ``handle``, ``status_words``: the MPI library's (the defaults bound both)."""
+    flits, vcs, buf, iq = keys
+    deg, width = topo.degree, iq_ranks.ROW + max(hw, 1)
+    isp = iqs.make_params(2, deg, vcs, buf, flits, iq, False).isp
+    bounds = block_bounds(topo.num_nodes, size)
+    ranks = np.unique(np.linspace(0, size - 1, min(size, SAMPLE)).astype(np.int64))
+    most = 0
+    for r in ranks if rank is None else [rank]:
+        lo, hi = int(bounds[r]), int(bounds[r + 1])
+        far = neighbor_block(topo, lo, hi).astype(np.int64).ravel()
+        owner = np.searchsorted(bounds, far[far >= 0], side="right") - 1
+        links = np.bincount(owner[owner != r], minlength=size)
+        nn = size - 1 if size <= FOLD_MAX else int(np.count_nonzero(links))
+        cut = int(links.max(initial=0))  # a partner's links (rows and credits a cycle)
+        ex = 2 * nn * (rk.HEADER + cut * (width + 2)) + 2 * (2 * nn * (rk.HEADER + cut * (
+            width + isp + route_words)))  # fmt: skip
+        ex += 3 * nn + 2 * size + 2  # nsend (3 sets), slot, owner, the receive's scratch
+        net = 2 * nn + 2 * rk.NK + 5 + VOTE * (size + 1) + GATHER * (size + 1) + 2
+        net += 2 * (nn + 2 * rk.NK)  # the two sets' capacities and counters
+        req = 3 * handle * (2 * nn + 1) + 4 * (2 + (2 * nn + 1) * status_words + 2 * size)
+        own = hi - lo
+        arrays = lean_bytes(own, deg, keys, hw, slots) + 8 * (own * (deg + 1) * vcs + slots)
+        most = max(most, arrays + 8 * (ex + net) + req)
+    return most
+
+
 def iq_state(est: Estimate, nodes: int, size: int, deg: int, model: dict, hw: int,
-             flight: int | None, walked: bool = True) -> None:  # fmt: skip
+             flight: int | None, walked: bool = True, topo: Any = None) -> None:  # fmt: skip
     """Add the iq router's arrays of the most loaded rank to ``est`` (phase ``run``), where
     the job runs it; packet slots: the run's start, or twice the packets in flight on a rank
     (the pool doubles when full). ``walked``: the router may walk its routes at injection
-    (then the general path runs; :func:`~mpinet.jobs.plans_flit.walked`)."""
+    (:func:`~mpinet.jobs.plans_flit.walked`: on several ranks a head carries the rest of
+    its route in the messages, counted up to twice the mean hops). ``topo``: the network,
+    for the lean path's exchange on several ranks (without it, the general arrays)."""
     keys = iq_keys(model)
     if keys is None:
         return
     own = -(-nodes // size)
     slots = max(START_SLOTS, 2 * -(-(flight or 0) // size))
-    if size == 1 and not walked and lean(deg, keys):
+    if lean(deg, keys) and size == 1:
         est.add("iq router arrays", lean_bytes(nodes, deg, keys, hw, slots), RUN)
+        return
+    if lean(deg, keys) and topo is not None:
+        words = words_per_head(int(np.ceil(2 * mean_hops(topo) + 1))) if walked else 0
+        b = lean_ranks_bytes(topo, size, keys, 1 if walked else hw, slots, words)
+        est.add("iq router arrays", b, RUN)
         return
     est.add("iq router arrays", iq_bytes(nodes, min(own, nodes) if size > 1 else nodes, deg,
                                          keys, hw, slots), RUN)  # fmt: skip

@@ -251,7 +251,7 @@ def estimate_run(
         ENGINES["flit"].iq_state(est, topo.num_nodes, size, topo.degree, job.model, hw,
                                  None if fp is None else fp.in_flight,
                                  router is None or isinstance(router, type)
-                                 or ENGINES["flit"].walked(router))  # fmt: skip
+                                 or ENGINES["flit"].walked(router), topo)  # fmt: skip
     if fp is not None and flit is None:
         caps = [int(v) for v in (job.model.get("capacity") or {}).values()] or [1]
         packets_state(

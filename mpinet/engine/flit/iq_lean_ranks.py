@@ -37,6 +37,11 @@ after: a rank no longer waits each cycle for the slowest. The choice depends onl
 and ``last``, so every rank posts the same cycles; a routing error summed at ``t - 1`` waits
 for ``t``'s messages too before all go to the general path. From ``last`` on, a cycle's
 messages are in before the next runs, as before.
+
+Routes walked at injection (docs/iq-router.md, "Session 22: the lean path on several ranks,
+completed"): a head that crosses carries the rest of its route after its message's credits
+(:mod:`~mpinet.engine.flit.route_carry`'s kernels, a credit one word here), and the receiver
+writes it into free rows of its own table before it takes the head in.
 """
 
 from __future__ import annotations
@@ -54,9 +59,11 @@ from mpinet.engine.flit import iq_lean_state as ils
 from mpinet.engine.flit import iq_ranks, rank_loop
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import ranks as rk
+from mpinet.engine.flit import route_carry as rc
 from mpinet.engine.flit.iq_lean_run import LEAN_PATH, RebuiltState, live
-from mpinet.engine.flit.iq_write import put_record, take_record
+from mpinet.engine.flit.iq_write import ROW, put_record, take_record
 from mpinet.engine.flit.rank_steps import BLOCKS
+from mpinet.routing.route_rows import SourceRouted
 
 #: the kernel's codes beyond :mod:`~mpinet.engine.flit.iq_step`'s
 WAIT, ERROR = iq_ranks.WAIT, iq_ranks.FAILED
@@ -175,12 +182,13 @@ def _in(t, prm, s, ex, rmap):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
-              hop, rows, status, gst, ex2, net2, max_in, rmap, away, mode):  # fmt: skip
+              hop, rows, status, gst, ex2, net2, max_in, rmap, away, mode, cy):  # fmt: skip
     """Cycles ``gst[G_T] + 1 .. t_end``: each the lean cycle on this rank's routers, then the
     exchange (``inj``'s and ``rows``' index ``k`` is cycle ``gst[G_T0] + 1 + k``;
     ``status``: the lean cycle's, its deliveries' and hop rows' counts in ``[6]``, ``[7]``;
     ``ex2``, ``net2``: the exchange's buffers and requests of even and odd cycles;
-    ``mode``: :data:`~.iq_lean.ALL`, one copy for every key set). While injecting, cycle
+    ``mode``: :data:`~.iq_lean.ALL`, one copy for every key set; ``cy``: the walked rows whose
+    routes the heads that cross carry, :mod:`~.route_carry`, width 0: none). While injecting, cycle
     ``t`` runs before ``t - 1``'s messages are in (see the module's doc). Returns
     ``gst[G_CODE]``: DONE, FINISHED, STALL, ROOM (rows or packet slots: call again),
     :data:`WAIT` (call again) or :data:`ERROR` (a routing error on some rank)."""
@@ -220,6 +228,8 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
                     gst[G_CODE] = ERROR
                     break
                 continue
+            if cy.width > 0:  # the heads that came: rows of this rank for their routes
+                rc.take_routes(ex, cy)
             _in(tp, prm, s, ex, rmap)
             k = tp - gst[G_T0] - 1
             moves = tot[rk.K_MOVED]
@@ -239,9 +249,13 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
             break
         k = t - gst[G_T0] - 1
         a, b = off[k], off[k + 1]
+        # walked routes: rows for the cycles taken in before the next test (t - 1's after t
+        # runs, and t's too where t + 1 will not run ahead), a head's route each
+        takes = 2 if npend == 1 and not (t < last and t < t_end and prm.lat + prm.cd > 0) else 1
         if (status[6] + own > deliv.shape[0]
                 or (prm.record_hops and status[7] + own * prm.deg * prm.osp > hop.shape[0])
-                or s.pk_nfree[0] < b - a + max_in):  # fmt: skip
+                or s.pk_nfree[0] < b - a + max_in
+                or (cy.width > 0 and cy.nfree[0] < cy.need * takes)):  # fmt: skip
             gst[G_CODE] = ist.ROOM  # (a cycle's messages may stay out: Python keeps them)
             break
         net, ex = net2[t & 1], ex2[t & 1]
@@ -258,6 +272,8 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
                 gst[G_LERR] = 1
                 mine[rk.K_ERR] = 1
             gst[G_CROSS] = _out(t, prm, s, ex, away)
+            if cy.width > 0:  # the heads sent carry the rest of their routes
+                rc.add_routes(ex, cy)
         else:  # a rank that failed runs no more cycles: its messages say so
             for j in range(nn):
                 ex.send[j, rk.H_ROWS], ex.send[j, rk.H_CRED], ex.send[j, rk.H_HEADS] = 0, 0, 0
@@ -285,6 +301,20 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     # the buffers and requests of even and odd cycles: two cycles' messages may be out
     ex2 = tuple(_twin(rx.ex, nn, words) for _ in range(2))
     net2 = tuple(_twin_net(rx.net, nn, words) for _ in range(2))
+
+    def room(per_head: int) -> None:  # the messages' room for heads' routes (every rank's)
+        nonlocal ex2, net2
+        more = rk.HEADER + rx.most * (width + prm.isp + per_head)
+        if more > ex2[0].recv.shape[1]:  # (between blocks: no cycle's messages out)
+            ex2 = tuple(_twin(e, nn, more) for e in ex2)
+            net2 = tuple(_twin_net(n, nn, more) for n in net2)
+
+    # routes walked at a block's start (as one rank's lean path: blocks of BLOCK cycles); a
+    # head that crosses carries the rest of its route (route_carry, a credit one word here)
+    walked = isinstance(eng.router, SourceRouted)
+    carried = rc.CarriedRows(eng.router if walked else None, eng.comm, rx.max_in,
+                             (ROW_HEAD, ROW), room, lambda: ib.slot_words(s), lambda: None,
+                             cw=1)  # fmt: skip
     # one compiled copy for every key set (each copy of this kernel takes about 35 s to
     # compile: four copies put CI's MPI stage 1:45 over its budget); every key's branch is
     # taken at run time, as the lean cycle's code reads prm
@@ -305,12 +335,16 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     while (gst[G_FLIGHT] > 0 or t < last) and t < eng.max_steps:
         t_end = min(t + block, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
         inj = ib.injections(eng, workload, t, t_end, last, hw, injected)
+        if walked:  # into rows, as one rank's (the rows no live slot names freed)
+            inj = ib.walk(eng, s, inj, t + 1)
+        carried.start()  # (collective)
         need = int(inj[1].size) + rx.max_in
         if int(s.pk_nfree[0]) < need:
             s, away = _grow(s, away, need)
         # every rank goes together; the next block the shortest any rank asks (as one rank's)
         big[0] = s.pk_pid.size > ils.MAX_SLOTS
-        big[1] = -ib.next_block(block, int(inj[1].size), t_end - t, own, 16384)
+        big[1] = -(ib.BLOCK if walked else ib.next_block(block, int(inj[1].size), t_end - t,
+                                                          own, 16384))  # fmt: skip
         eng.comm.Allreduce(big, most, op=max_op())
         if most[0]:
             return None, f"more than {ils.MAX_SLOTS} packets in flight"
@@ -322,9 +356,14 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
         status[6] = status[7] = 0
         while True:
             eng.block_calls += 1
+            # rows freed (but the live slots' and the cycles' not run) or grown where short
+            cy = carried.bundle(inj[4][int(inj[0][int(gst[G_T]) - start]) :])
+            if walked:  # the table may have grown (walked, or rows for the routes to come)
+                rule = ib.rule_of(eng.router)
             code = _call(eng, fns=rx.fns, args=(rx.hnd, t_end, last, win_lo, win_hi, quiet, inj,
                          prm, s, rule, vrule, deliv, hop, rows, status, gst, ex2, net2, rx.max_in,
-                         rmap, away, mode))  # fmt: skip
+                         rmap, away, mode, cy))  # fmt: skip
+            carried.done(cy)
             t = int(gst[G_T])
             if code != ist.ROOM:
                 break

@@ -44,10 +44,7 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
     name (a later session widens them here)."""
     if not getattr(eng, "iq_lean", True):
         return "asked for (iq_lean = False)"
-    why = keys_refusal(prm, eng.model.iq)
-    if why is None and isinstance(eng.router, SourceRouted) and eng.size > 1:
-        why = f"router {eng.router.name!r}: routes walked, on several ranks"
-    return why
+    return keys_refusal(prm, eng.model.iq)  # (routes walked too, on any rank count)
 
 
 def keys_refusal(prm: Any, iq: Any) -> str | None:

@@ -221,6 +221,7 @@ def _unsent(injected: list, n: int) -> None:
 
 def _routing_error(eng: Any, status: np.ndarray) -> None:
     code, t, what, node, _pk = (int(x) for x in status[:5])
+    node += eng.lo  # (the kernels name the router by its place on the rank)
     if code == ir.PORT_ERR:
         heads.port_error(eng, t, what, node, -1)
     else:

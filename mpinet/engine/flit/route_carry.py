@@ -33,13 +33,14 @@ from mpinet.routing.source_routes import PORT_DROP, PORT_END, PORT_NEXT
 PER_WORD = 8
 
 Carry = namedtuple("Carry", ["ta", "tb", "head", "last", "free", "nfree", "width", "need",
-                             "hcol", "wcol"])  # fmt: skip
+                             "hcol", "wcol", "cw"])  # fmt: skip
 Carry.__doc__ = """The walked rows a compiled block reads and writes: the table's cells
 (``ta``, flat uint8), the rows' links (``tb``, int32), each row's first row of its route
 (``head``) and a route's last cell (``last``), the free-row stack ``free[:nfree[0]]``; ``width``
 the cells of a row (0: no walked rows, nothing carried); ``need``: free rows a step's
 arrivals may take at most (the block returns for room below it); ``hcol``, ``wcol``: the
-columns of a message row's head flag and route word (the model's row layout)."""
+columns of a message row's head flag and route word (the model's row layout); ``cw``: the
+words of a credit in the message (2, a pair; the iq lean path's, 1)."""
 
 
 def words_per_head(cells: int) -> int:
@@ -51,15 +52,16 @@ def empty() -> Carry:
     """The :class:`Carry` of a router without walked rows (the block carries nothing)."""
     z = np.zeros(0, np.int64)
     return Carry(np.zeros(0, np.uint8), np.zeros(0, np.int32), z, z, z, np.zeros(1, np.int64),
-                 np.int64(0), np.int64(0), np.int64(0), np.int64(0))  # fmt: skip
+                 np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(2))  # fmt: skip
 
 
-def of(rows: SourceRouted, need: int, cols: tuple[int, int]) -> Carry:
+def of(rows: SourceRouted, need: int, cols: tuple[int, int], cw: int = 2) -> Carry:
     """``rows``' arrays as they are now (a growth replaces them), its free rows in ``nfree``
-    (give them back with :func:`give_back` after the call); ``cols``: ``(hcol, wcol)``."""
+    (give them back with :func:`give_back` after the call); ``cols``: ``(hcol, wcol)``;
+    ``cw``: a credit's words in the message."""
     return Carry(rows.table.reshape(-1), rows.links, rows.head, rows.last, rows.free,
                  np.array([rows.nfree], np.int64), np.int64(rows.width), np.int64(need),
-                 np.int64(cols[0]), np.int64(cols[1]))  # fmt: skip
+                 np.int64(cols[0]), np.int64(cols[1]), np.int64(cw))  # fmt: skip
 
 
 def give_back(rows: SourceRouted, cy: Carry) -> None:
@@ -131,7 +133,7 @@ def take_routes(ex, cy):
     free, nfree = cy.free, cy.nfree
     for j in range(ex.recv.shape[0]):
         m = ex.recv[j]
-        at = HEADER + m[H_ROWS] * width + 2 * m[H_CRED]
+        at = HEADER + m[H_ROWS] * width + cy.cw * m[H_CRED]
         for i in range(m[H_ROWS]):
             r = HEADER + i * width
             if not m[r + cy.hcol]:
@@ -183,12 +185,15 @@ class CarriedRows:
         ``live()``: the route words of the packets on the rank.
     regrown : callable
         Called after the table's arrays were replaced (the compiled rule reads them).
+    cw : int
+        A credit's words in the message (:class:`Carry`).
     """
 
     def __init__(self, rows: SourceRouted | None, comm: Any, max_in: int,
                  cols: tuple[int, int], room: Callable[[int], None],
-                 live: Callable[[], np.ndarray], regrown: Callable[[], None]) -> None:  # fmt: skip
-        self.rows, self.comm, self.max_in, self.cols = rows, comm, max_in, cols
+                 live: Callable[[], np.ndarray], regrown: Callable[[], None],
+                 cw: int = 2) -> None:  # fmt: skip
+        self.rows, self.comm, self.max_in, self.cols, self.cw = rows, comm, max_in, cols, cw
         self.room, self.live, self.regrown = room, live, regrown
         self.need = 0
         self.none = empty()
@@ -218,7 +223,7 @@ class CarriedRows:
                                    np.asarray(later[:, 0], np.int64)])  # fmt: skip
             if reserve(rows, keep, self.need):
                 self.regrown()  # the rule reads the table's new arrays
-        return of(rows, self.need, self.cols)
+        return of(rows, self.need, self.cols, self.cw)
 
     def done(self, cy: Carry) -> None:
         """After the call: the free rows it left."""
