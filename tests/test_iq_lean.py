@@ -304,7 +304,7 @@ def test_lean_state_rebuilt():
 
 
 @pytest.mark.parametrize(("keys", "why"), [
-    ({"routing_delay": 2}, "routing_delay = 2"),
+    ({"routing_delay": 2, "output_speedup": 2}, "routing_delay = 2 with output speedup"),
     ({"sw_alloc_delay": 3}, "sw_alloc_delay = 3"),
     ({"vc_alloc_delay": 2}, "vc_alloc_delay = 2"),
 ])  # fmt: skip

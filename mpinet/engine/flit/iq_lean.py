@@ -35,7 +35,15 @@ from mpinet.engine.flit.iq_lean_alloc import (
     separable,
     vc_split,
 )
-from mpinet.engine.flit.iq_lean_io import KM, U1, arrivals, fetch_router, tail_credits, terminals
+from mpinet.engine.flit.iq_lean_io import (
+    KM,
+    U1,
+    arrivals,
+    batch,
+    fetch_router,
+    tail_credits,
+    terminals,
+)
 from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_spec import (
     KP,
@@ -73,21 +81,23 @@ def block_for(prm) -> tuple:
     which keys' branches its compiled copy keeps (:func:`mode`)."""
     far = prm.nnode * prm.nport * prm.nvc * (prm.bsz + 4) * 4 > FAR
     sep = prm.sak != ISLIP or prm.vak == INPUT_FIRST
-    return mode(bool(prm.spec or prm.osp != 1), 1 if far else 0, 1 if sep else 0)
+    deep = prm.rd > 1 or prm.xd > 1
+    return mode(bool(prm.spec or prm.osp != 1), 1 if far else 0, 1 if sep else 0, deep)
 
 
-def mode(full: bool, fetch: int, sep: int = 0) -> tuple:
+def mode(full: bool, fetch: int, sep: int = 0, deep: bool = False) -> tuple:
     """The tuple for :func:`run_block`: ``full`` speculation and output speedup's code on,
     ``fetch`` the prefetches off, on or by the state's size (0, 1, 2), ``sep`` the separable
-    allocators' code none (iSLIP only) or inlined (0, 1; "Session 21").
+    allocators' code none (iSLIP only) or inlined (0, 1; "Session 21"), ``deep`` stages of
+    several cycles' code on ("Session 22"; its copies carry the separable code too).
     numba compiles a copy of the kernel per tuple type and lowers ``len`` of a tuple as a
     constant, so LLVM folds the branches a run does not take (docs/iq-router.md, "Session
     20"), and numba prunes those that test ``len(mode)`` alone before it inlines."""
-    return (0,) * (int(full) + 2 * fetch + 6 * sep)
+    return (0,) * (int(full) + 2 * fetch + 6 * max(sep, int(deep)) + 12 * int(deep))
 
 
 #: run_block's mode with every key's code on, read at run time (iq_lean_ranks: one copy)
-ALL = mode(True, 2, 1)
+ALL = mode(True, 2, 1, True)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -99,16 +109,19 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     rows), ``FINISHED``, ``STALL`` or a routing error (the run then goes again on the general
     path, which reports it). ``mode``: :func:`mode`'s tuple."""
     full, fetch = len(mode) & 1, (len(mode) % 6) >> 1  # constants in each compiled copy
-    sep = len(mode) // 6  # (the separable calls below test len(mode): pruned by numba)
+    sep = min(len(mode) // 6, 1)  # (the separable calls below test len(mode): pruned by numba)
+    deep = len(mode) // 18  # stages of several cycles: route computation, crossbar
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
+    rdp, xd = prm.rd > 1 if deep else False, prm.xd if deep else 1  # (batches: iq_lean_io)
     spec = prm.spec if full else 0
     sak = prm.sak if sep else ISLIP  # or a separable allocator ("Session 20"); VC's: vmode
     vmode = 1 if prm.vak == OUTPUT_FIRST or iters == 1 else 0
     vmode = 2 if sep and prm.vak == INPUT_FIRST else vmode
     osp = prm.osp if full else 1  # output speedup: crossbar outputs, output queues
+    oq = osp > 1 or xd > 1  # a flit may wait in its output queue (or, xd > 1, the crossbar)
     nin, nout = npt * isp, npt * osp
     niv, nq = n_ * npt * nv, npt * nv
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
@@ -141,13 +154,13 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             break
         flits = s.misc[0]  # granted last cycle: on their links in this one
         s.misc[0] = 0
-        if osp > 1:  # sent from their output queues in this one
+        if oq:  # sent from their output queues in this one
             flits = s.lf[t % nar]
             s.lf[t % nar] = 0
         # the terminals' deliveries: tails ejected three cycles ago (node order)
         d0 = nd
         x = t & dmask
-        if osp > 1:
+        if oq:
             by_node(s.dq, x * n_, s.dn[x], s.pk_dst)
         for i in range(s.dn[x]):
             pk = s.dq[x * n_ + i]
@@ -165,7 +178,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = arrivals(t, s, prm, rule, rd, far, osp, flat) + nd - d0
+        moved = arrivals(t, s, prm, rule, rd, far, osp, flat, rdp) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -346,7 +359,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         else:
                             ofree[ipb + op] |= U1 << np.uint64(ov)
                         if c > 0:  # (its route's entry fetched: read in 1 + rd cycles)
-                            hv[iv, TOK], rte[iv, RP] = t + 1 + rd, -1
+                            e = batch(s.stb, n, 0, t + 1, rd) if rdp else t + 1
+                            hv[iv, TOK], rte[iv, RP] = e + rd, -1
                             nxt = buf[iv * bsz + hv[iv, HD]] >> FS
                             compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
                             if osp > 1:
@@ -355,7 +369,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                     s.skey[iv] = s.vkey[iv]
                                 i2 += 1
                     snd = t + 1  # the cycle it leaves its output queue (d cycles late)
-                    if osp > 1:
+                    if xd > 1:  # into the output queue at its crossbar batch's update
+                        snd = batch(s.stb, n, 1, t + 1, xd) + xd - 1
+                    if oq:
                         o1 = s.osend[ipb + op] + 1  # (a select: numba's max was a call)
                         snd = o1 if o1 > snd else snd
                         s.osend[ipb + op] = snd
@@ -366,11 +382,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         x = ar * cap + s.cn[ar]
                         s.ck[x], s.cc[x] = s.down[ipb + op] << 6 | ov, code
                         s.cn[ar] += 1
-                        if osp == 1:
+                        if not oq:
                             s.misc[0] += 1
                         else:
                             s.lf[l1 + d - nar if l1 + d >= nar else l1 + d] += 1
-                        if win if osp == 1 else win_lo <= snd < win_hi:
+                        if win if not oq else win_lo <= snd < win_hi:
                             s.load[n * deg + op] += 1
                         s.pk_hops[pk] += fk == 0  # (no branch: fk is data)
                         if prm.record_hops and fk == 0:

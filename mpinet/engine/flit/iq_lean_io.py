@@ -21,13 +21,27 @@ AHEAD = 8  # arrivals fetched ahead
 
 
 @njit(cache=True, inline="always")
-def arrivals(t, s, prm, rule, rd, far, osp, flat):
+def batch(stb, n, k, a, d):
+    """The cycle stage ``k`` of router ``n``, of ``d > 1`` cycles, evaluates an item ready
+    from cycle ``a`` (cycles in order): BookSim's stage queue takes a batch, then nothing new
+    until its update ``d - 1`` cycles on (``iq_router``'s ``bt``). The item joins the batch
+    not yet evaluated, or the next one, at ``a`` or when the one in flight is done."""
+    e = stb[n, k]
+    if a <= e:
+        return e
+    e = e + d if a < e + d else a
+    stb[n, k] = e
+    return e
+
+
+@njit(cache=True, inline="always")
+def arrivals(t, s, prm, rule, rd, far, osp, flat, rdp):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
-    this cycle), its route's table entry fetched now (``anynet-min``'s N x N table is 25 MB
-    on ms:3,2: a miss a packet-hop where read at once). ``flat``: a router's VCs fit a word,
-    ``pm`` holds them (bit ``port * nvc + v``), not its ports, and ``vm`` is not kept.
-    Returns the count."""
+    this cycle; ``rdp``: ``rd > 1``, at ``rd`` after its batch's cycle), its route's table
+    entry fetched now (``anynet-min``'s N x N table is 25 MB on ms:3,2: a miss a
+    packet-hop where read at once). ``flat``: a router's VCs fit a word, ``pm`` holds them
+    (bit ``port * nvc + v``), not its ports, and ``vm`` is not kept. Returns the count."""
     nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
     hv, buf = s.hv, s.buf
     nar = s.cn.size
@@ -49,7 +63,7 @@ def arrivals(t, s, prm, rule, rd, far, osp, flat):
         hv[iv, CNT] = c + 1
         n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
         if c == 0 and (code & KM) == 0:
-            hv[iv, TOK], s.rte[iv, RP] = t + rd, -1
+            hv[iv, TOK], s.rte[iv, RP] = (batch(s.stb, n, 0, t, rd) if rdp else t) + rd, -1
             compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
             if osp > 1:  # its place in the queues (iq_lean_spec)
                 r = rank(ip - n * npt, prm.deg, prm.rot)

@@ -1,0 +1,104 @@
+"""Stages of several cycles on the lean iq path (docs/iq-router.md, "Session 22: stages of
+several cycles on the lean path"): ``routing_delay > 1`` and a crossbar of several cycles
+(``st_prepare_delay + st_final_delay``), alone, together and with the other keys, each
+record the general path's bit for bit; the keys still refused named."""
+
+from __future__ import annotations
+
+import pytest
+from test_flit_engine import Packets
+from test_iq_lean import MESHC, _ids, _lean_as_general, both, iq_model, same, traffic
+
+from mpinet.engine.flit import iq_lean_run
+from mpinet.engine.flit.engine import FlitEngine
+from mpinet.routing import make_router
+from mpinet.routing.vc_policies import make_vc_policy
+from mpinet.topology import from_spec
+
+R2, R3 = {"routing_delay": 2}, {"routing_delay": 3}
+X2, X3 = {"st_final_delay": 2}, {"st_prepare_delay": 1, "st_final_delay": 2}
+RX = dict(R2, **X2)
+SP, SEP = {"speculative": 1}, {"sw_allocator": "separable_input_first"}
+
+#: network, router, flits, VCs, slots, packets, steps, keys
+RD = [
+    ("mesh:4,2", "dor", 1, 4, 8, 100, 200, R2),  # light
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **R2)),  # saturated, meshconfig's
+    ("mesh:4,2", "dor", 4, 2, 4, 1500, 100, R3),
+    ("mesh:5,2", "dor", 3, 1, 2, 800, 60, R2),
+    ("torus:4,2", "dor", 2, 4, 4, 1500, 100, dict(R2, input_speedup=2)),
+    ("hypercube:4", "hypercube-ecube", 5, 4, 3, 500, 100, dict(R3, **SP)),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(MESHC, **R2)),
+    ("ms:2,2", "anynet-min", 6, 4, 8, 600, 100, dict(R2, alloc_iters=2)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **R2, **SP, **SEP)),
+]
+
+XD = [
+    ("mesh:4,2", "dor", 1, 4, 8, 100, 200, X2),  # light
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **X2)),  # saturated, meshconfig's
+    ("mesh:4,2", "dor", 4, 2, 4, 1500, 100, X3),
+    ("mesh:5,2", "dor", 3, 1, 2, 800, 60, X2),
+    ("torus:4,2", "dor", 2, 4, 4, 1500, 100, dict(X2, input_speedup=2)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, output_speedup=2, **X2)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, output_speedup=2, **SP, **X3)),
+    ("hypercube:4", "hypercube-ecube", 5, 4, 3, 500, 100, dict(X2, **SP)),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(MESHC, **X3)),
+    ("ms:2,2", "anynet-min", 6, 4, 8, 600, 100, dict(X2, alloc_iters=2)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **X2, **SP, **SEP)),
+]
+
+BOTH = [
+    ("mesh:4,2", "dor", 1, 4, 8, 100, 200, RX),
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **RX)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **RX, **SP)),
+    ("torus:4,2", "dor", 5, 4, 4, 800, 100, dict(MESHC, input_speedup=2, **R3, **X3)),
+    ("ms:2,2", "anynet-min", 2, 4, 4, 1500, 100, dict(MESHC, **RX, **SP)),
+]
+
+
+@pytest.mark.parametrize("case", RD, ids=_ids(RD))
+def test_lean_routing_delay(case):
+    """``routing_delay > 1``: a head's route computation in its router's batch (one every
+    ``routing_delay`` cycles), as the general path's, light to saturated."""
+    _lean_as_general(case)
+
+
+@pytest.mark.parametrize("case", XD, ids=_ids(XD))
+def test_lean_crossbar_delay(case):
+    """A crossbar of several cycles: a flit in its router's crossbar batch, then its output
+    queue (one flit a cycle), as the general path's, light to saturated."""
+    _lean_as_general(case)
+
+
+@pytest.mark.parametrize("case", BOTH, ids=_ids(BOTH))
+def test_lean_both_stages(case):
+    """Both stages of several cycles together, with the other keys."""
+    _lean_as_general(case)
+
+
+@pytest.mark.parametrize("keys", [R3, X3, dict(MESHC, output_speedup=2, **X3)], ids=str)
+def test_stages_in_flight_at_max_steps(keys):
+    """A run cut at ``max_steps`` with flits in route computation's and the crossbar's
+    batches and in the output queues: its live rows and stuck packets the general path's."""
+    topo = from_spec("mesh:4,2")
+    rows = traffic(topo.num_nodes, 3000, 100, seed=5, self_too=False)
+    m = iq_model(topo, flits=3, vcs=2, vc_buffer=4, **keys)
+    (a, b), (ea, _) = both("mesh:4,2", "dor", rows, m, max_steps=80, record_hops=True)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    assert (a.packets[:, 4] < 0).sum() > 100 and a.stuck
+    same(a, b)
+
+
+@pytest.mark.parametrize(("keys", "why"), [
+    (dict(R2, output_speedup=2), "routing_delay = 2 with output speedup"),
+    ({"vc_alloc_delay": 2}, "vc_alloc_delay = 2"),
+    ({"sw_alloc_delay": 2, "st_final_delay": 2}, "sw_alloc_delay = 2"),
+])  # fmt: skip
+def test_stages_still_refused(keys, why):
+    topo = from_spec("mesh:3,2")
+    rows = traffic(topo.num_nodes, 50, 20, seed=2)
+    m = iq_model(topo, flits=2, vcs=2, vc_buffer=4, **keys)
+    pol = make_vc_policy(m.vc_policy, topo, m.vcs)
+    eng = FlitEngine(topo, make_router("dor", topo), m, pol, max_steps=5000)
+    eng.run(Packets(rows))
+    assert eng.steps_path == f"compiled steps (iq router): general path ({why})"
