@@ -305,8 +305,8 @@ def test_lean_state_rebuilt():
 
 @pytest.mark.parametrize(("keys", "why"), [
     ({"routing_delay": 2, "output_speedup": 2}, "routing_delay = 2 with output speedup"),
-    ({"sw_alloc_delay": 3}, "sw_alloc_delay = 3"),
-    ({"vc_alloc_delay": 2}, "vc_alloc_delay = 2"),
+    ({"sw_alloc_delay": 3, "speculative": 1}, "sw_alloc_delay = 3, speculative"),
+    ({"vc_alloc_delay": 2, "output_speedup": 2}, "vc_alloc_delay = 2 with output speedup"),
 ])  # fmt: skip
 def test_other_keys_name_the_general_path(keys, why):
     topo = from_spec("mesh:3,2")

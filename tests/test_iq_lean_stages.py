@@ -1,7 +1,8 @@
 """Stages of several cycles on the lean iq path (docs/iq-router.md, "Session 22: stages of
-several cycles on the lean path"): ``routing_delay > 1`` and a crossbar of several cycles
-(``st_prepare_delay + st_final_delay``), alone, together and with the other keys, each
-record the general path's bit for bit; the keys still refused named."""
+several cycles on the lean path"): ``routing_delay > 1``, a crossbar of several cycles
+(``st_prepare_delay + st_final_delay``), ``vc_alloc_delay > 1`` and ``sw_alloc_delay > 1``,
+alone, together and with the other keys, each record the general path's bit for bit; the
+keys still refused named."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from mpinet.topology import from_spec
 R2, R3 = {"routing_delay": 2}, {"routing_delay": 3}
 X2, X3 = {"st_final_delay": 2}, {"st_prepare_delay": 1, "st_final_delay": 2}
 RX = dict(R2, **X2)
+V2, V3 = {"vc_alloc_delay": 2}, {"vc_alloc_delay": 3}
+S2, S3 = {"sw_alloc_delay": 2}, {"sw_alloc_delay": 3}
+DEEP = dict(R2, **X2, **V2, **S2)  # bench_iq's deep-m8-0.2
 SP, SEP = {"speculative": 1}, {"sw_allocator": "separable_input_first"}
 
 #: network, router, flits, VCs, slots, packets, steps, keys
@@ -56,6 +60,61 @@ BOTH = [
 ]
 
 
+VA = [
+    ("mesh:4,2", "dor", 1, 4, 8, 100, 200, V2),  # light
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **V2)),  # saturated, meshconfig's
+    ("mesh:4,2", "dor", 4, 2, 4, 1500, 100, V3),
+    ("mesh:5,2", "dor", 3, 1, 2, 800, 60, V2),
+    ("torus:4,2", "dor", 2, 4, 4, 1500, 100, dict(V2, input_speedup=2)),
+    ("hypercube:4", "hypercube-ecube", 5, 4, 3, 500, 100, dict(V3, alloc_iters=2)),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(MESHC, **V2)),
+    ("ms:2,2", "anynet-min", 6, 4, 8, 600, 100, dict(V2, vc_allocator="separable_input_first")),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **V2, **SEP)),
+]
+
+SA = [
+    ("mesh:4,2", "dor", 1, 4, 8, 100, 200, S2),  # light
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **S2)),  # saturated, meshconfig's
+    ("mesh:4,2", "dor", 4, 2, 4, 1500, 100, S3),
+    ("mesh:5,2", "dor", 3, 1, 2, 800, 60, S2),
+    ("torus:4,2", "dor", 2, 4, 4, 1500, 100, dict(S2, input_speedup=2)),
+    ("hypercube:4", "hypercube-ecube", 5, 4, 3, 500, 100, dict(S3, alloc_iters=2)),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(MESHC, **S2)),
+    ("ms:2,2", "anynet-min", 6, 4, 8, 600, 100, dict(S2, alloc_iters=2)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **S2, **SEP)),
+]
+
+ALLD = [
+    ("mesh:4,2", "dor", 1, 16, 8, 100, 200, dict(MESHC, **DEEP)),  # light
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **DEEP)),  # saturated
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **DEEP)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(DEEP, **V3, **S3, **SEP)),
+    ("torus:4,2", "dor", 5, 4, 4, 800, 100, dict(MESHC, input_speedup=2, **DEEP)),
+    ("ms:2,2", "anynet-min", 2, 4, 4, 1500, 100, dict(MESHC, **DEEP)),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(V2, **S3)),
+]
+
+
+@pytest.mark.parametrize("case", VA, ids=_ids(VA))
+def test_lean_vc_alloc_delay(case):
+    """``vc_alloc_delay > 1``: a router's heads in VC allocation's batch (one every
+    ``vc_alloc_delay`` cycles), granted VCs applied ``vc_alloc_delay - 1`` cycles on."""
+    _lean_as_general(case)
+
+
+@pytest.mark.parametrize("case", SA, ids=_ids(SA))
+def test_lean_sw_alloc_delay(case):
+    """``sw_alloc_delay > 1``: a router's VCs in switch allocation's batch, the winners
+    moved at the batch's update, ``sw_alloc_delay - 1`` cycles on."""
+    _lean_as_general(case)
+
+
+@pytest.mark.parametrize("case", ALLD, ids=_ids(ALLD))
+def test_lean_all_stages(case):
+    """Every stage of several cycles (bench_iq's deep-m8-0.2 keys), and pairs."""
+    _lean_as_general(case)
+
+
 @pytest.mark.parametrize("case", RD, ids=_ids(RD))
 def test_lean_routing_delay(case):
     """``routing_delay > 1``: a head's route computation in its router's batch (one every
@@ -76,7 +135,7 @@ def test_lean_both_stages(case):
     _lean_as_general(case)
 
 
-@pytest.mark.parametrize("keys", [R3, X3, dict(MESHC, output_speedup=2, **X3)], ids=str)
+@pytest.mark.parametrize("keys", [R3, X3, dict(MESHC, output_speedup=2, **X3), DEEP], ids=str)
 def test_stages_in_flight_at_max_steps(keys):
     """A run cut at ``max_steps`` with flits in route computation's and the crossbar's
     batches and in the output queues: its live rows and stuck packets the general path's."""
@@ -91,8 +150,11 @@ def test_stages_in_flight_at_max_steps(keys):
 
 @pytest.mark.parametrize(("keys", "why"), [
     (dict(R2, output_speedup=2), "routing_delay = 2 with output speedup"),
-    ({"vc_alloc_delay": 2}, "vc_alloc_delay = 2"),
-    ({"sw_alloc_delay": 2, "st_final_delay": 2}, "sw_alloc_delay = 2"),
+    (dict(V2, output_speedup=2), "vc_alloc_delay = 2 with output speedup"),
+    (dict(S2, output_speedup=3), "sw_alloc_delay = 2 with output speedup"),
+    (dict(V3, speculative=1), "vc_alloc_delay = 3, speculative"),
+    (dict(S2, speculative=1, **X2), "sw_alloc_delay = 2, speculative"),
+    ({"internal_speedup": 2}, "internal_speedup = 2"),
 ])  # fmt: skip
 def test_stages_still_refused(keys, why):
     topo = from_spec("mesh:3,2")

@@ -41,8 +41,10 @@ from mpinet.engine.flit.iq_lean_io import (
     arrivals,
     batch,
     fetch_router,
+    keep,
     tail_credits,
     terminals,
+    unkeep,
 )
 from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_spec import (
@@ -81,7 +83,7 @@ def block_for(prm) -> tuple:
     which keys' branches its compiled copy keeps (:func:`mode`)."""
     far = prm.nnode * prm.nport * prm.nvc * (prm.bsz + 4) * 4 > FAR
     sep = prm.sak != ISLIP or prm.vak == INPUT_FIRST
-    deep = prm.rd > 1 or prm.xd > 1
+    deep = prm.rd > 1 or prm.xd > 1 or prm.vad > 1 or prm.sad > 1
     return mode(bool(prm.spec or prm.osp != 1), 1 if far else 0, 1 if sep else 0, deep)
 
 
@@ -110,12 +112,13 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     path, which reports it). ``mode``: :func:`mode`'s tuple."""
     full, fetch = len(mode) & 1, (len(mode) % 6) >> 1  # constants in each compiled copy
     sep = min(len(mode) // 6, 1)  # (the separable calls below test len(mode): pruned by numba)
-    deep = len(mode) // 18  # stages of several cycles: route computation, crossbar
+    deep = len(mode) // 18  # stages of several cycles ("Session 22")
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
     rdp, xd = prm.rd > 1 if deep else False, prm.xd if deep else 1  # (batches: iq_lean_io)
+    vad, sad = prm.vad if deep else 1, prm.sad if deep else 1  # (their batches: stb, sdw)
     spec = prm.spec if full else 0
     sak = prm.sak if sep else ISLIP  # or a separable allocator ("Session 20"); VC's: vmode
     vmode = 1 if prm.vak == OUTPUT_FIRST or iters == 1 else 0
@@ -215,6 +218,12 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     fetch_router((wi << 6) + il.low(word), s, npt, nv, nin)
                 ipb, b0, eib = n * npt, n * nq, n * nin
                 nr, nva, nhd = 0, 0, 0
+                vfree, sfree, smove, nvh, nsa = True, True, False, 0, 0
+                if vad > 1:  # VC allocation's batch in flight: no head evaluated
+                    vfree = t >= s.stb[n, 2] + vad
+                if sad > 1:  # switch allocation's: no bid; its grants moved at its update
+                    sfree = t >= s.stb[n, 3] + sad
+                    smove = t == s.stb[n, 3] + sad - 1
                 w = pm[n]
                 # pass 1: heads' routes and VC requests, switch allocation's bids
                 while w:  # by port; or, where a router's VCs fit a word (pm holds them), all
@@ -235,6 +244,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             continue
                         out = hv[iv, OUT]
                         if out < 0:
+                            if vad > 1:  # (a head with no free VC starts a batch too)
+                                if not vfree:
+                                    continue
+                                nvh += 1
                             op = rte[iv, RP]
                             if op < 0:  # route computation's result (BookSim: its stage)
                                 pk = buf[iv * bsz + hv[iv, HD]] >> FS
@@ -261,6 +274,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                     nr = spec_bid(p, v, op, fr, ipb, eib, nv, npt, isp, so, nr, s,
                                                    prm)  # fmt: skip
                             continue
+                        if sad > 1:  # (an item with no credit starts a batch too)
+                            if not sfree:
+                                continue
+                            nsa += 1
                         op, ov = out >> 6, out & 63
                         if cred[(ipb + op) * nv + ov] <= 0:
                             continue
@@ -293,6 +310,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             ov = rout[y] - op * nv
                             ofree[ipb + op] &= ~(U1 << np.uint64(ov))
                             hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, t + 1
+                if vad > 1 and nvh:  # the grants applied vad - 1 cycles on: in switch
+                    s.stb[n, 2] = t  # allocation from vad on (no one reads them before)
+                    for i in range(nhd):
+                        if hv[b0 + hj[i], OUT] >= 0:
+                            hv[b0 + hj[i], TOK] = t + vad
                 if osp > 1 and nhd and not spec:  # the granted join switch allocation
                     va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(t) + KS + KP)
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
@@ -310,6 +332,12 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     else:
                         islipn(nr, rin, rout, so, nin, nout, s.sa_pin, s.sa_pout, eib, ipb * osp,
                                grant, s.bo, s.bi, iters)  # fmt: skip
+                if sad > 1:  # the grants kept for the batch's update, sad - 1 cycles on
+                    if nsa:
+                        s.stb[n, 3] = t
+                        nr = keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, s)
+                    elif smove:
+                        nr = unkeep(n, nin, so, rin, rout, rlab, grant, s)
                 # the winners: out of their rings, a credit upstream, onto their channels (or
                 # output queues: in switch allocation's queue order)
                 nw = nr if osp == 1 else sa_order(nr, rin, s.rop, rlab, so, grant, smap, npt,

@@ -35,6 +35,34 @@ def batch(stb, n, k, a, d):
 
 
 @njit(cache=True, inline="always")
+def keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, s):
+    """Switch allocation of ``sw_alloc_delay > 1`` at router ``n``: the grants of the ``nr``
+    rows evaluated now kept for the batch's update (``sdw``: crossbar input, output port,
+    VC), the rows' bids cleared. Returns 0: nothing moves now."""
+    k = 0
+    for y in range(nr):
+        ei, op = rin[so + y], rout[so + y]
+        smap[ei * npt + op] = -1
+        if grant[y]:
+            s.sdw[n * nin + k] = ei << 32 | op << 16 | rlab[y]
+            k += 1
+    s.sdn[n] = k
+    return 0
+
+
+@njit(cache=True, inline="always")
+def unkeep(n, nin, so, rin, rout, rlab, grant, s):
+    """The grants :func:`keep` kept at router ``n`` back in the rows, granted, at the batch's
+    update; returns their count."""
+    k = s.sdn[n]
+    for y in range(k):
+        w = s.sdw[n * nin + y]
+        rin[so + y], rout[so + y], rlab[y], grant[y] = w >> 32, (w >> 16) & 0xFFFF, w & 0xFFFF, 1
+    s.sdn[n] = 0
+    return k
+
+
+@njit(cache=True, inline="always")
 def arrivals(t, s, prm, rule, rd, far, osp, flat, rdp):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in

@@ -47,7 +47,8 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
     why = keys_refusal(prm, eng.model.iq)
     if why is None and isinstance(eng.router, SourceRouted) and eng.size > 1:
         why = f"router {eng.router.name!r}: routes walked, on several ranks"
-    if why is None and (prm.rd > 1 or prm.xd > 1) and eng.size > 1:  # (not checked there)
+    deep = prm.rd > 1 or prm.xd > 1 or prm.vad > 1 or prm.sad > 1
+    if why is None and deep and eng.size > 1:  # (not checked there)
         why = "stages of several cycles, on several ranks"
     return why
 
@@ -60,8 +61,10 @@ def keys_refusal(prm: Any, iq: Any) -> str | None:
         # (routing_delay > 1 and a crossbar of several cycles: batches, "Session 22"; with
         # output speedup the VC allocation queue's order after a batch is not kept)
         (prm.rd > 1 and prm.osp > 1, f"routing_delay = {prm.rd} with output speedup"),
-        (prm.vad != 1, f"vc_alloc_delay = {prm.vad}"),
-        (prm.sad != 1, f"sw_alloc_delay = {prm.sad}"),
+        (prm.vad > 1 and prm.osp > 1, f"vc_alloc_delay = {prm.vad} with output speedup"),
+        (prm.sad > 1 and prm.osp > 1, f"sw_alloc_delay = {prm.sad} with output speedup"),
+        (prm.vad > 1 and prm.spec, f"vc_alloc_delay = {prm.vad}, speculative"),
+        (prm.sad > 1 and prm.spec, f"sw_alloc_delay = {prm.sad}, speculative"),
         (iq.internal_speedup != 1, f"internal_speedup = {iq.internal_speedup}"),
         # iSLIP and BookSim's separable allocators ("Session 20"); max_size is refused by name
         # in iq_config, so this holds any other code a later session adds

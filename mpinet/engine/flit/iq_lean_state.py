@@ -23,8 +23,9 @@ router's input VCs fit a word, ``pm`` holds them instead, bit ``port * nvc + v``
 is not kept).
 ``misc[0]``: the link flits granted this cycle (they leave on the next: that cycle's step
 row and link loads), ``misc[1]``: the terminals in ``tact``. ``stb[node, k]``: stages of
-several cycles, the cycle of the router's last batch of route computation (``k`` 0) and
-of the crossbar (1) (:func:`~mpinet.engine.flit.iq_lean_io.batch`).
+several cycles, the cycle of the router's last batch of route computation (``k`` 0), the
+crossbar (1) (:func:`~mpinet.engine.flit.iq_lean_io.batch`), VC allocation (2) and switch
+allocation (3); ``sdw``/``sdn`` a router's switch grants kept for the batch's update.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ FIELDS = (  # namedtuple takes the names space-separated
     "sq_h sq_t sq_k sq_vc last_vc "
     "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
     "nbt rev lcount sport down up load "
-    "skey vkey osend lf wo wk rop xo stb"
+    "skey vkey osend lf wo wk rop xo stb sdw sdn"
 )
 LeanArrays = namedtuple("LeanArrays", FIELDS)
 
@@ -152,7 +153,9 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         wk=i64(nreq),
         rop=i64(nreq),
         xo=(np.arange(npt) + prm.rot) % npt % osp,  # a port's crossbar output (BookSim's number)
-        stb=np.full((n, 2), -(1 << 40), np.int64),  # (before any cycle)
+        stb=np.full((n, 4), -(1 << 40), np.int64),  # (before any cycle)
+        sdw=i64(n * npt * isp if prm.sad > 1 else 1),
+        sdn=i64(n if prm.sad > 1 else 1),
     )
     for f in PK_FIELDS:
         a[f] = i64(packets, -1 if f == "pk_next" else 0)
