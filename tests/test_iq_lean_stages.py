@@ -164,3 +164,20 @@ def test_stages_still_refused(keys, why):
     eng = FlitEngine(topo, make_router("dor", topo), m, pol, max_steps=5000)
     eng.run(Packets(rows))
     assert eng.steps_path == f"compiled steps (iq router): general path ({why})"
+
+
+@pytest.mark.mpi
+def test_stages_on_several_ranks_take_the_general_path():
+    """On several ranks the stages of several cycles are refused by name (the several-rank
+    loop not checked with them): the general path, the one-rank lean run row for row."""
+    from mpi4py import MPI
+    from test_iq_lean_ranks import _rows, _runs, _same
+
+    comm = MPI.COMM_WORLD
+    topo = from_spec("mesh:4,2")
+    case = ("mesh:4,2", "dor", None, 4, 4, 2, dict(MESHC, **DEEP), 600, 40)
+    (one, many), paths = _runs(comm, topo, case, _rows(topo, 600, 40))
+    assert paths[0] == iq_lean_run.LEAN_PATH
+    if comm.Get_size() > 1:
+        assert paths[1].endswith("general path (stages of several cycles, on several ranks)")
+    _same(one, many)
