@@ -40,11 +40,13 @@ from mpinet.engine.flit.iq_lean_io import (
     U1,
     arrivals,
     batch,
+    due,
     fetch_router,
     keep,
     tail_credits,
     terminals,
     unkeep,
+    wait,
 )
 from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_spec import (
@@ -119,6 +121,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
     rdp, xd = prm.rd > 1 if deep else False, prm.xd if deep else 1  # (batches: iq_lean_io)
     vad, sad = prm.vad if deep else 1, prm.sad if deep else 1  # (their batches: stb, sdw)
+    wheel = rdp or vad > 1  # heads waiting cycles: out of pass 1 until due (iq_lean_io.wait)
     spec = prm.spec if full else 0
     sak = prm.sak if sep else ISLIP  # or a separable allocator ("Session 20"); VC's: vmode
     vmode = 1 if prm.vak == OUTPUT_FIRST or iters == 1 else 0
@@ -155,6 +158,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         if prm.record_hops and nh + n_ * deg * osp > hop.shape[0]:  # (a cycle's most)
             status[0], status[1] = ROOM, t - 1
             break
+        if wheel:  # the VCs due now back in pass 1
+            due(t, s)
         flits = s.misc[0]  # granted last cycle: on their links in this one
         s.misc[0] = 0
         if oq:  # sent from their output queues in this one
@@ -181,7 +186,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = arrivals(t, s, prm, rule, rd, far, osp, flat, rdp) + nd - d0
+        moved = arrivals(t, s, prm, rule, rd, far, osp, flat, rdp, wheel) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -229,10 +234,14 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 while w:  # by port; or, where a router's VCs fit a word (pm holds them), all
                     if flat:  # in one loop (the ports' loop exits mispredicted, "Session 21")
                         m, p0, w = w, 0, np.uint64(0)
+                        if wheel:
+                            m &= ~s.wm[n]
                     else:
                         p0 = il.low(w)
                         w &= w - U1
                         m = vm[ipb + p0]
+                        if wheel:
+                            m &= ~s.wm[ipb + p0]
                     while m:
                         j = il.low(m)
                         m &= m - U1
@@ -315,6 +324,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     for i in range(nhd):
                         if hv[b0 + hj[i], OUT] >= 0:
                             hv[b0 + hj[i], TOK] = t + vad
+                            j = hj[i]
+                            p = il.div(j, nv, vdm, vdl)
+                            wait(t + vad, n if flat else ipb + p, j if flat else j - p * nv, s)
                 if osp > 1 and nhd and not spec:  # the granted join switch allocation
                     va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(t) + KS + KP)
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
@@ -389,6 +401,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         if c > 0:  # (its route's entry fetched: read in 1 + rd cycles)
                             e = batch(s.stb, n, 0, t + 1, rd) if rdp else t + 1
                             hv[iv, TOK], rte[iv, RP] = e + rd, -1
+                            if wheel and e + rd > t + 1:  # (pass 1 next reads it at e + rd)
+                                wait(e + rd, n if flat else ip, p * nv + v if flat else v, s)
                             nxt = buf[iv * bsz + hv[iv, HD]] >> FS
                             compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
                             if osp > 1:

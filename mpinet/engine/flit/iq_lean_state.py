@@ -25,7 +25,9 @@ is not kept).
 row and link loads), ``misc[1]``: the terminals in ``tact``. ``stb[node, k]``: stages of
 several cycles, the cycle of the router's last batch of route computation (``k`` 0), the
 crossbar (1) (:func:`~mpinet.engine.flit.iq_lean_io.batch`), VC allocation (2) and switch
-allocation (3); ``sdw``/``sdn`` a router's switch grants kept for the batch's update.
+allocation (3); ``sdw``/``sdn`` a router's switch grants kept for the batch's update;
+``wm`` (as ``vm``, or ``pm`` where it holds the VCs) the heads waiting, out of pass 1 until
+their ``TOK``, ``wq``/``wn`` a ring of them per due cycle.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ FIELDS = (  # namedtuple takes the names space-separated
     "sq_h sq_t sq_k sq_vc last_vc "
     "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
     "nbt rev lcount sport down up load "
-    "skey vkey osend lf wo wk rop xo stb sdw sdn"
+    "skey vkey osend lf wo wk rop xo stb sdw sdn wm wq wn"
 )
 LeanArrays = namedtuple("LeanArrays", FIELDS)
 
@@ -91,6 +93,8 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
     ndq = 4 if wait == 0 else 1 << (wait + 3).bit_length()  # the deliveries: a power of 2
     nreq = nq * nv + npt * isp * npt
     nk = niv if osp > 1 else 1  # the input VCs' places in the queues (iq_lean_spec)
+    wheel = prm.rd > 1 or prm.vad > 1  # heads waiting over 1 cycle (a ring past the longest)
+    nw = 1 << (2 * max(prm.rd, prm.vad) + 2).bit_length() if wheel else 1
     a = dict(
         buf=np.zeros(niv * bsz, np.int32),  # 32-bit words: half the lines (ms:3,2: 1.6 MB)
         hv=hv,
@@ -156,6 +160,9 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         stb=np.full((n, 4), -(1 << 40), np.int64),  # (before any cycle)
         sdw=i64(n * npt * isp if prm.sad > 1 else 1),
         sdn=i64(n if prm.sad > 1 else 1),
+        wm=np.zeros(n * npt if wheel else 1, np.uint64),
+        wq=i64(nw * niv if wheel else 1),
+        wn=i64(nw),
     )
     for f in PK_FIELDS:
         a[f] = i64(packets, -1 if f == "pk_next" else 0)
