@@ -158,8 +158,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         if prm.record_hops and nh + n_ * deg * osp > hop.shape[0]:  # (a cycle's most)
             status[0], status[1] = ROOM, t - 1
             break
-        if wheel:  # the VCs due now back in pass 1
-            due(t, s)
+        if len(mode) >= 18:  # noqa: SIM102 (the deep copies' calls: pruned by numba)
+            if wheel:  # the VCs due now back in pass 1
+                due(t, s)
         flits = s.misc[0]  # granted last cycle: on their links in this one
         s.misc[0] = 0
         if oq:  # sent from their output queues in this one
@@ -319,14 +320,15 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             ov = rout[y] - op * nv
                             ofree[ipb + op] &= ~(U1 << np.uint64(ov))
                             hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, t + 1
-                if vad > 1 and nvh:  # the grants applied vad - 1 cycles on: in switch
-                    s.stb[n, 2] = t  # allocation from vad on (no one reads them before)
-                    for i in range(nhd):
-                        if hv[b0 + hj[i], OUT] >= 0:
-                            hv[b0 + hj[i], TOK] = t + vad
-                            j = hj[i]
-                            p = il.div(j, nv, vdm, vdl)
-                            wait(t + vad, n if flat else ipb + p, j if flat else j - p * nv, s)
+                if len(mode) >= 18:  # noqa: SIM102
+                    if vad > 1 and nvh:  # the grants applied vad - 1 cycles on: in switch
+                        s.stb[n, 2] = t  # allocation from vad on (no one reads them before)
+                        for i in range(nhd):
+                            if hv[b0 + hj[i], OUT] >= 0:
+                                hv[b0 + hj[i], TOK] = t + vad
+                                j = hj[i]
+                                p = il.div(j, nv, vdm, vdl)
+                                wait(t + vad, n if flat else ipb + p, j if flat else j - p * nv, s)
                 if osp > 1 and nhd and not spec:  # the granted join switch allocation
                     va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(t) + KS + KP)
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
@@ -344,12 +346,13 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     else:
                         islipn(nr, rin, rout, so, nin, nout, s.sa_pin, s.sa_pout, eib, ipb * osp,
                                grant, s.bo, s.bi, iters)  # fmt: skip
-                if sad > 1:  # the grants kept for the batch's update, sad - 1 cycles on
-                    if nsa:
-                        s.stb[n, 3] = t
-                        nr = keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, s)
-                    elif smove:
-                        nr = unkeep(n, nin, so, rin, rout, rlab, grant, s)
+                if len(mode) >= 18:  # noqa: SIM102
+                    if sad > 1:  # the grants kept for the batch's update, sad - 1 cycles on
+                        if nsa:
+                            s.stb[n, 3] = t
+                            nr = keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, s)
+                        elif smove:
+                            nr = unkeep(n, nin, so, rin, rout, rlab, grant, s)
                 # the winners: out of their rings, a credit upstream, onto their channels (or
                 # output queues: in switch allocation's queue order)
                 nw = nr if osp == 1 else sa_order(nr, rin, s.rop, rlab, so, grant, smap, npt,
@@ -399,10 +402,13 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         else:
                             ofree[ipb + op] |= U1 << np.uint64(ov)
                         if c > 0:  # (its route's entry fetched: read in 1 + rd cycles)
-                            e = batch(s.stb, n, 0, t + 1, rd) if rdp else t + 1
+                            e = t + 1
+                            if len(mode) >= 18:
+                                if rdp:
+                                    e = batch(s.stb, n, 0, t + 1, rd)
+                                if wheel and e + rd > t + 1:  # (pass 1 reads it at e + rd)
+                                    wait(e + rd, n if flat else ip, p * nv + v if flat else v, s)
                             hv[iv, TOK], rte[iv, RP] = e + rd, -1
-                            if wheel and e + rd > t + 1:  # (pass 1 next reads it at e + rd)
-                                wait(e + rd, n if flat else ip, p * nv + v if flat else v, s)
                             nxt = buf[iv * bsz + hv[iv, HD]] >> FS
                             compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
                             if osp > 1:
@@ -411,8 +417,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                     s.skey[iv] = s.vkey[iv]
                                 i2 += 1
                     snd = t + 1  # the cycle it leaves its output queue (d cycles late)
-                    if xd > 1:  # into the output queue at its crossbar batch's update
-                        snd = batch(s.stb, n, 1, t + 1, xd) + xd - 1
+                    if len(mode) >= 18:  # noqa: SIM102
+                        if xd > 1:  # into the output queue at its crossbar batch's update
+                            snd = batch(s.stb, n, 1, t + 1, xd) + xd - 1
                     if oq:
                         o1 = s.osend[ipb + op] + 1  # (a select: numba's max was a call)
                         snd = o1 if o1 > snd else snd
