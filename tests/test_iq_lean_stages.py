@@ -166,18 +166,25 @@ def test_stages_still_refused(keys, why):
     assert eng.steps_path == f"compiled steps (iq router): general path ({why})"
 
 
+RANKS = [  # spec, router, VC policy, flits, VCs, VC buffer, keys, packets, their steps
+    ("mesh:4,2", "dor", None, 4, 4, 2, dict(MESHC, **DEEP), 600, 40),
+    ("mesh:4,2", "dor", None, 1, 8, 4, DEEP, 300, 100),
+    ("mesh:4,2", "dor", None, 4, 4, 2, dict(X2, output_speedup=2), 600, 40),
+    ("ms:2,2", "anynet-min", None, 6, 4, 8, dict(DEEP, input_speedup=2), 300, 50),
+    ("torus:4,2", "dor", "dateline", 2, 4, 2, dict(R3, channel_latency=2), 400, 60),
+]
+
+
 @pytest.mark.mpi
-def test_stages_on_several_ranks_take_the_general_path():
-    """On several ranks the stages of several cycles are refused by name (the several-rank
-    loop not checked with them): the general path, the one-rank lean run row for row."""
+@pytest.mark.parametrize("case", RANKS, ids=[f"{c[0]}-L{c[3]}-{i}" for i, c in enumerate(RANKS)])
+def test_stages_on_several_ranks(case):
+    """The stages of several cycles on R ranks (the same kernel, its ALL copy): the lean path
+    on both, the one-rank run row for row."""
     from mpi4py import MPI
     from test_iq_lean_ranks import _rows, _runs, _same
 
     comm = MPI.COMM_WORLD
-    topo = from_spec("mesh:4,2")
-    case = ("mesh:4,2", "dor", None, 4, 4, 2, dict(MESHC, **DEEP), 600, 40)
-    (one, many), paths = _runs(comm, topo, case, _rows(topo, 600, 40))
-    assert paths[0] == iq_lean_run.LEAN_PATH
-    if comm.Get_size() > 1:
-        assert paths[1].endswith("general path (stages of several cycles, on several ranks)")
+    topo = from_spec(case[0])
+    (one, many), paths = _runs(comm, topo, case, _rows(topo, case[7], case[8]))
+    assert paths == [iq_lean_run.LEAN_PATH] * 2, paths
     _same(one, many)

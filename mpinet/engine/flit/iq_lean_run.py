@@ -47,9 +47,6 @@ def why_not_lean(eng: Any, prm: Any, vrule: tuple) -> str | None:
     why = keys_refusal(prm, eng.model.iq)
     if why is None and isinstance(eng.router, SourceRouted) and eng.size > 1:
         why = f"router {eng.router.name!r}: routes walked, on several ranks"
-    deep = prm.rd > 1 or prm.xd > 1 or prm.vad > 1 or prm.sad > 1
-    if why is None and deep and eng.size > 1:  # (not checked there)
-        why = "stages of several cycles, on several ranks"
     return why
 
 
