@@ -231,6 +231,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     sfree = t >= s.stb[n, 3] + sad
                     smove = t == s.stb[n, 3] + sad - 1
                 w = pm[n]
+                if vad > 1 and sad > 1 and not vfree and not sfree:
+                    w = np.uint64(0)  # both allocations busy: pass 1 would skip every VC
                 # pass 1: heads' routes and VC requests, switch allocation's bids
                 while w:  # by port; or, where a router's VCs fit a word (pm holds them), all
                     if flat:  # in one loop (the ports' loop exits mispredicted, "Session 21")
