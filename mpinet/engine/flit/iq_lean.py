@@ -113,7 +113,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     rows), ``FINISHED``, ``STALL`` or a routing error (the run then goes again on the general
     path, which reports it). ``mode``: :func:`mode`'s tuple."""
     full, fetch = len(mode) & 1, (len(mode) % 6) >> 1  # constants in each compiled copy
-    sep = min(len(mode) // 6, 1)  # (the separable calls below test len(mode): pruned by numba)
+    sep = 1 if len(mode) >= 6 else 0  # (the separable calls below test len(mode): pruned)
     deep = len(mode) // 18  # stages of several cycles ("Session 22")
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
