@@ -42,6 +42,8 @@ MESHC = {"routing_delay": 0, "credit_delay": 2, "wait_for_tail_credit": 1}  # me
 MESH88 = dict(MESHC, vc_allocator="islip", sw_allocator="islip", input_speedup=2)
 #: BookSim2's other examples' allocators (anynet_config, fattree_config, ...) on meshconfig's keys
 SIF = dict(MESHC, vc_allocator="separable_input_first", sw_allocator="separable_input_first")
+#: a deeper router (stages of two cycles, as papers model them) on meshconfig's other keys
+DEEP = dict(MESHC, routing_delay=2, vc_alloc_delay=2, sw_alloc_delay=2, st_final_delay=2)
 #: name: spec, router, flits, VCs, VC buffer, VC policy, packets per node per step, steps,
 #: [model.iq] keys[, traffic pattern (uniform)]
 CASES = {
@@ -57,6 +59,7 @@ CASES = {
     # (named apart from mesh8-* and ms32-*: --cases picks by substring; sif-ms3 deadlocks at 0.006)
     "sif-m8-0.4": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.4, 4000, SIF),
     "sif-ms3-0.004": ("ms:3,2", "anynet-min", 16, 2, 4, "any", 0.004, 2000, SIF),
+    "deep-m8-0.2": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.2, 6000, DEEP),
 }  # fmt: skip
 
 

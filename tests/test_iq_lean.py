@@ -304,9 +304,9 @@ def test_lean_state_rebuilt():
 
 
 @pytest.mark.parametrize(("keys", "why"), [
-    ({"routing_delay": 2}, "routing_delay = 2"),
-    ({"sw_alloc_delay": 3}, "sw_alloc_delay = 3"),
-    ({"vc_alloc_delay": 2}, "vc_alloc_delay = 2"),
+    ({"routing_delay": 2, "output_speedup": 2}, "routing_delay = 2 with output speedup"),
+    ({"sw_alloc_delay": 3, "speculative": 1}, "sw_alloc_delay = 3, speculative"),
+    ({"vc_alloc_delay": 2, "output_speedup": 2}, "vc_alloc_delay = 2 with output speedup"),
 ])  # fmt: skip
 def test_other_keys_name_the_general_path(keys, why):
     topo = from_spec("mesh:3,2")
@@ -329,8 +329,8 @@ def test_json_names_the_path(run_mpinet):
     base = ["run", job, "--set", "model.router=iq", "--json"]
     got = json.loads(run_mpinet(base).stdout)
     assert got["switching"]["steps"] == iq_lean_run.LEAN_PATH
-    got = json.loads(run_mpinet([*base, "--set", "model.iq.vc_alloc_delay=2"]).stdout)
-    assert got["switching"]["steps"].endswith("general path (vc_alloc_delay = 2)")
+    got = json.loads(run_mpinet([*base, "--set", "model.iq.internal_speedup=2"]).stdout)
+    assert "general path (internal_speedup = 2" in got["switching"]["steps"]
 
 
 def test_lean_load_window_and_progress():
@@ -368,5 +368,5 @@ def test_warmup_compiles_both_paths(run_mpinet):
             sets = [a for k, v in {**BASE, **keys}.items() for a in ("--set", f"{k}={v}")]
             got = json.loads(run_mpinet(["run", *sets, "--json"]).stdout)
             paths.append(got["switching"]["steps"])
-    general = "compiled steps (iq router): general path (vc_alloc_delay = 2)"
-    assert paths == [iq_lean_run.LEAN_PATH] * 4 + [general]
+    assert paths[:4] == [iq_lean_run.LEAN_PATH] * 4 and len(paths) == 5
+    assert paths[4].startswith("compiled steps (iq router): general path (internal_speedup = 2")

@@ -71,7 +71,7 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
     # the iq router's general path: keys the lean path does not take (iq_lean_run.why_not_lean)
     ("flit engine, BookSim's iq router (general path)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
-      "model.iq.vc_alloc_delay": 2}),
+      "model.iq.internal_speedup": 2}),
     # a VC rule with no compiled form (the torus' dateline classes) runs step by step
     ("flit engine, step by step (torus dateline)",
      {**_UNI, "topology": "torus:4,2", "router.name": "dor", "model.switching": "wormhole",

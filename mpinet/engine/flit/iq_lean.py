@@ -35,7 +35,19 @@ from mpinet.engine.flit.iq_lean_alloc import (
     separable,
     vc_split,
 )
-from mpinet.engine.flit.iq_lean_io import KM, U1, arrivals, fetch_router, tail_credits, terminals
+from mpinet.engine.flit.iq_lean_io import (
+    KM,
+    U1,
+    arrivals,
+    batch,
+    due,
+    fetch_router,
+    keep,
+    tail_credits,
+    terminals,
+    unkeep,
+    wait,
+)
 from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_spec import (
     KP,
@@ -73,21 +85,23 @@ def block_for(prm) -> tuple:
     which keys' branches its compiled copy keeps (:func:`mode`)."""
     far = prm.nnode * prm.nport * prm.nvc * (prm.bsz + 4) * 4 > FAR
     sep = prm.sak != ISLIP or prm.vak == INPUT_FIRST
-    return mode(bool(prm.spec or prm.osp != 1), 1 if far else 0, 1 if sep else 0)
+    deep = prm.rd > 1 or prm.xd > 1 or prm.vad > 1 or prm.sad > 1
+    return mode(bool(prm.spec or prm.osp != 1), 1 if far else 0, 1 if sep else 0, deep)
 
 
-def mode(full: bool, fetch: int, sep: int = 0) -> tuple:
+def mode(full: bool, fetch: int, sep: int = 0, deep: bool = False) -> tuple:
     """The tuple for :func:`run_block`: ``full`` speculation and output speedup's code on,
     ``fetch`` the prefetches off, on or by the state's size (0, 1, 2), ``sep`` the separable
-    allocators' code none (iSLIP only) or inlined (0, 1; "Session 21").
+    allocators' code none (iSLIP only) or inlined (0, 1; "Session 21"), ``deep`` stages of
+    several cycles' code on ("Session 22"; its copies carry the separable code too).
     numba compiles a copy of the kernel per tuple type and lowers ``len`` of a tuple as a
     constant, so LLVM folds the branches a run does not take (docs/iq-router.md, "Session
     20"), and numba prunes those that test ``len(mode)`` alone before it inlines."""
-    return (0,) * (int(full) + 2 * fetch + 6 * sep)
+    return (0,) * (int(full) + 2 * fetch + 6 * max(sep, int(deep)) + 12 * int(deep))
 
 
 #: run_block's mode with every key's code on, read at run time (iq_lean_ranks: one copy)
-ALL = mode(True, 2, 1)
+ALL = mode(True, 2, 1, True)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -99,16 +113,21 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     rows), ``FINISHED``, ``STALL`` or a routing error (the run then goes again on the general
     path, which reports it). ``mode``: :func:`mode`'s tuple."""
     full, fetch = len(mode) & 1, (len(mode) % 6) >> 1  # constants in each compiled copy
-    sep = len(mode) // 6  # (the separable calls below test len(mode): pruned by numba)
+    sep = 1 if len(mode) >= 6 else 0  # (the separable calls below test len(mode): pruned)
+    deep = len(mode) // 18  # stages of several cycles ("Session 22")
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
+    rdp, xd = prm.rd > 1 if deep else False, prm.xd if deep else 1  # (batches: iq_lean_io)
+    vad, sad = prm.vad if deep else 1, prm.sad if deep else 1  # (their batches: stb, sdw)
+    wheel = rdp or vad > 1  # heads waiting cycles: out of pass 1 until due (iq_lean_io.wait)
     spec = prm.spec if full else 0
     sak = prm.sak if sep else ISLIP  # or a separable allocator ("Session 20"); VC's: vmode
     vmode = 1 if prm.vak == OUTPUT_FIRST or iters == 1 else 0
     vmode = 2 if sep and prm.vak == INPUT_FIRST else vmode
     osp = prm.osp if full else 1  # output speedup: crossbar outputs, output queues
+    oq = osp > 1 or xd > 1  # a flit may wait in its output queue (or, xd > 1, the crossbar)
     nin, nout = npt * isp, npt * osp
     niv, nq = n_ * npt * nv, npt * nv
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
@@ -139,15 +158,18 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         if prm.record_hops and nh + n_ * deg * osp > hop.shape[0]:  # (a cycle's most)
             status[0], status[1] = ROOM, t - 1
             break
+        if len(mode) >= 18:  # noqa: SIM102 (the deep copies' calls: pruned by numba)
+            if wheel:  # the VCs due now back in pass 1
+                due(t, s)
         flits = s.misc[0]  # granted last cycle: on their links in this one
         s.misc[0] = 0
-        if osp > 1:  # sent from their output queues in this one
+        if oq:  # sent from their output queues in this one
             flits = s.lf[t % nar]
             s.lf[t % nar] = 0
         # the terminals' deliveries: tails ejected three cycles ago (node order)
         d0 = nd
         x = t & dmask
-        if osp > 1:
+        if oq:
             by_node(s.dq, x * n_, s.dn[x], s.pk_dst)
         for i in range(s.dn[x]):
             pk = s.dq[x * n_ + i]
@@ -165,7 +187,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = arrivals(t, s, prm, rule, rd, far, osp, flat) + nd - d0
+        moved = arrivals(t, s, prm, rule, rd, far, osp, flat, rdp, wheel) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -202,15 +224,27 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     fetch_router((wi << 6) + il.low(word), s, npt, nv, nin)
                 ipb, b0, eib = n * npt, n * nq, n * nin
                 nr, nva, nhd = 0, 0, 0
+                vfree, sfree, smove, nvh, nsa = True, True, False, 0, 0
+                if vad > 1:  # VC allocation's batch in flight: no head evaluated
+                    vfree = t >= s.stb[n, 2] + vad
+                if sad > 1:  # switch allocation's: no bid; its grants moved at its update
+                    sfree = t >= s.stb[n, 3] + sad
+                    smove = t == s.stb[n, 3] + sad - 1
                 w = pm[n]
+                if vad > 1 and sad > 1 and not vfree and not sfree:
+                    w = np.uint64(0)  # both allocations busy: pass 1 would skip every VC
                 # pass 1: heads' routes and VC requests, switch allocation's bids
                 while w:  # by port; or, where a router's VCs fit a word (pm holds them), all
                     if flat:  # in one loop (the ports' loop exits mispredicted, "Session 21")
                         m, p0, w = w, 0, np.uint64(0)
+                        if wheel:
+                            m &= ~s.wm[n]
                     else:
                         p0 = il.low(w)
                         w &= w - U1
                         m = vm[ipb + p0]
+                        if wheel:
+                            m &= ~s.wm[ipb + p0]
                     while m:
                         j = il.low(m)
                         m &= m - U1
@@ -222,6 +256,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             continue
                         out = hv[iv, OUT]
                         if out < 0:
+                            if vad > 1:  # (a head with no free VC starts a batch too)
+                                if not vfree:
+                                    continue
+                                nvh += 1
                             op = rte[iv, RP]
                             if op < 0:  # route computation's result (BookSim: its stage)
                                 pk = buf[iv * bsz + hv[iv, HD]] >> FS
@@ -248,6 +286,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                     nr = spec_bid(p, v, op, fr, ipb, eib, nv, npt, isp, so, nr, s,
                                                    prm)  # fmt: skip
                             continue
+                        if sad > 1:  # (an item with no credit starts a batch too)
+                            if not sfree:
+                                continue
+                            nsa += 1
                         op, ov = out >> 6, out & 63
                         if cred[(ipb + op) * nv + ov] <= 0:
                             continue
@@ -280,6 +322,15 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             ov = rout[y] - op * nv
                             ofree[ipb + op] &= ~(U1 << np.uint64(ov))
                             hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, t + 1
+                if len(mode) >= 18:  # noqa: SIM102
+                    if vad > 1 and nvh:  # the grants applied vad - 1 cycles on: in switch
+                        s.stb[n, 2] = t  # allocation from vad on (no one reads them before)
+                        for i in range(nhd):
+                            if hv[b0 + hj[i], OUT] >= 0:
+                                hv[b0 + hj[i], TOK] = t + vad
+                                j = hj[i]
+                                p = il.div(j, nv, vdm, vdl)
+                                wait(t + vad, n if flat else ipb + p, j if flat else j - p * nv, s)
                 if osp > 1 and nhd and not spec:  # the granted join switch allocation
                     va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(t) + KS + KP)
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
@@ -297,6 +348,13 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     else:
                         islipn(nr, rin, rout, so, nin, nout, s.sa_pin, s.sa_pout, eib, ipb * osp,
                                grant, s.bo, s.bi, iters)  # fmt: skip
+                if len(mode) >= 18:  # noqa: SIM102
+                    if sad > 1:  # the grants kept for the batch's update, sad - 1 cycles on
+                        if nsa:
+                            s.stb[n, 3] = t
+                            nr = keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, s)
+                        elif smove:
+                            nr = unkeep(n, nin, so, rin, rout, rlab, grant, s)
                 # the winners: out of their rings, a credit upstream, onto their channels (or
                 # output queues: in switch allocation's queue order)
                 nw = nr if osp == 1 else sa_order(nr, rin, s.rop, rlab, so, grant, smap, npt,
@@ -346,7 +404,13 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         else:
                             ofree[ipb + op] |= U1 << np.uint64(ov)
                         if c > 0:  # (its route's entry fetched: read in 1 + rd cycles)
-                            hv[iv, TOK], rte[iv, RP] = t + 1 + rd, -1
+                            e = t + 1
+                            if len(mode) >= 18:
+                                if rdp:
+                                    e = batch(s.stb, n, 0, t + 1, rd)
+                                if wheel and e + rd > t + 1:  # (pass 1 reads it at e + rd)
+                                    wait(e + rd, n if flat else ip, p * nv + v if flat else v, s)
+                            hv[iv, TOK], rte[iv, RP] = e + rd, -1
                             nxt = buf[iv * bsz + hv[iv, HD]] >> FS
                             compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
                             if osp > 1:
@@ -355,7 +419,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                     s.skey[iv] = s.vkey[iv]
                                 i2 += 1
                     snd = t + 1  # the cycle it leaves its output queue (d cycles late)
-                    if osp > 1:
+                    if len(mode) >= 18:  # noqa: SIM102
+                        if xd > 1:  # into the output queue at its crossbar batch's update
+                            snd = batch(s.stb, n, 1, t + 1, xd) + xd - 1
+                    if oq:
                         o1 = s.osend[ipb + op] + 1  # (a select: numba's max was a call)
                         snd = o1 if o1 > snd else snd
                         s.osend[ipb + op] = snd
@@ -366,11 +433,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         x = ar * cap + s.cn[ar]
                         s.ck[x], s.cc[x] = s.down[ipb + op] << 6 | ov, code
                         s.cn[ar] += 1
-                        if osp == 1:
+                        if not oq:
                             s.misc[0] += 1
                         else:
                             s.lf[l1 + d - nar if l1 + d >= nar else l1 + d] += 1
-                        if win if osp == 1 else win_lo <= snd < win_hi:
+                        if win if not oq else win_lo <= snd < win_hi:
                             s.load[n * deg + op] += 1
                         s.pk_hops[pk] += fk == 0  # (no branch: fk is data)
                         if prm.record_hops and fk == 0:

@@ -21,13 +21,78 @@ AHEAD = 8  # arrivals fetched ahead
 
 
 @njit(cache=True, inline="always")
-def arrivals(t, s, prm, rule, rd, far, osp, flat):
+def batch(stb, n, k, a, d):
+    """The cycle stage ``k`` of router ``n``, of ``d > 1`` cycles, evaluates an item ready
+    from cycle ``a`` (cycles in order): BookSim's stage queue takes a batch, then nothing new
+    until its update ``d - 1`` cycles on (``iq_router``'s ``bt``). The item joins the batch
+    not yet evaluated, or the next one, at ``a`` or when the one in flight is done."""
+    e = stb[n, k]
+    if a <= e:
+        return e
+    e = e + d if a < e + d else a
+    stb[n, k] = e
+    return e
+
+
+@njit(cache=True, inline="always")
+def wait(tok, word, bit, s):
+    """A head waiting until cycle ``tok`` (``TOK``, at least two cycles on) out of pass 1:
+    bit ``bit`` of ``wm[word]`` (the input VC's bit of ``vm``, or of ``pm`` where a
+    router's VCs fit a word) set, and cleared by :func:`due` at ``tok``."""
+    s.wm[word] |= U1 << np.uint64(bit)
+    x = tok & (s.wn.size - 1)
+    s.wq[x * (s.wq.size // s.wn.size) + s.wn[x]] = word << 6 | bit
+    s.wn[x] += 1
+
+
+@njit(cache=True, inline="always")
+def due(t, s):
+    """The heads :func:`wait` took out of pass 1 until cycle ``t``, back in it."""
+    x = t & (s.wn.size - 1)
+    b = x * (s.wq.size // s.wn.size)
+    for i in range(s.wn[x]):
+        w = s.wq[b + i]
+        s.wm[w >> 6] &= ~(U1 << np.uint64(w & 63))
+    s.wn[x] = 0
+
+
+@njit(cache=True, inline="always")
+def keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, s):
+    """Switch allocation of ``sw_alloc_delay > 1`` at router ``n``: the grants of the ``nr``
+    rows evaluated now kept for the batch's update (``sdw``: crossbar input, output port,
+    VC), the rows' bids cleared. Returns 0: nothing moves now."""
+    k = 0
+    for y in range(nr):
+        ei, op = rin[so + y], rout[so + y]
+        smap[ei * npt + op] = -1
+        if grant[y]:
+            s.sdw[n * nin + k] = ei << 32 | op << 16 | rlab[y]
+            k += 1
+    s.sdn[n] = k
+    return 0
+
+
+@njit(cache=True, inline="always")
+def unkeep(n, nin, so, rin, rout, rlab, grant, s):
+    """The grants :func:`keep` kept at router ``n`` back in the rows, granted, at the batch's
+    update; returns their count."""
+    k = s.sdn[n]
+    for y in range(k):
+        w = s.sdw[n * nin + y]
+        rin[so + y], rout[so + y], rlab[y], grant[y] = w >> 32, (w >> 16) & 0xFFFF, w & 0xFFFF, 1
+    s.sdn[n] = 0
+    return k
+
+
+@njit(cache=True, inline="always")
+def arrivals(t, s, prm, rule, rd, far, osp, flat, rdp, wheel):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
-    this cycle), its route's table entry fetched now (``anynet-min``'s N x N table is 25 MB
-    on ms:3,2: a miss a packet-hop where read at once). ``flat``: a router's VCs fit a word,
-    ``pm`` holds them (bit ``port * nvc + v``), not its ports, and ``vm`` is not kept.
-    Returns the count."""
+    this cycle; ``rdp``: ``rd > 1``, at ``rd`` after its batch's cycle), its route's table
+    entry fetched now (``anynet-min``'s N x N table is 25 MB on ms:3,2: a miss a
+    packet-hop where read at once). ``flat``: a router's VCs fit a word, ``pm`` holds them
+    (bit ``port * nvc + v``), not its ports, and ``vm`` is not kept. ``wheel``: a head due
+    in a later cycle out of pass 1 until then (:func:`wait`). Returns the count."""
     nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
     hv, buf = s.hv, s.buf
     nar = s.cn.size
@@ -49,7 +114,11 @@ def arrivals(t, s, prm, rule, rd, far, osp, flat):
         hv[iv, CNT] = c + 1
         n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
         if c == 0 and (code & KM) == 0:
-            hv[iv, TOK], s.rte[iv, RP] = t + rd, -1
+            tok = (batch(s.stb, n, 0, t, rd) if rdp else t) + rd
+            hv[iv, TOK], s.rte[iv, RP] = tok, -1
+            if wheel and tok > t:
+                p = ip - n * npt
+                wait(tok, n if flat else ip, p * nv + v if flat else v, s)
             compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
             if osp > 1:  # its place in the queues (iq_lean_spec)
                 r = rank(ip - n * npt, prm.deg, prm.rot)

@@ -52,10 +52,13 @@ def keys_refusal(prm: Any, iq: Any) -> str | None:
     lean path refuses, named, or None: :func:`why_not_lean`'s keys alone, which the memory
     plan reads too (:mod:`mpinet.jobs.plans_iq`)."""
     refused = (
-        (prm.rd > 1, f"routing_delay = {prm.rd}"),
-        (prm.vad != 1, f"vc_alloc_delay = {prm.vad}"),
-        (prm.sad != 1, f"sw_alloc_delay = {prm.sad}"),
-        (prm.xd != 1, f"a crossbar of {prm.xd} cycles"),
+        # (routing_delay > 1 and a crossbar of several cycles: batches, "Session 22"; with
+        # output speedup the VC allocation queue's order after a batch is not kept)
+        (prm.rd > 1 and prm.osp > 1, f"routing_delay = {prm.rd} with output speedup"),
+        (prm.vad > 1 and prm.osp > 1, f"vc_alloc_delay = {prm.vad} with output speedup"),
+        (prm.sad > 1 and prm.osp > 1, f"sw_alloc_delay = {prm.sad} with output speedup"),
+        (prm.vad > 1 and prm.spec, f"vc_alloc_delay = {prm.vad}, speculative"),
+        (prm.sad > 1 and prm.spec, f"sw_alloc_delay = {prm.sad}, speculative"),
         (iq.internal_speedup != 1, f"internal_speedup = {iq.internal_speedup}"),
         # iSLIP and BookSim's separable allocators ("Session 20"); max_size is refused by name
         # in iq_config, so this holds any other code a later session adds

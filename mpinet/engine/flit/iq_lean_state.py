@@ -22,7 +22,12 @@ ejected). ``actb``: the routers holding flits, a bit set walked in node order;
 router's input VCs fit a word, ``pm`` holds them instead, bit ``port * nvc + v``, and ``vm``
 is not kept).
 ``misc[0]``: the link flits granted this cycle (they leave on the next: that cycle's step
-row and link loads), ``misc[1]``: the terminals in ``tact``.
+row and link loads), ``misc[1]``: the terminals in ``tact``. ``stb[node, k]``: stages of
+several cycles, the cycle of the router's last batch of route computation (``k`` 0), the
+crossbar (1) (:func:`~mpinet.engine.flit.iq_lean_io.batch`), VC allocation (2) and switch
+allocation (3); ``sdw``/``sdn`` a router's switch grants kept for the batch's update;
+``wm`` (as ``vm``, or ``pm`` where it holds the VCs) the heads waiting, out of pass 1 until
+their ``TOK``, ``wq``/``wn`` a ring of them per due cycle.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ FIELDS = (  # namedtuple takes the names space-separated
     "sq_h sq_t sq_k sq_vc last_vc "
     "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
     "nbt rev lcount sport down up load "
-    "skey vkey osend lf wo wk rop xo"
+    "skey vkey osend lf wo wk rop xo stb sdw sdn wm wq wn"
 )
 LeanArrays = namedtuple("LeanArrays", FIELDS)
 
@@ -80,12 +85,16 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
     term = np.arange(n, dtype=np.int64)
     up[term * npt + deg] = niv + term * nv
     isp, osp = prm.isp, prm.osp  # input speedup: isp crossbar inputs a port, a VC pointer each
-    # output speedup: a flit waits in its output queue at most one a credit of the output
-    wait = nv * bsz if osp > 1 else 0
+    # output speedup: a flit waits in its output queue at most one a credit of the output;
+    # a crossbar of xd > 1 cycles: a batch in flight, then its own (the output queue too)
+    xd = prm.xd
+    wait = nv * bsz + (2 * xd if xd > 1 else 0) if osp > 1 or xd > 1 else 0
     nar, nkr = prm.lat + 3 + wait, max(prm.lat + 2, 6 + wait) + prm.cd  # past the longest delay
-    ndq = 4 if osp == 1 else 1 << (wait + 3).bit_length()  # the deliveries: a power of 2
+    ndq = 4 if wait == 0 else 1 << (wait + 3).bit_length()  # the deliveries: a power of 2
     nreq = nq * nv + npt * isp * npt
     nk = niv if osp > 1 else 1  # the input VCs' places in the queues (iq_lean_spec)
+    wheel = prm.rd > 1 or prm.vad > 1  # heads waiting over 1 cycle (a ring past the longest)
+    nw = 1 << (2 * max(prm.rd, prm.vad) + 2).bit_length() if wheel else 1
     a = dict(
         buf=np.zeros(niv * bsz, np.int32),  # 32-bit words: half the lines (ms:3,2: 1.6 MB)
         hv=hv,
@@ -142,12 +151,18 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         load=i64(n * deg),
         skey=i64(nk),
         vkey=i64(nk),
-        osend=i64(n * npt if osp > 1 else 1, -1),  # an output queue's last flit's cycle
+        osend=i64(n * npt if wait else 1, -1),  # an output queue's last flit's cycle
         lf=i64(nar),  # the link flits sent a cycle (output queues)
         wo=i64(nreq),
         wk=i64(nreq),
         rop=i64(nreq),
         xo=(np.arange(npt) + prm.rot) % npt % osp,  # a port's crossbar output (BookSim's number)
+        stb=np.full((n, 4), -(1 << 40), np.int64),  # (before any cycle)
+        sdw=i64(n * npt * isp if prm.sad > 1 else 1),
+        sdn=i64(n if prm.sad > 1 else 1),
+        wm=np.zeros(n * npt if wheel else 1, np.uint64),
+        wq=i64(nw * niv if wheel else 1),
+        wn=i64(nw),
     )
     for f in PK_FIELDS:
         a[f] = i64(packets, -1 if f == "pk_next" else 0)
