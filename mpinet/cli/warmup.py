@@ -68,6 +68,11 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
       "model.iq.vc_allocator": "separable_input_first",
       "model.iq.sw_allocator": "separable_input_first"}),
+    # stages of several cycles (a deeper router's pipeline): the lean kernel's deep copy
+    # (iq_lean.mode's deep bit, about 40 s; docs/iq-router.md "Session 22")
+    ("flit engine, BookSim's iq router (stages of several cycles)",
+     {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
+      "model.iq.vc_alloc_delay": 2, "model.iq.sw_alloc_delay": 2}),
     # the iq router's general path: keys the lean path does not take (iq_lean_run.why_not_lean)
     ("flit engine, BookSim's iq router (general path)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
