@@ -353,9 +353,9 @@ def test_lean_load_window_and_progress():
 
 
 def test_warmup_compiles_both_paths(run_mpinet):
-    """``mpinet warmup``'s iq jobs take the lean path (four of its compiled blocks: plain,
-    with speculation and output speedup, with the prefetches, with separable allocators) and
-    the general one, so all compile."""
+    """``mpinet warmup``'s iq jobs take the lean path (five of its compiled blocks: plain,
+    with speculation and output speedup, with the prefetches, with separable allocators, with
+    stages of several cycles) and the general one, so all compile."""
     import json
 
     from mpinet.cli.warmup import BASE, JOBS, big_hypercube
@@ -368,5 +368,5 @@ def test_warmup_compiles_both_paths(run_mpinet):
             sets = [a for k, v in {**BASE, **keys}.items() for a in ("--set", f"{k}={v}")]
             got = json.loads(run_mpinet(["run", *sets, "--json"]).stdout)
             paths.append(got["switching"]["steps"])
-    assert paths[:4] == [iq_lean_run.LEAN_PATH] * 4 and len(paths) == 5
-    assert paths[4].startswith("compiled steps (iq router): general path (internal_speedup = 2")
+    assert paths[:5] == [iq_lean_run.LEAN_PATH] * 5 and len(paths) == 6
+    assert paths[5].startswith("compiled steps (iq router): general path (internal_speedup = 2")
