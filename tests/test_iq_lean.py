@@ -303,21 +303,6 @@ def test_lean_state_rebuilt():
     assert ea.steps_path == iq_lean_run.LEAN_PATH  # the rebuild leaves the engine's names
 
 
-@pytest.mark.parametrize(("keys", "why"), [
-    ({"routing_delay": 2, "output_speedup": 2}, "routing_delay = 2 with output speedup"),
-    ({"sw_alloc_delay": 3, "speculative": 1}, "sw_alloc_delay = 3, speculative"),
-    ({"vc_alloc_delay": 2, "output_speedup": 2}, "vc_alloc_delay = 2 with output speedup"),
-])  # fmt: skip
-def test_other_keys_name_the_general_path(keys, why):
-    topo = from_spec("mesh:3,2")
-    rows = traffic(topo.num_nodes, 50, 20, seed=2)
-    m = iq_model(topo, flits=2, vcs=2, vc_buffer=4, **keys)
-    pol = make_vc_policy(m.vc_policy, topo, m.vcs)
-    eng = FlitEngine(topo, make_router("dor", topo), m, pol, max_steps=5000)
-    eng.run(Packets(rows))
-    assert eng.steps_path == f"compiled steps (iq router): general path ({why})"
-
-
 def test_json_names_the_path(run_mpinet):
     """``mpinet run --json`` names the path in switching.steps: the lean path on its keys
     (``jobs/switching/wormhole.toml``),

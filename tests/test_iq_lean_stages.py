@@ -154,6 +154,7 @@ def test_stages_in_flight_at_max_steps(keys):
     (dict(S2, output_speedup=3), "sw_alloc_delay = 2 with output speedup"),
     (dict(V3, speculative=1), "vc_alloc_delay = 3, speculative"),
     (dict(S2, speculative=1, **X2), "sw_alloc_delay = 2, speculative"),
+    (dict(S3, speculative=1), "sw_alloc_delay = 3, speculative"),
     ({"internal_speedup": 2}, "internal_speedup = 2"),
 ])  # fmt: skip
 def test_stages_still_refused(keys, why):
