@@ -60,6 +60,8 @@ CASES = {
     "sif-m8-0.4": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.4, 4000, SIF),
     "sif-ms3-0.004": ("ms:3,2", "anynet-min", 16, 2, 4, "any", 0.004, 2000, SIF),
     "deep-m8-0.2": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.2, 6000, DEEP),
+    # internal speedup 2 (named apart: "isp" is in no other case's name)
+    "isp2-m8-0.3": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.3, 6000, dict(MESHC, internal_speedup=2)),
 }  # fmt: skip
 
 

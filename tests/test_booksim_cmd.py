@@ -273,7 +273,7 @@ def test_json_names_the_engine_path(run_mpinet, ranks):
     base = ["booksim", MESH, "router=iq", "sample_period=60", "warmup_periods=1",
             "max_samples=3", "injection_rate=0.1", "packet_size=3"]  # fmt: skip
     got = {}
-    for name, extra in (("lean", []), ("general", ["internal_speedup=2"])):
+    for name, extra in (("lean", []), ("general", ["internal_speedup=2", "routing_delay=2"])):
         r = run_mpinet([*base, *extra, "--json"], ranks=ranks)
         assert r.returncode == 0, r.stderr
         got[name] = json.loads(r.stdout)["engine_path"]

@@ -314,7 +314,8 @@ def test_json_names_the_path(run_mpinet):
     base = ["run", job, "--set", "model.router=iq", "--json"]
     got = json.loads(run_mpinet(base).stdout)
     assert got["switching"]["steps"] == iq_lean_run.LEAN_PATH
-    got = json.loads(run_mpinet([*base, "--set", "model.iq.internal_speedup=2"]).stdout)
+    more = ["--set", "model.iq.internal_speedup=2", "--set", "model.iq.routing_delay=2"]
+    got = json.loads(run_mpinet([*base, *more]).stdout)
     assert "general path (internal_speedup = 2" in got["switching"]["steps"]
 
 
@@ -338,9 +339,9 @@ def test_lean_load_window_and_progress():
 
 
 def test_warmup_compiles_both_paths(run_mpinet):
-    """``mpinet warmup``'s iq jobs take the lean path (five of its compiled blocks: plain,
+    """``mpinet warmup``'s iq jobs take the lean path (six of its compiled blocks: plain,
     with speculation and output speedup, with the prefetches, with separable allocators, with
-    stages of several cycles) and the general one, so all compile."""
+    stages of several cycles, with internal speedup) and the general one, so all compile."""
     import json
 
     from mpinet.cli.warmup import BASE, JOBS, big_hypercube
@@ -353,5 +354,5 @@ def test_warmup_compiles_both_paths(run_mpinet):
             sets = [a for k, v in {**BASE, **keys}.items() for a in ("--set", f"{k}={v}")]
             got = json.loads(run_mpinet(["run", *sets, "--json"]).stdout)
             paths.append(got["switching"]["steps"])
-    assert paths[:5] == [iq_lean_run.LEAN_PATH] * 5 and len(paths) == 6
-    assert paths[5].startswith("compiled steps (iq router): general path (internal_speedup = 2")
+    assert paths[:6] == [iq_lean_run.LEAN_PATH] * 6 and len(paths) == 7
+    assert paths[6].startswith("compiled steps (iq router): general path (internal_speedup = 2")

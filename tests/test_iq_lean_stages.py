@@ -155,7 +155,7 @@ def test_stages_in_flight_at_max_steps(keys):
     (dict(V3, speculative=1), "vc_alloc_delay = 3, speculative"),
     (dict(S2, speculative=1, **X2), "sw_alloc_delay = 2, speculative"),
     (dict(S3, speculative=1), "sw_alloc_delay = 3, speculative"),
-    ({"internal_speedup": 2}, "internal_speedup = 2"),
+    ({"internal_speedup": 2, **R2}, "internal_speedup = 2 with a stage of several cycles"),
 ])  # fmt: skip
 def test_stages_still_refused(keys, why):
     topo = from_spec("mesh:3,2")

@@ -73,10 +73,15 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
     ("flit engine, BookSim's iq router (stages of several cycles)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
       "model.iq.vc_alloc_delay": 2, "model.iq.sw_alloc_delay": 2}),
+    # internal speedup: the lean kernel's speedup copy (iq_lean.mode's spd bit, with the deep
+    # and separable code; docs/iq-router.md "Session 23")
+    ("flit engine, BookSim's iq router (internal speedup)",
+     {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
+      "model.iq.internal_speedup": 2}),
     # the iq router's general path: keys the lean path does not take (iq_lean_run.why_not_lean)
     ("flit engine, BookSim's iq router (general path)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
-      "model.iq.internal_speedup": 2}),
+      "model.iq.internal_speedup": 2, "model.iq.routing_delay": 2}),
     # a VC rule with no compiled form (the torus' dateline classes) runs step by step
     ("flit engine, step by step (torus dateline)",
      {**_UNI, "topology": "torus:4,2", "router.name": "dor", "model.switching": "wormhole",

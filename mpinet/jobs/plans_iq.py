@@ -101,7 +101,8 @@ def lean_bytes(nodes: int, deg: int, keys: tuple, hw: int, slots: int) -> int:
     def size(n: int, p: int) -> int:
         prm = iqs.make_params(n, deg, vcs, buf, flits, iq, False)
         z = np.zeros(n * deg, np.int64)
-        return sum(a.nbytes for a in ils.make_lean(prm, z, z, z, z, hw, p))  # (a row a link)
+        lean = ils.make_lean(prm, z, z, z, z, hw, p, float(iq.internal_speedup))
+        return sum(a.nbytes for a in lean)  # (a row a link)
 
     a, p = size(3, 1) - size(2, 1), size(2, 2) - size(2, 1)
     return a * nodes + p * slots + size(2, 1) - 2 * a - p + 8 * ((nodes + 63) // 64 - 1)

@@ -60,6 +60,7 @@ from mpinet.engine.flit.iq_lean_spec import (
     va_keys,
     xout,
 )
+from mpinet.engine.flit.iq_lean_speedup import credit_slot, steps, wrap_down
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, OUT, RHI, RLO, RP, TOK
 from mpinet.engine.flit.iq_moves import route_head
 from mpinet.engine.flit.iq_step import (
@@ -80,28 +81,32 @@ from mpinet.routing.vc_policies import ANY_VC
 FAR = 1 << 20
 
 
-def block_for(prm) -> tuple:
-    """:func:`run_block`'s last argument for a run of ``prm``: a tuple whose length says
-    which keys' branches its compiled copy keeps (:func:`mode`)."""
+def block_for(prm, speedup: float = 1.0) -> tuple:
+    """:func:`run_block`'s last argument for a run of ``prm`` (``speedup``: its
+    ``internal_speedup``): a tuple whose length says which keys' branches its compiled copy
+    keeps (:func:`mode`)."""
     far = prm.nnode * prm.nport * prm.nvc * (prm.bsz + 4) * 4 > FAR
     sep = prm.sak != ISLIP or prm.vak == INPUT_FIRST
     deep = prm.rd > 1 or prm.xd > 1 or prm.vad > 1 or prm.sad > 1
-    return mode(bool(prm.spec or prm.osp != 1), 1 if far else 0, 1 if sep else 0, deep)
+    spd = speedup != 1
+    return mode(bool(prm.spec or prm.osp != 1), 1 if far else 0, 1 if sep else 0, deep, spd)
 
 
-def mode(full: bool, fetch: int, sep: int = 0, deep: bool = False) -> tuple:
+def mode(full: bool, fetch: int, sep: int = 0, deep: bool = False, spd: bool = False) -> tuple:
     """The tuple for :func:`run_block`: ``full`` speculation and output speedup's code on,
     ``fetch`` the prefetches off, on or by the state's size (0, 1, 2), ``sep`` the separable
     allocators' code none (iSLIP only) or inlined (0, 1; "Session 21"), ``deep`` stages of
-    several cycles' code on ("Session 22"; its copies carry the separable code too).
+    several cycles' code on ("Session 22"; its copies carry the separable code too), ``spd``
+    internal speedup's ("Session 23"; its copies carry the deep and separable code too).
     numba compiles a copy of the kernel per tuple type and lowers ``len`` of a tuple as a
     constant, so LLVM folds the branches a run does not take (docs/iq-router.md, "Session
     20"), and numba prunes those that test ``len(mode)`` alone before it inlines."""
-    return (0,) * (int(full) + 2 * fetch + 6 * max(sep, int(deep)) + 12 * int(deep))
+    deep = deep or spd
+    return (0,) * (int(full) + 2 * fetch + 6 * max(sep, int(deep)) + 12 * int(deep) + 24 * spd)
 
 
 #: run_block's mode with every key's code on, read at run time (iq_lean_ranks: one copy)
-ALL = mode(True, 2, 1, True)
+ALL = mode(True, 2, 1, True, True)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -115,6 +120,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     full, fetch = len(mode) & 1, (len(mode) % 6) >> 1  # constants in each compiled copy
     sep = 1 if len(mode) >= 6 else 0  # (the separable calls below test len(mode): pruned)
     deep = len(mode) // 18  # stages of several cycles ("Session 22")
+    spd = 1 if len(mode) >= 24 else 0  # internal speedup ("Session 23", iq_lean_speedup)
+    multi = s.spg[1] > 1 if spd else False  # several internal steps a cycle (or only 1)
     off, pid, src, dst, hdr = inj
     n_, deg, npt, nv, bsz, fl = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz, prm.fl
     lat, lo, rd, cd, wt, iters = prm.lat, prm.lo, prm.rd, prm.cd, prm.wftc, prm.iters
@@ -127,7 +134,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     vmode = 1 if prm.vak == OUTPUT_FIRST or iters == 1 else 0
     vmode = 2 if sep and prm.vak == INPUT_FIRST else vmode
     osp = prm.osp if full else 1  # output speedup: crossbar outputs, output queues
-    oq = osp > 1 or xd > 1  # a flit may wait in its output queue (or, xd > 1, the crossbar)
+    oq = osp > 1 or xd > 1 or multi  # a flit may wait in its output queue (xd > 1: crossbar)
     nin, nout = npt * isp, npt * osp
     niv, nq = n_ * npt * nv, npt * nv
     hv, rte, buf, vm, pm, vrr = s.hv, s.rte, s.buf, s.vm, s.pm, s.vrr
@@ -155,7 +162,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     status[0], status[1] = DONE, t0
     for t in range(t0 + 1, t_end + 1):
         k = t - t0 - 1
-        if prm.record_hops and nh + n_ * deg * osp > hop.shape[0]:  # (a cycle's most)
+        if prm.record_hops and nh + n_ * deg * osp * (s.spg[1] if spd else 1) > hop.shape[0]:
             status[0], status[1] = ROOM, t - 1
             break
         if len(mode) >= 18:  # noqa: SIM102 (the deep copies' calls: pruned by numba)
@@ -187,7 +194,10 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
-        moved = arrivals(t, s, prm, rule, rd, far, osp, flat, rdp, wheel) + nd - d0
+        tb, ks = t, 1  # the cycle's first internal step (TOK's unit) and the steps
+        if spd:
+            tb, ks = steps(s)
+        moved = arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel) + nd - d0
         a, b = off[k], off[k + 1]
         for i in range(a, b):  # the cycle's packets at the back of their source queues
             s.pk_nfree[0] -= 1
@@ -215,7 +225,13 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         kl, kt, ke = (t + lat + 1 + cd) % nkr, (t + 2) % nkr, (t + 5 + cd) % nkr
         dl = (t + 3) & dmask  # a tail into the terminal: delivered then
         win = win_lo <= t + 1 < win_hi
-        for wi in range(s.actb.size):
+        nwd = s.actb.size
+        for wq in range(nwd * ks):  # (internal speedup: ks passes, each an internal step)
+            wi, tk, nx = wq, t, t + 1  # tk: TOK's now; nx: the cycle a granted flit is
+            if spd:  # in its output queue (the router's next step)
+                st = wq // nwd
+                wi, tk = wq - st * nwd, tb + st
+                nx = t + 1 if st == ks - 1 else t
             word = s.actb[wi]
             while word:
                 n = (wi << 6) + il.low(word)
@@ -252,7 +268,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         v = j - p * nv if flat else j
                         ip = ipb + p
                         iv = ip * nv + v
-                        if t < hv[iv, TOK]:
+                        if tk < hv[iv, TOK]:
                             continue
                         out = hv[iv, OUT]
                         if out < 0:
@@ -307,7 +323,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             rlab[y] = v
                 if nhd:  # a head alone on its port granted, the others' requests kept
                     nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
-                                   b0, ofree, ipb, hv, t, vmode, s.bo)  # fmt: skip
+                                   b0, ofree, ipb, hv, tk, vmode, s.bo)  # fmt: skip
                 if nva:  # VC allocation: iSLIP over the router's input and output VCs
                     if iters == 1:
                         islip1(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant,
@@ -321,7 +337,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             op = rout[y] // nv
                             ov = rout[y] - op * nv
                             ofree[ipb + op] &= ~(U1 << np.uint64(ov))
-                            hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, t + 1
+                            hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, tk + 1
                 if len(mode) >= 18:  # noqa: SIM102
                     if vad > 1 and nvh:  # the grants applied vad - 1 cycles on: in switch
                         s.stb[n, 2] = t  # allocation from vad on (no one reads them before)
@@ -332,7 +348,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 p = il.div(j, nv, vdm, vdl)
                                 wait(t + vad, n if flat else ipb + p, j if flat else j - p * nv, s)
                 if osp > 1 and nhd and not spec:  # the granted join switch allocation
-                    va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(t) + KS + KP)
+                    va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(tk) + KS + KP)
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
                     if sak != ISLIP:  # speculative bids (rlab >= SPEC) below the others
                         if len(mode) >= 6:  # a separable run's copy: inlined
@@ -393,6 +409,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     x = v + isp - nv  # (isp <= nv: a select, not il.wrap's branch)
                     vrr[eib + ei] = (x if x >= 0 else x + nv) if isp <= nv else il.wrap(v + isp, nv)
                     x = kt if p == deg else kl
+                    if multi:  # one message a step and port, one sent a cycle
+                        x = credit_slot(s, ip, tk, t, 2 if p == deg else lat + 1 + cd, nkr)
                     s.kk[x * capk + s.kn[x]] = s.up[ip] + v
                     s.kn[x] += 1
                     cred[(ipb + op) * nv + ov] -= 1
@@ -404,7 +422,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         else:
                             ofree[ipb + op] |= U1 << np.uint64(ov)
                         if c > 0:  # (its route's entry fetched: read in 1 + rd cycles)
-                            e = t + 1
+                            e = tk + 1
                             if len(mode) >= 18:
                                 if rdp:
                                     e = batch(s.stb, n, 0, t + 1, rd)
@@ -414,11 +432,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             nxt = buf[iv * bsz + hv[iv, HD]] >> FS
                             compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
                             if osp > 1:
-                                s.vkey[iv] = t * KS + KP + i2 if rd == 0 else low(t + 1) + i2
+                                s.vkey[iv] = tk * KS + KP + i2 if rd == 0 else low(tk + 1) + i2
                                 if rd:
                                     s.skey[iv] = s.vkey[iv]
                                 i2 += 1
-                    snd = t + 1  # the cycle it leaves its output queue (d cycles late)
+                    snd = nx  # the cycle it leaves its output queue (d cycles late)
                     if len(mode) >= 18:  # noqa: SIM102
                         if xd > 1:  # into the output queue at its crossbar batch's update
                             snd = batch(s.stb, n, 1, t + 1, xd) + xd - 1
@@ -430,11 +448,15 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     if op < deg:
                         ar = sd + d  # (d < nar: selects, not il.wrap's branches on data)
                         ar = ar - nar if ar >= nar else ar
+                        if multi:  # (d = -1: sent in this cycle)
+                            ar = wrap_down(ar, nar)
                         x = ar * cap + s.cn[ar]
                         s.ck[x], s.cc[x] = s.down[ipb + op] << 6 | ov, code
                         s.cn[ar] += 1
                         if not oq:
                             s.misc[0] += 1
+                        elif multi and d < 0:  # on its link in this cycle
+                            flits += 1
                         else:
                             s.lf[l1 + d - nar if l1 + d >= nar else l1 + d] += 1
                         if win if not oq else win_lo <= snd < win_hi:
@@ -446,6 +468,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             nh += 1
                     else:  # into the terminal: its credit back, a tail delivers
                         x = ke + d - nkr if ke + d >= nkr else ke + d  # (d < nkr)
+                        if multi:
+                            x = wrap_down(x, nkr)
                         s.kk[x * capk + s.kn[x]] = (ipb + deg) * nv + ov
                         s.kn[x] += 1
                         if fk == fl - 1:

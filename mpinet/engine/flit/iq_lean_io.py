@@ -85,9 +85,10 @@ def unkeep(n, nin, so, rin, rout, rlab, grant, s):
 
 
 @njit(cache=True, inline="always")
-def arrivals(t, s, prm, rule, rd, far, osp, flat, rdp, wheel):
+def arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
-    VC allocation at ``t + rd`` (route computation; ``routing_delay = 0``: lookahead, in
+    VC allocation at ``tb + rd`` (``tb``: ``t``, or under internal speedup the cycle's first
+    internal step, ``TOK``'s unit there; route computation; ``routing_delay = 0``: lookahead, in
     this cycle; ``rdp``: ``rd > 1``, at ``rd`` after its batch's cycle), its route's table
     entry fetched now (``anynet-min``'s N x N table is 25 MB on ms:3,2: a miss a
     packet-hop where read at once). ``flat``: a router's VCs fit a word, ``pm`` holds them
@@ -114,7 +115,7 @@ def arrivals(t, s, prm, rule, rd, far, osp, flat, rdp, wheel):
         hv[iv, CNT] = c + 1
         n = il.div(ip, npt, prm.mport, prm.lport)  # (a table of the nodes: a line more)
         if c == 0 and (code & KM) == 0:
-            tok = (batch(s.stb, n, 0, t, rd) if rdp else t) + rd
+            tok = (batch(s.stb, n, 0, t, rd) if rdp else tb) + rd
             hv[iv, TOK], s.rte[iv, RP] = tok, -1
             if wheel and tok > t:
                 p = ip - n * npt
@@ -122,9 +123,9 @@ def arrivals(t, s, prm, rule, rd, far, osp, flat, rdp, wheel):
             compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
             if osp > 1:  # its place in the queues (iq_lean_spec)
                 r = rank(ip - n * npt, prm.deg, prm.rot)
-                s.vkey[iv] = s.skey[iv] = t * KS + r if rd == 0 else low(t) + KS + r
+                s.vkey[iv] = s.skey[iv] = tb * KS + r if rd == 0 else low(tb) + KS + r
         elif c == 0 and osp > 1:
-            s.skey[iv] = t * KS + rank(ip - n * npt, prm.deg, prm.rot)
+            s.skey[iv] = tb * KS + rank(ip - n * npt, prm.deg, prm.rot)
         if flat:
             s.pm[n] |= U1 << np.uint64((ip - n * npt) * nv + v)
         else:

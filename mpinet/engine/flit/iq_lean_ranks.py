@@ -92,6 +92,14 @@ def _owner(ex, node):
     return ex.slot[np.searchsorted(ex.owner, node, side="right") - 1]
 
 
+@njit(cache=True, inline="always")
+def _now(s):
+    """1 where a cycle's messages carry the flits sent in it, 0 where those sent in the next:
+    under internal speedup a flit may leave in the cycle of its grant (``iq_lean_speedup``),
+    so it is known only at that cycle's end (``channel_latency >= 1``: still in time)."""
+    return 1 if s.spg[1] > 1 else 0
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _out(t, prm, s, ex, away):
     """Cycle ``t``'s flits and credits bound for other ranks out of the rings into the
@@ -107,7 +115,7 @@ def _out(t, prm, s, ex, away):
         ex.send[j, rk.H_ROWS], ex.send[j, rk.H_CRED], ex.send[j, rk.H_HEADS] = 0, 0, 0
     nar, nkr = s.cn.size, s.kn.size
     cap, capk = s.ck.size // nar, s.kk.size // nkr
-    sd = (t + prm.lat + 2) % nar
+    sd = (t + prm.lat + 2 - _now(s)) % nar
     kept, sent = 0, 0
     for i in range(s.cn[sd]):
         key, code = s.ck[sd * cap + i], s.cc[sd * cap + i]
@@ -159,7 +167,7 @@ def _in(t, prm, s, ex, rmap):
     npt, nv, lo = prm.nport, prm.nvc, prm.lo
     nar, nkr = s.cn.size, s.kn.size
     cap, capk = s.ck.size // nar, s.kk.size // nkr
-    sd = (t + prm.lat + 2) % nar
+    sd = (t + prm.lat + 2 - _now(s)) % nar
     x = (t + prm.lat + 1 + prm.cd) % nkr
     width = ex.width
     for j in range(ex.recv.shape[0]):
@@ -253,7 +261,8 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
         # runs, and t's too where t + 1 will not run ahead), a head's route each
         takes = 2 if npend == 1 and not (t < last and t < t_end and prm.lat + prm.cd > 0) else 1
         if (status[6] + own > deliv.shape[0]
-                or (prm.record_hops and status[7] + own * prm.deg * prm.osp > hop.shape[0])
+                or (prm.record_hops and status[7] + own * prm.deg * prm.osp * s.spg[1]
+                    > hop.shape[0])
                 or s.pk_nfree[0] < b - a + max_in
                 or (cy.width > 0 and cy.nfree[0] < cy.need * takes)):  # fmt: skip
             gst[G_CODE] = ist.ROOM  # (a cycle's messages may stay out: Python keeps them)
@@ -272,6 +281,8 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
                 gst[G_LERR] = 1
                 mine[rk.K_ERR] = 1
             gst[G_CROSS] = _out(t, prm, s, ex, away)
+            if _now(s):  # (internal speedup: the flits _out took leave in this cycle)
+                mine[rk.K_CROSS], gst[G_CROSS] = gst[G_CROSS], 0
             if cy.width > 0:  # the heads sent carry the rest of their routes
                 rc.add_routes(ex, cy)
         else:  # a rank that failed runs no more cycles: its messages say so
@@ -291,7 +302,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     included; ``nbt``: the rank's neighbours in mpinet's ports, for the partners)."""
     own = eng.hi - eng.lo
     prm = prm._replace(nnode=own)  # the lean arrays: the rank's routers only
-    s = ils.make_lean(prm, *tables, hw, 1024)
+    s = ils.make_lean(prm, *tables, hw, 1024, float(eng.model.iq.internal_speedup))
     links(s, prm)
     rmap = np.zeros(own * prm.nport * prm.nvc, np.int64)
     width = iq_ranks.ROW + max(hw, 1)

@@ -59,7 +59,12 @@ def keys_refusal(prm: Any, iq: Any) -> str | None:
         (prm.sad > 1 and prm.osp > 1, f"sw_alloc_delay = {prm.sad} with output speedup"),
         (prm.vad > 1 and prm.spec, f"vc_alloc_delay = {prm.vad}, speculative"),
         (prm.sad > 1 and prm.spec, f"sw_alloc_delay = {prm.sad}, speculative"),
-        (iq.internal_speedup != 1, f"internal_speedup = {iq.internal_speedup}"),
+        # internal speedup ("Session 23"): with one-cycle stages; a stage of several cycles
+        # counts cycles while its items go by internal steps (the batches not written)
+        (
+            iq.internal_speedup != 1 and (prm.rd > 1 or prm.vad > 1 or prm.sad > 1 or prm.xd > 1),
+            f"internal_speedup = {iq.internal_speedup} with a stage of several cycles",
+        ),
         # iSLIP and BookSim's separable allocators ("Session 20"); max_size is refused by name
         # in iq_config, so this holds any other code a later session adds
         (
@@ -115,7 +120,8 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
     port order for the record, as :func:`~mpinet.engine.flit.iq_run.run_iq`'s, which is
     ``rerun``: :class:`RebuiltState` runs it)."""
     nnode = prm.nnode
-    s = ils.make_lean(prm, *tables, hw, 1024)
+    spd = float(eng.model.iq.internal_speedup)
+    s = ils.make_lean(prm, *tables, hw, 1024, spd)
     last = int(workload.last_injection_step)
     quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
     status = np.zeros(12, np.int64)
@@ -126,7 +132,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
     eng.steps_path, eng.calls_path, eng.block_calls = LEAN_PATH, BLOCKS, 0
     block = ib.BLOCK
     walked = isinstance(eng.router, SourceRouted)  # routes walked at a block's start
-    mode = lean.block_for(prm)  # (the keys' branches it does not take compiled out)
+    mode = lean.block_for(prm, spd)  # (the keys' branches it does not take compiled out)
     watch = eng.watch  # a measurement read while the run goes: its steps cap each block
     while (in_flight > 0 or t < last) and t < eng.max_steps:
         t_end = min(t + block, eng.max_steps, watch.limit(t) if watch else eng.max_steps)

@@ -27,12 +27,16 @@ several cycles, the cycle of the router's last batch of route computation (``k``
 crossbar (1) (:func:`~mpinet.engine.flit.iq_lean_io.batch`), VC allocation (2) and switch
 allocation (3); ``sdw``/``sdn`` a router's switch grants kept for the batch's update;
 ``wm`` (as ``vm``, or ``pm`` where it holds the VCs) the heads waiting, out of pass 1 until
-their ``TOK``, ``wq``/``wn`` a ring of them per due cycle.
+their ``TOK``, ``wq``/``wn`` a ring of them per due cycle. ``internal_speedup``
+(:mod:`~mpinet.engine.flit.iq_lean_speedup`): ``spa`` the fraction carried and the speedup,
+``spg`` the next internal step's number and the most steps a cycle, ``csnd``/``cstp`` per
+input port the cycle its last credit message goes and the step that made it.
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
+from math import ceil
 
 import numpy as np
 
@@ -53,18 +57,19 @@ FIELDS = (  # namedtuple takes the names space-separated
     "sq_h sq_t sq_k sq_vc last_vc "
     "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
     "nbt rev lcount sport down up load "
-    "skey vkey osend lf wo wk rop xo stb sdw sdn wm wq wn"
+    "skey vkey osend lf wo wk rop xo stb sdw sdn wm wq wn spa spg csnd cstp"
 )
 LeanArrays = namedtuple("LeanArrays", FIELDS)
 
 PK_FIELDS = ("pk_pid", "pk_src", "pk_dst", "pk_inj", "pk_adm", "pk_hops", "pk_state", "pk_next")
 
 
-def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays:
+def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int,
+              speedup: float = 1.0) -> LeanArrays:  # fmt: skip
     """Every array of a lean run, empty (``prm``: the run's
     :class:`~mpinet.engine.flit.iq_state.IQParams`; the tables in state ports, as
     :func:`~mpinet.engine.flit.iq_state.make_arrays` takes them). The allocators' pointers
-    start at BookSim's port 0, as the general path's."""
+    start at BookSim's port 0, as the general path's. ``speedup``: ``internal_speedup``."""
     n, deg, npt, nv, bsz = prm.nnode, prm.deg, prm.nport, prm.nvc, prm.bsz
     niv, nq = n * npt * nv, npt * nv
     i64 = lambda k, v=0: np.full(k, v, np.int64)  # noqa: E731
@@ -89,7 +94,11 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
     # a crossbar of xd > 1 cycles: a batch in flight, then its own (the output queue too)
     xd = prm.xd
     wait = nv * bsz + (2 * xd if xd > 1 else 0) if osp > 1 or xd > 1 else 0
+    multi = speedup != 1  # several internal steps: output and credit queues (a flit or a
+    if multi:  # message waits at most one a credit), and a flit may go in its grant's cycle
+        wait = max(wait, nv * bsz + 2)
     nar, nkr = prm.lat + 3 + wait, max(prm.lat + 2, 6 + wait) + prm.cd  # past the longest delay
+    nkr += wait + prm.lat + 2 if multi else 0
     ndq = 4 if wait == 0 else 1 << (wait + 3).bit_length()  # the deliveries: a power of 2
     nreq = nq * nv + npt * isp * npt
     nk = niv if osp > 1 else 1  # the input VCs' places in the queues (iq_lean_spec)
@@ -163,6 +172,10 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int) -> LeanArrays
         wm=np.zeros(n * npt if wheel else 1, np.uint64),
         wq=i64(nw * niv if wheel else 1),
         wn=i64(nw),
+        spa=np.array([0.0, float(speedup)]),
+        spg=np.array([0, ceil(speedup)], np.int64),
+        csnd=i64(n * npt if multi else 1, -1),
+        cstp=i64(n * npt if multi else 1, -1),
     )
     for f in PK_FIELDS:
         a[f] = i64(packets, -1 if f == "pk_next" else 0)

@@ -1,0 +1,122 @@
+"""Internal speedup on the lean iq path (docs/iq-router.md, "Session 23: internal speedup on
+the lean path"): ``internal_speedup`` of 1.5 to 3, alone and with the other keys, each
+record the general path's bit for bit, on one rank and on several; the pairs still refused
+named."""
+
+from __future__ import annotations
+
+import pytest
+from test_flit_engine import Packets
+from test_iq_lean import MESHC, _ids, _lean_as_general, both, iq_model, same, traffic
+
+from mpinet.engine.flit import iq_lean_run
+from mpinet.engine.flit.engine import FlitEngine
+from mpinet.routing import make_router
+from mpinet.routing.vc_policies import make_vc_policy
+from mpinet.topology import from_spec
+
+I15, I2, I25, I3 = ({"internal_speedup": x} for x in (1.5, 2.0, 2.5, 3.0))
+SP, SEP = {"speculative": 1}, {"sw_allocator": "separable_input_first"}
+VSEP = {"vc_allocator": "separable_output_first"}
+
+#: network, router, flits, VCs, slots, packets, steps, keys
+ALONE = [
+    ("mesh:4,2", "dor", 1, 4, 8, 100, 200, I2),  # light
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **I2)),  # saturated, meshconfig's
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **I15)),
+    ("mesh:4,2", "dor", 4, 2, 4, 1500, 100, I15),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 100, I25),
+    ("mesh:5,2", "dor", 3, 1, 2, 800, 60, I3),
+    ("torus:4,2", "dor", 2, 4, 4, 1500, 100, dict(MESHC, **I2)),
+    ("torus:4,2", "dor", 5, 2, 3, 800, 100, I25),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(MESHC, **I3)),
+    ("ms:2,2", "anynet-min", 6, 4, 8, 600, 100, I15),
+    ("ms:3,2", "anynet-min", 4, 4, 4, 1500, 150, I2),
+    ("mesh:4,2", "dor", 2, 4, 4, 1500, 100, dict(I2, routing_delay=1)),
+    ("mesh:4,2", "dor", 3, 2, 3, 1500, 100, dict(I15, credit_delay=1, wait_for_tail_credit=1)),
+]
+
+WITH = [  # with input and output speedup, speculation, separable allocators, alloc_iters
+    ("mesh:4,2", "dor", 20, 8, 8, 300, 200, dict(MESHC, input_speedup=2, **I2)),
+    ("mesh:4,2", "dor", 1, 8, 8, 3000, 150, dict(MESHC, input_speedup=2, alloc_iters=2, **I15)),
+    ("torus:4,2", "dor", 2, 4, 4, 1500, 100, dict(input_speedup=3, **I25)),
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **SP, **I2)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 100, dict(MESHC, **SP, **I15)),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(MESHC, **SP, **I3)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, output_speedup=2, **I2)),
+    ("mesh:4,2", "dor", 3, 4, 3, 1500, 100, dict(MESHC, output_speedup=2, **SP, **I15)),
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, output_speedup=3, **I25)),
+    ("ms:2,2", "anynet-min", 2, 4, 4, 1500, 100, dict(MESHC, output_speedup=2, **SP, **I2)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **SEP, **I2)),
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **SEP, **VSEP, **SP, **I15)),
+    ("ms:3,2", "anynet-min", 4, 4, 4, 1500, 150, dict(MESHC, **SEP, input_speedup=2, **I3)),
+    ("mesh:4,2", "dor", 2, 4, 2, 3000, 100, dict(alloc_iters=3, **I2)),
+]
+
+
+@pytest.mark.parametrize("case", ALONE, ids=_ids(ALONE))
+def test_lean_internal_speedup(case):
+    """``internal_speedup`` alone and with meshconfig's keys: ``k`` passes of the routers a
+    cycle, the output and credit queues between, as the general path's."""
+    _lean_as_general(case)
+
+
+@pytest.mark.parametrize("case", WITH, ids=_ids(WITH))
+def test_lean_internal_speedup_with(case):
+    """``internal_speedup`` with the other keys the lean path takes."""
+    _lean_as_general(case)
+
+
+@pytest.mark.parametrize("keys", [I2, dict(MESHC, output_speedup=2, **SP, **I15)], ids=str)
+def test_speedup_in_flight_at_max_steps(keys):
+    """A run cut at ``max_steps`` with flits in the output and credit queues: its live rows
+    and stuck packets the general path's."""
+    topo = from_spec("mesh:4,2")
+    rows = traffic(topo.num_nodes, 3000, 100, seed=5, self_too=False)
+    m = iq_model(topo, flits=3, vcs=2, vc_buffer=4, **keys)
+    (a, b), (ea, _) = both("mesh:4,2", "dor", rows, m, max_steps=80, record_hops=True)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    assert (a.packets[:, 4] < 0).sum() > 100 and a.stuck
+    same(a, b)
+
+
+@pytest.mark.parametrize(("keys", "why"), [
+    (dict(I2, routing_delay=2), "internal_speedup = 2.0 with a stage of several cycles"),
+    (dict(I15, vc_alloc_delay=2), "internal_speedup = 1.5 with a stage of several cycles"),
+    (dict(I3, sw_alloc_delay=2), "internal_speedup = 3.0 with a stage of several cycles"),
+    (dict(I25, st_final_delay=2), "internal_speedup = 2.5 with a stage of several cycles"),
+])  # fmt: skip
+def test_speedup_still_refused(keys, why):
+    topo = from_spec("mesh:3,2")
+    rows = traffic(topo.num_nodes, 50, 20, seed=2)
+    m = iq_model(topo, flits=2, vcs=2, vc_buffer=4, **keys)
+    pol = make_vc_policy(m.vc_policy, topo, m.vcs)
+    eng = FlitEngine(topo, make_router("dor", topo), m, pol, max_steps=5000)
+    eng.run(Packets(rows))
+    assert eng.steps_path == f"compiled steps (iq router): general path ({why})"
+
+
+RANKS = [  # spec, router, VC policy, flits, VCs, VC buffer, keys, packets, their steps
+    ("mesh:4,2", "dor", None, 1, 8, 4, dict(MESHC, **I2), 600, 40),
+    ("mesh:4,2", "dor", None, 4, 4, 2, dict(MESHC, **I15), 600, 40),
+    ("mesh:4,2", "dor", None, 4, 4, 4, dict(MESHC, output_speedup=2, **SP, **I25), 600, 40),
+    ("ms:2,2", "anynet-min", None, 6, 4, 8, dict(input_speedup=2, **SEP, **I3), 300, 50),
+    ("torus:4,2", "dor", "dateline", 2, 4, 2, dict(I2, channel_latency=2, routing_delay=1), 400,
+     60),
+]  # fmt: skip
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("case", RANKS, ids=[f"{c[0]}-L{c[3]}-{i}" for i, c in enumerate(RANKS)])
+def test_speedup_on_several_ranks(case):
+    """Internal speedup on R ranks (the same kernel, its ALL copy; a flit may leave in its
+    grant's cycle, so a cycle's messages carry the flits sent in it): the lean path there,
+    the one-rank general path's record row for row."""
+    from mpi4py import MPI
+    from test_iq_lean_ranks import _rows, _runs, _same
+
+    comm = MPI.COMM_WORLD
+    topo = from_spec(case[0])
+    (one, many), paths = _runs(comm, topo, case, _rows(topo, case[7], case[8]), (False, True))
+    assert paths[1] == iq_lean_run.LEAN_PATH, paths
+    _same(one, many)
