@@ -181,8 +181,8 @@ def test_lean_ranks_return_for_room_with_a_cycles_messages_out(case, monkeypatch
     comm = MPI.COMM_WORLD
     make, call, seen = ils.make_lean, ilr._call, []
 
-    def few(prm, *args):
-        return make(prm, *args[:-1], 4)
+    def few(prm, *args, **kw):
+        return make(prm, *args[:-1], 4, **kw)
 
     def tight(s, away, need):
         s = ils.grow_packets(s, max(need - int(s.pk_nfree[0]), 1))

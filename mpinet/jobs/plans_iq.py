@@ -101,7 +101,7 @@ def lean_bytes(nodes: int, deg: int, keys: tuple, hw: int, slots: int) -> int:
     def size(n: int, p: int) -> int:
         prm = iqs.make_params(n, deg, vcs, buf, flits, iq, False)
         z = np.zeros(n * deg, np.int64)
-        lean = ils.make_lean(prm, z, z, z, z, hw, p, float(iq.internal_speedup))
+        lean = ils.make_lean(prm, z, z, z, z, hw, p, speedup=float(iq.internal_speedup))
         return sum(a.nbytes for a in lean)  # (a row a link)
 
     a, p = size(3, 1) - size(2, 1), size(2, 2) - size(2, 1)

@@ -302,7 +302,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     included; ``nbt``: the rank's neighbours in mpinet's ports, for the partners)."""
     own = eng.hi - eng.lo
     prm = prm._replace(nnode=own)  # the lean arrays: the rank's routers only
-    s = ils.make_lean(prm, *tables, hw, 1024, float(eng.model.iq.internal_speedup))
+    s = ils.make_lean(prm, *tables, hw, 1024, speedup=float(eng.model.iq.internal_speedup))
     links(s, prm)
     rmap = np.zeros(own * prm.nport * prm.nvc, np.int64)
     width = iq_ranks.ROW + max(hw, 1)

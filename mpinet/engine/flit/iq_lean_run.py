@@ -121,7 +121,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
     ``rerun``: :class:`RebuiltState` runs it)."""
     nnode = prm.nnode
     spd = float(eng.model.iq.internal_speedup)
-    s = ils.make_lean(prm, *tables, hw, 1024, spd)
+    s = ils.make_lean(prm, *tables, hw, 1024, speedup=spd)
     last = int(workload.last_injection_step)
     quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
     status = np.zeros(12, np.int64)
