@@ -1,7 +1,8 @@
 """The lean iq step (numba; docs/iq-router.md, "Session 18: the lean path"): the cycles of
 the general path (:mod:`~mpinet.engine.flit.iq_step`) for the keys where every stage takes
 one cycle (``routing_delay``, ``vc_alloc_delay``, ``sw_alloc_delay`` and the crossbar 1,
-``credit_delay`` 0, iSLIP, one rank; speculation and speedups: ``iq_lean_spec``), in the
+``credit_delay`` 0, iSLIP, one rank; speculation and speedups: ``iq_lean_spec``; internal
+speedup, a pass of the routers per internal step: ``iq_lean_speedup``), in the
 shape of session 17's exact prototype: one pass per router split in two, channels and credit
 returns as lists per due cycle, the routers with flits a bit set, no stage queues (with
 one-cycle stages an item's stage is the cycle it may go, ``TOK``). The same cycles as

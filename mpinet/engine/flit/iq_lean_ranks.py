@@ -19,7 +19,9 @@ counter). With output speedup a flit granted at ``t`` may leave its output queue
 later: the lean cycle writes it into the ring slot of its arrival then, which :func:`_out`
 scans at the cycle before it leaves, so it crosses when it would leave on one rank
 (docs/iq-router.md, "Session 20: a watch, speculation and output speedup on several
-ranks"). The counters that end the run (flits, deliveries, injections, moves, an error) are
+ranks"). Under internal speedup a flit may leave in its grant's cycle, so a cycle's
+messages carry the flits sent in that cycle instead (:func:`_now`; "Session 23"). The
+counters that end the run (flits, deliveries, injections, moves, an error) are
 summed over the ranks, so every rank stops at the same cycle, or goes to the general path
 at the same cycle (a stall, a routing error, packets in flight at the end). A watch
 (``mpinet booksim``'s measurement) caps the blocks and is handed each rank's deliveries and
