@@ -196,7 +196,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 cred[s.kk[x * capk + i]] += 1
         s.kn[x] = 0
         tb, ks = t, 1  # the cycle's first internal step (TOK's unit) and the steps
-        if spd:
+        if len(mode) >= 24:  # (the speedup copies' calls: pruned by numba in the others)
             tb, ks = steps(s)
         moved = arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel) + nd - d0
         a, b = off[k], off[k + 1]
@@ -410,8 +410,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     x = v + isp - nv  # (isp <= nv: a select, not il.wrap's branch)
                     vrr[eib + ei] = (x if x >= 0 else x + nv) if isp <= nv else il.wrap(v + isp, nv)
                     x = kt if p == deg else kl
-                    if multi:  # one message a step and port, one sent a cycle
-                        x = credit_slot(s, ip, tk, t, 2 if p == deg else lat + 1 + cd, nkr)
+                    if len(mode) >= 24:  # noqa: SIM102 (pruned by numba in the other copies)
+                        if multi:  # one message a step and port, one sent a cycle
+                            x = credit_slot(s, ip, tk, t, 2 if p == deg else lat + 1 + cd, nkr)
                     s.kk[x * capk + s.kn[x]] = s.up[ip] + v
                     s.kn[x] += 1
                     cred[(ipb + op) * nv + ov] -= 1
@@ -449,8 +450,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     if op < deg:
                         ar = sd + d  # (d < nar: selects, not il.wrap's branches on data)
                         ar = ar - nar if ar >= nar else ar
-                        if multi:  # (d = -1: sent in this cycle)
-                            ar = wrap_down(ar, nar)
+                        if len(mode) >= 24:  # noqa: SIM102
+                            if multi:  # (d = -1: sent in this cycle)
+                                ar = wrap_down(ar, nar)
                         x = ar * cap + s.cn[ar]
                         s.ck[x], s.cc[x] = s.down[ipb + op] << 6 | ov, code
                         s.cn[ar] += 1
@@ -469,8 +471,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             nh += 1
                     else:  # into the terminal: its credit back, a tail delivers
                         x = ke + d - nkr if ke + d >= nkr else ke + d  # (d < nkr)
-                        if multi:
-                            x = wrap_down(x, nkr)
+                        if len(mode) >= 24:  # noqa: SIM102
+                            if multi:
+                                x = wrap_down(x, nkr)
                         s.kk[x * capk + s.kn[x]] = (ipb + deg) * nv + ov
                         s.kn[x] += 1
                         if fk == fl - 1:
