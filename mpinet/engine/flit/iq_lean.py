@@ -182,7 +182,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         s.dn[x] = 0
         x = t % nkr  # the credits due (each its own counter: any order)
         if wt:
-            tail_credits(x, capk, niv, nv, bsz, s)
+            tail_credits(x, capk, niv, nv, bsz, s, vdm, vdl)
         else:
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
