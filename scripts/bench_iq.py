@@ -60,6 +60,8 @@ CASES = {
     "sif-m8-0.4": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.4, 4000, SIF),
     "sif-ms3-0.004": ("ms:3,2", "anynet-min", 16, 2, 4, "any", 0.004, 2000, SIF),
     "deep-m8-0.2": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.2, 6000, DEEP),
+    # (packets of 4 flits; not picked by --cases deep-m8)
+    "deepL4-m8-0.05": ("mesh:8,2", "dor", 4, 16, 8, "any", 0.05, 4000, DEEP),
 }  # fmt: skip
 
 
