@@ -307,7 +307,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             rlab[y] = v
                 if nhd:  # a head alone on its port granted, the others' requests kept
                     nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
-                                   b0, ofree, ipb, hv, t, vmode, s.bo)  # fmt: skip
+                                   b0, ofree, ipb, hv, t, vmode, s.bo, deep)  # fmt: skip
                 if nva:  # VC allocation: iSLIP over the router's input and output VCs
                     if iters == 1:
                         islip1(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant,
