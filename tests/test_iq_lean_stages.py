@@ -70,6 +70,11 @@ VA = [
     ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(MESHC, **V2)),
     ("ms:2,2", "anynet-min", 6, 4, 8, 600, 100, dict(V2, vc_allocator="separable_input_first")),
     ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **V2, **SEP)),
+    # many heads granted in a batch, waiting in one row of the wheel (iq_lean_io.wait, its
+    # rows 2-D since "Session 23"): a router's VCs in a word (hypercube:5, 48) and not
+    # (mesh:2,2, 80), saturated
+    ("hypercube:5", "anynet-min", 1, 8, 2, 3000, 100, dict(MESHC, **V3)),
+    ("mesh:2,2", "dor", 1, 16, 2, 2000, 100, dict(DEEP, **V3)),
 ]
 
 SA = [
@@ -173,6 +178,7 @@ RANKS = [  # spec, router, VC policy, flits, VCs, VC buffer, keys, packets, thei
     ("mesh:4,2", "dor", None, 4, 4, 2, dict(X2, output_speedup=2), 600, 40),
     ("ms:2,2", "anynet-min", None, 6, 4, 8, dict(DEEP, input_speedup=2), 300, 50),
     ("torus:4,2", "dor", "dateline", 2, 4, 2, dict(R3, channel_latency=2), 400, 60),
+    ("hypercube:4", "hypercube-ecube", None, 1, 8, 2, dict(MESHC, **V3, **S2), 400, 60),
 ]
 
 

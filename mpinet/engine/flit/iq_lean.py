@@ -190,7 +190,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         s.dn[x] = 0
         x = t % nkr  # the credits due (each its own counter: any order)
         if wt:
-            tail_credits(x, capk, niv, nv, bsz, s)
+            tail_credits(x, capk, niv, nv, bsz, s, vdm, vdl)
         else:
             for i in range(s.kn[x]):
                 cred[s.kk[x * capk + i]] += 1
@@ -324,7 +324,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             rlab[y] = v
                 if nhd:  # a head alone on its port granted, the others' requests kept
                     nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
-                                   b0, ofree, ipb, hv, tk, vmode, s.bo)  # fmt: skip
+                                   b0, ofree, ipb, hv, tk, vmode, s.bo, deep)  # fmt: skip
                 if nva:  # VC allocation: iSLIP over the router's input and output VCs
                     if iters == 1:
                         islip1(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant,

@@ -231,7 +231,7 @@ def _input_first(h, nh, op, hj, hq, hm, nv, nq, pin, pout, z, ofree, ipb, hv, t,
 
 @njit(cache=True, inline="always")
 def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, mode,
-             bo):  # fmt: skip
+             bo, lst):  # fmt: skip
     """VC allocation's heads split by output port (the prototype's ``M_VQ``; docs/iq-router.md
     "Session 18, part 2"): head ``h`` (input VC ``hj[h]`` of the router, output port
     ``hq[h]``, its free VCs ``hm[h]``, ``opc``: heads a port) alone on its port takes the
@@ -244,7 +244,9 @@ def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, h
     ``separable_input_first`` (each head picks, then each VC among its pickers; "Session
     20"); ``mode`` 0 (iSLIP's iterations) puts their requests in rows ``0 ..`` of
     ``rin``/``rout`` for :func:`islipn`. Returns the rows' count; ``opc`` 0 again.
-    ``bo``: :func:`islip1`'s (mode 2's scratch)."""
+    ``bo``: :func:`islip1`'s (mode 2's scratch). ``lst`` (a constant of the kernel's copy:
+    its deep copies, docs/iq-router.md "Session 23"): mode 1 lists a port's heads in ``rin``
+    (mode 0's rows) first, so that the offers do not test every head's port."""
     nva = 0
     for h in range(nh):
         j, op, fr = hj[h], hq[h], hm[h]
@@ -258,6 +260,32 @@ def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, h
         if c > 1 and mode == 2:  # separable_input_first on the port's heads
             opc[op] = 0
             _input_first(h, nh, op, hj, hq, hm, nv, nq, pin, pout, z, ofree, ipb, hv, t, rout, bo)
+            continue
+        if c > 1 and lst:  # as below, over the port's heads listed (heads of many ports:
+            opc[op] = 0  # the test of a head's port mispredicted, "Session 23")
+            u, k = np.uint64(0), 0
+            for x in range(h, nh):
+                if hq[x] == op:
+                    u |= hm[x]
+                    rout[x] = 0
+                    rin[k] = x
+                    k += 1
+            while u:
+                ov = il.low(u)
+                u &= u - U1
+                p, bit, best, bd = pout[z + op * nv + ov], U1 << np.uint64(ov), h, nq
+                for i in range(k):
+                    x = rin[i]
+                    if hm[x] & bit:
+                        d = hj[x] - p
+                        d += nq if d < 0 else 0
+                        if d < bd:
+                            best, bd = x, d
+                rout[best] |= np.int64(bit)
+            for i in range(k):
+                x = rin[i]
+                if rout[x]:
+                    _grant(z, hj[x], op, np.uint64(rout[x]), nv, nq, pin, pout, ofree, ipb, hv, t)
             continue
         if c > 1:  # one iSLIP iteration on the port's heads: each VC offers itself to the
             opc[op] = 0  # head nearest its grant pointer (in rout: the VCs a head is offered)

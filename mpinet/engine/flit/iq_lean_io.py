@@ -27,9 +27,8 @@ def batch(stb, n, k, a, d):
     until its update ``d - 1`` cycles on (``iq_router``'s ``bt``). The item joins the batch
     not yet evaluated, or the next one, at ``a`` or when the one in flight is done."""
     e = stb[n, k]
-    if a <= e:
-        return e
-    e = e + d if a < e + d else a
+    f = e + d if a < e + d else a  # (selects: the branches on a, data, were mispredicted)
+    e = e if a <= e else f
     stb[n, k] = e
     return e
 
@@ -41,7 +40,7 @@ def wait(tok, word, bit, s):
     router's VCs fit a word) set, and cleared by :func:`due` at ``tok``."""
     s.wm[word] |= U1 << np.uint64(bit)
     x = tok & (s.wn.size - 1)
-    s.wq[x * (s.wq.size // s.wn.size) + s.wn[x]] = word << 6 | bit
+    s.wq[x, s.wn[x]] = word << 6 | bit  # (a row a cycle: no division for the row's start)
     s.wn[x] += 1
 
 
@@ -49,9 +48,8 @@ def wait(tok, word, bit, s):
 def due(t, s):
     """The heads :func:`wait` took out of pass 1 until cycle ``t``, back in it."""
     x = t & (s.wn.size - 1)
-    b = x * (s.wq.size // s.wn.size)
     for i in range(s.wn[x]):
-        w = s.wq[b + i]
+        w = s.wq[x, i]
         s.wm[w >> 6] &= ~(U1 << np.uint64(w & 63))
     s.wn[x] = 0
 
@@ -192,10 +190,12 @@ def terminals(t, s, nv, npt, fl, deg, niv, wt):
 
 
 @njit(cache=True, inline="always")
-def tail_credits(x, capk, niv, nv, bsz, s):
+def tail_credits(x, capk, niv, nv, bsz, s, vdm, vdl):
     """The credits due in ring slot ``x`` under ``wait_for_tail_credit``: a VC whose tail
     was sent is free again with its last credit back (a router's output VC in ``ofree``; a
-    terminal's injection VC: ``otl`` read as it picks one)."""
+    terminal's injection VC: ``otl`` read as it picks one). ``vdm``, ``vdl``: ``nv``'s
+    :func:`~mpinet.engine.flit.iq_lists.magic` (not a division a tail: docs/iq-router.md,
+    "Session 23")."""
     cred, otl = s.cred, s.otl
     for i in range(s.kn[x]):
         j = s.kk[x * capk + i]
@@ -204,7 +204,8 @@ def tail_credits(x, capk, niv, nv, bsz, s):
         if c == bsz and otl[j]:
             otl[j] = 0
             if j < niv:
-                s.ofree[j // nv] |= U1 << np.uint64(j % nv)
+                q = il.div(j, nv, vdm, vdl)
+                s.ofree[q] |= U1 << np.uint64(j - q * nv)
 
 
 @njit(cache=True, inline="always")

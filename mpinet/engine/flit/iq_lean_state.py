@@ -170,7 +170,7 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int,
         sdw=i64(n * npt * isp if prm.sad > 1 else 1),
         sdn=i64(n if prm.sad > 1 else 1),
         wm=np.zeros(n * npt if wheel else 1, np.uint64),
-        wq=i64(nw * niv if wheel else 1),
+        wq=np.zeros((nw, niv) if wheel else (1, 1), np.int64),  # (a row a due cycle)
         wn=i64(nw),
         spa=np.array([0.0, float(speedup)]),
         spg=np.array([0, ceil(speedup)], np.int64),
