@@ -54,8 +54,8 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
     # BookSim's traffic: a rate's Bernoulli draws are compiled apart (rng._grid_below)
     ("flit engine, BookSim's iq router",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq"}),
-    # the lean path's other compiled blocks (iq_lean.block_for): speculation and output
-    # speedup; VC rows past iq_lean.FAR (the prefetches: {big}, 2 VCs of 8)
+    # the lean path's other compiled blocks (iq_lean_mode.block_for): speculation and output
+    # speedup; VC rows past iq_lean_mode.FAR (the prefetches: {big}, 2 VCs of 8)
     ("flit engine, BookSim's iq router (speculation, output speedup)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
       "model.iq.speculative": 1, "model.iq.output_speedup": 2}),
@@ -63,17 +63,17 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
      {**_BERNOULLI, "topology": "{big}", "workload.steps": 2, "model.switching": "wormhole",
       "model.flits": 2, "model.vcs": 2, "model.vc_buffer": 8, "model.router": "iq"}),
     # BookSim's separable allocators (its examples' anynet, fattree, dragonfly, single): the
-    # lean kernel's copy with them inlined (iq_lean.mode's separable bit, about 30 s)
+    # lean kernel's copy with them inlined (iq_lean_mode.mode's separable bit, about 30 s)
     ("flit engine, BookSim's iq router (separable allocators)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
       "model.iq.vc_allocator": "separable_input_first",
       "model.iq.sw_allocator": "separable_input_first"}),
     # stages of several cycles (a deeper router's pipeline): the lean kernel's deep copy
-    # (iq_lean.mode's deep bit, about 40 s; docs/iq-router.md "Session 22")
+    # (iq_lean_mode.mode's deep bit, about 40 s; docs/iq-router.md "Session 22")
     ("flit engine, BookSim's iq router (stages of several cycles)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
       "model.iq.vc_alloc_delay": 2, "model.iq.sw_alloc_delay": 2}),
-    # internal speedup: the lean kernel's speedup copy (iq_lean.mode's spd bit, with the deep
+    # internal speedup: the lean kernel's speedup copy (iq_lean_mode.mode's spd bit, with the deep
     # and separable code; docs/iq-router.md "Session 23")
     ("flit engine, BookSim's iq router (internal speedup)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",

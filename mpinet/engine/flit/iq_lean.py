@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
+from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
 from mpinet.engine.flit.iq_lean_alloc import ahead as _ahead
 from mpinet.engine.flit.iq_lean_alloc import (
@@ -34,6 +35,7 @@ from mpinet.engine.flit.iq_lean_alloc import (
     islip_bits,
     islipn,
     separable,
+    va_grant,
     vc_split,
 )
 from mpinet.engine.flit.iq_lean_io import (
@@ -41,7 +43,9 @@ from mpinet.engine.flit.iq_lean_io import (
     U1,
     arrivals,
     batch,
+    deliveries,
     due,
+    enqueue,
     fetch_router,
     keep,
     tail_credits,
@@ -49,12 +53,12 @@ from mpinet.engine.flit.iq_lean_io import (
     unkeep,
     wait,
 )
+from mpinet.engine.flit.iq_lean_mode import FAR
 from mpinet.engine.flit.iq_lean_route import dor_route
 from mpinet.engine.flit.iq_lean_spec import (
     KP,
     KS,
     SPEC,
-    by_node,
     low,
     sa_order,
     spec_bid,
@@ -64,50 +68,9 @@ from mpinet.engine.flit.iq_lean_spec import (
 from mpinet.engine.flit.iq_lean_speedup import credit_slot, steps, wrap_down
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, OUT, RHI, RLO, RP, TOK
 from mpinet.engine.flit.iq_moves import route_head
-from mpinet.engine.flit.iq_step import (
-    DONE,
-    FINISHED,
-    R_DELIV,
-    R_FLITS,
-    R_INJ,
-    R_MOVED,
-    ROOM,
-    STALL,
-)
 from mpinet.prefetch import prefetch
 from mpinet.routing import compiled
 from mpinet.routing.vc_policies import ANY_VC
-
-#: the input VCs' rows and rings (bytes) from which the kernel fetches them ahead
-FAR = 1 << 20
-
-
-def block_for(prm, speedup: float = 1.0) -> tuple:
-    """:func:`run_block`'s last argument for a run of ``prm`` (``speedup``: its
-    ``internal_speedup``): a tuple whose length says which keys' branches its compiled copy
-    keeps (:func:`mode`)."""
-    far = prm.nnode * prm.nport * prm.nvc * (prm.bsz + 4) * 4 > FAR
-    sep = prm.sak != ISLIP or prm.vak == INPUT_FIRST
-    deep = prm.rd > 1 or prm.xd > 1 or prm.vad > 1 or prm.sad > 1
-    spd = speedup != 1
-    return mode(bool(prm.spec or prm.osp != 1), 1 if far else 0, 1 if sep else 0, deep, spd)
-
-
-def mode(full: bool, fetch: int, sep: int = 0, deep: bool = False, spd: bool = False) -> tuple:
-    """The tuple for :func:`run_block`: ``full`` speculation and output speedup's code on,
-    ``fetch`` the prefetches off, on or by the state's size (0, 1, 2), ``sep`` the separable
-    allocators' code none (iSLIP only) or inlined (0, 1; "Session 21"), ``deep`` stages of
-    several cycles' code on ("Session 22"; its copies carry the separable code too), ``spd``
-    internal speedup's ("Session 23"; its copies carry the deep and separable code too).
-    numba compiles a copy of the kernel per tuple type and lowers ``len`` of a tuple as a
-    constant, so LLVM folds the branches a run does not take (docs/iq-router.md, "Session
-    20"), and numba prunes those that test ``len(mode)`` alone before it inlines."""
-    deep = deep or spd
-    return (0,) * (int(full) + 2 * fetch + 6 * max(sep, int(deep)) + 12 * int(deep) + 24 * spd)
-
-
-#: run_block's mode with every key's code on, read at run time (iq_lean_ranks: one copy)
-ALL = mode(True, 2, 1, True, True)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -117,7 +80,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     (its arguments and ``status`` but the look; rows ``R_MOVED`` the flits moved, ``R_WORK``
     0): returns the last cycle run. ``status[0]``: :data:`~.iq_step.DONE`, ``ROOM`` (the hop
     rows), ``FINISHED``, ``STALL`` or a routing error (the run then goes again on the general
-    path, which reports it). ``mode``: :func:`mode`'s tuple."""
+    path, which reports it). ``mode``: :func:`~.iq_lean_mode.mode`'s tuple."""
     full, fetch = len(mode) & 1, (len(mode) % 6) >> 1  # constants in each compiled copy
     sep = 1 if len(mode) >= 6 else 0  # (the separable calls below test len(mode): pruned)
     deep = len(mode) // 18  # stages of several cycles ("Session 22")
@@ -160,11 +123,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     # it they cost instructions for nothing (mesh88-lat, hc8-L16: +8-10 %, "Session 19")
     far = niv * (bsz + 4) * 4 > FAR if fetch == 2 else fetch == 1
     in_flight, nd, nh, idle = status[5], status[6], status[7], status[8]
-    status[0], status[1] = DONE, t0
+    status[0], status[1] = ist.DONE, t0
     for t in range(t0 + 1, t_end + 1):
         k = t - t0 - 1
         if prm.record_hops and nh + n_ * deg * osp * (s.spg[1] if spd else 1) > hop.shape[0]:
-            status[0], status[1] = ROOM, t - 1
+            status[0], status[1] = ist.ROOM, t - 1
             break
         if len(mode) >= 18:  # noqa: SIM102 (the deep copies' calls: pruned by numba)
             if wheel:  # the VCs due now back in pass 1
@@ -174,20 +137,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         if oq:  # sent from their output queues in this one
             flits = s.lf[t % nar]
             s.lf[t % nar] = 0
-        # the terminals' deliveries: tails ejected three cycles ago (node order)
-        d0 = nd
-        x = t & dmask
-        if oq:
-            by_node(s.dq, x * n_, s.dn[x], s.pk_dst)
-        for i in range(s.dn[x]):
-            pk = s.dq[x * n_ + i]
-            deliv[nd, 0], deliv[nd, 1] = s.pk_pid[pk], s.pk_src[pk]
-            deliv[nd, 2], deliv[nd, 3], deliv[nd, 4] = s.pk_dst[pk], s.pk_inj[pk], t
-            deliv[nd, 5], deliv[nd, 6] = s.pk_hops[pk], s.pk_adm[pk]
-            nd += 1
-            s.pk_free[s.pk_nfree[0]] = pk
-            s.pk_nfree[0] += 1
-        s.dn[x] = 0
+        d0 = nd  # the terminals' deliveries: tails ejected three cycles ago (node order)
+        nd = deliveries(t, t & dmask, n_, nd, oq, deliv, s)
         x = t % nkr  # the credits due (each its own counter: any order)
         if wt:
             tail_credits(x, capk, niv, nv, bsz, s, vdm, vdl)
@@ -200,24 +151,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
             tb, ks = steps(s)
         moved = arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel) + nd - d0
         a, b = off[k], off[k + 1]
-        for i in range(a, b):  # the cycle's packets at the back of their source queues
-            s.pk_nfree[0] -= 1
-            pk = s.pk_free[s.pk_nfree[0]]
-            s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk] = pid[i], src[i], dst[i]
-            s.pk_inj[pk], s.pk_adm[pk], s.pk_hops[pk], s.pk_state[pk] = t, -1, 0, 0
-            for c in range(hdr.shape[1]):
-                s.pk_hdr[pk, c] = hdr[i, c]
-            s.pk_next[pk] = -1
-            n = src[i] - lo
-            if s.sq_t[n] >= 0:
-                s.pk_next[s.sq_t[n]] = pk
-            else:
-                s.sq_h[n] = pk
-            s.sq_t[n] = pk
-            if s.ton[n] == 0:
-                s.ton[n] = 1
-                s.tact[s.misc[1]] = n
-                s.misc[1] += 1
+        enqueue(t, a, b, pid, src, dst, hdr, lo, s)  # at the back of their source queues
         moved += terminals(t, s, nv, npt, fl, deg, niv, wt)
         # the routers with flits, in node order
         sd = (t + lat + 2) % nar  # a granted flit's arrival downstream
@@ -326,19 +260,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     nva = vc_split(nhd, hj, hq, hm, opc, rin, rout, nv, nq, s.va_pin, s.va_pout,
                                    b0, ofree, ipb, hv, tk, vmode, s.bo, deep)  # fmt: skip
                 if nva:  # VC allocation: iSLIP over the router's input and output VCs
-                    if iters == 1:
-                        islip1(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant,
-                               s.bo, s.bi)  # fmt: skip
-                    else:
-                        islipn(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant,
-                               s.bo, s.bi, iters)  # fmt: skip
-                    for y in range(nva):
-                        if grant[y]:
-                            iv = b0 + rin[y]
-                            op = rout[y] // nv
-                            ov = rout[y] - op * nv
-                            ofree[ipb + op] &= ~(U1 << np.uint64(ov))
-                            hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, tk + 1
+                    va_grant(nva, rin, rout, nv, nq, b0, ipb, iters, tk + 1, grant, hv, ofree, s)
                 if len(mode) >= 18:  # noqa: SIM102
                     if vad > 1 and nvh:  # the grants applied vad - 1 cycles on: in switch
                         s.stb[n, 2] = t  # allocation from vad on (no one reads them before)
@@ -485,15 +407,15 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     s.actb[wi] &= ~(U1 << np.uint64(n & 63))
         ndel = nd - d0
         in_flight += (b - a) - ndel
-        rows[k, R_FLITS], rows[k, R_DELIV], rows[k, R_INJ] = flits, ndel, b - a
-        rows[k, R_MOVED] = moved + flits
+        rows[k, ist.R_FLITS], rows[k, ist.R_DELIV], rows[k, ist.R_INJ] = flits, ndel, b - a
+        rows[k, ist.R_MOVED] = moved + flits
         idle = 0 if moved + flits > 0 else idle + 1
         status[1] = t
         if in_flight <= 0 and t >= last:
-            status[0] = FINISHED
+            status[0] = ist.FINISHED
             break
         if in_flight > 0 and t > last and idle >= quiet:
-            status[0] = STALL
+            status[0] = ist.STALL
             break
     status[5], status[6], status[7], status[8] = in_flight, nd, nh, idle
     return status[1]

@@ -143,7 +143,7 @@ def _beats(a, b, lab, r, y, lo, ptr, size):
     return ahead(a, b, ptr, size)
 
 
-@njit(cache=True, inline="always")  # in the kernel's separable copies only (iq_lean.mode)
+@njit(cache=True, inline="always")  # in the kernel's separable copies only (iq_lean_mode.mode)
 def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo, bi, first_in):
     """BookSim's separable allocators (:func:`~mpinet.engine.flit.iq_alloc.separable`:
     ``separable_input_first`` where ``first_in``, else ``separable_output_first``) on
@@ -208,7 +208,7 @@ def _grant(z, j, op, g, nv, nq, pin, pout, ofree, ipb, hv, t):
     hv[z + j, OUT], hv[z + j, TOK] = op << 6 | ov, t + 1
 
 
-@njit(cache=True, inline="always")  # in the kernel's separable copies (iq_lean.mode)
+@njit(cache=True, inline="always")  # in the kernel's separable copies (iq_lean_mode.mode)
 def _input_first(h, nh, op, hj, hq, hm, nv, nq, pin, pout, z, ofree, ipb, hv, t, rout, bo):
     """:func:`vc_split`'s ``separable_input_first`` on the heads ``h ..`` asking port ``op``:
     each head picks the VC nearest its accept pointer (``rout``), then each VC the picker
@@ -314,3 +314,21 @@ def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, h
     for h in range(nh):
         opc[hq[h]] = 0
     return nva
+
+
+@njit(cache=True, inline="always")
+def va_grant(nva, rin, rout, nv, nq, b0, ipb, iters, tok, grant, hv, ofree, s):
+    """A router's VC allocation (its ``nva`` requests from :func:`vc_split`, iSLIP over its
+    input and output VCs from ``b0``) and its grants applied: each winner's output VC taken
+    from ``ofree`` and the head in switch allocation from ``tok`` on."""
+    if iters == 1:
+        islip1(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant, s.bo, s.bi)
+    else:
+        islipn(nva, rin, rout, 0, nq, nq, s.va_pin, s.va_pout, b0, b0, grant, s.bo, s.bi, iters)
+    for y in range(nva):
+        if grant[y]:
+            iv = b0 + rin[y]
+            op = rout[y] // nv
+            ov = rout[y] - op * nv
+            ofree[ipb + op] &= ~(U1 << np.uint64(ov))
+            hv[iv, OUT], hv[iv, TOK] = op << 6 | ov, tok

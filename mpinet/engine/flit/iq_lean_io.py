@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
-from mpinet.engine.flit.iq_lean_spec import KS, low, rank
+from mpinet.engine.flit.iq_lean_spec import KS, by_node, low, rank
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, RP, TOK
 from mpinet.prefetch import prefetch
 from mpinet.routing import compiled
@@ -224,3 +224,48 @@ def fetch_router(n, s, npt, nv, nin):
     prefetch(s.sa_pout, n * npt)
     prefetch(s.va_pin, n * nq)
     prefetch(s.va_pout, n * nq)
+
+
+@njit(cache=True, inline="always")
+def deliveries(t, x, n_, nd, oq, deliv, s):
+    """The tails that reached their terminals for cycle ``t`` (ring slot ``x``; in node
+    order, as BookSim's terminals read them, when output queues may have put them out of
+    it) written into ``deliv`` from row ``nd``, their packet slots freed; returns the next
+    row."""
+    if oq:
+        by_node(s.dq, x * n_, s.dn[x], s.pk_dst)
+    for i in range(s.dn[x]):
+        pk = s.dq[x * n_ + i]
+        deliv[nd, 0], deliv[nd, 1] = s.pk_pid[pk], s.pk_src[pk]
+        deliv[nd, 2], deliv[nd, 3], deliv[nd, 4] = s.pk_dst[pk], s.pk_inj[pk], t
+        deliv[nd, 5], deliv[nd, 6] = s.pk_hops[pk], s.pk_adm[pk]
+        nd += 1
+        s.pk_free[s.pk_nfree[0]] = pk
+        s.pk_nfree[0] += 1
+    s.dn[x] = 0
+    return nd
+
+
+@njit(cache=True, inline="always")
+def enqueue(t, a, b, pid, src, dst, hdr, lo, s):
+    """The injections ``a .. b - 1`` (packets created at cycle ``t``) each in a free packet
+    slot at the back of its source's queue; a terminal whose queue was empty joins the
+    active terminals (``tact``)."""
+    for i in range(a, b):
+        s.pk_nfree[0] -= 1
+        pk = s.pk_free[s.pk_nfree[0]]
+        s.pk_pid[pk], s.pk_src[pk], s.pk_dst[pk] = pid[i], src[i], dst[i]
+        s.pk_inj[pk], s.pk_adm[pk], s.pk_hops[pk], s.pk_state[pk] = t, -1, 0, 0
+        for c in range(hdr.shape[1]):
+            s.pk_hdr[pk, c] = hdr[i, c]
+        s.pk_next[pk] = -1
+        n = src[i] - lo
+        if s.sq_t[n] >= 0:
+            s.pk_next[s.sq_t[n]] = pk
+        else:
+            s.sq_h[n] = pk
+        s.sq_t[n] = pk
+        if s.ton[n] == 0:
+            s.ton[n] = 1
+            s.tact[s.misc[1]] = n
+            s.misc[1] += 1

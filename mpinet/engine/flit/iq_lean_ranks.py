@@ -1,32 +1,31 @@
-"""The lean iq path on several ranks (docs/iq-router.md, "Session 19: the lean path on
-several ranks"): each rank runs the lean cycle (:func:`~mpinet.engine.flit.iq_lean.run_block`,
-one cycle a call from the compiled block :func:`run_block`) on its block of routers, and
-the flits and credits bound for another rank's routers go in one exchange a cycle, the
-general path's (:class:`~mpinet.engine.flit.iq_ranks.Ranks`: its partners, buffers and MPI
-calls).
+"""The lean iq path on several ranks (docs/iq-router.md, "Session 19: the lean path on several
+ranks"): each rank runs the lean cycle (:func:`~mpinet.engine.flit.iq_lean.run_block`, one
+cycle a call from the compiled block :func:`run_block`) on its block of routers, and the
+flits and credits bound for another rank's routers go in one exchange a cycle, the general
+path's (:class:`~mpinet.engine.flit.iq_ranks.Ranks`: its partners, buffers and MPI calls).
 
 How a flit leaves: a link to another rank's router has a downstream input port past the
 rank's own (``down >= own * nport``: ``own * nport`` + the global input port), so the lean
-cycle writes its flit into the arrivals' ring as any other; after the cycle, :func:`_out`
-takes those entries out of the ring slot into the messages (a head with its packet's
-record; the sender's slot is freed with the tail). Credits likewise: an input port fed from
-another rank returns its credits past ``cred`` (``cred.size`` + the global output VC). At
-the cycle's end the messages are exchanged; :func:`_in` puts the flits and credits into the
-receiver's rings at the cycles they are due (``t + channel_latency + 2`` and ``t +
-channel_latency + 1 + credit_delay``, both after this cycle), so each arrives when it would
-on one rank. Order inside a ring slot decides nothing (each entry touches its own VC or
-counter). With output speedup a flit granted at ``t`` may leave its output queue cycles
-later: the lean cycle writes it into the ring slot of its arrival then, which :func:`_out`
+cycle writes its flit into the arrivals' ring as any other; after the cycle,
+:func:`~.iq_lean_exchange.flits_out` takes those entries out of the ring slot into the
+messages (a head with its packet's record; the sender's slot is freed with the tail).
+Credits likewise: an input port fed from another rank returns its credits past ``cred``
+(``cred.size`` + the global output VC). At the cycle's end the messages are exchanged;
+:func:`~.iq_lean_exchange.flits_in` puts the flits and credits into the receiver's rings at
+the cycles they are due (``t + channel_latency + 2`` and ``t + channel_latency + 1 +
+credit_delay``, both after this cycle), so each arrives when it would on one rank. Order
+inside a ring slot decides nothing (each entry touches its own VC or counter). With output
+speedup a flit granted at ``t`` may leave its output queue cycles later: the lean cycle
+writes it into the ring slot of its arrival then, which :func:`~.iq_lean_exchange.flits_out`
 scans at the cycle before it leaves, so it crosses when it would leave on one rank
-(docs/iq-router.md, "Session 20: a watch, speculation and output speedup on several
-ranks"). Under internal speedup a flit may leave in its grant's cycle, so a cycle's
-messages carry the flits sent in that cycle instead (:func:`_now`; "Session 23"). The
-counters that end the run (flits, deliveries, injections, moves, an error) are
-summed over the ranks, so every rank stops at the same cycle, or goes to the general path
-at the same cycle (a stall, a routing error, packets in flight at the end). A watch
-(``mpinet booksim``'s measurement) caps the blocks and is handed each rank's deliveries and
-live packets (each listed by its head's rank) after every block, on every rank at the same
-cycle.
+(docs/iq-router.md, "Session 20: a watch, speculation and output speedup on several ranks").
+Under internal speedup a flit may leave in its grant's cycle, so a cycle's messages carry
+the flits sent in that cycle instead (:func:`~.iq_lean_exchange.now`; "Session 23"). The
+counters that end the run (flits, deliveries, injections, moves, an error) are summed over
+the ranks, so every rank stops at the same cycle, or goes to the general path at the same
+cycle (a stall, a routing error, packets in flight at the end). A watch (``mpinet
+booksim``'s measurement) caps the blocks and is handed each rank's deliveries and live
+packets (each listed by its head's rank) after every block, on every rank at the same cycle.
 
 Why a cycle may run before the last one's messages are in (docs/iq-router.md, "Session 21:
 the lean path's several-rank loop compiled"): cycle ``t - 1``'s messages fill ring slots
@@ -57,13 +56,14 @@ from numba import njit
 from mpinet.engine.comm import max_op
 from mpinet.engine.flit import iq_blocks as ib
 from mpinet.engine.flit import iq_lean as lean
+from mpinet.engine.flit import iq_lean_exchange as xc
+from mpinet.engine.flit import iq_lean_mode, iq_ranks, rank_loop
 from mpinet.engine.flit import iq_lean_state as ils
-from mpinet.engine.flit import iq_ranks, rank_loop
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import ranks as rk
 from mpinet.engine.flit import route_carry as rc
 from mpinet.engine.flit.iq_lean_run import LEAN_PATH, RebuiltState, live
-from mpinet.engine.flit.iq_write import ROW, put_record, take_record
+from mpinet.engine.flit.iq_write import ROW
 from mpinet.engine.flit.rank_steps import BLOCKS
 from mpinet.routing.route_rows import SourceRouted
 
@@ -90,114 +90,13 @@ def links(s: ils.LeanArrays, prm: Any) -> None:
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _owner(ex, node):
-    return ex.slot[np.searchsorted(ex.owner, node, side="right") - 1]
-
-
-@njit(cache=True, inline="always")
-def _now(s):
-    """1 where a cycle's messages carry the flits sent in it, 0 where those sent in the next:
-    under internal speedup a flit may leave in the cycle of its grant (``iq_lean_speedup``),
-    so it is known only at that cycle's end (``channel_latency >= 1``: still in time)."""
-    return 1 if s.spg[1] > 1 else 0
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _out(t, prm, s, ex, away):
-    """Cycle ``t``'s flits and credits bound for other ranks out of the rings into the
-    messages (rows, then one word a credit: the global output VC); returns the flits.
-    Ring slot ``t + channel_latency + 2`` holds every flit sent at ``t + 1``: with output
-    speedup also those granted earlier and queued (all granted by ``t``). ``away``: 1 for a
-    slot whose head left (another rank lists the packet live) until its tail leaves."""
-    npt, nv, fl = prm.nport, prm.nvc, prm.fl
-    nloc, cs = prm.nnode * npt, s.cred.size
-    nn = ex.send.shape[0]
-    width = ex.width
-    for j in range(nn):
-        ex.send[j, rk.H_ROWS], ex.send[j, rk.H_CRED], ex.send[j, rk.H_HEADS] = 0, 0, 0
-    nar, nkr = s.cn.size, s.kn.size
-    cap, capk = s.ck.size // nar, s.kk.size // nkr
-    sd = (t + prm.lat + 2 - _now(s)) % nar
-    kept, sent = 0, 0
-    for i in range(s.cn[sd]):
-        key, code = s.ck[sd * cap + i], s.cc[sd * cap + i]
-        ip = key >> 6
-        if ip < nloc:
-            s.ck[sd * cap + kept], s.cc[sd * cap + kept] = key, code
-            kept += 1
-            continue
-        g = ip - nloc  # the global input port: node * nport + port
-        j = _owner(ex, g // npt)
-        a = rk.HEADER + ex.send[j, rk.H_ROWS] * width
-        ex.send[j, rk.H_ROWS] += 1
-        pk, k = code >> ils.FS, code & lean.KM
-        ex.send[j, a], ex.send[j, a + 1], ex.send[j, a + 2] = g, key & 63, k
-        ex.send[j, a + ROW_HEAD] = 1 if k == 0 else 0
-        if k == 0:  # a head carries its packet's record
-            ex.send[j, rk.H_HEADS] += 1
-            put_record(ex.send[j], a, s, pk)
-            away[pk] = 1
-        if k == fl - 1:  # the packet's last flit here: its slot free
-            away[pk] = 0
-            s.pk_free[s.pk_nfree[0]] = pk
-            s.pk_nfree[0] += 1
-        sent += 1
-    s.cn[sd] = kept
-    for j in range(nn):
-        ex.nsend[j] = rk.HEADER + ex.send[j, rk.H_ROWS] * width
-    x = (t + prm.lat + 1 + prm.cd) % nkr  # a link's credits (a terminal's stay here)
-    kept = 0
-    for i in range(s.kn[x]):
-        e = s.kk[x * capk + i]
-        if e < cs:
-            s.kk[x * capk + kept] = e
-            kept += 1
-            continue
-        g = e - cs  # the global output VC: (node * nport + port) * nvc + v
-        j = _owner(ex, g // (npt * nv))
-        ex.send[j, ex.nsend[j]] = g
-        ex.nsend[j] += 1
-        ex.send[j, rk.H_CRED] += 1
-    s.kn[x] = kept
-    return sent
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _in(t, prm, s, ex, rmap):
-    """The partners' flits and credits of cycle ``t`` into this rank's rings, due as on one
-    rank (a head takes a packet slot; the flits after it on its VC are that packet's)."""
-    npt, nv, lo = prm.nport, prm.nvc, prm.lo
-    nar, nkr = s.cn.size, s.kn.size
-    cap, capk = s.ck.size // nar, s.kk.size // nkr
-    sd = (t + prm.lat + 2 - _now(s)) % nar
-    x = (t + prm.lat + 1 + prm.cd) % nkr
-    width = ex.width
-    for j in range(ex.recv.shape[0]):
-        m = ex.recv[j]
-        nr = m[rk.H_ROWS]
-        for i in range(nr):
-            a = rk.HEADER + i * width
-            ip, v, k = m[a] - lo * npt, m[a + 1], m[a + 2]
-            iv = ip * nv + v
-            if m[a + ROW_HEAD]:
-                rmap[iv] = take_record(m, a, s)
-            y = sd * cap + s.cn[sd]
-            s.ck[y], s.cc[y] = ip << 6 | v, rmap[iv] << ils.FS | k
-            s.cn[sd] += 1
-        a = rk.HEADER + nr * width
-        for c in range(m[rk.H_CRED]):
-            s.kk[x * capk + s.kn[x]] = m[a + c] - lo * npt * nv
-            s.kn[x] += 1
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
 def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
               hop, rows, status, gst, ex2, net2, max_in, rmap, away, mode, cy):  # fmt: skip
     """Cycles ``gst[G_T] + 1 .. t_end``: each the lean cycle on this rank's routers, then the
     exchange (``inj``'s and ``rows``' index ``k`` is cycle ``gst[G_T0] + 1 + k``;
     ``status``: the lean cycle's, its deliveries' and hop rows' counts in ``[6]``, ``[7]``;
     ``ex2``, ``net2``: the exchange's buffers and requests of even and odd cycles;
-    ``mode``: :data:`~.iq_lean.ALL`, one copy for every key set; ``cy``: the walked rows whose
+    ``mode``: :data:`~.iq_lean_mode.ALL`, one copy for every key set; ``cy``: the walked rows whose
     routes the heads that cross carry, :mod:`~.route_carry`, width 0: none). While injecting, cycle
     ``t`` runs before ``t - 1``'s messages are in (see the module's doc). Returns
     ``gst[G_CODE]``: DONE, FINISHED, STALL, ROOM (rows or packet slots: call again),
@@ -211,7 +110,7 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
         t = gst[G_T] + 1 + npend  # the next cycle to run
         # run t with t - 1's messages out: the same on every rank (no end decided at t - 1)
         ahead = (npend == 1 and t - 1 < last and t <= t_end and gst[G_FAIL] == 0
-                 and prm.lat + prm.cd > 0)  # (t - 1's credits read after t: see _in)  # fmt: skip
+                 and prm.lat + prm.cd > 0)  # (t - 1's credits read after t: flits_in)  # fmt: skip
         if npend == 2 or (npend == 1 and not ahead):  # the oldest cycle's messages in
             tp = gst[G_T] + 1
             net, ex = net2[tp & 1], ex2[tp & 1]
@@ -240,7 +139,7 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
                 continue
             if cy.width > 0:  # the heads that came: rows of this rank for their routes
                 rc.take_routes(ex, cy)
-            _in(tp, prm, s, ex, rmap)
+            xc.flits_in(tp, prm, s, ex, rmap)
             k = tp - gst[G_T0] - 1
             moves = tot[rk.K_MOVED]
             rows[k, ist.R_FLITS], rows[k, ist.R_DELIV] = tot[rk.K_FLITS], tot[rk.K_DELIV]
@@ -282,8 +181,8 @@ def run_block(fns, hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, v
             if status[0] != ist.DONE:  # a routing error, reported by the general path
                 gst[G_LERR] = 1
                 mine[rk.K_ERR] = 1
-            gst[G_CROSS] = _out(t, prm, s, ex, away)
-            if _now(s):  # (internal speedup: the flits _out took leave in this cycle)
+            gst[G_CROSS] = xc.flits_out(t, prm, s, ex, away)
+            if xc.now(s):  # (internal speedup: the flits taken out leave in this cycle)
                 mine[rk.K_CROSS], gst[G_CROSS] = gst[G_CROSS], 0
             if cy.width > 0:  # the heads sent carry the rest of their routes
                 rc.add_routes(ex, cy)
@@ -331,7 +230,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     # one compiled copy for every key set (each copy of this kernel takes about 35 s to
     # compile: four copies put CI's MPI stage 1:45 over its budget); every key's branch is
     # taken at run time, as the lean cycle's code reads prm
-    mode = lean.ALL
+    mode = iq_lean_mode.ALL
     last = int(workload.last_injection_step)
     quiet = 64 + 4 * (prm.lat + prm.cd + prm.rd + prm.vad + prm.sad + prm.xd)
     status = np.zeros(12, np.int64)
@@ -342,7 +241,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     t, n_inj, n_del = -1, 0, 0
     eng.steps_path, eng.calls_path, eng.block_calls = LEAN_PATH, BLOCKS, 0
     gst[G_T] = -1
-    away = np.zeros(s.pk_pid.size, np.int64)  # see _out
+    away = np.zeros(s.pk_pid.size, np.int64)  # see iq_lean_exchange.flits_out
     block, big, most = ib.BLOCK, np.zeros(2, np.int64), np.zeros(2, np.int64)
     watch = eng.watch  # a measurement read while the run goes: its steps cap each block
     while (gst[G_FLIGHT] > 0 or t < last) and t < eng.max_steps:

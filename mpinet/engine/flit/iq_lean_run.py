@@ -26,6 +26,7 @@ import numpy as np
 
 from mpinet.engine.flit import iq_blocks as ib
 from mpinet.engine.flit import iq_lean as lean
+from mpinet.engine.flit import iq_lean_mode
 from mpinet.engine.flit import iq_lean_state as ils
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit.iq_alloc import INPUT_FIRST, ISLIP, OUTPUT_FIRST
@@ -132,7 +133,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple,
     eng.steps_path, eng.calls_path, eng.block_calls = LEAN_PATH, BLOCKS, 0
     block = ib.BLOCK
     walked = isinstance(eng.router, SourceRouted)  # routes walked at a block's start
-    mode = lean.block_for(prm, spd)  # (the keys' branches it does not take compiled out)
+    mode = iq_lean_mode.block_for(prm, spd)  # (the keys' branches it does not take compiled out)
     watch = eng.watch  # a measurement read while the run goes: its steps cap each block
     while (in_flight > 0 or t < last) and t < eng.max_steps:
         t_end = min(t + block, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
