@@ -1,18 +1,15 @@
 """Internal speedup on the lean iq path (docs/iq-router.md, "Session 23: internal speedup on
 the lean path"): ``internal_speedup`` of 1.5 to 3, alone and with the other keys, each
-record the general path's bit for bit, on one rank and on several; the pairs still refused
-named."""
+record the general path's bit for bit, on one rank and on several (the pairs still refused:
+test_iq_lean_stages.test_stages_still_refused; runs cut at ``max_steps``:
+test_iq_lean.test_lean_in_flight_at_max_steps)."""
 
 from __future__ import annotations
 
 import pytest
-from test_flit_engine import Packets
-from test_iq_lean import MESHC, _ids, _lean_as_general, both, iq_model, same, traffic
+from test_iq_lean import MESHC, _ids, _lean_as_general
 
 from mpinet.engine.flit import iq_lean_run
-from mpinet.engine.flit.engine import FlitEngine
-from mpinet.routing import make_router
-from mpinet.routing.vc_policies import make_vc_policy
 from mpinet.topology import from_spec
 
 I15, I2, I25, I3 = ({"internal_speedup": x} for x in (1.5, 2.0, 2.5, 3.0))
@@ -65,35 +62,6 @@ def test_lean_internal_speedup(case):
 def test_lean_internal_speedup_with(case):
     """``internal_speedup`` with the other keys the lean path takes."""
     _lean_as_general(case)
-
-
-@pytest.mark.parametrize("keys", [I2, dict(MESHC, output_speedup=2, **SP, **I15)], ids=str)
-def test_speedup_in_flight_at_max_steps(keys):
-    """A run cut at ``max_steps`` with flits in the output and credit queues: its live rows
-    and stuck packets the general path's."""
-    topo = from_spec("mesh:4,2")
-    rows = traffic(topo.num_nodes, 3000, 100, seed=5, self_too=False)
-    m = iq_model(topo, flits=3, vcs=2, vc_buffer=4, **keys)
-    (a, b), (ea, _) = both("mesh:4,2", "dor", rows, m, max_steps=80, record_hops=True)
-    assert ea.steps_path == iq_lean_run.LEAN_PATH
-    assert (a.packets[:, 4] < 0).sum() > 100 and a.stuck
-    same(a, b)
-
-
-@pytest.mark.parametrize(("keys", "why"), [
-    (dict(I2, routing_delay=2), "internal_speedup = 2.0 with a stage of several cycles"),
-    (dict(I15, vc_alloc_delay=2), "internal_speedup = 1.5 with a stage of several cycles"),
-    (dict(I3, sw_alloc_delay=2), "internal_speedup = 3.0 with a stage of several cycles"),
-    (dict(I25, st_final_delay=2), "internal_speedup = 2.5 with a stage of several cycles"),
-])  # fmt: skip
-def test_speedup_still_refused(keys, why):
-    topo = from_spec("mesh:3,2")
-    rows = traffic(topo.num_nodes, 50, 20, seed=2)
-    m = iq_model(topo, flits=2, vcs=2, vc_buffer=4, **keys)
-    pol = make_vc_policy(m.vc_policy, topo, m.vcs)
-    eng = FlitEngine(topo, make_router("dor", topo), m, pol, max_steps=5000)
-    eng.run(Packets(rows))
-    assert eng.steps_path == f"compiled steps (iq router): general path ({why})"
 
 
 RANKS = [  # spec, router, VC policy, flits, VCs, VC buffer, keys, packets, their steps
