@@ -1,13 +1,12 @@
 """Internal speedup on the lean iq path (docs/iq-router.md, "Session 23: internal speedup on
 the lean path"): ``internal_speedup`` of 1.5 to 3, alone and with the other keys, each
 record the general path's bit for bit, on one rank and on several (the pairs still refused:
-test_iq_lean_stages.test_stages_still_refused; runs cut at ``max_steps``:
-test_iq_lean.test_lean_in_flight_at_max_steps)."""
+test_iq_lean_stages.test_stages_still_refused)."""
 
 from __future__ import annotations
 
 import pytest
-from test_iq_lean import MESHC, _ids, _lean_as_general
+from test_iq_lean import MESHC, _cut_as_general, _ids, _lean_as_general
 
 from mpinet.engine.flit import iq_lean_run
 from mpinet.topology import from_spec
@@ -62,6 +61,13 @@ def test_lean_internal_speedup(case):
 def test_lean_internal_speedup_with(case):
     """``internal_speedup`` with the other keys the lean path takes."""
     _lean_as_general(case)
+
+
+@pytest.mark.parametrize("keys", [I2, dict(MESHC, output_speedup=2, **SP, **I15)], ids=str)
+def test_speedup_in_flight_at_max_steps(keys):
+    """A run cut at ``max_steps`` with flits in the output and credit queues: its live rows
+    and stuck packets the general path's."""
+    _cut_as_general(keys)
 
 
 RANKS = [  # spec, router, VC policy, flits, VCs, VC buffer, keys, packets, their steps

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from test_flit_engine import Packets
-from test_iq_lean import MESHC, _ids, _lean_as_general, iq_model, traffic
+from test_iq_lean import MESHC, _cut_as_general, _ids, _lean_as_general, iq_model, traffic
 
 from mpinet.engine.flit import iq_lean_run
 from mpinet.engine.flit.engine import FlitEngine
@@ -138,6 +138,13 @@ def test_lean_crossbar_delay(case):
 def test_lean_both_stages(case):
     """Both stages of several cycles together, with the other keys."""
     _lean_as_general(case)
+
+
+@pytest.mark.parametrize("keys", [R3, X3, dict(MESHC, output_speedup=2, **X3), DEEP], ids=str)
+def test_stages_in_flight_at_max_steps(keys):
+    """A run cut at ``max_steps`` with flits in route computation's and the crossbar's
+    batches and in the output queues: its live rows and stuck packets the general path's."""
+    _cut_as_general(keys)
 
 
 @pytest.mark.parametrize(("keys", "why"), [
