@@ -235,13 +235,7 @@ def deliveries(t, x, n_, nd, oq, deliv, s):
     if oq:
         by_node(s.dq, x * n_, s.dn[x], s.pk_dst)
     for i in range(s.dn[x]):
-        pk = s.dq[x * n_ + i]
-        deliv[nd, 0], deliv[nd, 1] = s.pk_pid[pk], s.pk_src[pk]
-        deliv[nd, 2], deliv[nd, 3], deliv[nd, 4] = s.pk_dst[pk], s.pk_inj[pk], t
-        deliv[nd, 5], deliv[nd, 6] = s.pk_hops[pk], s.pk_adm[pk]
-        nd += 1
-        s.pk_free[s.pk_nfree[0]] = pk
-        s.pk_nfree[0] += 1
+        nd = il.deliver(s.dq[x * n_ + i], t, nd, deliv, s)
     s.dn[x] = 0
     return nd
 

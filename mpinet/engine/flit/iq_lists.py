@@ -150,6 +150,19 @@ def div(x, d, m, lim):
 
 
 @njit(cache=True, inline="always")
+def deliver(pk, t, nd, deliv, s):
+    """Packet slot ``pk``'s tail delivered at cycle ``t``: row ``nd`` of ``deliv`` written
+    (id, source, destination, injection, delivery, hops, admission), the slot freed; returns
+    the next row. Both paths' states (general and lean) hold these fields."""
+    deliv[nd, 0], deliv[nd, 1] = s.pk_pid[pk], s.pk_src[pk]
+    deliv[nd, 2], deliv[nd, 3], deliv[nd, 4] = s.pk_dst[pk], s.pk_inj[pk], t
+    deliv[nd, 5], deliv[nd, 6] = s.pk_hops[pk], s.pk_adm[pk]
+    s.pk_free[s.pk_nfree[0]] = pk
+    s.pk_nfree[0] += 1
+    return nd + 1
+
+
+@njit(cache=True, inline="always")
 def push(rows, ct, crd, cseq, qseq, n, iv, ready, m, rb):
     """Input VC ``iv`` of router ``n`` joins the back of a stage's queue (its item's cycle,
     ready step and place are columns ``ct``, ``crd``, ``cseq`` of ``rows``; ``m`` the stage's

@@ -142,12 +142,7 @@ def read_in(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, moved):
                 s.ecr_p[n] |= np.uint64(1) << np.uint64(s.ecv[e])
                 pk = il.div(f, fl, prm.mfl, prm.lfl)
                 if f - pk * fl == fl - 1:
-                    deliv[nd, 0], deliv[nd, 1] = s.pk_pid[pk], s.pk_src[pk]
-                    deliv[nd, 2], deliv[nd, 3], deliv[nd, 4] = s.pk_dst[pk], s.pk_inj[pk], t
-                    deliv[nd, 5], deliv[nd, 6] = s.pk_hops[pk], s.pk_adm[pk]
-                    nd += 1
-                    s.pk_free[s.pk_nfree[0]] = pk
-                    s.pk_nfree[0] += 1
+                    nd = il.deliver(pk, t, nd, deliv, s)
             m = s.tcr[e]
             if m:
                 s.tcr[e] = 0
