@@ -34,12 +34,15 @@ def mode(full: bool, fetch: int, sep: int = 0, deep: bool = False, spd: bool = F
     ``sep`` the separable allocators' code none (iSLIP only) or inlined (0, 1; "Session
     21"), ``deep`` stages of several cycles' code on ("Session 22"; its copies carry the
     separable code too), ``spd`` internal speedup's ("Session 23"; its copy carries the deep,
-    separable and speculation code too). numba compiles a copy of the kernel per tuple type
-    and lowers ``len`` of a tuple as a constant, so LLVM folds the branches a run does not take
-    (docs/iq-router.md, "Session 20"), and numba prunes those that test ``len(mode)`` alone
-    before it inlines."""
+    separable and speculation code and the prefetches by size: it is :data:`ALL`). numba
+    compiles a copy of the kernel per tuple type and lowers ``len`` of a tuple as a constant,
+    so LLVM folds the branches a run does not take (docs/iq-router.md, "Session 20"), and
+    numba prunes those that test ``len(mode)`` alone before it inlines."""
     deep = deep or spd
-    full = full or spd  # one speedup copy, not two (each takes about 45 s to compile)
+    # internal speedup's one copy is the several ranks' (ALL): each copy takes 40-120 s to
+    # compile, and CI's suite compiles every copy it meets ("Session 24": CI's time)
+    full = full or spd
+    fetch = 2 if spd else fetch
     return (0,) * (int(full) + 2 * fetch + 6 * max(sep, int(deep)) + 12 * int(deep) + 24 * spd)
 
 
