@@ -1,14 +1,23 @@
 """Stages of several cycles on the lean iq path (docs/iq-router.md, "Session 22: stages of
 several cycles on the lean path"): ``routing_delay > 1``, a crossbar of several cycles
 (``st_prepare_delay + st_final_delay``), ``vc_alloc_delay > 1`` and ``sw_alloc_delay > 1``,
-alone, together and with the other keys, each record the general path's bit for bit; the
-keys still refused named."""
+alone, together and with the other keys (output speedup and speculation too: "Session 24"),
+each record the general path's bit for bit; the keys still refused named."""
 
 from __future__ import annotations
 
 import pytest
 from test_flit_engine import Packets
-from test_iq_lean import MESHC, _cut_as_general, _ids, _lean_as_general, iq_model, traffic
+from test_iq_lean import (
+    MESHC,
+    _cut_as_general,
+    _ids,
+    _lean_as_general,
+    both,
+    iq_model,
+    same,
+    traffic,
+)
 
 from mpinet.engine.flit import iq_lean_run
 from mpinet.engine.flit.engine import FlitEngine
@@ -100,6 +109,43 @@ ALLD = [
 ]
 
 
+OS = {"output_speedup": 2}
+PAIRS = [  # with output speedup (the queues' order after a batch) or speculation ("Session 24")
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **OS, routing_delay=2)),
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **V2, **OS)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **S2, **OS)),
+    ("mesh:4,2", "dor", 2, 4, 4, 1500, 100, dict(R3, input_speedup=2, **OS)),
+    ("mesh:4,2", "dor", 2, 4, 4, 1500, 100, dict(MESHC, **V3, input_speedup=2, **OS)),
+    ("mesh:4,2", "dor", 2, 4, 4, 1500, 100, dict(MESHC, **S3, input_speedup=2, **OS)),
+    ("mesh:5,2", "dor", 3, 2, 2, 800, 60, dict(S3, **V2, output_speedup=3)),
+    ("mesh:4,2", "dor", 4, 4, 4, 1500, 150, dict(MESHC, **V2, **SP)),
+    ("mesh:4,2", "dor", 1, 16, 8, 3000, 150, dict(MESHC, **S2, **SP)),
+    ("hypercube:5", "anynet-min", 1, 2, 8, 2000, 100, dict(MESHC, **V3, **SP)),
+    ("mesh:4,2", "dor", 3, 4, 4, 1500, 150, dict(MESHC, **DEEP, **SP, **OS)),
+    ("ms:3,2", "anynet-min", 3, 1, 4, 400, 100, dict(MESHC, **R2, **V2, **S2, **OS)),
+]
+
+
+@pytest.mark.parametrize("case", PAIRS, ids=_ids(PAIRS))
+def test_lean_stages_with_speedup_or_speculation(case):
+    """Stages of several cycles with output speedup (each input VC's place in the stage
+    queues after a batch) and the allocation delays with speculation (the bids while VC
+    allocation's batch is in flight, the grants that hold)."""
+    _lean_as_general(case)
+
+
+def test_lean_stages_torus_dateline():
+    """The pairs on torus:4,2 with the dateline classes, speculation and output speedup."""
+    topo = from_spec("torus:4,2")
+    rows = traffic(topo.num_nodes, 1500, 100, seed=6, self_too=False)
+    keys = dict(MESHC, **V2, **S2, **OS, **SP)
+    m = iq_model(topo, flits=2, vcs=4, vc_buffer=4, vc_policy="dateline", **keys)
+    (a, b), (ea, _) = both("torus:4,2", "dor", rows, m, record_hops=True)
+    assert ea.steps_path == iq_lean_run.LEAN_PATH
+    assert (a.packets[:, 4] >= 0).all()
+    same(a, b)
+
+
 @pytest.mark.parametrize("case", VA, ids=_ids(VA))
 def test_lean_vc_alloc_delay(case):
     """``vc_alloc_delay > 1``: a router's heads in VC allocation's batch (one every
@@ -148,21 +194,14 @@ def test_stages_in_flight_at_max_steps(keys):
 
 
 @pytest.mark.parametrize(("keys", "why"), [
-    (dict(R2, output_speedup=2), "routing_delay = 2 with output speedup"),
-    (dict(V2, output_speedup=2), "vc_alloc_delay = 2 with output speedup"),
-    (dict(S2, output_speedup=3), "sw_alloc_delay = 2 with output speedup"),
-    (dict(V3, speculative=1), "vc_alloc_delay = 3, speculative"),
-    (dict(S2, speculative=1, **X2), "sw_alloc_delay = 2, speculative"),
-    (dict(S3, speculative=1), "sw_alloc_delay = 3, speculative"),
     ({"internal_speedup": 2, **R2}, "internal_speedup = 2 with a stage of several cycles"),
     ({"internal_speedup": 1.5, **V2}, "internal_speedup = 1.5 with a stage of several cycles"),
     ({"internal_speedup": 3.0, **S2}, "internal_speedup = 3.0 with a stage of several cycles"),
     ({"internal_speedup": 2.5, **X2}, "internal_speedup = 2.5 with a stage of several cycles"),
 ])  # fmt: skip
 def test_stages_still_refused(keys, why):
-    """The keys the lean path still refuses, each named as the general path's reason (stages
-    of several cycles with output speedup, the allocation delays with speculation, internal
-    speedup with any stage of several cycles)."""
+    """The keys the lean path still refuses, each named as the general path's reason
+    (internal speedup with any stage of several cycles)."""
     topo = from_spec("mesh:3,2")
     rows = traffic(topo.num_nodes, 50, 20, seed=2)
     m = iq_model(topo, flits=2, vcs=2, vc_buffer=4, **keys)
@@ -179,6 +218,8 @@ RANKS = [  # spec, router, VC policy, flits, VCs, VC buffer, keys, packets, thei
     ("ms:2,2", "anynet-min", None, 6, 4, 8, dict(DEEP, input_speedup=2), 300, 50),
     ("torus:4,2", "dor", "dateline", 2, 4, 2, dict(R3, channel_latency=2), 400, 60),
     ("hypercube:4", "hypercube-ecube", None, 1, 8, 2, dict(MESHC, **V3, **S2), 400, 60),
+    ("mesh:4,2", "dor", None, 3, 4, 2, dict(MESHC, **DEEP, **SP, **OS), 600, 40),
+    ("torus:4,2", "dor", "dateline", 1, 4, 4, dict(V3, **S2, **SP, **OS), 400, 60),
 ]
 
 

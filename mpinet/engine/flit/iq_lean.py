@@ -59,9 +59,13 @@ from mpinet.engine.flit.iq_lean_spec import (
     KP,
     KS,
     SPEC,
-    low,
+    kbase,
+    rekey,
     sa_order,
     spec_bid,
+    spec_deep,
+    spec_held,
+    tail_keys,
     va_keys,
     xout,
 )
@@ -94,6 +98,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     vad, sad = prm.vad if deep else 1, prm.sad if deep else 1  # (their batches: stb, sdw)
     wheel = rdp or vad > 1  # heads waiting cycles: out of pass 1 until due (iq_lean_io.wait)
     spec = prm.spec if full else 0
+    kd = rdp or vad > 1 or sad > 1  # output speedup: the queues' keys of batches (rc_keys)
+    svd = spec != 0 and vad > 1  # speculative bids while VC allocation's batch is in flight
     sak = prm.sak if sep else ISLIP  # or a separable allocator ("Session 20"); VC's: vmode
     vmode = 1 if prm.vak == OUTPUT_FIRST or iters == 1 else 0
     vmode = 2 if sep and prm.vak == INPUT_FIRST else vmode
@@ -149,7 +155,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         tb, ks = t, 1  # the cycle's first internal step (TOK's unit) and the steps
         if len(mode) >= 24:  # (the speedup copies' calls: pruned by numba in the others)
             tb, ks = steps(s)
-        moved = arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel) + nd - d0
+        moved = arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel, kd) + nd - d0
         a, b = off[k], off[k + 1]
         enqueue(t, a, b, pid, src, dst, hdr, lo, s)  # at the back of their source queues
         moved += terminals(t, s, nv, npt, fl, deg, niv, wt)
@@ -204,13 +210,20 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         ip = ipb + p
                         iv = ip * nv + v
                         if tk < hv[iv, TOK]:
+                            if len(mode) >= 18:  # noqa: SIM102 (a head granted, its batch
+                                if svd and hv[iv, OUT] >= 0:  # in flight: still speculative)
+                                    nr, nsa = spec_deep(p, v, iv, rte[iv, RP], False, sfree, ipb,
+                                                        eib, nv, npt, isp, so, nr, nsa, sad, s,
+                                                        prm)  # fmt: skip
                             continue
                         out = hv[iv, OUT]
                         if out < 0:
                             if vad > 1:  # (a head with no free VC starts a batch too)
-                                if not vfree:
+                                if not vfree and not svd:
                                     continue
-                                nvh += 1
+                                if vfree:
+                                    s.wo[nvh] = iv  # (osp > 1: its place in the queue, rekey)
+                                    nvh += 1
                             op = rte[iv, RP]
                             if op < 0:  # route computation's result (BookSim: its stage)
                                 pk = buf[iv * bsz + hv[iv, HD]] >> FS
@@ -228,18 +241,26 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                         return t
                                     op = s.ro[0]
                                     rte[iv, RP], rte[iv, RLO], rte[iv, RHI] = op, s.ro[1], s.ro[2]
+                            if len(mode) >= 18:  # noqa: SIM102 (speculation, allocations of
+                                if spec and (vad > 1 or sad > 1):  # several cycles: iq_lean_spec)
+                                    nr, nsa = spec_deep(p, v, iv, op, vfree, sfree, ipb, eib,
+                                                        nv, npt, isp, so, nr, nsa, sad, s,
+                                                        prm)  # fmt: skip
+                                    if not vfree:
+                                        continue
                             fr = ofree[ipb + op] & il.vmask(rte[iv, RLO], rte[iv, RHI])
                             if fr:  # its requests: by output port, after the pass (vc_split)
                                 hj[nhd], hq[nhd], hm[nhd] = p * nv + v, op, fr
                                 opc[op] += 1
                                 nhd += 1
-                                if spec:  # a switch bid too, below the others' (SPEC)
+                                if spec and vad == 1 and sad == 1:  # a switch bid too (SPEC)
                                     nr = spec_bid(p, v, op, fr, ipb, eib, nv, npt, isp, so, nr, s,
                                                    prm)  # fmt: skip
                             continue
                         if sad > 1:  # (an item with no credit starts a batch too)
                             if not sfree:
                                 continue
+                            s.wk[nsa] = iv
                             nsa += 1
                         op, ov = out >> 6, out & 63
                         if cred[(ipb + op) * nv + ov] <= 0:
@@ -264,14 +285,22 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 if len(mode) >= 18:  # noqa: SIM102
                     if vad > 1 and nvh:  # the grants applied vad - 1 cycles on: in switch
                         s.stb[n, 2] = t  # allocation from vad on (no one reads them before)
+                        for o in range(npt if svd else 0):  # but the speculative bids'
+                            s.vpd[ipb + o] = 0  # (iq_lean_spec.spec_deep)
                         for i in range(nhd):
                             if hv[b0 + hj[i], OUT] >= 0:
                                 hv[b0 + hj[i], TOK] = t + vad
                                 j = hj[i]
                                 p = il.div(j, nv, vdm, vdl)
+                                if svd:
+                                    o = hv[b0 + j, OUT]
+                                    s.vpd[ipb + (o >> 6)] |= U1 << np.uint64(o & 63)
+                                    continue
                                 wait(t + vad, n if flat else ipb + p, j if flat else j - p * nv, s)
+                        if osp > 1:  # the others put back in VC allocation's queue
+                            rekey(nvh, s.wo, s.vkey, (t + vad - 1) * KS + 2 * KP, hv, True)
                 if osp > 1 and nhd and not spec:  # the granted join switch allocation
-                    va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(tk) + KS + KP)
+                    va_keys(nhd, hj, b0, hv, s.vkey, s.skey, kbase(tk, vad, sad))
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
                     if sak != ISLIP:  # speculative bids (rlab >= SPEC) below the others
                         if len(mode) >= 6:  # a separable run's copy: inlined
@@ -291,9 +320,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     if sad > 1:  # the grants kept for the batch's update, sad - 1 cycles on
                         if nsa:
                             s.stb[n, 3] = t
-                            nr = keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, s)
+                            if osp > 1:  # the batch put back in its queue at its update
+                                rekey(nsa, s.wk, s.skey, (t + sad - 1) * KS + 3 * KP, hv, False)
+                            nr = keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, osp, s)
                         elif smove:
-                            nr = unkeep(n, nin, so, rin, rout, rlab, grant, s)
+                            nr = unkeep(n, nin, so, rin, rout, rlab, grant, osp, s)
                 # the winners: out of their rings, a credit upstream, onto their channels (or
                 # output queues: in switch allocation's queue order)
                 nw = nr if osp == 1 else sa_order(nr, rin, s.rop, rlab, so, grant, smap, npt,
@@ -311,7 +342,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     v = rlab[y]
                     if v >= SPEC:  # held only if VC allocation gave the head, now, a VC
                         v -= SPEC  # with a credit; the pointers move all the same
-                        out = hv[(ipb + (ei if isp == 1 else ei // isp)) * nv + v, OUT]
+                        iv = (ipb + (ei if isp == 1 else ei // isp)) * nv + v
+                        out = hv[iv, OUT]
+                        if len(mode) >= 18:  # noqa: SIM102
+                            if (vad > 1 or sad > 1) and not spec_held(iv, tk, vad, sad, s):
+                                out = -1
                         if out < 0 or cred[(ipb + op) * nv + (out & 63)] <= 0:
                             vrr[eib + ei] = il.wrap(v + isp, nv)
                             continue
@@ -356,9 +391,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             nxt = buf[iv * bsz + hv[iv, HD]] >> FS
                             compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
                             if osp > 1:
-                                s.vkey[iv] = tk * KS + KP + i2 if rd == 0 else low(tk + 1) + i2
-                                if rd:
-                                    s.skey[iv] = s.vkey[iv]
+                                tail_keys(iv, tk, e, i2, rd, vad, sad, kd, s)
                                 i2 += 1
                     snd = nx  # the cycle it leaves its output queue (d cycles late)
                     if len(mode) >= 18:  # noqa: SIM102

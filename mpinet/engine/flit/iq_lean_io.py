@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
-from mpinet.engine.flit.iq_lean_spec import KS, by_node, low, rank
+from mpinet.engine.flit.iq_lean_spec import KS, by_node, low, rank, rc_keys
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, RP, TOK
 from mpinet.prefetch import prefetch
 from mpinet.routing import compiled
@@ -55,35 +55,39 @@ def due(t, s):
 
 
 @njit(cache=True, inline="always")
-def keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, s):
+def keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, osp, s):
     """Switch allocation of ``sw_alloc_delay > 1`` at router ``n``: the grants of the ``nr``
     rows evaluated now kept for the batch's update (``sdw``: crossbar input, output port,
-    VC), the rows' bids cleared. Returns 0: nothing moves now."""
+    crossbar output, VC), the rows' bids cleared. Returns 0: nothing moves now."""
     k = 0
     for y in range(nr):
         ei, op = rin[so + y], rout[so + y]
+        if osp > 1:  # (rout the crossbar output, rop its port)
+            op = s.rop[y]
         smap[ei * npt + op] = -1
         if grant[y]:
-            s.sdw[n * nin + k] = ei << 32 | op << 16 | rlab[y]
+            s.sdw[n * nin + k] = ei << 40 | op << 24 | rout[so + y] << 8 | rlab[y]
             k += 1
     s.sdn[n] = k
     return 0
 
 
 @njit(cache=True, inline="always")
-def unkeep(n, nin, so, rin, rout, rlab, grant, s):
+def unkeep(n, nin, so, rin, rout, rlab, grant, osp, s):
     """The grants :func:`keep` kept at router ``n`` back in the rows, granted, at the batch's
     update; returns their count."""
     k = s.sdn[n]
     for y in range(k):
         w = s.sdw[n * nin + y]
-        rin[so + y], rout[so + y], rlab[y], grant[y] = w >> 32, (w >> 16) & 0xFFFF, w & 0xFFFF, 1
+        rin[so + y], rout[so + y], rlab[y], grant[y] = w >> 40, (w >> 8) & 0xFFFF, w & 0xFF, 1
+        if osp > 1:
+            s.rop[y] = (w >> 24) & 0xFFFF
     s.sdn[n] = 0
     return k
 
 
 @njit(cache=True, inline="always")
-def arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel):
+def arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel, kd):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``tb + rd`` (``tb``: ``t``, or under internal speedup the cycle's first
     internal step, ``TOK``'s unit there; route computation; ``routing_delay = 0``: lookahead, in
@@ -91,7 +95,8 @@ def arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel):
     entry fetched now (``anynet-min``'s N x N table is 25 MB on ms:3,2: a miss a
     packet-hop where read at once). ``flat``: a router's VCs fit a word, ``pm`` holds them
     (bit ``port * nvc + v``), not its ports, and ``vm`` is not kept. ``wheel``: a head due
-    in a later cycle out of pass 1 until then (:func:`wait`). Returns the count."""
+    in a later cycle out of pass 1 until then (:func:`wait`). ``kd``: output speedup's keys
+    of stages of several cycles (``iq_lean_spec.rc_keys``). Returns the count."""
     nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
     hv, buf = s.hv, s.buf
     nar = s.cn.size
@@ -119,9 +124,12 @@ def arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel):
                 p = ip - n * npt
                 wait(tok, n if flat else ip, p * nv + v if flat else v, s)
             compiled.touch(rule[0], rule[1], rule[2], n + prm.lo, s.pk_dst[code >> FS])
-            if osp > 1:  # its place in the queues (iq_lean_spec)
+            if osp > 1:  # its place in the queues (iq_lean_spec; kd: stages of several cycles)
                 r = rank(ip - n * npt, prm.deg, prm.rot)
-                s.vkey[iv] = s.skey[iv] = tb * KS + r if rd == 0 else low(tb) + KS + r
+                if kd and rd:
+                    rc_keys(iv, tok - rd, tb, r, rd, prm.vad, prm.sad, s)
+                else:
+                    s.vkey[iv] = s.skey[iv] = tb * KS + r if rd == 0 else low(tb) + KS + r
         elif c == 0 and osp > 1:
             s.skey[iv] = tb * KS + rank(ip - n * npt, prm.deg, prm.rot)
         if flat:

@@ -53,13 +53,8 @@ def keys_refusal(prm: Any, iq: Any) -> str | None:
     lean path refuses, named, or None: :func:`why_not_lean`'s keys alone, which the memory
     plan reads too (:mod:`mpinet.jobs.plans_iq`)."""
     refused = (
-        # (routing_delay > 1 and a crossbar of several cycles: batches, "Session 22"; with
-        # output speedup the VC allocation queue's order after a batch is not kept)
-        (prm.rd > 1 and prm.osp > 1, f"routing_delay = {prm.rd} with output speedup"),
-        (prm.vad > 1 and prm.osp > 1, f"vc_alloc_delay = {prm.vad} with output speedup"),
-        (prm.sad > 1 and prm.osp > 1, f"sw_alloc_delay = {prm.sad} with output speedup"),
-        (prm.vad > 1 and prm.spec, f"vc_alloc_delay = {prm.vad}, speculative"),
-        (prm.sad > 1 and prm.spec, f"sw_alloc_delay = {prm.sad}, speculative"),
+        # (stages of several cycles: batches, "Session 22"; with output speedup and
+        # speculation too, "Session 24")
         # internal speedup ("Session 23"): with one-cycle stages; a stage of several cycles
         # counts cycles while its items go by internal steps (the batches not written)
         (

@@ -35,13 +35,15 @@ from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit.iq_lean_alloc import ahead
-from mpinet.engine.flit.iq_lean_state import OUT
+from mpinet.engine.flit.iq_lean_state import OUT, RHI, RLO, TOK
 
 U1 = np.uint64(1)
 SPEC = 64  # a switch bid's label: VC + SPEC where speculative (a head in VC allocation)
 
 #: a cycle's span of keys, and the offset of the items switch allocation's update appends
 KS, KP = 1 << 22, 1 << 20
+#: stages of several cycles ("Session 24"): a cycle's span of route computation's keys
+KC = 1 << 12
 
 
 @njit(cache=True, inline="always")
@@ -148,3 +150,99 @@ def xout(p, op, so, nr, osp, s):
         s.rout[so + nr] = op
     else:
         s.rout[so + nr], s.rop[nr] = op * osp + s.xo[p], op
+
+
+@njit(cache=True, inline="always")
+def spec_deep(p, v, iv, op, vfree, sfree, ipb, eib, nv, npt, isp, so, nr, nsa, sad, s, prm):
+    """Speculation with an allocation of several cycles ("Session 24"): head VC ``v`` of
+    input port ``p`` (``iv``), in VC allocation (its output port ``op``), is in switch
+    allocation's queue too. With switch allocation free (``sfree``) it is in the batch
+    (``nsa``, where ``sad > 1``) and bids where a VC of its route free to VC allocation has
+    a credit: while VC allocation's batch is in flight (not ``vfree``), the VCs that batch
+    granted are free until its update (``vpd``). Returns ``nr, nsa``."""
+    if not sfree:
+        return nr, nsa
+    if sad > 1:  # (its place in the queue: rekey)
+        s.wk[nsa] = iv
+        nsa += 1
+    fr = s.ofree[ipb + op]
+    if not vfree:
+        fr |= s.vpd[ipb + op]
+    fr &= il.vmask(s.rte[iv, RLO], s.rte[iv, RHI])
+    if fr:
+        nr = spec_bid(p, v, op, fr, ipb, eib, nv, npt, isp, so, nr, s, prm)
+    return nr, nsa
+
+
+@njit(cache=True, inline="always")
+def spec_held(iv, tk, vad, sad, s):
+    """Whether a speculative grant of the head at ``iv``, its output VC given, holds with
+    allocations of several cycles: never with ``vad > 1`` (VC allocation's update comes
+    ``vad - 1`` cycles after its evaluation; the general path's ``VA_EV`` test), and with
+    ``sad > 1`` only where VC allocation gave the VC in this cycle (at switch allocation's
+    update)."""
+    if vad > 1:
+        return False
+    return sad == 1 or s.hv[iv, TOK] == tk + 1
+
+
+@njit(cache=True, inline="always")
+def kbase(t, vad, sad):
+    """The first key of the heads VC allocation grants at its evaluation ``t`` (their place
+    in switch allocation's queue, :func:`va_keys`): appended at its update ``u``, after route
+    computation's items of ``u`` and, where switch allocation takes one cycle, before every
+    item it puts back (:func:`low`); where it takes a batch (``sad > 1``) its queue only
+    appends: ``u * KS + 2 KP``."""
+    u = t + vad - 1
+    return low(u) + KS + KP if sad == 1 else u * KS + 2 * KP
+
+
+@njit(cache=True, inline="always")
+def rc_keys(iv, e, c, ph, rd, vad, sad, s):
+    """Stages of several cycles: the keys of the head at ``iv``, pushed into route
+    computation at cycle ``c`` (``ph``: its place in that cycle, arrivals first), in the
+    batch evaluated at ``e``: VC allocation's (and, speculative, switch allocation's) queue
+    takes the batch at its update ``u = e + rd - 1`` in push order, before the items a
+    one-cycle stage puts back (:func:`low`), or appended to a queue of batches (``u * KS +
+    KP``)."""
+    u = e + rd - 1
+    f = (c - e + rd) * KC + ph  # (c > e - rd - 1: below KP)
+    s.vkey[iv] = low(u) + f if vad == 1 else u * KS + KP + f
+    s.skey[iv] = low(u) + f if sad == 1 else u * KS + KP + f
+
+
+@njit(cache=True, inline="always")
+def rekey(k, lst, key, base, hv, failed):
+    """The ``k`` items of a stage's batch (input VCs ``lst[:k]``; ``failed``: only those
+    without an output VC) put back at its update: appended in their order, keys ``base ..``
+    (``lst`` sorted in place by ``key``)."""
+    m = 0
+    for i in range(k):
+        iv = lst[i]
+        if failed and hv[iv, OUT] >= 0:
+            continue
+        x = key[iv]
+        j = m
+        while j > 0 and key[lst[j - 1]] > x:
+            lst[j] = lst[j - 1]
+            j -= 1
+        lst[j] = iv
+        m += 1
+    for i in range(m):
+        key[lst[i]] = base + i
+
+
+@njit(cache=True, inline="always")
+def tail_keys(iv, t, e, i, rd, vad, sad, kd, s):
+    """The keys of the next packet's head at ``iv``, its tail sent at ``t`` (the ``i``-th of
+    the cycle's switch updates; ``e``: its route computation's batch): into VC allocation
+    (``routing_delay = 0``) or route computation; ``kd``: a stage of several cycles
+    (:func:`rc_keys`, VC allocation's queue of batches appending after its own update)."""
+    if kd and rd:
+        rc_keys(iv, e, t, KC // 2 + i, rd, vad, sad, s)
+    elif kd:
+        s.vkey[iv] = t * KS + (KP if vad == 1 else 3 * KP) + i
+    else:
+        s.vkey[iv] = t * KS + KP + i if rd == 0 else low(t + 1) + i
+        if rd:
+            s.skey[iv] = s.vkey[iv]

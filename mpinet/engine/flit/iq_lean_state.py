@@ -30,7 +30,8 @@ allocation (3); ``sdw``/``sdn`` a router's switch grants kept for the batch's up
 their ``TOK``, ``wq``/``wn`` a ring of them per due cycle. ``internal_speedup``
 (:mod:`~mpinet.engine.flit.iq_lean_speedup`): ``spa`` the fraction carried and the speedup,
 ``spg`` the next internal step's number and the most steps a cycle, ``csnd``/``cstp`` per
-input port the cycle its last credit message goes and the step that made it.
+input port the cycle its last credit message goes and the step that made it. ``vpd`` per
+output port the VCs granted by a VC allocation batch in flight (speculation, "Session 24").
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ FIELDS = (  # namedtuple takes the names space-separated
     "sq_h sq_t sq_k sq_vc last_vc "
     "pk_pid pk_src pk_dst pk_inj pk_adm pk_hops pk_state pk_hdr pk_next pk_free pk_nfree "
     "nbt rev lcount sport down up load "
-    "skey vkey osend lf wo wk rop xo stb sdw sdn wm wq wn spa spg csnd cstp"
+    "skey vkey osend lf wo wk rop xo stb sdw sdn wm wq wn spa spg csnd cstp vpd"
 )
 LeanArrays = namedtuple("LeanArrays", FIELDS)
 
@@ -176,6 +177,9 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int,
         spg=np.array([0, ceil(speedup)], np.int64),
         csnd=i64(n * npt if multi else 1, -1),
         cstp=i64(n * npt if multi else 1, -1),
+        # speculation with vc_alloc_delay > 1: the output VCs VC allocation's batch in flight
+        # granted, still free to the speculative bids until its update (iq_lean_spec.pend)
+        vpd=np.zeros(n * npt if prm.spec and prm.vad > 1 else 1, np.uint64),
     )
     for f in PK_FIELDS:
         a[f] = i64(packets, -1 if f == "pk_next" else 0)
