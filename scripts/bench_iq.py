@@ -64,6 +64,9 @@ CASES = {
     "isp2-m8-0.3": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.3, 6000, dict(MESHC, internal_speedup=2)),
     # (packets of 4 flits; not picked by --cases deep-m8)
     "deepL4-m8-0.05": ("mesh:8,2", "dor", 4, 16, 8, "any", 0.05, 4000, DEEP),
+    # DEEP's keys with internal speedup 2 (not picked by --cases deep-m8 or isp2)
+    "spdeep2-m8-0.2": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.2, 6000,
+                       dict(DEEP, internal_speedup=2)),
 }  # fmt: skip
 
 

@@ -154,15 +154,10 @@ def test_stages_in_flight_at_max_steps(keys):
     (dict(V3, speculative=1), "vc_alloc_delay = 3, speculative"),
     (dict(S2, speculative=1, **X2), "sw_alloc_delay = 2, speculative"),
     (dict(S3, speculative=1), "sw_alloc_delay = 3, speculative"),
-    ({"internal_speedup": 2, **R2}, "internal_speedup = 2 with a stage of several cycles"),
-    ({"internal_speedup": 1.5, **V2}, "internal_speedup = 1.5 with a stage of several cycles"),
-    ({"internal_speedup": 3.0, **S2}, "internal_speedup = 3.0 with a stage of several cycles"),
-    ({"internal_speedup": 2.5, **X2}, "internal_speedup = 2.5 with a stage of several cycles"),
 ])  # fmt: skip
 def test_stages_still_refused(keys, why):
     """The keys the lean path still refuses, each named as the general path's reason (stages
-    of several cycles with output speedup, the allocation delays with speculation, internal
-    speedup with any stage of several cycles)."""
+    of several cycles with output speedup, the allocation delays with speculation)."""
     topo = from_spec("mesh:3,2")
     rows = traffic(topo.num_nodes, 50, 20, seed=2)
     m = iq_model(topo, flits=2, vcs=2, vc_buffer=4, **keys)

@@ -65,7 +65,15 @@ from mpinet.engine.flit.iq_lean_spec import (
     va_keys,
     xout,
 )
-from mpinet.engine.flit.iq_lean_speedup import credit_slot, steps, wrap_down
+from mpinet.engine.flit.iq_lean_speedup import (
+    credit_slot,
+    free,
+    route_batches,
+    sbatch,
+    start,
+    steps,
+    wrap_down,
+)
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, OUT, RHI, RLO, RP, TOK
 from mpinet.engine.flit.iq_moves import route_head
 from mpinet.prefetch import prefetch
@@ -92,7 +100,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
     rdp, xd = prm.rd > 1 if deep else False, prm.xd if deep else 1  # (batches: iq_lean_io)
     vad, sad = prm.vad if deep else 1, prm.sad if deep else 1  # (their batches: stb, sdw)
-    wheel = rdp or vad > 1  # heads waiting cycles: out of pass 1 until due (iq_lean_io.wait)
+    wheel = (rdp or vad > 1) and not multi  # heads waiting cycles: out of pass 1 until due
     spec = prm.spec if full else 0
     sak = prm.sak if sep else ISLIP  # or a separable allocator ("Session 20"); VC's: vmode
     vmode = 1 if prm.vak == OUTPUT_FIRST or iters == 1 else 0
@@ -149,7 +157,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         tb, ks = t, 1  # the cycle's first internal step (TOK's unit) and the steps
         if len(mode) >= 24:  # (the speedup copies' calls: pruned by numba in the others)
             tb, ks = steps(s)
-        moved = arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel) + nd - d0
+        moved = arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp and not multi, wheel)
+        if len(mode) >= 24:  # noqa: SIM102
+            if multi and rdp:  # route computation's batches in steps (iq_lean_speedup)
+                route_batches(s, t, tb, t % nar, moved, rd, nv, bsz, npt, prm.mport, prm.lport)
+        moved += nd - d0
         a, b = off[k], off[k + 1]
         enqueue(t, a, b, pid, src, dst, hdr, lo, s)  # at the back of their source queues
         moved += terminals(t, s, nv, npt, fl, deg, niv, wt)
@@ -181,6 +193,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 if sad > 1:  # switch allocation's: no bid; its grants moved at its update
                     sfree = t >= s.stb[n, 3] + sad
                     smove = t == s.stb[n, 3] + sad - 1
+                if len(mode) >= 24:  # noqa: SIM102
+                    if multi:  # (the batches in steps: iq_lean_speedup)
+                        vfree, sfree, smove = free(s, n, tk, vfree, sfree, smove, vad, sad)
                 w = pm[n]
                 if vad > 1 and sad > 1 and not vfree and not sfree:
                     w = np.uint64(0)  # both allocations busy: pass 1 would skip every VC
@@ -264,12 +279,17 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 if len(mode) >= 18:  # noqa: SIM102
                     if vad > 1 and nvh:  # the grants applied vad - 1 cycles on: in switch
                         s.stb[n, 2] = t  # allocation from vad on (no one reads them before)
+                        g = t + vad
+                        if len(mode) >= 24:  # noqa: SIM102
+                            if multi:  # the step after the batch's update
+                                g = start(s, n, 2, tk, t, vad, t, tb) + 1
                         for i in range(nhd):
                             if hv[b0 + hj[i], OUT] >= 0:
-                                hv[b0 + hj[i], TOK] = t + vad
-                                j = hj[i]
-                                p = il.div(j, nv, vdm, vdl)
-                                wait(t + vad, n if flat else ipb + p, j if flat else j - p * nv, s)
+                                hv[b0 + hj[i], TOK] = g
+                                if wheel:  # (off under internal speedup)
+                                    j = hj[i]
+                                    p = il.div(j, nv, vdm, vdl)
+                                    wait(g, n if flat else ipb + p, j if flat else j - p * nv, s)
                 if osp > 1 and nhd and not spec:  # the granted join switch allocation
                     va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(tk) + KS + KP)
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
@@ -291,6 +311,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                     if sad > 1:  # the grants kept for the batch's update, sad - 1 cycles on
                         if nsa:
                             s.stb[n, 3] = t
+                            if len(mode) >= 24:  # noqa: SIM102
+                                if multi:
+                                    start(s, n, 3, tk, t, sad, t, tb)
                             nr = keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, s)
                         elif smove:
                             nr = unkeep(n, nin, so, rin, rout, rlab, grant, s)
@@ -348,8 +371,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         if c > 0:  # (its route's entry fetched: read in 1 + rd cycles)
                             e = tk + 1
                             if len(mode) >= 18:
-                                if rdp:
+                                if rdp and not multi:
                                     e = batch(s.stb, n, 0, t + 1, rd)
+                                if len(mode) >= 24:  # noqa: SIM102
+                                    if rdp and multi:  # TOK: the step after its update
+                                        e = sbatch(s, n, 0, tk + 1, nx, rd, t, tb)[0] + 1 - rd
                                 if wheel and e + rd > t + 1:  # (pass 1 reads it at e + rd)
                                     wait(e + rd, n if flat else ip, p * nv + v if flat else v, s)
                             hv[iv, TOK], rte[iv, RP] = e + rd, -1
@@ -362,8 +388,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 i2 += 1
                     snd = nx  # the cycle it leaves its output queue (d cycles late)
                     if len(mode) >= 18:  # noqa: SIM102
-                        if xd > 1:  # into the output queue at its crossbar batch's update
-                            snd = batch(s.stb, n, 1, t + 1, xd) + xd - 1
+                        if xd > 1 and not multi:  # into the output queue at its crossbar
+                            snd = batch(s.stb, n, 1, t + 1, xd) + xd - 1  # batch's update
+                        if len(mode) >= 24:  # noqa: SIM102
+                            if xd > 1 and multi:  # (its cycle, the batch in steps)
+                                snd = sbatch(s, n, 1, tk + 1, nx, xd, t, tb)[1]
                     if oq:
                         o1 = s.osend[ipb + op] + 1  # (a select: numba's max was a call)
                         snd = o1 if o1 > snd else snd

@@ -22,6 +22,9 @@ from __future__ import annotations
 
 from numba import njit
 
+from mpinet.engine.flit import iq_lists as il
+from mpinet.engine.flit.iq_lean_state import FS, HD, TOK
+
 
 @njit(cache=True, inline="always")
 def steps(s):
@@ -60,3 +63,80 @@ def wrap_down(x, n):
     """``x`` in ``[-n, n)`` into ``[0, n)`` (a flit sent in the cycle of its grant: one slot
     before the ring's usual offset)."""
     return x + n if x < 0 else x
+
+
+# Stages of several cycles under internal speedup (docs/iq-router.md, "Session 24"): a stage
+# of d > 1 cycles evaluated at step g of cycle c is updated at the router's first step of
+# cycle c + d - 1 (BookSim's stage queues compare cycles, GetSimTime) and hands on at the
+# step after. So the batches (``stb[node, k]``) are kept in steps: column k the batch's step,
+# 4 + k its update's step, 8 + k its update's cycle.
+
+
+@njit(cache=True, inline="always")
+def first(s, t, tb, c):
+    """The first internal step of cycle ``c >= t`` (``tb``: cycle ``t``'s), by :func:`steps`'
+    float operations carried forward from ``spa`` (``spg[0]``: cycle ``t + 1``'s)."""
+    if c <= t:
+        return tb
+    g, a = s.spg[0], s.spa[0]
+    for _ in range(c - t - 1):
+        a += s.spa[1]
+        while a >= 1.0:
+            a -= 1.0
+            g += 1
+    return g
+
+
+@njit(cache=True, inline="always")
+def start(s, n, k, g, c, d, t, tb):
+    """Stage ``k`` (of ``d > 1`` cycles) of router ``n`` evaluates a batch at step ``g`` of
+    cycle ``c``: returns its update's step (the items go on at the step after)."""
+    u = first(s, t, tb, c + d - 1)
+    s.stb[n, k], s.stb[n, 4 + k], s.stb[n, 8 + k] = g, u, c + d - 1
+    return u
+
+
+@njit(cache=True, inline="always")
+def sbatch(s, n, k, a, ca, d, t, tb):
+    """The update ``(step, cycle)`` of the batch of stage ``k`` (``d > 1`` cycles) of router
+    ``n`` that takes an item ready from step ``a`` (of cycle ``ca``; steps in order): the
+    batch not yet evaluated (``a`` at or before its step), or the next one, at ``a`` or at
+    the step after the update of the one in flight."""
+    e, u, cu = s.stb[n, k], s.stb[n, 4 + k], s.stb[n, 8 + k]
+    if a <= e:
+        return u, cu
+    if a <= u:  # in flight: the next batch at the step after its update
+        a = u + 1
+        ca = cu if a < first(s, t, tb, cu + 1) else cu + 1
+    u = start(s, n, k, a, ca, d, t, tb)
+    return u, ca + d - 1
+
+
+@njit(cache=True, inline="always")
+def free(s, n, tk, vfree, sfree, smove, vad, sad):
+    """VC and switch allocation of router ``n`` at step ``tk``: free (no batch in flight)
+    and switch allocation's update now (``smove``), from the batches' update steps."""
+    if vad > 1:
+        vfree = tk > s.stb[n, 6]
+    if sad > 1:
+        sfree = tk > s.stb[n, 7]
+        smove = tk == s.stb[n, 7]
+    return vfree, sfree, smove
+
+
+@njit(cache=True, inline="always")
+def route_batches(s, t, tb, x, cnt, rd, nv, bsz, npt, mport, lport):
+    """The heads that reached an empty VC at cycle ``t`` (arrivals' ring slot ``x``, its
+    ``cnt`` entries) go to VC allocation at the step after their route computation's batch's
+    update (``routing_delay = rd > 1``). A head at its VC's front is one that arrived empty."""
+    cap = s.ck.size // s.cn.size
+    for i in range(cnt):
+        key, code = s.ck[x * cap + i], s.cc[x * cap + i]
+        if (code & ((1 << FS) - 1)) != 0:  # not a head
+            continue
+        iv = (key >> 6) * nv + (key & 63)
+        if s.buf[iv * bsz + s.hv[iv, HD]] != code:
+            continue
+        n = il.div(key >> 6, npt, mport, lport)
+        u, _ = sbatch(s, n, 0, tb, t, rd, t, tb)
+        s.hv[iv, TOK] = u + 1

@@ -25,9 +25,11 @@ is not kept).
 row and link loads), ``misc[1]``: the terminals in ``tact``. ``stb[node, k]``: stages of
 several cycles, the cycle of the router's last batch of route computation (``k`` 0), the
 crossbar (1) (:func:`~mpinet.engine.flit.iq_lean_io.batch`), VC allocation (2) and switch
-allocation (3); ``sdw``/``sdn`` a router's switch grants kept for the batch's update;
-``wm`` (as ``vm``, or ``pm`` where it holds the VCs) the heads waiting, out of pass 1 until
-their ``TOK``, ``wq``/``wn`` a ring of them per due cycle. ``internal_speedup``
+allocation (3) (under internal speedup: the batch's step, its update's step at ``4 + k`` and
+cycle at ``8 + k``, :mod:`~mpinet.engine.flit.iq_lean_speedup`); ``sdw``/``sdn`` a
+router's switch grants kept for the batch's update; ``wm`` (as ``vm``, or ``pm`` where it
+holds the VCs) the heads waiting, out of pass 1 until their ``TOK``, ``wq``/``wn`` a ring of
+them per due cycle. ``internal_speedup``
 (:mod:`~mpinet.engine.flit.iq_lean_speedup`): ``spa`` the fraction carried and the speedup,
 ``spg`` the next internal step's number and the most steps a cycle, ``csnd``/``cstp`` per
 input port the cycle its last credit message goes and the step that made it.
@@ -166,7 +168,7 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int,
         wk=i64(nreq),
         rop=i64(nreq),
         xo=(np.arange(npt) + prm.rot) % npt % osp,  # a port's crossbar output (BookSim's number)
-        stb=np.full((n, 4), -(1 << 40), np.int64),  # (before any cycle)
+        stb=np.full((n, 12 if multi else 4), -(1 << 40), np.int64),  # (before any cycle)
         sdw=i64(n * npt * isp if prm.sad > 1 else 1),
         sdn=i64(n if prm.sad > 1 else 1),
         wm=np.zeros(n * npt if wheel else 1, np.uint64),
