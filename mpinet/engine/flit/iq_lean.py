@@ -66,6 +66,7 @@ from mpinet.engine.flit.iq_lean_spec import (
     xout,
 )
 from mpinet.engine.flit.iq_lean_speedup import (
+    after,
     credit_slot,
     free,
     route_batches,
@@ -100,7 +101,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
     isp = prm.isp  # input speedup: crossbar input p * isp + v % isp, a VC pointer each
     rdp, xd = prm.rd > 1 if deep else False, prm.xd if deep else 1  # (batches: iq_lean_io)
     vad, sad = prm.vad if deep else 1, prm.sad if deep else 1  # (their batches: stb, sdw)
-    wheel = (rdp or vad > 1) and not multi  # heads waiting cycles: out of pass 1 until due
+    wheel = rdp or vad > 1  # heads waiting cycles: out of pass 1 until due (iq_lean_io.wait)
     spec = prm.spec if full else 0
     sak = prm.sak if sep else ISLIP  # or a separable allocator ("Session 20"); VC's: vmode
     vmode = 1 if prm.vak == OUTPUT_FIRST or iters == 1 else 0
@@ -157,10 +158,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         tb, ks = t, 1  # the cycle's first internal step (TOK's unit) and the steps
         if len(mode) >= 24:  # (the speedup copies' calls: pruned by numba in the others)
             tb, ks = steps(s)
-        moved = arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp and not multi, wheel)
+        moved = arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp and not multi,
+                         wheel and not multi)  # fmt: skip
         if len(mode) >= 24:  # noqa: SIM102
             if multi and rdp:  # route computation's batches in steps (iq_lean_speedup)
-                route_batches(s, t, tb, t % nar, moved, rd, nv, bsz, npt, prm.mport, prm.lport)
+                route_batches(s, t, tb, t % nar, moved, rd, prm, flat, wheel)
         moved += nd - d0
         a, b = off[k], off[k + 1]
         enqueue(t, a, b, pid, src, dst, hdr, lo, s)  # at the back of their source queues
@@ -279,17 +281,17 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 if len(mode) >= 18:  # noqa: SIM102
                     if vad > 1 and nvh:  # the grants applied vad - 1 cycles on: in switch
                         s.stb[n, 2] = t  # allocation from vad on (no one reads them before)
-                        g = t + vad
+                        g = dc = t + vad  # (TOK and its cycle)
                         if len(mode) >= 24:  # noqa: SIM102
                             if multi:  # the step after the batch's update
                                 g = start(s, n, 2, tk, t, vad, t, tb) + 1
+                                dc = after(s, g - 1, t + vad - 1, t, tb)
                         for i in range(nhd):
                             if hv[b0 + hj[i], OUT] >= 0:
                                 hv[b0 + hj[i], TOK] = g
-                                if wheel:  # (off under internal speedup)
-                                    j = hj[i]
-                                    p = il.div(j, nv, vdm, vdl)
-                                    wait(g, n if flat else ipb + p, j if flat else j - p * nv, s)
+                                j = hj[i]
+                                p = il.div(j, nv, vdm, vdl)
+                                wait(dc, n if flat else ipb + p, j if flat else j - p * nv, s)
                 if osp > 1 and nhd and not spec:  # the granted join switch allocation
                     va_keys(nhd, hj, b0, hv, s.vkey, s.skey, low(tk) + KS + KP)
                 if nr:  # switch allocation: iSLIP over the crossbar inputs and the ports
@@ -373,11 +375,15 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             if len(mode) >= 18:
                                 if rdp and not multi:
                                     e = batch(s.stb, n, 0, t + 1, rd)
+                                dc = e + rd  # (TOK's cycle)
                                 if len(mode) >= 24:  # noqa: SIM102
-                                    if rdp and multi:  # TOK: the step after its update
-                                        e = sbatch(s, n, 0, tk + 1, nx, rd, t, tb)[0] + 1 - rd
-                                if wheel and e + rd > t + 1:  # (pass 1 reads it at e + rd)
-                                    wait(e + rd, n if flat else ip, p * nv + v if flat else v, s)
+                                    if multi:  # TOK: the step after its batch's update
+                                        dc = 0  # (rd < 2: not out of pass 1)
+                                        if rdp:
+                                            u, cu = sbatch(s, n, 0, tk + 1, nx, rd, t, tb)
+                                            e, dc = u + 1 - rd, after(s, u, cu, t, tb)
+                                if wheel and dc > t + 1:  # (pass 1 reads it at e + rd)
+                                    wait(dc, n if flat else ip, p * nv + v if flat else v, s)
                             hv[iv, TOK], rte[iv, RP] = e + rd, -1
                             nxt = buf[iv * bsz + hv[iv, HD]] >> FS
                             compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])

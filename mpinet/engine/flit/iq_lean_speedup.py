@@ -23,6 +23,7 @@ from __future__ import annotations
 from numba import njit
 
 from mpinet.engine.flit import iq_lists as il
+from mpinet.engine.flit.iq_lean_io import wait
 from mpinet.engine.flit.iq_lean_state import FS, HD, TOK
 
 
@@ -88,6 +89,12 @@ def first(s, t, tb, c):
 
 
 @njit(cache=True, inline="always")
+def after(s, u, cu, t, tb):
+    """The cycle of step ``u + 1``, ``u`` the first step of cycle ``cu >= t``."""
+    return cu if u + 1 < first(s, t, tb, cu + 1) else cu + 1
+
+
+@njit(cache=True, inline="always")
 def start(s, n, k, g, c, d, t, tb):
     """Stage ``k`` (of ``d > 1`` cycles) of router ``n`` evaluates a batch at step ``g`` of
     cycle ``c``: returns its update's step (the items go on at the step after)."""
@@ -125,10 +132,12 @@ def free(s, n, tk, vfree, sfree, smove, vad, sad):
 
 
 @njit(cache=True, inline="always")
-def route_batches(s, t, tb, x, cnt, rd, nv, bsz, npt, mport, lport):
+def route_batches(s, t, tb, x, cnt, rd, prm, flat, wheel):
     """The heads that reached an empty VC at cycle ``t`` (arrivals' ring slot ``x``, its
     ``cnt`` entries) go to VC allocation at the step after their route computation's batch's
-    update (``routing_delay = rd > 1``). A head at its VC's front is one that arrived empty."""
+    update (``routing_delay = rd > 1``), out of pass 1 until its cycle (``wheel``,
+    :func:`~.iq_lean_io.wait`). A head at its VC's front is one that arrived empty."""
+    nv, bsz, npt = prm.nvc, prm.bsz, prm.nport
     cap = s.ck.size // s.cn.size
     for i in range(cnt):
         key, code = s.ck[x * cap + i], s.cc[x * cap + i]
@@ -137,6 +146,11 @@ def route_batches(s, t, tb, x, cnt, rd, nv, bsz, npt, mport, lport):
         iv = (key >> 6) * nv + (key & 63)
         if s.buf[iv * bsz + s.hv[iv, HD]] != code:
             continue
-        n = il.div(key >> 6, npt, mport, lport)
-        u, _ = sbatch(s, n, 0, tb, t, rd, t, tb)
+        ip = key >> 6
+        n = il.div(ip, npt, prm.mport, prm.lport)
+        u, cu = sbatch(s, n, 0, tb, t, rd, t, tb)
         s.hv[iv, TOK] = u + 1
+        if wheel:
+            v = key & 63
+            j = (ip - n * npt) * nv + v if flat else v
+            wait(after(s, u, cu, t, tb), n if flat else ip, j, s)
