@@ -31,7 +31,8 @@ router's switch grants kept for the batch's update; ``wm`` (as ``vm``, or ``pm``
 holds the VCs) the heads waiting, out of pass 1 until their ``TOK``, ``wq``/``wn`` a ring of
 them per due cycle. ``internal_speedup``
 (:mod:`~mpinet.engine.flit.iq_lean_speedup`): ``spa`` the fraction carried and the speedup,
-``spg`` the next internal step's number and the most steps a cycle, ``csnd``/``cstp`` per
+``spg`` the next internal step's number and the most steps a cycle (with stages of several
+cycles, then the first steps of this and the next cycles), ``csnd``/``cstp`` per
 input port the cycle its last credit message goes and the step that made it.
 """
 
@@ -106,6 +107,10 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int,
     nk = niv if osp > 1 else 1  # the input VCs' places in the queues (iq_lean_spec)
     wheel = prm.rd > 1 or prm.vad > 1  # heads waiting over 1 cycle (a ring past the longest)
     nw = 1 << (2 * max(prm.rd, prm.vad) + 2).bit_length() if wheel else 1
+    # internal speedup with stages of several cycles: the first steps of the next 2 d + 1
+    # cycles (iq_lean_speedup.first)
+    dmax = max(prm.rd, prm.vad, prm.sad, prm.xd)
+    nah = 2 * dmax + 2 if multi and dmax > 1 else 0
     a = dict(
         buf=np.zeros(niv * bsz, np.int32),  # 32-bit words: half the lines (ms:3,2: 1.6 MB)
         hv=hv,
@@ -175,7 +180,7 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int,
         wq=np.zeros((nw, niv) if wheel else (1, 1), np.int64),  # (a row a due cycle)
         wn=i64(nw),
         spa=np.array([0.0, float(speedup)]),
-        spg=np.array([0, ceil(speedup)], np.int64),
+        spg=np.array([0, ceil(speedup)] + [0] * nah, np.int64),
         csnd=i64(n * npt if multi else 1, -1),
         cstp=i64(n * npt if multi else 1, -1),
     )
