@@ -284,8 +284,8 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         g = dc = t + vad  # (TOK and its cycle)
                         if len(mode) >= 24:  # noqa: SIM102
                             if multi:  # the step after the batch's update
-                                g = start(s, n, 2, tk, t, vad, t, tb) + 1
-                                dc = after(s, g - 1, t + vad - 1, t, tb)
+                                g = start(s.stb, s.spg, n, 2, tk, t, vad, t, tb) + 1
+                                dc = after(s.spg, g - 1, t + vad - 1, t, tb)
                         for i in range(nhd):
                             if hv[b0 + hj[i], OUT] >= 0:
                                 hv[b0 + hj[i], TOK] = g
@@ -315,7 +315,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             s.stb[n, 3] = t
                             if len(mode) >= 24:  # noqa: SIM102
                                 if multi:
-                                    start(s, n, 3, tk, t, sad, t, tb)
+                                    start(s.stb, s.spg, n, 3, tk, t, sad, t, tb)
                             nr = keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, s)
                         elif smove:
                             nr = unkeep(n, nin, so, rin, rout, rlab, grant, s)
@@ -380,8 +380,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                     if multi:  # TOK: the step after its batch's update
                                         dc = 0  # (rd < 2: not out of pass 1)
                                         if rdp:
-                                            u, cu = sbatch(s, n, 0, tk + 1, nx, rd, t, tb)
-                                            e, dc = u + 1 - rd, after(s, u, cu, t, tb)
+                                            u, cu = sbatch(s.stb, s.spg, n, 0, tk + 1, nx, rd,
+                                                           t, tb)  # fmt: skip
+                                            e, dc = u + 1 - rd, after(s.spg, u, cu, t, tb)
                                 if wheel and dc > t + 1:  # (pass 1 reads it at e + rd)
                                     wait(dc, n if flat else ip, p * nv + v if flat else v, s)
                             hv[iv, TOK], rte[iv, RP] = e + rd, -1
@@ -398,7 +399,7 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             snd = batch(s.stb, n, 1, t + 1, xd) + xd - 1  # batch's update
                         if len(mode) >= 24:  # noqa: SIM102
                             if xd > 1 and multi:  # (its cycle, the batch in steps)
-                                snd = sbatch(s, n, 1, tk + 1, nx, xd, t, tb)[1]
+                                snd = sbatch(s.stb, s.spg, n, 1, tk + 1, nx, xd, t, tb)[1]
                     if oq:
                         o1 = s.osend[ipb + op] + 1  # (a select: numba's max was a call)
                         snd = o1 if o1 > snd else snd
