@@ -66,6 +66,9 @@ CASES = {
     "deepL4-m8-0.05": ("mesh:8,2", "dor", 4, 16, 8, "any", 0.05, 4000, DEEP),
     # deep-m8-0.2 with output speedup 2 (session 24; not picked by --cases deep-m8 or osp2)
     "deeposp-m8-0.2": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.2, 6000, dict(DEEP, output_speedup=2)),
+    # DEEP's keys with internal speedup 2 (not picked by --cases deep-m8 or isp2)
+    "spdeep2-m8-0.2": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.2, 6000,
+                       dict(DEEP, internal_speedup=2)),
 }  # fmt: skip
 
 

@@ -273,10 +273,10 @@ def test_json_names_the_engine_path(run_mpinet, ranks):
     base = ["booksim", MESH, "router=iq", "sample_period=60", "warmup_periods=1",
             "max_samples=3", "injection_rate=0.1", "packet_size=3"]  # fmt: skip
     got = {}
-    for name, extra in (("lean", []), ("general", ["internal_speedup=2", "routing_delay=2"])):
+    for name, extra in (("lean", []), ("general", ["packet_size=65", "injection_rate=0.005"])):
         r = run_mpinet([*base, *extra, "--json"], ranks=ranks)
         assert r.returncode == 0, r.stderr
         got[name] = json.loads(r.stdout)["engine_path"]
     assert got["lean"]["steps"] == LEAN_PATH and got["lean"]["block_calls"] > 0
-    assert "general path (internal_speedup = 2" in got["general"]["steps"]
+    assert "general path (65 flits a packet" in got["general"]["steps"]
     assert got["general"]["block_calls"] > 0

@@ -320,9 +320,8 @@ def test_json_names_the_path(run_mpinet):
     base = ["run", job, "--set", "model.router=iq", "--json"]
     got = json.loads(run_mpinet(base).stdout)
     assert got["switching"]["steps"] == iq_lean_run.LEAN_PATH
-    more = ["--set", "model.iq.internal_speedup=2", "--set", "model.iq.routing_delay=2"]
-    got = json.loads(run_mpinet([*base, *more]).stdout)
-    assert "general path (internal_speedup = 2" in got["switching"]["steps"]
+    got = json.loads(run_mpinet([*base, "--set", "model.flits=65"]).stdout)
+    assert "general path (65 flits a packet" in got["switching"]["steps"]
 
 
 def test_lean_load_window_and_progress():
@@ -361,4 +360,4 @@ def test_warmup_compiles_both_paths(run_mpinet):
             got = json.loads(run_mpinet(["run", *sets, "--json"]).stdout)
             paths.append(got["switching"]["steps"])
     assert paths[:6] == [iq_lean_run.LEAN_PATH] * 6 and len(paths) == 7
-    assert paths[6].startswith("compiled steps (iq router): general path (internal_speedup = 2")
+    assert paths[6].startswith("compiled steps (iq router): general path (65 flits a packet")

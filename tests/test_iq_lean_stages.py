@@ -194,14 +194,19 @@ def test_stages_in_flight_at_max_steps(keys):
 
 
 @pytest.mark.parametrize(("keys", "why"), [
-    ({"internal_speedup": 2, **R2}, "internal_speedup = 2 with a stage of several cycles"),
-    ({"internal_speedup": 1.5, **V2}, "internal_speedup = 1.5 with a stage of several cycles"),
-    ({"internal_speedup": 3.0, **S2}, "internal_speedup = 3.0 with a stage of several cycles"),
-    ({"internal_speedup": 2.5, **X2}, "internal_speedup = 2.5 with a stage of several cycles"),
+    (dict(R2, output_speedup=2, internal_speedup=2),
+     "internal_speedup = 2 with output speedup and a stage of several cycles"),
+    (dict(V2, output_speedup=2, internal_speedup=1.5),
+     "internal_speedup = 1.5 with output speedup and a stage of several cycles"),
+    (dict(V3, speculative=1, internal_speedup=3.0),
+     "internal_speedup = 3.0 with speculation and a stage of several cycles"),
+    (dict(S2, speculative=1, internal_speedup=2.5),
+     "internal_speedup = 2.5 with speculation and a stage of several cycles"),
 ])  # fmt: skip
 def test_stages_still_refused(keys, why):
     """The keys the lean path still refuses, each named as the general path's reason
-    (internal speedup with any stage of several cycles)."""
+    (internal speedup with a stage of several cycles and output speedup or speculation:
+    the queues' keys of batches count cycles, not internal steps)."""
     topo = from_spec("mesh:3,2")
     rows = traffic(topo.num_nodes, 50, 20, seed=2)
     m = iq_model(topo, flits=2, vcs=2, vc_buffer=4, **keys)

@@ -97,7 +97,7 @@ def test_the_plan_counts_the_path_that_runs():
     it takes), the general arrays elsewhere; the engine's own choice agrees."""
     topo = from_spec("mesh:5,2")
     n, deg = topo.num_nodes, topo.degree
-    plain, slow = MODELS[0], {**MODELS[0], "iq": {"internal_speedup": 2, "routing_delay": 2}}
+    plain, slow = MODELS[0], {**MODELS[0], "flits": 65}  # (over 64 flits: the general path)
 
     def planned(model, size=1, walked=False):
         est = Estimate("run")

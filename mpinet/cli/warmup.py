@@ -78,10 +78,10 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
     ("flit engine, BookSim's iq router (internal speedup)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
       "model.iq.internal_speedup": 2}),
-    # the iq router's general path: keys the lean path does not take (iq_lean_run.why_not_lean)
+    # the iq router's general path: keys the lean path does not take (iq_lean_run.why_not_lean:
+    # packets of over 64 flits)
     ("flit engine, BookSim's iq router (general path)",
-     {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
-      "model.iq.internal_speedup": 2, "model.iq.routing_delay": 2}),
+     {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 65, "model.router": "iq"}),
     # a VC rule with no compiled form (the torus' dateline classes) runs step by step
     ("flit engine, step by step (torus dateline)",
      {**_UNI, "topology": "torus:4,2", "router.name": "dor", "model.switching": "wormhole",

@@ -69,7 +69,16 @@ from mpinet.engine.flit.iq_lean_spec import (
     va_keys,
     xout,
 )
-from mpinet.engine.flit.iq_lean_speedup import credit_slot, steps, wrap_down
+from mpinet.engine.flit.iq_lean_speedup import (
+    after,
+    credit_slot,
+    free,
+    route_batches,
+    sbatch,
+    start,
+    steps,
+    wrap_down,
+)
 from mpinet.engine.flit.iq_lean_state import CNT, FS, HD, OUT, RHI, RLO, RP, TOK
 from mpinet.engine.flit.iq_moves import route_head
 from mpinet.prefetch import prefetch
@@ -155,7 +164,12 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
         tb, ks = t, 1  # the cycle's first internal step (TOK's unit) and the steps
         if len(mode) >= 24:  # (the speedup copies' calls: pruned by numba in the others)
             tb, ks = steps(s)
-        moved = arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel, kd) + nd - d0
+        moved = arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp and not multi,
+                         wheel and not multi, kd)  # fmt: skip
+        if len(mode) >= 24:  # noqa: SIM102
+            if multi and rdp:  # route computation's batches in steps (iq_lean_speedup)
+                route_batches(s, t, tb, t % nar, moved, rd, prm, flat, wheel)
+        moved += nd - d0
         a, b = off[k], off[k + 1]
         enqueue(t, a, b, pid, src, dst, hdr, lo, s)  # at the back of their source queues
         moved += terminals(t, s, nv, npt, fl, deg, niv, wt)
@@ -187,6 +201,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                 if sad > 1:  # switch allocation's: no bid; its grants moved at its update
                     sfree = t >= s.stb[n, 3] + sad
                     smove = t == s.stb[n, 3] + sad - 1
+                if len(mode) >= 24:  # noqa: SIM102
+                    if multi:  # (the batches in steps: iq_lean_speedup)
+                        vfree, sfree, smove = free(s, n, tk, vfree, sfree, smove, vad, sad)
                 w = pm[n]
                 if vad > 1 and sad > 1 and not vfree and not sfree:
                     w = np.uint64(0)  # both allocations busy: pass 1 would skip every VC
@@ -287,16 +304,21 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         s.stb[n, 2] = t  # allocation from vad on (no one reads them before)
                         for o in range(npt if svd else 0):  # but the speculative bids'
                             s.vpd[ipb + o] = 0  # (iq_lean_spec.spec_deep)
+                        g = dc = t + vad  # (TOK and its cycle)
+                        if len(mode) >= 24:  # noqa: SIM102
+                            if multi:  # the step after the batch's update
+                                g = start(s.stb, s.spg, n, 2, tk, t, vad, t, tb) + 1
+                                dc = after(s.spg, g - 1, t + vad - 1, t, tb)
                         for i in range(nhd):
                             if hv[b0 + hj[i], OUT] >= 0:
-                                hv[b0 + hj[i], TOK] = t + vad
+                                hv[b0 + hj[i], TOK] = g
                                 j = hj[i]
                                 p = il.div(j, nv, vdm, vdl)
                                 if svd:
                                     o = hv[b0 + j, OUT]
                                     s.vpd[ipb + (o >> 6)] |= U1 << np.uint64(o & 63)
                                     continue
-                                wait(t + vad, n if flat else ipb + p, j if flat else j - p * nv, s)
+                                wait(dc, n if flat else ipb + p, j if flat else j - p * nv, s)
                         if osp > 1:  # the others put back in VC allocation's queue
                             rekey(nvh, s.wo, s.vkey, (t + vad - 1) * KS + 2 * KP, hv, True)
                 if osp > 1 and nhd and not spec:  # the granted join switch allocation
@@ -322,6 +344,9 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                             s.stb[n, 3] = t
                             if osp > 1:  # the batch put back in its queue at its update
                                 rekey(nsa, s.wk, s.skey, (t + sad - 1) * KS + 3 * KP, hv, False)
+                            if len(mode) >= 24:  # noqa: SIM102
+                                if multi:
+                                    start(s.stb, s.spg, n, 3, tk, t, sad, t, tb)
                             nr = keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, osp, s)
                         elif smove:
                             nr = unkeep(n, nin, so, rin, rout, rlab, grant, osp, s)
@@ -383,10 +408,18 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                         if c > 0:  # (its route's entry fetched: read in 1 + rd cycles)
                             e = tk + 1
                             if len(mode) >= 18:
-                                if rdp:
+                                if rdp and not multi:
                                     e = batch(s.stb, n, 0, t + 1, rd)
-                                if wheel and e + rd > t + 1:  # (pass 1 reads it at e + rd)
-                                    wait(e + rd, n if flat else ip, p * nv + v if flat else v, s)
+                                dc = e + rd  # (TOK's cycle)
+                                if len(mode) >= 24:  # noqa: SIM102
+                                    if multi:  # TOK: the step after its batch's update
+                                        dc = 0  # (rd < 2: not out of pass 1)
+                                        if rdp:
+                                            u, cu = sbatch(s.stb, s.spg, n, 0, tk + 1, nx, rd,
+                                                           t, tb)  # fmt: skip
+                                            e, dc = u + 1 - rd, after(s.spg, u, cu, t, tb)
+                                if wheel and dc > t + 1:  # (pass 1 reads it at e + rd)
+                                    wait(dc, n if flat else ip, p * nv + v if flat else v, s)
                             hv[iv, TOK], rte[iv, RP] = e + rd, -1
                             nxt = buf[iv * bsz + hv[iv, HD]] >> FS
                             compiled.touch(rule[0], rule[1], rule[2], n + lo, s.pk_dst[nxt])
@@ -395,8 +428,11 @@ def run_block(t0, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, 
                                 i2 += 1
                     snd = nx  # the cycle it leaves its output queue (d cycles late)
                     if len(mode) >= 18:  # noqa: SIM102
-                        if xd > 1:  # into the output queue at its crossbar batch's update
-                            snd = batch(s.stb, n, 1, t + 1, xd) + xd - 1
+                        if xd > 1 and not multi:  # into the output queue at its crossbar
+                            snd = batch(s.stb, n, 1, t + 1, xd) + xd - 1  # batch's update
+                        if len(mode) >= 24:  # noqa: SIM102
+                            if xd > 1 and multi:  # (its cycle, the batch in steps)
+                                snd = sbatch(s.stb, s.spg, n, 1, tk + 1, nx, xd, t, tb)[1]
                     if oq:
                         o1 = s.osend[ipb + op] + 1  # (a select: numba's max was a call)
                         snd = o1 if o1 > snd else snd

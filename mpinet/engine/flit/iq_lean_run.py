@@ -54,12 +54,17 @@ def keys_refusal(prm: Any, iq: Any) -> str | None:
     plan reads too (:mod:`mpinet.jobs.plans_iq`)."""
     refused = (
         # (stages of several cycles: batches, "Session 22"; with output speedup and
-        # speculation too, "Session 24")
-        # internal speedup ("Session 23"): with one-cycle stages; a stage of several cycles
-        # counts cycles while its items go by internal steps (the batches not written)
+        # speculation too, and with internal speedup, the batches counted in internal steps,
+        # "Session 24"; the three together not: the queues' keys of batches count cycles)
         (
-            iq.internal_speedup != 1 and (prm.rd > 1 or prm.vad > 1 or prm.sad > 1 or prm.xd > 1),
-            f"internal_speedup = {iq.internal_speedup} with a stage of several cycles",
+            iq.internal_speedup != 1
+            and (
+                (prm.osp > 1 and max(prm.rd, prm.vad, prm.sad) > 1)
+                or (prm.spec and max(prm.vad, prm.sad) > 1)
+            ),
+            f"internal_speedup = {iq.internal_speedup} with "
+            + ("output speedup" if prm.osp > 1 else "speculation")
+            + " and a stage of several cycles",
         ),
         # iSLIP and BookSim's separable allocators ("Session 20"); max_size is refused by name
         # in iq_config, so this holds any other code a later session adds

@@ -25,11 +25,14 @@ is not kept).
 row and link loads), ``misc[1]``: the terminals in ``tact``. ``stb[node, k]``: stages of
 several cycles, the cycle of the router's last batch of route computation (``k`` 0), the
 crossbar (1) (:func:`~mpinet.engine.flit.iq_lean_io.batch`), VC allocation (2) and switch
-allocation (3); ``sdw``/``sdn`` a router's switch grants kept for the batch's update;
-``wm`` (as ``vm``, or ``pm`` where it holds the VCs) the heads waiting, out of pass 1 until
-their ``TOK``, ``wq``/``wn`` a ring of them per due cycle. ``internal_speedup``
+allocation (3) (under internal speedup: the batch's step, its update's step at ``4 + k`` and
+cycle at ``8 + k``, :mod:`~mpinet.engine.flit.iq_lean_speedup`); ``sdw``/``sdn`` a
+router's switch grants kept for the batch's update; ``wm`` (as ``vm``, or ``pm`` where it
+holds the VCs) the heads waiting, out of pass 1 until their ``TOK``, ``wq``/``wn`` a ring of
+them per due cycle. ``internal_speedup``
 (:mod:`~mpinet.engine.flit.iq_lean_speedup`): ``spa`` the fraction carried and the speedup,
-``spg`` the next internal step's number and the most steps a cycle, ``csnd``/``cstp`` per
+``spg`` the next internal step's number and the most steps a cycle (with stages of several
+cycles, then the first steps of this and the next cycles), ``csnd``/``cstp`` per
 input port the cycle its last credit message goes and the step that made it. ``vpd`` per
 output port the VCs granted by a VC allocation batch in flight (speculation, "Session 24").
 """
@@ -105,6 +108,10 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int,
     nk = niv if osp > 1 else 1  # the input VCs' places in the queues (iq_lean_spec)
     wheel = prm.rd > 1 or prm.vad > 1  # heads waiting over 1 cycle (a ring past the longest)
     nw = 1 << (2 * max(prm.rd, prm.vad) + 2).bit_length() if wheel else 1
+    # internal speedup with stages of several cycles: the first steps of the next 2 d + 1
+    # cycles (iq_lean_speedup.first)
+    dmax = max(prm.rd, prm.vad, prm.sad, prm.xd)
+    nah = 2 * dmax + 2 if multi and dmax > 1 else 0
     a = dict(
         buf=np.zeros(niv * bsz, np.int32),  # 32-bit words: half the lines (ms:3,2: 1.6 MB)
         hv=hv,
@@ -167,14 +174,14 @@ def make_lean(prm, nbt, rev, lcount, sport, hw: int, packets: int,
         wk=i64(nreq),
         rop=i64(nreq),
         xo=(np.arange(npt) + prm.rot) % npt % osp,  # a port's crossbar output (BookSim's number)
-        stb=np.full((n, 4), -(1 << 40), np.int64),  # (before any cycle)
+        stb=np.full((n, 12 if multi else 4), -(1 << 40), np.int64),  # (before any cycle)
         sdw=i64(n * npt * isp if prm.sad > 1 else 1),
         sdn=i64(n if prm.sad > 1 else 1),
         wm=np.zeros(n * npt if wheel else 1, np.uint64),
         wq=np.zeros((nw, niv) if wheel else (1, 1), np.int64),  # (a row a due cycle)
         wn=i64(nw),
         spa=np.array([0.0, float(speedup)]),
-        spg=np.array([0, ceil(speedup)], np.int64),
+        spg=np.array([0, ceil(speedup)] + [0] * nah, np.int64),
         csnd=i64(n * npt if multi else 1, -1),
         cstp=i64(n * npt if multi else 1, -1),
         # speculation with vc_alloc_delay > 1: the output VCs VC allocation's batch in flight
