@@ -57,7 +57,7 @@ from mpinet.engine.comm import max_op
 from mpinet.engine.flit import iq_blocks as ib
 from mpinet.engine.flit import iq_lean as lean
 from mpinet.engine.flit import iq_lean_exchange as xc
-from mpinet.engine.flit import iq_lean_mode, iq_ranks, rank_loop
+from mpinet.engine.flit import iq_lean_mode, iq_ranks, rank_loop, turns
 from mpinet.engine.flit import iq_lean_state as ils
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import ranks as rk
@@ -244,6 +244,7 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
     away = np.zeros(s.pk_pid.size, np.int64)  # see iq_lean_exchange.flits_out
     block, big, most = ib.BLOCK, np.zeros(2, np.int64), np.zeros(2, np.int64)
     watch = eng.watch  # a measurement read while the run goes: its steps cap each block
+    prime = rk.Direct(run_block)
     while (gst[G_FLIGHT] > 0 or t < last) and t < eng.max_steps:
         t_end = min(t + block, eng.max_steps, watch.limit(t) if watch else eng.max_steps)
         inj = ib.injections(eng, workload, t, t_end, last, hw, injected)
@@ -272,9 +273,35 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
             cy = carried.bundle(inj[4][int(inj[0][int(gst[G_T]) - start]) :])
             if walked:  # the table may have grown (walked, or rows for the routes to come)
                 rule = ib.rule_of(eng.router)
-            code = _call(eng, fns=rx.fns, args=(rx.hnd, t_end, last, win_lo, win_hi, quiet, inj,
-                         prm, s, rule, vrule, deliv, hop, rows, status, gst, ex2, net2, rx.max_in,
-                         rmap, away, mode, cy))  # fmt: skip
+            args = (
+                rx.hnd,
+                t_end,
+                last,
+                win_lo,
+                win_hi,
+                quiet,
+                inj,
+                prm,
+                s,
+                rule,
+                vrule,
+                deliv,
+                hop,
+                rows,
+                status,
+                gst,
+                ex2,
+                net2,
+                rx.max_in,
+                rmap,
+                away,
+                mode,
+                cy,
+            )
+            if prime is not None:  # a cold cache: one compilation a node (turns)
+                turns.prime_in_turn(eng.comm, prime, (rx.fns, *args))
+                prime = None
+            code = _call(eng, fns=rx.fns, args=args)
             carried.done(cy)
             t = int(gst[G_T])
             if code != ist.ROOM:

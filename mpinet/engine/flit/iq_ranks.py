@@ -35,7 +35,7 @@ from mpinet.engine.flit import iq_lists as il
 from mpinet.engine.flit import iq_looks as iql
 from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_step as ist
-from mpinet.engine.flit import mpi_native, rank_loop
+from mpinet.engine.flit import mpi_native, rank_loop, turns
 from mpinet.engine.flit import rank_looks as lk
 from mpinet.engine.flit import ranks as rk
 from mpinet.engine.flit import route_carry as rc
@@ -265,6 +265,7 @@ class Ranks:
         self.net = rank_loop.new_net(ranks, np.full(nn, words, np.int64), fold, nat.status_words,
                                      size=eng.size, handle=nat.handle)  # fmt: skip
         self.c_block = rk.Direct(run_block)
+        self.primed = False
         self.grown = False
         self.carried = rc.CarriedRows(eng.router if self.walked else None, eng.comm,
                                       self.max_in, (ROW_HEAD, ROW), self.carry_routes,
@@ -303,8 +304,12 @@ class Ranks:
         since = None
         try:
             while True:
-                code = int(self.c_block(self.fns, self.hnd, *args, status, look.arrays, self.ex,
-                                        self.net, self.max_in, cy))  # fmt: skip
+                call = (self.fns, self.hnd, *args, status, look.arrays, self.ex, self.net,
+                        self.max_in, cy)  # fmt: skip
+                if not self.primed:  # a cold cache: one compilation a node (turns)
+                    turns.prime_in_turn(self.eng.comm, self.c_block, call)
+                    self.primed = True
+                code = int(self.c_block(*call))
                 if code == iql.NOFIT:
                     look.grow()
                     continue

@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from mpinet.engine.comm import park, stopping, sum_op
-from mpinet.engine.flit import chunk
+from mpinet.engine.flit import chunk, turns
 from mpinet.engine.flit import deadlock_live as dl
 from mpinet.engine.flit import kept_requests as kq
 from mpinet.engine.flit import kernels as fk
@@ -255,6 +255,7 @@ class Blocks:
         self.pending: tuple | None = None  # injections drawn and not run: (t, t_end, inj, ids)
         self.err = np.zeros(8, np.int64)
         self.c_block = rk.Direct(run_block)
+        self.primed = False
         # walked rows: their routes ride in the messages
         self.carried = rc.CarriedRows(ranks.inner.rows, ranks.eng.comm, ranks.max_in,
                                       (fk.W_HEAD, fk.W_WIDTH), ranks.carry_routes, self._live,
@@ -318,10 +319,13 @@ class Blocks:
                     eng.comm.where = f"step {int(status[1]) + 1}"
             hop_rows = so.hop.shape[0] if eng.record_hops else -1
             room = (so.touched.size, so.deliv.shape[0], hop_rows, rs.max_in)
-            code = self.c_block(self.fns, self.hnd, t, last, eng.load_window[0],
-                                eng.load_window[1], room, part, inner.rule, inner.vrule, eng.prm,
-                                st.segs, st.pkts, st.links, st.bufs, so, ex, net, rows, status,
-                                err, look, cy, inner.inc)  # fmt: skip
+            args = (self.fns, self.hnd, t, last, eng.load_window[0], eng.load_window[1], room,
+                    part, inner.rule, inner.vrule, eng.prm, st.segs, st.pkts, st.links, st.bufs,
+                    so, ex, net, rows, status, err, look, cy, inner.inc)  # fmt: skip
+            if not self.primed:  # a cold cache: one compilation a node (turns)
+                turns.prime_in_turn(eng.comm, self.c_block, args)
+                self.primed = True
+            code = self.c_block(*args)
             self.carried.done(cy)
             inner._flush(so)
             so.cnt[:] = 0
