@@ -63,13 +63,13 @@ JOBS: list[tuple[str, dict[str, Any]]] = [
      {**_BERNOULLI, "topology": "{big}", "workload.steps": 2, "model.switching": "wormhole",
       "model.flits": 2, "model.vcs": 2, "model.vc_buffer": 8, "model.router": "iq"}),
     # BookSim's separable allocators (its examples' anynet, fattree, dragonfly, single): the
-    # lean kernel's copy with them inlined (iq_lean_mode.mode's separable bit, about 30 s)
+    # lean kernel's copy with their code (iq_lean_mode.mode's separable bit, 20-30 s a copy)
     ("flit engine, BookSim's iq router (separable allocators)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
       "model.iq.vc_allocator": "separable_input_first",
       "model.iq.sw_allocator": "separable_input_first"}),
     # stages of several cycles (a deeper router's pipeline): the lean kernel's deep copy
-    # (iq_lean_mode.mode's deep bit, about 40 s; docs/iq-router.md "Session 22")
+    # (iq_lean_mode.mode's deep bit, 20-30 s; docs/iq-router.md "Session 22")
     ("flit engine, BookSim's iq router (stages of several cycles)",
      {**_BERNOULLI, "model.switching": "wormhole", "model.flits": 2, "model.router": "iq",
       "model.iq.vc_alloc_delay": 2, "model.iq.sw_alloc_delay": 2}),

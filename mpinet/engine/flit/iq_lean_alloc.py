@@ -1,9 +1,10 @@
 """The lean iq path's allocators (docs/iq-router.md, "Session 18: the lean path"): BookSim's
 iSLIP on a router's requests, one iteration (:func:`islip1`) or several (:func:`islipn`,
 ``alloc_iters > 1``), its separable allocators (:func:`separable`, "Session 20"), and VC
-allocation's heads split by output port (:func:`vc_split`), inlined into
-:func:`~mpinet.engine.flit.iq_lean.run_block`, which compiles without reference counts
-("Counted (P5)")."""
+allocation's heads split by output port (:func:`vc_split`), compiled apart (without
+reference counts, as :func:`~mpinet.engine.flit.iq_lean.run_block`: "Counted (P5)") and
+called from it; only the smallest (:func:`ahead`, :func:`_beats`, :func:`_grant`) are
+inlined (:mod:`~.iq_lean_mode` says why)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def ahead(a, b, ptr, size):
     return da < db
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def islip1(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi):
     """BookSim's iSLIP, one iteration (:func:`~mpinet.engine.flit.iq_alloc.islip` with
     ``iters = 1``), on requests ``q .. q + nr - 1`` of ``rin``/``rout`` (one an input-output
@@ -58,7 +59,7 @@ def islip1(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi):
         bo[o] = -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def islip_bits(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi, smap, npt, om_):
     """:func:`islip1` on switch allocation's rows (``nin``, ``nout`` at most 64) by bit sets:
     each output's requesters a word, each input's offers a word, the one nearest a pointer
@@ -93,13 +94,13 @@ def islip_bits(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi, sm
         pin[zi + i] = o + 1 if o + 1 < nout else 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def islipn(nr, rin, rout, q, nin, nout, pin, pout, zi, zo, grant, bo, bi, iters):
     """iSLIP with ``iters`` iterations (:func:`~mpinet.engine.flit.iq_alloc.islip`), on
     :func:`islip1`'s arguments: each iteration matches among the inputs and outputs still
     unmatched (``bo``/``bi``: -2 - the request while matched), the pointers move on the first
     iteration's matches only. Called only where ``alloc_iters > 1`` (meshconfig's 2);
-    inlined as :func:`islip1`, in its own branch."""
+    compiled apart as :func:`islip1`, in its own branch."""
     for r in range(nr):
         grant[r] = 0
     for it in range(iters):
@@ -143,7 +144,7 @@ def _beats(a, b, lab, r, y, lo, ptr, size):
     return ahead(a, b, ptr, size)
 
 
-@njit(cache=True, inline="always")  # in the kernel's separable copies only (iq_lean_mode.mode)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo, bi, first_in):
     """BookSim's separable allocators (:func:`~mpinet.engine.flit.iq_alloc.separable`:
     ``separable_input_first`` where ``first_in``, else ``separable_output_first``) on
@@ -153,7 +154,7 @@ def separable(nr, rin, rout, q, lab, lo, nin, nout, pin, pout, zi, zo, grant, bo
     row ``r`` with ``lab[r] >= lo`` (a speculative switch bid, ``iq_router``'s -1) below the
     others; ``lo = 0``: one priority, ``lab`` not read (not speculative). ``alloc_iters`` does
     not apply (BookSim's separable allocators make one pass). ``bo``/``bi`` as
-    :func:`islip1`'s; inlined with no reference counts, as it."""
+    :func:`islip1`'s; without reference counts, as it."""
     if nr == 1:
         grant[0] = 1
         i, o = rin[q], rout[q]
@@ -208,7 +209,7 @@ def _grant(z, j, op, g, nv, nq, pin, pout, ofree, ipb, hv, t):
     hv[z + j, OUT], hv[z + j, TOK] = op << 6 | ov, t + 1
 
 
-@njit(cache=True, inline="always")  # in the kernel's separable copies (iq_lean_mode.mode)
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _input_first(h, nh, op, hj, hq, hm, nv, nq, pin, pout, z, ofree, ipb, hv, t, rout, bo):
     """:func:`vc_split`'s ``separable_input_first`` on the heads ``h ..`` asking port ``op``:
     each head picks the VC nearest its accept pointer (``rout``), then each VC the picker
@@ -229,7 +230,7 @@ def _input_first(h, nh, op, hj, hq, hm, nv, nq, pin, pout, z, ofree, ipb, hv, t,
                    t)  # fmt: skip
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, hv, t, mode,
              bo, lst):  # fmt: skip
     """VC allocation's heads split by output port (the prototype's ``M_VQ``; docs/iq-router.md
@@ -316,7 +317,7 @@ def vc_split(nh, hj, hq, hm, opc, rin, rout, nv, nq, pin, pout, z, ofree, ipb, h
     return nva
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def va_grant(nva, rin, rout, nv, nq, b0, ipb, iters, tok, grant, hv, ofree, s):
     """A router's VC allocation (its ``nva`` requests from :func:`vc_split`, iSLIP over its
     input and output VCs from ``b0``) and its grants applied: each winner's output VC taken

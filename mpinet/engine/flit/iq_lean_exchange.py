@@ -24,7 +24,7 @@ def owner(ex, node):
     return ex.slot[np.searchsorted(ex.owner, node, side="right") - 1]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def now(s):
     """1 where a cycle's messages carry the flits sent in it, 0 where those sent in the next:
     under internal speedup a flit may leave in the cycle of its grant (``iq_lean_speedup``),

@@ -1,4 +1,5 @@
-"""A lean iq cycle's inputs (numba, inlined into :func:`~mpinet.engine.flit.iq_lean.run_block`;
+"""A lean iq cycle's inputs (numba, compiled apart and called from
+:func:`~mpinet.engine.flit.iq_lean.run_block`, as :mod:`~.iq_lean_mode` says why;
 docs/iq-router.md, "Session 18: the lean path"): the flits due into the routers' input VCs,
 the terminals' injections, and the credits due under ``wait_for_tail_credit``, in the order
 of BookSim's ``TrafficManager::_Step``.
@@ -20,7 +21,7 @@ KM = (1 << FS) - 1  # a flit word's index bits
 AHEAD = 8  # arrivals fetched ahead
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def batch(stb, n, k, a, d):
     """The cycle stage ``k`` of router ``n``, of ``d > 1`` cycles, evaluates an item ready
     from cycle ``a`` (cycles in order): BookSim's stage queue takes a batch, then nothing new
@@ -33,7 +34,7 @@ def batch(stb, n, k, a, d):
     return e
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def wait(tok, word, bit, s):
     """A head waiting until cycle ``tok`` (``TOK``, at least two cycles on) out of pass 1:
     bit ``bit`` of ``wm[word]`` (the input VC's bit of ``vm``, or of ``pm`` where a
@@ -44,7 +45,7 @@ def wait(tok, word, bit, s):
     s.wn[x] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def due(t, s):
     """The heads :func:`wait` took out of pass 1 until cycle ``t``, back in it."""
     x = t & (s.wn.size - 1)
@@ -54,7 +55,7 @@ def due(t, s):
     s.wn[x] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, osp, s):
     """Switch allocation of ``sw_alloc_delay > 1`` at router ``n``: the grants of the ``nr``
     rows evaluated now kept for the batch's update (``sdw``: crossbar input, output port,
@@ -72,7 +73,7 @@ def keep(nr, n, nin, so, rin, rout, rlab, grant, smap, npt, osp, s):
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def unkeep(n, nin, so, rin, rout, rlab, grant, osp, s):
     """The grants :func:`keep` kept at router ``n`` back in the rows, granted, at the batch's
     update; returns their count."""
@@ -86,7 +87,7 @@ def unkeep(n, nin, so, rin, rout, rlab, grant, osp, s):
     return k
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel, kd):
     """The flits due at cycle ``t`` into their input VCs; a head at a VC's front may go to
     VC allocation at ``tb + rd`` (``tb``: ``t``, or under internal speedup the cycle's first
@@ -142,7 +143,7 @@ def arrivals(t, tb, s, prm, rule, rd, far, osp, flat, rdp, wheel, kd):
     return cnt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def terminals(t, s, nv, npt, fl, deg, niv, wt):
     """The terminals with a packet each send one flit into their router's injection channel
     (``TrafficManager::_Step``'s injection: the head on the VC round-robin after the last one
@@ -197,7 +198,7 @@ def terminals(t, s, nv, npt, fl, deg, niv, wt):
     return sent
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def tail_credits(x, capk, niv, nv, bsz, s, vdm, vdl):
     """The credits due in ring slot ``x`` under ``wait_for_tail_credit``: a VC whose tail
     was sent is free again with its last credit back (a router's output VC in ``ofree``; a
@@ -216,7 +217,7 @@ def tail_credits(x, capk, niv, nv, bsz, s, vdm, vdl):
                 s.ofree[q] |= U1 << np.uint64(j - q * nv)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def fetch_router(n, s, npt, nv, nin):
     """Router ``n``'s lines its visit reads first (its ports' VC masks, input VC rows, free
     output VCs, credits and allocators' pointers), fetched while the router before it runs."""
@@ -234,7 +235,7 @@ def fetch_router(n, s, npt, nv, nin):
     prefetch(s.va_pout, n * nq)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def deliveries(t, x, n_, nd, oq, deliv, s):
     """The tails that reached their terminals for cycle ``t`` (ring slot ``x``; in node
     order, as BookSim's terminals read them, when output queues may have put them out of
@@ -248,7 +249,7 @@ def deliveries(t, x, n_, nd, oq, deliv, s):
     return nd
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def enqueue(t, a, b, pid, src, dst, hdr, lo, s):
     """The injections ``a .. b - 1`` (packets created at cycle ``t``) each in a free packet
     slot at the back of its source's queue; a terminal whose queue was empty joins the

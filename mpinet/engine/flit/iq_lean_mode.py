@@ -7,6 +7,15 @@ only the branches its keys take. Each bit of the length switches on a part: spec
 output speedup (1), the prefetches (2, 4), the separable allocators (6), stages of several
 cycles (12, with 6), internal speedup (24, with 18). This module holds that plain Python
 (no numba), apart from the kernel, so the kernel's module holds only the kernel.
+
+Why the kernel's helpers (``iq_lean_io``, ``iq_lean_alloc``, ``iq_lean_spec``,
+``iq_lean_speedup``, ``iq_lean_exchange``) are compiled apart and called, not inlined by
+numba (docs/iq-router.md, "Session 25: the lean kernel's helpers compiled apart"): numba's
+passes over a function (reaching definitions, SSA) grow faster than its size, and each copy
+inlined every helper again, so a copy took 33-84 s to compile; called, each helper compiles
+once for every copy, and a copy takes 18-32 s. The engine's time is the same within the
+window's noise (bench_iq, alternated). Only the smallest helpers (iq_lists',
+``iq_lean_alloc.ahead``, ``_beats``, ``_grant``, ``iq_lean_route``'s) stay inlined.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Speculation and output speedup on the lean iq path (docs/iq-router.md, "Session 19:
-output speedup and speculation on the lean path"), inlined into
-:func:`~mpinet.engine.flit.iq_lean.run_block`.
+output speedup and speculation on the lean path"), compiled apart and called from
+:func:`~mpinet.engine.flit.iq_lean.run_block` (:mod:`~.iq_lean_mode` says why).
 
 Speculative (:func:`spec_bid`): a head in VC allocation also bids for the switch, where a
 free VC of its route has a credit, below every VC that has its output (label ``v + SPEC``);
@@ -46,14 +46,14 @@ KS, KP = 1 << 22, 1 << 20
 KC = 1 << 12
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def low(t):
     """The keys of the items appended by cycle ``t``'s route computation and VC allocation,
     before every item already queued: ``low(t) .. low(t) + 2 * KS``."""
     return -(t + 1) * 4 * KS
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def rank(p, deg, rot):
     """Input port ``p``'s place in the read phase's order: the state's port order, the
     terminal first where BookSim numbers it 0 (``rot``)."""
@@ -62,7 +62,7 @@ def rank(p, deg, rot):
     return p + 1 if p < deg else 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def va_keys(nhd, hj, b0, hv, vkey, skey, base):
     """The heads VC allocation granted now (``hj[:nhd]``, those with an output) join switch
     allocation in VC allocation's order: keys ``base + i``."""
@@ -79,7 +79,7 @@ def va_keys(nhd, hj, b0, hv, vkey, skey, base):
         skey[iv] = base + i
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def sa_order(nr, rin, rop, rlab, so, grant, smap, npt, isp, ipb, nv, skey, wo, wk):
     """Switch allocation's winners (rows ``so ..`` of ``rin``, ``rop`` their output ports)
     into ``wo`` in their queue's order (``skey``, ``wk`` scratch), the bids' map cleared;
@@ -100,7 +100,7 @@ def sa_order(nr, rin, rop, rlab, so, grant, smap, npt, isp, ipb, nv, skey, wo, w
     return nw
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def by_node(dq, a, m, dst):
     """The ``m`` packets delivered in a cycle (``dq[a:a + m]``) in node order, the general
     path's (output queues delay some: they were listed by their switch allocation)."""
@@ -113,7 +113,7 @@ def by_node(dq, a, m, dst):
         dq[i] = pk
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def spec_bid(p, v, op, fr, ipb, eib, nv, npt, isp, so, nr, s, prm):
     """The speculative switch bid of head VC ``v`` of input port ``p`` (in VC allocation,
     ``fr`` its free output VCs on port ``op``): made where one of them has a credit, below
@@ -141,7 +141,7 @@ def spec_bid(p, v, op, fr, ipb, eib, nv, npt, isp, so, nr, s, prm):
     return nr
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def xout(p, op, so, nr, osp, s):
     """Bid ``nr``'s crossbar output (``rout``) for output port ``op`` from input port ``p``:
     under output speedup, by BookSim's number of the input (``xo``, ``iq_router``'s), the
@@ -152,7 +152,7 @@ def xout(p, op, so, nr, osp, s):
         s.rout[so + nr], s.rop[nr] = op * osp + s.xo[p], op
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def spec_deep(p, v, iv, op, vfree, sfree, ipb, eib, nv, npt, isp, so, nr, nsa, sad, s, prm):
     """Speculation with an allocation of several cycles ("Session 24"): head VC ``v`` of
     input port ``p`` (``iv``), in VC allocation (its output port ``op``), is in switch
@@ -174,7 +174,7 @@ def spec_deep(p, v, iv, op, vfree, sfree, ipb, eib, nv, npt, isp, so, nr, nsa, s
     return nr, nsa
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def spec_held(iv, tk, vad, sad, s):
     """Whether a speculative grant of the head at ``iv``, its output VC given, holds with
     allocations of several cycles: never with ``vad > 1`` (VC allocation's update comes
@@ -186,7 +186,7 @@ def spec_held(iv, tk, vad, sad, s):
     return sad == 1 or s.hv[iv, TOK] == tk + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def kbase(t, vad, sad):
     """The first key of the heads VC allocation grants at its evaluation ``t`` (their place
     in switch allocation's queue, :func:`va_keys`): appended at its update ``u``, after route
@@ -197,7 +197,7 @@ def kbase(t, vad, sad):
     return low(u) + KS + KP if sad == 1 else u * KS + 2 * KP
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def rc_keys(iv, e, c, ph, rd, vad, sad, s):
     """Stages of several cycles: the keys of the head at ``iv``, pushed into route
     computation at cycle ``c`` (``ph``: its place in that cycle, arrivals first), in the
@@ -211,7 +211,7 @@ def rc_keys(iv, e, c, ph, rd, vad, sad, s):
     s.skey[iv] = low(u) + f if sad == 1 else u * KS + KP + f
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def rekey(k, lst, key, base, hv, failed):
     """The ``k`` items of a stage's batch (input VCs ``lst[:k]``; ``failed``: only those
     without an output VC) put back at its update: appended in their order, keys ``base ..``
@@ -232,7 +232,7 @@ def rekey(k, lst, key, base, hv, failed):
         key[lst[i]] = base + i
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def tail_keys(iv, t, e, i, rd, vad, sad, kd, s):
     """The keys of the next packet's head at ``iv``, its tail sent at ``t`` (the ``i``-th of
     the cycle's switch updates; ``e``: its route computation's batch): into VC allocation

@@ -1,4 +1,4 @@
-"""Internal speedup on the lean iq path (numba, inlined into
+"""Internal speedup on the lean iq path (numba, compiled apart and called from
 :func:`~mpinet.engine.flit.iq_lean.run_block`; docs/iq-router.md, "Session 23: internal
 speedup on the lean path").
 
@@ -27,7 +27,7 @@ from mpinet.engine.flit.iq_lean_io import wait
 from mpinet.engine.flit.iq_lean_state import FS, HD, TOK
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def steps(s):
     """This cycle's internal steps: ``(the first step's number, how many)``. ``spa``: the
     fraction carried and the speedup (the same float operations as the general path's, so
@@ -53,7 +53,7 @@ def steps(s):
     return g0, k
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def credit_slot(s, ip, g, t, off, nkr):
     """The credit ring's slot of a credit from input port ``ip`` (the rank's ``node * nport +
     port``) granted at step ``g`` of cycle ``t``, read ``off`` cycles after its message is
@@ -68,7 +68,7 @@ def credit_slot(s, ip, g, t, off, nkr):
     return (c + off) % nkr
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def wrap_down(x, n):
     """``x`` in ``[-n, n)`` into ``[0, n)`` (a flit sent in the cycle of its grant: one slot
     before the ring's usual offset)."""
@@ -84,13 +84,13 @@ def wrap_down(x, n):
 # seven calls they cost the speedup copy 17 s more to compile (76 s against main's 59 s).
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def first(spg, t, tb, c):
     """The first internal step of cycle ``c >= t`` (``tb``: cycle ``t``'s): :func:`steps`
     wrote those of cycles ``t .. t + 2 d + 1`` (``spg[2:]``, ``d`` the longest stage), by
-    its float operations carried forward, once a cycle (inlined at each call, a loop here
-    cost 24 s more to compile the speedup copy). A batch's update is at most ``2 d - 1``
-    cycles on (:func:`sbatch`), and the cycle after it is read."""
+    its float operations carried forward, once a cycle (a loop here cost 24 s more to
+    compile the speedup copy, when the helpers were inlined). A batch's update is at most
+    ``2 d - 1`` cycles on (:func:`sbatch`), and the cycle after it is read."""
     return tb if c <= t else spg[2 + c - t]
 
 
@@ -125,7 +125,7 @@ def sbatch(stb, spg, n, k, a, ca, d, t, tb):
     return u, ca + d - 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def free(s, n, tk, vfree, sfree, smove, vad, sad):
     """VC and switch allocation of router ``n`` at step ``tk``: free (no batch in flight)
     and switch allocation's update now (``smove``), from the batches' update steps."""
@@ -137,7 +137,7 @@ def free(s, n, tk, vfree, sfree, smove, vad, sad):
     return vfree, sfree, smove
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def route_batches(s, t, tb, x, cnt, rd, prm, flat, wheel):
     """The heads that reached an empty VC at cycle ``t`` (arrivals' ring slot ``x``, its
     ``cnt`` entries) go to VC allocation at the step after their route computation's batch's
