@@ -183,9 +183,10 @@ PATCHES = [
     ("rank_loop.py", "            err, look_):  # fmt: skip", "            err, look_, clk):  # fmt: skip"),
     ("rank_loop.py", "                         look_)  # fmt: skip", "                         look_, clk)  # fmt: skip"),
     ("rank_loop.py", "            code = self.c_block(", TIMED + "            code = self.c_block("),
-    ("rank_loop.py", "                                err, look, cy, inner.inc)  # fmt: skip\n",
-     "                                err, look, cy, inner.inc, CLK)  # fmt: skip\n"
-     + SPENT.format(15)),
+    ("rank_loop.py", "                    so, ex, net, rows, status, err, look, cy, inner.inc)  # fmt: skip\n",
+     "                    so, ex, net, rows, status, err, look, cy, inner.inc, CLK)  # fmt: skip\n"),
+    ("rank_loop.py", "            code = self.c_block(*args)\n",
+     "            code = self.c_block(*args)\n" + SPENT.format(15)),
     ("rank_loop.py", "            inj = inner._injections(workload, t, t_end, ids)\n",
      TIMED + "            inj = inner._injections(workload, t, t_end, ids)\n" + SPENT.format(16)),
     ("rank_looks.py", "from mpinet.engine.waitfor import dead_one_rank\n",

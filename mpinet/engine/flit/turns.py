@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from mpinet.engine.comm import loaded_mpi
 from mpinet.engine.flit.direct import Direct
 
 #: each communicator's node-local one (keyed by the communicator's identity: a job's
@@ -26,10 +27,8 @@ def _node(comm: Any) -> Any:
     """The ranks of ``comm`` that share this rank's node (collective at a first call)."""
     raw = getattr(comm, "_comm", comm)  # a WatchedComm's own communicator
     node = _NODES.get(id(raw))
-    if node is None:
-        from mpi4py import MPI
-
-        node = _NODES[id(raw)] = raw.Split_type(MPI.COMM_TYPE_SHARED)
+    if node is None:  # a communicator of more than one rank: mpi4py is loaded
+        node = _NODES[id(raw)] = raw.Split_type(loaded_mpi().COMM_TYPE_SHARED)
     return node
 
 
