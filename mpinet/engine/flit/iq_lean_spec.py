@@ -102,8 +102,10 @@ def sa_order(nr, rin, rop, rlab, so, grant, smap, npt, isp, ipb, nv, skey, wo, w
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def by_node(dq, a, m, dst):
-    """The ``m`` packets delivered in a cycle (``dq[a:a + m]``) in node order, the general
-    path's (output queues delay some: they were listed by their switch allocation)."""
+    """``dq[a:a + m]`` sorted in place by ``dst[dq[i]]``, stably (an insertion sort: the
+    lists are short). The packets delivered in a cycle in node order, the general path's
+    (output queues delay some: they were listed by their switch allocation); a stage's
+    batch by its keys (:func:`rekey`)."""
     for x in range(a + 1, a + m):
         pk = dq[x]
         i = x
@@ -221,13 +223,9 @@ def rekey(k, lst, key, base, hv, failed):
         iv = lst[i]
         if failed and hv[iv, OUT] >= 0:
             continue
-        x = key[iv]
-        j = m
-        while j > 0 and key[lst[j - 1]] > x:
-            lst[j] = lst[j - 1]
-            j -= 1
-        lst[j] = iv
+        lst[m] = iv
         m += 1
+    by_node(lst, 0, m, key)  # stable: equal keys keep the batch's order
     for i in range(m):
         key[lst[i]] = base + i
 
