@@ -21,7 +21,7 @@ from numba import njit
 INPUT_FIRST, OUTPUT_FIRST, ISLIP = 0, 1, 2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def supersedes(a, pa, b, pb, offset, size):
     """Whether port ``a`` at priority ``pa`` wins over ``b`` at ``pb`` under a round-robin
     pointer at ``offset`` (higher priority, then nearer at or after the pointer)."""
@@ -130,7 +130,7 @@ def islip(n, rin, rout, nin, nout, iters, pin, pout, grant, best_in, best_out):
     return ng
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _match(i, o, nin, nout, pin, pout, grant, r):
     """Request ``r`` (input ``i``, output ``o``) granted; both pointers move past it."""
     grant[r] = 1

@@ -83,7 +83,7 @@ def pace(t, last, in_flight, moves, nnode, look):
     return lstat[L_BUDGET] >= 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def held(s, wi):
     """Word ``wi`` of the input VCs with an item in a stage (``m_rt | m_va | m_sa``): every
     input VC holding flits, whose front is routed, allocated a VC or bids for the switch,
@@ -111,7 +111,7 @@ def fits(prm, s, look):
             and m * (nvc + 3) < look[10].shape[0])  # fmt: skip
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _vc(s, n, op, v, deg, nvc):
     """``B`` of output VC ``v`` of port ``op`` at the rank's router ``n`` (numbered from its
     first): the buffer it feeds."""

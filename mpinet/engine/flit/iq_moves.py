@@ -1,4 +1,4 @@
-"""The moves of one input VC of an iq router (numba, inlined into
+"""The moves of one input VC of an iq router (numba, called from
 :func:`~mpinet.engine.flit.iq_router.internal_steps` and the read phase): a head's route and
 its entry into VC allocation, a lone head's VC requests, switch allocation's update (the
 flit leaves its input buffer for the crossbar) and the crossbar's (into the output queue).
@@ -24,7 +24,7 @@ TORUS_DATELINE = 100
 PORT_ERR, VC_ERR = 5, 6
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def route_head(n, ln, pk, nvc, deg, nbt, lcount, sport, pk_dst, pk_hops, pk_state, pk_hdr, rule,
                vrule, out):  # fmt: skip
     """The output port and VC range ``out = (port, lo, hi)`` of packet slot ``pk``'s head
@@ -70,7 +70,7 @@ def route_head(n, ln, pk, nvc, deg, nbt, lcount, sport, pk_dst, pk_hops, pk_stat
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     """The head of packet slot ``pk`` at input VC ``iv`` of router ``n``, its route known
     (lookahead, or routing done): its output port and VC range, then VC allocation (and,
@@ -88,7 +88,7 @@ def to_vc_alloc(t, ready, n, iv, pk, prm, s, rule, vrule, status, route_out):
     il.push_va(s.va, s.qseq, n, iv, ready, s.m_va, s.rb)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
     """Switch allocation's update of input VC ``j`` (``iv``) of router ``n``, granted
     crossbar output ``eo`` (-1: none): the flit leaves its input buffer for the crossbar, or
@@ -156,7 +156,7 @@ def sa_update(t, istep, n, j, iv, eo, prm, s, rule, vrule, status, route_out):
     return 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def to_output(n, prm, s):
     """The crossbar's front flit of router ``n`` into its output queue."""
     xqs = prm.xqs
@@ -170,7 +170,7 @@ def to_output(n, prm, s):
     s.xqn[n] -= 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def va_requests(j, fv, o0, rin, rout, rpri, nr):
     """VC allocation's requests of input VC ``j`` for the free VCs ``fv`` of the output
     whose first VC is ``o0``, in VC order, from row ``nr``; returns the rows' count."""

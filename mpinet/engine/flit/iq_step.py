@@ -18,10 +18,12 @@ it, packets in its source queue); the nodes with work are the active list ``act[
 
 ``_nrt=False`` on these kernels, the routers' step and the allocators: no reference counting
 of the bundle's arrays (numba took and dropped a reference on every array argument of each
-inlined helper: 23-25 % of a run, docs/iq-router.md "Speed"), so they allocate nothing; their
-scratch is in the bundle (``ro``, ``mv``). The routers' step (:mod:`.iq_router`,
-:mod:`.iq_moves`) is compiled into :func:`run_block`; its cache is still renewed when only they
-change, because :mod:`mpinet.numba_cache` stamps every kernel with all of mpinet's numba files.
+helper: 23-25 % of a run, docs/iq-router.md "Speed"), so they allocate nothing; their
+scratch is in the bundle (``ro``, ``mv``). The phases and the moves are compiled apart and
+called since session 25, as the lean kernel's helpers (:mod:`~.iq_lean_mode`): inlined, the
+general path took 123 s of CPU to compile on a cold cache, called 88 s, at the same speed
+(docs/iq-router.md, "Session 25"). Its cache is still renewed when only they change, because
+:mod:`mpinet.numba_cache` stamps every kernel with all of mpinet's numba files.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ DONE, ROOM, FINISHED, STALL = 0, 1, 2, 3
 R_FLITS, R_DELIV, R_INJ, R_MOVED, R_WORK, R_CROSS = range(6)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _credit(k, q, v, bs_cred, bs_use, bs_tail, fvm, bsz, wftc):
     """A credit back at downstream buffer state ``k`` (VC ``v`` of output port ``q``; ``q <
     0``: a terminal's, no free-VC word); the VC is free again at the tail's last credit under
@@ -55,7 +57,7 @@ def _credit(k, q, v, bs_cred, bs_use, bs_tail, fvm, bsz, wftc):
             fvm[q] |= np.uint64(1) << np.uint64(v)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _take(t, tl, t2, istep, b, n, p, prm, s, rule, vrule, status, route_out, moved):
     """The flit arriving at input port ``p`` of router ``n`` (``b = n * nport + p``) into
     its VC buffer; a head is routed now (lookahead) or joins route computation, a VC's new
@@ -110,7 +112,7 @@ def read_phase(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, move
     return read_in(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, moved)
 
 
-@njit(cache=True, inline="always")  # inlined in run_block: a call passes the whole bundle
+@njit(cache=True, error_model="numpy", _nrt=False)  # called, not inlined (iq_lean_mode)
 def read_in(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, moved):
     """Step 1 (see the module docstring); returns the delivery rows' count after it.
     ``moved[0]`` counts the flits taken in (progress); ``status`` a routing error. Visits
@@ -222,7 +224,7 @@ def read_in(t, istep, prm, s, rule, vrule, status, route_out, deliv, nd, moved):
     return nd
 
 
-@njit(cache=True, inline="always")  # inlined in the blocks: a call passes the whole bundle
+@njit(cache=True, error_model="numpy", _nrt=False)  # called, not inlined (iq_lean_mode)
 def inject_phase(t, prm, s, moved):
     """Step 2's sending (the new packets joined their queues before): one flit per
     terminal; the credits of the flits the terminals took in."""
@@ -280,7 +282,7 @@ def inject_phase(t, prm, s, moved):
             s.sq_k[n], s.sq_vc[n] = k + 1, vc
 
 
-@njit(cache=True, inline="always")  # inlined in the blocks, as inject_phase
+@njit(cache=True, error_model="numpy", _nrt=False)  # called, not inlined (iq_lean_mode)
 def compact(s):
     """The active list anew, in node order (the phases then walk the arrays in order: fewer
     cache misses), without the nodes that have no work."""

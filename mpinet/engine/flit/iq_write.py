@@ -21,7 +21,7 @@ def write_phase(t, win, prm, s, hop, nh):
     return write_in(t, win, prm, s, hop, nh)
 
 
-@njit(cache=True, inline="always")  # inlined in run_block: a call passes the whole bundle
+@njit(cache=True, error_model="numpy", _nrt=False)  # called, not inlined (iq_lean_mode)
 def write_in(t, win, prm, s, hop, nh):
     """Step 4: one flit per output queue onto its channel (link loads and hop rows counted
     on the links), one credit message per input port back; returns ``(link flits, hop rows'
@@ -97,7 +97,7 @@ def write_in(t, win, prm, s, hop, nh):
     return flits, nh
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def send_credit(n, p, m, t2, tl, prm, s):
     """Router ``n``'s credit message ``m`` (a bit per VC) for input port ``p`` onto its
     channel (cycle slot ``tl``, parity ``t2``): to the upstream router's output port, a
@@ -126,7 +126,7 @@ def send_credit(n, p, m, t2, tl, prm, s):
 ROW = 11
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def put_record(m, a, s, pk):
     """Packet ``pk``'s record into the exchange row at ``m[a]`` (columns 4-10 and the header
     from :data:`ROW`), as a head that leaves the rank carries it; both iq paths'
@@ -137,7 +137,7 @@ def put_record(m, a, s, pk):
         m[a + ROW + c] = s.pk_hdr[pk, c]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def take_record(m, a, s):
     """A head's packet record from the exchange row at ``m[a]`` into a free slot of ``s``
     (:func:`put_record`'s columns); returns the slot."""
@@ -151,7 +151,7 @@ def take_record(m, a, s):
     return pk
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _away(link, f, v, fl, s):
     """Flit ``f`` leaves the rank for input port ``link`` (``node * degree + port``) of
     another rank's node, VC ``v``: a row of the exchange (a head carries its packet's
