@@ -13,7 +13,7 @@ Why the kernel's helpers (``iq_lean_io``, ``iq_lean_alloc``, ``iq_lean_spec``,
 numba (docs/iq-router.md, "Session 25: the lean kernel's helpers compiled apart"): numba's
 passes over a function (reaching definitions, SSA) grow faster than its size, and each copy
 inlined every helper again, so a copy took 33-84 s to compile; called, each helper compiles
-once for every copy, and a copy takes 18-32 s. The engine's time is the same within the
+once for every copy, and a copy takes 23-32 s. The engine's time is the same within the
 window's noise (bench_iq, alternated). Only the smallest helpers (iq_lists',
 ``iq_lean_alloc.ahead``, ``_beats``, ``_grant``, ``iq_lean_route``'s) stay inlined.
 """

@@ -273,31 +273,8 @@ def run(eng: Any, workload: Any, prm: Any, tables: tuple, hw: int, rule: tuple, 
             cy = carried.bundle(inj[4][int(inj[0][int(gst[G_T]) - start]) :])
             if walked:  # the table may have grown (walked, or rows for the routes to come)
                 rule = ib.rule_of(eng.router)
-            args = (
-                rx.hnd,
-                t_end,
-                last,
-                win_lo,
-                win_hi,
-                quiet,
-                inj,
-                prm,
-                s,
-                rule,
-                vrule,
-                deliv,
-                hop,
-                rows,
-                status,
-                gst,
-                ex2,
-                net2,
-                rx.max_in,
-                rmap,
-                away,
-                mode,
-                cy,
-            )
+            args = (rx.hnd, t_end, last, win_lo, win_hi, quiet, inj, prm, s, rule, vrule, deliv,
+                    hop, rows, status, gst, ex2, net2, rx.max_in, rmap, away, mode, cy)  # fmt: skip
             if prime is not None:  # a cold cache: one compilation a node (turns)
                 turns.prime_in_turn(eng.comm, prime, (rx.fns, *args))
                 prime = None
