@@ -20,4 +20,4 @@ SWITCHING = ("store-and-forward", "cut-through", "wormhole")
 MAX_VCS = 64
 #: the VC policies' names (``model.vc_policy``), in the order of their registry
 #: (:data:`mpinet.routing.vc_policies.VC_POLICIES`)
-VC_POLICY_NAMES = ("any", "hops", "negative-hop", "dateline")
+VC_POLICY_NAMES = ("any", "hops", "negative-hop", "dateline", "dateline-turn")

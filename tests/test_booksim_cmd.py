@@ -149,7 +149,7 @@ def test_torus_throughput_and_long_packets(tmp_path):
     r = mpinet(["booksim", str(cfg), "router=ideal", "--json"])
     assert r.returncode == 0, r.stderr
     j = json.loads(r.stdout)
-    assert j["mapping"]["vc_policy"] == "dateline" and j["mapping"]["rate"] == 0.025
+    assert j["mapping"]["vc_policy"] == "dateline-turn" and j["mapping"]["rate"] == 0.025
     assert j["stable"] and j["traffic_stop"] == j["drain_time"]
     ov = j["overall"]
     assert ov["flat"]["average"] is None  # per-flit times are not recorded for L > 1

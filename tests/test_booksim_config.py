@@ -170,10 +170,10 @@ def test_own_config_maps_to_the_flit_job():
     assert info["not_modeled_by_ideal_router"] == {"credit_delay": 2, "routing_delay": 0}
 
 
-def test_torus_gets_the_dateline_and_anynet_its_file(tmp_path):
+def test_torus_gets_booksims_dateline_classes_and_anynet_its_file(tmp_path):
     _, _, info = to_job(cfg_of(tmp_path, "topology = torus; routing_function = dim_order;",
                                "router=ideal", "k=4"))  # fmt: skip
-    assert (info["topology"], info["vc_policy"]) == ("torus:4,2", "dateline")
+    assert (info["topology"], info["vc_policy"]) == ("torus:4,2", "dateline-turn")
     text = "topology = anynet; routing_function = min; network_file = net.anynet; router = ideal;"
     raw, _, _ = to_job(cfg_of(tmp_path, text))
     assert raw["topology"] == f"file:anynet:{Path.cwd() / 'net.anynet'}"

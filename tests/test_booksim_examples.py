@@ -152,6 +152,6 @@ def test_mesh88_lat_maps_every_key_and_runs(tmp_path):
 
 def test_torus88_maps_to_the_dateline_torus(tmp_path):
     raw, _, _ = to_job(read_config(str(tmp_path / _write(tmp_path, "torus88", TORUS88))))
-    assert raw["topology"] == "torus:8,2" and raw["model"]["vc_policy"] == "dateline"
+    assert raw["topology"] == "torus:8,2" and raw["model"]["vc_policy"] == "dateline-turn"
     assert raw["workload"]["kind"] == "booksim-uniform" and raw["model"]["flits"] == 1
     assert raw["model"]["router"] == "iq" and raw["model"]["vcs"] == 2

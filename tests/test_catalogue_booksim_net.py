@@ -37,6 +37,15 @@ CASES: list[Case] = [
         C("bsn-dateline-one-vc",
           f"{RUN} torus:4,2 --router dor {FLIT} --set model.vcs=1 --set model.vc_policy=dateline",
           r"vc_policy 'dateline' needs vcs >= 2 for dor on torus:4,2"),
+        C("bsn-dateline-turn-mesh",
+          "deadlock mesh:4,2 --router dor --switching wormhole --vc-policy dateline-turn",
+          r"vc_policy 'dateline-turn' is BookSim2's torus rule and applies to torus:K,N only, "
+          r"not mesh:4,2"),
+        C("bsn-dateline-turn-one-vc",
+          f"{RUN} torus:4,2 --router dor {FLIT} --set model.vcs=1 "
+          "--set model.vc_policy=dateline-turn",
+          r"vc_policy 'dateline-turn' needs vcs >= 2 for dor on torus:4,2 \(two classes per "
+          r"ring"),
     ),
     *section(
         "BookSim networks: traffic patterns and on/off injection",

@@ -26,7 +26,7 @@ CASES: list[Case] = [
         C(
             "cli-models-vc-policy-unknown",
             f"{RUN} --switching wormhole --vc-policy fastest",
-            r"unknown vc_policy 'fastest'; valid: any, hops, negative-hop, dateline",
+            r"unknown vc_policy 'fastest'; valid: any, hops, negative-hop, dateline, dateline-turn",
         ),
         C(
             "cli-models-flits-zero",

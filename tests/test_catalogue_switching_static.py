@@ -26,7 +26,8 @@ CASES: list[Case] = [
         C(
             "deadlock-vc-policy-unknown",
             f"{WH} --vc-policy fastest",
-            r"unknown --vc-policy 'fastest'; valid: any, hops, negative-hop, dateline",
+            r"unknown --vc-policy 'fastest'; valid: any, hops, negative-hop, dateline, "
+            r"dateline-turn",
         ),
         C(
             "deadlock-vc-vcs-zero",

@@ -78,7 +78,8 @@ class RouteFollower:
         policies, :mod:`mpinet.routing.vc_policies`): ``state.size`` key classes,
         ``state.key(hops, s)`` the class recorded for a hop taken with state ``s``
         after ``hops`` hops, ``state.advance(cur, nxt, hops, s)`` the state after it
-        (start 0); routes are merged only where their states are equal too
+        (start 0; both given the hop and its destination where ``state.needs_dst``);
+        routes are merged only where their states are equal too
 
     Attributes ``random`` (a random hop was seen), ``max_length`` (the
     longest route) and ``pairs`` (routes followed) accumulate over calls.
@@ -206,8 +207,13 @@ class RouteFollower:
                 cls = h if self.with_hops else 0
             else:
                 s = st[idx][go]
-                cls = self.state.key(h, s)
-                cols.append(self.state.advance(x[go], nxt[go], h, s))
+                if self.state.needs_dst:  # the hop's class is chosen from its destination
+                    hop = {"cur": x[go], "nxt": nxt[go], "dst": dst[idx][go]}
+                    cls = self.state.key(h, s, **hop)
+                    cols.append(self.state.advance(hop["cur"], hop["nxt"], h, s, hop["dst"]))
+                else:
+                    cls = self.state.key(h, s)
+                    cols.append(self.state.advance(x[go], nxt[go], h, s))
             hk = self.encode(x[go], inp[idx][go], ports[go], cls)
             keys.append(cg.distinct(hk))
             rows = cg.distinct_rows(np.column_stack(cols))

@@ -84,6 +84,8 @@ class Requirement:
         else:
             what = {"negative-hop": "negative hops"}.get(self.policy, "dateline crossings")
             text = f"at most {self.counted} {what} before a route's last hop"
+            if self.policy == "dateline-turn":  # a class, not a count
+                text = "two classes per ring: VCs [0, V/2) and [V/2, V)"
             if self.colours is not None:
                 text += f", {self.colours} colours"
         if self.how == "upper bound":

@@ -52,7 +52,7 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     _k("n", "i", 2, _M, "N of mesh:K,N / torus:K,N"),
     _k("c", "i", 1, _R, "one terminal per router (concentration 1)"),
     _k("routing_function", "s", "none", _M, "mesh: dor, dim_order -> router dor; torus: "
-       "dim_order -> dor (vc_policy dateline); anynet: min -> anynet-min"),
+       "dim_order -> dor (vc_policy dateline-turn); anynet: min -> anynet-min"),
     _k("use_noc_latency", "i", 1, _D, "router = iq: model.iq.channel_latency 2 on a torus, 1 "
        "on a mesh, as BookSim's; ideal router: every link is one step"),
     _k("x", "i", 8, _R, "cmesh and flatfly sizes"),

@@ -132,7 +132,7 @@ def to_job(cfg: Config) -> tuple[dict, Measure, dict]:
     if v["seed"] < 0:
         raise bad("seed", "mpinet booksim takes a seed >= 0")
     m = _measure(v, bad)
-    policy = "dateline" if topo == "torus" else "any"
+    policy = "dateline-turn" if topo == "torus" else "any"  # BookSim's torus VC classes
     raw = {
         "topology": spec,
         "seed": int(v["seed"]),

@@ -84,7 +84,7 @@ class VCPolicy:
         return f"<{type(self).__name__} {self.name!r} on {self.topo.spec}, vcs = {self.vcs}>"
 
     def hop(
-        self, cur: Any, nxt: Any, hops: Any, state: Any = None
+        self, cur: Any, nxt: Any, hops: Any, state: Any = None, dst: Any = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The VCs ``[lo, hi)`` allowed for the hops ``cur -> nxt`` and the state after.
 
@@ -94,6 +94,7 @@ class VCPolicy:
         hops : (M,) hops taken before this hop (0 at the source)
         state : (M, state_words) int64 policy state before the hop (zeros at the
             source; None allowed when ``state_words`` is 0)
+        dst : (M,) the packets' destinations (read by ``dateline-turn`` only)
 
         Returns
         -------
@@ -144,7 +145,7 @@ class HopsVC(VCPolicy):
     compiled = HOPS_VC
     summary = "VC = hops taken before the hop (structured buffer pool; needs longest route - 1)"
 
-    def hop(self, cur: Any, nxt: Any, hops: Any, state: Any = None) -> tuple:
+    def hop(self, cur: Any, nxt: Any, hops: Any, state: Any = None, dst: Any = None) -> tuple:
         lo = _as(hops).copy()
         return lo, lo + 1, np.zeros((lo.size, 0), np.int64)
 
@@ -212,7 +213,7 @@ class _Counting(VCPolicy):
         """1 where the hop ``cur -> nxt`` is counted, else 0 (int64)."""
         raise NotImplementedError
 
-    def hop(self, cur: Any, nxt: Any, hops: Any, state: Any = None) -> tuple:
+    def hop(self, cur: Any, nxt: Any, hops: Any, state: Any = None, dst: Any = None) -> tuple:
         cur = _as(cur)
         s = np.zeros(cur.size, np.int64) if state is None else np.asarray(state, np.int64)
         new = s.reshape(cur.size, -1)[:, 0] + self.counts(cur, nxt)
@@ -270,6 +271,8 @@ class DatelineVC(_Counting):
     name = "dateline"
     summary = "VC = dateline crossings so far (CCC, SCC, a ring; torus: 2 classes per ring)"
     counted = "dateline crossings"
+    #: the torus class chosen at a turn into a dimension (:class:`DatelineTurnVC`)
+    turn: ClassVar[bool] = False
 
     def __init__(self, topo: Topology, vcs: int) -> None:
         super().__init__(topo, vcs)
@@ -279,8 +282,15 @@ class DatelineVC(_Counting):
         if self.torus:  # its translations move the datelines; no compiled rule
             self.ring, self.cut, self.symmetric, self.compiled = 0, None, False, None
             self.hop = functools.partial(torus_rings.hop, self)
-            self.tracker = functools.partial(torus_rings.TorusTracker, self)
+            tracker = torus_rings.TurnTracker if self.turn else torus_rings.TorusTracker
+            self.tracker = functools.partial(tracker, self)
             return
+        if self.turn:
+            raise RoutingError(
+                f"vc_policy 'dateline-turn' is BookSim2's torus rule and applies to torus:K,N "
+                f"only, not {topo.spec} (vc_policy 'dateline' cuts the rings of CCC, SCC and "
+                "networks that are one ring; a mesh's dor needs no VC classes: 'any')"
+            )
         #: CCC/SCC ring length (0: the network is one ring, cut at ``self.cut``)
         self.ring = {"ccc": getattr(topo, "n", 0), "scc": getattr(topo, "ring", 0)}.get(fam, 0)
         self.cut: tuple[int, int] | None = None
@@ -310,6 +320,17 @@ class DatelineVC(_Counting):
         return (same & (((i == last) & (j == 0)) | ((i == 0) & (j == last)))).astype(np.int64)
 
 
+class DatelineTurnVC(DatelineVC):
+    """BookSim2's torus classes (``dim_order_torus``): two per dimension ring, the class
+    chosen as a packet turns into the dimension, 1 where its coordinate there is above the
+    destination's, and kept along the ring (:mod:`mpinet.routing.torus_rings`)."""
+
+    name = "dateline-turn"
+    summary = "torus: 2 classes per ring, chosen at the turn into it (BookSim2's dim_order_torus)"
+    counted = "dateline classes"
+    turn = True
+
+
 #: every policy by its ``model.vc_policy`` name
 VC_POLICIES: dict[str, type[VCPolicy]] = {}
 
@@ -322,7 +343,7 @@ def register(cls: type[VCPolicy]) -> type[VCPolicy]:
     return cls
 
 
-for _cls in (AnyVC, HopsVC, NegativeHopVC, DatelineVC):
+for _cls in (AnyVC, HopsVC, NegativeHopVC, DatelineVC, DatelineTurnVC):
     register(_cls)
 
 

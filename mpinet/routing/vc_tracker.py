@@ -30,6 +30,9 @@ class Tracker:
     colour: np.ndarray | None = None
     #: every range has one VC (the graph has one dependency per hop key)
     unit = False
+    #: :meth:`key` and :meth:`advance` need the hop and its destination (``cur``, ``nxt``,
+    #: ``dst`` keywords): ``dateline-turn``, whose class is chosen from the destination
+    needs_dst = False
 
     def __init__(self, policy: Any, limit: int) -> None:
         self.policy, self.vcs, self.limit = policy, policy.vcs, int(limit)

@@ -18,8 +18,10 @@ IDLE, ROUTING, VC_ALLOC, ACTIVE = 0, 1, 2, 3
 #: stage numbers of ``bt``
 S_RT, S_VA, S_SA, S_X = 0, 1, 2, 3
 #: the ``dateline`` policy on ``torus:K,N`` (:mod:`mpinet.routing.torus_rings`), which has
-#: no compiled rule of its own: its state word and VC halves, computed here
-TORUS_DATELINE = 100
+#: no compiled rule of its own: its state word and VC halves, computed here; and
+#: ``dateline-turn``'s (BookSim's class chosen at a turn), whose ``lcount`` of a link packs
+#: ``2 (dimension + 1)`` (bits 0-7), K (bits 8-31) and the dimension's stride K^i (32-)
+TORUS_DATELINE, TORUS_TURN = 100, 101
 #: ``status[0]`` codes of a routing error (status[1:5] = step, port or VC, node, pid)
 PORT_ERR, VC_ERR = 5, 6
 
@@ -53,10 +55,17 @@ def route_head(n, ln, pk, nvc, deg, nbt, lcount, sport, pk_dst, pk_hops, pk_stat
         lo, hi = 0, vcs
     elif vpol == HOPS_VC:
         lo, hi = hops, hops + 1
-    elif vpol == TORUS_DATELINE:  # lcount: 2 (dimension + 1) + crossing of the link
+    elif vpol >= TORUS_DATELINE:  # lcount: 2 (dimension + 1) + crossing of the link
         a = lcount[ln * deg + port]
-        cls = (state & 1 if (state >> 1) == (a >> 1) else 0) | (a & 1)
-        state = (a >> 1) * 2 + cls
+        d = (a & 255) >> 1
+        if vpol == TORUS_DATELINE:
+            cls = (state & 1 if (state >> 1) == d else 0) | (a & 1)
+        elif (state >> 1) == d:  # dateline-turn: the class kept along the ring
+            cls = state & 1
+        else:  # a turn: 1 where the coordinate is above the destination's (BookSim's)
+            k, stride = (a >> 8) & 0xFFFFFF, a >> 32
+            cls = 1 if (n // stride) % k > (dst // stride) % k else 0
+        state = d * 2 + cls
         half = max(1, vcs // 2)
         lo, hi = (half, max(vcs, 2)) if cls else (0, half)
     else:  # COUNT_VC

@@ -28,6 +28,7 @@ from mpinet.engine.flit import iq_router as ir
 from mpinet.engine.flit import iq_state as iqs
 from mpinet.engine.flit import iq_step as ist
 from mpinet.engine.flit import route_heads as heads
+from mpinet.engine.flit.iq_moves import TORUS_TURN
 from mpinet.engine.flit.iq_ports import port_order, state_ports
 from mpinet.engine.flit.rank_steps import BLOCKS
 from mpinet.engine.run import RunRecord, raise_collected
@@ -63,7 +64,7 @@ def why_not(eng: Any) -> str | None:
 
 
 def _torus_dateline(policy: Any) -> bool:
-    return policy.name == "dateline" and getattr(policy, "torus", False)
+    return policy.name in ("dateline", "dateline-turn") and getattr(policy, "torus", False)
 
 
 def run_iq(eng: Any, workload: Any) -> RunRecord:
@@ -90,9 +91,9 @@ def run_iq(eng: Any, workload: Any) -> RunRecord:
     vpol = pol.compiled
     if _torus_dateline(pol):  # per link: 2 (dimension + 1) + whether it crosses the dateline
         links = np.flatnonzero(nbt.ravel() >= 0)
-        lcount[links] = torus_rings.advance(topo, lo + links // deg, nbt.ravel()[links],
-                                            np.zeros(links.size, np.int64))  # fmt: skip
-        vpol = ir.TORUS_DATELINE
+        lcount[links] = torus_rings.link_words(topo, lo + links // deg, nbt.ravel()[links],
+                                               pol.turn)  # fmt: skip
+        vpol = TORUS_TURN if pol.turn else ir.TORUS_DATELINE
     rule = ib.rule_of(eng.router, topo)
     vrule = (np.int64(vpol), np.int64(eng.vcs), lcount)
     hw = eng.router.header_width

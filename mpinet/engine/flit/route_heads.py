@@ -86,7 +86,7 @@ def vc_error(eng: Any, vc: int, node: int, hops: int) -> None:
 def _vcs(eng: Any, cur, nxt, hops, state, dst):
     """The policy's VC range for the hop ``cur -> nxt`` (no VC for a hop into ``dst``)."""
     words = getattr(eng.policy, "state_words", 0)  # one word at most (negative-hop)
-    lo_v, hi_v, new = eng.policy.hop(cur, nxt, hops, state.reshape(-1, 1)[:, :words])
+    lo_v, hi_v, new = eng.policy.hop(cur, nxt, hops, state.reshape(-1, 1)[:, :words], dst=dst)
     lo_v = np.ascontiguousarray(lo_v, np.int64)
     hi_v = np.ascontiguousarray(hi_v, np.int64)
     new = np.array(new, np.int64)[:, 0] if words else state.copy()
