@@ -80,13 +80,14 @@ def child(cfg: str, keys: list[str]) -> dict:
     from numba.core import base, caching
 
     from mpinet.cli import booksim as cb
-    from mpinet.engine.flit import iq_run, iq_step
+    from mpinet.engine.flit import iq_blocks, iq_lean, iq_step
     from mpinet.jobs import booksim_live, booksim_run, netcheck, resources
 
     _wrap(caching.Cache, "load_overload", "kernel loads (numba's cache)")
     _wrap(base.BaseContext, "refresh", "numba's target set up (first load)")
     _wrap(iq_step, "run_block", "iq steps (compiled blocks)")
-    _wrap(iq_run, "_injections", "injections drawn (per block)")
+    _wrap(iq_lean, "run_block", "iq steps (compiled blocks, the lean path)")
+    _wrap(iq_blocks, "injections", "injections drawn (per block)")
     _wrap(booksim_live.Watch, "seen", "measurement read while running")
     _wrap(booksim_run, "_engine", "workload and engine built")
     _wrap(booksim_run, "_finish", "overall statistics")
