@@ -91,6 +91,15 @@ CASES = {
          "iq": {**MESHCONFIG_IQ, "output_speedup": 2, "speculative": 1, "routing_delay": 1,
                 "internal_speedup": 1.5}},
     ),
+    # BookSim's torus: dim_order with its VC classes chosen at each turn (dateline-turn),
+    # channels of two cycles (use_noc_latency); K odd, so no direction is drawn at random
+    "torus": (
+        1500,
+        ["topology=torus", "k=5", "routing_function=dim_order", "packet_size=2", "num_vcs=4",
+         "vc_buf_size=2", "injection_rate=0.3"],
+        {"topology": "torus:5,2", "routing": "dor", "vc_policy": "dateline-turn", "flits": 2,
+         "vcs": 4, "vc_buffer": 2, "iq": {**MESHCONFIG_IQ, "channel_latency": 2}},
+    ),
 }  # fmt: skip
 #: name -> (packets traced, network, L, packets per node per cycle, router keys set as well):
 #: booksim_check's configuration (V = 2, B = 4, its sample keys, seed 0) on the network's
