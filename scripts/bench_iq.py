@@ -42,8 +42,11 @@ MESHC = {"routing_delay": 0, "credit_delay": 2, "wait_for_tail_credit": 1}  # me
 MESH88 = dict(MESHC, vc_allocator="islip", sw_allocator="islip", input_speedup=2)
 #: BookSim2's other examples' allocators (anynet_config, fattree_config, ...) on meshconfig's keys
 SIF = dict(MESHC, vc_allocator="separable_input_first", sw_allocator="separable_input_first")
-#: a deeper router (stages of two cycles, as papers model them) on meshconfig's other keys
+#: a deeper router (stages of two cycles, as papers model them) on meshconfig's other keys;
+#: BookSim2 itself stops on an assertion with either allocation longer than a cycle
 DEEP = dict(MESHC, routing_delay=2, vc_alloc_delay=2, sw_alloc_delay=2, st_final_delay=2)
+#: the stages of several cycles BookSim2 runs: routing and the crossbar's two halves
+BSDEEP = dict(MESHC, routing_delay=2, st_prepare_delay=1, st_final_delay=2)
 #: name: spec, router, flits, VCs, VC buffer, VC policy, packets per node per step, steps,
 #: [model.iq] keys[, traffic pattern (uniform)]
 CASES = {
@@ -69,6 +72,9 @@ CASES = {
     # DEEP's keys with internal speedup 2 (not picked by --cases deep-m8 or isp2)
     "spdeep2-m8-0.2": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.2, 6000,
                        dict(DEEP, internal_speedup=2)),
+    # the stages BookSim2 runs longer than a cycle (not picked by --cases deep-m8)
+    "bsdeep-m8-0.2": ("mesh:8,2", "dor", 1, 16, 8, "any", 0.2, 6000, BSDEEP),
+    "bsdeepL4-m8-0.05": ("mesh:8,2", "dor", 4, 16, 8, "any", 0.05, 4000, BSDEEP),
 }  # fmt: skip
 
 

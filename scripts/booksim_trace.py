@@ -91,6 +91,35 @@ CASES = {
          "iq": {**MESHCONFIG_IQ, "output_speedup": 2, "speculative": 1, "routing_delay": 1,
                 "internal_speedup": 1.5}},
     ),
+    # stages of several cycles: routing, switch allocation and the crossbar's two halves
+    "stages": (
+        1500,
+        ["k=4", "packet_size=2", "num_vcs=4", "vc_buf_size=4", "routing_delay=2",
+         "st_prepare_delay=1", "st_final_delay=2", "injection_rate=0.3"],
+        {"k": 4, "flits": 2, "vcs": 4, "vc_buffer": 4,
+         "iq": {**MESHCONFIG_IQ, "routing_delay": 2, "st_prepare_delay": 1,
+                "st_final_delay": 2}},
+    ),
+    # the same stages with speculation and output speedup (docs/iq-router.md, "Session 24")
+    "stages-speculative": (
+        1500,
+        ["k=4", "packet_size=2", "num_vcs=4", "vc_buf_size=4", "routing_delay=2",
+         "st_prepare_delay=1", "st_final_delay=2", "speculative=1", "output_speedup=2",
+         "injection_rate=0.35"],
+        {"k": 4, "flits": 2, "vcs": 4, "vc_buffer": 4,
+         "iq": {**MESHCONFIG_IQ, "routing_delay": 2, "st_prepare_delay": 1,
+                "st_final_delay": 2, "speculative": 1, "output_speedup": 2}},
+    ),
+    # the same stages under internal speedup
+    "stages-internal": (
+        1500,
+        ["k=4", "packet_size=2", "num_vcs=4", "vc_buf_size=4", "routing_delay=2",
+         "st_prepare_delay=1", "st_final_delay=2", "internal_speedup=1.5",
+         "injection_rate=0.35"],
+        {"k": 4, "flits": 2, "vcs": 4, "vc_buffer": 4,
+         "iq": {**MESHCONFIG_IQ, "routing_delay": 2, "st_prepare_delay": 1,
+                "st_final_delay": 2, "internal_speedup": 1.5}},
+    ),
     # BookSim's torus: dim_order with its VC classes chosen at each turn (dateline-turn),
     # channels of two cycles (use_noc_latency); K odd, so no direction is drawn at random
     "torus": (

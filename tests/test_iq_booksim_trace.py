@@ -49,7 +49,8 @@ def replay(model: dict, rows: np.ndarray, vc_policy: str | None = None, **iq) ->
 
 def test_the_traces_are_here():
     assert set(CASES) >= {"meshconfig", "wormhole", "separable", "input-speedup", "speedup",
-                          "anynet-hypercube-5", "anynet-hypercube-5-speedup", "torus"}  # fmt: skip
+                          "anynet-hypercube-5", "anynet-hypercube-5-speedup", "torus", "stages",
+                          "stages-speculative", "stages-internal"}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", CASES)
