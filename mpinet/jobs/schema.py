@@ -156,7 +156,7 @@ SCHEMA: dict[str, Any] = {
         "vc_policy": (
             (str,),
             None,
-            "the VC of each hop: any (default) | hops | negative-hop | dateline",
+            "the VC of each hop: any (default) | hops | negative-hop | dateline | dateline-turn",
         ),
         "router": ((str,), "ideal", "ideal | iq: BookSim's input-queued router (docs/iq-router)"),
         "iq": ((dict,), None, "[model.iq]: the iq router's keys, BookSim's names and defaults"),
