@@ -77,7 +77,7 @@ def add_switching(p: Any, *, job: bool = True, vcs_help: str | None = None) -> N
         dest="vc_policy",
         default=None,
         metavar="NAME",
-        help=f"{' | '.join(policies)} (any)",
+        help=f"{'|'.join(policies)} (any)",
     )
     if job:
         g.add_argument(
