@@ -90,6 +90,9 @@ def test_refusals():
         make_vc_policy("dateline-turn", from_spec("mesh:4,2"), 2)
     with pytest.raises(RoutingError, match="needs the packets' destinations"):
         make_vc_policy("dateline-turn", topo, 2).hop([0], [1], [0], np.zeros((1, 1), np.int64))
+    big = from_spec("torus:3,21")  # 3^20 >= 2^31: the iq router's link words cannot hold it
+    with pytest.raises(RoutingError, match=r"K\^\(N-1\) < 2\^31 .*torus:3,21 is larger"):
+        torus_rings.link_words(big, np.array([0]), np.array([1]), True)
 
 
 @pytest.mark.parametrize("spec,tie", [*TORI, ("torus:8,2", "random"), ("torus:3,3", "random")])

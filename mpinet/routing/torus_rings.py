@@ -59,6 +59,11 @@ def link_words(topo: Any, cur: Any, nxt: Any, turn: bool) -> np.ndarray:
     w = advance(topo, cur, nxt, np.zeros(_as(cur).size, np.int64))
     if not turn:
         return w
+    if topo.k >= 1 << 24 or topo.k ** (topo.n - 1) >= 1 << 31:
+        raise RoutingError(
+            f"vc_policy 'dateline-turn' on the iq router runs tori with K < 2^24 and "
+            f"K^(N-1) < 2^31 (its per-link words); {topo.spec} is larger"
+        )
     return (w & ~1) | (topo.k << 8) | (topo.k ** ((w >> 1) - 1) << 32)
 
 
