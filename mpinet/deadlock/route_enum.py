@@ -76,10 +76,10 @@ class RouteFollower:
     with_hops : record the hops taken in each key (hop classes), else 0
     state : optional, a per-route state to track and record instead (virtual-channel
         policies, :mod:`mpinet.routing.vc_policies`): ``state.size`` key classes,
-        ``state.key(hops, s)`` the class recorded for a hop taken with state ``s``
-        after ``hops`` hops, ``state.advance(cur, nxt, hops, s)`` the state after it
-        (start 0; both given the hop and its destination where ``state.needs_dst``);
-        routes are merged only where their states are equal too
+        ``state.key(hops, s, cur, nxt, dst)`` the class recorded for the hop ``cur ->
+        nxt`` of a packet for ``dst`` taken with state ``s`` after ``hops`` hops,
+        ``state.advance(cur, nxt, hops, s, dst)`` the state after it (start 0); routes are
+        merged only where their states are equal too
 
     Attributes ``random`` (a random hop was seen), ``max_length`` (the
     longest route) and ``pairs`` (routes followed) accumulate over calls.
@@ -202,19 +202,15 @@ class RouteFollower:
                 self.max_length = max(self.max_length, h + 1)
             # only hops that do not deliver: a packet is consumed at its destination and
             # takes no buffer there (the engine's rule), so its last hop waits for nothing
-            cols = [nxt[go], dst[idx][go], self.topo.reverse_of(x[go], ports[go]), new[go]]
+            hx, hn, hd = x[go], nxt[go], dst[idx][go]
+            cols = [hn, hd, self.topo.reverse_of(hx, ports[go]), new[go]]
             if self.state is None:
                 cls = h if self.with_hops else 0
             else:
                 s = st[idx][go]
-                if self.state.needs_dst:  # the hop's class is chosen from its destination
-                    hop = {"cur": x[go], "nxt": nxt[go], "dst": dst[idx][go]}
-                    cls = self.state.key(h, s, **hop)
-                    cols.append(self.state.advance(hop["cur"], hop["nxt"], h, s, hop["dst"]))
-                else:
-                    cls = self.state.key(h, s)
-                    cols.append(self.state.advance(x[go], nxt[go], h, s))
-            hk = self.encode(x[go], inp[idx][go], ports[go], cls)
+                cls = self.state.key(h, s, hx, hn, hd)
+                cols.append(self.state.advance(hx, hn, h, s, hd))
+            hk = self.encode(hx, inp[idx][go], ports[go], cls)
             keys.append(cg.distinct(hk))
             rows = cg.distinct_rows(np.column_stack(cols))
             w = new.shape[1]

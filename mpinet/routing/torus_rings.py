@@ -98,10 +98,11 @@ class TorusTracker(Tracker):
         self.unit = self.vcs <= 2
         self.size = 2 * (policy.topo.n + 1)
 
-    def advance(self, cur: np.ndarray, nxt: np.ndarray, hops: Any, s: np.ndarray) -> np.ndarray:
+    def advance(self, cur: np.ndarray, nxt: np.ndarray, hops: Any, s: np.ndarray,
+                dst: np.ndarray) -> np.ndarray:  # fmt: skip
         return advance(self.policy.topo, cur, nxt, s).reshape(np.shape(s))
 
-    def key(self, hops: Any, s: np.ndarray) -> np.ndarray:
+    def key(self, hops: Any, s: np.ndarray, *hop: np.ndarray) -> np.ndarray:
         return np.asarray(s, dtype=np.int64).copy()
 
     def held(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -122,16 +123,14 @@ class TurnTracker(TorusTracker):
     """``dateline-turn``'s view: a hop's class needs its destination, so the class recorded
     is ``2 s + c``, the state ``s`` before the hop and the hop's own class ``c``."""
 
-    needs_dst = True
-
     def __init__(self, policy: Any, limit: int) -> None:
         super().__init__(policy, limit)
         self.size = 4 * (policy.topo.n + 1)
 
-    def advance(self, cur, nxt, hops, s, dst=None) -> np.ndarray:  # noqa: D102
+    def advance(self, cur, nxt, hops, s, dst) -> np.ndarray:  # noqa: D102
         return advance(self.policy.topo, cur, nxt, s, dst).reshape(np.shape(s))
 
-    def key(self, hops, s, cur=None, nxt=None, dst=None) -> np.ndarray:  # noqa: D102
+    def key(self, hops, s, cur, nxt, dst) -> np.ndarray:  # noqa: D102
         s = np.asarray(s, dtype=np.int64)
         return 2 * s + (self.advance(cur, nxt, hops, s, dst) & 1)
 

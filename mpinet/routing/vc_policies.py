@@ -128,7 +128,7 @@ class _HopsTracker(Tracker):
         super().__init__(policy, limit)
         self.size = self.limit + 1
 
-    def key(self, hops: Any, s: np.ndarray) -> np.ndarray:
+    def key(self, hops: Any, s: np.ndarray, *hop: np.ndarray) -> np.ndarray:
         return np.broadcast_to(np.asarray(hops, dtype=np.int64), s.shape).copy()
 
     def held(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -172,10 +172,11 @@ class _CountTracker(Tracker):
         if self.colour is not None:
             self.swap = self._swap
 
-    def advance(self, cur: np.ndarray, nxt: np.ndarray, hops: Any, s: np.ndarray) -> np.ndarray:
+    def advance(self, cur: np.ndarray, nxt: np.ndarray, hops: Any, s: np.ndarray,
+                dst: np.ndarray) -> np.ndarray:  # fmt: skip
         return s + self.counts(cur, nxt)
 
-    def key(self, hops: Any, s: np.ndarray) -> np.ndarray:
+    def key(self, hops: Any, s: np.ndarray, *hop: np.ndarray) -> np.ndarray:
         return np.asarray(hops, dtype=np.int64) * self.p + s
 
     def _swap(self, c: np.ndarray) -> np.ndarray:

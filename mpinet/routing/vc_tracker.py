@@ -30,21 +30,22 @@ class Tracker:
     colour: np.ndarray | None = None
     #: every range has one VC (the graph has one dependency per hop key)
     unit = False
-    #: :meth:`key` and :meth:`advance` need the hop and its destination (``cur``, ``nxt``,
-    #: ``dst`` keywords): ``dateline-turn``, whose class is chosen from the destination
-    needs_dst = False
 
     def __init__(self, policy: Any, limit: int) -> None:
         self.policy, self.vcs, self.limit = policy, policy.vcs, int(limit)
         self.size = 1
         self.unit = type(self).unit or self.vcs == 1
 
-    def advance(self, cur: np.ndarray, nxt: np.ndarray, hops: Any, s: np.ndarray) -> np.ndarray:
-        """The tracked integer after the hop ``cur -> nxt``."""
+    def advance(self, cur: np.ndarray, nxt: np.ndarray, hops: Any, s: np.ndarray,
+                dst: np.ndarray) -> np.ndarray:  # fmt: skip
+        """The tracked integer after the hop ``cur -> nxt`` of a packet for ``dst``."""
         return np.zeros_like(s)
 
-    def key(self, hops: Any, s: np.ndarray) -> np.ndarray:
-        """The class recorded for a hop taken after ``hops`` hops with tracked ``s``."""
+    def key(self, hops: Any, s: np.ndarray, cur: np.ndarray, nxt: np.ndarray,
+            dst: np.ndarray) -> np.ndarray:  # fmt: skip
+        """The class recorded for the hop ``cur -> nxt`` (of a packet for ``dst``) taken
+        after ``hops`` hops with tracked ``s`` (``dateline-turn`` reads the hop; the
+        others ``hops`` and ``s`` alone)."""
         return np.zeros_like(s)
 
     def held(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
