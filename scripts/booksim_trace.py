@@ -41,6 +41,11 @@ OUT = ROOT / "tests" / "data" / "booksim"
 #: meshconfig's router keys as mpinet's model takes them (alloc_iters: BookSim applies 1)
 MESHCONFIG_IQ = {"routing_delay": 0, "credit_delay": 2, "wait_for_tail_credit": 1,
                  "vc_allocator": "islip", "sw_allocator": "islip"}  # fmt: skip
+#: the stages-* cases' keys: 2 flits, 4 VCs of 4, routing_delay 2, a crossbar of 3 cycles
+STAGES = ["k=4", "packet_size=2", "num_vcs=4", "vc_buf_size=4", "routing_delay=2",
+          "st_prepare_delay=1", "st_final_delay=2"]  # fmt: skip
+STAGES_MODEL = {"k": 4, "flits": 2, "vcs": 4, "vc_buffer": 4}
+STAGES_IQ = {**MESHCONFIG_IQ, "routing_delay": 2, "st_prepare_delay": 1, "st_final_delay": 2}
 #: name -> (packets traced, BookSim overrides of meshconfig, mpinet's model of them)
 CASES = {
     # meshconfig on a 4x4 mesh past saturation: iSLIP for both allocations, tail credits
@@ -91,34 +96,19 @@ CASES = {
          "iq": {**MESHCONFIG_IQ, "output_speedup": 2, "speculative": 1, "routing_delay": 1,
                 "internal_speedup": 1.5}},
     ),
-    # stages of several cycles: routing, switch allocation and the crossbar's two halves
-    "stages": (
-        1500,
-        ["k=4", "packet_size=2", "num_vcs=4", "vc_buf_size=4", "routing_delay=2",
-         "st_prepare_delay=1", "st_final_delay=2", "injection_rate=0.3"],
-        {"k": 4, "flits": 2, "vcs": 4, "vc_buffer": 4,
-         "iq": {**MESHCONFIG_IQ, "routing_delay": 2, "st_prepare_delay": 1,
-                "st_final_delay": 2}},
-    ),
+    # stages of several cycles (the ones BookSim runs: routing and the crossbar's two halves)
+    "stages": (1500, [*STAGES, "injection_rate=0.3"], {**STAGES_MODEL, "iq": STAGES_IQ}),
     # the same stages with speculation and output speedup (docs/iq-router.md, "Session 24")
     "stages-speculative": (
         1500,
-        ["k=4", "packet_size=2", "num_vcs=4", "vc_buf_size=4", "routing_delay=2",
-         "st_prepare_delay=1", "st_final_delay=2", "speculative=1", "output_speedup=2",
-         "injection_rate=0.35"],
-        {"k": 4, "flits": 2, "vcs": 4, "vc_buffer": 4,
-         "iq": {**MESHCONFIG_IQ, "routing_delay": 2, "st_prepare_delay": 1,
-                "st_final_delay": 2, "speculative": 1, "output_speedup": 2}},
+        [*STAGES, "speculative=1", "output_speedup=2", "injection_rate=0.35"],
+        {**STAGES_MODEL, "iq": {**STAGES_IQ, "speculative": 1, "output_speedup": 2}},
     ),
     # the same stages under internal speedup
     "stages-internal": (
         1500,
-        ["k=4", "packet_size=2", "num_vcs=4", "vc_buf_size=4", "routing_delay=2",
-         "st_prepare_delay=1", "st_final_delay=2", "internal_speedup=1.5",
-         "injection_rate=0.35"],
-        {"k": 4, "flits": 2, "vcs": 4, "vc_buffer": 4,
-         "iq": {**MESHCONFIG_IQ, "routing_delay": 2, "st_prepare_delay": 1,
-                "st_final_delay": 2, "internal_speedup": 1.5}},
+        [*STAGES, "internal_speedup=1.5", "injection_rate=0.35"],
+        {**STAGES_MODEL, "iq": {**STAGES_IQ, "internal_speedup": 1.5}},
     ),
     # BookSim's torus: dim_order with its VC classes chosen at each turn (dateline-turn),
     # channels of two cycles (use_noc_latency); K odd, so no direction is drawn at random

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from test_flit_engine import Packets
 from test_iq_lean import both, iq_model, same, traffic
+from test_kncube import coord, walk_dor
 
 from mpinet.deadlock.vc import analyze_vc
 from mpinet.deadlock.vc_need import check_vcs
@@ -36,33 +37,32 @@ from mpinet.workloads.unicast import Unicast
 TORI = [("torus:5,2", "plus"), ("torus:4,3", "plus"), ("torus:6,2", "minus"), ("torus:7,1", "plus")]
 
 
-def booksim_route(k, n, src, dst, tie):
-    """The hops of the dor route ``src -> dst`` and each hop's class by BookSim's rule."""
-    co = lambda v: [(v // k**i) % k for i in range(n)]  # noqa: E731
+def booksim_route(topo, nb, src, dst, tie):
+    """The hops of the dor route ``src -> dst`` (test_kncube's walk; ``nb`` the neighbour
+    table) and each hop's class by BookSim's rule."""
+    k, n = topo.k, topo.n
     cur, hops, last_dim, cls = src, [], -1, 0
-    while cur != dst:
-        a, b = co(cur), co(dst)
-        i = next(j for j in range(n) if a[j] != b[j])
-        d = (b[i] - a[i]) % k
-        up = 2 * d < k or (2 * d == k and tie == "plus")
+    for p in walk_dor("torus", k, n, src, dst, tie):
+        i = p // 2
         if i != last_dim:  # the turn: the class chosen here, kept along the ring
-            cls = int(a[i] > b[i])
-        a[i] = (a[i] + (1 if up else -1)) % k
-        nxt = sum(a[j] * k**j for j in range(n))
-        hops.append((cur, nxt, cls))
-        cur, last_dim = nxt, i
+            cls = int(coord(cur, k, n)[i] > coord(dst, k, n)[i])
+        hops.append((cur, int(nb[cur, p]), cls))
+        cur, last_dim = hops[-1][1], i
     return hops
+
+
+def _nb(topo):
+    return np.asarray(topo.neighbors(np.arange(topo.num_nodes)), np.int64)
 
 
 @pytest.mark.parametrize("spec,tie", TORI)
 def test_policy_ranges_are_booksims_classes(spec, tie):
     topo = from_spec(spec)
-    k, n, vcs = topo.k, topo.n, 4
-    pol = make_vc_policy("dateline-turn", topo, vcs)
+    pol, nb = make_vc_policy("dateline-turn", topo, 4), _nb(topo)
     nodes = range(topo.num_nodes)
     for src, dst in itertools.product(nodes, nodes):
         state = np.zeros((1, 1), np.int64)
-        for h, (a, b, cls) in enumerate(booksim_route(k, n, src, dst, tie)):
+        for h, (a, b, cls) in enumerate(booksim_route(topo, nb, src, dst, tie)):
             lo, hi, state = pol.hop([a], [b], [h], state, dst=[dst])
             assert (int(lo[0]), int(hi[0])) == ((2, 4) if cls else (0, 2)), (src, dst, h)
 
@@ -113,9 +113,9 @@ def test_iq_route_head_takes_booksims_classes(spec, tie):
     """The iq router's compiled ranges (``route_head`` with ``link_words``) are the
     policy's, for every pair, every hop of the route, from the state the route leaves."""
     topo = from_spec(spec)
-    k, n, deg, vcs = topo.k, topo.n, topo.degree, 4
+    deg, vcs = topo.degree, 4
     router = make_router("dor", topo, tie=tie)
-    nbt = np.asarray(topo.neighbors(np.arange(topo.num_nodes)), np.int64).reshape(-1, deg)
+    nbt = _nb(topo)
     nodes = np.repeat(np.arange(topo.num_nodes), deg)
     words = torus_rings.link_words(topo, nodes, nbt.ravel(), True)
     vrule = (np.int64(iq_moves.TORUS_TURN), np.int64(vcs), words)
@@ -125,7 +125,7 @@ def test_iq_route_head_takes_booksims_classes(spec, tie):
     out = np.zeros(3, np.int64)
     for src, dst in itertools.product(range(topo.num_nodes), repeat=2):
         dst_a[0], st[0] = dst, 0
-        for a, b, cls in booksim_route(k, n, src, dst, tie):
+        for a, b, cls in booksim_route(topo, nbt, src, dst, tie):
             e = iq_moves.route_head(a, a, 0, vcs, deg, nbt.ravel(), words, sport, dst_a, hops,
                                     st, hdr, ib.rule_of(router, topo), vrule, out)  # fmt: skip
             assert e == 0 and nbt[a, out[0]] == b
